@@ -1,0 +1,60 @@
+"""Errors a user can cause. Each is typed; the CLI edge maps them to exit codes.
+
+Exit codes (documented in the README):
+  0  done (for reads: read, failures listed)
+  2  usage error or path not found
+  3  ``--strict`` and a parse failure exists; for gates: a human is needed
+  4  a refused decision / an invalid answer
+  5  another writer holds the lock
+  130 interrupted by the user
+"""
+
+from __future__ import annotations
+
+
+class ScarsError(Exception):
+    """Base class of every error a user can cause. ``exit_code`` is used by the CLI."""
+
+    exit_code = 1
+
+
+class UsageError(ScarsError):
+    """Bad arguments or a path that is not what the command needs."""
+
+    exit_code = 2
+
+
+class PathNotFound(UsageError):
+    """A path given on the command line does not exist or holds no loop state."""
+
+
+class HumanNeeded(ScarsError):
+    """A gate needs a person and none can be asked (no TTY, no answer given)."""
+
+    exit_code = 3
+
+
+class DecisionRefused(ScarsError):
+    """A decision or an answer failed validation. ``errors`` names the fields."""
+
+    exit_code = 4
+
+    def __init__(self, message: str, errors: list | None = None):
+        super().__init__(message)
+        self.errors = list(errors or [])
+
+
+class LockHeld(ScarsError):
+    """Another writer holds the feature's lock. ``holder`` describes it."""
+
+    exit_code = 5
+
+    def __init__(self, message: str, holder: dict | None = None):
+        super().__init__(message)
+        self.holder = dict(holder or {})
+
+
+class ChangedOnDisk(ScarsError):
+    """A file changed on disk since it was read, and the change cannot be merged."""
+
+    exit_code = 5

@@ -1,0 +1,134 @@
+"""Domain objects of scars, named from the upstream vocabulary (formats.md §1).
+
+These small frozen dataclasses are the contract between the readers (``scars.core.reader``,
+``scars.core.aggregate``), the durable layer (``scars.core.decisions`` …) and the terminal
+layer. Texts held here are exactly as read (untrusted); renderers pass them through
+``scars.core.sanitize`` before display.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+# The three signal_lost categories, by their `scars status --json` count keys.
+Category = Literal["known_shortcuts", "silent_failure_conditions", "unverified_assumptions"]
+CATEGORIES: tuple[Category, ...] = (
+    "known_shortcuts",
+    "silent_failure_conditions",
+    "unverified_assumptions",
+)
+# The report section each category is read from.
+SECTION_OF: dict[str, str] = {
+    "known_shortcuts": "known_shortcuts",
+    "silent_failure_conditions": "silent_failure_conditions",
+    "unverified_assumptions": "assumptions_made",
+}
+CATEGORY_LABEL: dict[str, str] = {
+    "known_shortcuts": "shortcut",
+    "silent_failure_conditions": "silent failure",
+    "unverified_assumptions": "assumption",
+}
+
+# Item forms (formats.md §1.2).
+Form = Literal["gen1", "gen2", "systemic_ref", "gen3", "lifecycle", "assumption"]
+
+# Registry state of a systemic_ref item: found in the registry, registry missing or
+# unreadable ("unknown": still counted), or id absent from a present registry ("dangling").
+RegistryState = Literal["found", "unknown", "dangling"]
+
+# Triage groups (formats.md §1.4), in display order.
+GROUPS: tuple[str, ...] = ("cross_task_patterns", "deferred_from_level_1", "unaddressed")
+GROUP_LABEL: dict[str, str] = {
+    "cross_task_patterns": "Cross-task patterns",
+    "deferred_from_level_1": "Deferred from Level 1",
+    "unaddressed": "Unaddressed",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ParseFailure:
+    """A report (or other input) that could not be used, never dropped silently."""
+
+    file: str  # path relative to the feature directory (or the repository for repo-level files)
+    line: int | None
+    reason: str  # names the key or item at fault
+
+
+@dataclass(frozen=True, slots=True)
+class ScarItem:
+    """One remaining (or resolved) scar item of a report.
+
+    ``id`` is stable: derived from the report file name, the category, the whitespace-
+    normalised text and the occurrence index of that text in the same file and category, so
+    the same input gives the same id on every run, and an item keeps its id when reports are
+    reordered or other items are added.
+    """
+
+    id: str
+    category: Category
+    text: str  # description / what / assumption / systemic note, as written
+    task_id: str | None
+    file: str  # report path relative to the feature directory, e.g. "scar-reports/task-1-scar.yaml"
+    line: int | None  # 1-based line of the item in the report, where known
+    form: Form
+    deferred: bool = False
+    systemic_ref: str | None = None
+    registry_state: RegistryState | None = None
+    registry_description: str | None = None
+    counted: bool = True  # False for items of a parse-failed report
+    resolved: bool = False
+    resolution: str | None = None
+    status: str | None = None  # era D lifecycle status (open/resolved/accepted/deferred/blocked)
+    scar_id: str | None = None  # era D SC-N
+    where: str | None = None  # Gen 3 `where`, else the report's `debt_location`
+    bites_when: str | None = None
+    accepted_because: str | None = None
+    note: str | None = None  # assumption / systemic note
+    verified: bool | None = None  # assumptions only; None = key missing (counted, with a warning)
+    normalized: str = ""  # whitespace-normalised, case-folded text used for literal pattern matching
+    raw: Any = field(default=None, compare=False, repr=False)  # the item exactly as parsed
+
+
+@dataclass(frozen=True, slots=True)
+class ScarReport:
+    file: str  # relative to the feature directory
+    task_id: str | None
+    completion_status: str | None
+    items: tuple[ScarItem, ...]  # every item, resolved ones included (resolved=True)
+    parse_failure: ParseFailure | None = None  # set when the report's items are not counted
+    debt_location: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)  # unknown keys
+
+
+@dataclass(frozen=True, slots=True)
+class EvaluationContract:
+    """`## Evaluation Contract` of pre-thinking.md, label to next label (formats.md §1.10)."""
+
+    file: str
+    primary_evaluator: str | None = None
+    agent_can_perform_it_by: str | None = None
+    pass_signal: str | None = None
+    fail_signal: str | None = None
+    feedback_loop: str | None = None
+    out_of_scope_validation: str | None = None
+    execution_mode: str | None = None  # "human-in-the-loop" | "auto" when the file says so
+
+
+@dataclass(frozen=True, slots=True)
+class Registry:
+    """`.samsara/systemic-scars.yaml`: state is present / missing / unreadable."""
+
+    state: Literal["present", "missing", "unreadable"]
+    entries: dict[str, dict[str, Any]] = field(default_factory=dict)
+    path: str | None = None
+    reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class EntryVerdict:
+    """Iteration-entry verdict (formats.md §1.3): gate / skip / unknown, with its record."""
+
+    verdict: Literal["gate", "skip", "unknown"]
+    record: str  # the one-line reversible record
+    reasons: tuple[str, ...] = ()

@@ -1,0 +1,43 @@
+"""Shared test fixtures.
+
+Upstream files written by other people's runs are read in place from
+``../shared/fixtures/upstream`` (never copied into the project); tests that need them skip
+cleanly only when that directory is absent.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+UPSTREAM = ROOT.parent / "shared" / "fixtures" / "upstream"
+
+# Stable terminal-facing output in every test: no colour, no inherited Textual settings.
+for _name in list(os.environ):
+    if _name.startswith("TEXTUAL_"):
+        del os.environ[_name]
+os.environ.setdefault("NO_COLOR", "1")
+os.environ["SCARS_USER"] = os.environ.get("SCARS_TEST_USER", "test-user")
+
+
+@pytest.fixture
+def upstream() -> Path:
+    """The upstream fixture tree, read in place; skips when ../shared is absent."""
+    if not UPSTREAM.is_dir():
+        pytest.skip("../shared/fixtures/upstream is not present")
+    return UPSTREAM
+
+
+@pytest.fixture
+def upstream_copy(upstream: Path, tmp_path: Path) -> Path:
+    """A writable copy (in tmp_path, never in the project) of the upstream samsara tree."""
+    dst = tmp_path / "samsara"
+    shutil.copytree(upstream / "samsara", dst)
+    for p in dst.rglob("*"):
+        p.chmod(0o755 if p.is_dir() else 0o644)
+    dst.chmod(0o755)
+    return dst

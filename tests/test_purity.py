@@ -1,0 +1,55 @@
+"""scars.core must stay pure: importing it loads no terminal library."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import subprocess
+import sys
+
+FORBIDDEN = ("textual", "rich", "questionary", "prompt_toolkit", "scars.tui")
+
+
+def _core_modules() -> list[str]:
+    import scars.core
+
+    names = ["scars.core"]
+    for info in pkgutil.walk_packages(scars.core.__path__, "scars.core."):
+        names.append(info.name)
+    return names
+
+
+def test_importing_every_core_module_loads_no_terminal_library():
+    modules = _core_modules()
+    assert len(modules) > 3
+    code = (
+        "import importlib, sys\n"
+        f"for m in {modules!r}: importlib.import_module(m)\n"
+        f"bad = sorted(n for n in sys.modules if any(n == f or n.startswith(f + '.') for f in {FORBIDDEN!r}))\n"
+        "print(','.join(bad))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "", f"scars.core imported: {out.stdout.strip()}"
+
+
+def test_help_does_not_import_textual():
+    code = (
+        "import sys\n"
+        "from scars.tui import cli\n"
+        "try:\n    cli.main(['--help'])\nexcept SystemExit:\n    pass\n"
+        "print('textual' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "False"
+
+
+def test_every_command_module_exposes_the_command_protocol():
+    from scars.tui.cli import COMMANDS
+
+    for _name, module_name in COMMANDS:
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError:
+            continue
+        assert callable(module.add_arguments) and callable(module.run), module_name
+        assert isinstance(module.HELP, str) and module.HELP, module_name

@@ -1,0 +1,1 @@
+"""scars.tui — everything that talks to a terminal: the CLI, the Textual app, gate prompts."""

@@ -1,0 +1,3 @@
+from scars.tui.cli import entry
+
+entry()

@@ -1,0 +1,112 @@
+"""The `scars` command line: one sub-command per module in ``scars.tui.commands``.
+
+Each command module defines ``HELP`` (one line), ``add_arguments(parser)`` and
+``run(args) -> int``, and imports only the standard library and ``scars.core`` at module
+level, so ``scars --help`` and ``scars status`` never import Textual. Typed errors from
+``scars.core.errors`` are mapped to exit codes here, at the edge, and nowhere else.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from scars.core.errors import ScarsError
+
+# (command, module) in help order. A command module owns its arguments and behaviour.
+COMMANDS: tuple[tuple[str, str], ...] = (
+    ("triage", "scars.tui.commands.triage"),
+    ("status", "scars.tui.commands.status"),
+    ("demo", "scars.tui.commands.demo"),
+    ("decide", "scars.tui.commands.decide"),
+    ("undo", "scars.tui.commands.undo"),
+    ("round", "scars.tui.commands.round"),
+    ("log", "scars.tui.commands.log"),
+    ("gate", "scars.tui.commands.gate"),
+    ("loops", "scars.tui.commands.loops"),
+    ("budget-context", "scars.tui.commands.budget_context"),
+    ("advise", "scars.tui.commands.advise"),
+    ("watch", "scars.tui.commands.watch"),
+    ("export", "scars.tui.commands.export"),
+)
+
+DESCRIPTION = (
+    "scars — the human gate of agentic iteration loops. Triage scar items, decide rounds, "
+    "and answer step-mode gates; decisions are written into the loop's own files."
+)
+EPILOG = (
+    "Exit codes: 0 ok; 2 usage error or path not found; 3 parse failures with --strict, or a "
+    "gate needs a human; 4 decision refused / invalid answer; 5 another writer holds the lock; "
+    "130 interrupted. Run `scars demo` to try it on a bundled example."
+)
+
+
+def _load_commands() -> list[tuple[str, object]]:
+    loaded = []
+    for name, module_name in COMMANDS:
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:  # a command not present in this build
+            if exc.name != module_name:
+                raise
+            continue
+        loaded.append((name, module))
+    return loaded
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="scars",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"scars {_version()}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, module in _load_commands():
+        help_text = getattr(module, "HELP", "")
+        p = sub.add_parser(name, help=help_text, description=getattr(module, "DESCRIPTION", help_text))
+        module.add_arguments(p)
+        p.set_defaults(_run=module.run)
+    return parser
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("scars")
+    except Exception:  # running from a source tree without metadata
+        return "0+unknown"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    run = getattr(args, "_run", None)
+    if run is None:
+        try:
+            home = importlib.import_module("scars.tui.commands.home")
+        except ModuleNotFoundError:
+            parser.print_help()
+            return 2
+        run = home.run
+    try:
+        return int(run(args) or 0)
+    except ScarsError as exc:
+        print(f"scars: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("scars: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+def entry() -> None:  # pragma: no cover - console script shim
+    sys.exit(main())
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

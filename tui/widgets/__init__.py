@@ -1,0 +1,1 @@
+"""scars.tui.widgets"""
