@@ -132,3 +132,92 @@ class EntryVerdict:
     verdict: Literal["gate", "skip", "unknown"]
     record: str  # the one-line reversible record
     reasons: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Round:
+    """One round of iteration-log.yaml, normalised over eras (missing fields are None)."""
+
+    round: int
+    signal_lost_before: int | None = None
+    signal_lost_after: int | None = None
+    decision: str | None = None  # continue | stop | forced_stop | interrupted
+    decision_reason: str | None = None
+    items_triaged: int | None = None
+    fix: tuple[str, ...] = ()
+    accept: tuple[dict[str, Any], ...] = ()  # {description, re_review_signal, owner, rationale} or legacy {description, expiry_date, rationale}
+    defer: tuple[str, ...] = ()
+    fixes_applied: int | None = None
+    fixes_scar_count: int | None = None
+    budget_context: dict[str, Any] | None = None
+    budget_spent: dict[str, Any] | None = None
+    evidence_gained: tuple[str, ...] = ()
+    residual_risk: tuple[str, ...] = ()
+    era: Literal["A", "B"] = "B"  # A: expiry_date accepts and/or no budget_context
+    raw: Any = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class IterationLog:
+    """iteration-log.yaml as read (any era). Defaults per formats.md §1.5 when absent."""
+
+    file: str
+    feature: str | None = None
+    signal_lost_initial: int | None = None
+    max_rounds: int = 3
+    reviewer_retry_limit: int = 2
+    budget_present: bool = False
+    rounds: tuple[Round, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class AutoDecisionEntry:
+    """One `## Decision NNN - <stage>.<gate-id>` entry of auto-decisions.md (formats.md §1.6)."""
+
+    number: int
+    heading_stage: str
+    gate_id: str
+    line: int  # 1-based line of the heading
+    fields: dict[str, Any] = field(default_factory=dict)  # field -> str | list[str] | {level, notes}
+    problems: tuple[str, ...] = ()  # malformations found while parsing (missing fields, bad order …)
+
+
+@dataclass(frozen=True, slots=True)
+class Feature:
+    """Everything read and computed for one samsara feature directory.
+
+    ``items`` holds every item that is not resolved, counted or not (items of a parse-failed
+    report have ``counted=False``); ``resolved`` holds the excluded ones.
+    """
+
+    name: str
+    path: str  # absolute path of the feature directory
+    repo_root: str | None  # directory holding `changes/` (and `.samsara/`), when found
+    reports: tuple[ScarReport, ...] = ()
+    items: tuple[ScarItem, ...] = ()
+    resolved: tuple[ScarItem, ...] = ()
+    parse_failures: tuple[ParseFailure, ...] = ()
+    dangling_refs: tuple[tuple[str, str], ...] = ()  # (file, id)
+    warnings: tuple[str, ...] = ()
+    registry: Registry | None = None
+    contract: EvaluationContract | None = None
+    index: dict[str, Any] | None = None
+    iteration_log: IterationLog | None = None
+    auto_decisions: tuple[AutoDecisionEntry, ...] = ()
+    signal_lost: int = 0
+    counts: dict[str, int] = field(default_factory=dict)  # per category, counted items only
+    groups: dict[str, tuple[str, ...]] = field(default_factory=dict)  # GROUPS -> item ids
+    cross_task_patterns: tuple[tuple[str, ...], ...] = ()  # literal rule: ids per pattern
+    possible_patterns: tuple[dict[str, Any], ...] = ()  # near-duplicates: {ids, similarity, reason}
+    entry: EntryVerdict | None = None
+    execution_mode: str | None = None
+
+    def item(self, item_id: str) -> ScarItem:
+        for it in self.items:
+            if it.id == item_id:
+                return it
+        for it in self.resolved:
+            if it.id == item_id:
+                return it
+        raise KeyError(item_id)
