@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rich.console import Console, ConsoleOptions, RenderResult
+from rich.segment import Segment
 from rich.text import Text
 
 BAR = "█"
@@ -41,7 +42,8 @@ class BarChart:
         top = self.max_value()
         height = max(self.height, 2)
         axis_w = max(len(str(top)), len(self.y_label[:6]), 1)
-        group_w = len(self.series) * (self.bar_width) + (len(self.series) - 1) + 2
+        group_w = max(len(self.series) * (self.bar_width) + (len(self.series) - 1) + 2,
+                      min(max((len(x) for x in self.x_labels), default=1) + 1, 10))
         out: list[Text] = []
         out.append(Text(self.title, style="bold"))
         if not self.x_labels:
@@ -58,15 +60,17 @@ class BarChart:
             else:
                 label = ""
             t = Text(label.rjust(axis_w) + " ┤" if label else " " * axis_w + " │")
+            bars_w = len(self.series) * self.bar_width + len(self.series) - 1
             for gi in range(len(self.x_labels)):
-                t.append(" ")
+                pad = group_w - bars_w
+                t.append(" " * (pad // 2))
                 for si, s in enumerate(self.series):
                     v = s.values[gi] if gi < len(s.values) else 0
                     filled = v > level_lo and v > 0
                     t.append((s.glyph * self.bar_width) if filled else " " * self.bar_width, style=s.style)
                     if si < len(self.series) - 1:
                         t.append(" ")
-                t.append(" ")
+                t.append(" " * (pad - pad // 2))
             out.append(t)
         out.append(Text("0".rjust(axis_w) + " └" + "─" * (group_w * len(self.x_labels))))
         xl = Text(" " * (axis_w + 2))
@@ -87,7 +91,8 @@ class BarChart:
         return out
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        # Segments, not Text: a wrapping renderer would strip the axis's leading spaces.
         for line in self.lines():
-            line.no_wrap = True
-            line.overflow = "crop"
-            yield line
+            line.truncate(options.max_width, overflow="crop")
+            yield from line.render(console, end="")
+            yield Segment.line()

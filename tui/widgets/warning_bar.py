@@ -49,5 +49,8 @@ class WarningBar(Static):
     def show(self, feature: Feature, valves: Iterable[Any]) -> list[Text]:
         lines = warning_lines(feature, valves)
         self.display = bool(lines)
-        self.update(Text("\n").join(lines) if lines else Text(""))
+        joined = Text("\n", no_wrap=True, overflow="ellipsis").join(lines) if lines else Text("")
+        joined.no_wrap = True
+        joined.overflow = "ellipsis"
+        self.update(joined)
         return lines
