@@ -40,8 +40,8 @@ class ConfirmBulk(ModalScreen[bool]):
                     yield Static(Text(f"… and {n - 500} more"))
             yield Static(Text(self.note or "One undo (u) reverts the whole batch."), classes="form-hint")
             with Horizontal(id="form-buttons"):
-                yield Button("Yes (y)", id="confirm-yes", variant="primary")
-                yield Button("No (n)", id="confirm-no")
+                yield Button("Yes (y)", id="confirm-yes", variant="primary", compact=True)
+                yield Button("No (n)", id="confirm-no", compact=True)
 
     def on_mount(self) -> None:
         self.query_one("#confirm-yes", Button).focus()

@@ -67,15 +67,15 @@ class DecisionForm(ModalScreen[dict | None]):
                 if name == "owner" and self.suggestions:
                     suggester = SuggestFromList(self.suggestions, case_sensitive=False)
                 yield Input(value=self.initial.get(name) or "", placeholder=placeholder, id=f"field-{name}",
-                            suggester=suggester)
+                            suggester=suggester, compact=True)
                 if name == "owner" and self.suggestions:
                     yield Static(Text("suggested: " + one_line(", ".join(self.suggestions[:6]), 160)),
                                  id="owner-suggestions", classes="form-hint")
                 yield Static("", id=f"error-{name}", classes="form-error")
             yield Static("", id="form-summary", classes="form-error")
             with Horizontal(id="form-buttons"):
-                yield Button(f"Save {self.ACTION}", id="form-save", variant="primary")
-                yield Button("Cancel", id="form-cancel")
+                yield Button(f"Save {self.ACTION}", id="form-save", variant="primary", compact=True)
+                yield Button("Cancel", id="form-cancel", compact=True)
 
     def title_text(self) -> str:
         n = len(self.subjects)

@@ -137,12 +137,12 @@ class RoundGate(ModalScreen[dict | None]):
                 yield Static(Text("Safety valve max_rounds fires: stopping is recorded as forced_stop."),
                              classes="form-error shown")
             yield Label("Reason (recorded as decision_reason)", classes="form-label")
-            yield Input(placeholder="why continue or stop", id="gate-reason")
+            yield Input(placeholder="why continue or stop", id="gate-reason", compact=True)
             yield Static("", id="gate-error", classes="form-error")
             with Horizontal(id="form-buttons"):
-                yield Button("(A) Continue", id="gate-continue", variant="primary", disabled=s.forced)
-                yield Button("(B) Stop, go to Validation", id="gate-stop")
-                yield Button("Cancel", id="gate-cancel")
+                yield Button("(A) Continue", id="gate-continue", variant="primary", disabled=s.forced, compact=True)
+                yield Button("(B) Stop, go to Validation", id="gate-stop", compact=True)
+                yield Button("Cancel", id="gate-cancel", compact=True)
 
     def on_mount(self) -> None:
         self.query_one("#gate-reason", Input).focus()
