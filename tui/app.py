@@ -119,7 +119,13 @@ class ScarsApp(App[int]):
 
     @property
     def round_no(self) -> int | None:
-        return self.backend.current_round() if self.backend is not None else None
+        """The open round, or the number the next round (opened by the first decision) gets."""
+        if self.backend is None:
+            return None
+        try:
+            return self.backend.round_info()["round"]
+        except Exception:  # noqa: BLE001 - a header fact must not stop triage
+            return self.backend.current_round()
 
     @property
     def is_loaded(self) -> bool:
@@ -306,7 +312,9 @@ class ScarsApp(App[int]):
             if screen is not None:
                 screen._refuse_if_read_only()
             return
-        summary = gate_summary(self.feature, self.decisions, self.round_no, self.valves)
+        info = self.backend.round_info()
+        summary = gate_summary(self.feature, info["triage"], info["round"], self.valves,
+                               before=info["signal_lost_before"])
         advice = advice_text(self.feature, self.decisions)
         self.push_screen(RoundGate(self.feature, summary, self.valves, advice), callback=self._record_gate)
 
@@ -316,8 +324,11 @@ class ScarsApp(App[int]):
         screen = self._main_screen()
         try:
             for item_id, outcome in result.get("blocked", {}).items():
-                self.backend.record_blocked_fix(item_id, outcome, result["reason"])
-            self.backend.close_round(result["decision"], result["reason"], prompt=result.get("prompt"))
+                self.backend.record_blocked_fix(item_id, outcome, result["reason"], decided_by=self.driver)
+            extra = {"trigger": result["trigger"]} if result.get("trigger") else {}
+            # The human's choice goes into both logs: iteration-log.yaml and auto-decisions.md.
+            self.backend.close_round(result["decision"], result["reason"], decided_by=self.driver,
+                                     auto_entry=True, **extra)
         except ScarsError as exc:
             self.notify(one_line(str(exc), 300), title="Round not recorded", severity="error", markup=False)
             return

@@ -105,6 +105,16 @@ class Backend:
             return log.rounds[-1].round
         return None
 
+    def round_info(self) -> dict[str, Any]:
+        """{round, signal_lost_before, triage}: the open round (or the one triage will open)."""
+        s = self.session
+        if s is None or not hasattr(s, "round_triage"):
+            return {"round": self.current_round(), "signal_lost_before": None, "triage": dict(self.decisions)}
+        open_round = s.open_round() or {}
+        number = open_round.get("round") or s.next_round_number()
+        return {"round": number, "signal_lost_before": open_round.get("signal_lost_before"),
+                "triage": dict(s.round_triage())}
+
     # -- validation -------------------------------------------------------------------
     @staticmethod
     def validate(action: str, fields: dict[str, Any]) -> list[FieldProblem]:
@@ -121,28 +131,43 @@ class Backend:
         return self.session
 
     def _as(self, decided_by: str | None):
+        """The writable session, recording as ``decided_by`` (the pair's current driver)."""
         s = self._writable()
         if decided_by:
             s.user = decided_by
         return s
 
+    def _ensure_round(self, s: Any) -> None:
+        """Triage happens inside a round: the first decision opens one when none is open."""
+        if hasattr(s, "start_round") and s.current_round() is None:
+            s.start_round()
+
     def decide(self, item_id: str, action: str, *, decided_by: str | None = None, **fields: Any) -> Any:
-        return self._as(decided_by).decide(item_id, action, **fields)
+        s = self._as(decided_by)
+        self._ensure_round(s)
+        return s.decide(item_id, action, **fields)
 
     def decide_many(self, item_ids: list[str], action: str, *, decided_by: str | None = None, **fields: Any) -> list:
-        return self._as(decided_by).decide_many(item_ids, action, **fields)
+        s = self._as(decided_by)
+        self._ensure_round(s)
+        return s.decide_many(item_ids, action, **fields)
 
     def undo(self, *, decided_by: str | None = None) -> list[str]:
         return self._as(decided_by).undo()
 
     def sign_off(self, item_id: str, reviewed_by: str) -> Any:
-        return self._writable().sign_off(item_id, reviewed_by)
+        return self._as(reviewed_by).sign_off(item_id, reviewed_by)
 
-    def record_blocked_fix(self, item_id: str, outcome: str, reason: str) -> Any:
-        return self._writable().record_blocked_fix(item_id, outcome, reason)
+    def record_blocked_fix(self, item_id: str, outcome: str, reason: str, *, decided_by: str | None = None) -> Any:
+        return self._as(decided_by).record_blocked_fix(item_id, outcome, reason)
 
-    def close_round(self, decision: str, reason: str, **fields: Any) -> dict:
-        return self._writable().close_round(decision, reason, **fields)
+    def close_round(self, decision: str, reason: str, *, decided_by: str | None = None, **fields: Any) -> dict:
+        """Close the round (opening it first when triage never did) into both logs."""
+        s = self._as(decided_by)
+        self._ensure_round(s)
+        entry = s.close_round(decision, reason, **fields)
+        self.feature = s.feature
+        return entry
 
     def append_auto_decision(self, **fields: Any) -> int:
         return self._writable().append_auto_decision(**fields)

@@ -45,12 +45,15 @@ class GateSummary:
 
 
 def gate_summary(feature: Feature, decisions: Mapping[str, Any], round_no: int | None,
-                 valves: Sequence[Any] = ()) -> GateSummary:
+                 valves: Sequence[Any] = (), before: int | None = None) -> GateSummary:
+    """The round summary; ``decisions`` are this round's triage, ``before`` its starting signal."""
     log = feature.iteration_log
     rounds = list(log.rounds) if log is not None else []
-    rno = round_no or (rounds[-1].round if rounds else 1)
+    rno = round_no or (rounds[-1].round + 1 if rounds else 1)
     this = next((r for r in rounds if r.round == rno), None)
-    if this is not None and this.signal_lost_before is not None:
+    if before is not None:
+        pass
+    elif this is not None and this.signal_lost_before is not None:
         before = this.signal_lost_before
     elif rounds and rounds[-1].signal_lost_after is not None and rounds[-1].round < rno:
         before = rounds[-1].signal_lost_after
@@ -150,15 +153,16 @@ class RoundGate(ModalScreen[dict | None]):
     def result(self, choice: str) -> dict:
         reason = self.query_one("#gate-reason", Input).value.strip()
         decision = choice
+        trigger = None
         if choice == "stop" and self.summary.forced:
-            decision = "forced_stop"
-            reason = "safety valve max_rounds: " + (reason or f"round {self.summary.round_no} of {self.summary.max_rounds}")
+            decision, trigger = "forced_stop", "max_rounds"
         blocked = {}
         for n, (item_id, _) in enumerate(self.summary.blocked):
             rs = self.query_one(f"#blocked-{n}", RadioSet)
             idx = rs.pressed_index if rs.pressed_index >= 0 else 0
             blocked[item_id] = OUTCOMES[idx][0]
-        return {"decision": decision, "reason": reason, "blocked": blocked, "prompt": self.summary.prompt}
+        return {"decision": decision, "reason": reason, "blocked": blocked, "trigger": trigger,
+                "prompt": self.summary.prompt}
 
     def choose(self, choice: str) -> None:
         res = self.result(choice)

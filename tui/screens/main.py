@@ -15,7 +15,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Input, Static
 
 from scars.core.errors import ChangedOnDisk, DecisionRefused, ScarsError
 from scars.core.sanitize import one_line
@@ -23,6 +23,7 @@ from scars.tui.state import FilterError, Row, decision_state, parse_filter
 from scars.tui.widgets.detail import DetailPane
 from scars.tui.widgets.header import ScarsHeader
 from scars.tui.widgets.item_list import ItemList
+from scars.tui.widgets.key_hints import KeyHints
 from scars.tui.widgets.warning_bar import WarningBar
 
 MAIN_BINDINGS = [
@@ -39,6 +40,7 @@ MAIN_BINDINGS = [
     Binding("u", "undo", "Undo", id="scars.undo"),
     Binding("slash", "filter", "Filter", id="scars.filter"),
     Binding("space", "mark", "Mark", id="scars.mark"),
+    Binding("ctrl+p", "app.command_palette", "Palette", id="scars.palette", show=False),
     Binding("F", "bulk('fix')", "Fix marked", id="scars.bulk_fix", show=False),
     Binding("A", "bulk('accept')", "Accept marked", id="scars.bulk_accept", show=False),
     Binding("D", "bulk('defer')", "Defer marked", id="scars.bulk_defer", show=False),
@@ -66,7 +68,7 @@ class MainScreen(Screen[None]):
             yield Input(placeholder="filter: words  cat:ks|sf|ua  task:NAME  state:undecided|fix|accept|defer|pending|marked",
                         id="filter")
             yield Static("", id="filter-status")
-        yield Footer()
+        yield KeyHints(MAIN_BINDINGS, id="key-hints")
 
     def on_mount(self) -> None:
         self.query_one("#filter-bar").display = False

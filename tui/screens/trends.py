@@ -10,7 +10,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from scars.core.model import CATEGORIES, CATEGORY_LABEL, Feature
 from scars.tui.state import decision_state
@@ -63,4 +63,4 @@ class TrendsScreen(Screen[None]):
                 parts.append(chart)
                 parts.append(Text(""))
             yield Static(Group(*parts), id="trends-body")
-        yield Footer()
+        yield Static(Text("escape / t / q: back to the items"), classes="form-hint")

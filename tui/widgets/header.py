@@ -35,15 +35,16 @@ def header_text(feature: Feature, *, round_no: int | None, progress: tuple[int, 
     max_rounds = log.max_rounds if log is not None else 3
     t = Text(no_wrap=True, overflow="ellipsis")
     t.append(one_line(feature.name, 48), style="bold")
-    t.append(f"  round {round_no if round_no is not None else '—'} of {max_rounds}")
-    t.append(f"  mode {one_line(feature.execution_mode or 'unknown', 24)}")
-    decided, total = progress
-    t.append(f"  [{decided}/{total}] decided")
+    if read_only:
+        t.append("  ")
+        t.append("READ-ONLY", style="bold reverse")
     if driver:
         t.append("  driver ")
-        t.append(one_line(driver, 24), style="bold")
-    if read_only:
-        t.append("  READ-ONLY", style="bold reverse")
+        t.append(one_line(driver, 32), style="bold")
+    decided, total = progress
+    t.append(f"  [{decided}/{total}]")
+    t.append(f"  round {round_no if round_no is not None else '—'} of {max_rounds}")
+    t.append(f"  mode {one_line(feature.execution_mode or 'unknown', 24)}")
     return t
 
 
