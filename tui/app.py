@@ -20,7 +20,8 @@ from textual.message import Message
 from scars.core.errors import ScarsError
 from scars.core.model import Feature
 from scars.core.sanitize import one_line
-from scars.tui.backend import Backend, describe_holder
+from scars.core.lock import describe_holder
+from scars.tui.backend import Backend
 from scars.tui.keymap import keymap_path, load_keymap
 from scars.tui.palette import ScarsCommands
 from scars.tui.state import Filter, Row, TriageState, owners_in_logs
@@ -225,7 +226,7 @@ class ScarsApp(App[int]):
                 items.move_to(first)
         screen.refresh_all()
         if self.backend.lock_holder:
-            self.notify(one_line(f"Opened read-only: {describe_holder(self.backend.lock_holder)} holds the lock.", 300),
+            self.notify(one_line(f"Opened read-only: the lock is held by {describe_holder(self.backend.lock_holder)}.", 300),
                         title="Read-only", severity="warning", timeout=8, markup=False)
         self._loaded.set()
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from scars.core.errors import DecisionRefused, LockHeld
+from scars.core.lock import describe_holder
 from scars.core.model import Feature
 
 
@@ -23,21 +24,6 @@ class ReadOnly(DecisionRefused):
 class FieldProblem:
     field: str
     message: str
-
-
-def describe_holder(holder: dict | None) -> str:
-    """'alice (pid 123 on host, since …)' from a LockHeld.holder dict."""
-    if not holder:
-        return "another scars process"
-    who = holder.get("user") or "someone"
-    bits = []
-    if holder.get("pid"):
-        bits.append(f"pid {holder['pid']}")
-    if holder.get("host"):
-        bits.append(f"on {holder['host']}")
-    if holder.get("started"):
-        bits.append(f"since {holder['started']}")
-    return f"{who} ({', '.join(bits)})" if bits else str(who)
 
 
 class Backend:
@@ -52,7 +38,7 @@ class Backend:
             read_only = session is None or bool(getattr(session, "read_only", False))
         self.read_only = read_only
         self.read_only_reason = read_only_reason or (
-            f"read-only: {describe_holder(lock_holder)} holds the lock" if lock_holder
+            f"read-only: the lock is held by {describe_holder(lock_holder)}" if lock_holder
             else ("read-only: no session" if session is None else ("read-only (--read-only)" if read_only else None))
         )
 
