@@ -1,0 +1,299 @@
+"""Durable writes: atomic replace, append-only records, file fingerprints.
+
+The protocol is the one measured in the reliability notes (section 4):
+
+* ``atomic_write`` — the new content goes to a temporary file in the same directory, is
+  fsynced, gets the old file's mode, replaces the target with ``os.replace`` (atomic on
+  POSIX within one filesystem) and the directory is fsynced so the rename survives a crash.
+  A symlinked path is written *through* (the link stays a link); a reader sees the old or
+  the new content, never a torn file.
+* ``append_record`` — the complete record is built in memory and written with one
+  ``os.write`` on an ``O_APPEND`` descriptor, the written length is checked and the file is
+  fsynced before the call returns. A failed or short write (ENOSPC, EIO, EFBIG) is cut back
+  so the previous content stays intact, and raises :class:`WriteFailed`.
+* ``fingerprint`` — (dev, ino, size, mtime_ns, ctime_ns) plus sha256 of the bytes, to
+  detect a file changed underneath between a read and a replace.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import hashlib
+import os
+import stat
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from scars.core.errors import ScarsError
+
+# Temporary files of atomic_write are named ``.<basename>.<random>.tmp``.
+_TMP_SUFFIX = ".tmp"
+# A temporary file older than this is a leftover of a killed writer (see clean_stale_temps).
+STALE_TEMP_SECONDS = 60.0
+
+
+class WriteFailed(ScarsError):
+    """A durable write failed (disk full, I/O error); the previous content is intact."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, path: str | os.PathLike | None = None, errno_: int | None = None):
+        super().__init__(message)
+        self.path = None if path is None else str(path)
+        self.errno = errno_
+
+
+@dataclass(frozen=True, slots=True)
+class Fingerprint:
+    """Identity and content of a file at one moment. ``None`` fields never occur."""
+
+    dev: int
+    ino: int
+    size: int
+    mtime_ns: int
+    ctime_ns: int
+    sha256: str
+
+    def same_content(self, other: "Fingerprint | None") -> bool:
+        return other is not None and self.sha256 == other.sha256 and self.size == other.size
+
+
+def _fingerprint_of(st: os.stat_result, data: bytes) -> Fingerprint:
+    return Fingerprint(
+        dev=st.st_dev,
+        ino=st.st_ino,
+        size=st.st_size,
+        mtime_ns=st.st_mtime_ns,
+        ctime_ns=st.st_ctime_ns,
+        sha256=hashlib.sha256(data).hexdigest(),
+    )
+
+
+def read_with_fingerprint(path: str | os.PathLike) -> tuple[bytes, Fingerprint] | tuple[None, None]:
+    """Read a file and fingerprint exactly what was read (``fstat`` of the fd read).
+
+    Returns ``(None, None)`` when the file does not exist.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return None, None
+    try:
+        chunks = []
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+        data = b"".join(chunks)
+        st = os.fstat(fd)
+    finally:
+        os.close(fd)
+    return data, _fingerprint_of(st, data)
+
+
+def fingerprint(path: str | os.PathLike) -> Fingerprint | None:
+    """The file's fingerprint now, or ``None`` when it does not exist."""
+    _data, fp = read_with_fingerprint(path)
+    return fp
+
+
+def _fsync_dir(directory: str) -> None:
+    try:
+        dfd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:  # pragma: no cover - platforms without directory fds
+        return
+    try:
+        os.fsync(dfd)
+    except OSError as exc:  # some filesystems refuse fsync on directories
+        if exc.errno not in (errno.EINVAL, errno.EBADF, errno.ENOTSUP):
+            raise
+    finally:
+        os.close(dfd)
+
+
+def _temp_prefix(target: str) -> str:
+    return f".{os.path.basename(target)}."
+
+
+def clean_stale_temps(path: str | os.PathLike, *, older_than: float = STALE_TEMP_SECONDS) -> list[str]:
+    """Remove temporary files that killed ``atomic_write`` calls left next to ``path``.
+
+    Only files named like this module's temporaries for this target and older than
+    ``older_than`` seconds are removed (pass 0 when holding the writer lock: then no other
+    writer of ours can be mid-write). Returns the removed paths.
+    """
+    target = os.path.realpath(path)
+    directory = os.path.dirname(target)
+    prefix = _temp_prefix(target)
+    removed: list[str] = []
+    now = time.time()
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return removed
+    for name in names:
+        if not (name.startswith(prefix) and name.endswith(_TMP_SUFFIX)):
+            continue
+        full = os.path.join(directory, name)
+        try:
+            st = os.lstat(full)
+            if not stat.S_ISREG(st.st_mode) or now - st.st_mtime < older_than:
+                continue
+            os.unlink(full)
+            removed.append(full)
+        except OSError:
+            continue
+    return removed
+
+
+def _describe(exc: OSError) -> str:
+    if exc.errno == errno.ENOSPC:
+        return "the disk is full"
+    if exc.errno == errno.EDQUOT:
+        return "the disk quota is exceeded"
+    if exc.errno == errno.EIO:
+        return "an I/O error occurred"
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return "permission denied"
+    if exc.errno == errno.EROFS:
+        return "the filesystem is read-only"
+    return exc.strerror or str(exc)
+
+
+def atomic_write(path: str | os.PathLike, data: bytes) -> None:
+    """Replace ``path`` with ``data`` atomically and durably.
+
+    Writes through a symlink (the link is kept), keeps the existing file's mode (new files
+    get 0644 minus the umask), and fsyncs the file and its directory. On failure the
+    temporary file is removed, the old content is untouched and :class:`WriteFailed` is
+    raised (``KeyboardInterrupt`` and other non-OS errors propagate as they are).
+    """
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise TypeError("atomic_write needs bytes")
+    target = os.path.realpath(path)
+    directory = os.path.dirname(target)
+    try:
+        st = os.stat(target)
+    except FileNotFoundError:
+        st = None
+    clean_stale_temps(target)
+    try:
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=_temp_prefix(target), suffix=_TMP_SUFFIX)
+    except OSError as exc:
+        raise WriteFailed(f"cannot write {target}: {_describe(exc)}", target, exc.errno) from exc
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                n = os.write(fd, view)
+                if n <= 0:  # pragma: no cover - os.write raises instead
+                    raise OSError(errno.EIO, "short write")
+                view = view[n:]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        if st is not None:
+            os.chmod(tmp, stat.S_IMODE(st.st_mode))
+            with contextlib.suppress(OSError):  # only permitted for the owner / root
+                if (st.st_uid, st.st_gid) != (os.getuid(), os.getgid()):
+                    os.chown(tmp, st.st_uid, st.st_gid)
+        else:
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o644 & ~umask)
+        os.replace(tmp, target)
+    except OSError as exc:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise WriteFailed(f"cannot write {target}: {_describe(exc)}; the previous content is intact", target, exc.errno) from exc
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    try:
+        _fsync_dir(directory)
+    except OSError as exc:
+        raise WriteFailed(f"wrote {target} but could not make the rename durable: {_describe(exc)}", target, exc.errno) from exc
+
+
+def append_record(path: str | os.PathLike, data: bytes) -> int:
+    """Append one complete record with a single ``os.write`` on ``O_APPEND``, then fsync.
+
+    Returns the file offset at which the record starts. A short or failed write is cut back
+    to the previous length (so no torn record stays behind) and raises :class:`WriteFailed`;
+    an fsync failure is not retried (the record's durability is unknown, the caller must
+    treat it as not saved). Creating the file also fsyncs its directory.
+    """
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise TypeError("append_record needs bytes")
+    data = bytes(data)
+    if not data:
+        raise ValueError("append_record needs a non-empty record")
+    target = os.path.realpath(path)
+    created = not os.path.exists(target)
+    try:
+        fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise WriteFailed(f"cannot open {target} for appending: {_describe(exc)}", target, exc.errno) from exc
+    try:
+        start = os.fstat(fd).st_size
+        try:
+            n = os.write(fd, data)
+        except OSError as exc:
+            _cut_back(fd, start)
+            raise WriteFailed(
+                f"cannot append to {target}: {_describe(exc)}; nothing was recorded", target, exc.errno
+            ) from exc
+        if n != len(data):
+            _cut_back(fd, start)
+            raise WriteFailed(
+                f"cannot append to {target}: short write ({n} of {len(data)} bytes; the disk may be full); "
+                "nothing was recorded",
+                target,
+                errno.ENOSPC,
+            )
+        try:
+            os.fsync(fd)
+        except OSError as exc:
+            raise WriteFailed(
+                f"appended to {target} but could not make it durable: {_describe(exc)}", target, exc.errno
+            ) from exc
+    finally:
+        os.close(fd)
+    if created:
+        try:
+            _fsync_dir(os.path.dirname(target))
+        except OSError as exc:
+            raise WriteFailed(f"created {target} but could not make it durable: {_describe(exc)}", target, exc.errno) from exc
+    return start
+
+
+def _cut_back(fd: int, length: int) -> None:
+    with contextlib.suppress(OSError):
+        if os.fstat(fd).st_size > length:
+            os.ftruncate(fd, length)
+            os.fsync(fd)
+
+
+def ensure_private_dir(path: str | os.PathLike) -> Path:
+    """Create a directory (and parents) if needed and make its creation durable."""
+    p = Path(path)
+    if p.is_dir():
+        return p
+    missing = []
+    q = p
+    while not q.exists():
+        missing.append(q)
+        q = q.parent
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise WriteFailed(f"cannot create {p}: {_describe(exc)}", p, exc.errno) from exc
+    for m in reversed(missing):
+        with contextlib.suppress(OSError):
+            _fsync_dir(str(m.parent))
+    return p

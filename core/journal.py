@@ -1,0 +1,220 @@
+"""The per-feature append-only journal: ``<feature>/.scars/journal.jsonl``.
+
+Every decision, batch, undo, sign-off, blocked-fix outcome and round event is one line::
+
+    <crc32 of the JSON, 8 lowercase hex> <JSON object, ASCII only>\\n
+
+written with :func:`scars.core.durable.append_record` (one ``os.write`` on ``O_APPEND``,
+fsync) under the feature lock, so a record is on disk before anything reports it saved.
+JSON is written with ``ensure_ascii=True``: no record contains a raw newline or any other
+line separator, so a line is a record.
+
+Reading never raises on bad content: a torn last line (a crash mid-write) or a line whose
+checksum or JSON is wrong is skipped and reported in :attr:`JournalRead.problems`; records
+keep their order. Every record carries ``seq`` (1, 2, …) and ``type``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from scars.core.durable import append_record
+
+JOURNAL_NAME = "journal.jsonl"
+FORMAT_VERSION = 1
+
+# Record types.
+DECISION = "decision"  # {"decisions": [Decision fields …], "batch_id": str | None}
+UNDO = "undo"  # {"target": seq of the reverted record, "items": [ids]}
+SIGN_OFF = "sign_off"  # {"item_id", "reviewed_by"}
+BLOCKED_FIX = "blocked_fix"  # {"item_id", "outcome", "reason"}
+ROUND_START = "round_start"  # {"round", "signal_lost_before", "budget_context", "item_ids"}
+ROUND_CLOSE = "round_close"  # {"round", "entry": the iteration-log round mapping}
+AUTO_DECISION = "auto_decision"  # {"number", "stage", "gate_id", "supersedes"}
+UNDOABLE = frozenset({DECISION, SIGN_OFF, BLOCKED_FIX})
+
+
+def frame(record: dict[str, Any]) -> bytes:
+    """One journal line for ``record``: checksum, space, compact ASCII JSON, newline."""
+    body = json.dumps(record, ensure_ascii=True, separators=(",", ":"), sort_keys=False)
+    crc = zlib.crc32(body.encode("ascii")) & 0xFFFFFFFF
+    return f"{crc:08x} {body}\n".encode("ascii")
+
+
+def unframe(line: bytes) -> dict[str, Any] | str:
+    """The record of one line (without its newline), or a string saying what is wrong."""
+    if len(line) < 11 or line[8:9] != b" ":
+        return "not a journal record (no checksum)"
+    head, body = line[:8], line[9:]
+    try:
+        want = int(head.decode("ascii"), 16)
+    except (UnicodeDecodeError, ValueError):
+        return "not a journal record (bad checksum field)"
+    if zlib.crc32(body) & 0xFFFFFFFF != want:
+        return "checksum mismatch (torn or altered record)"
+    try:
+        record = json.loads(body.decode("ascii"))
+    except (UnicodeDecodeError, ValueError):
+        return "checksum matches but the JSON is invalid"
+    if not isinstance(record, dict) or not isinstance(record.get("type"), str):
+        return "record has no type"
+    return record
+
+
+@dataclass
+class JournalRead:
+    records: list[dict[str, Any]] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)  # "line N: reason"
+    torn_tail: bool = False  # the last line was incomplete (no newline) or corrupt
+    size: int = 0  # bytes read
+
+
+def read_journal(path: str | os.PathLike) -> JournalRead:
+    """All intact records of a journal file, in order; never raises on content."""
+    out = JournalRead()
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        return out
+    out.size = len(data)
+    lines = data.split(b"\n")
+    last_complete = data.endswith(b"\n")
+    if last_complete:
+        lines.pop()  # the empty string after the final newline
+    for i, line in enumerate(lines, start=1):
+        is_last = i == len(lines)
+        if is_last and not last_complete:
+            out.torn_tail = True
+            out.problems.append(f"line {i}: incomplete last record (the writer was interrupted); ignored")
+            continue
+        if not line.strip():
+            continue
+        rec = unframe(line)
+        if isinstance(rec, str):
+            if is_last:
+                out.torn_tail = True
+            out.problems.append(f"line {i}: {rec}; ignored")
+            continue
+        out.records.append(rec)
+    return out
+
+
+class Journal:
+    """Append side of one feature's journal. The caller holds the feature lock."""
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = Path(path)
+        read = read_journal(self.path)
+        self.records: list[dict[str, Any]] = read.records
+        self.problems: list[str] = read.problems
+        self._repair_tail(read)
+        self.next_seq = max((r.get("seq", 0) for r in self.records if isinstance(r.get("seq"), int)), default=0) + 1
+
+    def _repair_tail(self, read: JournalRead) -> None:
+        """A torn last line would glue itself to the next record: end it with a newline."""
+        if read.torn_tail and read.size and not self._ends_with_newline():
+            append_record(self.path, b"\n")
+
+    def _ends_with_newline(self) -> bool:
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(-1, os.SEEK_END)
+                return f.read(1) == b"\n"
+        except OSError:
+            return True
+
+    def append(self, type_: str, **payload: Any) -> dict[str, Any]:
+        """Write one record durably and return it (with its ``seq``)."""
+        record = {"v": FORMAT_VERSION, "seq": self.next_seq, "type": type_, **payload}
+        append_record(self.path, frame(record))
+        self.records.append(record)
+        self.next_seq += 1
+        return record
+
+
+@dataclass
+class JournalState:
+    """The state a journal's records give, replayed in order (see :func:`replay`)."""
+
+    decisions: dict[str, Any] = field(default_factory=dict)  # item_id -> Decision
+    history: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # item_id -> superseded records
+    undo_stack: list[int] = field(default_factory=list)  # seqs of undoable records, newest last
+    undone: set[int] = field(default_factory=set)
+    open_round: dict[str, Any] | None = None  # the round_start record of the open round
+    closed_rounds: list[dict[str, Any]] = field(default_factory=list)  # round_close records
+    last_close_seq: int = 0
+    auto_decisions: list[dict[str, Any]] = field(default_factory=list)
+
+
+def replay(records: list[dict[str, Any]]) -> JournalState:
+    """Replay journal records into state. Deterministic: the same records give the same state.
+
+    An undo record names the record it reverts (``target``); reverted records are skipped,
+    so the state is the replay of every record that was not undone.
+    """
+    from scars.core.decisions import Decision
+
+    state = JournalState()
+    state.undone = {r["target"] for r in records if r.get("type") == UNDO and isinstance(r.get("target"), int)}
+    for rec in records:
+        kind = rec.get("type")
+        seq = rec.get("seq")
+        if kind in UNDOABLE:
+            if seq in state.undone:
+                continue
+            if seq not in state.undo_stack:
+                state.undo_stack.append(seq)
+        if kind == DECISION:
+            for d in rec.get("decisions") or ():
+                if not isinstance(d, dict) or not d.get("item_id"):
+                    continue
+                try:
+                    dec = Decision.from_dict(d)
+                except TypeError:
+                    continue
+                prev = state.decisions.get(dec.item_id)
+                if prev is not None:
+                    state.history.setdefault(dec.item_id, []).append({"seq": seq, **prev.to_dict()})
+                state.decisions[dec.item_id] = dec
+        elif kind == SIGN_OFF:
+            item = rec.get("item_id")
+            prev = state.decisions.get(item)
+            if prev is not None:
+                state.history.setdefault(item, []).append({"seq": seq, **prev.to_dict()})
+                state.decisions[item] = prev.with_(reviewed_by=rec.get("reviewed_by"), pending_review=False)
+        elif kind == BLOCKED_FIX:
+            item = rec.get("item_id")
+            prev = state.decisions.get(item)
+            if prev is not None:
+                state.history.setdefault(item, []).append({"seq": seq, **prev.to_dict()})
+                outcome = rec.get("outcome")
+                if outcome == "reclassify_as_defer":
+                    state.decisions[item] = prev.with_(
+                        action="defer",
+                        reason=rec.get("reason") or prev.reason,
+                        blocked_outcome=outcome,
+                        decided_by=rec.get("decided_by") or prev.decided_by,
+                        decided_at=rec.get("at") or prev.decided_at,
+                    )
+                else:
+                    state.decisions[item] = prev.with_(blocked_outcome=outcome)
+        elif kind == UNDO:
+            target = rec.get("target")
+            if target in state.undo_stack:
+                state.undo_stack.remove(target)
+        elif kind == ROUND_START:
+            state.open_round = rec
+        elif kind == ROUND_CLOSE:
+            state.closed_rounds.append(rec)
+            state.open_round = None
+            state.last_close_seq = seq if isinstance(seq, int) else state.last_close_seq
+            state.undo_stack.clear()  # decisions of a closed round are in iteration-log.yaml now
+        elif kind == AUTO_DECISION:
+            state.auto_decisions.append(rec)
+    return state
