@@ -19,20 +19,18 @@ A file changed on disk between reading and writing raises ``ChangedOnDisk`` (not
 from __future__ import annotations
 
 import contextlib
-import errno
-import fcntl
 import hashlib
 import json
 import os
 import re
 import shutil
-import socket
-import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterator
 
-from scars.core.errors import ChangedOnDisk, DecisionRefused, LockHeld, PathNotFound, UsageError
+from scars.core.durable import Fingerprint, _fsync_dir, append_record, atomic_write, fingerprint, read_with_fingerprint
+from scars.core.errors import ChangedOnDisk, DecisionRefused, PathNotFound, UsageError
+from scars.core.lock import FeatureLock
 from scars.core.gates import (
     GAP_PREFIX_SHIP,
     LOOP_SPEC_PROMPT,
@@ -47,114 +45,29 @@ from scars.core.gates import (
 )
 
 # --------------------------------------------------------------------------------------------
-# Durable primitives (scars.core.durable when present: one implementation for the project).
+# Durable primitives come from scars.core.durable; the lock is scars.core.lock's FeatureLock on
+# the loop's state directory (`<dir>/.scars/lock`), the same lock samsara features use.
 # --------------------------------------------------------------------------------------------
 
 
-def _fsync_dir(directory: Path) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def atomic_write(path: Path, data: bytes) -> None:
-    """Temp file in the same directory, fsync, keep the mode, replace, fsync the directory."""
-    try:
-        from scars.core.durable import atomic_write as durable_write
-    except ImportError:  # pragma: no cover - durable layer not present in this build
-        durable_write = None
-    if durable_write is not None:
-        durable_write(path, data)
-        return
-    path = Path(os.path.realpath(path))  # pragma: no cover
-    mode = path.stat().st_mode & 0o7777 if path.exists() else 0o644  # pragma: no cover
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)  # pragma: no cover
-    try:  # pragma: no cover
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:  # pragma: no cover
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    _fsync_dir(path.parent)  # pragma: no cover
-
-
 def append_bytes(path: Path, data: bytes) -> None:
-    """One write() of the whole record on an O_APPEND descriptor, then fsync."""
-    try:
-        from scars.core.durable import append_record
-    except ImportError:  # pragma: no cover - durable layer not present in this build
-        append_record = None
-    if append_record is not None:
-        append_record(path, data)
-        return
-    new = not Path(path).exists()  # pragma: no cover
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)  # pragma: no cover
-    try:  # pragma: no cover
-        view = memoryview(data)
-        while view:
-            n = os.write(fd, view)
-            view = view[n:]
-        os.fsync(fd)
-    finally:  # pragma: no cover
-        os.close(fd)
-    if new:  # pragma: no cover
-        _fsync_dir(Path(path).parent)
+    append_record(path, data)
 
 
-def fingerprint(path: Path) -> tuple:
-    st = path.stat()
-    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, hashlib.sha256(path.read_bytes()).hexdigest())
-
-
-def check_unchanged(path: Path, fp: tuple | None) -> None:
+def check_unchanged(path: Path, fp: Fingerprint | None) -> None:
     if fp is None:
         return
-    try:
-        now = fingerprint(path)
-    except FileNotFoundError:
-        raise ChangedOnDisk(f"{path} was removed since it was read; nothing was written") from None
-    if now[-1] != fp[-1]:
+    now = fingerprint(path)
+    if now is None:
+        raise ChangedOnDisk(f"{path} was removed since it was read; nothing was written")
+    if not now.same_content(fp):
         raise ChangedOnDisk(f"{path} changed on disk since it was read; nothing was written — run the gate again")
 
 
-LOCK_NAME = ".scars-gate.lock"
-
-
 @contextlib.contextmanager
-def state_lock(directory: Path) -> Iterator[None]:
-    """An flock on ``<directory>/.scars-gate.lock`` (released by the kernel if we die)."""
-    lock_path = Path(directory) / LOCK_NAME
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as exc:
-            if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
-                raise
-            holder: dict[str, Any] = {}
-            with contextlib.suppress(Exception):
-                holder = json.loads(os.pread(fd, 4096, 0).decode("utf-8") or "{}")
-            who = ", ".join(f"{k} {v}" for k, v in holder.items()) or "another process"
-            raise LockHeld(f"another writer holds {lock_path} ({who}); try again when it is done", holder) from None
-        info = {"pid": os.getpid(), "host": socket.gethostname(),
-                "started": datetime.now(timezone.utc).isoformat(timespec="seconds")}
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, json.dumps(info).encode(), 0)
+def state_lock(directory: Path, user: str = "") -> Iterator[None]:
+    with FeatureLock(directory, user=user):
         yield
-    finally:
-        os.close(fd)
 
 
 # --------------------------------------------------------------------------------------------
@@ -175,11 +88,11 @@ def _detect_indent(text: str) -> int | None:
 def load_json_state(path: Path) -> tuple[dict, dict]:
     """(data, meta): meta holds the fingerprint, indent and trailing newline for the write."""
     try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise PathNotFound(f"{path} does not exist") from None
+        raw, fp = read_with_fingerprint(path)
     except IsADirectoryError:
         raise PathNotFound(f"{path} is a directory, not a state file") from None
+    if raw is None:
+        raise PathNotFound(f"{path} does not exist")
     try:
         text = raw.decode("utf-8")
         data = json.loads(text)
@@ -187,7 +100,8 @@ def load_json_state(path: Path) -> tuple[dict, dict]:
         raise UsageError(f"{path} is not valid JSON ({exc}); fix the file before answering its gate") from None
     if not isinstance(data, dict):
         raise UsageError(f"{path} does not hold a JSON object")
-    meta = {"fp": fingerprint(path), "indent": _detect_indent(text), "newline": text.endswith("\n")}
+    meta = {"fp": fp, "indent": _detect_indent(text), "newline": text.endswith("\n"), "text": text,
+            "original": json.loads(text)}
     return data, meta
 
 
@@ -216,9 +130,52 @@ def write_feature_json(path: Path, data: dict, meta: dict) -> list[Path]:
     return [path, bak]
 
 
+def _patch_top_level(text: str, original: dict, data: dict) -> str | None:
+    """Edit only the changed top-level scalar values of ``text`` (every other byte kept).
+
+    Returns None when the change is not of that shape or the result does not read back as
+    ``data``; the caller then writes the whole document.
+    """
+    changed = [k for k in data if k not in original or original[k] != data[k]]
+    if any(k not in data for k in original) or list(original) != [k for k in data if k in original]:
+        return None
+    out = text
+    for key in changed:
+        value = data[key]
+        if isinstance(value, (dict, list)):
+            return None
+        enc = json.dumps(value, ensure_ascii=False)
+        pat = re.compile(r'(?m)^(?P<ind>[ \t]*)' + re.escape(json.dumps(key, ensure_ascii=False))
+                         + r'(?P<sep>\s*:\s*)(?P<val>"(?:[^"\\]|\\.)*"|-?\d[\d.eE+-]*|true|false|null)')
+        if key in original:
+            matches = list(pat.finditer(out))
+            if len(matches) != 1 or isinstance(original[key], (dict, list)):
+                return None
+            m = matches[0]
+            out = out[: m.start("val")] + enc + out[m.end("val"):]
+        else:
+            end = out.rstrip().rfind("}")
+            body = out[:end].rstrip()
+            if end < 0 or not body.endswith(("}", "]", '"', "e", "l", *"0123456789")):
+                return None
+            ind = re.search(r'(?m)^([ \t]+)"', out)
+            indent = ind.group(1) if ind else "  "
+            out = body + ",\n" + indent + json.dumps(key, ensure_ascii=False) + ": " + enc + "\n" + out[end:]
+    try:
+        if json.loads(out) != data:
+            return None
+    except ValueError:
+        return None
+    return out
+
+
 def write_json_state(path: Path, data: dict, meta: dict) -> None:
+    """Atomic replace; a change of top-level scalars only is a text edit keeping every other byte."""
     check_unchanged(path, meta.get("fp"))
-    atomic_write(path, dump_json_state(data, meta))
+    patched = None
+    if meta.get("text") is not None and meta.get("original") is not None:
+        patched = _patch_top_level(meta["text"], meta["original"], data)
+    atomic_write(path, patched.encode("utf-8") if patched is not None else dump_json_state(data, meta))
 
 
 def _display(path: Path, root: Path | None) -> str:
@@ -333,8 +290,9 @@ def gather_loop_spec(gate: Gate, path: Path, **_: Any) -> Evidence:
         warnings.append(f"the last recorded route is {it.get('lastRoute')!r}, not 'spec'")
     if data.get("execStyle") in ("auto", "review-only") or data.get("autonomous") is True:
         warnings.append("upstream proceeds without asking in auto / review-only / autonomous runs")
+    refused = {"ship": "no gap is recorded to ship with (iterate.feedback and lastVerdict.gap are empty)"} if gap is None else {}
     return Evidence(
-        gate=gate, target=fj.parent, state_file=fj,
+        gate=gate, target=fj.parent, state_file=fj, refused=refused,
         workflow_prompt=LOOP_SPEC_PROMPT.format(gap=desc),
         figures=figures, warnings=warnings,
         files_read=[_display(fj, root)],
@@ -397,7 +355,7 @@ def apply_loop_spec(evidence: Evidence, ans: Answer, reason: str | None, *, user
     fj: Path = evidence.state_file  # type: ignore[assignment]
     ctx = evidence.context
     fdir = fj.parent
-    with state_lock(fdir):
+    with state_lock(fdir, user):
         check_unchanged(fj, ctx["meta"]["fp"])
         data = json.loads(json.dumps(ctx["data"]))  # a copy to modify
         it = data.setdefault("iterate", {})
@@ -647,7 +605,7 @@ def apply_review(evidence: Evidence, ans: Answer, reason: str | None, *, user: s
                  source: str, now: str) -> GateResult:
     sf: Path = evidence.state_file  # type: ignore[assignment]
     ctx = evidence.context
-    with state_lock(sf.parent):
+    with state_lock(sf.parent, user):
         check_unchanged(sf, ctx["meta"]["fp"])
         recorded: list[Path] = []
         extra: list[str] = []
@@ -742,8 +700,12 @@ def _sprint_trend(root: Path, feature: str) -> tuple[list[float | None], str | N
 def _no_improvement_streak(trend: list[float | None]) -> int:
     vals = [v for v in trend if v is not None]
     streak = 0
-    for prev, cur in zip(vals, vals[1:]):
-        streak = streak + 1 if cur <= prev else 0
+    best = vals[0] if vals else None
+    for cur in vals[1:]:  # improvement = above the best so far
+        if cur > best:
+            best, streak = cur, 0
+        else:
+            streak += 1
     return streak
 
 
@@ -824,7 +786,7 @@ def apply_pdca(evidence: Evidence, ans: Answer, reason: str | None, *, user: str
     sf: Path = evidence.state_file  # type: ignore[assignment]
     ctx = evidence.context
     name = ctx["feature"]
-    with state_lock(sf.parent):
+    with state_lock(sf.parent, user):
         check_unchanged(sf, ctx["meta"]["fp"])
         data = json.loads(json.dumps(ctx["data"]))
         f = data["features"][name]

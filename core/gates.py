@@ -534,3 +534,145 @@ def answers_hint(gate: Gate, path: str | None) -> str:
 
 
 Reader = Callable[..., Evidence]
+
+
+def record(evidence: Evidence, answer_text: str, reason: str | None = None, *, user: str,
+           source: str = "terminal") -> GateResult:
+    """Record an answer: samsara gates under the feature's writer session, others directly."""
+    if evidence.gate.loop == "samsara":
+        from scars.core import gate_samsara
+
+        return gate_samsara.record(evidence, answer_text, reason, user=user, source=source)
+    return apply_answer(evidence, answer_text, reason, user=user, source=source)
+
+
+def record_triage(evidence: Evidence, *, user: str, source: str) -> GateResult | None:
+    """The `triage` gate's entry after the app has recorded the item decisions (None: none made)."""
+    from scars.core import gate_samsara
+
+    return gate_samsara.record_triage(evidence, user=user, source=source)
+
+
+# --------------------------------------------------------------------------------------------
+# Answers files: a prepared triage and its gates, validated entirely before anything is written.
+# --------------------------------------------------------------------------------------------
+
+ITEM_ID = re.compile(r"^(ks|sf|ua)-[0-9a-f]{10}$")
+ANSWERS_MAX_BYTES = 1_000_000
+GATE_KEYS = {"answer", "reason", "item", "blocked"}
+
+
+@dataclass
+class AnswersFile:
+    gates: dict[str, list[dict[str, Any]]]  # gate id -> answers (blocked-fix may hold several)
+    items: dict[str, dict[str, Any]]  # item id -> {action, fields…}
+    source: str
+
+
+def load_answers(path: str | os.PathLike) -> AnswersFile:
+    """Read and check the shape of an answers file. Raises UsageError (cannot read) or
+    DecisionRefused (every shape problem listed)."""
+    p = Path(path)
+    try:
+        if p.stat().st_size > ANSWERS_MAX_BYTES:
+            raise UsageError(f"{p}: answers file larger than {ANSWERS_MAX_BYTES} bytes")
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UsageError(f"answers file {p} does not exist") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read answers file {p}: {exc}") from None
+    import yaml
+
+    try:
+        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except yaml.YAMLError as exc:
+        raise DecisionRefused(f"{p}: not valid YAML ({str(exc).splitlines()[0]}); nothing was recorded",
+                              [("answers", "not YAML")]) from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise DecisionRefused(f"{p}: must map gate ids and item ids to answers; nothing was recorded",
+                              [("answers", "not a mapping")])
+    errors: list[str] = []
+    gates: dict[str, list[dict[str, Any]]] = {}
+    items: dict[str, dict[str, Any]] = {}
+    flat: list[tuple[Any, Any]] = []
+    for key, value in data.items():
+        if key in ("items", "gates") and isinstance(value, dict):
+            flat.extend(value.items())
+        else:
+            flat.append((key, value))
+    for key, value in flat:
+        k = str(key)
+        if k in GATES:
+            entries = value if isinstance(value, list) else [value]
+            for v in entries:
+                if isinstance(v, (str, int)) and not isinstance(v, bool):
+                    gates.setdefault(k, []).append({"answer": str(v)})
+                elif isinstance(v, dict):
+                    unknown = set(map(str, v)) - GATE_KEYS
+                    if unknown:
+                        errors.append(f"{k}: unknown key(s) {', '.join(sorted(unknown))} (allowed: {', '.join(sorted(GATE_KEYS))})")
+                        continue
+                    gates.setdefault(k, []).append({str(a): (None if b is None else str(b)) for a, b in v.items()})
+                else:
+                    errors.append(f"{k}: the answer must be a value or a mapping with answer/reason")
+        elif ITEM_ID.match(k):
+            if isinstance(value, str):
+                items[k] = {"action": value.strip().lower()}
+            elif isinstance(value, dict):
+                entry = {str(a): b for a, b in value.items()}
+                action = entry.pop("action", entry.pop("answer", None))
+                if not isinstance(action, str):
+                    errors.append(f"{k}: needs an action (fix, accept or defer)")
+                    continue
+                entry["action"] = action.strip().lower()
+                items[k] = entry
+            else:
+                errors.append(f"{k}: the decision must be fix / accept / defer or a mapping with action and its fields")
+        else:
+            errors.append(f"{k!s}: neither a gate id ({', '.join(GATES)}) nor an item id (ks-/sf-/ua- and 10 hex digits)")
+    if errors:
+        raise DecisionRefused(f"{p}: invalid answers file, nothing was recorded:\n  " + "\n  ".join(errors),
+                              [("answers", e) for e in errors])
+    return AnswersFile(gates=gates, items=items, source=str(p))
+
+
+def replay_answers_file(named_gate: str, path: str | os.PathLike, answers_path: str | os.PathLike, *,
+                        user: str, options: dict[str, Any] | None = None) -> list[GateResult]:
+    """Validate every entry of an answers file, then record them all (or nothing)."""
+    gate = get_gate(named_gate)
+    af = load_answers(answers_path)
+    options = {k: v for k, v in (options or {}).items() if v is not None}
+    errors: list[str] = []
+    for gid in af.gates:
+        if GATES[gid].loop != gate.loop:
+            errors.append(f"{gid}: a {GATES[gid].loop} gate, not one of {gate.loop}")
+    if af.items and gate.loop != "samsara":
+        errors.append(f"item decisions ({len(af.items)}) only apply to samsara features")
+    if named_gate not in af.gates and not (named_gate == "triage" and af.items):
+        errors.append(f"the answers file has no answer for gate {named_gate}")
+    if errors:
+        raise DecisionRefused(f"{af.source}: nothing was recorded:\n  " + "\n  ".join(errors),
+                              [("answers", e) for e in errors])
+    source = f"answers file {Path(answers_path).name}"
+    if gate.loop == "samsara":
+        from scars.core import gate_samsara
+
+        return gate_samsara.replay(path, af, user=user, options=options, source=source)
+    evidences = []
+    for gid, entries in af.gates.items():
+        if len(entries) != 1:
+            errors.append(f"{gid}: one answer expected, {len(entries)} given")
+            continue
+        e = entries[0]
+        ev = gather(gid, path, **options)
+        try:
+            validate_answer(ev, e.get("answer"), e.get("reason"))
+        except DecisionRefused as exc:
+            errors.append(str(exc))
+        evidences.append((ev, e))
+    if errors:
+        raise DecisionRefused(f"{af.source}: nothing was recorded:\n  " + "\n  ".join(errors),
+                              [("answers", e) for e in errors])
+    return [apply_answer(ev, e["answer"], e.get("reason"), user=user, source=source) for ev, e in evidences]
