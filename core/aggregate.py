@@ -1,0 +1,296 @@
+"""Aggregation of a feature's scar items (formats.md §1.3–1.4).
+
+* remaining set: every item that is not resolved (in place or through ``resolved_items``) and
+  not an assumption verified true; ``signal_lost`` and per-category counts over the remaining
+  items that are *counted* (items of parse-failed reports are shown, never counted);
+* cross-task patterns, upstream's literal rule: the same whitespace-normalised text, or the
+  same ``systemic_ref`` id, in at least two different reports;
+* possible patterns (ours, never counted as the literal rule): near-duplicate texts in
+  different reports, by token-set Jaccard similarity with exact prefix filtering (below);
+* the three triage groups, each counted remaining item in exactly one;
+* the iteration-entry verdict gate / skip / unknown with its one-line reversible record.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import replace
+from typing import Any
+
+from scars.core.model import CATEGORIES, GROUPS, EntryVerdict, Feature, ScarItem
+
+ENTRY_THRESHOLD = 5  # signal_lost >= 5 asks the gate (upstream's uncalibrated estimate)
+
+# Possible patterns: Jaccard similarity of token sets at or above this, with at least
+# MIN_SHARED tokens in common, between items of different reports.
+SIMILARITY_THRESHOLD = 0.5
+MIN_SHARED = 3
+MIN_TOKENS = 3
+BUCKET_WINDOW = 200  # in an oversized bucket, each item is compared with its next 200 only
+
+_STOPWORDS = frozenset(
+    "a an the and or but if then else of to in on at by for with from as is are was were be been "
+    "it its this that these those not no nor so than too very can will just do does did has have "
+    "had into over under out up down only own same such there their they them we you he she i "
+    "our your his her which who whom what when where why how all any both each few more most other "
+    "some".split()
+)
+_WORD = re.compile(r"\w+", re.UNICODE)
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+
+
+def tokens(text: str) -> frozenset[str]:
+    """Token set of a text: case-folded words without stop words; CJK runs as bigrams."""
+    out: set[str] = set()
+    for w in _WORD.findall(text.casefold()):
+        if _CJK.search(w):
+            chars = [c for c in w if _CJK.match(c)]
+            rest = _CJK.sub(" ", w).split()
+            out.update(a + b for a, b in zip(chars, chars[1:]))
+            if len(chars) == 1:
+                out.add(chars[0])
+            out.update(r for r in rest if len(r) > 1 and r not in _STOPWORDS)
+        elif len(w) > 1 and w not in _STOPWORDS:
+            out.add(w)
+    return frozenset(out)
+
+
+def pattern_key(item: ScarItem) -> str:
+    """The literal rule's key: the systemic_ref id, else the normalised text."""
+    if item.systemic_ref:
+        return "ref:" + item.systemic_ref
+    return "text:" + item.normalized
+
+
+def literal_patterns(items: list[ScarItem]) -> list[tuple[str, ...]]:
+    by_key: dict[str, list[ScarItem]] = defaultdict(list)
+    for it in items:
+        if it.normalized or it.systemic_ref:
+            by_key[pattern_key(it)].append(it)
+    out = []
+    for group in by_key.values():
+        if len({it.file for it in group}) >= 2:
+            out.append(tuple(it.id for it in group))
+    out.sort(key=lambda ids: (-len(ids), ids))
+    return out
+
+
+def possible_patterns(items: list[ScarItem], literal: list[tuple[str, ...]]) -> list[dict[str, Any]]:
+    """Near-duplicate clusters across reports (never the literal rule).
+
+    Token-set Jaccard J(a, b) = |a ∩ b| / |a ∪ b|. Exact prefix filtering (the AllPairs
+    method): order tokens by rising document frequency; two sets with J ≥ t must share a
+    token among the first |x| − ⌈t·|x|⌉ + 1 of each, so only items sharing a prefix token
+    are compared — near-linear on real text. Pairs already in the same literal pattern are
+    skipped. Similar pairs are joined into clusters (union-find); a cluster is reported when
+    it spans at least two reports and is not wholly one literal pattern.
+    """
+    in_literal: dict[str, int] = {}
+    for n, ids in enumerate(literal):
+        for i in ids:
+            in_literal[i] = n
+    toks = [tokens(it.text) for it in items]
+    df: dict[str, int] = defaultdict(int)
+    for ts in toks:
+        for t in ts:
+            df[t] += 1
+    buckets: dict[str, list[int]] = defaultdict(list)
+    ordered: list[list[str]] = []
+    for n, ts in enumerate(toks):
+        order = sorted(ts, key=lambda t: (df[t], t))
+        ordered.append(order)
+        if len(order) < MIN_TOKENS:
+            continue
+        prefix = len(order) - int(-(-SIMILARITY_THRESHOLD * len(order) // 1)) + 1
+        for t in order[:prefix]:
+            buckets[t].append(n)
+
+    parent = list(range(len(items)))
+
+    def find(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    best: dict[tuple[int, int], float] = {}
+    for members in buckets.values():
+        if len(members) < 2:
+            continue
+        for pos, a in enumerate(members):
+            hi = len(members) if len(members) <= BUCKET_WINDOW else min(len(members), pos + 1 + BUCKET_WINDOW)
+            for b in members[pos + 1 : hi]:
+                pair = (a, b)
+                if pair in best:
+                    continue
+                ia, ib = items[a], items[b]
+                if ia.file == ib.file:
+                    continue
+                la, lb = in_literal.get(ia.id), in_literal.get(ib.id)
+                if la is not None and la == lb:
+                    continue
+                ta, tb = toks[a], toks[b]
+                inter = len(ta & tb)
+                if inter < MIN_SHARED:
+                    best[pair] = 0.0
+                    continue
+                j = inter / (len(ta) + len(tb) - inter)
+                best[pair] = j
+                if j >= SIMILARITY_THRESHOLD:
+                    ra, rb = find(a), find(b)
+                    if ra != rb:
+                        parent[max(ra, rb)] = min(ra, rb)
+    clusters: dict[int, list[int]] = defaultdict(list)
+    sims: dict[int, float] = defaultdict(float)
+    for (a, b), j in best.items():
+        if j >= SIMILARITY_THRESHOLD:
+            r = find(a)
+            sims[r] = max(sims[r], j)
+    for n in range(len(items)):
+        r = find(n)
+        if r in sims:
+            clusters[r].append(n)
+    out = []
+    for r, members in clusters.items():
+        files = {items[m].file for m in members}
+        lits = {in_literal.get(items[m].id, -1 - m) for m in members}
+        if len(files) < 2 or len(lits) < 2:
+            continue
+        shared = frozenset.intersection(*(toks[m] for m in members))
+        out.append(
+            {
+                "ids": [items[m].id for m in members],
+                "similarity": round(sims[r], 2),
+                "reason": "near-duplicate wording across reports"
+                + (f" (shared words: {', '.join(sorted(shared)[:6])})" if shared else ""),
+            }
+        )
+    out.sort(key=lambda p: (-len(p["ids"]), p["ids"]))
+    return out
+
+
+def entry_verdict(signal_lost: int, patterns: int, failures: int) -> EntryVerdict:
+    """formats.md §1.3: three states. ``record`` is the one-line reversible record."""
+    if failures:
+        return EntryVerdict(
+            "unknown",
+            f"signal_lost={signal_lost}, {failures} parse failure(s), iteration entry unknown "
+            "(never default-skipped; the gate decides iteration vs validate-and-ship)",
+            (f"{failures} parse failure(s)",),
+        )
+    if patterns or signal_lost >= ENTRY_THRESHOLD:
+        reasons = []
+        if patterns:
+            reasons.append(f"{patterns} cross-task pattern(s)")
+        if signal_lost >= ENTRY_THRESHOLD:
+            reasons.append(f"signal_lost {signal_lost} >= {ENTRY_THRESHOLD}")
+        return EntryVerdict(
+            "gate",
+            f"signal_lost={signal_lost}, {patterns} cross-task pattern(s), enter iteration? (gate asks)",
+            tuple(reasons),
+        )
+    return EntryVerdict(
+        "skip",
+        f"signal_lost={signal_lost}, no cross-task pattern, iteration skipped (reply to override)",
+        (f"signal_lost {signal_lost} < {ENTRY_THRESHOLD}", "no cross-task pattern"),
+    )
+
+
+def aggregate(feature: Feature) -> Feature:
+    """Fill counts, signal_lost, patterns, groups and the entry verdict of ``feature``."""
+    counted = [it for it in feature.items if it.counted]
+    counts = {c: 0 for c in CATEGORIES}
+    for it in counted:
+        counts[it.category] += 1
+    signal_lost = sum(counts.values())
+    literal = literal_patterns(counted)
+    in_pattern = {i for ids in literal for i in ids}
+    groups: dict[str, list[str]] = {g: [] for g in GROUPS}
+    for it in counted:
+        if it.id in in_pattern:
+            groups["cross_task_patterns"].append(it.id)
+        elif it.deferred:
+            groups["deferred_from_level_1"].append(it.id)
+        else:
+            groups["unaddressed"].append(it.id)
+    possible = possible_patterns(counted, literal)
+    return replace(
+        feature,
+        signal_lost=signal_lost,
+        counts=counts,
+        groups={g: tuple(v) for g, v in groups.items()},
+        cross_task_patterns=tuple(literal),
+        possible_patterns=tuple(possible),
+        entry=entry_verdict(signal_lost, len(literal), len(feature.parse_failures)),
+    )
+
+
+# --------------------------------------------------------------------------- JSON
+
+
+def item_to_json(it: ScarItem) -> dict[str, Any]:
+    return {
+        "id": it.id,
+        "category": it.category,
+        "text": it.text,
+        "task_id": it.task_id,
+        "file": it.file,
+        "line": it.line,
+        "form": it.form,
+        "deferred": it.deferred,
+        "systemic_ref": it.systemic_ref,
+        "registry_state": it.registry_state,
+        "registry_description": it.registry_description,
+        "counted": it.counted,
+        "resolved": it.resolved,
+        "status": it.status,
+        "scar_id": it.scar_id,
+        "where": it.where,
+        "bites_when": it.bites_when,
+        "verified": it.verified,
+        "note": it.note,
+    }
+
+
+def round_to_json(r) -> dict[str, Any]:
+    return {
+        "round": r.round,
+        "signal_lost_before": r.signal_lost_before,
+        "signal_lost_after": r.signal_lost_after,
+        "decision": r.decision,
+        "decision_reason": r.decision_reason,
+        "fixes_applied": r.fixes_applied,
+        "fixes_scar_count": r.fixes_scar_count,
+        "fix": len(r.fix),
+        "accept": len(r.accept),
+        "defer": len(r.defer),
+        "era": r.era,
+    }
+
+
+def feature_to_json(feature: Feature) -> dict[str, Any]:
+    """The object `scars status --json` prints for one feature (README, section commands)."""
+    log = feature.iteration_log
+    return {
+        "feature": feature.name,
+        "path": feature.path,
+        "signal_lost": feature.signal_lost,
+        "counts": dict(feature.counts),
+        "groups": {g: list(feature.groups.get(g, ())) for g in GROUPS},
+        "cross_task_patterns": [list(ids) for ids in feature.cross_task_patterns],
+        "possible_patterns": [dict(p) for p in feature.possible_patterns],
+        "parse_failures": [{"file": f.file, "line": f.line, "reason": f.reason} for f in feature.parse_failures],
+        "dangling_refs": [{"file": f, "id": i} for f, i in feature.dangling_refs],
+        "warnings": list(feature.warnings),
+        "entry": {
+            "verdict": feature.entry.verdict if feature.entry else "unknown",
+            "record": feature.entry.record if feature.entry else "",
+        },
+        "registry": feature.registry.state if feature.registry else "missing",
+        "execution_mode": feature.execution_mode,
+        "items": [item_to_json(it) for it in feature.items],
+        "resolved": [item_to_json(it) for it in feature.resolved],
+        "rounds": [round_to_json(r) for r in log.rounds] if log else [],
+        "max_rounds": log.max_rounds if log else 3,
+    }

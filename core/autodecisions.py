@@ -1,0 +1,177 @@
+"""auto-decisions.md (formats.md §1.6): a line-based parser.
+
+The entry body is not YAML of the intended shape (``uncertainty`` holds indented ``level`` /
+``notes`` lines under a list item), so entries are read line by line. The parser never
+raises on junk: everything odd is recorded in the entry's ``problems`` (missing or unknown
+fields, fields out of template order, bad enum values, numbering out of order, a
+``decision_id`` that does not repeat the heading's number); text outside any entry is
+ignored (a file may start with a title or notes).
+"""
+
+from __future__ import annotations
+
+import re
+
+from scars.core.model import AutoDecisionEntry
+
+# The 13 required fields, in template order (formats.md §1.6).
+FIELD_ORDER: tuple[str, ...] = (
+    "decision_id",
+    "timestamp",
+    "stage",
+    "prompt_type",
+    "workflow_prompt",
+    "gatekeeper_answer",
+    "decision",
+    "rationale",
+    "principles_used",
+    "architecture_considerations",
+    "evidence_checked",
+    "uncertainty",
+    "consequences",
+)
+LIST_FIELDS = frozenset({"principles_used", "architecture_considerations", "evidence_checked", "consequences"})
+STAGES = frozenset(
+    {"research", "pre-thinking", "planning", "implementation", "iteration", "validation", "security-privacy-review"}
+)
+PROMPT_TYPES = frozenset({"question", "confirmation"})
+DECISIONS = frozenset({"proceed", "revise", "reject", "accept_gap"})
+UNCERTAINTY_LEVELS = frozenset({"low", "medium", "high"})
+# Answers that are not question-specific (formats.md §1.6 "Validity").
+GENERIC_ANSWERS = frozenset({"approved", "looks good", "continue", "ok", "yes", "lgtm", "proceed"})
+
+_HEADING = re.compile(r"^##\s+Decision\s+(\S+)\s+-\s+(.*?)\s*$")
+_FIELD = re.compile(r"^- ([A-Za-z_]+):(?:\s(.*))?$")
+_SUBITEM = re.compile(r"^\s{2,}- (.*)$")
+_UNCERTAINTY_SUB = re.compile(r"^\s{2,}(level|notes):(?:\s(.*))?$")
+
+
+def _unquote(value: str) -> str:
+    value = value.strip()
+    if len(value) >= 2 and value[0] == value[-1] == '"':
+        inner = value[1:-1]
+        return inner.replace('\\"', '"').replace("\\\\", "\\")
+    return value
+
+
+def parse_auto_decisions(text: str) -> list[AutoDecisionEntry]:
+    """Parse every ``## Decision NNN - <stage>.<gate-id>`` entry of ``text``."""
+    if not isinstance(text, str):
+        return []
+    entries: list[AutoDecisionEntry] = []
+    current: dict | None = None
+
+    def finish() -> None:
+        if current is not None:
+            entries.append(_finish(current, entries))
+
+    for lineno, raw in enumerate(text.splitlines(), start=1):
+        line = raw.rstrip()
+        m = _HEADING.match(line)
+        if m:
+            finish()
+            current = {"heading": m, "line": lineno, "fields": {}, "order": [], "problems": [], "last": None}
+            continue
+        if current is None:
+            continue
+        if line.startswith("## ") or line.startswith("# "):
+            finish()  # another heading ends the entry; text until the next entry is ignored
+            current = None
+            continue
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        fm = _FIELD.match(line)
+        if fm:
+            name, value = fm.group(1), (fm.group(2) or "")
+            if name in current["fields"]:
+                current["problems"].append(f"line {lineno}: field {name!r} repeated")
+            current["order"].append(name)
+            if name not in FIELD_ORDER:
+                current["problems"].append(f"line {lineno}: unknown field {name!r}")
+            if name in LIST_FIELDS:
+                current["fields"][name] = []
+                if value.strip():
+                    current["problems"].append(f"line {lineno}: {name} must be a list of '  - \"…\"' lines")
+                    current["fields"][name].append(_unquote(value))
+            elif name == "uncertainty":
+                current["fields"][name] = {}
+                if value.strip():
+                    current["problems"].append(f"line {lineno}: uncertainty takes indented level:/notes: lines")
+            else:
+                current["fields"][name] = _unquote(value)
+            current["last"] = name
+            continue
+        last = current["last"]
+        um = _UNCERTAINTY_SUB.match(line)
+        if last == "uncertainty" and um:
+            current["fields"]["uncertainty"][um.group(1)] = _unquote(um.group(2) or "")
+            continue
+        sm = _SUBITEM.match(line)
+        if sm and last in LIST_FIELDS:
+            current["fields"][last].append(_unquote(sm.group(1)))
+            continue
+        current["problems"].append(f"line {lineno}: unexpected line {line.strip()[:60]!r}")
+    finish()
+    return entries
+
+
+def _finish(cur: dict, earlier: list[AutoDecisionEntry]) -> AutoDecisionEntry:
+    m = cur["heading"]
+    problems: list[str] = cur["problems"]
+    fields: dict = cur["fields"]
+    number_text, title = m.group(1), m.group(2)
+    try:
+        number = int(number_text)
+    except ValueError:
+        number = -1
+        problems.append(f"heading number {number_text!r} is not a number")
+    else:
+        if not re.fullmatch(r"\d{3,}", number_text):
+            problems.append(f"heading number {number_text!r} is not zero-padded to 3 digits")
+    if "." in title:
+        heading_stage, gate_id = title.split(".", 1)
+    else:
+        heading_stage, gate_id = title, ""
+        problems.append(f"heading {title!r} is not <stage>.<gate-id>")
+    if earlier and number >= 0:
+        prev = max(e.number for e in earlier)
+        if number <= prev:
+            problems.append(f"decision {number:03d} is out of order (after {prev:03d})")
+    for name in FIELD_ORDER:
+        if name not in fields:
+            problems.append(f"missing field {name!r}")
+    known = [n for n in cur["order"] if n in FIELD_ORDER]
+    if known != sorted(known, key=FIELD_ORDER.index):
+        problems.append("fields are not in template order")
+    did = fields.get("decision_id")
+    if isinstance(did, str) and number >= 0 and did != f"decision-{number:03d}":
+        problems.append(f"decision_id {did!r} does not match heading number {number:03d}")
+    stage = fields.get("stage")
+    if isinstance(stage, str):
+        if stage not in STAGES:
+            problems.append(f"stage {stage!r} is not one of {', '.join(sorted(STAGES))}")
+        if stage != heading_stage:
+            problems.append(f"stage {stage!r} differs from the heading's {heading_stage!r}")
+    for name, allowed in (("prompt_type", PROMPT_TYPES), ("decision", DECISIONS)):
+        value = fields.get(name)
+        if isinstance(value, str) and value not in allowed:
+            problems.append(f"{name} {value!r} is not one of {', '.join(sorted(allowed))}")
+    unc = fields.get("uncertainty")
+    if isinstance(unc, dict) and "uncertainty" in fields:
+        if unc.get("level") not in UNCERTAINTY_LEVELS:
+            problems.append(f"uncertainty level {unc.get('level')!r} is not low, medium or high")
+        if "notes" not in unc:
+            problems.append("uncertainty has no notes")
+    answer = fields.get("gatekeeper_answer")
+    if isinstance(answer, str) and answer.strip().strip(".!").lower() in GENERIC_ANSWERS:
+        problems.append(f"gatekeeper_answer {answer!r} is generic, not question-specific")
+    if fields.get("evidence_checked") == []:
+        problems.append("evidence_checked is empty")
+    return AutoDecisionEntry(
+        number=number,
+        heading_stage=heading_stage,
+        gate_id=gate_id,
+        line=cur["line"],
+        fields=fields,
+        problems=tuple(problems),
+    )

@@ -1,0 +1,74 @@
+"""auto-decisions.md line-based parser (formats.md §1.6)."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from scars.core.autodecisions import parse_auto_decisions
+
+ENTRY = """\
+## Decision 004 - iteration.round-continuation
+- decision_id: decision-004
+- timestamp: 2026-07-10T09:12:00+08:00
+- stage: iteration
+- prompt_type: question
+- workflow_prompt: "Round 1 done. signal_lost: 6 → 5. (A) continue (B) stop"
+- gatekeeper_answer: "Stop: the 4 remaining items are 1 accept and 3 defers with owners."
+- decision: proceed
+- rationale: "No fix-class items remain."
+- principles_used:
+  - "safety valve is advisory"
+- architecture_considerations:
+  - "deferred items touch the scheduler"
+- evidence_checked:
+  - "iteration-log.yaml round 1"
+  - "scar-reports/task-2-scar.yaml"
+- uncertainty:
+  level: low
+  notes: "defer targets not yet scheduled"
+- consequences:
+  - "write iteration-log.yaml and invoke samsara:validate-and-ship"
+"""
+
+
+def test_a_valid_entry_parses_without_problems():
+    (e,) = parse_auto_decisions("# Auto decisions\n\nintro text\n\n" + ENTRY)
+    assert (e.number, e.heading_stage, e.gate_id, e.line) == (4, "iteration", "round-continuation", 5)
+    assert e.problems == ()
+    assert e.fields["uncertainty"] == {"level": "low", "notes": "defer targets not yet scheduled"}
+    assert e.fields["evidence_checked"] == ["iteration-log.yaml round 1", "scar-reports/task-2-scar.yaml"]
+    assert e.fields["workflow_prompt"].startswith("Round 1 done")
+
+
+def test_problems_are_recorded_per_entry():
+    bad = ENTRY.replace("decision: proceed", "decision: maybe").replace("- rationale: \"No fix-class items remain.\"\n", "")
+    bad = bad.replace("Decision 004", "Decision 003").replace('"Stop: the 4 remaining items are 1 accept and 3 defers with owners."', '"approved"')
+    entries = parse_auto_decisions(ENTRY + "\n" + bad)
+    assert entries[0].problems == ()
+    probs = " | ".join(entries[1].problems)
+    assert "decision 'maybe'" in probs
+    assert "missing field 'rationale'" in probs
+    assert "out of order" in probs
+    assert "does not match heading number 003" in probs
+    assert "generic" in probs
+
+
+def test_fields_out_of_order_are_flagged():
+    lines = ENTRY.splitlines()
+    lines[1], lines[2] = lines[2], lines[1]
+    (e,) = parse_auto_decisions("\n".join(lines))
+    assert "fields are not in template order" in e.problems
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text())
+def test_never_raises_on_junk(text):
+    for e in parse_auto_decisions(text):
+        assert isinstance(e.problems, tuple)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.sampled_from(ENTRY.splitlines() + ["## Decision x - y", "junk", "  - z", "  level: high"]), max_size=40))
+def test_never_raises_on_shuffled_lines(lines):
+    parse_auto_decisions("\n".join(lines))
