@@ -19,18 +19,20 @@ import re
 from pathlib import Path
 from typing import Iterable
 
+from scars.core import autodecisions as _P
 from scars.core.decisions import FieldError, is_meaningful, now_iso
 from scars.core.durable import append_record
 from scars.core.errors import DecisionRefused
 
 FILE_NAME = "auto-decisions.md"
-STAGES = ("research", "pre-thinking", "planning", "implementation", "iteration", "validation", "security-privacy-review")
-PROMPT_TYPES = ("question", "confirmation")
-DECISIONS = ("proceed", "revise", "reject", "accept_gap")
+# The enums are the parser's (scars.core.autodecisions), so what is written is what verifies.
+STAGES = tuple(sorted(_P.STAGES))
+PROMPT_TYPES = tuple(sorted(_P.PROMPT_TYPES))
+DECISIONS = tuple(sorted(_P.DECISIONS))
 LEVELS = ("low", "medium", "high")
 # Answers that are not question-specific (§1.6 validity rules), compared case-insensitively
-# after trimming whitespace and end punctuation.
-GENERIC_ANSWERS = frozenset({"approved", "approve", "looks good", "lgtm", "ok", "okay", "continue", "yes", "proceed", "fine", "done"})
+# after trimming whitespace and end punctuation: the parser's list and a few more.
+GENERIC_ANSWERS = frozenset(_P.GENERIC_ANSWERS) | {"approve", "okay", "fine", "done"}
 
 _GATE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*")
 _HEADING_NUM = re.compile(r"^##[ \t]+Decision[ \t]+(\d+)\b", re.MULTILINE)
