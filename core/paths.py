@@ -1,8 +1,8 @@
 """Paths named inside untrusted files, resolved only when they stay inside the repository.
 
 An item's ``where`` / ``debt_location`` (``src/export.py:40-88``) is text written by an
-agent or a person. Before scars reads a file it names (to show an excerpt), the path goes
-through ``resolve_inside``: it must be relative, free of NUL and control characters, and
+agent or a person. Before scars reads a file it names (to show an excerpt: see
+``scars.tui.locate``), or a symlinked input file, the path goes through ``resolve_inside``: it must be relative, free of NUL and control characters, and
 resolve — symlinks followed — to a regular file under the repository root. Anything else
 gives a one-line reason to show *instead of* an excerpt; the file is never opened.
 """
@@ -11,35 +11,8 @@ from __future__ import annotations
 
 import errno
 import os
-import re
 import stat
 from pathlib import Path
-
-# `path`, `path:12`, `path:12-30`, `path:12:5` (line:column), `path#L12`, `path#L12-L30`.
-_LOCATION = re.compile(
-    r"^(?P<path>.+?)(?:(?::(?P<a>\d+)(?:[-–](?P<b>\d+)|:\d+)?)|(?:#L(?P<c>\d+)(?:-L?(?P<d>\d+))?))?$"
-)
-
-
-def parse_location(text: str) -> tuple[str, int | None, int | None]:
-    """Split ``"src/x.py:40-88"`` into ``("src/x.py", 40, 88)``; lines are None when absent.
-
-    Only the first whitespace-separated token is taken as the location (``where`` values
-    often go on with prose: ``"src/x.py:40 — the retry loop"``).
-    """
-    token = text.strip().split()[0] if text and text.strip() else ""
-    token = token.rstrip(",;.)")
-    m = _LOCATION.match(token)
-    if not m:
-        return token, None, None
-    start = m.group("a") or m.group("c")
-    end = m.group("b") or m.group("d")
-    first = int(start) if start else None
-    last = int(end) if end else first
-    if first is not None and last is not None and last < first:
-        first, last = last, first
-    return m.group("path"), first, last
-
 
 def resolve_inside(repo_root: str | os.PathLike[str], path: str) -> Path | str:
     """Return the real path of ``path`` (relative to ``repo_root``) or the reason it is refused.
@@ -65,8 +38,8 @@ def resolve_inside(repo_root: str | os.PathLike[str], path: str) -> Path | str:
     except ValueError:  # different drives (Windows)
         inside = False
     if not inside:
-        via = " (through a symlink)" if os.path.normpath(candidate).startswith(root + os.sep) else ""
-        return f"points outside the repository{via}; not read"
+        via = " (a symlink leads out)" if os.path.normpath(candidate).startswith(root + os.sep) else ""
+        return f"points outside the repository; not read{via}"
     try:
         st = os.stat(real)
     except OSError as exc:

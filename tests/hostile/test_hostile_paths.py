@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from scars.core.paths import parse_location, resolve_inside
+from scars.core.paths import resolve_inside
 
 
 @pytest.fixture
@@ -69,19 +69,20 @@ def test_a_repository_reached_through_a_symlink_still_works(repo: Path, tmp_path
     assert "outside" in resolve_inside(link, "../secret.txt")
 
 
-@pytest.mark.parametrize(
-    "text, expected",
-    [
-        ("src/export.py:40-88", ("src/export.py", 40, 88)),
-        ("src/export.py:40", ("src/export.py", 40, 40)),
-        ("src/export.py:40:7", ("src/export.py", 40, 40)),
-        ("src/export.py#L3-L9", ("src/export.py", 3, 9)),
-        ("src/export.py:9-3", ("src/export.py", 3, 9)),
-        ("src/export.py", ("src/export.py", None, None)),
-        ("src/export.py:40 — the retry loop", ("src/export.py", 40, 40)),
-        ("n/a - synthetic fixture", ("n/a", None, None)),
-        ("", ("", None, None)),
-    ],
-)
-def test_parse_location(text, expected):
-    assert parse_location(text) == expected
+def test_app_excerpt_resolver_never_reads_outside(repo: Path, tmp_path: Path):
+    """The app's excerpt (scars.tui.locate) shows a reason instead of hostile locations."""
+    from scars.tui.locate import read_excerpt
+
+    (repo / "src" / "out.py").symlink_to(tmp_path / "secret.txt")
+    (repo / "src" / "a.py").symlink_to("b.py")
+    (repo / "src" / "b.py").symlink_to("a.py")
+    os.mkfifo(repo / "src" / "pipe.py")
+    (repo / "src" / "big.py").write_bytes(b"x = 1\n" * 400_000)
+    (repo / "src" / "bin.py").write_bytes(b"\0\1\2" * 100)
+    for where in ("../secret.txt:1", "/etc/passwd:1", "src/out.py:1", "src/a.py:1", "src/pipe.py:1",
+                  "src/x\x00.py:1", "~/secret.txt", "src/big.py:3", "src/bin.py:1", "../../../../etc/shadow"):
+        ex, reason = read_excerpt(str(repo), where)
+        assert ex is None and reason, f"{where!r}: {ex}"
+        assert "SECRET" not in reason
+    ex, reason = read_excerpt(str(repo), "src/x.py:2 — the second line")
+    assert reason is None and "line2" in ex.text
