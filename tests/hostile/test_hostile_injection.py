@@ -62,8 +62,13 @@ def test_status_json_is_escaped_and_round_trips(feature: Path):
 
 
 def _run_in_pty(argv: list[str], *, send: bytes | None = None, send_after: float = 0.0, timeout: float = 30.0,
-                rows: int = 40, cols: int = 120, env_extra: dict | None = None) -> tuple[int, bytes]:
-    """Run ``argv`` with a real pty as its terminal; return (exit status, everything it wrote)."""
+                rows: int = 40, cols: int = 120, env_extra: dict | None = None,
+                send_when: bytes | None = None) -> tuple[int, bytes]:
+    """Run ``argv`` with a real pty as its terminal; return (exit status, everything it wrote).
+
+    ``send`` is written to the terminal once ``send_when`` appeared in the output, or after
+    ``send_after`` seconds.
+    """
     import fcntl
     import struct
     import termios
@@ -80,7 +85,8 @@ def _run_in_pty(argv: list[str], *, send: bytes | None = None, send_after: float
     sent = send is None
     try:
         while True:
-            if not sent and time.monotonic() - start >= send_after:
+            ready = send_when is not None and send_when in b"".join(chunks)
+            if not sent and (ready or time.monotonic() - start >= send_after):
                 os.write(master, send)
                 sent = True
             if time.monotonic() - start > timeout:
