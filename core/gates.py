@@ -494,6 +494,7 @@ def entry_fields(evidence: Evidence, ans: Answer, reason: str | None, *, user: s
         figs = "; ".join(f"{k} {v}" for k, v in evidence.figures[:4])
         answer_text = f"{ans.label} ({figs})" if figs else ans.label
     level, notes = evidence.uncertainty
+    notes = notes or "none beyond the figures shown at the gate"
     principles = [gate.principle, f"human gate answered by {user} via scars gate ({source})"]
     considerations = list(evidence.warnings) or ["no warning was active at this gate"]
     if evidence.advice:
@@ -528,7 +529,7 @@ def answers_hint(gate: Gate, path: str | None) -> str:
     cmd = f"scars gate {gate.id}{where}{item} --answer {a.value}{reason}"
     extra = f" (answers: {', '.join(gate.values)}"
     if needs:
-        extra += f"; {', '.join(x.value for x in needs)} need --reason"
+        extra += f"; --reason needed for {', '.join(x.value for x in needs)}"
     extra += f"; or set {env_var(gate.id)})"
     return cmd + extra
 
