@@ -196,11 +196,11 @@ def _utc_z() -> str:
 def _record(evidence: Evidence, ans: Answer, reason: str | None, *, user: str, source: str, now: str,
             extra_consequences: list[str] | None = None, rationale: str | None = None) -> tuple[Path, int]:
     """Append the gate's auto-decisions.md entry next to the loop's state file."""
-    path = Path(evidence.context["decisions_dir"]) / "auto-decisions.md"
+    directory = Path(evidence.context["decisions_dir"])
     fields = entry_fields(evidence, ans, reason, user=user, source=source, now=now,
                           extra_consequences=extra_consequences, rationale=rationale)
-    number = append_auto_decision_file(path, **fields)
-    return path, number
+    number = append_auto_decision_file(directory, **fields)
+    return directory / "auto-decisions.md", number
 
 
 def _result(evidence: Evidence, ans: Answer, reason: str | None, user: str, recorded: list[Path],

@@ -378,3 +378,26 @@ def test_terminal_safety_valve_stop(tmp_path, monkeypatch, capsys):
     _open_round(f)
     code, out, _ = _interactive(monkeypatch, "\r", ["gate", "safety-valve", str(f), "--json"], capsys)
     assert code == 0 and json.loads(out.strip().splitlines()[-1])["answer"] == "stop"  # the default
+
+
+def test_terminal_triage_opens_the_app_then_records_the_gate(tmp_path, monkeypatch, capsys):
+    from scars.tui.commands import triage as triage_cmd
+
+    f = samsara_feature(tmp_path)
+    retry = item_id(f, "Retry count is hard-coded to 3")
+    seen = {}
+
+    def fake_app(args):  # stands in for the full-screen app: one decision, then quit
+        seen["feature_dir"] = args.feature_dir
+        with FeatureSession.open(args.feature_dir, user=USER) as s:
+            s.decide(retry, "fix")
+        return 0
+
+    monkeypatch.setattr(triage_cmd, "run", fake_app)
+    monkeypatch.setattr(gate_cmd, "_is_interactive", lambda: True)
+    code, out, _ = _run(["gate", "triage", str(f), "--json"], capsys)
+    assert code == 0 and seen["feature_dir"] == str(f.resolve())
+    obj = json.loads(out)
+    assert obj["counts"] == {"fix": 1, "accept": 0, "defer": 0} and obj["undecided"] == 4
+    [e] = _entries(f)
+    assert e.gate_id == "triage" and "fix 1, accept 0, defer 0 of 5 items" in e.fields["gatekeeper_answer"]
