@@ -328,7 +328,10 @@ def _yaml_quote(text: str) -> str:
     """A YAML double-quoted scalar on one line (JSON escapes are valid YAML escapes)."""
     out = []
     for ch in json.dumps(" ".join(str(text).split()), ensure_ascii=False)[1:-1]:
-        out.append(ch if ch.isprintable() or ch == " " else f"\\u{ord(ch):04x}")
+        if ch.isprintable() or ch == " ":
+            out.append(ch)
+        else:
+            out.append(f"\\u{ord(ch):04x}" if ord(ch) <= 0xFFFF else f"\\U{ord(ch):08x}")
     return '"' + "".join(out) + '"'
 
 

@@ -498,14 +498,13 @@ def gather_review(gate: Gate, path: Path, **_: Any) -> Evidence:
             buckets_ok = blocking == 0
             bucket_text = (f"FAIL {buckets['FAIL']}, INCONCLUSIVE {buckets['INCONCLUSIVE']}, "
                            f"ZERO_ELIGIBLE_VARIANTS {buckets['ZERO_ELIGIBLE_VARIANTS']}, "
-                           f"PASS {buckets['PASS']}, INTEGRITY_ONLY {buckets['INTEGRITY_ONLY']} "
-                           "(lines naming each verdict)")
-            uncertainty = ("medium", "claim buckets counted leniently from VERIFY_REPORT.md lines")
+                           f"PASS {buckets['PASS']}, INTEGRITY_ONLY {buckets['INTEGRITY_ONLY']}")
+            uncertainty = ("medium", "claim buckets counted from the verdict tokens of VERIFY_REPORT.md rows")
         stop_met = bool(score_ok and verdict_ok and buckets_ok)
         left_it = max(max_it - consumed, 0)
         left_re = max(MECHANIST_MAX_CLAIM_REENTRIES - reentries, 0)
         budget = f"iterations {left_it} of {max_it}, claim re-entries {left_re} of {MECHANIST_MAX_CLAIM_REENTRIES}"
-        number = heading if heading is not None else consumed + 1
+        number = heading if heading is not None else max(consumed, 1)
         unit = "Iteration"
         figures = [
             ("lineage", "Mechanist auto-iteration-loop"),
@@ -556,8 +555,12 @@ def gather_review(gate: Gate, path: Path, **_: Any) -> Evidence:
         warnings.append("last_score is missing or not a number")
     overrides = {"stop": "proceed"} if stop_met else {}
     reason_required = {"continue"} if stop_met else set()
-    advice = ("STOP rule met: the loop would stop here" if stop_met
-              else f"STOP rule not met: the loop would continue while budget is left ({budget})")
+    if stop_met:
+        advice = "STOP rule met: the loop would stop here"
+    elif "continue" in refused:
+        advice = f"STOP rule not met and {refused['continue']}: the loop closes out"
+    else:
+        advice = f"STOP rule not met: the loop would continue ({budget} left)"
     prompt = REVIEW_PROMPT.format(unit=unit, unit_lower=unit.lower(), number=number,
                                   next=number + 1, score="?" if score is None else f"{score:g}",
                                   verdict=verdict, stop="met" if stop_met else "not met", budget=budget)

@@ -131,3 +131,22 @@ def test_skip_record_edit_keeps_every_other_byte_and_is_reversible():
     assert edit_skip_record(replaced, None) == text
     no_newline = edit_skip_record("feature: x", "r")
     assert no_newline == 'feature: x\niteration_skip_record: "r"\n'
+
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+
+@settings(max_examples=150, deadline=None)
+@given(value=st.text(min_size=1, max_size=80).filter(lambda t: " ".join(t.split())),
+       tail=st.sampled_from(["", "\n", "# trailing comment\n", "notes: |\n  block\n"]))
+def test_skip_record_round_trips_any_text_and_removal_restores_the_file(value, tail):
+    import yaml
+
+    text = "feature: x  # c\ntasks:\n  - id: task-1\n" + tail
+    added = edit_skip_record(text, value)
+    data = yaml.safe_load(added)
+    assert data["iteration_skip_record"] == " ".join(value.split())
+    assert {k: v for k, v in data.items() if k != "iteration_skip_record"} == yaml.safe_load(text)
+    restored = edit_skip_record(added, None)
+    assert restored == (text if text.endswith("\n") else text + "\n")

@@ -181,7 +181,7 @@ def test_mechanist_stop_rule_met_and_stop_records_positive_verdict(tmp_path):
     assert figs["STOP rule"] == "met"
     assert figs["iterations consumed"] == "2 of 6 (4 left)"
     assert figs["claim re-entries"] == "1 of 2 (1 left)"
-    assert figs["claim buckets"].startswith("FAIL 0, INCONCLUSIVE 0, ZERO_ELIGIBLE_VARIANTS 0, PASS 1, INTEGRITY_ONLY 1")
+    assert figs["claim buckets"].startswith("FAIL 0, INCONCLUSIVE 0, ZERO_ELIGIBLE_VARIANTS 0, PASS 1, INTEGRITY_ONLY 1: clear")
     assert ev.default == "stop"
     assert "verify/VERIFY_REPORT.md" in ev.files_read
     # Continuing past a met STOP rule needs a reason.
