@@ -619,6 +619,8 @@ def replay(path: str, af: AnswersFile, *, user: str, options: dict[str, Any], so
                     continue
                 try:
                     ev = gather(GATES[gid], feature_dir, session=ro, item=opts.get("item"), blocked=opts.get("blocked"))
+                    if gid == "blocked-fix" and (af.items.get(opts.get("item") or "") or {}).get("action") == "fix":
+                        ev.refused.clear()  # decided fix by this same file, before the blocked-fix step
                     validate_answer(ev, e.get("answer"), e.get("reason"))
                 except (UsageError, DecisionRefused) as exc:
                     errors.append(f"{gid}: {exc}")

@@ -401,3 +401,28 @@ def test_terminal_triage_opens_the_app_then_records_the_gate(tmp_path, monkeypat
     assert obj["counts"] == {"fix": 1, "accept": 0, "defer": 0} and obj["undecided"] == 4
     [e] = _entries(f)
     assert e.gate_id == "triage" and "fix 1, accept 0, defer 0 of 5 items" in e.fields["gatekeeper_answer"]
+
+
+def test_answers_file_like_the_readme_example(tmp_path, capsys):
+    f = samsara_feature(tmp_path)
+    retry = item_id(f, "Retry count is hard-coded to 3")
+    utf8 = item_id(f, "Config is UTF-8")
+    tz = item_id(f, "Timezone-naive timestamps compare as UTC")
+    _open_round(f)
+    p = tmp_path / "answers.yaml"
+    p.write_text(
+        f"{retry}: fix\n"
+        f'{utf8}: {{action: accept, re_review_signal: "a second writer appears", owner: "ops", rationale: "single writer today"}}\n'
+        f'{tz}: {{action: defer, reason: "needs the scheduler rework"}}\n'
+        "entry: enter\n"
+        'round-continue: {answer: stop, reason: "the 3 left are accepted or deferred with owners"}\n'
+        f'blocked-fix: {{answer: defer, item: {retry}, reason: "the vendor API is not reachable from CI"}}\n'
+    )
+    code, out, err = _run(["gate", "round-continue", str(f), "--answers", str(p), "--json"], capsys)
+    assert code == 0, err
+    obj = json.loads(out)
+    assert obj["gate"] == "round-continue" and obj["round_decision"] == "stop"
+    assert [r["gate"] for r in obj["replayed"]] == ["entry", "triage", "blocked-fix"]
+    assert [e.gate_id for e in _entries(f)] == ["entry", "triage", "blocked-fix", "round-continue"]
+    with FeatureSession.open(f, read_only=True) as s:
+        assert s.decisions[retry].blocked_outcome == "reclassify_as_defer"
