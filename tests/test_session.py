@@ -200,3 +200,61 @@ def test_auto_mode_appends_the_round_gate_entry(tmp_path):
     assert all(not e.problems for e in entries)
     assert entries[0].fields["workflow_prompt"].startswith("Round 1 done. signal_lost 4")
     assert entries[1].fields["rationale"].startswith("supersedes decision-001")
+
+
+def test_two_writers_at_once_one_is_refused_nothing_interleaves(feature):
+    """Two processes open the same feature at the same moment: one writes, the other is refused."""
+    import os
+    import signal
+
+    import scars.core.budget  # noqa: F401 - loaded before forking
+    from scars.core import journal as J
+
+    go_r, go_w = os.pipe()
+    out_r, out_w = os.pipe()
+    pids = []
+    for n in range(2):
+        pid = os.fork()
+        if pid == 0:
+            code = 0
+            try:
+                os.close(go_w)
+                os.read(go_r, 1)  # both start together
+                try:
+                    s = FeatureSession.open(feature, user=f"writer-{n}")
+                except LockHeld as exc:
+                    os.write(out_w, f"refused {n} {exc.holder.get('user')}\n".encode())
+                else:
+                    for k in range(20):
+                        s.decide(s.feature.items[k % 4].id, "fix" if k % 2 else "defer")
+                    os.write(out_w, f"wrote {n}\n".encode())
+                    os.read(go_r, 1)  # hold the lock until the parent lets go
+                    s.close()
+            except BaseException:
+                code = 1
+            finally:
+                os._exit(code)
+        pids.append(pid)
+    os.close(go_r)
+    os.close(out_w)
+    os.write(go_w, b"xx")
+    lines = []
+    with os.fdopen(out_r, "rb") as f:
+        while len(lines) < 2:
+            line = f.readline()
+            if not line:
+                break
+            lines.append(line.decode().strip())
+        os.write(go_w, b"yy")
+        os.close(go_w)
+        codes = [os.waitpid(p, 0)[1] for p in pids]
+    assert codes == [0, 0]
+    kinds = sorted(ln.split()[0] for ln in lines)
+    assert kinds == ["refused", "wrote"], lines
+    writer = next(ln.split()[1] for ln in lines if ln.startswith("wrote"))
+    refused = next(ln for ln in lines if ln.startswith("refused"))
+    assert refused.endswith(f"writer-{writer}")
+    read = J.read_journal(journal_path(feature))
+    assert read.problems == []
+    assert [r["seq"] for r in read.records] == list(range(1, 21))
+    assert {r["by"] for r in read.records} == {f"writer-{writer}"}
