@@ -259,6 +259,18 @@ class FeatureSession:
         )
         return self._state.decisions[item_id]
 
+    def reopen(self, item_id: str, *, cause: str, watch: Any = None) -> Decision:
+        """Send a decided item back to triage (a fired re-review watch); returns the decision
+        it had. The record is not undoable by :meth:`undo` — it is not a person's decision."""
+        self._writable()
+        current = self._state.decisions.get(item_id)
+        if current is None:
+            raise DecisionRefused(f"item {item_id} has no decision to reopen", [FieldError("item_id", "no decision")])
+        if not is_meaningful(cause):
+            raise DecisionRefused("a reopen needs its cause", [FieldError("cause", "is required")])
+        self._append(J.REOPEN, item_id=item_id, cause=cause.strip(), watch=watch, round=self._round_of_change())
+        return current
+
     # ------------------------------------------------------------------ rounds
 
     def _round_of_change(self) -> int:

@@ -258,3 +258,19 @@ def test_two_writers_at_once_one_is_refused_nothing_interleaves(feature):
     assert read.problems == []
     assert [r["seq"] for r in read.records] == list(range(1, 21))
     assert {r["by"] for r in read.records} == {f"writer-{writer}"}
+
+
+def test_reopen_sends_an_item_back_to_triage(feature):
+    with FeatureSession.open(feature) as s:
+        a, b = ids(s)[:2]
+        s.decide(a, "accept", **ACCEPT, watch="path-changed: src/export.py")
+        s.decide(b, "fix")
+        with pytest.raises(DecisionRefused):
+            s.reopen(ids(s)[2], cause="watch fired")
+        assert s.reopen(a, cause="src/export.py changed").action == "accept"
+        assert a not in s.decisions
+        assert [h["action"] for h in s.history(a)] == ["accept"]
+        assert s.undo() == [b]  # the reopen is not a person's decision: undo skips it
+        assert a not in s.decisions
+    with FeatureSession.open(feature) as s:
+        assert s.decisions == {}
