@@ -223,3 +223,11 @@ def test_terminal_untrusted_text_is_shown_inert(tmp_path, monkeypatch, capsys):
     assert code == 0
     assert "\x1b]52" not in out and "\x07" not in out
     assert "␛]52;c;cGF5bG9hZA==␇ [bold]x[/bold]" in out
+
+
+def test_terminal_review_continue_one_key(tmp_path, monkeypatch, capsys):
+    stage = mechanist_state(tmp_path, score=5, verdict="not ready")
+    code, out, _ = _interactive(monkeypatch, "a\r", ["gate", "review-continue", str(stage), "--json"], capsys)
+    assert code == 0
+    assert json.loads(out.strip().splitlines()[-1])["answer"] == "continue"
+    assert "STOP rule" in out
