@@ -12,8 +12,7 @@ from prompt_toolkit.application import create_app_session
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
-from gatekit import bkit_project, loop_spec_feature, mechanist_state, tree_hashes
-from scars.core import gates
+from gatekit import clean_env, bkit_project, loop_spec_feature, mechanist_state, tree_hashes
 from scars.core.lock import FeatureLock
 from scars.tui import cli
 from scars.tui.commands import gate as gate_cmd
@@ -26,11 +25,8 @@ def _run(argv, capsys):
 
 
 @pytest.fixture(autouse=True)
-def _clean_env(monkeypatch):
-    for name in list(os.environ):
-        if name.startswith(("SCARS_ANSWER_", "SCARS_REASON_", "LOOP_SPEC_")):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("SCARS_USER", "alice")
+def _env(monkeypatch):
+    clean_env(monkeypatch)
 
 
 def test_no_tty_and_no_answer_exits_3_at_once_naming_the_command(tmp_path):

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
 import yaml
 
-from gatekit import bkit_project, item_id, loop_spec_feature, mechanist_state, samsara_feature
+from gatekit import clean_env, bkit_project, item_id, loop_spec_feature, mechanist_state, samsara_feature
 from scars.core.autodecisions import parse_auto_decisions
 from scars.core.session import FeatureSession
 from scars.tui import cli
@@ -60,10 +59,7 @@ CASES = {
 
 @pytest.fixture(autouse=True)
 def _env(monkeypatch):
-    for name in list(os.environ):
-        if name.startswith(("SCARS_ANSWER_", "SCARS_REASON_", "LOOP_SPEC_")):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("SCARS_USER", "alice")
+    clean_env(monkeypatch)
 
 
 @pytest.mark.parametrize("source", ["flag", "env", "file"])
