@@ -36,6 +36,7 @@ BLOCKED_FIX = "blocked_fix"  # {"item_id", "outcome", "reason"}
 ROUND_START = "round_start"  # {"round", "signal_lost_before", "budget_context", "item_ids"}
 ROUND_CLOSE = "round_close"  # {"round", "entry": the iteration-log round mapping}
 AUTO_DECISION = "auto_decision"  # {"number", "stage", "gate_id", "supersedes"}
+REOPEN = "reopen"  # {"item_id", "cause", "watch"}: a fired re-review watch sends the item back to triage
 UNDOABLE = frozenset({DECISION, SIGN_OFF, BLOCKED_FIX})
 
 
@@ -152,6 +153,7 @@ class JournalState:
     auto_decisions: list[dict[str, Any]] = field(default_factory=list)
     changed_at: dict[str, int] = field(default_factory=dict)  # item_id -> seq of its last change
     descriptions: dict[str, str] = field(default_factory=dict)  # item_id -> text when decided
+    reopened: dict[str, dict[str, Any]] = field(default_factory=dict)  # item_id -> reopen record, until decided again
 
 
 def replay(records: list[dict[str, Any]]) -> JournalState:
@@ -195,6 +197,7 @@ def apply(state: JournalState, rec: dict[str, Any]) -> None:
                 continue
             supersede(dec.item_id)
             state.decisions[dec.item_id] = dec
+            state.reopened.pop(dec.item_id, None)
             state.changed_at[dec.item_id] = seq
             if isinstance(d.get("description"), str):
                 state.descriptions[dec.item_id] = d["description"]
@@ -233,3 +236,10 @@ def apply(state: JournalState, rec: dict[str, Any]) -> None:
         state.undo_stack.clear()  # decisions of a closed round are in iteration-log.yaml now
     elif kind == AUTO_DECISION:
         state.auto_decisions.append(rec)
+    elif kind == REOPEN:
+        item = rec.get("item_id")
+        if isinstance(item, str) and item:
+            supersede(item)
+            state.decisions.pop(item, None)
+            state.changed_at[item] = seq
+            state.reopened[item] = rec
