@@ -697,16 +697,25 @@ def already_reopened(result: WatchResult, watch_log: list[dict[str, Any]]) -> di
 
 
 def reopened_now(feature_dir: str | os.PathLike) -> dict[str, dict[str, Any]]:
-    """Items a fired watch reopened and nobody has decided since (from the journal), each with
-    its cause, watch, time and the number of its auto-decisions.md entry."""
-    from scars.core.decided import current_reopened
+    """Items a fired watch reopened and nobody has decided since, each with its cause, watch,
+    time and the number of its auto-decisions.md entry: journal reopen records, and fired
+    records of accepts that only iteration-log.yaml held (no journal decision to supersede)."""
+    from scars.core.journal import feature_state
 
+    state = feature_state(feature_dir)
     fired = reopened_items(feature_dir)
-    out = {}
-    for item_id, rec in current_reopened(feature_dir).items():
+    out: dict[str, dict[str, Any]] = {}
+    for item_id, rec in state.reopened.items():
+        if item_id in state.decisions:
+            continue
         f = fired.get(item_id, {})
         out[item_id] = {"cause": rec.get("cause"), "watch": rec.get("watch"), "at": rec.get("at"),
                         "by": rec.get("by"), "auto_decision": f.get("auto_decision")}
+    for item_id, f in fired.items():
+        if item_id in out or item_id in state.decisions:
+            continue
+        out[item_id] = {"cause": f.get("cause"), "watch": f.get("watch"), "at": f.get("at"), "by": f.get("by"),
+                        "auto_decision": f.get("auto_decision")}
     return out
 
 
@@ -754,10 +763,13 @@ def reopen_fired(feature_dir: str | os.PathLike, results: list[WatchResult], *,
                 outcomes.append({"item_id": r.item_id, "watch": r.watch, "reopened": False,
                                  "already": prior.get("at"), "auto_decision": prior.get("auto_decision")})
                 continue
-            s.reopen(r.item_id, cause=r.cause, watch=r.watch)
+            journal = r.item_id in s.decisions
+            if journal:  # an accept only iteration-log.yaml holds has no journal decision to supersede
+                s.reopen(r.item_id, cause=r.cause, watch=r.watch)
             number = s.append_auto_decision(**_auto_entry_fields(r, name))
             rec = _append(feature_dir, {"type": "fired", "item_id": r.item_id, "watch": r.watch, "cause": r.cause,
-                                        "text": r.text, "origin": r.origin, "by": s.user, "auto_decision": number})
+                                        "text": r.text, "origin": r.origin, "by": s.user, "auto_decision": number,
+                                        "journal": journal})
             log.append(rec)
             outcomes.append({"item_id": r.item_id, "watch": r.watch, "reopened": True, "at": rec["at"],
                              "auto_decision": number})
