@@ -41,7 +41,8 @@ Rules (the README section "Budget context, advice and watches" repeats them):
   continue.
 * **Headline**: the most cautious action among the budget matrix, fixability, the active
   failure modes (budget burn, false improvement and trigger cascade escalate) and the monitor,
-  in the order ESCALATE > ACCEPT > FINAL_ATTEMPT > REFINE > ITERATE. For samsara's round gate,
+  in the order ESCALATE > ACCEPT > FINAL_ATTEMPT > REFINE > ITERATE — except that a converged
+  history (quality ≥ target, nothing remaining) is always ACCEPT. For samsara's round gate,
   ESCALATE and ACCEPT mean "stop", the others "continue".
 """
 
@@ -163,7 +164,8 @@ class Advice:
             lines.append(
                 f"trend: {t['direction']} (slope {t['slope']:+.3f})"
                 + (", plateau" if t.get("is_plateauing") else "")
-                + (f", converges ~ iteration {t['predicted_convergence_iteration']}"
+                + (", target reached" if t["latest_quality"] >= t["target"] else
+                   f", converges ~ iteration {t['predicted_convergence_iteration']}"
                    if t.get("predicted_convergence_iteration") is not None else "")
             )
         if self.strategy:
@@ -222,20 +224,23 @@ def slope(xs: Sequence[float], ys: Sequence[float]) -> float:
 
 def budget_matrix(remaining: int, gap: float, token_share: float | None) -> tuple[str, str]:
     """(action, the matrix row that chose it)."""
+    tokens = "no token budget given" if token_share is None else f"{token_share:.0%} of tokens left"
     if token_share is not None and token_share < 0.25:
-        return "ESCALATE", "tokens < 25% left: escalate (budget)"
+        return "ESCALATE", f"{tokens} (< 25%): budget"
     if remaining <= 0:
-        return "ESCALATE", "no iteration left: escalate"
+        return "ESCALATE", "no iteration left"
     if remaining >= 3 and (token_share is None or token_share > 0.5):
+        head = f"{remaining} iterations left, {tokens}"
         if gap > 0.3:
-            return "ITERATE", "≥3 iterations, tokens > 50%, high gap (> 0.3)"
+            return "ITERATE", f"{head}, high gap {gap:.2f} (> 0.3)"
         if gap >= 0.1:
-            return "REFINE", "≥3 iterations, tokens > 50%, medium gap (0.1–0.3)"
-        return "ACCEPT", "≥3 iterations, tokens > 50%, low gap (< 0.1)"
-    row = "1–2 iterations" if remaining <= 2 else "≥3 iterations with 25–50% tokens (1–2 row applied)"
+            return "REFINE", f"{head}, medium gap {gap:.2f} (0.1–0.3)"
+        return "ACCEPT", f"{head}, low gap {gap:.2f} (< 0.1)"
+    row = (f"{remaining} iteration(s) left, {tokens}" if remaining <= 2
+           else f"{remaining} iterations left but only {tokens} (the 1–2 row applies)")
     if gap > 0.3:
-        return "FINAL_ATTEMPT", f"{row}, high gap (> 0.3)"
-    return "ACCEPT", f"{row}, medium/low gap (≤ 0.3)"
+        return "FINAL_ATTEMPT", f"{row}, high gap {gap:.2f} (> 0.3)"
+    return "ACCEPT", f"{row}, gap {gap:.2f} (≤ 0.3)"
 
 
 def fixability(triggers: Iterable[Trigger]) -> float | None:
@@ -489,7 +494,7 @@ def advise_history(
     recs: list[Recommendation] = []
 
     action, row = budget_matrix(remaining, gap, token_share)
-    recs.append(Recommendation("budget_matrix", action, f"Budget matrix: {row} → {action}.",
+    recs.append(Recommendation("budget_matrix", action, f"Budget matrix: {row}.",
                                {"remaining_iterations": remaining, "quality_gap": round(gap, 4),
                                 "token_share_left": None if token_share is None else round(token_share, 4)}))
     fx = fixability(trig)
@@ -528,6 +533,9 @@ def advise_history(
             strategy = ladder[min(len(ladder) - 1, ladder.index(strategy) + 1)]
     headline = max((r.action for r in recs if r.action in _CAUTION),
                    key=lambda a: _CAUTION[a], default="ITERATE")
+    if m_rule.startswith("converged"):
+        headline = "ACCEPT"  # the goal is reached: budget and variance rules no longer apply
+        strategy = None
     if token_share is not None:
         budget = {"max_iterations": max_iterations, "current_iteration": cur, "remaining_iterations": remaining,
                   "token_budget": token_budget, "tokens_used": tokens_used, "token_share_left": round(token_share, 4)}
@@ -635,3 +643,93 @@ def advise_feature(feature: Feature, decisions: Mapping[str, Any] | None = None,
 
 def trigger_counts_by_category(feature: Feature) -> dict[str, int]:
     return {c: sum(1 for it in feature.items if it.counted and it.category == c) for c in CATEGORIES}
+
+
+# ----------------------------------------------------------------------------- other loops
+
+# kind -> (divisor that maps the loop's score to 0..1, default target, default acceptable)
+LOOP_SCALES: dict[str, tuple[float, float, float]] = {
+    "loop-spec": (10.0, 0.8, 0.7),  # judge criteria 1–10; converged needs every criterion ≥ 8
+    "mechanist": (10.0, 0.6, 0.6),  # STOP needs score ≥ 6
+    "aris": (10.0, 0.6, 0.6),
+    "bkit": (100.0, 0.9, 0.9),  # match rate %, pass at 90 %
+    "bkit-sprint": (100.0, 1.0, 0.9),  # sprint target 100 %, minimum acceptable 90 %
+    "dag-convergence": (1.0, TARGET_QUALITY, ACCEPTABLE_QUALITY),
+}
+
+
+def _gap_triggers(verdict: Any) -> tuple[Trigger, ...] | None:
+    """loop-spec verdict -> triggers: its gap and remaining gaps (type gap_<type>, key fix_first)."""
+    if not isinstance(verdict, Mapping):
+        return None
+    gaps = []
+    if isinstance(verdict.get("gap"), Mapping):
+        gaps.append(verdict["gap"])
+    if isinstance(verdict.get("remaining_gaps"), list):
+        gaps.extend(g for g in verdict["remaining_gaps"] if isinstance(g, Mapping))
+    out = []
+    for g in gaps:
+        key = _norm(g.get("fix_first") or g.get("description") or "gap")
+        out.append(Trigger(f"gap_{g.get('type') or 'execute'}", key, 1.0, g.get("needs_operator") is not True,
+                           "loop-spec verdict"))
+    return tuple(out)
+
+
+def loop_history(state: Any) -> tuple[list[QualityPoint], float, float] | None:
+    """(points, target, acceptable) of a :class:`scars.core.loops.base.LoopState`; None for kinds
+    without a quality history (samsara is advised through its feature; DAG iteration reports
+    hold trigger severities, not qualities)."""
+    kind = getattr(state, "kind", None)
+    if kind not in LOOP_SCALES:
+        return None
+    div, target, acceptable = LOOP_SCALES[kind]
+    details = getattr(state, "details", None) or {}
+    if kind == "bkit-sprint":
+        t, m = details.get("target"), details.get("min_acceptable")
+        target = float(t) / div if isinstance(t, (int, float)) else target
+        acceptable = float(m) / div if isinstance(m, (int, float)) else acceptable
+    if kind == "bkit" and isinstance(details.get("threshold"), (int, float)):
+        target = acceptable = float(details["threshold"]) / div
+    if kind == "dag-convergence" and isinstance(details.get("goal"), Mapping):
+        g = details["goal"]
+        target = float(g.get("targetQuality", target)) if isinstance(g.get("targetQuality"), (int, float)) else target
+        acceptable = (float(g["acceptableQuality"]) if isinstance(g.get("acceptableQuality"), (int, float))
+                      else acceptable)
+    verdicts: list[Any] = []
+    raw = getattr(state, "raw", None)
+    if kind == "loop-spec" and isinstance(raw, Mapping) and isinstance(raw.get("iterate"), Mapping):
+        hist = raw["iterate"].get("history")
+        verdicts = [v for v in hist if isinstance(v, Mapping)] if isinstance(hist, list) else []
+    points: list[QualityPoint] = []
+    measured = [p for p in getattr(state, "points", ()) if getattr(p, "value", None) is not None]
+    for i, p in enumerate(measured, 1):
+        trig = None
+        strategy = None
+        if kind == "loop-spec" and len(verdicts) == len(measured):
+            trig = _gap_triggers(verdicts[i - 1])
+            gap = verdicts[i - 1].get("gap")
+            strategy = str(gap.get("type")) if isinstance(gap, Mapping) and gap.get("type") else None
+        q = max(0.0, min(1.0, float(p.value) / div))
+        points.append(QualityPoint(i, q, trig, None if trig is None else len(trig), strategy, label=p.label))
+    if not points:
+        return None
+    return points, target, acceptable
+
+
+def advise_loop_state(state: Any, *, token_budget: float | None = None,
+                      tokens_used: float | None = None) -> Advice | None:
+    """Advice for another loop's history (loop-spec judge scores, ARIS/Mechanist review
+    scores, bkit match rates, DAG convergence reports); None when it has no quality history."""
+    h = loop_history(state)
+    if h is None:
+        return None
+    points, target, acceptable = h
+    budget = getattr(state, "budget", None)
+    limit = getattr(budget, "limit", None)
+    used = getattr(budget, "used", None)
+    max_it = limit if isinstance(limit, int) and limit > 0 else max(len(points), 1)
+    current = used if isinstance(used, int) else points[-1].iteration
+    triggers = list(points[-1].triggers or ())
+    return advise_history(points, max_iterations=max_it, current_iteration=current, triggers=triggers,
+                          token_budget=token_budget, tokens_used=tokens_used, target=target,
+                          acceptable=acceptable, source=state.kind, subject=state.name)

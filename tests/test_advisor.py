@@ -141,7 +141,7 @@ def test_false_improvement_needs_three_iterations():
     assert m.active  # the seed's example 3 plateau
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.lists(st.floats(0, 1, allow_nan=False), min_size=3, max_size=8))
 def test_false_improvement_matches_its_definition(qs):
     m = mode(failure_modes(pts(*qs), token_budget=None, tokens_used=None), "false_improvement")
@@ -286,3 +286,35 @@ def test_samsara_strategy_hints_feed_strategy_mismatch():
     f = feature([item(i) for i in range(5)], log(r(1, 6, 5), r(2, 5, 5), r(3, 5, 5), max_rounds=5))
     a = advise_feature(f)
     assert mode(a.failure_modes, "strategy_mismatch").active
+
+
+# ------------------------------------------------------------------ other loops
+
+
+def _state(kind, values, used, limit, **kw):
+    from scars.core.loops.base import Budget, LoopState, StopRule, TrendPoint
+
+    points = tuple(TrendPoint(f"iteration {i}", v) for i, v in enumerate(values, 1))
+    return LoopState(kind=kind, name="x", path="x", budget=Budget(used, limit), stop_rule=StopRule(None),
+                     route=None, trend=tuple(v for v in values if v is not None), waiting_for_human=False,
+                     reason="", points=points, **kw)
+
+
+def test_loop_scores_are_scaled_and_unmeasured_points_skipped():
+    a = adv.advise_loop_state(_state("bkit-sprint", [60.0, None, 70.0, 71.0], 4, 5,
+                                     details={"target": 100, "min_acceptable": 90}))
+    assert [p.quality for p in a.history] == [0.6, 0.7, 0.71]
+    assert a.trend["target"] == 1.0
+    assert adv.advise_loop_state(_state("dag-iteration", [0.7], 1, 5)) is None
+    assert adv.advise_loop_state(_state("loop-spec", [], 0, 10)) is None
+
+
+def test_loop_spec_gaps_become_triggers_and_strategies():
+    gap = {"type": "execute", "description": "d", "fix_first": "Pass the flag"}
+    hist = [{"iteration": i, "converged": False, "gap": dict(gap), "remaining_gaps": []} for i in (1, 2, 3)]
+    raw = {"iterate": {"history": hist}}
+    s = _state("loop-spec", [6.0, 6.0, 6.0], 3, 10, raw=raw)
+    a = adv.advise_loop_state(s)
+    assert mode(a.failure_modes, "infinite_loop").active  # the same fix_first three times
+    assert mode(a.failure_modes, "strategy_mismatch").figures["failed_strategy"] == "execute"
+    assert a.action == "ESCALATE"

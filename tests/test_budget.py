@@ -173,7 +173,7 @@ def test_strategy_hint_rules(remaining, stagnation, rot, low, hint):
                          retry_low=low)[0] == hint
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.integers(0, 10), st.integers(0, 10), st.integers(-20, 20), st.booleans())
 def test_strategy_hint_is_total_and_ordered(remaining, stagnation, rot, low):
     hint, rule = strategy_hint(remaining_rounds=remaining, stagnation=stagnation, net_rot_previous=rot,
@@ -188,7 +188,7 @@ def test_strategy_hint_is_total_and_ordered(remaining, stagnation, rot, low):
 # ------------------------------------------------------------------ net rot arithmetic
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.integers(0, 500), st.integers(0, 500), st.one_of(st.none(), st.integers(0, 100)))
 def test_net_rot_identity(before, after, new):
     rot = round_rot(rnd(1, before, after, new=new))

@@ -131,7 +131,7 @@ def test_advise_token_budget_both_or_neither(fdir, capsys):
     assert "both" in capsys.readouterr().err
     out = run_json(capsys, "advise", str(fdir), "--json", "--token-budget", "100", "--tokens-used", "90")
     assert out["action"] == "ESCALATE"
-    assert any(r["rule"] == "budget_matrix" and "tokens < 25%" in r["message"] for r in out["recommendations"])
+    assert any(r["rule"] == "budget_matrix" and "(< 25%)" in r["message"] for r in out["recommendations"])
 
 
 def test_hostile_text_is_inert_in_reports(tmp_path, capsys):
@@ -153,3 +153,15 @@ def test_commands_do_not_import_textual():
             "print('textual' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
+
+
+def test_advise_over_a_tree_with_other_loops(upstream, capsys):
+    out = run_json(capsys, "advise", str(upstream), "--json")
+    by = {(a["source"], a["subject"]): a for a in out["advice"]}
+    aris = by[("aris", "card-games-modeling/review-stage")]
+    assert [p["quality"] for p in aris["history"]] == [0.5, 0.75, 0.85, 0.9]
+    assert aris["action"] == "ACCEPT"  # review score 9/10 is past the 6/10 stop line: converged
+    bkit = by[("bkit", "bkit-v1.5.7-comprehensive-test")]
+    assert bkit["history"][0]["quality"] == 0.95 and bkit["budget"]["current_iteration"] == 6
+    assert ("samsara", "2026-04-17_samsara-phase4-auto-iteration") in by
+    assert {"kind": "loop-spec", "name": "gdd"}.items() <= out["skipped"][0].items()

@@ -83,7 +83,8 @@ def print_advice(a: dict[str, Any], console: Console | None = None) -> None:
     pred = t.get("predicted_convergence_iteration")
     _line(c, f"Trend: {t['direction']} (slope {t['slope']:+.3f}), latest quality {t['latest_quality']:.2f} "
              f"of target {t['target']:.2f}" + (", plateau" if t.get("is_plateauing") else "")
-             + (f", converges ~ iteration {pred}" if pred is not None else ", no convergence predicted"))
+             + (", target reached" if t["latest_quality"] >= t["target"] else
+                (f", converges ~ iteration {pred}" if pred is not None else ", no convergence predicted")))
     if a.get("fixability") is not None:
         _line(c, f"Fixability: {a['fixability']:.0%}")
     table = Table(show_header=True, box=None, pad_edge=False, header_style="bold")
