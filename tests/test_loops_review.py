@@ -176,3 +176,17 @@ def test_aris_log_only_and_unreadable_state(tmp_path):
     state = review.read_review_dir(stage, tmp_path, now=NOW)
     assert state.parse_failures and state.parse_failures[0].line == 2
     assert state.trend == (4.0, 7.0)  # the log is still read
+
+
+def test_mechanist_log_without_state_uses_the_budget_line(tmp_path):
+    stage = tmp_path / "review-stage"
+    stage.mkdir()
+    (stage / "AUTO_REVIEW.md").write_text(
+        "## Iteration 1 (t)\n### Assessment (Summary)\n- Score: 4/10\n- Verdict: not ready\n"
+        "- Budget after this iteration: iterations 1/6, claim-reentries 0/2\n"
+        "## Iteration 2 (t)\n### Assessment (Summary)\n- Score: 5/10\n- Verdict: not ready\n"
+        "- Budget after this iteration: iterations 3/6, claim-reentries 1/2\n")
+    state = review.read_review_dir(stage, tmp_path, now=NOW)
+    assert state.kind == "mechanist"
+    assert state.budget.used == 3 and state.details["claim_reentries"]["used"] == 1
+    assert state.trend == (4.0, 5.0) and state.route == "iteration 4"

@@ -89,6 +89,9 @@ def canonical_verdict(text: Any) -> str | None:
 # --------------------------------------------------------------------------- AUTO_REVIEW.md
 
 _REVIEW_SECTION = re.compile(r"^##\s+(?P<kind>Iteration|Round)\s+(?P<n>\d+)\b(?P<rest>.*)$", re.IGNORECASE)
+# "- Budget after this iteration: iterations 3/6, claim-reentries 1/2"
+_BUDGET_LINE = re.compile(r"budget after this iteration\W+iterations\s+(\d+)\s*/\s*\d+", re.IGNORECASE)
+_REENTRY_LINE = re.compile(r"claim[- ]re-?entries\s+(\d+)\s*/\s*\d+", re.IGNORECASE)
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _LABEL = re.compile(r"^\s*(?:[-*+]\s+)?(?:\*\*|__)?\s*(?P<label>score|verdict)\s*(?:\*\*|__)?\s*:\s*(?:\*\*|__)?(?P<value>.*)$",
                     re.IGNORECASE)
@@ -149,13 +152,20 @@ def parse_auto_review(text: str) -> list[dict[str, Any]]:
             elif run["sections"] and n <= run["sections"][-1]["number"]:
                 run = new_run(None)
             current = {"kind": m.group("kind").lower(), "number": n, "heading": line[3:].strip(), "line": number,
-                       "score": None, "verdict_text": None, "verdict": None, "final": "FINAL" in m.group("rest")}
+                       "score": None, "verdict_text": None, "verdict": None, "final": "FINAL" in m.group("rest"),
+                       "iterations": None, "claim_reentries": None}
             run["sections"].append(current)
             continue
         if line.startswith("## "):
             current = None
             continue
         if current is None:
+            continue
+        budget = _BUDGET_LINE.search(line)
+        if budget and current["iterations"] is None:
+            current["iterations"] = int(budget.group(1))
+            reentry = _REENTRY_LINE.search(line)
+            current["claim_reentries"] = int(reentry.group(1)) if reentry else None
             continue
         lm = _LABEL.match(line)
         if not lm:
@@ -323,6 +333,11 @@ def _mechanist(directory: Path, root: Path, state: dict[str, Any] | None, runs, 
     state_file = rel(directory / "REVIEW_STATE.json", root)
     used = as_int(state.get("iterations_consumed"))
     reentries = as_int(state.get("claim_reentries_consumed"))
+    if used is None and runs:  # no state: the log's last "Budget after this iteration" line
+        for section in reversed(runs[-1]["sections"]):
+            if section.get("iterations") is not None:
+                used, reentries = section["iterations"], section.get("claim_reentries")
+                break
     noop = as_int(state.get("consecutive_noop_count")) or 0
     status = state.get("status") if isinstance(state.get("status"), str) else None
     if status not in (None, "in_progress", "awaiting_upstream", "completed", "stalled"):
@@ -428,7 +443,8 @@ def _mechanist(directory: Path, root: Path, state: dict[str, Any] | None, runs, 
 def _runs_summary(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [
         {"title": run["title"], "sections": [
-            {k: s[k] for k in ("kind", "number", "heading", "line", "score", "verdict_text", "verdict", "final")}
+            {k: s.get(k) for k in ("kind", "number", "heading", "line", "score", "verdict_text", "verdict", "final",
+                                   "iterations", "claim_reentries")}
             for s in run["sections"]
         ]}
         for run in runs

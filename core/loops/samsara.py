@@ -14,12 +14,16 @@ from scars.core.loops.base import Budget, LoopState, StopRule, TrendPoint, make_
 from scars.core.model import Feature, ParseFailure
 
 
-def _decisions(feature_dir: Path) -> tuple[dict[str, Any], int | None, list[str]]:
-    """Current decisions and the open round, read without locking; problems as text."""
+def _session_view(feature_dir: Path) -> tuple[Feature | None, dict[str, Any], int | None, list[str]]:
+    """(feature, decisions, open round, problems) through a read-only session (no lock).
+
+    The session reads the feature itself, so the feature is not read twice. Without the
+    durable layer, (None, {}, None, []) and the caller reads the feature alone.
+    """
     try:
         from scars.core.session import FeatureSession
     except ImportError:
-        return {}, None, []
+        return None, {}, None, []
     try:
         with FeatureSession.open(feature_dir, read_only=True) as session:
             decisions = dict(session.decisions)
@@ -27,9 +31,10 @@ def _decisions(feature_dir: Path) -> tuple[dict[str, Any], int | None, list[str]
                 open_round = session.current_round()
             except Exception:  # a log the session cannot read: no round is shown as open
                 open_round = None
-            return decisions, open_round, []
+            problems = [str(p) for p in getattr(session, "problems", []) or []]
+            return session.feature, decisions, open_round, problems
     except Exception as exc:  # a journal that cannot be replayed must not hide the feature
-        return {}, None, [f"decisions unreadable: {exc}"]
+        return None, {}, None, [f"decisions unreadable: {exc}"]
 
 
 def feature_state(feature: Feature, root: Path, *, decisions: dict[str, Any] | None = None,
@@ -111,17 +116,18 @@ def feature_state(feature: Feature, root: Path, *, decisions: dict[str, Any] | N
 
 
 def read_samsara_feature(feature_dir: Path, root: Path) -> LoopState:
-    """Read one feature directory with ``scars.core.reader`` and summarise it."""
+    """Read one feature directory (with its decisions, when the durable layer is there)."""
     from scars.core.reader import read_feature
 
     name = rel(Path(feature_dir), root)
+    feature, decisions, open_round, problems = _session_view(Path(feature_dir))
     try:
-        feature = read_feature(feature_dir)
+        if feature is None:
+            feature = read_feature(feature_dir)
     except Exception as exc:  # the reader's typed errors (PathNotFound …) and anything unforeseen
         return LoopState(
             kind="samsara", name=Path(feature_dir).name, path=name, budget=Budget(None, None, "rounds"),
             stop_rule=StopRule(None, ("feature unreadable",)), route=None, trend=(), waiting_for_human=False,
             reason=f"unreadable: {exc}", parse_failures=(ParseFailure(name, None, str(exc)),), status="unreadable",
         )
-    decisions, open_round, problems = _decisions(Path(feature_dir))
     return feature_state(feature, root, decisions=decisions, open_round=open_round, problems=problems)
