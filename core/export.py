@@ -9,7 +9,9 @@ Mapping (the README section "Other loops and export" documents it):
 * accept → a suppression ``{kind: external, status: accepted, justification: rationale}``
   with owner, re-review signal, watch and round in its ``properties``;
 * defer → a suppression with ``status: underReview`` (the reason as justification);
-* fix, or no decision yet → no suppression (the decision is in the result's properties);
+* fix, or no decision yet → no suppression (the decision is in the result's properties),
+  except that an era-D report which itself marks an item ``accepted`` / ``deferred`` gives an
+  ``inSource`` suppression (``accepted`` with ``accepted_because`` / ``underReview``);
 * the feature's parse failures become tool execution notifications, never dropped.
 
 OpenVEX: one statement per item; accept → ``affected`` with an action statement naming the
@@ -191,6 +193,18 @@ def _suppression(decision: Any, round_number: int | None) -> dict[str, Any] | No
     return suppression
 
 
+def _in_source_suppression(item: ScarItem) -> dict[str, Any] | None:
+    """An era-D report that itself marks the item accepted / deferred (no scars decision)."""
+    if item.status == "accepted":
+        suppression: dict[str, Any] = {"kind": "inSource", "status": "accepted"}
+        if item.accepted_because:
+            suppression["justification"] = item.accepted_because
+        return suppression
+    if item.status == "deferred":
+        return {"kind": "inSource", "status": "underReview"}
+    return None
+
+
 def to_sarif(feature: Feature, decisions: Mapping[str, Any] | None = None, *, round_number: int | None = None,
              tool_version: str = "0+unknown") -> dict[str, Any]:
     """A SARIF 2.1.0 log with one run: every remaining item a result (see the module doc)."""
@@ -236,6 +250,8 @@ def to_sarif(feature: Feature, decisions: Mapping[str, Any] | None = None, *, ro
             "properties": {k: v for k, v in props.items() if v is not None},
         }
         suppression = _suppression(decision, round_number)
+        if suppression is None and decision is None:
+            suppression = _in_source_suppression(item)
         if suppression is not None:
             result["suppressions"] = [suppression]
         results.append(result)

@@ -213,3 +213,17 @@ def test_the_schema_check_rejects_a_broken_log(tmp_path):
     doc["runs"][0]["results"][0]["level"] = "fatal"
     with pytest.raises(jsonschema.ValidationError):
         validate_sarif(doc)
+
+
+def test_era_d_report_states_become_in_source_suppressions(tmp_path):
+    accepted = item(5, status="accepted", accepted_because="documented limitation")
+    deferred = item(6, status="deferred")
+    doc = ex.to_sarif(feature(tmp_path, [accepted, deferred, item(7)]), {})
+    validate_sarif(doc)
+    results = doc["runs"][0]["results"]
+    assert results[0]["suppressions"] == [{"kind": "inSource", "status": "accepted", "justification": "documented limitation"}]
+    assert results[1]["suppressions"] == [{"kind": "inSource", "status": "underReview"}]
+    assert "suppressions" not in results[2]
+    # A decision made in scars wins over the report's own state.
+    doc = ex.to_sarif(feature(tmp_path, [accepted]), {accepted.id: Decision(accepted.id, "fix")})
+    assert "suppressions" not in doc["runs"][0]["results"][0]
