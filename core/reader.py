@@ -14,6 +14,7 @@ this path.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import os
 import re
@@ -560,6 +561,18 @@ def _read_text(path: Path) -> str:
 
 def read_feature(path: str | os.PathLike[str]) -> Feature:
     """Read and aggregate one feature directory. Raises PathNotFound when it is not one."""
+    # The cyclic GC dominates loading many small objects (reliability notes §1: a 20 MB load
+    # went 17 s -> 6 s); nothing read here forms cycles, so collect once afterwards instead.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _read_feature(path)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _read_feature(path: str | os.PathLike[str]) -> Feature:
     from scars.core.aggregate import aggregate
 
     p = Path(path).absolute()
