@@ -55,24 +55,41 @@ CATEGORY_OF_SECTION = {
 
 # --- vocabulary -------------------------------------------------------------------------
 
-_SUBJECTS = [
-    "The retry loop", "The CSV exporter", "The cache invalidation path", "The config loader",
-    "The session token refresher", "The batch scheduler", "The webhook dispatcher",
-    "The migration runner", "The rate limiter", "The search indexer", "The upload handler",
-    "The audit logger", "The permission check", "The report renderer", "The sync worker",
-    "The payment reconciler", "The feature-flag client", "The notification fan-out",
-]
+# Sentences are built from several lists and an identifier so that texts are about as varied
+# as real scar descriptions (most words are rare; a few recur across many items).
+_ADJ = ["nightly", "legacy", "async", "shared", "regional", "primary", "fallback", "batched",
+        "cached", "streaming", "tenant-scoped", "retrying", "lazy", "optimistic", "external",
+        "internal", "bulk", "incremental", "signed", "compressed", "paginated", "sharded",
+        "versioned", "pooled", "background", "scheduled", "idempotent", "throttled"]
+_NOUNS = ["retry loop", "CSV exporter", "cache invalidator", "config loader", "token refresher",
+          "batch scheduler", "webhook dispatcher", "migration runner", "rate limiter",
+          "search indexer", "upload handler", "audit logger", "permission check",
+          "report renderer", "sync worker", "payment reconciler", "feature-flag client",
+          "notification fan-out", "session store", "invoice builder", "geo resolver",
+          "thumbnail pipeline", "ledger writer", "quota tracker", "schema validator",
+          "event replayer", "lock manager", "diff engine", "archive pruner", "mail relay",
+          "price calculator", "consent recorder", "backup verifier", "DNS prober",
+          "queue consumer", "metrics exporter", "template engine", "tax estimator"]
 _VERBS = [
     "silently drops", "double counts", "never retries", "caches forever", "truncates",
     "ignores", "reorders", "swallows the error of", "compares as UTC", "hard-codes",
-    "skips validation of", "holds a lock across", "re-reads on every call",
+    "skips validation of", "holds a lock across", "re-reads on every call", "leaks",
+    "overwrites", "rounds down", "logs in clear text", "mis-sorts", "duplicates",
+    "serialises without escaping", "times out on", "loses the ordering of",
 ]
 _OBJECTS = [
     "empty rows", "non-ASCII file names", "timezone-naive timestamps", "the last page",
     "duplicate keys", "partial writes", "expired credentials", "negative amounts",
     "concurrent writers", "a missing trailing newline", "records above 1 MiB",
-    "a slow upstream", "half-open connections", "retries after a 429",
+    "a slow upstream", "half-open connections", "retries after a 429", "leap days",
+    "soft-deleted rows", "unicode normalisation forms", "mixed line endings", "zero quantities",
+    "currency rounding", "stale ETags", "nested transactions", "symlinked paths",
+    "oversized headers", "out-of-order events", "duplicate webhooks", "null foreign keys",
 ]
+_IDENT = ["parse", "load", "flush", "merge", "split", "apply", "emit", "fetch", "store",
+          "resolve", "render", "encode", "decode", "match", "index", "prune", "retry", "sign",
+          "invoice", "ledger", "quota", "tenant", "batch", "page", "token", "event", "row",
+          "header", "slot", "window", "cursor", "offset", "bucket", "shard", "lease", "chunk"]
 _CONDITIONS = [
     "two writers run at once", "the clock jumps backwards", "the disk fills up",
     "the upstream returns 503 twice", "a user uploads a 2 GB file", "the queue backs up",
@@ -128,7 +145,8 @@ class _Gen:
 
     def _sentence(self, unique: bool = True) -> str:
         r = self.rng
-        text = f"{r.choice(_SUBJECTS)} {r.choice(_VERBS)} {r.choice(_OBJECTS)}"
+        text = (f"The {r.choice(_ADJ)} {r.choice(_NOUNS)} {r.choice(_VERBS)} {r.choice(_OBJECTS)}"
+                f" in {r.choice(_IDENT)}_{r.choice(_IDENT)}_{r.choice(_IDENT)}()")
         if r.random() < 0.5:
             text += f" when {r.choice(_CONDITIONS)}"
         if unique:

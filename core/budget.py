@@ -314,8 +314,11 @@ def budget_basis(feature: Feature) -> dict[str, Any]:
     """How the envelope was computed: the rule behind the hint and the figures used."""
     s = _snapshot(feature.iteration_log, feature.signal_lost)
     log = feature.iteration_log
+    done, open_round = split_rounds(log)
     return {
         "iteration_log": log.file if log is not None else None,
+        "last_round_decision": done[-1].decision if done else None,
+        "open_round": open_round.round if open_round is not None else None,
         "budget_in_log": bool(log.budget_present) if log is not None else False,
         "done_rounds": s["done_rounds"],
         "strategy_rule": s["strategy_rule"],

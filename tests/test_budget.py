@@ -173,7 +173,7 @@ def test_strategy_hint_rules(remaining, stagnation, rot, low, hint):
                          retry_low=low)[0] == hint
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.integers(0, 10), st.integers(0, 10), st.integers(-20, 20), st.booleans())
 def test_strategy_hint_is_total_and_ordered(remaining, stagnation, rot, low):
     hint, rule = strategy_hint(remaining_rounds=remaining, stagnation=stagnation, net_rot_previous=rot,
@@ -188,7 +188,7 @@ def test_strategy_hint_is_total_and_ordered(remaining, stagnation, rot, low):
 # ------------------------------------------------------------------ net rot arithmetic
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.integers(0, 500), st.integers(0, 500), st.one_of(st.none(), st.integers(0, 100)))
 def test_net_rot_identity(before, after, new):
     rot = round_rot(rnd(1, before, after, new=new))
@@ -302,3 +302,27 @@ def test_same_files_watch():
 )
 def test_files_of(where, files):
     assert files_of(where) == files
+
+
+_opt_int = st.one_of(st.none(), st.integers(-5, 60))
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 8), _opt_int, _opt_int, _opt_int,
+                       st.sampled_from([None, "continue", "stop", "forced_stop", "interrupted"])), max_size=6),
+    st.integers(0, 6), st.integers(0, 4), st.integers(0, 40),
+)
+def test_envelope_and_valves_total_on_any_log(rows, max_rounds, retry_limit, signal):
+    from scars.core.advisor import advise_feature
+
+    rounds = [rnd(n, b, a, new=new, decision=d) for n, b, a, new, d in rows]
+    f = feature([item(i) for i in range(3)], log(*rounds, max_rounds=max_rounds, retry_limit=retry_limit),
+                signal=signal)
+    env = budget_context(f)
+    assert list(env) == ENVELOPE_KEYS
+    assert env["remaining_rounds"] >= 0 and env["reviewer_retry_budget_remaining"] >= 0
+    assert env["strategy_hint"] in ("explore", "converge", "minimal_fix")
+    assert len(evaluate_valves(f)) == 6
+    a = advise_feature(f)
+    assert a.action in ("ITERATE", "REFINE", "FINAL_ATTEMPT", "ACCEPT", "ESCALATE")

@@ -1,0 +1,244 @@
+#!/usr/bin/env python3
+"""Measurement probes that ``bench/run.py`` starts in fresh subprocesses.
+
+Each probe prints one JSON object on its last line of stdout. A probe that cannot run
+because a part of scars is not there prints ``{"skipped": "<why>"}`` and exits 0; any
+other failure raises (non-zero exit), which run.py reports as a failed measurement.
+
+    python bench/probes.py parse-baseline PATH...     # CSafeLoader over the YAML scars reads
+    python bench/probes.py mem-import                 # ru_maxrss after importing the reader
+    python bench/probes.py mem-read FEATURE           # ru_maxrss after read_feature
+    python bench/probes.py decide REPO FEATURE N      # N durable decisions: p50 / p99
+    python bench/probes.py app FEATURE [--steps N]    # first paint, cursor step, filter
+    python bench/probes.py datatable FEATURE          # the same items in Textual's DataTable
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import sys
+import time
+from pathlib import Path
+
+
+def _emit(obj: dict) -> None:
+    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.flush()
+
+
+def _maxrss_kb() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+
+
+def yaml_inputs(path: Path) -> list[Path]:
+    """The YAML files scars reads for a feature directory, or for every feature of a repo.
+
+    Scar reports, index.yaml, iteration-log.yaml and the repository's registry. (Markdown
+    files are read by scars too but are not YAML, so the baseline does not parse them.)
+    """
+    path = Path(path)
+    features = [path] if (path / "scar-reports").is_dir() else sorted(
+        p for p in (path / "changes").iterdir() if p.is_dir())
+    out: list[Path] = []
+    for f in features:
+        rdir = f / "scar-reports"
+        if rdir.is_dir():
+            out += sorted(p for p in rdir.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file())
+        out += [f / n for n in ("index.yaml", "iteration-log.yaml") if (f / n).is_file()]
+    root = path if (path / "changes").is_dir() else path.parent.parent
+    reg = root / ".samsara" / "systemic-scars.yaml"
+    if reg.is_file():
+        out.append(reg)
+    return out
+
+
+def parse_baseline(paths: list[str]) -> None:
+    """The practical limit: read + ``yaml.load(CSafeLoader)`` each file, nothing else."""
+    import yaml
+
+    t0 = time.perf_counter()
+    files = [f for p in paths for f in yaml_inputs(Path(p))]
+    ok = bad = 0
+    for f in files:
+        try:
+            yaml.load(f.read_bytes(), Loader=yaml.CSafeLoader)
+            ok += 1
+        except yaml.YAMLError:
+            bad += 1
+    _emit({"files": len(files), "parsed": ok, "errors": bad, "seconds": time.perf_counter() - t0})
+
+
+def mem_import() -> None:
+    import scars.core.reader  # noqa: F401
+
+    _emit({"maxrss_kb": _maxrss_kb()})
+
+
+def mem_read(feature: str) -> None:
+    from scars.core.reader import read_feature
+
+    f = read_feature(feature)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    _emit({"maxrss_kb": _maxrss_kb(), "children_maxrss_kb": children, "items": len(f.items) + len(f.resolved),
+           "signal_lost": f.signal_lost})
+
+
+def _percentile(xs: list[float], q: float) -> float:
+    xs = sorted(xs)
+    k = min(len(xs) - 1, max(0, round(q * (len(xs) - 1))))
+    return xs[k]
+
+
+def decide(repo: str, feature: str, n: int) -> None:
+    """Time ``FeatureSession.decide`` (durable: on disk, fsynced) for n different items."""
+    try:
+        from scars.core.session import FeatureSession
+    except ImportError as exc:
+        _emit({"skipped": f"scars.core.session is not available ({exc})"})
+        return
+    t_open = time.perf_counter()
+    session = FeatureSession.open(feature)
+    t_open = time.perf_counter() - t_open
+    try:
+        items = [it for it in session.feature.items if it.counted][:n]
+        times: list[float] = []
+        for k, it in enumerate(items):
+            action = ("fix", "accept", "defer")[k % 3]
+            fields: dict = {}
+            if action == "accept":
+                fields = {"re_review_signal": "a second writer appears in the logs", "owner": "platform team",
+                          "rationale": "single writer in production today"}
+            elif action == "defer":
+                fields = {"reason": "needs the scheduler redesign", "revisit_when": "after the Q3 scheduler work"}
+            t = time.perf_counter()
+            session.decide(it.id, action, **fields)
+            times.append(time.perf_counter() - t)
+    finally:
+        session.close()
+    _emit({"n": len(times), "open_s": t_open, "p50_ms": 1000 * _percentile(times, 0.5),
+           "p99_ms": 1000 * _percentile(times, 0.99), "max_ms": 1000 * max(times),
+           "items": len(session.feature.items)})
+
+
+def app_probe(feature_dir: str, steps: int) -> None:
+    """In one process: read the feature (not timed), then start the app and measure."""
+    import asyncio
+
+    try:
+        from scars.tui.app import ScarsApp
+        from scars.tui.screens.main import MainScreen
+    except ImportError as exc:
+        _emit({"skipped": f"the app is not available ({exc})"})
+        return
+    from scars.core.reader import read_feature
+
+    feature = read_feature(feature_dir)
+
+    async def main() -> dict:
+        t0 = time.perf_counter()
+        app = ScarsApp.from_feature(feature)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await app.wait_loaded()
+            await pilot.pause()
+            first_paint = time.perf_counter() - t0
+            screen = app.screen
+            assert isinstance(screen, MainScreen), type(screen)
+            # Idle cost of one pause (subtracted from the step time: what the step itself costs).
+            idle = []
+            for _ in range(steps):
+                t = time.perf_counter()
+                await pilot.pause()
+                idle.append(time.perf_counter() - t)
+            step = []
+            for _ in range(steps):
+                t = time.perf_counter()
+                screen.action_cursor_down()
+                await pilot.pause()
+                step.append(time.perf_counter() - t)
+            t = time.perf_counter()
+            screen.apply_filter("retry")
+            await pilot.pause()
+            filt = time.perf_counter() - t
+            shown = len(screen.items.rows)
+            t = time.perf_counter()
+            screen.apply_filter("")
+            await pilot.pause()
+            unfilt = time.perf_counter() - t
+        med = sorted(step)[len(step) // 2]
+        idle_med = sorted(idle)[len(idle) // 2]
+        return {"first_paint_s": first_paint, "step_ms": 1000 * med, "idle_ms": 1000 * idle_med,
+                "step_net_ms": 1000 * max(0.0, med - idle_med), "filter_ms": 1000 * filt,
+                "unfilter_ms": 1000 * unfilt, "filter_rows": shown,
+                "items": len(feature.items)}
+
+    _emit(asyncio.run(main()))
+
+
+def datatable_probe(feature_dir: str) -> None:
+    """The comparison: every item as a row of Textual's built-in DataTable."""
+    import asyncio
+
+    from textual.app import App, ComposeResult
+    from textual.widgets import DataTable
+
+    from scars.core.reader import read_feature
+    from scars.core.sanitize import one_line
+
+    feature = read_feature(feature_dir)
+    rows = [(it.id, it.category, it.task_id or "", one_line(it.text, 80)) for it in feature.items]
+
+    class TableApp(App[None]):
+        def compose(self) -> ComposeResult:
+            yield DataTable()
+
+        def on_mount(self) -> None:
+            table = self.query_one(DataTable)
+            table.add_columns("id", "category", "task", "text")
+            table.add_rows(rows)
+
+    async def main() -> dict:
+        t0 = time.perf_counter()
+        app = TableApp()
+        async with app.run_test(size=(120, 40)) as pilot:
+            await pilot.pause()
+            await pilot.pause()
+            first_paint = time.perf_counter() - t0
+            table = app.query_one(DataTable)
+            step = []
+            for _ in range(10):
+                t = time.perf_counter()
+                table.action_cursor_down()
+                await pilot.pause()
+                step.append(time.perf_counter() - t)
+        return {"first_paint_s": first_paint, "rows": len(rows), "step_ms": 1000 * sorted(step)[5]}
+
+    _emit(asyncio.run(main()))
+
+
+def main(argv: list[str]) -> int:
+    if not argv:
+        print(__doc__, file=sys.stderr)
+        return 2
+    cmd, rest = argv[0], argv[1:]
+    if cmd == "parse-baseline":
+        parse_baseline(rest)
+    elif cmd == "mem-import":
+        mem_import()
+    elif cmd == "mem-read":
+        mem_read(rest[0])
+    elif cmd == "decide":
+        decide(rest[0], rest[1], int(rest[2]))
+    elif cmd == "app":
+        steps = int(rest[2]) if len(rest) > 2 and rest[1] == "--steps" else 20
+        app_probe(rest[0], steps)
+    elif cmd == "datatable":
+        datatable_probe(rest[0])
+    else:
+        print(f"probes.py: unknown probe {cmd!r}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

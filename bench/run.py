@@ -1,0 +1,416 @@
+#!/usr/bin/env python3
+"""scars benchmarks: every figure measured in one run, side by side with its baseline.
+
+    python bench/run.py                  # generate small/large/wide, measure all, print a table
+    python bench/run.py --json           # the same as a JSON list of
+                                         #   {name, value, unit, baseline, ratio, target, ok, ...}
+    python bench/run.py --markdown       # the table as markdown (the README's Performance section)
+    python bench/run.py --smoke          # CI: `small` only, each measurement once; asserts nothing
+                                         #   about time, fails only when a measured command fails
+    python bench/run.py --data DIR       # keep the generated repositories in DIR (reused next run)
+    python bench/run.py --only cold,warm # run some measurements only
+
+Every measurement runs in fresh subprocesses started from here, so interpreter start-up is
+inside both the figure and its baseline. Baseline and subject runs alternate and the
+minimum of each is kept (the least-disturbed run on a shared machine). What each figure
+includes is printed with it (``--json``: the ``note`` field).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import generate  # noqa: E402  (bench/generate.py, next to this file)
+
+PROBES = HERE / "probes.py"
+
+
+@dataclass
+class Result:
+    name: str
+    value: float | None
+    unit: str
+    baseline: float | None = None
+    ratio: float | None = None
+    target: float | None = None
+    target_of: str = "ratio"  # "ratio" or "value": which figure the target bounds
+    ok: bool | None = None
+    note: str = ""
+    samples: dict = field(default_factory=dict)
+    error: str | None = None
+
+    def judge(self) -> "Result":
+        if self.error is not None or self.target is None:
+            self.ok = None if self.error is None else False
+            return self
+        fig = self.ratio if self.target_of == "ratio" else self.value
+        self.ok = None if fig is None else fig <= self.target
+        return self
+
+
+class MeasureError(RuntimeError):
+    pass
+
+
+# --- running things -----------------------------------------------------------------------
+
+
+def scars_cmd() -> list[str]:
+    exe = Path(sys.executable).parent / "scars"
+    if exe.is_file():
+        return [str(exe)]
+    found = shutil.which("scars")
+    return [found] if found else [sys.executable, "-m", "scars.tui"]
+
+
+def base_env(cache_dir: Path | None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TEXTUAL_")}
+    env["NO_COLOR"] = "1"
+    env.pop("SCARS_NO_CACHE", None)
+    if cache_dir is not None:
+        env["SCARS_CACHE_DIR"] = str(cache_dir)
+        env["XDG_CACHE_HOME"] = str(cache_dir / "xdg")
+    return env
+
+
+def wall(cmd: list[str], env: dict[str, str], ok_codes: tuple[int, ...] = (0,)) -> float:
+    """Wall time of one subprocess run, output discarded; raises on a failing command."""
+    t = time.perf_counter()
+    proc = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    elapsed = time.perf_counter() - t
+    if proc.returncode not in ok_codes:
+        tail = proc.stderr.decode("utf-8", "replace").strip().splitlines()[-5:]
+        raise MeasureError(f"{' '.join(cmd[:3])} … exited {proc.returncode}: " + " | ".join(tail))
+    return elapsed
+
+
+def probe(args: list[str], env: dict[str, str], timeout: float = 1800) -> dict:
+    proc = subprocess.run([sys.executable, str(PROBES), *args], env=env, capture_output=True, timeout=timeout)
+    if proc.returncode != 0:
+        tail = proc.stderr.decode("utf-8", "replace").strip().splitlines()[-6:]
+        raise MeasureError(f"probe {args[0]} exited {proc.returncode}: " + " | ".join(tail))
+    lines = proc.stdout.decode("utf-8", "replace").strip().splitlines()
+    if not lines:
+        raise MeasureError(f"probe {args[0]} printed nothing")
+    return json.loads(lines[-1])
+
+
+class Bench:
+    def __init__(self, data: Path, work: Path, smoke: bool, repeat: int | None):
+        self.data = data
+        self.work = work
+        self.smoke = smoke
+        self.repeat = repeat
+        self.scars = scars_cmd()
+        self._fresh = 0
+
+    def reps(self, full: int) -> int:
+        if self.smoke:
+            return 1
+        return self.repeat if self.repeat is not None else full
+
+    def fresh_cache(self) -> Path:
+        self._fresh += 1
+        d = self.work / f"cache-{self._fresh}"
+        d.mkdir(parents=True)
+        return d
+
+    def repo(self, size: str) -> Path:
+        return self.data / size
+
+    def feature(self, size: str) -> Path:
+        m = json.loads((self.repo(size) / generate.MANIFEST).read_text(encoding="utf-8"))
+        return self.repo(size) / m["features"][0]["path"]
+
+    def items(self, size: str) -> int:
+        m = json.loads((self.repo(size) / generate.MANIFEST).read_text(encoding="utf-8"))
+        return m["totals"]["entries"]
+
+    def sizes(self) -> dict[str, str]:
+        """Which generated repository stands for each role (smoke: `small` for all)."""
+        if self.smoke:
+            return {"small": "small", "large": "small", "wide": "small"}
+        return {"small": "small", "large": "large", "wide": "wide"}
+
+    def ensure_data(self) -> None:
+        for size in sorted(set(self.sizes().values())):
+            repo = self.repo(size)
+            manifest = repo / generate.MANIFEST
+            if manifest.is_file():
+                m = json.loads(manifest.read_text(encoding="utf-8"))
+                if m.get("generator_version") == generate.GENERATOR_VERSION and m.get("seed") == 0:
+                    continue
+                shutil.rmtree(repo)
+            t = time.perf_counter()
+            generate.generate(size, repo, seed=0)
+            log(f"generated {size} in {time.perf_counter() - t:.1f} s -> {repo}")
+
+    # --- measurements -------------------------------------------------------------------
+
+    def m_cold(self) -> list[Result]:
+        size = self.sizes()["large"]
+        feat = self.feature(size)
+        cmd = self.scars + ["status", "--json", str(feat)]
+        subj, base = self._cold_pairs(cmd, [str(feat)], self.reps(3))
+        r = Result(f"cold load: scars status --json ({size}, {self.items(size):,} items)", min(subj), "s",
+                   baseline=min(base), target=1.0,
+                   note="wall time of `scars status --json FEATURE` with an empty cache, interpreter start to exit "
+                        "(read, parse, aggregate, JSON to /dev/null); baseline: a fresh `python` that imports "
+                        "PyYAML and yaml.load(CSafeLoader)s every YAML file scars reads (reports, index.yaml, "
+                        "iteration-log.yaml, registry), one process, nothing else",
+                   samples={"subject": subj, "baseline": base})
+        r.ratio = r.value / r.baseline
+        self.cold_large = r.value
+        return [r.judge()]
+
+    def _cold_pairs(self, cmd: list[str], paths: list[str], n: int) -> tuple[list[float], list[float]]:
+        base_cmd = [sys.executable, str(PROBES), "parse-baseline", *paths]
+        subj, base = [], []
+        for _ in range(n):
+            base.append(wall(base_cmd, base_env(None)))
+            subj.append(wall(cmd, base_env(self.fresh_cache())))
+        return subj, base
+
+    def m_warm(self) -> list[Result]:
+        size = self.sizes()["large"]
+        feat = self.feature(size)
+        cmd = self.scars + ["status", "--json", str(feat)]
+        cache = self.fresh_cache()
+        env = base_env(cache)
+        cold = [wall(cmd, env)]  # fills the cache
+        warm = [wall(cmd, env) for _ in range(self.reps(5))]
+        cold_ref = getattr(self, "cold_large", None) or cold[0]
+        r = Result(f"warm reopen: scars status --json ({size}, unchanged files)", min(warm), "s",
+                   baseline=cold_ref, target=0.1,
+                   note="the same command again with the cache the first run wrote (every file re-checked "
+                        "by stat; files whose stamps are too recent to trust re-hashed); baseline: the cold run",
+                   samples={"warm": warm, "first": cold})
+        r.ratio = r.value / r.baseline
+        return [r.judge()]
+
+    def m_wide(self) -> list[Result]:
+        size = self.sizes()["wide"]
+        repo = self.repo(size)
+        cmd = self.scars + ["status", str(repo)]
+        subj, base = self._cold_pairs(cmd, [str(repo)], self.reps(2))
+        m = json.loads((repo / generate.MANIFEST).read_text(encoding="utf-8"))
+        r = Result(f"wide: scars status on the repository root ({len(m['features']):,} features)", min(subj), "s",
+                   baseline=min(base), target=1.0,
+                   note="wall time of `scars status REPO` (one line per feature), empty cache; baseline: "
+                        "CSafeLoader over every YAML file of every feature in one fresh process",
+                   samples={"subject": subj, "baseline": base})
+        r.ratio = r.value / r.baseline
+        return [r.judge()]
+
+    def m_startup(self) -> list[Result]:
+        small = self.feature("small")
+        n = self.reps(10)
+        env = base_env(None)
+        cache = self.fresh_cache()
+        env_c = base_env(cache)
+        wall(self.scars + ["status", str(small)], env_c)  # a user's second run: warm cache
+        py, helpt, stat = [], [], []
+        for _ in range(n):
+            py.append(wall([sys.executable, "-c", "pass"], env))
+            helpt.append(wall(self.scars + ["--help"], env))
+            stat.append(wall(self.scars + ["status", str(small)], env_c))
+        out = []
+        for name, xs in (("start-up: scars --help", helpt), ("start-up: scars status (small)", stat)):
+            r = Result(name, min(xs), "s", baseline=min(py), target=6.0,
+                       note="wall time, interpreter start to exit; baseline: `python -c pass`; "
+                            "status on the small feature with its cache warm",
+                       samples={"subject": xs, "python -c pass": py})
+            r.ratio = r.value / r.baseline
+            out.append(r.judge())
+        return out
+
+    def m_memory(self) -> list[Result]:
+        size = self.sizes()["large"]
+        feat = self.feature(size)
+        env = base_env(self.fresh_cache())
+        imp = probe(["mem-import"], env)
+        rd = probe(["mem-read", str(feat)], env)
+        items = self.items(size)
+        per_item = (rd["maxrss_kb"] - imp["maxrss_kb"]) * 1024 / items
+        r = Result(f"peak memory per item ({size}, {items:,} items)", per_item, "B/item",
+                   baseline=imp["maxrss_kb"] / 1024, target=2048, target_of="value",
+                   note="(ru_maxrss of a process that runs read_feature, empty cache) minus (ru_maxrss of one "
+                        "that only imports scars.core.reader), divided by the items in the files; baseline "
+                        "column: the import-only process in MiB; parse workers are separate processes "
+                        f"(their peak: {rd.get('children_maxrss_kb', 0) / 1024:.0f} MiB)",
+                   samples={"read_maxrss_kb": rd["maxrss_kb"], "import_maxrss_kb": imp["maxrss_kb"],
+                            "children_maxrss_kb": rd.get("children_maxrss_kb")})
+        return [r.judge()]
+
+    def m_decide(self) -> list[Result]:
+        n = 10 if self.smoke else 200
+        res = {}
+        for role in ("small", "large"):
+            size = self.sizes()[role]
+            copy = self.work / f"decide-{role}"
+            if copy.exists():
+                shutil.rmtree(copy)
+            shutil.copytree(self.repo(size), copy)
+            m = json.loads((copy / generate.MANIFEST).read_text(encoding="utf-8"))
+            res[role] = probe(["decide", str(copy), str(copy / m["features"][0]["path"]), str(n)],
+                              base_env(self.fresh_cache()))
+            if "skipped" in res[role]:
+                return [Result("decision save", None, "ms", note=res[role]["skipped"])]
+        big, small = res["large"], res["small"]
+        items_l, items_s = self.items(self.sizes()["large"]), self.items("small")
+        r1 = Result(f"decision save p50 ({items_l:,} vs {items_s:,} items)", big["p50_ms"], "ms",
+                    baseline=small["p50_ms"], target=1.5,
+                    note="FeatureSession.decide (validated, appended, fsynced before it returns), "
+                         f"{n} decisions each; baseline: the same at the small feature",
+                    samples={"large": big, "small": small})
+        r1.ratio = r1.value / r1.baseline if r1.baseline else None
+        r2 = Result(f"decision save p99 ({items_l:,} items)", big["p99_ms"], "ms", baseline=small["p99_ms"],
+                    target=10.0, target_of="value", note="p99 of the same runs; target 10 ms")
+        r2.ratio = r2.value / r2.baseline if r2.baseline else None
+        r3 = Result(f"decision save p99 ratio ({items_l:,} vs {items_s:,})", big["p99_ms"], "ms",
+                    baseline=small["p99_ms"], target=1.5, note="p99 at large against p99 at small")
+        r3.ratio = r2.ratio
+        return [r1.judge(), r2.judge(), r3.judge()]
+
+    def m_app(self) -> list[Result]:
+        steps = "3" if self.smoke else "30"
+        big = probe(["app", str(self.feature(self.sizes()["large"])), "--steps", steps], base_env(self.fresh_cache()))
+        if "skipped" in big:
+            return [Result("app", None, "s", note=big["skipped"])]
+        small = probe(["app", str(self.feature("small")), "--steps", steps], base_env(self.fresh_cache()))
+        table = probe(["datatable", str(self.feature(self.sizes()["large"]))], base_env(self.fresh_cache()))
+        n = big["items"]
+        r1 = Result(f"app: start to first paint ({n:,} items)", big["first_paint_s"], "s",
+                    baseline=table["first_paint_s"], target=1.0, target_of="value",
+                    note="ScarsApp.from_feature(feature) inside run_test(size=120x40) until the list is drawn "
+                         "and the app idle (feature already read); baseline: a minimal app putting the same "
+                         "items in Textual's DataTable, until it is idle after add_rows",
+                    samples={"scars": big, "datatable": table})
+        r1.ratio = r1.value / r1.baseline
+        r2 = Result(f"app: cursor step ({n:,} vs {small['items']:,} items)", big["step_ms"], "ms",
+                    baseline=small["step_ms"], target=1.5,
+                    note="median of action_cursor_down() + pilot.pause() (the pause alone costs "
+                         f"{big['idle_ms']:.1f} ms here); baseline: the same at the small feature",
+                    samples={"large": big["step_ms"], "small": small["step_ms"]})
+        r2.ratio = r2.value / r2.baseline
+        r3 = Result(f"app: apply a filter ({n:,} items)", big["filter_ms"], "ms",
+                    baseline=small["filter_ms"], target=100.0, target_of="value",
+                    note="MainScreen.apply_filter('retry') + pilot.pause(): rows rebuilt and drawn "
+                         f"({big['filter_rows']:,} rows match); baseline column: the same at the small feature")
+        r3.ratio = r3.value / r3.baseline if r3.baseline else None
+        return [r1.judge(), r2.judge(), r3.judge()]
+
+
+MEASURES = {
+    "cold": Bench.m_cold,
+    "warm": Bench.m_warm,
+    "wide": Bench.m_wide,
+    "startup": Bench.m_startup,
+    "memory": Bench.m_memory,
+    "decide": Bench.m_decide,
+    "app": Bench.m_app,
+}
+
+
+def log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def fmt(x: float | None, unit: str = "") -> str:
+    if x is None:
+        return "–"
+    if abs(x) >= 100:
+        s = f"{x:,.0f}"
+    elif abs(x) >= 10:
+        s = f"{x:.1f}"
+    else:
+        s = f"{x:.3g}"
+    return f"{s} {unit}".strip()
+
+
+def table(results: list[Result], markdown: bool) -> str:
+    head = ["measurement", "value", "baseline", "ratio", "target", "ok"]
+    rows = []
+    for r in results:
+        tgt = "–" if r.target is None else (f"ratio ≤ {r.target:g}" if r.target_of == "ratio"
+                                              else f"≤ {r.target:g} {r.unit}")
+        ok = "error" if r.error else ("–" if r.ok is None else ("yes" if r.ok else "NO"))
+        base_unit = "MiB" if r.unit == "B/item" else r.unit
+        rows.append([r.name, fmt(r.value, r.unit), fmt(r.baseline, base_unit),
+                     "–" if r.ratio is None else f"{r.ratio:.2f}", tgt, ok])
+    if markdown:
+        out = ["| " + " | ".join(head) + " |", "|" + "|".join(["---"] + ["---:"] * 4 + [":---:"]) + "|"]
+        out += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in rows]
+        return "\n".join(out)
+    widths = [max(len(str(row[i])) for row in [head, *rows]) for i in range(len(head))]
+    lines = ["  ".join(str(c).ljust(w) if i == 0 else str(c).rjust(w) for i, (c, w) in enumerate(zip(row, widths)))
+             for row in [head, *rows]]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    p.add_argument("--smoke", action="store_true", help="small only, each measurement once; never judges time")
+    p.add_argument("--json", action="store_true", help="print the results as a JSON list")
+    p.add_argument("--markdown", action="store_true", help="print the table as markdown")
+    p.add_argument("--data", type=Path, help="directory for the generated repositories (kept and reused)")
+    p.add_argument("--only", help=f"comma-separated subset of: {', '.join(MEASURES)}")
+    p.add_argument("--repeat", type=int, help="runs per timed command (default: 3 cold, 5 warm, 2 wide, 10 start-up)")
+    args = p.parse_args(argv)
+    only = list(MEASURES) if not args.only else [s.strip() for s in args.only.split(",") if s.strip()]
+    unknown = [s for s in only if s not in MEASURES]
+    if unknown:
+        p.error(f"unknown measurement(s): {', '.join(unknown)}; choose from {', '.join(MEASURES)}")
+
+    with tempfile.TemporaryDirectory(prefix="scars-bench-") as tmp:
+        data = args.data or (Path(tmp) / "data")
+        bench = Bench(data, Path(tmp) / "work", args.smoke, args.repeat)
+        bench.work.mkdir(parents=True)
+        bench.ensure_data()
+        results: list[Result] = []
+        failed = False
+        for name in only:
+            log(f"measuring {name} …")
+            t = time.perf_counter()
+            try:
+                got = MEASURES[name](bench)
+            except (MeasureError, subprocess.TimeoutExpired, OSError) as exc:
+                failed = True
+                got = [Result(name, None, "", error=str(exc), ok=False)]
+            for r in got:
+                if args.smoke:  # smoke never judges time
+                    r.ok = None if r.error is None else False
+            results.extend(got)
+            log(f"  {name}: {time.perf_counter() - t:.1f} s")
+
+    if args.json:
+        print(json.dumps([asdict(r) for r in results], indent=2, ensure_ascii=False))
+    else:
+        print(table(results, args.markdown))
+        for r in results:
+            if r.error:
+                print(f"\n{r.name}: FAILED: {r.error}")
+        if not args.markdown:
+            print()
+            for r in results:
+                if r.note:
+                    print(f"* {r.name}: {r.note}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

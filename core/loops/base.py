@@ -1,0 +1,379 @@
+"""What every loop reader shares: the ``LoopState`` summary and tolerant, capped file reads.
+
+A reader turns one loop's files into a :class:`LoopState`: budget used and left, the loop's
+own stop rule evaluated with its reasons, the next route, the trend of its scores, and whether
+a person is needed (``waiting_for_human`` with ``reason``). Real files drift: readers keep
+unknown keys in ``raw``, normalise what the contract (formats.md §2–5) says to normalise, and
+list anything unusable as a :class:`~scars.core.model.ParseFailure` — they never raise on bad
+input.
+
+File reads are bounded: a JSON state file or a markdown log larger than its cap is not read at
+all (a parse failure says so), a symlink that leaves the scanned root is refused.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import stat
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from scars.core.model import ParseFailure
+
+# Caps of what a reader will load, in bytes. Loop state files are small (the bkit file that
+# a hook polluted with 1,669 history lines was 294 KB); anything past these caps is refused.
+JSON_MAX_BYTES = 8 * 1024 * 1024
+TEXT_MAX_BYTES = 8 * 1024 * 1024
+YAML_MAX_BYTES = 5 * 1024 * 1024
+
+# Loop kinds, in the order `scars loops` lists them when no one is waiting.
+KINDS: tuple[str, ...] = (
+    "samsara",
+    "loop-spec",
+    "mechanist",
+    "aris",
+    "bkit",
+    "bkit-sprint",
+    "dag-iteration",
+    "dag-convergence",
+)
+KIND_LABEL: dict[str, str] = {
+    "samsara": "samsara",
+    "loop-spec": "loop-spec",
+    "mechanist": "Mechanist review",
+    "aris": "ARIS review",
+    "bkit": "bkit PDCA",
+    "bkit-sprint": "bkit sprint",
+    "dag-iteration": "DAG iteration",
+    "dag-convergence": "DAG convergence",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """Iterations (or rounds) used against the loop's limit.
+
+    ``left`` never goes below 0; a count above the limit is kept as read and shown through
+    ``over`` (real files exceed their nominal limits: that is shown, never rejected).
+    """
+
+    used: int | None
+    limit: int | None
+    unit: str = "iterations"
+
+    @property
+    def left(self) -> int | None:
+        if self.used is None or self.limit is None:
+            return None
+        return max(self.limit - self.used, 0)
+
+    @property
+    def over(self) -> int:
+        if self.used is None or self.limit is None:
+            return 0
+        return max(self.used - self.limit, 0)
+
+    @property
+    def spent(self) -> bool:
+        return self.used is not None and self.limit is not None and self.used >= self.limit
+
+    def describe(self) -> str:
+        if self.used is None and self.limit is None:
+            return f"{self.unit}: unknown"
+        used = "?" if self.used is None else str(self.used)
+        limit = "?" if self.limit is None else str(self.limit)
+        text = f"{used}/{limit} {self.unit}"
+        if self.over:
+            text += f" ({self.over} above the limit)"
+        elif self.left is not None:
+            text += f", {self.left} left"
+        return text
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"used": self.used, "limit": self.limit, "left": self.left, "over": self.over, "unit": self.unit}
+
+
+@dataclass(frozen=True, slots=True)
+class StopRule:
+    """The loop's own stop rule evaluated. ``met`` is None when it cannot be evaluated."""
+
+    met: bool | None
+    reasons: tuple[str, ...] = ()
+    outcome: str | None = None  # e.g. converged, positive_verdict, budget_spent, stalled
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"met": self.met, "reasons": list(self.reasons), "outcome": self.outcome}
+
+
+@dataclass(frozen=True, slots=True)
+class TrendPoint:
+    """One point of a loop's history: a judge pass, a review round, a match-rate measure."""
+
+    label: str  # "iteration 2", "round 3", "night 3 round 1"
+    value: float | None  # None = not measured (a bkit matchRate of null stays null)
+    note: str | None = None  # verdict, gap type …
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"label": self.label, "value": self.value, "note": self.note}
+
+
+@dataclass(frozen=True, slots=True)
+class LoopState:
+    """One loop's state as read and evaluated.
+
+    ``trend`` holds the measured numbers in order (for a sparkline); ``points`` the same
+    history with labels and notes (``history()``), including unmeasured points.
+    ``path`` is relative to the directory that was scanned (posix separators).
+    """
+
+    kind: str
+    name: str
+    path: str
+    budget: Budget
+    stop_rule: StopRule
+    route: str | None
+    trend: tuple[float, ...]
+    waiting_for_human: bool
+    reason: str
+    parse_failures: tuple[ParseFailure, ...] = ()
+    raw: Any = field(default=None, compare=False, repr=False)
+    status: str | None = None
+    trend_label: str = ""
+    points: tuple[TrendPoint, ...] = ()
+    details: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    def history(self) -> list[TrendPoint]:
+        """Every point of the loop's history, oldest first (what a chart draws)."""
+        return list(self.points)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready summary (``scars loops --json``); ``raw`` is left out."""
+        return {
+            "kind": self.kind,
+            "name": self.name,
+            "path": self.path,
+            "status": self.status,
+            "waiting_for_human": self.waiting_for_human,
+            "reason": self.reason,
+            "route": self.route,
+            "budget": self.budget.to_dict(),
+            "stop_rule": self.stop_rule.to_dict(),
+            "trend_label": self.trend_label,
+            "trend": list(self.trend),
+            "history": [p.to_dict() for p in self.points],
+            "details": _jsonable(self.details),
+            "parse_failures": [
+                {"file": f.file, "line": f.line, "reason": f.reason} for f in self.parse_failures
+            ],
+        }
+
+
+def make_points_trend(points: list[TrendPoint] | tuple[TrendPoint, ...]) -> tuple[float, ...]:
+    return tuple(p.value for p in points if p.value is not None)
+
+
+def _jsonable(value: Any, depth: int = 0) -> Any:
+    if depth > 32:
+        return None
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v, depth + 1) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    if hasattr(value, "to_dict"):
+        return _jsonable(value.to_dict(), depth + 1)
+    return str(value)
+
+
+# --------------------------------------------------------------------------- file reads
+
+
+def rel(path: Path, root: Path) -> str:
+    """``path`` relative to ``root`` in posix form (the path itself when outside root)."""
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def inside(path: Path, root: Path) -> bool:
+    """True when ``path`` (symlinks resolved) lies inside ``root``."""
+    try:
+        path.resolve().relative_to(root.resolve())
+    except (ValueError, OSError, RuntimeError):
+        return False
+    return True
+
+
+def _bounded_bytes(path: Path, root: Path, cap: int, what: str) -> tuple[bytes | None, ParseFailure | None]:
+    name = rel(path, root)
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None, ParseFailure(name, None, f"{what} not found")
+    except OSError as exc:
+        return None, ParseFailure(name, None, f"cannot read {what}: {exc.strerror or exc}")
+    if stat.S_ISLNK(st.st_mode):
+        if not inside(path, root):
+            return None, ParseFailure(name, None, f"{what} is a symlink pointing outside {root.name or root}; not read")
+        try:
+            st = os.stat(path)
+        except OSError as exc:
+            return None, ParseFailure(name, None, f"cannot read {what}: {exc.strerror or exc}")
+    if not stat.S_ISREG(st.st_mode):
+        return None, ParseFailure(name, None, f"{what} is not a regular file")
+    if st.st_size > cap:
+        return None, ParseFailure(
+            name, None, f"{what} is {st.st_size} bytes, above the {cap // (1024 * 1024)} MiB cap; not read"
+        )
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(cap + 1)
+    except OSError as exc:
+        return None, ParseFailure(name, None, f"cannot read {what}: {exc.strerror or exc}")
+    if len(data) > cap:
+        return None, ParseFailure(name, None, f"{what} grew above the {cap // (1024 * 1024)} MiB cap while read")
+    return data, None
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"non-standard JSON constant {name}")
+
+
+def read_json(path: Path, root: Path, cap: int = JSON_MAX_BYTES) -> tuple[Any, ParseFailure | None]:
+    """Load a JSON file, or return ``(None, ParseFailure)`` saying why it cannot be used.
+
+    Never raises on bad input: missing, too big (``cap``), not UTF-8, invalid JSON (with the
+    line), nesting too deep, NaN/Infinity constants.
+    """
+    data, failure = _bounded_bytes(path, root, cap, "JSON file")
+    if failure is not None:
+        return None, failure
+    name = rel(path, root)
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        return None, ParseFailure(name, None, f"not UTF-8 (byte {exc.start})")
+    try:
+        return json.loads(text, parse_constant=_reject_constant), None
+    except json.JSONDecodeError as exc:
+        return None, ParseFailure(name, exc.lineno, f"invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})")
+    except ValueError as exc:
+        return None, ParseFailure(name, None, f"invalid JSON: {exc}")
+    except RecursionError:
+        return None, ParseFailure(name, None, "invalid JSON: nested too deeply")
+
+
+def read_text(path: Path, root: Path, cap: int = TEXT_MAX_BYTES) -> tuple[str | None, ParseFailure | None]:
+    """Read a UTF-8 text file (undecodable bytes replaced), bounded by ``cap``."""
+    data, failure = _bounded_bytes(path, root, cap, "file")
+    if failure is not None:
+        return None, failure
+    return data.decode("utf-8-sig", errors="replace"), None
+
+
+def read_yaml(path: Path, root: Path, cap: int = YAML_MAX_BYTES) -> tuple[Any, ParseFailure | None]:
+    """Load a YAML file with PyYAML's safe loader (the C one when built), bounded by ``cap``.
+
+    Uses ``scars.core.yamlsafe`` when it exists (alias, depth and duplicate-key guards);
+    falls back to a plain safe load otherwise.
+    """
+    data, failure = _bounded_bytes(path, root, cap, "YAML file")
+    if failure is not None:
+        return None, failure
+    name = rel(path, root)
+    try:
+        from scars.core import yamlsafe  # the reader's guarded loader, once present
+    except ImportError:
+        yamlsafe = None
+    if yamlsafe is not None and hasattr(yamlsafe, "loads") and hasattr(yamlsafe, "decode"):
+        try:
+            loaded = yamlsafe.loads(yamlsafe.decode(data))
+        except ValueError as exc:  # YamlProblem: reason and line
+            return None, ParseFailure(name, getattr(exc, "line", None), str(getattr(exc, "reason", exc)))
+        return getattr(loaded, "value", loaded), None
+    import yaml
+
+    safe_loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        return yaml.load(data, Loader=safe_loader), None  # noqa: S506 - a safe loader
+    except yaml.MarkedYAMLError as exc:
+        line = exc.problem_mark.line + 1 if exc.problem_mark is not None else None
+        return None, ParseFailure(name, line, f"invalid YAML: {exc.problem or exc}")
+    except (yaml.YAMLError, RecursionError, ValueError) as exc:
+        return None, ParseFailure(name, None, f"invalid YAML: {exc}")
+
+
+# --------------------------------------------------------------------------- values
+
+_NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?")
+_OUT_OF_TEN = re.compile(r"([-+]?\d+(?:\.\d+)?)\s*/\s*10(?!\d)")
+
+
+def as_number(value: Any) -> float | None:
+    """A number from a JSON value: int/float, or a string such as ``"6.5"`` / ``"7/10"``.
+
+    Booleans, NaN and infinities are not numbers here.
+    """
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, (int, float)):
+        f = float(value)
+        return f if math.isfinite(f) else None
+    if isinstance(value, str):
+        m = _OUT_OF_TEN.search(value) or _NUMBER.search(value)
+        if m:
+            return float(m.group(1) if m.re is _OUT_OF_TEN else m.group(0))
+    return None
+
+
+def score_out_of_ten(text: str) -> float | None:
+    """The first number written before ``/10`` in ``text`` (markdown emphasis ignored)."""
+    m = _OUT_OF_TEN.search(text.replace("*", "").replace("`", ""))
+    return float(m.group(1)) if m else None
+
+
+def as_int(value: Any) -> int | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and value.strip().lstrip("+-").isdigit():
+        return int(value.strip())
+    return None
+
+
+def parse_time(value: Any) -> datetime | None:
+    """An ISO 8601 timestamp (``Z`` accepted; no zone means UTC), or None."""
+    if not isinstance(value, str) or not value.strip():
+        return None
+    text = value.strip()
+    if text.endswith(("Z", "z")):
+        text = text[:-1] + "+00:00"
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment
+
+
+def fmt_number(value: float | None) -> str:
+    if value is None:
+        return "—"
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
+def now_utc() -> datetime:
+    return datetime.now(timezone.utc)

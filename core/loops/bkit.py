@@ -1,0 +1,276 @@
+"""bkit PDCA iterator state (popup-studio-ai/bkit-claude-code): formats.md §4.
+
+Reads ``.bkit/state/pdca-status.json`` (or the legacy ``docs/.pdca-status.json``): one
+:class:`LoopState` per feature, and ``.bkit/state/sprints/*.json``: one per sprint with its
+``iterateHistory``. Rules: pass at Match Rate ≥ 90 %, 5 iterations (10 for critical work,
+``bkit.config.json`` ``pdca.maxIterations`` overrides), stop after 3 iterations without
+improvement. An ``iterationCount`` above the limit is shown as such, never rejected; a
+``matchRate`` of null means *not measured* and is never read as 100.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from scars.core.loops.base import (
+    Budget,
+    LoopState,
+    StopRule,
+    TrendPoint,
+    as_int,
+    as_number,
+    fmt_number,
+    make_points_trend,
+    read_json,
+    rel,
+)
+from scars.core.model import ParseFailure
+
+MATCH_RATE_THRESHOLD = 90.0
+DEFAULT_MAX_ITERATIONS = 5
+CRITICAL_MAX_ITERATIONS = 10
+NO_IMPROVEMENT_LIMIT = 3
+SPRINT_TARGET = 100.0
+SPRINT_MIN_ACCEPTABLE = 90.0
+DONE_PHASES = ("completed", "archived", "report")
+
+CURRENT_STATUS = Path(".bkit/state/pdca-status.json")
+LEGACY_STATUS = Path("docs/.pdca-status.json")
+SPRINTS_DIR = Path(".bkit/state/sprints")
+
+
+def status_files(project: Path) -> list[Path]:
+    """The project's PDCA status file: the current one, else the legacy one."""
+    for candidate in (project / CURRENT_STATUS, project / LEGACY_STATUS):
+        if candidate.is_file() or candidate.is_symlink():
+            return [candidate]
+    return []
+
+
+def project_of(path: Path) -> Path:
+    """The project directory of a status or sprint file."""
+    parts = path.parts
+    if path.name == ".pdca-status.json" and path.parent.name == "docs":
+        return path.parent.parent
+    if ".bkit" in parts:
+        index = len(parts) - 1 - parts[::-1].index(".bkit")
+        return Path(*parts[:index]) if index else Path(".")
+    return path.parent
+
+
+def read_config(project: Path, root: Path) -> tuple[dict[str, Any], list[ParseFailure]]:
+    """``bkit.config.json`` ``pdca`` settings (threshold, max iterations), when present."""
+    path = project / "bkit.config.json"
+    if not (path.is_file() or path.is_symlink()):
+        return {}, []
+    data, failure = read_json(path, root)
+    if failure is not None:
+        return {}, [failure]
+    pdca = data.get("pdca") if isinstance(data, dict) else None
+    return (pdca if isinstance(pdca, dict) else {}), []
+
+
+def no_improvement_run(rates: list[float | None]) -> int:
+    """Trailing count of measured iterations whose rate did not rise above the one before."""
+    measured = [r for r in rates if r is not None]
+    run = 0
+    for before, after in zip(measured, measured[1:]):
+        run = run + 1 if after <= before else 0
+    return run
+
+
+def read_status(path: Path, root: Path | None = None) -> list[LoopState]:
+    """Every feature of a pdca-status.json. Never raises on bad input."""
+    path = Path(path)
+    project = project_of(path)
+    root = Path(root) if root is not None else project
+    name = rel(path, root)
+    config, failures = read_config(project, root)
+    data, failure = read_json(path, root)
+    if failure is None and not isinstance(data, dict):
+        failure = ParseFailure(name, None, "pdca-status.json is not a JSON object")
+    if failure is None and not isinstance(data.get("features"), dict):
+        failure = ParseFailure(name, None, "pdca-status.json has no `features` object")
+    if failure is not None:
+        return [LoopState(
+            kind="bkit", name=name, path=name, budget=Budget(None, None),
+            stop_rule=StopRule(None, ("status file unusable",)), route=None, trend=(),
+            waiting_for_human=False, reason=f"unusable: {failure.reason}",
+            parse_failures=tuple(failures + [failure]), status="unreadable",
+        )]
+    threshold = as_number(config.get("matchRateThreshold")) or MATCH_RATE_THRESHOLD
+    limit = as_int(config.get("maxIterations")) or DEFAULT_MAX_ITERATIONS
+    states = []
+    for feature, entry in data["features"].items():
+        states.append(_feature_state(str(feature), entry, name, threshold, limit, failures, data))
+    return states
+
+
+def _feature_state(feature: str, entry: Any, file: str, threshold: float, default_limit: int,
+                   file_failures: list[ParseFailure], document: dict[str, Any]) -> LoopState:
+    failures = list(file_failures)
+    if not isinstance(entry, dict):
+        failures.append(ParseFailure(file, None, f"features[{feature!r}] is not an object"))
+        entry = {}
+    phase = entry.get("phase") if isinstance(entry.get("phase"), str) else None
+    rate = as_number(entry.get("matchRate"))
+    if entry.get("matchRate") is not None and rate is None:
+        failures.append(ParseFailure(file, None, f"features[{feature!r}].matchRate {entry.get('matchRate')!r} is not a number"))
+    count = as_int(entry.get("iterationCount"))
+    if entry.get("iterationCount") is not None and count is None:
+        failures.append(ParseFailure(file, None, f"features[{feature!r}].iterationCount {entry.get('iterationCount')!r} is not a count"))
+    limit = as_int(entry.get("maxIterations")) or default_limit
+    budget = Budget(count if count is not None else 0, limit, "iterations")
+    machine = entry.get("stateMachine") if isinstance(entry.get("stateMachine"), dict) else {}
+    breaker = machine.get("circuitBreakerOpen") is True
+
+    reasons = []
+    if rate is None:
+        reasons.append("match rate not measured")
+    else:
+        reasons.append(f"match rate {fmt_number(rate)}% {'≥' if rate >= threshold else '<'} {fmt_number(threshold)}%")
+    if budget.over:
+        reasons.append(f"iterationCount {count} is above the nominal limit {limit} "
+                       f"(critical work allows {CRITICAL_MAX_ITERATIONS})")
+    if rate is not None and rate >= threshold:
+        stop = StopRule(True, tuple(reasons), "success")
+    elif budget.spent:
+        stop = StopRule(True, tuple(reasons + [f"max iterations reached ({count}/{limit})"]), "failure")
+    elif phase in ("completed", "archived"):
+        stop = StopRule(True, tuple(reasons + [f"phase {phase}"]), "completed")
+    else:
+        stop = StopRule(False, tuple(reasons + [budget.describe()]), None)
+
+    waiting = False
+    if breaker:
+        waiting, reason = True, "circuit breaker open: the state machine stopped retrying"
+    elif stop.outcome == "failure":
+        waiting = True
+        reason = (f"iteration limit spent ({count}/{limit}) with match rate "
+                  f"{fmt_number(rate) + '%' if rate is not None else 'not measured'} below {fmt_number(threshold)}%: "
+                  "a person decides (raise the limit for critical work, or accept PARTIAL)")
+    elif stop.met:
+        reason = "; ".join(stop.reasons[:2])
+    else:
+        reason = f"phase {phase or 'unknown'}; " + "; ".join(stop.reasons)
+
+    if phase in ("completed", "archived"):
+        route = "done"
+    elif stop.outcome == "success":
+        route = "report"
+    elif stop.outcome == "failure":
+        route = "stop"
+    elif phase in ("check", "act"):
+        route = "iterate"
+    else:
+        route = phase
+    label = f"iteration {count}" if count is not None else "latest"
+    points = (TrendPoint(label, rate, phase),)
+    details = {
+        "feature": feature,
+        "phase": phase,
+        "phase_number": entry.get("phaseNumber"),
+        "match_rate": rate,
+        "threshold": threshold,
+        "iteration_count": count,
+        "critical_limit": CRITICAL_MAX_ITERATIONS,
+        "last_iteration_status": entry.get("lastIterationStatus"),
+        "circuit_breaker_open": breaker,
+        "primary": document.get("primaryFeature") == feature,
+        "active": feature in (document.get("activeFeatures") or []) if isinstance(document.get("activeFeatures"), list) else False,
+        "version": document.get("version"),
+    }
+    return LoopState(
+        kind="bkit", name=feature, path=file, budget=budget, stop_rule=stop, route=route,
+        trend=make_points_trend(points), waiting_for_human=waiting, reason=reason,
+        parse_failures=tuple(failures), raw=entry, status=phase or "unknown",
+        trend_label="match rate %", points=points, details=details,
+    )
+
+
+def _find_key(value: Any, key: str, depth: int = 0) -> tuple[Any, dict[str, Any] | None]:
+    """The first ``key`` in nested objects (breadth first, bounded), and its parent object."""
+    if depth > 4 or not isinstance(value, dict):
+        return None, None
+    if key in value:
+        return value[key], value
+    for child in value.values():
+        found, parent = _find_key(child, key, depth + 1)
+        if parent is not None:
+            return found, parent
+    return None, None
+
+
+def read_sprint(path: Path, root: Path | None = None) -> LoopState:
+    """One sprint file and its ``iterateHistory``. Never raises on bad input."""
+    path = Path(path)
+    root = Path(root) if root is not None else project_of(path)
+    name = rel(path, root)
+    data, failure = read_json(path, root)
+    if failure is None and not isinstance(data, dict):
+        failure = ParseFailure(name, None, "sprint file is not a JSON object")
+    sprint_id = path.stem
+    if failure is not None:
+        return LoopState(
+            kind="bkit-sprint", name=sprint_id, path=name, budget=Budget(None, None),
+            stop_rule=StopRule(None, ("sprint file unusable",)), route=None, trend=(),
+            waiting_for_human=False, reason=f"unusable: {failure.reason}", parse_failures=(failure,),
+            status="unreadable",
+        )
+    failures: list[ParseFailure] = []
+    sprint_id = str(data.get("id") or data.get("sprintId") or sprint_id)
+    history, holder = _find_key(data, "iterateHistory")
+    if history is None:
+        history = []
+    elif not isinstance(history, list):
+        failures.append(ParseFailure(name, None, "iterateHistory is not a list; ignored"))
+        history = []
+    config, _ = _find_key(data, "config")
+    config = config if isinstance(config, dict) else {}
+    limit = as_int(config.get("maxIterations")) or DEFAULT_MAX_ITERATIONS
+    target = as_number(config.get("matchRateTarget")) or SPRINT_TARGET
+    minimum = as_number(config.get("matchRateMinAcceptable")) or SPRINT_MIN_ACCEPTABLE
+    points = []
+    rates: list[float | None] = []
+    for index, entry in enumerate(history, 1):
+        if not isinstance(entry, dict):
+            failures.append(ParseFailure(name, None, f"iterateHistory[{index - 1}] is not an object; ignored"))
+            continue
+        rate = as_number(entry.get("matchRate"))
+        rates.append(rate)
+        fixed = entry.get("fixedTaskIds") if isinstance(entry.get("fixedTaskIds"), list) else []
+        points.append(TrendPoint(f"iteration {as_int(entry.get('iteration')) or index}", rate,
+                                 f"{len(fixed)} task(s) fixed" if fixed else None))
+    used = len(points)
+    budget = Budget(used, limit, "iterations")
+    latest = next((r for r in reversed(rates) if r is not None), None)
+    flat = no_improvement_run(rates)
+    blocked = (holder or {}).get("blocked") is True or data.get("blocked") is True
+    reasons = [f"latest match rate {fmt_number(latest)}%" if latest is not None else "match rate not measured"]
+    if latest is not None and latest >= target:
+        stop = StopRule(True, tuple(reasons + [f"target {fmt_number(target)}% reached"]), "success")
+    elif budget.spent:
+        ok = latest is not None and latest >= minimum
+        stop = StopRule(True, tuple(reasons + [f"max iterations reached ({used}/{limit})",
+                                               f"{'at or above' if ok else 'below'} the minimum {fmt_number(minimum)}%"]),
+                        "partial" if ok else "iteration_exhausted")
+    elif flat >= NO_IMPROVEMENT_LIMIT:
+        stop = StopRule(True, tuple(reasons + [f"no improvement for {flat} consecutive iterations"]), "no_improvement")
+    else:
+        stop = StopRule(False, tuple(reasons + [budget.describe()]), None)
+    waiting = blocked or stop.outcome in ("iteration_exhausted", "no_improvement")
+    if blocked or stop.outcome == "iteration_exhausted":
+        reason = f"blocked: ITERATION_EXHAUSTED below {fmt_number(minimum)}% — a person decides"
+    elif stop.outcome == "no_improvement":
+        reason = f"no improvement for {flat} iterations: a person decides"
+    else:
+        reason = "; ".join(stop.reasons)
+    route = "done" if stop.met and not waiting else ("paused" if waiting else "iterate")
+    return LoopState(
+        kind="bkit-sprint", name=sprint_id, path=name, budget=budget, stop_rule=stop, route=route,
+        trend=make_points_trend(points), waiting_for_human=waiting, reason=reason,
+        parse_failures=tuple(failures), raw=data, status=str(data.get("status") or data.get("phase") or "unknown"),
+        trend_label="match rate %", points=tuple(points),
+        details={"target": target, "min_acceptable": minimum, "blocked": blocked, "no_improvement_run": flat},
+    )

@@ -1,0 +1,253 @@
+"""DAG iteration-detector decisions and convergence-monitor reports (formats.md §5).
+
+No file is mandated upstream: these are report shapes an agent emits as YAML, found by their
+root key (``iterationDecision:`` / ``convergenceReport:``) in ``*.yaml`` files under a path
+with ``dag`` in its name, or in a file named on the command line. The convergence rules of
+§5.2 are evaluated from ``qualityHistory``; the report's own recommendation is shown beside
+ours, never replaced by it.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+from statistics import pvariance
+from typing import Any
+
+from scars.core.loops.base import (
+    Budget,
+    LoopState,
+    StopRule,
+    TrendPoint,
+    as_int,
+    as_number,
+    fmt_number,
+    make_points_trend,
+    read_yaml,
+    rel,
+)
+from scars.core.model import ParseFailure
+
+ROOT_KEYS = ("iterationDecision", "convergenceReport")
+_ROOT_LINE = re.compile(r"^(iterationDecision|convergenceReport)\s*:", re.MULTILINE)
+PEEK_BYTES = 64 * 1024
+
+# dag-convergence-monitor defaults (the seed's example goal) and thresholds.
+DEFAULT_TARGET = 0.85
+DEFAULT_ACCEPTABLE = 0.70
+DEFAULT_MAX_ITERATIONS = 5
+SLOPE_EPSILON = 0.02
+MONITOR_PLATEAU_VARIANCE = 0.01
+PREDICTION_HORIZON = 20
+STRATEGIES = ("retry", "refine", "expand", "simplify", "escalate")
+ACTIONS = ("continue", "accept", "escalate", "abort")
+
+
+def root_key(path: Path) -> str | None:
+    """The report's root key when the file starts a mapping with one (cheap peek, no parse)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(PEEK_BYTES).decode("utf-8", errors="replace")
+    except OSError:
+        return None
+    m = _ROOT_LINE.search(head)
+    return m.group(1) if m else None
+
+
+def is_dag_path(relative: Path) -> bool:
+    return any("dag" in part.lower() for part in relative.parts[:-1]) or "dag" in relative.name.lower()
+
+
+def read_report(path: Path, root: Path | None = None) -> LoopState:
+    """A decision or convergence report file. Never raises on bad input."""
+    path = Path(path)
+    root = Path(root) if root is not None else path.parent
+    name = rel(path, root)
+    data, failure = read_yaml(path, root)
+    if failure is None:
+        if not isinstance(data, dict) or not any(k in data for k in ROOT_KEYS):
+            failure = ParseFailure(name, None, "no `iterationDecision:` or `convergenceReport:` root key")
+        elif not isinstance(data.get("iterationDecision", data.get("convergenceReport")), dict):
+            failure = ParseFailure(name, None, "the report's root key does not hold a mapping")
+    if failure is not None:
+        return LoopState(
+            kind="dag-convergence" if "convergence" in path.name.lower() else "dag-iteration", name=path.stem,
+            path=name, budget=Budget(None, None), stop_rule=StopRule(None, ("report unusable",)), route=None,
+            trend=(), waiting_for_human=False, reason=f"unusable: {failure.reason}", parse_failures=(failure,),
+            status="unreadable",
+        )
+    if "convergenceReport" in data:
+        return convergence_state(data["convergenceReport"], name, path.stem)
+    return decision_state(data["iterationDecision"], name, path.stem)
+
+
+# --------------------------------------------------------------------------- detector decision
+
+
+def decision_state(report: dict[str, Any], file: str, default_name: str) -> LoopState:
+    failures: list[ParseFailure] = []
+    decision = report.get("decision") if isinstance(report.get("decision"), dict) else {}
+    strategy = report.get("strategy") if isinstance(report.get("strategy"), dict) else {}
+    budget_block = report.get("budget") if isinstance(report.get("budget"), dict) else {}
+    assessment = report.get("assessment") if isinstance(report.get("assessment"), dict) else {}
+    triggers = report.get("triggers") if isinstance(report.get("triggers"), list) else []
+    needs = decision.get("needsIteration", report.get("needsIteration"))
+    strategy_type = strategy.get("type") if isinstance(strategy.get("type"), str) else None
+    if strategy_type is not None and strategy_type.lower() not in STRATEGIES:
+        failures.append(ParseFailure(file, None, f"unknown strategy type {strategy_type!r} (kept)"))
+    recommendation = assessment.get("recommendation") if isinstance(assessment.get("recommendation"), str) else None
+    current = as_int(budget_block.get("currentIteration"))
+    limit = as_int(budget_block.get("maxIterations"))
+    remaining = as_int(budget_block.get("remainingIterations"))
+    if limit is None and current is not None and remaining is not None:
+        limit = current + remaining
+    budget = Budget(current, limit, "iterations")
+
+    severities = [as_number(t.get("severity")) for t in triggers if isinstance(t, dict)]
+    severities = [s for s in severities if s is not None]
+    fixable = [t.get("fixable") is True for t in triggers if isinstance(t, dict)]
+    fixability = sum(fixable) / len(fixable) if fixable else None
+    reasons = [f"{len(triggers)} trigger(s)" + (f", max severity {fmt_number(max(severities))}" if severities else "")]
+    if fixability is not None:
+        reasons.append(f"fixability {fixability:.2f}" + (" < 0.3 → escalate" if fixability < 0.3 else ""))
+    if needs is False:
+        stop = StopRule(True, tuple(["needsIteration: false"] + reasons), "no_iteration_needed")
+    elif needs is True:
+        stop = StopRule(False, tuple(["needsIteration: true"] + reasons), None)
+    else:
+        stop = StopRule(None, tuple(["needsIteration missing"] + reasons), None)
+    escalate = (strategy_type or "").lower() == "escalate" or (recommendation or "").lower() == "escalate"
+    route = (strategy_type or recommendation or ("accept" if needs is False else None))
+    reason = ("escalated to a person: " + (str(report.get("recommendation") or "") or f"strategy {strategy_type}, "
+              f"assessment {recommendation}")) if escalate else "; ".join(stop.reasons[:2])
+    points = tuple(
+        TrendPoint(f"trigger {i} {t.get('type', '?')}", as_number(t.get("severity")), "fixable" if t.get("fixable") is True else "not fixable")
+        for i, t in enumerate(triggers, 1) if isinstance(t, dict)
+    )
+    return LoopState(
+        kind="dag-iteration", name=str(report.get("taskId") or default_name), path=file, budget=budget,
+        stop_rule=stop, route=route.lower() if isinstance(route, str) else route, trend=make_points_trend(points),
+        waiting_for_human=escalate, reason=reason, parse_failures=tuple(failures), raw=report,
+        status=str(decision.get("priority") or "unknown"), trend_label="trigger severity (0–1)", points=points,
+        details={"priority": decision.get("priority"), "strategy": strategy_type, "assessment": recommendation,
+                 "fixability": fixability, "next_steps": report.get("nextSteps") if isinstance(report.get("nextSteps"), list) else []},
+    )
+
+
+# --------------------------------------------------------------------------- convergence monitor
+
+
+def slope(values: list[float]) -> float:
+    """Least-squares slope of ``values`` over their index (0 for fewer than two points)."""
+    n = len(values)
+    if n < 2:
+        return 0.0
+    mean_x = (n - 1) / 2
+    mean_y = sum(values) / n
+    num = sum((i - mean_x) * (v - mean_y) for i, v in enumerate(values))
+    den = sum((i - mean_x) ** 2 for i in range(n))
+    return num / den
+
+
+def trend_analysis(scores: list[float], iterations: list[int], target: float) -> dict[str, Any]:
+    s = slope(scores)
+    direction = "improving" if s > SLOPE_EPSILON else ("declining" if s < -SLOPE_EPSILON else "stable")
+    plateau = len(scores) >= 3 and pvariance(scores[-3:]) < MONITOR_PLATEAU_VARIANCE
+    accel = slope(scores[-3:]) - slope(scores[-4:-1]) if len(scores) >= 4 else 0.0
+    predicted = None
+    if scores and scores[-1] >= target:
+        predicted = iterations[-1] if iterations else len(scores)
+    elif s > 0 and scores:
+        needed = math.ceil((target - scores[-1]) / s)
+        if needed <= PREDICTION_HORIZON:
+            predicted = (iterations[-1] if iterations else len(scores)) + needed
+    return {"direction": direction, "slope": s, "acceleration": accel, "isPlateauing": plateau,
+            "predictedConvergenceIteration": predicted}
+
+
+def recommend(quality: float | None, remaining_improvements: int | None, goal: dict[str, float],
+              left: int | None, trend: dict[str, Any], points: int, current: int | None = None) -> tuple[str, str]:
+    """The monitor's recommendation (formats.md §5.2) and why."""
+    target, acceptable = goal["targetQuality"], goal["acceptableQuality"]
+    if quality is None:
+        return "continue", "no quality measured yet"
+    converged = quality >= target and (remaining_improvements or 0) == 0
+    if converged:
+        return "accept", f"converged: quality {quality:g} ≥ target {target:g} and no improvement remaining"
+    ok = quality >= acceptable
+    if ok and left is not None and left <= 1:
+        return "accept", f"acceptable ({quality:g} ≥ {acceptable:g}) with {left} iteration left"
+    if left == 0:
+        return ("accept", "budget spent; quality acceptable") if ok else ("escalate", "budget spent below the acceptable quality")
+    if trend["isPlateauing"] and not ok:
+        return "escalate", f"plateau below the acceptable quality {acceptable:g}"
+    if trend["direction"] == "declining" and points >= 3:
+        return "escalate", "quality declining over 3+ iterations"
+    predicted = trend["predictedConvergenceIteration"]
+    achievable = not trend["isPlateauing"] and trend["direction"] != "declining" and predicted is not None and (
+        left is None or predicted - (current if current is not None else points) <= left)
+    if not achievable:
+        return "escalate", "the goal is not achievable in the remaining budget at the current trend"
+    return "continue", "improving toward the target"
+
+
+def convergence_state(report: dict[str, Any], file: str, default_name: str) -> LoopState:
+    failures: list[ParseFailure] = []
+    goal_block = report.get("goal") if isinstance(report.get("goal"), dict) else {}
+    goal = {
+        "targetQuality": as_number(goal_block.get("targetQuality")) or DEFAULT_TARGET,
+        "acceptableQuality": as_number(goal_block.get("acceptableQuality")) or DEFAULT_ACCEPTABLE,
+    }
+    limit = as_int(goal_block.get("maxIterations")) or DEFAULT_MAX_ITERATIONS
+    history = report.get("qualityHistory")
+    if history is None:
+        history = []
+    elif not isinstance(history, list):
+        failures.append(ParseFailure(file, None, "qualityHistory is not a list; ignored"))
+        history = []
+    points, scores, iterations = [], [], []
+    remaining_improvements = None
+    for index, point in enumerate(history, 1):
+        if not isinstance(point, dict):
+            failures.append(ParseFailure(file, None, f"qualityHistory[{index - 1}] is not a mapping; ignored"))
+            continue
+        q = as_number(point.get("qualityScore"))
+        it = as_int(point.get("iteration")) or index
+        left_items = as_int(point.get("improvementsRemaining"))
+        points.append(TrendPoint(f"iteration {it}", q, f"{left_items} improvement(s) remaining" if left_items is not None else None))
+        if q is not None:
+            scores.append(q)
+            iterations.append(it)
+        remaining_improvements = left_items if left_items is not None else remaining_improvements
+    current = as_int(report.get("currentIteration")) or (iterations[-1] if iterations else len(points) or None)
+    budget = Budget(current, limit, "iterations")
+    trend = trend_analysis(scores, iterations, goal["targetQuality"])
+    quality = scores[-1] if scores else None
+    action, why = recommend(quality, remaining_improvements, goal, budget.left, trend, len(scores), current)
+    own = report.get("recommendation")
+    own_action = own.get("action") if isinstance(own, dict) else (own if isinstance(own, str) else None)
+    if isinstance(own_action, str) and own_action.lower() not in ACTIONS:
+        failures.append(ParseFailure(file, None, f"unknown recommendation action {own_action!r} (kept)"))
+    converged = quality is not None and quality >= goal["targetQuality"] and (remaining_improvements or 0) == 0
+    reasons = [
+        f"quality {fmt_number(quality)} vs target {goal['targetQuality']:g} (acceptable {goal['acceptableQuality']:g})",
+        f"{remaining_improvements if remaining_improvements is not None else '?'} improvement(s) remaining",
+        f"trend {trend['direction']} (slope {trend['slope']:+.3f}){', plateauing' if trend['isPlateauing'] else ''}",
+        f"monitor rule: {action} — {why}",
+    ]
+    if isinstance(own_action, str) and own_action.lower() != action:
+        reasons.append(f"the report itself recommends {own_action}")
+    stop = StopRule(converged or action in ("accept", "escalate", "abort"), tuple(reasons),
+                    "converged" if converged else (action if action != "continue" else None))
+    effective = (own_action or action).lower() if isinstance(own_action, str) else action
+    waiting = effective in ("escalate", "abort") or action in ("escalate", "abort")
+    reason = f"{'escalate' if waiting else effective}: {why}"
+    return LoopState(
+        kind="dag-convergence", name=str(report.get("taskId") or default_name), path=file, budget=budget,
+        stop_rule=stop, route=effective, trend=make_points_trend(points), waiting_for_human=waiting,
+        reason=reason, parse_failures=tuple(failures), raw=report,
+        status="converged" if converged else trend["direction"], trend_label="quality score (0–1)",
+        points=tuple(points), details={"goal": goal, "trend": trend, "recommendation": action,
+                                        "report_recommendation": own_action},
+    )

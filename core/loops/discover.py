@@ -1,0 +1,142 @@
+"""Find every loop state under a path: ``discover_loops(root) -> list[LoopState]``.
+
+One walk of the tree (symlinked directories are not followed; ``.git``, virtual
+environments, ``node_modules`` and caches are skipped) recognises:
+
+* loop-spec: ``.loop-spec/features/<slug>/feature.json``;
+* review loops: a directory holding ``REVIEW_STATE.json`` or ``AUTO_REVIEW.md``;
+* bkit: ``.bkit/state/pdca-status.json`` (else the legacy ``docs/.pdca-status.json``) and
+  ``.bkit/state/sprints/*.json``;
+* DAG reports: ``*.yaml`` / ``*.yml`` with an ``iterationDecision:`` or ``convergenceReport:``
+  root key, under a path with ``dag`` in a name;
+* samsara features under every ``changes/`` directory (through ``scars.core.reader``).
+
+A file given directly is read as whatever its name says it is. Waiting loops come first.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime
+from pathlib import Path
+
+from scars.core.errors import PathNotFound
+from scars.core.loops import bkit, dag, loopspec, review
+from scars.core.loops.base import KINDS, LoopState, Budget, StopRule, rel
+from scars.core.model import ParseFailure
+
+SKIP_DIRS = frozenset({
+    ".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", ".tox", ".nox",
+    ".mypy_cache", ".pytest_cache", ".ruff_cache", "site-packages", ".scars",
+})
+YAML_SUFFIXES = (".yaml", ".yml")
+
+
+def sort_key(state: LoopState) -> tuple:
+    kind = KINDS.index(state.kind) if state.kind in KINDS else len(KINDS)
+    return (not state.waiting_for_human, kind, state.path, state.name)
+
+
+def _samsara_features(repo: Path) -> list[Path]:
+    try:
+        from scars.core.reader import find_features
+    except ImportError:
+        return []
+    try:
+        return list(find_features(repo))
+    except Exception:  # a broken tree must not hide the other loops
+        return []
+
+
+def _samsara_state(feature_dir: Path, root: Path) -> LoopState:
+    try:
+        from scars.core.loops.samsara import read_samsara_feature
+
+        return read_samsara_feature(feature_dir, root)
+    except ImportError as exc:
+        name = rel(feature_dir, root)
+        return LoopState(
+            kind="samsara", name=feature_dir.name, path=name, budget=Budget(None, None, "rounds"),
+            stop_rule=StopRule(None, ()), route=None, trend=(), waiting_for_human=False,
+            reason=f"samsara reader unavailable: {exc}", parse_failures=(ParseFailure(name, None, str(exc)),),
+            status="unreadable",
+        )
+
+
+def _read_file(path: Path, root: Path, now: datetime | None) -> list[LoopState]:
+    name = path.name
+    if name == "feature.json":
+        return [loopspec.read_feature(path, root)]
+    if name in ("REVIEW_STATE.json", "AUTO_REVIEW.md", "REVIEWER_MEMORY.md"):
+        return [review.read_review_dir(path.parent, root, now=now)]
+    if name in ("pdca-status.json", ".pdca-status.json"):
+        return bkit.read_status(path, root)
+    if path.suffix == ".json" and path.parent.name == "sprints":
+        return [bkit.read_sprint(path, root)]
+    if path.suffix in YAML_SUFFIXES:
+        return [dag.read_report(path, root)]
+    return []
+
+
+def discover_loops(path: str | os.PathLike[str], *, now: datetime | None = None) -> list[LoopState]:
+    """Every loop state under ``path`` (a directory, or one state file), waiting ones first.
+
+    Raises PathNotFound when ``path`` does not exist. Unreadable files become states with
+    parse failures; nothing found gives an empty list.
+    """
+    start = Path(path)
+    if not start.exists():
+        raise PathNotFound(f"{path}: no such file or directory")
+    start = start.absolute()
+    if start.is_file():
+        root = start.parent
+        states = _read_file(start, root, now)
+        if not states:
+            raise PathNotFound(
+                f"{path}: not a loop state file (feature.json, REVIEW_STATE.json, AUTO_REVIEW.md, "
+                "pdca-status.json, a sprint .json or a DAG report .yaml)"
+            )
+        return sorted(states, key=sort_key)
+    root = start
+    states: list[LoopState] = []
+    review_dirs: set[Path] = set()
+    samsara_dirs: list[Path] = []
+    if root.parent.name == "changes":  # a samsara feature directory given directly
+        samsara_dirs.extend(p for p in _samsara_features(root.parent.parent) if p.resolve() == root.resolve())
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        here = Path(dirpath)
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
+        if "changes" in dirnames:
+            samsara_dirs.extend(_samsara_features(here))
+        files = set(filenames)
+        if "feature.json" in files and here.parent.name == "features" and here.parent.parent.name == ".loop-spec":
+            states.append(loopspec.read_feature(here / "feature.json", root))
+        if "REVIEW_STATE.json" in files or "AUTO_REVIEW.md" in files:
+            review_dirs.add(here)
+        if here.name == "state" and here.parent.name == ".bkit":
+            if "pdca-status.json" in files:
+                states.extend(bkit.read_status(here / "pdca-status.json", root))
+        if here.name == "docs" and ".pdca-status.json" in files:
+            current = here.parent / bkit.CURRENT_STATUS
+            if not current.is_file():
+                states.extend(bkit.read_status(here / ".pdca-status.json", root))
+        if here.name == "sprints" and here.parent.name == "state" and here.parent.parent.name == ".bkit":
+            for f in sorted(files):
+                if f.endswith(".json"):
+                    states.append(bkit.read_sprint(here / f, root))
+        relative = here.relative_to(root)
+        for f in sorted(files):
+            if f.endswith(YAML_SUFFIXES) and dag.is_dag_path(relative / f):
+                candidate = here / f
+                if candidate.is_file() and not candidate.is_symlink() and dag.root_key(candidate):
+                    states.append(dag.read_report(candidate, root))
+    for directory in sorted(review_dirs):
+        states.append(review.read_review_dir(directory, root, now=now))
+    seen: set[Path] = set()
+    for feature_dir in samsara_dirs:
+        key = Path(feature_dir).resolve()
+        if key in seen:
+            continue
+        seen.add(key)
+        states.append(_samsara_state(Path(feature_dir), root))
+    return sorted(states, key=sort_key)

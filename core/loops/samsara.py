@@ -1,0 +1,133 @@
+"""A samsara feature as a :class:`LoopState`, through ``scars.core.reader``.
+
+A samsara feature waits for a person when it needs triage (iteration-entry verdict ``gate``
+or ``unknown`` with undecided items) or a round decision (a round is open and every item is
+decided). Decisions come from the durable layer's read-only session when it is available.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from scars.core.loops.base import Budget, LoopState, StopRule, TrendPoint, make_points_trend, rel
+from scars.core.model import Feature, ParseFailure
+
+
+def _session_view(feature_dir: Path) -> tuple[Feature | None, dict[str, Any], int | None, list[str]]:
+    """(feature, decisions, open round, problems) through a read-only session (no lock).
+
+    The session reads the feature itself, so the feature is not read twice. Without the
+    durable layer, (None, {}, None, []) and the caller reads the feature alone.
+    """
+    try:
+        from scars.core.session import FeatureSession
+    except ImportError:
+        return None, {}, None, []
+    try:
+        with FeatureSession.open(feature_dir, read_only=True) as session:
+            decisions = dict(session.decisions)
+            try:
+                open_round = session.current_round()
+            except Exception:  # a log the session cannot read: no round is shown as open
+                open_round = None
+            problems = [str(p) for p in getattr(session, "problems", []) or []]
+            return session.feature, decisions, open_round, problems
+    except Exception as exc:  # a journal that cannot be replayed must not hide the feature
+        return None, {}, None, [f"decisions unreadable: {exc}"]
+
+
+def feature_state(feature: Feature, root: Path, *, decisions: dict[str, Any] | None = None,
+                  open_round: int | None = None, problems: list[str] | None = None) -> LoopState:
+    """Summarise an already read Feature (``decisions``: item id → Decision)."""
+    decisions = decisions or {}
+    path = rel(Path(feature.path), root)
+    failures = list(feature.parse_failures)
+    failures.extend(ParseFailure(path, None, p) for p in problems or [])
+    log = feature.iteration_log
+    rounds = list(log.rounds) if log is not None else []
+    max_rounds = log.max_rounds if log is not None else 3
+    closed = [r for r in rounds if r.decision]
+    budget = Budget(len(closed), max_rounds, "rounds")
+    counted = [it for it in feature.items if it.counted]
+    undecided = [it for it in counted if it.id not in decisions]
+    verdict = feature.entry.verdict if feature.entry is not None else "unknown"
+
+    points: list[TrendPoint] = []
+    if rounds and rounds[0].signal_lost_before is not None:
+        points.append(TrendPoint("before round 1", float(rounds[0].signal_lost_before), None))
+    elif log is not None and log.signal_lost_initial is not None:
+        points.append(TrendPoint("initial", float(log.signal_lost_initial), None))
+    for r in rounds:
+        if r.signal_lost_after is not None:
+            points.append(TrendPoint(f"round {r.round}", float(r.signal_lost_after), r.decision))
+    points.append(TrendPoint("now", float(feature.signal_lost), verdict))
+
+    reasons = list(feature.entry.reasons) if feature.entry is not None else []
+    last = closed[-1] if closed else None
+    valves: list[str] = []
+    try:
+        from scars.core.budget import evaluate_valves
+
+        valves = [v.message for v in evaluate_valves(feature, decisions) if getattr(v, "active", False)]
+    except ImportError:
+        pass
+    except Exception as exc:  # advisory only; a failure is listed, never fatal
+        failures.append(ParseFailure(path, None, f"safety valves not evaluated: {exc}"))
+    if last is not None and last.decision in ("stop", "forced_stop"):
+        stop = StopRule(True, tuple([f"round {last.round} decided {last.decision}"] + reasons), last.decision)
+    elif verdict == "skip":
+        stop = StopRule(True, tuple(reasons or ["iteration entry: default-skip"]), "default_skip")
+    else:
+        stop = StopRule(False, tuple(reasons + valves + [budget.describe()]), None)
+
+    waiting = False
+    if verdict in ("gate", "unknown") and undecided and stop.met is not True:
+        waiting = True
+        reason = f"needs triage: {len(undecided)} of {len(counted)} item(s) undecided (entry {verdict})"
+    elif open_round is not None and not undecided and counted:
+        waiting = True
+        reason = f"needs a round decision: round {open_round} is open and every item is decided"
+    elif stop.met:
+        reason = "; ".join(stop.reasons[:1])
+    else:
+        reason = f"entry {verdict}; signal_lost {feature.signal_lost}"
+    if verdict == "unknown" and feature.parse_failures:
+        reason += f"; {len(feature.parse_failures)} parse failure(s)"
+    route = "triage" if waiting and reason.startswith("needs triage") else (
+        "round decision" if waiting else ("done" if stop.met else "iterate"))
+    details = {
+        "entry": verdict,
+        "signal_lost": feature.signal_lost,
+        "counts": dict(feature.counts),
+        "items": len(counted),
+        "undecided": len(undecided),
+        "decided": len(counted) - len(undecided),
+        "open_round": open_round,
+        "valves": valves,
+        "execution_mode": feature.execution_mode,
+    }
+    return LoopState(
+        kind="samsara", name=feature.name, path=path, budget=budget, stop_rule=stop, route=route,
+        trend=make_points_trend(points), waiting_for_human=waiting, reason=reason,
+        parse_failures=tuple(failures), raw=None, status=verdict, trend_label="signal_lost",
+        points=tuple(points), details=details,
+    )
+
+
+def read_samsara_feature(feature_dir: Path, root: Path) -> LoopState:
+    """Read one feature directory (with its decisions, when the durable layer is there)."""
+    from scars.core.reader import read_feature
+
+    name = rel(Path(feature_dir), root)
+    feature, decisions, open_round, problems = _session_view(Path(feature_dir))
+    try:
+        if feature is None:
+            feature = read_feature(feature_dir)
+    except Exception as exc:  # the reader's typed errors (PathNotFound …) and anything unforeseen
+        return LoopState(
+            kind="samsara", name=Path(feature_dir).name, path=name, budget=Budget(None, None, "rounds"),
+            stop_rule=StopRule(None, ("feature unreadable",)), route=None, trend=(), waiting_for_human=False,
+            reason=f"unreadable: {exc}", parse_failures=(ParseFailure(name, None, str(exc)),), status="unreadable",
+        )
+    return feature_state(feature, root, decisions=decisions, open_round=open_round, problems=problems)

@@ -1,0 +1,302 @@
+"""Pilot tests of the triage app: each key flow, checked on disk through a fresh session."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import html
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("scars.core.session")
+sys.path.insert(0, str(Path(__file__).parent))
+from app_fixtures import make_repo  # noqa: E402
+
+from scars.core.session import FeatureSession  # noqa: E402
+from scars.tui.app import ScarsApp  # noqa: E402
+from scars.tui.widgets.item_list import ItemList  # noqa: E402
+
+SIZE = (120, 40)
+
+
+def aio(fn):
+    """Run an async test with asyncio.run (no asyncio plugin is needed)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        return asyncio.run(fn(*args, **kwargs))
+
+    return wrapper
+
+
+@pytest.fixture
+def feature_dir(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    root.mkdir()
+    return make_repo(root)
+
+
+def on_disk(feature_dir: Path) -> dict:
+    """The decisions as a new reader sees them (journal replayed from disk)."""
+    with FeatureSession.open(feature_dir, read_only=True) as s:
+        return dict(s.decisions)
+
+
+def current_item(app: ScarsApp) -> str | None:
+    row = app.screen.query_one(ItemList).current_row
+    return row.item_id if row is not None else None
+
+
+def screen_text(app: ScarsApp) -> str:
+    svg = app.export_screenshot()
+    parts = re.findall(r">([^<]*)</text>", svg)
+    return html.unescape("".join(parts)).replace("\xa0", " ")
+
+
+def detail_text(app: ScarsApp) -> str:
+    """The detail pane's content as plain text (independent of wrapping and scrolling)."""
+    from rich.console import Console
+
+    console = Console(width=400, color_system=None, file=None, record=True)
+    with console.capture() as cap:
+        console.print(app.screen.query_one("#detail-body").content)
+    return cap.get()
+
+
+def fill(app: ScarsApp, **values: str) -> None:
+    """Set form fields directly (typing every character is slow and tests nothing more)."""
+    for name, value in values.items():
+        app.screen.query_one(f"#field-{name}").value = value
+
+
+async def start(app: ScarsApp, pilot) -> None:  # noqa: ANN001
+    await app.wait_loaded()
+    await pilot.pause()
+
+
+async def type_text(pilot, text: str) -> None:  # noqa: ANN001
+    for ch in text:
+        await pilot.press("space" if ch == " " else ch)
+
+
+@aio
+async def test_fix_is_on_disk_and_undo_reverts_it(feature_dir):
+    app = ScarsApp(feature_dir, user="alice")
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        first = current_item(app)
+        await pilot.press("f")
+        await pilot.pause()
+        d = on_disk(feature_dir)
+        assert d[first].action == "fix" and d[first].decided_by == "alice"
+        assert current_item(app) != first  # moved on
+        await pilot.press("u")
+        await pilot.pause()
+        assert first not in on_disk(feature_dir)
+        assert current_item(app) == first
+
+
+@aio
+async def test_accept_form_refuses_until_valid_then_saves(feature_dir):
+    app = ScarsApp(feature_dir, user="alice")
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        item = current_item(app)
+        await pilot.press("a")
+        await pilot.pause()
+        await pilot.click("#form-save")
+        await pilot.pause()
+        form = app.screen
+        assert type(form).__name__ == "AcceptForm"
+        err = str(form.query_one("#error-owner").render())
+        assert "owner" in err
+        assert item not in on_disk(feature_dir)  # nothing saved while invalid
+        await type_text(pilot, "when x")  # typed into the focused first field
+        fill(app, re_review_signal="a second writer appears", rationale="single process today")
+        await pilot.press("enter")
+        await type_text(pilot, "bob")
+        await pilot.press("enter", "enter", "enter")  # owner -> rationale -> watch (empty) -> save
+        await pilot.pause()
+        d = on_disk(feature_dir)[item]
+        assert (d.action, d.owner, d.re_review_signal, d.rationale) == (
+            "accept", "bob", "a second writer appears", "single process today")
+
+
+@aio
+async def test_bulk_defer_and_one_undo_reverts_the_batch(feature_dir):
+    app = ScarsApp(feature_dir, user="alice")
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        a = current_item(app)
+        await pilot.press("space")
+        b = current_item(app)
+        await pilot.press("space", "D")
+        await pilot.pause()
+        assert type(app.screen).__name__ == "ConfirmBulk"
+        assert "Decide 2 marked items as DEFER" in screen_text(app)
+        await pilot.press("y")
+        await pilot.pause()
+        fill(app, reason="scheduler lands first")
+        await pilot.press("enter", "enter")
+        await pilot.pause()
+        d = on_disk(feature_dir)
+        assert d[a].action == d[b].action == "defer" and d[a].batch_id and d[a].batch_id == d[b].batch_id
+        assert d[a].reason == "scheduler lands first"
+        await pilot.press("u")
+        await pilot.pause()
+        d = on_disk(feature_dir)
+        assert a not in d and b not in d
+
+
+@aio
+async def test_filter_then_decide_the_filtered_item(feature_dir):
+    app = ScarsApp(feature_dir, user="alice")
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        await pilot.press("slash")
+        await type_text(pilot, "cat:ua")
+        await pilot.press("enter")
+        await pilot.pause()
+        rows = [r for r in app.screen.query_one(ItemList).rows if r.kind == "item"]
+        assert [r.item_id[:3] for r in rows] == ["ua-"]
+        await pilot.press("f")
+        await pilot.pause()
+        assert on_disk(feature_dir)[rows[0].item_id].action == "fix"
+        await pilot.press("escape")
+        await pilot.pause()
+        assert len([r for r in app.screen.query_one(ItemList).rows if r.kind == "item"]) > 1
+
+
+@aio
+async def test_round_gate_writes_both_logs(feature_dir):
+    app = ScarsApp(feature_dir, user="alice")
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        await pilot.press("f")
+        await pilot.pause()
+        await pilot.press("g")
+        await pilot.pause()
+        assert type(app.screen).__name__ == "RoundGate"
+        assert "Round 2 done. signal_lost" in screen_text(app)
+        await pilot.click("#gate-stop")  # no reason yet: refused, nothing written
+        await pilot.pause()
+        assert type(app.screen).__name__ == "RoundGate"
+        app.screen.query_one("#gate-reason").value = "remaining items have owners"
+        await pilot.click("#gate-stop")
+        await pilot.pause()
+    log = (feature_dir / "iteration-log.yaml").read_text()
+    assert "round: 2" in log and "decision: stop" in log and "remaining items have owners" in log
+    assert log.startswith('feature: "csv-export"')  # the existing round is kept as it was
+    auto = (feature_dir / "auto-decisions.md").read_text()
+    assert "iteration.round-continuation" in auto and "Stop: remaining items have owners" in auto
+
+
+@aio
+async def test_pairing_accept_waits_for_the_second_person(feature_dir):
+    app = ScarsApp(feature_dir, pair=["alice", "bob"], require_second=["accept"])
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        item = current_item(app)
+        assert "driver alice" in screen_text(app)
+        await pilot.press("a")
+        await pilot.pause()
+        fill(app, re_review_signal="second writer appears", owner="carol", rationale="single process")
+        await pilot.click("#form-save")
+        await pilot.pause()
+        d = on_disk(feature_dir)[item]
+        assert d.pending_review and d.decided_by == "alice" and not d.reviewed_by
+        await pilot.press("k", "s")  # alice cannot sign off her own accept
+        await pilot.pause()
+        assert on_disk(feature_dir)[item].pending_review
+        await pilot.press("p", "s")
+        await pilot.pause()
+        d = on_disk(feature_dir)[item]
+        assert d.reviewed_by == "bob" and not d.pending_review
+
+
+@aio
+async def test_second_instance_is_read_only_and_names_the_holder(feature_dir):
+    holder = FeatureSession.open(feature_dir, user="zoe")
+    try:
+        app = ScarsApp(feature_dir, user="alice")
+        async with app.run_test(size=SIZE, notifications=True) as pilot:
+            await start(app, pilot)
+            assert app.backend.read_only
+            text = screen_text(app)
+            assert "READ-ONLY" in text and "zoe" in text
+            await pilot.press("f")
+            await pilot.pause()
+        assert holder.decisions == {} and on_disk(feature_dir) == {}
+    finally:
+        holder.close()
+
+
+@aio
+async def test_read_only_flag_records_nothing(feature_dir):
+    app = ScarsApp(feature_dir, read_only=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        await pilot.press("f", "space", "F", "u")
+        await pilot.pause()
+    assert on_disk(feature_dir) == {}
+
+
+@aio
+async def test_reopen_resumes_on_first_undecided(feature_dir):
+    app = ScarsApp(feature_dir, user="alice")
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        first = current_item(app)
+        await pilot.press("f")
+        await pilot.pause()
+        second = current_item(app)
+    app = ScarsApp(feature_dir, user="alice")
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        assert current_item(app) == second != first
+        assert "[1/6]" in screen_text(app)
+
+
+@aio
+async def test_untrusted_text_is_shown_literally(feature_dir):
+    app = ScarsApp(feature_dir, user="alice")
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        await pilot.press("slash")
+        await type_text(pilot, "literally")
+        await pilot.press("enter")
+        await pilot.pause()
+        text = screen_text(app)
+        assert "[bold]shown[/bold]" in text
+        assert "[@click=app.quit]click[/]" in text
+        assert "\x1b" not in text and "␛[2Jescape" in text
+        detail = detail_text(app)
+        assert "[bold]shown[/bold]" in detail and "␛[2Jescape" in detail
+        assert "outside the repository; not read" in detail  # its debt_location is not read
+        assert "secret" not in text and "secret" not in detail
+
+
+@aio
+async def test_user_keymap_rebinds_a_binding_id(feature_dir):
+    app = ScarsApp(feature_dir, user="alice", keymap={"scars.fix": "x"})
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        item = current_item(app)
+        await pilot.press("x")
+        await pilot.pause()
+        assert on_disk(feature_dir)[item].action == "fix"
+
+
+@aio
+async def test_help_lists_binding_ids(feature_dir):
+    app = ScarsApp(feature_dir, user="alice")
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        text = screen_text(app)
+        for bid in ("scars.fix", "scars.accept", "scars.bulk_defer", "scars.gate", "scars.quit"):
+            assert bid in text

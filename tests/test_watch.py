@@ -1,0 +1,351 @@
+"""Watches on re-review signals, in a temporary git repository (issue 5)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import scars.core.watch as wmod
+from intel_helpers import D, feature, item, log
+from scars.core.model import Round, ScarReport
+from scars.core.watch import (
+    WatchedAccept,
+    WatchSyntaxError,
+    check_feature,
+    evaluate,
+    glob_to_regex,
+    match_paths,
+    parse_watch,
+    read_watch_log,
+    record_base,
+    validate_watch,
+)
+
+needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+
+
+def git(repo: Path, *args: str) -> str:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(GIT_AUTHOR_DATE="2026-01-01T00:00:00+00:00", GIT_COMMITTER_DATE="2026-01-01T00:00:00+00:00")
+    if args and args[0] == "commit" and "--date-later" in args:
+        args = tuple(a for a in args if a != "--date-later")
+        env.update(GIT_AUTHOR_DATE="2026-03-01T00:00:00+00:00", GIT_COMMITTER_DATE="2026-03-01T00:00:00+00:00")
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True,
+                          env=env).stdout.strip()
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    r = tmp_path / "repo"
+    fdir = r / "changes" / "2026-01-01_demo" / "scar-reports"
+    fdir.mkdir(parents=True)
+    (r / "src").mkdir()
+    (r / "src" / "export.py").write_text("def export():\n    return 1\n")
+    (r / "src" / "other.py").write_text("x = 1\n")
+    (fdir / "task-1-scar.yaml").write_text("task_id: task-1\n")
+    subprocess.run(["git", "init", "-q", str(r)], check=True)
+    git(r, "config", "user.name", "Test")
+    git(r, "config", "user.email", "test@example.invalid")
+    git(r, "config", "commit.gpgsign", "false")
+    git(r, "add", "-A")
+    git(r, "commit", "-q", "-m", "initial")
+    return r
+
+
+def feat(repo: Path, items=(), **kw):
+    path = repo / "changes" / "2026-01-01_demo"
+    f = feature(items, path=str(path), **kw)
+    reports = tuple(ScarReport(file=p, task_id=None, completion_status=None, items=())
+                    for p in sorted({it.file for it in items} | {"scar-reports/task-1-scar.yaml"}))
+    return replace(f, repo_root=str(repo), reports=reports)
+
+
+def accept(it, spec, decided_at="2026-02-01T00:00:00+00:00"):
+    return {it.id: D(it.id, "accept", watch=spec, decided_at=decided_at)}
+
+
+# ------------------------------------------------------------------ syntax
+
+
+@pytest.mark.parametrize(
+    "spec, kind, glob, regex",
+    [
+        ("path-changed: src/*.py", "path-changed", "src/*.py", None),
+        ("  PATH-CHANGED:   src/**  ", "path-changed", "src/**", None),
+        ("pattern: TODO\\(\\w+\\) in src/**/*.py", "pattern", "src/**/*.py", "TODO\\(\\w+\\)"),
+        ("pattern: a in b in docs/*.md", "pattern", "docs/*.md", "a in b"),
+        ("recurs", "recurs", None, None),
+        ({"path-changed": "a/*", "base": "abc"}, "path-changed", "a/*", None),
+        ({"spec": "recurs"}, "recurs", None, None),
+    ],
+)
+def test_parse_watch(spec, kind, glob, regex):
+    w = parse_watch(spec)
+    assert (w.kind, w.glob, w.regex) == (kind, glob, regex)
+
+
+@pytest.mark.parametrize(
+    "spec",
+    ["", "when it breaks", "path-changed:", "path-changed: /etc/passwd", "path-changed: ../x/*",
+     "path-changed: a/../../b", "pattern: foo", "pattern:  in src/*", "recurs\nrecurs", 42, {"nope": 1}],
+)
+def test_parse_watch_refuses(spec):
+    with pytest.raises(WatchSyntaxError):
+        parse_watch(spec)
+
+
+def test_validate_watch_messages():
+    assert validate_watch(None) is None and validate_watch("") is None
+    assert validate_watch("recurs") is None
+    assert "invalid regex" in validate_watch("pattern: ([a- in src/*")
+    assert "use one of" in validate_watch("someday")
+
+
+@pytest.mark.parametrize(
+    "glob, path, hit",
+    [
+        ("src/*.py", "src/a.py", True),
+        ("src/*.py", "src/x/a.py", False),
+        ("src/**/*.py", "src/a.py", True),
+        ("src/**/*.py", "src/x/y/a.py", True),
+        ("src/**", "src/x/y/a.py", True),
+        ("**/*.md", "README.md", True),
+        ("a?.txt", "ab.txt", True),
+        ("a?.txt", "a/.txt", False),
+        ("[ab].txt", "b.txt", True),
+        ("[!ab].txt", "b.txt", False),
+        ("./src/*.py", "src/a.py", True),
+    ],
+)
+def test_glob_matching(glob, path, hit):
+    assert bool(match_paths(glob, [path])) is hit
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.text(alphabet="ab/*?.[]!", max_size=12), st.text(alphabet="ab/.", max_size=12))
+def test_glob_to_regex_never_raises(glob, path):
+    glob_to_regex(glob).match(path)
+
+
+# ------------------------------------------------------------------ path-changed
+
+
+@needs_git
+def test_path_changed_fires_stays_quiet_and_becomes_unobservable(repo):
+    it = item(1, text="export retries are hard-coded")
+    f = feat(repo, [it])
+    base = git(repo, "rev-parse", "HEAD")
+    ds = {it.id: D(it.id, "accept", watch={"spec": "path-changed: src/export.py", "base": base})}
+    (r,) = check_feature(f, ds)
+    assert r.state == "quiet" and r.figures["base"] == base
+
+    (repo / "src" / "other.py").write_text("x = 2\n")  # not matching
+    (r,) = check_feature(f, ds)
+    assert r.state == "quiet"
+
+    (repo / "src" / "export.py").write_text("def export():\n    return 2\n")  # uncommitted change
+    (r,) = check_feature(f, ds)
+    assert r.state == "fired" and "src/export.py" in r.cause
+
+    git(repo, "commit", "-qam", "change export")
+    (r,) = check_feature(f, ds)
+    assert r.state == "fired"  # committed since base
+
+    ds2 = {it.id: D(it.id, "accept", watch={"spec": "path-changed: lib/*.rs", "base": base})}
+    (r,) = check_feature(f, ds2)
+    assert r.state == "unobservable" and "matches no file" in r.cause
+
+
+@needs_git
+def test_path_changed_deleted_file_fires_and_new_untracked_file_fires(repo):
+    it = item(1)
+    f = feat(repo, [it])
+    base = git(repo, "rev-parse", "HEAD")
+    (repo / "src" / "new.py").write_text("y = 1\n")
+    (r,) = check_feature(f, {it.id: D(it.id, "accept", watch={"spec": "path-changed: src/new*.py", "base": base})})
+    assert r.state == "fired"
+    (repo / "src" / "new.py").unlink()
+    (repo / "src" / "other.py").unlink()
+    (r,) = check_feature(f, {it.id: D(it.id, "accept", watch={"spec": "path-changed: src/other.py", "base": base})})
+    assert r.state == "fired"
+
+
+@needs_git
+def test_path_changed_base_from_decision_time_is_recorded(repo):
+    it = item(1)
+    f = feat(repo, [it])
+    first = git(repo, "rev-parse", "HEAD")
+    (repo / "src" / "export.py").write_text("changed later\n")
+    git(repo, "commit", "-qam", "later change", "--date-later")
+    # Accepted on 2026-02-01: the base is the 2026-01-01 commit, so the March change fires.
+    ds = accept(it, "path-changed: src/export.py")
+    (r,) = check_feature(f, ds, record=True)
+    assert r.state == "fired" and r.figures["base"] == first
+    recs = read_watch_log(f.path)
+    assert [(x["type"], x["base"]) for x in recs] == [("base", first)]
+    # Accepted after the March commit: quiet.
+    (r,) = check_feature(f, accept(it, "path-changed: src/export.py", "2026-04-01T00:00:00+00:00"))
+    assert r.state == "fired"  # the recorded base wins over the (new) decision time
+    g = feat(repo, [item(2)])
+    (r,) = check_feature(g, accept(item(2), "path-changed: src/export.py", "2026-04-01T00:00:00+00:00"))
+    assert r.state == "quiet"
+
+
+@needs_git
+def test_record_base_at_accept_time(repo):
+    it = item(1)
+    f = feat(repo, [it])
+    head = git(repo, "rev-parse", "HEAD")
+    assert record_base(f.path, it.id, "path-changed: src/*.py", text=it.text) == head
+    (r,) = check_feature(f, {it.id: D(it.id, "accept", watch="path-changed: src/*.py")})
+    assert r.state == "quiet" and r.figures["base_from"] == "recorded in .scars/watches.jsonl"
+
+
+@needs_git
+def test_path_changed_without_base_or_with_unknown_base_is_unobservable(repo):
+    it = item(1)
+    f = feat(repo, [it])
+    (r,) = check_feature(f, accept(it, "path-changed: src/*.py", decided_at=""))
+    assert r.state == "unobservable" and "no base commit" in r.cause
+    (r,) = check_feature(f, accept(it, "path-changed: src/*.py", decided_at="2025-01-01T00:00:00+00:00"))
+    assert r.state == "unobservable"  # no commit predates the accept
+    ds = {it.id: D(it.id, "accept", watch={"spec": "path-changed: src/*.py", "base": "0" * 40})}
+    (r,) = check_feature(f, ds)
+    assert r.state == "unobservable" and "not in this repository" in r.cause
+
+
+def test_path_changed_without_git_is_unobservable(tmp_path):
+    r = tmp_path / "plain"
+    (r / "changes" / "2026-01-01_demo").mkdir(parents=True)
+    (r / "src").mkdir()
+    (r / "src" / "a.py").write_text("x\n")
+    it = item(1)
+    f = feat(r, [it])
+    (res,) = check_feature(f, {it.id: D(it.id, "accept", watch={"spec": "path-changed: src/*.py", "base": "abc"})})
+    assert res.state == "unobservable" and res.cause.startswith("no git")
+
+
+# ------------------------------------------------------------------ pattern
+
+
+@needs_git
+def test_pattern_fires_quiet_unobservable(repo):
+    it = item(1)
+    f = feat(repo, [it])
+    (r,) = check_feature(f, accept(it, r"pattern: return\s+2 in src/*.py"))
+    assert r.state == "quiet"
+    (repo / "src" / "other.py").write_text("a = 1\nreturn  2\n")
+    (r,) = check_feature(f, accept(it, r"pattern: return\s+2 in src/*.py"))
+    assert r.state == "fired" and "src/other.py:2" in r.cause
+    (r,) = check_feature(f, accept(it, "pattern: ([unclosed in src/*.py"))
+    assert r.state == "unobservable" and "invalid regex" in r.cause
+    (r,) = check_feature(f, accept(it, "pattern: x in nowhere/*.c"))
+    assert r.state == "unobservable" and "matches no file" in r.cause
+
+
+def test_pattern_without_git_walks_the_tree(tmp_path):
+    r = tmp_path / "plain"
+    (r / "changes" / "2026-01-01_demo").mkdir(parents=True)
+    (r / "docs").mkdir()
+    (r / "docs" / "a.md").write_text("hello DANGER\n")
+    it = item(1)
+    (res,) = check_feature(feat(r, [it]), accept(it, "pattern: DANGER in docs/*.md"))
+    assert res.state == "fired"
+
+
+def test_pattern_timeout_is_unobservable(tmp_path, monkeypatch):
+    r = tmp_path / "plain"
+    (r / "changes" / "2026-01-01_demo").mkdir(parents=True)
+    (r / "big.txt").write_text("a" * 40 + "!")
+    monkeypatch.setattr(wmod, "REGEX_TIMEOUT", 0.5)
+    it = item(1)
+    (res,) = check_feature(feat(r, [it]), accept(it, "pattern: (a+)+$ in big.txt"))
+    assert res.state == "unobservable" and "did not finish" in res.cause
+
+
+def test_pattern_searches_only_the_capped_prefix(tmp_path, monkeypatch):
+    r = tmp_path / "plain"
+    (r / "changes" / "2026-01-01_demo").mkdir(parents=True)
+    (r / "f.txt").write_text("x" * 100 + "NEEDLE")
+    monkeypatch.setattr(wmod, "MAX_FILE_BYTES", 50)
+    it = item(1)
+    (res,) = check_feature(feat(r, [it]), accept(it, "pattern: NEEDLE in f.txt"))
+    assert res.state == "quiet" and res.figures["truncated"] == ["f.txt"]
+    assert "first 50 bytes" in res.cause
+
+
+def test_pattern_glob_cannot_reach_outside_the_repository(tmp_path):
+    r = tmp_path / "plain"
+    (r / "changes" / "2026-01-01_demo").mkdir(parents=True)
+    (tmp_path / "secret.txt").write_text("TOKEN")
+    os.symlink(tmp_path / "secret.txt", r / "link.txt")
+    it = item(1)
+    (res,) = check_feature(feat(r, [it]), accept(it, "pattern: TOKEN in link.txt"))
+    assert res.state == "unobservable"
+    (res,) = check_feature(feat(r, [it]), accept(it, "pattern: TOKEN in ../secret.txt"))
+    assert res.state == "unobservable" and "climbs out" in res.cause
+
+
+# ------------------------------------------------------------------ recurs
+
+
+@needs_git
+def test_recurs_fires_only_for_a_later_report(repo):
+    text = "Timezone-naive timestamps compare as UTC"
+    accepted = item(1, text=text, file="scar-reports/task-1-scar.yaml")
+    base = git(repo, "rev-parse", "HEAD")
+    spec = {"spec": "recurs", "base": base}
+    f = feat(repo, [accepted])
+    (r,) = check_feature(f, {accepted.id: D(accepted.id, "accept", watch=spec)})
+    assert r.state == "quiet"
+    # the same text, in a report that already existed at the accept: still quiet
+    old = item(2, text=text.upper(), file="scar-reports/task-1-scar.yaml")
+    (r,) = check_feature(feat(repo, [accepted, old]), {accepted.id: D(accepted.id, "accept", watch=spec)})
+    assert r.state == "quiet"
+    # a new report (not in the base commit) carries it again
+    (repo / "changes/2026-01-01_demo/scar-reports/iteration-fix-1-scar.yaml").write_text("task_id: fix\n")
+    again = item(3, text="  timezone-naive   timestamps compare as utc ", file="scar-reports/iteration-fix-1-scar.yaml")
+    (r,) = check_feature(feat(repo, [accepted, again]), {accepted.id: D(accepted.id, "accept", watch=spec)})
+    assert r.state == "fired" and "iteration-fix-1-scar.yaml" in r.cause and r.figures["items"] == [again.id]
+
+
+def test_recurs_unobservable_without_text_or_time(tmp_path):
+    r = tmp_path / "plain"
+    (r / "changes" / "2026-01-01_demo").mkdir(parents=True)
+    f = feat(r, [])
+    wa = WatchedAccept("ks-0000000001", "", "recurs", "", None)
+    assert evaluate(f, wa).state == "unobservable"
+    wa = WatchedAccept("ks-0000000001", "some text", "recurs", "", None)
+    res = evaluate(f, wa)
+    assert res.state == "unobservable" and "later" in res.cause
+
+
+# ------------------------------------------------------------------ collecting
+
+
+@needs_git
+def test_watches_from_iteration_log_accepts(repo):
+    it = item(1, text="Only one writer at a time")
+    base = git(repo, "rev-parse", "HEAD")
+    rounds = (Round(round=1, signal_lost_before=1, signal_lost_after=1, decision="stop",
+                    accept=({"description": "only one writer at a time", "re_review_signal": "x", "owner": "y",
+                             "rationale": "z", "watch": "path-changed: src/*.py", "watch_base": base},)),)
+    f = feat(repo, [it], iteration_log=log(*rounds))
+    (r,) = check_feature(f)
+    assert r.item_id == it.id and r.origin == "iteration-log round 1" and r.state == "quiet"
+    # a journal decision on the same item overrides the log's accept
+    assert check_feature(f, {it.id: D(it.id, "fix")}) == []
+
+
+def test_accepts_without_watch_and_other_actions_are_ignored(tmp_path):
+    it = item(1)
+    f = feat(tmp_path, [it])
+    assert check_feature(f, {it.id: D(it.id, "accept")}) == []
+    assert check_feature(f, {it.id: D(it.id, "defer", watch="recurs")}) == []

@@ -1,0 +1,334 @@
+"""The triage view model: grouped rows, filter, progress — no Textual in here.
+
+The app renders what this module computes. Everything that grows with the number of items
+is done once when a feature is loaded (in the loader thread): the inert one-line text of
+each item and its lowercase search key. Filtering is then one pass over precomputed keys;
+the decision state of a row is looked up at draw time, so a decision never rebuilds rows
+unless a ``state:`` filter depends on it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Literal, Mapping
+
+from scars.core.model import GROUP_LABEL, GROUPS, Feature, ParseFailure, ScarItem
+from scars.core.sanitize import one_line
+
+# Category abbreviations, the same as the item id prefixes.
+CATEGORY_ABBR: dict[str, str] = {
+    "known_shortcuts": "ks",
+    "silent_failure_conditions": "sf",
+    "unverified_assumptions": "ua",
+}
+_CATEGORY_ALIASES: dict[str, str] = {}
+for _cat, _abbr in CATEGORY_ABBR.items():
+    for _alias in (_cat, _abbr):
+        _CATEGORY_ALIASES[_alias] = _cat
+_CATEGORY_ALIASES.update(
+    {
+        "shortcut": "known_shortcuts",
+        "shortcuts": "known_shortcuts",
+        "silent": "silent_failure_conditions",
+        "silent_failure": "silent_failure_conditions",
+        "silent_failures": "silent_failure_conditions",
+        "assumption": "unverified_assumptions",
+        "assumptions": "unverified_assumptions",
+        "assumptions_made": "unverified_assumptions",
+    }
+)
+STATES: tuple[str, ...] = ("undecided", "decided", "fix", "accept", "defer", "pending", "marked")
+
+# Extra groups after the three triage groups, in display order.
+EXTRA_GROUPS: tuple[tuple[str, str], ...] = (
+    ("possible_patterns", "Possible patterns"),
+    ("not_counted", "Not counted"),
+    ("other", "Other items"),
+    ("parse_failures", "Parse failures"),
+)
+ALL_GROUP_LABEL: dict[str, str] = {**GROUP_LABEL, **dict(EXTRA_GROUPS)}
+
+TEXT_CAP = 400  # characters of an item's text kept for its one-line rendering
+
+
+def decision_state(decision: Any) -> str:
+    """'undecided' | 'fix' | 'accept' | 'pending' | 'defer' for a Decision (or None)."""
+    if decision is None:
+        return "undecided"
+    action = getattr(decision, "action", None)
+    if action == "accept" and getattr(decision, "pending_review", False):
+        return "pending"
+    return action if action in ("fix", "accept", "defer") else "undecided"
+
+
+# The decision as a symbol and a word — meaning never by colour alone.
+DECISION_MARK: dict[str, str] = {
+    "undecided": "· todo",
+    "fix": "F fix",
+    "accept": "A accept",
+    "pending": "A? 2nd",
+    "defer": "D defer",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One line of the item list. ``key`` is stable across reloads and filters."""
+
+    kind: Literal["header", "item", "pattern", "failure"]
+    group: str
+    key: str
+    item_id: str | None = None
+    label: str = ""  # header / pattern text (already inert)
+    failure: ParseFailure | None = None
+
+    @property
+    def selectable(self) -> bool:
+        return self.kind in ("item", "failure")
+
+
+@dataclass(slots=True)
+class Filter:
+    """A parsed filter: ``cat:sf task:task-3 state:undecided retry``."""
+
+    categories: set[str] = field(default_factory=set)
+    tasks: list[str] = field(default_factory=list)
+    states: set[str] = field(default_factory=set)
+    files: list[str] = field(default_factory=list)
+    words: list[str] = field(default_factory=list)
+    source: str = ""
+
+    @property
+    def active(self) -> bool:
+        return bool(self.categories or self.tasks or self.states or self.files or self.words)
+
+
+class FilterError(ValueError):
+    """A filter the user typed cannot be understood; the message says how to fix it."""
+
+
+def parse_filter(text: str) -> Filter:
+    flt = Filter(source=text.strip())
+    for token in text.split():
+        key, sep, value = token.partition(":")
+        key_l = key.lower()
+        if sep and key_l in ("cat", "category", "task", "state", "is", "file"):
+            value_l = value.lower()
+            if not value_l:
+                raise FilterError(f"'{key}:' needs a value")
+            if key_l in ("cat", "category"):
+                for part in value_l.split(","):
+                    cat = _CATEGORY_ALIASES.get(part)
+                    if cat is None:
+                        raise FilterError(f"unknown category '{part}' (use ks, sf or ua)")
+                    flt.categories.add(cat)
+            elif key_l == "task":
+                flt.tasks.extend(p for p in value_l.split(",") if p)
+            elif key_l == "file":
+                flt.files.append(value_l)
+            else:
+                for part in value_l.split(","):
+                    if part == "todo":
+                        part = "undecided"
+                    if part not in STATES:
+                        raise FilterError(f"unknown state '{part}' (use {', '.join(STATES)})")
+                    flt.states.add(part)
+        else:
+            flt.words.append(token.lower())
+    return flt
+
+
+@dataclass(slots=True)
+class ItemView:
+    """Precomputed, inert display facts of one item."""
+
+    item: ScarItem
+    line_text: str  # one_line(text), capped
+    task: str
+    search: str  # lowercase: text, task, file, category, id, systemic ref
+
+
+def item_text(item: ScarItem) -> str:
+    """The item's main text; a systemic ref without text shows its id and note."""
+    if item.text:
+        return item.text
+    if item.systemic_ref:
+        return f"systemic_ref {item.systemic_ref}" + (f": {item.note}" if item.note else "")
+    return item.note or ""
+
+
+def build_view(item: ScarItem) -> ItemView:
+    text = item_text(item)
+    line = one_line(text[:TEXT_CAP])
+    task = one_line(item.task_id or "", 24)
+    search = " ".join(
+        (
+            text.lower(),
+            (item.task_id or "").lower(),
+            item.file.lower(),
+            CATEGORY_ABBR.get(item.category, ""),
+            item.id.lower(),
+            (item.systemic_ref or "").lower(),
+            (item.where or "").lower(),
+        )
+    )
+    return ItemView(item=item, line_text=line, task=task, search=search)
+
+
+class TriageState:
+    """Grouped, filterable rows of one feature. Built once per load (off the event loop)."""
+
+    def __init__(self, feature: Feature):
+        self.feature = feature
+        self.views: dict[str, ItemView] = {}
+        for item in feature.items:
+            self.views[item.id] = build_view(item)
+        self.order: list[str] = [it.id for it in feature.items]  # decidable items
+        # Tasks sharing an item's literal text (a cross-task pattern names several).
+        self._tasks_by_text: dict[str, set[str]] = {}
+        for item in feature.items:
+            if item.normalized and item.task_id:
+                self._tasks_by_text.setdefault(item.normalized, set()).add(item.task_id)
+        self.groups: list[tuple[str, str, list[Any]]] = self._group()
+
+    def tasks_of(self, item: ScarItem) -> list[str]:
+        """Every task whose report holds the same (normalised) text as ``item``."""
+        found = set(self._tasks_by_text.get(item.normalized, ())) if item.normalized else set()
+        if item.task_id:
+            found.add(item.task_id)
+        return sorted(found)
+
+    # -- grouping ---------------------------------------------------------------------
+    def _group(self) -> list[tuple[str, str, list[Any]]]:
+        """[(group key, label, members)]; members are item ids, or (label, ids) for patterns."""
+        f = self.feature
+        seen: set[str] = set()
+        out: list[tuple[str, str, list[Any]]] = []
+        for g in GROUPS:
+            ids = [i for i in f.groups.get(g, ()) if i in self.views]
+            seen.update(ids)
+            out.append((g, GROUP_LABEL[g], ids))
+        patterns = []
+        for pat in f.possible_patterns:
+            ids = [i for i in pat.get("ids", ()) if i in self.views]
+            if not ids:
+                continue
+            sim = pat.get("similarity")
+            reason = one_line(str(pat.get("reason", "") or ""), 120)
+            label = f"≈ {sim:.2f} {reason}" if isinstance(sim, (int, float)) else f"≈ {reason}"
+            patterns.append((label.strip(), ids))
+        out.append(("possible_patterns", "Possible patterns", patterns))
+        rest = [i for i in self.order if i not in seen]
+        out.append(("not_counted", "Not counted", [i for i in rest if not self.views[i].item.counted]))
+        out.append(("other", "Other items", [i for i in rest if self.views[i].item.counted]))
+        out.append(("parse_failures", "Parse failures", list(f.parse_failures)))
+        return out
+
+    # -- rows -------------------------------------------------------------------------
+    def rows(
+        self,
+        flt: Filter | None = None,
+        decisions: Mapping[str, Any] | None = None,
+        marked: Iterable[str] = (),
+    ) -> list[Row]:
+        decisions = decisions or {}
+        marked_set = set(marked)
+        match = self._matcher(flt, decisions, marked_set)
+        rows: list[Row] = []
+        for gkey, label, members in self.groups:
+            body: list[Row] = []
+            count = 0
+            if gkey == "possible_patterns":
+                for n, (plabel, ids) in enumerate(members):
+                    hits = [i for i in ids if match(i)]
+                    if not hits:
+                        continue
+                    body.append(Row("pattern", gkey, f"{gkey}:{n}", label=plabel))
+                    body.extend(Row("item", gkey, f"{gkey}:{n}:{i}", item_id=i) for i in hits)
+                    count += 1
+            elif gkey == "parse_failures":
+                for n, pf in enumerate(members):
+                    if self._failure_matches(pf, flt):
+                        body.append(Row("failure", gkey, f"{gkey}:{n}:{pf.file}", failure=pf))
+                        count += 1
+            else:
+                for i in members:
+                    if match(i):
+                        body.append(Row("item", gkey, f"{gkey}:{i}", item_id=i))
+                count = len(body)
+            if body:
+                rows.append(Row("header", gkey, f"header:{gkey}", label=f"{label} ({count})"))
+                rows.extend(body)
+        return rows
+
+    def _matcher(self, flt: Filter | None, decisions: Mapping[str, Any], marked: set[str]):
+        if flt is None or not flt.active:
+            return lambda _id: True
+        views = self.views
+        cats, tasks, states, files, words = flt.categories, flt.tasks, flt.states, flt.files, flt.words
+
+        def match(item_id: str) -> bool:
+            v = views[item_id]
+            it = v.item
+            if cats and it.category not in cats:
+                return False
+            if tasks:
+                task = (it.task_id or "").lower()
+                if not any(t in task for t in tasks):
+                    return False
+            if files and not any(p in it.file.lower() for p in files):
+                return False
+            if states:
+                st = decision_state(decisions.get(item_id))
+                ok = st in states or ("decided" in states and st != "undecided")
+                ok = ok or ("accept" in states and st == "pending")
+                ok = ok or ("marked" in states and item_id in marked)
+                if not ok:
+                    return False
+            s = v.search
+            return all(w in s for w in words)
+
+        return match
+
+    @staticmethod
+    def _failure_matches(pf: ParseFailure, flt: Filter | None) -> bool:
+        if flt is None or not flt.active:
+            return True
+        if flt.categories or flt.states or flt.tasks:
+            return False
+        hay = f"{pf.file} {pf.reason}".lower()
+        return all(p in pf.file.lower() for p in flt.files) and all(w in hay for w in flt.words)
+
+    # -- progress ---------------------------------------------------------------------
+    def progress(self, decisions: Mapping[str, Any]) -> tuple[int, int]:
+        """(decided, total) over the decidable items of the feature."""
+        views = self.views
+        decided = sum(1 for i in decisions if i in views)
+        return decided, len(self.order)
+
+    def first_undecided(self, rows: list[Row], decisions: Mapping[str, Any], start: int = 0) -> int | None:
+        """Index of the first undecided item row at or after ``start`` (wrapping), or None."""
+        n = len(rows)
+        for k in range(n):
+            idx = (start + k) % n
+            row = rows[idx]
+            if row.kind == "item" and row.item_id not in decisions:
+                return idx
+        return None
+
+
+def owners_in_logs(feature: Feature, decisions: Mapping[str, Any] | None = None) -> list[str]:
+    """Owners already named in iteration-log accepts and in recorded decisions, first seen first."""
+    seen: dict[str, None] = {}
+    log = feature.iteration_log
+    if log is not None:
+        for rnd in log.rounds:
+            for acc in rnd.accept:
+                owner = acc.get("owner") if isinstance(acc, dict) else None
+                if isinstance(owner, str) and owner.strip():
+                    seen.setdefault(one_line(owner.strip(), 80), None)
+    for d in (decisions or {}).values():
+        owner = getattr(d, "owner", None)
+        if isinstance(owner, str) and owner.strip():
+            seen.setdefault(one_line(owner.strip(), 80), None)
+    return list(seen)

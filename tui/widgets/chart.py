@@ -1,0 +1,98 @@
+"""A small bar chart drawn with block characters, with a y axis, labels and values.
+
+No plotting dependency: the chart is a Rich renderable built from text, deterministic
+and cheap, so it snapshots stably.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.segment import Segment
+from rich.text import Text
+
+BAR = "█"
+
+
+@dataclass
+class Series:
+    name: str
+    values: list[int]
+    glyph: str = BAR
+    style: str = ""
+
+
+@dataclass
+class BarChart:
+    """Grouped vertical bars: one group per x label, one bar per series."""
+
+    title: str
+    x_labels: list[str]
+    series: list[Series]
+    height: int = 8
+    y_label: str = ""
+    legend: bool = True
+    bar_width: int = 2
+
+    def max_value(self) -> int:
+        return max([v for s in self.series for v in s.values] + [1])
+
+    def lines(self) -> list[Text]:
+        top = self.max_value()
+        height = max(self.height, 2)
+        axis_w = max(len(str(top)), len(self.y_label[:6]), 1)
+        group_w = max(len(self.series) * (self.bar_width) + (len(self.series) - 1) + 2,
+                      min(max((len(x) for x in self.x_labels), default=1) + 1, 10))
+        out: list[Text] = []
+        out.append(Text(self.title, style="bold"))
+        if not self.x_labels:
+            out.append(Text("  no data yet"))
+            return out
+        if self.y_label:
+            out.append(Text(self.y_label[:axis_w].rjust(axis_w)))
+        for row in range(height, 0, -1):
+            level_lo = (row - 1) * top / height
+            if row == height:
+                label = str(top)
+            elif row == height // 2 and top >= height // 2 * 2:
+                label = str(round(row * top / height))
+            else:
+                label = ""
+            t = Text(label.rjust(axis_w) + " ┤" if label else " " * axis_w + " │")
+            bars_w = len(self.series) * self.bar_width + len(self.series) - 1
+            for gi in range(len(self.x_labels)):
+                pad = group_w - bars_w
+                t.append(" " * (pad // 2))
+                for si, s in enumerate(self.series):
+                    v = s.values[gi] if gi < len(s.values) else 0
+                    filled = v > level_lo and v > 0
+                    t.append((s.glyph * self.bar_width) if filled else " " * self.bar_width, style=s.style)
+                    if si < len(self.series) - 1:
+                        t.append(" ")
+                t.append(" " * (pad - pad // 2))
+            out.append(t)
+        out.append(Text("0".rjust(axis_w) + " └" + "─" * (group_w * len(self.x_labels))))
+        xl = Text(" " * (axis_w + 2))
+        for lab in self.x_labels:
+            xl.append(lab[: group_w - 1].center(group_w))
+        out.append(xl)
+        vals = Text(" " * (axis_w + 2))
+        for gi in range(len(self.x_labels)):
+            cell = "/".join(str(s.values[gi]) if gi < len(s.values) else "0" for s in self.series)
+            vals.append(cell[: group_w - 1].center(group_w))
+        out.append(vals)
+        if self.legend and len(self.series) > 1:
+            leg = Text("  ")
+            for s in self.series:
+                leg.append(s.glyph * 2, style=s.style)
+                leg.append(f" {s.name}   ")
+            out.append(leg)
+        return out
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        # Segments, not Text: a wrapping renderer would strip the axis's leading spaces.
+        for line in self.lines():
+            line.truncate(options.max_width, overflow="crop")
+            yield from line.render(console, end="")
+            yield Segment.line()
