@@ -100,7 +100,13 @@ def possible_patterns(items: list[ScarItem], literal: list[tuple[str, ...]]) -> 
     for n, ids in enumerate(literal):
         for i in ids:
             in_literal[i] = n
-    toks = [tokens(it.text) for it in items]
+    cache: dict[str, frozenset[str]] = {}
+    toks = []
+    for it in items:
+        ts = cache.get(it.normalized)
+        if ts is None:
+            ts = cache[it.normalized] = tokens(it.text)
+        toks.append(ts)
     df: dict[str, int] = defaultdict(int)
     for ts in toks:
         for t in ts:
