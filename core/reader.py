@@ -188,7 +188,7 @@ def read_report(path: Path, rel: str, registry: Registry) -> tuple[ScarReport, l
     if data is None:
         b.fail(None, "empty report (no YAML document)")
     elif not isinstance(data, dict):
-        b.fail(1, f"not a mapping: the top level is a {type(data).__name__}, expected task_id/known_shortcuts/… keys")
+        b.fail(1, f"not a mapping: the top level is {_shape(data)}, expected task_id/known_shortcuts/… keys")
     if not isinstance(data, dict):
         return ScarReport(file=rel, task_id=None, completion_status=None, items=(), parse_failure=b.failures[0]), b.failures, [], []
 
@@ -219,7 +219,7 @@ def read_report(path: Path, rel: str, registry: Registry) -> tuple[ScarReport, l
         if value is None:
             continue
         if not isinstance(value, list):
-            b.fail(kl.get(section), f"{section} is a {type(value).__name__}, expected a list of items")
+            b.fail(kl.get(section), f"{section} is {_shape(value)}, expected a list of items")
             continue
         lines = loaded.item_lines.get(section, [])
         category = CATEGORY_OF_SECTION[section]
@@ -404,7 +404,10 @@ def _shape(raw: Any) -> str:
         return f"a map with keys {keys}" if keys else "an empty map"
     if raw is None:
         return "an empty value"
-    return f"a {type(raw).__name__}"
+    name = {"str": "string", "int": "number", "float": "number", "bool": "boolean", "list": "list"}.get(
+        type(raw).__name__, type(raw).__name__
+    )
+    return f"{'an' if name[0] in 'aeiou' else 'a'} {name}"
 
 
 # --------------------------------------------------------------------------- other files
