@@ -324,3 +324,44 @@ async def test_loops_inbox_opens_a_samsara_feature(feature_dir):
         await pilot.press("f")
         await pilot.pause()
         assert on_disk(feature_dir)[item].action == "fix"
+
+
+@aio
+async def test_blocked_fix_reclassified_at_the_gate(feature_dir):
+    (feature_dir / "scar-reports" / "task-5-scar.yaml").write_text(
+        "task_id: task-5\ncompletion_status: blocked\nknown_shortcuts:\n  - \"Vendor API rate limit unknown\"\n"
+        "silent_failure_conditions: []\nassumptions_made: []\ndebt_registered: true\ndebt_location: null\n")
+    app = ScarsApp(feature_dir, user="alice")
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        await pilot.press("slash")
+        await type_text(pilot, "vendor")
+        await pilot.press("enter")
+        await pilot.pause()
+        item = current_item(app)
+        await pilot.press("f", "g")
+        await pilot.pause()
+        assert "Blocked fix" in screen_text(app)
+        app.screen.query_one("#blocked-0").query("RadioButton").last().value = True
+        app.screen.query_one("#gate-reason").value = "the vendor has not answered"
+        await pilot.click("#gate-continue")
+        await pilot.pause()
+    d = on_disk(feature_dir)[item]
+    assert d.blocked_outcome == "reclassify_as_defer"
+    assert "decision: continue" in (feature_dir / "iteration-log.yaml").read_text()
+
+
+@aio
+async def test_command_palette_reaches_an_action(feature_dir):
+    app = ScarsApp(feature_dir, user="alice")
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        item = current_item(app)
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await type_text(pilot, "Fix")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert on_disk(feature_dir)[item].action == "fix"
