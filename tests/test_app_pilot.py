@@ -77,6 +77,12 @@ async def start(app: ScarsApp, pilot) -> None:  # noqa: ANN001
     await pilot.pause()
 
 
+async def settle(app: ScarsApp, pilot) -> None:  # noqa: ANN001
+    """Wait for the workers (the filter runs off the event loop), then for the redraw."""
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+
+
 async def type_text(pilot, text: str) -> None:  # noqa: ANN001
     for ch in text:
         await pilot.press("space" if ch == " " else ch)
@@ -159,14 +165,14 @@ async def test_filter_then_decide_the_filtered_item(feature_dir):
         await pilot.press("slash")
         await type_text(pilot, "cat:ua")
         await pilot.press("enter")
-        await pilot.pause()
+        await settle(app, pilot)
         rows = [r for r in app.screen.query_one(ItemList).rows if r.kind == "item"]
         assert [r.item_id[:3] for r in rows] == ["ua-"]
         await pilot.press("f")
         await pilot.pause()
         assert on_disk(feature_dir)[rows[0].item_id].action == "fix"
         await pilot.press("escape")
-        await pilot.pause()
+        await settle(app, pilot)
         assert len([r for r in app.screen.query_one(ItemList).rows if r.kind == "item"]) > 1
 
 
@@ -268,7 +274,7 @@ async def test_untrusted_text_is_shown_literally(feature_dir):
         await pilot.press("slash")
         await type_text(pilot, "literally")
         await pilot.press("enter")
-        await pilot.pause()
+        await settle(app, pilot)
         text = screen_text(app)
         assert "[bold]shown[/bold]" in text
         assert "[@click=app.quit]click[/]" in text
@@ -337,7 +343,7 @@ async def test_blocked_fix_reclassified_at_the_gate(feature_dir):
         await pilot.press("slash")
         await type_text(pilot, "vendor")
         await pilot.press("enter")
-        await pilot.pause()
+        await settle(app, pilot)
         item = current_item(app)
         await pilot.press("f", "g")
         await pilot.pause()
