@@ -308,9 +308,8 @@ def _decision_json(state, item_id: str) -> dict[str, Any] | None:
 
 def reopened_json(feature: Feature) -> list[dict[str, Any]]:
     """Items a fired watch reopened and nobody has decided again (scars.core.watch)."""
-    from scars.core.decided import current_decisions
     from scars.core.watch import reopened_now
 
-    recs = reopened_now(feature.path, current_decisions(feature.path))
+    recs = reopened_now(feature.path)
     return [{"item_id": k, "watch": r.get("watch"), "cause": r.get("cause"), "at": r.get("at"),
              "auto_decision": r.get("auto_decision")} for k, r in sorted(recs.items())]

@@ -138,6 +138,12 @@ class FeatureSession:
     def decisions(self) -> dict[str, Decision]:
         return dict(self._state.decisions)
 
+    @property
+    def reopened(self) -> dict[str, dict[str, Any]]:
+        """Items a fired re-review watch sent back to triage and nobody has decided since:
+        item_id -> the journal's reopen record (``cause``, ``watch``, ``at``, ``by``)."""
+        return {k: dict(v) for k, v in self._state.reopened.items()}
+
     def history(self, item_id: str) -> list[dict]:
         """Earlier states of the item's decision, oldest first (each with the ``seq`` that made it)."""
         return [dict(h) for h in self._state.history.get(item_id, [])]
@@ -184,6 +190,12 @@ class FeatureSession:
         item = self._item(item_id)
         if item.resolved:
             raise DecisionRefused(f"item {item_id} is already resolved in its report", [FieldError("item_id", "already resolved")])
+        if action == "accept" and fields.get("watch") and not fields.get("watch_base"):
+            from scars.core.watch import current_commit  # a path-changed watch compares against it
+
+            base = current_commit(self.path)
+            if base:
+                fields = {**fields, "watch_base": base}
         d = make_decision(item_id, action, decided_by=self.user, batch_id=batch_id, **fields)
         rec = d.to_dict()
         rec["description"] = item.text
@@ -457,6 +469,8 @@ class FeatureSession:
                 a = {"description": desc, "re_review_signal": d.re_review_signal, "owner": d.owner, "rationale": d.rationale}
                 if d.watch:
                     a["watch"] = d.watch
+                    if d.watch_base:
+                        a["watch_base"] = d.watch_base
                 accept.append(a)
             else:
                 defer.append(desc)

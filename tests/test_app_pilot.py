@@ -300,3 +300,27 @@ async def test_help_lists_binding_ids(feature_dir):
         text = screen_text(app)
         for bid in ("scars.fix", "scars.accept", "scars.bulk_defer", "scars.gate", "scars.quit"):
             assert bid in text
+
+
+@aio
+async def test_loops_inbox_opens_a_samsara_feature(feature_dir):
+    from scars.core.loops import discover_loops
+
+    root = feature_dir.parents[1]
+    states = discover_loops(root)
+    app = ScarsApp(None, inbox=(states, root))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert type(app.screen).__name__ == "LoopsScreen"
+        assert "Loops inbox" in screen_text(app) and "2026-07-01_csv-export" in screen_text(app)
+        row = next(i for i, s in enumerate(states) if s.kind == "samsara")
+        for _ in range(row):
+            await pilot.press("j")
+        await pilot.press("enter")
+        await app.wait_loaded()
+        await pilot.pause()
+        assert type(app.screen).__name__ == "MainScreen" and app.feature_dir == feature_dir
+        item = current_item(app)
+        await pilot.press("f")
+        await pilot.pause()
+        assert on_disk(feature_dir)[item].action == "fix"

@@ -67,6 +67,7 @@ class ScarsApp(App[int]):
         keymap: dict[str, str] | Path | None = None,
         feature: Feature | None = None,
         session: Any | None = None,
+        inbox: tuple[list, Path] | None = None,
     ) -> None:
         super().__init__()
         self.feature_dir = Path(feature_dir) if feature_dir is not None else None
@@ -87,6 +88,7 @@ class ScarsApp(App[int]):
         self.load_error: BaseException | None = None
         self._loaded = asyncio.Event()
         self._owner_cache: dict[str, list[str]] = {}
+        self.inbox = inbox  # (loop states, repository root): start on the Loops inbox
 
     @classmethod
     def from_feature(cls, feature: Feature, session: Any | None = None, **kwargs: Any) -> "ScarsApp":
@@ -155,7 +157,36 @@ class ScarsApp(App[int]):
         from scars.tui.screens.main import MainScreen
 
         self.push_screen(MainScreen())
+        if self.inbox is not None:
+            from scars.tui.screens.loops import LoopsScreen
+
+            states, root = self.inbox
+            self.push_screen(LoopsScreen(states, root))
+        if self.feature_dir is not None:
+            self._load(keep_cursor=False)
+
+    def open_feature(self, feature_dir: Path) -> None:
+        """Switch to another feature (from the Loops inbox): release this one, read that one."""
+        from scars.tui.screens.main import MainScreen
+
+        if self.backend is not None:
+            self.backend.close()
+            self.backend = None
+        self.state = None
+        self.filter = None
+        self.marked = set()
+        self._given_feature = self._given_session = None
+        self.feature_dir = Path(feature_dir)
+        self._loaded.clear()
+        while not isinstance(self.screen, MainScreen):
+            self.pop_screen()
+        from scars.tui.widgets.item_list import ItemList
+
+        items = self.screen.query_one(ItemList)
+        items.placeholder = "Loading…"
+        items.set_rows([], keep=False)
         self._load(keep_cursor=False)
+
 
     def _apply_keymap(self) -> None:
         from scars.tui.screens.main import MAIN_BINDINGS

@@ -7,6 +7,7 @@ what the screen shows as decided is on disk.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from rich.text import Text
@@ -49,6 +50,7 @@ MAIN_BINDINGS = [
     Binding("p", "swap_driver", "Swap driver", id="scars.swap_driver", show=False),
     Binding("s", "sign_off", "Sign off", id="scars.sign_off", show=False),
     Binding("r", "reload", "Reload from disk", id="scars.reload", show=False),
+    Binding("L", "loops", "Loops inbox", id="scars.loops", show=False),
     Binding("question_mark", "help", "Help", id="scars.help"),
     Binding("q", "quit", "Quit", id="scars.quit"),
 ]
@@ -378,6 +380,18 @@ class MainScreen(Screen[None]):
         from scars.tui.screens.help import HelpScreen
 
         self.app.push_screen(HelpScreen(self.BINDINGS, self.app.keymap_note()))
+
+    def action_loops(self) -> None:
+        """The Loops inbox of the repository this feature belongs to."""
+        app = self.app
+        root = app.feature.repo_root if app.feature is not None else None
+        if not root:
+            self.notify("No repository root: the Loops inbox needs a directory holding changes/.", markup=False)
+            return
+        from scars.core.loops import discover_loops
+        from scars.tui.screens.loops import LoopsScreen
+
+        app.push_screen(LoopsScreen(discover_loops(root), Path(root)))
 
     def action_reload(self) -> None:
         self.app.reload()
