@@ -68,6 +68,7 @@ class FeatureSession:
         self._records: list[dict[str, Any]] = []
         self._state = J.JournalState()
         self._log = IterationLogFile(path)
+        self._index: tuple[Any, dict[str, Any]] | None = None  # (feature, item_id -> item)
 
     # ------------------------------------------------------------------ opening
 
@@ -178,8 +179,13 @@ class FeatureSession:
         return rec
 
     def _item(self, item_id: str):
+        index = self._index
+        if index is None or index[0] is not self.feature:
+            items = {i.id: i for i in self.feature.resolved}
+            items.update({i.id: i for i in self.feature.items})
+            index = self._index = (self.feature, items)
         try:
-            return self.feature.item(item_id)
+            return index[1][item_id]
         except KeyError:
             raise DecisionRefused(
                 f"no item {item_id!r} in {self.feature.name}; `scars status --json` lists the item ids",
@@ -492,8 +498,8 @@ class FeatureSession:
 
     def _describe(self, item_id: str) -> str:
         try:
-            return self.feature.item(item_id).text
-        except KeyError:
+            return self._item(item_id).text
+        except DecisionRefused:
             return self._state.descriptions.get(item_id, item_id)
 
     def _round_gate_entry(self, entry: dict[str, Any], remaining: int) -> int:
