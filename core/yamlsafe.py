@@ -118,8 +118,37 @@ def load_file(path: str | os.PathLike[str], limit: int = MAX_FILE_BYTES) -> Load
     return loads(decode(read_bounded(path, limit)))
 
 
+# PyYAML's C composer recurses once per nesting level: with PyYAML 6.0.3 (libyaml without
+# a nesting limit) 30,000 nested `[` (a 60 KB file) or `- - - …` overflowed the C stack and
+# killed the process with SIGSEGV (tests/hostile). Text that *could* nest deeper than
+# _SCAN_ABOVE levels is first checked with the event parser, which does not recurse.
+_SCAN_ABOVE = 1000
+_LEVEL_OPENERS = ("[", "{", "-", "?", ":", "\n", "\r", "\x85", "\u2028", "\u2029")
+
+
+def _check_nesting(text: str) -> None:
+    """Raise YamlProblem when ``text`` nests deeper than MAX_DEPTH (only scans when it could)."""
+    # Every nesting level opens with one of these characters (a flow collection, a block
+    # sequence entry, a key, or a new line), so their count bounds the depth from above.
+    if sum(text.count(c) for c in _LEVEL_OPENERS) + 1 <= _SCAN_ABOVE:
+        return
+    depth = 0
+    try:
+        for event in yaml.parse(text, Loader=_Loader):
+            if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    mark = event.start_mark
+                    raise YamlProblem(f"nesting deeper than {MAX_DEPTH} levels", mark.line + 1 if mark else None)
+            elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+                depth -= 1
+    except yaml.YAMLError:
+        return  # a syntax error: the loader below reports it with its context
+
+
 def loads(text: str) -> Loaded:
     """Load one YAML document from text with the checks described in the module doc."""
+    _check_nesting(text)
     loader = _Loader(text)
     try:
         try:
