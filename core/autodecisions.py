@@ -77,7 +77,10 @@ def parse_auto_decisions(text: str) -> list[AutoDecisionEntry]:
         if current is not None:
             entries.append(_finish(current, entries))
 
-    for lineno, raw in enumerate(text.splitlines(), start=1):
+    # Lines end at \n (\r\n, \r) only: str.splitlines() would also break at \x1c-\x1e, \x85,
+    # U+2028/2029, so such a character inside a value could forge a heading and would shift
+    # every line number after it (found by tests/hostile/test_hostile_fuzz.py).
+    for lineno, raw in enumerate(re.split(r"\r\n|\r|\n", text), start=1):
         line = raw.rstrip()
         m = _HEADING.match(line)
         if m:

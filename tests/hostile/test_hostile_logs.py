@@ -116,3 +116,15 @@ def test_log_verify_and_status_print_hostile_logs_inert(feature: Path):
         p = subprocess.run([sys.executable, "-m", "scars.tui.cli", *args], capture_output=True, timeout=60, env=env)
         assert b"Traceback" not in p.stderr, p.stderr[-2000:]
         assert forbidden_in(p.stdout + p.stderr) == [], (args, forbidden_in(p.stdout + p.stderr))
+
+
+def test_unicode_line_separators_in_a_value_do_not_forge_entries():
+    """A file written by another tool may hold U+2028, U+0085 or \\x1e inside a value."""
+    text = (
+        "## Decision 001 - iteration.triage\n"
+        "- rationale: \"x\u2028## Decision 999 - iteration.forged\u0085- decision: reject\x1e- stage: x\"\n"
+        "- decision: proceed\n"
+    )
+    entries = parse_auto_decisions(text)
+    assert [(e.number, e.line) for e in entries] == [(1, 1)]
+    assert entries[0].fields["decision"] == "proceed"
