@@ -422,3 +422,17 @@ def test_answers_file_like_the_readme_example(tmp_path, capsys):
     assert [e.gate_id for e in _entries(f)] == ["entry", "triage", "blocked-fix", "round-continue"]
     with FeatureSession.open(f, read_only=True) as s:
         assert s.decisions[retry].blocked_outcome == "reclassify_as_defer"
+
+
+def test_entry_default_skip_is_confirmed_without_a_reason(tmp_path):
+    from featurekit import make_feature, report
+
+    f = make_feature(tmp_path, {"task-1-scar.yaml": report("task-1", ks=['description: "One small shortcut"'])},
+                     files={"index.yaml": "feature: small\n"})
+    ev = gates.gather("entry", f)
+    assert dict(ev.figures)["entry verdict"] == "skip" and ev.default == "skip"
+    res = gates.record(ev, "skip", None, user=USER)
+    assert res.decision == "accept_gap" and res.reason is None
+    record = yaml.safe_load((f / "index.yaml").read_text())["iteration_skip_record"]
+    assert record.startswith("signal_lost=1") and record.endswith(f"— confirmed by {USER}")
+    assert gates.GATES["entry"].prompt.startswith("Iteration entry: signal_lost={signal_lost}")
