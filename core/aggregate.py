@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from collections import defaultdict
 from dataclasses import replace
@@ -27,7 +28,8 @@ ENTRY_THRESHOLD = 5  # signal_lost >= 5 asks the gate (upstream's uncalibrated e
 SIMILARITY_THRESHOLD = 0.5
 MIN_SHARED = 3
 MIN_TOKENS = 3
-BUCKET_WINDOW = 200  # in an oversized bucket, each item is compared with its next 200 only
+PREFIX_CAP = 3  # rarest tokens used as blocking keys per item
+REPRESENTATIVES = 4  # earlier items kept per blocking token
 
 _STOPWORDS = frozenset(
     "a an the and or but if then else of to in on at by for with from as is are was were be been "
@@ -42,8 +44,11 @@ _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-
 
 def tokens(text: str) -> frozenset[str]:
     """Token set of a text: case-folded words without stop words; CJK runs as bigrams."""
+    words = _WORD.findall(text.casefold())
+    if text.isascii():
+        return frozenset(w for w in words if len(w) > 1 and w not in _STOPWORDS)
     out: set[str] = set()
-    for w in _WORD.findall(text.casefold()):
+    for w in words:
         if _CJK.search(w):
             chars = [c for c in w if _CJK.match(c)]
             rest = _CJK.sub(" ", w).split()
@@ -79,33 +84,33 @@ def literal_patterns(items: list[ScarItem]) -> list[tuple[str, ...]]:
 def possible_patterns(items: list[ScarItem], literal: list[tuple[str, ...]]) -> list[dict[str, Any]]:
     """Near-duplicate clusters across reports (never the literal rule).
 
-    Token-set Jaccard J(a, b) = |a ∩ b| / |a ∪ b|. Exact prefix filtering (the AllPairs
-    method): order tokens by rising document frequency; two sets with J ≥ t must share a
-    token among the first |x| − ⌈t·|x|⌉ + 1 of each, so only items sharing a prefix token
-    are compared — near-linear on real text. Pairs already in the same literal pattern are
+    Similarity is token-set Jaccard J(a, b) = |a ∩ b| / |a ∪ b| over case-folded words
+    (stop words dropped, CJK as character bigrams); a pair is similar when J ≥ 0.5 and it
+    shares at least 3 tokens. Candidates come from prefix blocking (after the AllPairs
+    method): tokens are ordered by rising document frequency, and two sets with J ≥ t must
+    share one of their first |x| − ⌈t·|x|⌉ + 1 tokens, so an item is only compared with items
+    sharing one of its rarest tokens. To stay near-linear at tens of thousands of items, at
+    most ``PREFIX_CAP`` prefix tokens are used per item and each token keeps at most
+    ``REPRESENTATIVES`` earlier items to compare with (an approximation: a cluster is found
+    through its first members). Pairs in the same report or the same literal pattern are
     skipped. Similar pairs are joined into clusters (union-find); a cluster is reported when
-    it spans at least two reports and is not wholly one literal pattern.
+    it spans two or more reports and is not wholly one literal pattern.
     """
     in_literal: dict[str, int] = {}
     for n, ids in enumerate(literal):
         for i in ids:
             in_literal[i] = n
-    toks = [tokens(it.text) for it in items]
+    cache: dict[str, frozenset[str]] = {}
+    toks = []
+    for it in items:
+        ts = cache.get(it.normalized)
+        if ts is None:
+            ts = cache[it.normalized] = tokens(it.text)
+        toks.append(ts)
     df: dict[str, int] = defaultdict(int)
     for ts in toks:
         for t in ts:
             df[t] += 1
-    buckets: dict[str, list[int]] = defaultdict(list)
-    ordered: list[list[str]] = []
-    for n, ts in enumerate(toks):
-        order = sorted(ts, key=lambda t: (df[t], t))
-        ordered.append(order)
-        if len(order) < MIN_TOKENS:
-            continue
-        prefix = len(order) - int(-(-SIMILARITY_THRESHOLD * len(order) // 1)) + 1
-        for t in order[:prefix]:
-            buckets[t].append(n)
-
     parent = list(range(len(items)))
 
     def find(x: int) -> int:
@@ -114,54 +119,53 @@ def possible_patterns(items: list[ScarItem], literal: list[tuple[str, ...]]) -> 
             x = parent[x]
         return x
 
-    best: dict[tuple[int, int], float] = {}
-    for members in buckets.values():
-        if len(members) < 2:
+    best_sim: dict[int, float] = {}
+    reps: dict[str, list[int]] = defaultdict(list)
+    files = [it.file for it in items]
+    lits = [in_literal.get(it.id) for it in items]
+    for n, ts in enumerate(toks):
+        size = len(ts)
+        if size < MIN_TOKENS:
             continue
-        for pos, a in enumerate(members):
-            hi = len(members) if len(members) <= BUCKET_WINDOW else min(len(members), pos + 1 + BUCKET_WINDOW)
-            for b in members[pos + 1 : hi]:
-                pair = (a, b)
-                if pair in best:
+        prefix = min(size - math.ceil(SIMILARITY_THRESHOLD * size) + 1, PREFIX_CAP)
+        order = sorted(ts, key=lambda t: (df[t], t))[:prefix] if size > prefix else ts
+        seen: set[int] = set()
+        for t in order:
+            bucket = reps[t]
+            for m in bucket:
+                if m in seen:
                     continue
-                ia, ib = items[a], items[b]
-                if ia.file == ib.file:
+                seen.add(m)
+                if files[m] == files[n] or (lits[n] is not None and lits[n] == lits[m]):
                     continue
-                la, lb = in_literal.get(ia.id), in_literal.get(ib.id)
-                if la is not None and la == lb:
-                    continue
-                ta, tb = toks[a], toks[b]
-                inter = len(ta & tb)
+                tm = toks[m]
+                inter = len(ts & tm)
                 if inter < MIN_SHARED:
-                    best[pair] = 0.0
                     continue
-                j = inter / (len(ta) + len(tb) - inter)
-                best[pair] = j
+                j = inter / (size + len(tm) - inter)
                 if j >= SIMILARITY_THRESHOLD:
-                    ra, rb = find(a), find(b)
+                    best_sim[n] = max(best_sim.get(n, 0.0), j)
+                    best_sim[m] = max(best_sim.get(m, 0.0), j)
+                    ra, rb = find(n), find(m)
                     if ra != rb:
                         parent[max(ra, rb)] = min(ra, rb)
+            if len(bucket) < REPRESENTATIVES:
+                bucket.append(n)
     clusters: dict[int, list[int]] = defaultdict(list)
-    sims: dict[int, float] = defaultdict(float)
-    for (a, b), j in best.items():
-        if j >= SIMILARITY_THRESHOLD:
-            r = find(a)
-            sims[r] = max(sims[r], j)
-    for n in range(len(items)):
-        r = find(n)
-        if r in sims:
-            clusters[r].append(n)
+    for n in best_sim:
+        clusters[find(n)].append(n)
     out = []
-    for r, members in clusters.items():
-        files = {items[m].file for m in members}
-        lits = {in_literal.get(items[m].id, -1 - m) for m in members}
-        if len(files) < 2 or len(lits) < 2:
+    for members in clusters.values():
+        members.sort()
+        if len({files[m] for m in members}) < 2:
+            continue
+        if len({lits[m] if lits[m] is not None else -1 - m for m in members}) < 2:
             continue
         shared = frozenset.intersection(*(toks[m] for m in members))
         out.append(
             {
                 "ids": [items[m].id for m in members],
-                "similarity": round(sims[r], 2),
+                "similarity": round(max(best_sim[m] for m in members), 2),
                 "reason": "near-duplicate wording across reports"
                 + (f" (shared words: {', '.join(sorted(shared)[:6])})" if shared else ""),
             }

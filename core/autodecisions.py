@@ -46,11 +46,23 @@ _SUBITEM = re.compile(r"^\s{2,}- (.*)$")
 _UNCERTAINTY_SUB = re.compile(r"^\s{2,}(level|notes):(?:\s(.*))?$")
 
 
+_ESCAPE = re.compile(r'\\(u[0-9a-fA-F]{4}|.)')
+_SIMPLE_ESCAPES = {"n": "\n", "r": "\r", "t": "\t", '"': '"', "\\": "\\"}
+
+
+def _unescape(m: re.Match) -> str:
+    esc = m.group(1)
+    if esc[0] == "u" and len(esc) == 5:
+        return chr(int(esc[1:], 16))
+    return _SIMPLE_ESCAPES.get(esc, "\\" + esc)  # unknown escapes (C:\dir) stay as written
+
+
 def _unquote(value: str) -> str:
+    """A double-quoted value with its escapes undone, in one pass: the inverse of the writer's
+    quoting (``\\n``, ``\\"``, ``\\\\``, ``\\uXXXX``), so texts written by scars read back equal."""
     value = value.strip()
     if len(value) >= 2 and value[0] == value[-1] == '"':
-        inner = value[1:-1]
-        return inner.replace('\\"', '"').replace("\\\\", "\\")
+        return _ESCAPE.sub(_unescape, value[1:-1])
     return value
 
 

@@ -47,6 +47,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Literal, Mapping
 
+from scars.core.budget import field_of as _attr
+from scars.core.budget import norm as _norm
 from scars.core.model import Feature, ScarItem
 
 WATCHES_NAME = "watches.jsonl"
@@ -434,16 +436,6 @@ def reopened_items(feature_dir: str | os.PathLike) -> dict[str, dict[str, Any]]:
 
 
 # ----------------------------------------------------------------------------- collecting
-
-
-def _attr(obj: Any, name: str) -> Any:
-    if isinstance(obj, Mapping):
-        return obj.get(name)
-    return getattr(obj, name, None)
-
-
-def _norm(text: Any) -> str:
-    return " ".join(str(text).split()).casefold()
 
 
 def watched_accepts(feature: Feature, decisions: Mapping[str, Any] | None = None) -> list[WatchedAccept]:

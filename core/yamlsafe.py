@@ -118,8 +118,37 @@ def load_file(path: str | os.PathLike[str], limit: int = MAX_FILE_BYTES) -> Load
     return loads(decode(read_bounded(path, limit)))
 
 
+# PyYAML's C composer recurses once per nesting level: with PyYAML 6.0.3 (libyaml without
+# a nesting limit) 30,000 nested `[` (a 60 KB file) or `- - - …` overflowed the C stack and
+# killed the process with SIGSEGV (tests/hostile). Text that *could* nest deeper than
+# _SCAN_ABOVE levels is first checked with the event parser, which does not recurse.
+_SCAN_ABOVE = 1000
+_LEVEL_OPENERS = ("[", "{", "-", "?", ":", "\n", "\r", "\x85", "\u2028", "\u2029")
+
+
+def _check_nesting(text: str) -> None:
+    """Raise YamlProblem when ``text`` nests deeper than MAX_DEPTH (only scans when it could)."""
+    # Every nesting level opens with one of these characters (a flow collection, a block
+    # sequence entry, a key, or a new line), so their count bounds the depth from above.
+    if sum(text.count(c) for c in _LEVEL_OPENERS) + 1 <= _SCAN_ABOVE:
+        return
+    depth = 0
+    try:
+        for event in yaml.parse(text, Loader=_Loader):
+            if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    mark = event.start_mark
+                    raise YamlProblem(f"nesting deeper than {MAX_DEPTH} levels", mark.line + 1 if mark else None)
+            elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+                depth -= 1
+    except yaml.YAMLError:
+        return  # a syntax error: the loader below reports it with its context
+
+
 def loads(text: str) -> Loaded:
     """Load one YAML document from text with the checks described in the module doc."""
+    _check_nesting(text)
     loader = _Loader(text)
     try:
         try:
@@ -136,7 +165,11 @@ def loads(text: str) -> Loaded:
         if node is None:
             return Loaded(None)
         out = Loaded(None)
-        _walk(node, out)
+        _top_lines(node, out)
+        if "&" in text or "*" in text:  # an anchor or alias may be present: full guard
+            _walk(node, out)
+        else:  # a pure tree: only duplicate keys and depth to check
+            _walk_tree(node, out)
         try:
             out.value = loader.construct_document(node)
         except yaml.MarkedYAMLError as exc:
@@ -153,9 +186,8 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())[:300]
 
 
-def _walk(root: yaml.Node, out: Loaded) -> None:
-    """One iterative pass: duplicate keys, depth, cycles, alias-expanded size, lines."""
-    # Top-level lines.
+def _top_lines(root: yaml.Node, out: Loaded) -> None:
+    """Lines of the top-level keys and of the elements of top-level sequences."""
     if isinstance(root, yaml.MappingNode):
         for k, v in root.value:
             if isinstance(k, yaml.ScalarNode):
@@ -163,6 +195,49 @@ def _walk(root: yaml.Node, out: Loaded) -> None:
                 if isinstance(v, yaml.SequenceNode):
                     out.item_lines[k.value] = [n.start_mark.line + 1 for n in v.value]
 
+
+def _check_keys(node: yaml.MappingNode, out: Loaded) -> None:
+    seen: dict[Any, int] = {}
+    for k, _v in node.value:
+        if isinstance(k, yaml.ScalarNode) and k.tag != _MERGE_TAG:
+            key = (k.tag, k.value)
+            line = k.start_mark.line + 1
+            if key in seen:
+                out.problems.append(
+                    (line, f"duplicate key {k.value!r} (first at line {seen[key]}; the later value would silently win)")
+                )
+            else:
+                seen[key] = line
+
+
+def _walk_tree(root: yaml.Node, out: Loaded) -> None:
+    """The walk for a document without anchors: duplicate keys and depth."""
+    mapping, sequence = yaml.MappingNode, yaml.SequenceNode
+    stack: list[tuple[yaml.Node, int]] = [(root, 1)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        node, depth = pop()
+        cls = node.__class__
+        if cls is mapping:
+            if depth > MAX_DEPTH:
+                raise YamlProblem(f"nesting deeper than {MAX_DEPTH} levels", node.start_mark.line + 1)
+            if len(node.value) > 1:
+                _check_keys(node, out)
+            for k, v in node.value:
+                if k.__class__ is not yaml.ScalarNode:
+                    push((k, depth + 1))
+                if v.__class__ is not yaml.ScalarNode:
+                    push((v, depth + 1))
+        elif cls is sequence:
+            if depth > MAX_DEPTH:
+                raise YamlProblem(f"nesting deeper than {MAX_DEPTH} levels", node.start_mark.line + 1)
+            for c in node.value:
+                if c.__class__ is not yaml.ScalarNode:
+                    push((c, depth + 1))
+
+
+def _walk(root: yaml.Node, out: Loaded) -> None:
+    """One iterative pass: duplicate keys, depth, cycles, alias-expanded size."""
     size: dict[int, int] = {}  # id(node) -> expanded size, for finished nodes
     on_path: set[int] = set()
     # Stack of (node, depth, expanded?)
@@ -195,17 +270,8 @@ def _walk(root: yaml.Node, out: Loaded) -> None:
         on_path.add(nid)
         stack.append((node, depth, True))
         if isinstance(node, yaml.MappingNode):
-            seen: dict[Any, int] = {}
+            _check_keys(node, out)
             for k, v in node.value:
-                if isinstance(k, yaml.ScalarNode) and k.tag != _MERGE_TAG:
-                    key = (k.tag, k.value)
-                    line = k.start_mark.line + 1
-                    if key in seen:
-                        out.problems.append(
-                            (line, f"duplicate key {k.value!r} (first at line {seen[key]}; the later value would silently win)")
-                        )
-                    else:
-                        seen[key] = line
                 for child in (k, v):
                     if id(child) in on_path:
                         raise YamlProblem("an alias refers to its own ancestor (cyclic data)", child.start_mark.line + 1)

@@ -133,7 +133,8 @@ def test_round_continue_stop_closes_the_round_in_iteration_log(tmp_path, capsys)
     assert (r["signal_lost_before"], r["signal_lost_after"]) == (5, 5)
     [e] = _entries(f)
     assert e.gate_id == "round-continue" and e.fields["rationale"] == reason
-    assert e.fields["workflow_prompt"] == ev.workflow_prompt.replace("\n", "\\n")  # one line, escaped
+    assert e.fields["workflow_prompt"] == ev.workflow_prompt  # written as one escaped line, read back equal
+    assert "\\n" in (f / "auto-decisions.md").read_text(encoding="utf-8")
 
 
 def test_round_continue_continue_has_a_specific_generated_reason(tmp_path):

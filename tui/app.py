@@ -44,12 +44,15 @@ class ScarsApp(App[int]):
     class Loaded(Message):
         """The feature is read and the rows are built (posted from the loader thread)."""
 
-        def __init__(self, backend: Backend, state: TriageState, valves: list, keep_cursor: bool) -> None:
+        def __init__(self, backend: Backend, state: TriageState, valves: list, keep_cursor: bool,
+                     rows: list[Row], user: str) -> None:
             super().__init__()
             self.backend = backend
             self.state = state
             self.valves = valves
             self.keep_cursor = keep_cursor
+            self.rows = rows
+            self.user = user
 
     class LoadFailed(Message):
         def __init__(self, error: BaseException) -> None:
@@ -225,11 +228,15 @@ class ScarsApp(App[int]):
                 assert self.feature_dir is not None
                 backend = Backend.open(self.feature_dir, read_only=self.read_only_requested, user=self.user)
             state = TriageState(backend.feature)
-            valves = _valves(backend.feature, backend.decisions)
+            decisions = backend.decisions
+            valves = _valves(backend.feature, decisions)
+            marked = set(self.marked) & set(state.views)
+            rows = state.rows(self.filter if keep_cursor else None, decisions, marked)
+            user = self.user or backend.user
         except BaseException as exc:  # noqa: BLE001 - shown to the user, never swallowed
             self.post_message(self.LoadFailed(exc))
             return
-        self.post_message(self.Loaded(backend, state, valves, keep_cursor))
+        self.post_message(self.Loaded(backend, state, valves, keep_cursor, rows, user))
 
     def on_scars_app_loaded(self, message: "ScarsApp.Loaded") -> None:
         from scars.tui.screens.main import MainScreen
@@ -240,7 +247,7 @@ class ScarsApp(App[int]):
         self.valves = message.valves
         self.marked &= set(self.state.views)
         if self.user is None and not self.pair:
-            self.user = self.backend.user
+            self.user = message.user
         screen = self._main_screen()
         if screen is None:
             return
@@ -249,7 +256,9 @@ class ScarsApp(App[int]):
         items.decisions_source = lambda: self.decisions
         items.marked = self.marked
         items.placeholder = "No scar items in this feature."
-        rows = self.build_rows()
+        rows = message.rows
+        if not message.keep_cursor:
+            self.filter = None
         items.set_rows(rows, keep=message.keep_cursor)
         if not message.keep_cursor:
             first = self.state.first_undecided(rows, self.decisions, 0)

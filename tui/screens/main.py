@@ -11,11 +11,12 @@ from pathlib import Path
 from typing import Any
 
 from rich.text import Text
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
+from textual.worker import get_current_worker
 from textual.widgets import Input, Static
 
 from scars.core.errors import ChangedOnDisk, DecisionRefused, ScarsError
@@ -347,10 +348,24 @@ class MainScreen(Screen[None]):
         app.filter = flt if flt.active else None
         if app.state is None:
             return
-        rows = app.build_rows()
+        self._filter_rows(app.filter)
+
+    @work(thread=True, exclusive=True, group="filter")
+    def _filter_rows(self, flt) -> None:  # noqa: ANN001
+        """Build the filtered rows off the event loop; a newer keystroke supersedes this one."""
+        app = self.app
+        rows = app.state.rows(flt, app.decisions, app.marked)
+        if get_current_worker().is_cancelled:
+            return
+        app.call_from_thread(self._show_filtered, flt, rows)
+
+    def _show_filtered(self, flt, rows: list[Row]) -> None:  # noqa: ANN001
+        if flt is not self.app.filter:  # superseded meanwhile
+            return
         self.items.set_rows(rows)
         shown = sum(1 for r in rows if r.kind == "item")
-        status.update(Text(f"{shown} item row(s) match" if flt.active else "no filter"))
+        self.query_one("#filter-status", Static).update(
+            Text(f"{shown} item row(s) match" if flt is not None else "no filter"))
 
     @on(Input.Submitted, "#filter")
     def _filter_submitted(self, event: Input.Submitted) -> None:
