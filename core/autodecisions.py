@@ -77,10 +77,9 @@ def parse_auto_decisions(text: str) -> list[AutoDecisionEntry]:
         if current is not None:
             entries.append(_finish(current, entries))
 
-    # Lines end at \n (\r\n, \r) only: str.splitlines() would also break at \x1c-\x1e, \x85,
-    # U+2028/2029, so such a character inside a value could forge a heading and would shift
-    # every line number after it (found by tests/hostile/test_hostile_fuzz.py).
-    for lineno, raw in enumerate(re.split(r"\r\n|\r|\n", text), start=1):
+    # Lines end at "\n" only (a trailing "\r" is stripped below): str.splitlines() would also
+    # break at \x0b, \x0c, \x1c-\x1e, \x85, U+2028 and U+2029 inside a value, shifting line numbers.
+    for lineno, raw in enumerate(text.split("\n"), start=1):
         line = raw.rstrip()
         m = _HEADING.match(line)
         if m:
