@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -249,6 +250,8 @@ GENERIC_ANSWERS = frozenset({
     "sure", "fine", "good", "done", "go", "go ahead", "proceed", "stop", "no", "n", "agreed", "agree",
     "accept", "accepted", "ship it", "ship", "fine by me", "whatever", "none", "n/a", "na", "-", "?",
     "yes please", "sounds good", "all good", "ack", "confirmed", "confirm", "skip", "retry", "defer",
+    # the same in the upstream's other language
+    "好", "好的", "可以", "同意", "繼續", "继续", "停止", "是", "確認", "确认", "沒問題", "没问题", "通過", "通过",
 })
 
 
@@ -266,7 +269,7 @@ def generic_reason_problem(reason: str | None, gate: Gate | None = None) -> str 
     if gate is not None:
         for a in gate.answers:
             words |= {a.value.casefold(), a.key.casefold(), _norm_reason(a.label), *(x.casefold() for x in a.aliases)}
-    if n in words or len(n) < 4:
+    if n in words or sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in n) < 4:
         return (f"{reason.strip()!r} is a generic answer; say why, specific to this question "
                 "(e.g. which items or figures made you decide)")
     return None
