@@ -77,7 +77,9 @@ def parse_auto_decisions(text: str) -> list[AutoDecisionEntry]:
         if current is not None:
             entries.append(_finish(current, entries))
 
-    for lineno, raw in enumerate(text.splitlines(), start=1):
+    # Lines end at "\n" only (a trailing "\r" is stripped below): str.splitlines() would also
+    # break at \x0b, \x0c, \x1c-\x1e, \x85, U+2028 and U+2029 inside a value, shifting line numbers.
+    for lineno, raw in enumerate(text.split("\n"), start=1):
         line = raw.rstrip()
         m = _HEADING.match(line)
         if m:

@@ -649,10 +649,14 @@ def _read_feature(path: str | os.PathLike[str]) -> Feature:
             failures.extend(f)
             warnings.extend(w)
             dangling.extend(d)
+        if not names:
+            warnings.append(f"{REPORTS_DIR}/ holds no .yaml report; signal_lost counts nothing here")
         others = sorted(e.name for e in os.scandir(rdir) if not e.name.endswith((".yaml", ".yml")) and _entry_is_file(e))
         for name in others:
             if not name.startswith("."):
                 warnings.append(f"{REPORTS_DIR}/{name}: not a .yaml file; not read as a scar report")
+    else:
+        warnings.append(f"no {REPORTS_DIR}/ directory: signal_lost counts nothing here")
 
     index = None
     ip = p / "index.yaml"

@@ -97,12 +97,12 @@ def test_round_with_hostile_texts_reads_back_equal(feature: Path):
     )
     assert got == want
     assert entry["decision_reason"] == FORGE_YAML
-    # The auto-mode round entries (triage, then round continuation): exactly those two, their
-    # decisions not forged by the reason's text.
+    # The auto-mode entries of the round (triage, round continuation): none forged by the
+    # texts, every one well formed, the decision not rewritten by the reason's text.
     entries = parse_auto_decisions((feature / "auto-decisions.md").read_text(encoding="utf-8"))
     assert [e.gate_id for e in entries] == ["triage", "round-continuation"]
-    assert entries[1].fields["decision"] == "proceed"
-    assert not any(e.problems for e in entries)
+    assert all(e.fields["decision"] == "proceed" and not e.problems for e in entries)
+    assert _value(entries[1].fields["rationale"]) == FORGE_YAML.strip()
 
 
 def test_log_verify_and_status_print_hostile_logs_inert(feature: Path):
