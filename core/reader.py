@@ -23,6 +23,8 @@ from typing import Any
 
 from scars.core import yamlsafe
 from scars.core.autodecisions import parse_auto_decisions
+from scars.core import cache as feature_cache
+from scars.core.parallel import gc_paused, read_reports
 from scars.core.errors import PathNotFound
 from scars.core.model import (
     CATEGORIES,
@@ -560,7 +562,6 @@ def _read_text(path: Path) -> str:
 
 def read_feature(path: str | os.PathLike[str]) -> Feature:
     """Read and aggregate one feature directory. Raises PathNotFound when it is not one."""
-    from scars.core.aggregate import aggregate
 
     p = Path(path).absolute()
     if not p.exists():
@@ -573,6 +574,29 @@ def read_feature(path: str | os.PathLike[str]) -> Feature:
             "give changes/<feature>/ or a repository root holding changes/"
         )
     repo_root = find_repo_root(p.parent) if not (p / "changes").is_dir() else find_repo_root(p)
+    # A reopen with unchanged files comes from the cache (scars.core.cache: keyed by a stat
+    # fingerprint of every input, taken before reading, never used when one changed).
+    fp = None
+    if feature_cache.enabled():
+        try:
+            fp = feature_cache.fingerprint(p, repo_root)
+        except OSError:
+            fp = None
+    with gc_paused():
+        if fp is not None:
+            hit = feature_cache.load(p, fp)
+            if isinstance(hit, Feature):
+                return hit
+        feature = _read_feature_files(p, repo_root)
+    if fp is not None:
+        feature_cache.store(p, fp, feature)
+    return feature
+
+
+def _read_feature_files(p: Path, repo_root: Path | None) -> Feature:
+    """read_feature without the cache: read every input of feature directory ``p``."""
+    from scars.core.aggregate import aggregate
+
     registry = read_registry(repo_root)
     failures: list[ParseFailure] = []
     warnings: list[str] = []
@@ -586,16 +610,25 @@ def read_feature(path: str | os.PathLike[str]) -> Feature:
     rdir = p / REPORTS_DIR
     if rdir.is_dir():
         names = sorted(e.name for e in os.scandir(rdir) if e.name.endswith((".yaml", ".yml")))
+        # Decide per name first (cheap checks), then read the reports — in parallel above a
+        # threshold (scars.core.parallel) — and merge the results in name order.
+        slots: list[Any] = []
+        jobs: list[tuple[Path, str]] = []
         for name in names:
             fp = rdir / name
             rel = f"{REPORTS_DIR}/{name}"
             if fp.is_symlink() and not _inside(fp, limit_root):
-                failures.append(ParseFailure(rel, None, "symlink points outside the repository; not read"))
-                reports.append(ScarReport(file=rel, task_id=None, completion_status=None, items=(), parse_failure=failures[-1]))
+                pf = ParseFailure(rel, None, "symlink points outside the repository; not read")
+                slots.append((ScarReport(file=rel, task_id=None, completion_status=None, items=(), parse_failure=pf),
+                              [pf], [], []))
                 continue
             if fp.is_dir():
                 continue
-            report, f, w, d = read_report(fp, rel, registry)
+            slots.append(len(jobs))
+            jobs.append((fp, rel))
+        results = read_reports(jobs, registry)
+        for slot in slots:
+            report, f, w, d = results[slot] if isinstance(slot, int) else slot
             reports.append(report)
             failures.extend(f)
             warnings.extend(w)
