@@ -27,7 +27,8 @@ ENTRY_THRESHOLD = 5  # signal_lost >= 5 asks the gate (upstream's uncalibrated e
 SIMILARITY_THRESHOLD = 0.5
 MIN_SHARED = 3
 MIN_TOKENS = 3
-BUCKET_WINDOW = 200  # in an oversized bucket, each item is compared with its next 200 only
+MAX_POSTING = 32  # a prefix word shared by more items than this pairs them only as neighbours
+NEIGHBOURS = 6  # sorted-neighbourhood window over the common words
 
 _STOPWORDS = frozenset(
     "a an the and or but if then else of to in on at by for with from as is are was were be been "
@@ -42,8 +43,11 @@ _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-
 
 def tokens(text: str) -> frozenset[str]:
     """Token set of a text: case-folded words without stop words; CJK runs as bigrams."""
+    words = _WORD.findall(text.casefold())
+    if not _CJK.search(text):  # the common case: one pass, no per-word CJK test
+        return frozenset(w for w in words if len(w) > 1 and w not in _STOPWORDS)
     out: set[str] = set()
-    for w in _WORD.findall(text.casefold()):
+    for w in words:
         if _CJK.search(w):
             chars = [c for c in w if _CJK.match(c)]
             rest = _CJK.sub(" ", w).split()
@@ -79,12 +83,21 @@ def literal_patterns(items: list[ScarItem]) -> list[tuple[str, ...]]:
 def possible_patterns(items: list[ScarItem], literal: list[tuple[str, ...]]) -> list[dict[str, Any]]:
     """Near-duplicate clusters across reports (never the literal rule).
 
-    Token-set Jaccard J(a, b) = |a ∩ b| / |a ∪ b|. Exact prefix filtering (the AllPairs
-    method): order tokens by rising document frequency; two sets with J ≥ t must share a
-    token among the first |x| − ⌈t·|x|⌉ + 1 of each, so only items sharing a prefix token
-    are compared — near-linear on real text. Pairs already in the same literal pattern are
-    skipped. Similar pairs are joined into clusters (union-find); a cluster is reported when
-    it spans at least two reports and is not wholly one literal pattern.
+    Token-set Jaccard J(a, b) = |a ∩ b| / |a ∪ b|. Candidate pairs come from two sources,
+    so the work stays near-linear however large the feature (tens of thousands of items):
+
+    * exact prefix filtering (the AllPairs method): order tokens by rising document
+      frequency; two sets with J ≥ t must share a token among the first |x| − ⌈t·|x|⌉ + 1
+      of each. Every pair sharing such a prefix token is compared when the token occurs in
+      at most ``MAX_POSTING`` items — rare shared words are what near-duplicates in real
+      reports have in common;
+    * for pairs whose shared words are all common ones: the sorted-neighbourhood method —
+      items sorted by their tokens from the most to the least frequent, each compared with
+      its next ``NEIGHBOURS`` (items sharing a long run of common words sort together).
+
+    Pairs in one report or already in the same literal pattern are skipped. Similar pairs
+    are joined into clusters (union-find); a cluster is reported when it spans at least two
+    reports and is not wholly one literal pattern.
     """
     in_literal: dict[str, int] = {}
     for n, ids in enumerate(literal):
@@ -95,17 +108,8 @@ def possible_patterns(items: list[ScarItem], literal: list[tuple[str, ...]]) -> 
     for ts in toks:
         for t in ts:
             df[t] += 1
-    buckets: dict[str, list[int]] = defaultdict(list)
-    ordered: list[list[str]] = []
-    for n, ts in enumerate(toks):
-        order = sorted(ts, key=lambda t: (df[t], t))
-        ordered.append(order)
-        if len(order) < MIN_TOKENS:
-            continue
-        prefix = len(order) - int(-(-SIMILARITY_THRESHOLD * len(order) // 1)) + 1
-        for t in order[:prefix]:
-            buckets[t].append(n)
-
+    files = [it.file for it in items]
+    lits = [in_literal.get(it.id) for it in items]
     parent = list(range(len(items)))
 
     def find(x: int) -> int:
@@ -114,54 +118,74 @@ def possible_patterns(items: list[ScarItem], literal: list[tuple[str, ...]]) -> 
             x = parent[x]
         return x
 
-    best: dict[tuple[int, int], float] = {}
+    seen: set[tuple[int, int]] = set()
+    sims: dict[int, float] = {}
+
+    def compare(a: int, b: int) -> None:
+        if a > b:
+            a, b = b, a
+        if files[a] == files[b] or (lits[a] is not None and lits[a] == lits[b]) or (a, b) in seen:
+            return
+        seen.add((a, b))
+        ta, tb = toks[a], toks[b]
+        inter = len(ta & tb)
+        if inter < MIN_SHARED:
+            return
+        j = inter / (len(ta) + len(tb) - inter)
+        if j >= SIMILARITY_THRESHOLD:
+            ra, rb = find(a), find(b)
+            if ra != rb:
+                parent[max(ra, rb)] = min(ra, rb)
+            for r in (a, b):
+                sims[r] = max(sims.get(r, 0.0), j)
+
+    # One global order of the words: rising document frequency (ties by the word).
+    rank = {t: r for r, t in enumerate(sorted(df, key=lambda t: (df[t], t)))}
+    buckets: dict[int, list[int]] = defaultdict(list)
+    eligible: list[int] = []
+    common_first: dict[int, list[int]] = {}
+    for n, ts in enumerate(toks):
+        if len(ts) < MIN_TOKENS:
+            continue
+        eligible.append(n)
+        order = sorted(map(rank.__getitem__, ts))
+        prefix = len(order) - int(-(-SIMILARITY_THRESHOLD * len(order) // 1)) + 1
+        for r in order[:prefix]:
+            buckets[r].append(n)
+        order.reverse()
+        common_first[n] = order
     for members in buckets.values():
-        if len(members) < 2:
+        if len(members) > MAX_POSTING:
             continue
         for pos, a in enumerate(members):
-            hi = len(members) if len(members) <= BUCKET_WINDOW else min(len(members), pos + 1 + BUCKET_WINDOW)
-            for b in members[pos + 1 : hi]:
-                pair = (a, b)
-                if pair in best:
-                    continue
-                ia, ib = items[a], items[b]
-                if ia.file == ib.file:
-                    continue
-                la, lb = in_literal.get(ia.id), in_literal.get(ib.id)
-                if la is not None and la == lb:
-                    continue
-                ta, tb = toks[a], toks[b]
-                inter = len(ta & tb)
-                if inter < MIN_SHARED:
-                    best[pair] = 0.0
-                    continue
-                j = inter / (len(ta) + len(tb) - inter)
-                best[pair] = j
-                if j >= SIMILARITY_THRESHOLD:
-                    ra, rb = find(a), find(b)
-                    if ra != rb:
-                        parent[max(ra, rb)] = min(ra, rb)
+            for b in members[pos + 1 :]:
+                compare(a, b)
+    # Sorted neighbourhood over the common words.
+    keyed = sorted(eligible, key=common_first.__getitem__)
+    for pos, a in enumerate(keyed):
+        for b in keyed[pos + 1 : pos + 1 + NEIGHBOURS]:
+            compare(a, b)
+
+    best: dict[int, float] = defaultdict(float)
+    for n, j in sims.items():
+        r = find(n)
+        best[r] = max(best[r], j)
     clusters: dict[int, list[int]] = defaultdict(list)
-    sims: dict[int, float] = defaultdict(float)
-    for (a, b), j in best.items():
-        if j >= SIMILARITY_THRESHOLD:
-            r = find(a)
-            sims[r] = max(sims[r], j)
     for n in range(len(items)):
         r = find(n)
-        if r in sims:
+        if r in best:
             clusters[r].append(n)
     out = []
     for r, members in clusters.items():
-        files = {items[m].file for m in members}
-        lits = {in_literal.get(items[m].id, -1 - m) for m in members}
-        if len(files) < 2 or len(lits) < 2:
+        fs = {files[m] for m in members}
+        ls = {in_literal.get(items[m].id, -1 - m) for m in members}
+        if len(fs) < 2 or len(ls) < 2:
             continue
         shared = frozenset.intersection(*(toks[m] for m in members))
         out.append(
             {
                 "ids": [items[m].id for m in members],
-                "similarity": round(sims[r], 2),
+                "similarity": round(best[r], 2),
                 "reason": "near-duplicate wording across reports"
                 + (f" (shared words: {', '.join(sorted(shared)[:6])})" if shared else ""),
             }
