@@ -317,4 +317,15 @@ def feature_to_json(feature: Feature) -> dict[str, Any]:
         "resolved": [item_to_json(it) for it in feature.resolved],
         "rounds": [round_to_json(r) for r in log.rounds] if log else [],
         "max_rounds": log.max_rounds if log else 3,
+        "reopened": reopened_json(feature),
     }
+
+
+def reopened_json(feature: Feature) -> list[dict[str, Any]]:
+    """Items a fired watch reopened and nobody has decided again (scars.core.watch)."""
+    from scars.core.decided import current_decisions
+    from scars.core.watch import reopened_now
+
+    recs = reopened_now(feature.path, current_decisions(feature.path))
+    return [{"item_id": k, "watch": r.get("watch"), "cause": r.get("cause"), "at": r.get("at"),
+             "auto_decision": r.get("auto_decision")} for k, r in sorted(recs.items())]

@@ -122,7 +122,7 @@ def is_meaningful(value: Any) -> bool:
 
 def _why_not_meaningful(value: Any) -> str:
     if value is None:
-        return "is required"
+        return "is missing"
     if not isinstance(value, str):
         return f"must be text, not {type(value).__name__}"
     if not value.strip():
@@ -149,7 +149,7 @@ def validate_decision(action: str, **fields_: Any) -> list[FieldError]:
             value = fields_.get(name)
             if not is_meaningful(value):
                 label = FIELD_LABEL[name]
-                errors.append(FieldError(name, f"an accept needs a {label}: it {_why_not_meaningful(value)}"))
+                errors.append(FieldError(name, f"an accept needs a meaningful {label}; it {_why_not_meaningful(value)}"))
     for name, actions in _ONLY_FOR.items():
         value = fields_.get(name)
         if value is not None and value != "" and action not in actions:

@@ -9,7 +9,9 @@ Mapping (the README section "Other loops and export" documents it):
 * accept → a suppression ``{kind: external, status: accepted, justification: rationale}``
   with owner, re-review signal, watch and round in its ``properties``;
 * defer → a suppression with ``status: underReview`` (the reason as justification);
-* fix, or no decision yet → no suppression (the decision is in the result's properties);
+* fix, or no decision yet → no suppression (the decision is in the result's properties),
+  except that an era-D report which itself marks an item ``accepted`` / ``deferred`` gives an
+  ``inSource`` suppression (``accepted`` with ``accepted_because`` / ``underReview``);
 * the feature's parse failures become tool execution notifications, never dropped.
 
 OpenVEX: one statement per item; accept → ``affected`` with an action statement naming the
@@ -191,10 +193,26 @@ def _suppression(decision: Any, round_number: int | None) -> dict[str, Any] | No
     return suppression
 
 
+def _in_source_suppression(item: ScarItem) -> dict[str, Any] | None:
+    """An era-D report that itself marks the item accepted / deferred (no scars decision)."""
+    if item.status == "accepted":
+        suppression: dict[str, Any] = {"kind": "inSource", "status": "accepted"}
+        if item.accepted_because:
+            suppression["justification"] = item.accepted_because
+        return suppression
+    if item.status == "deferred":
+        return {"kind": "inSource", "status": "underReview"}
+    return None
+
+
 def to_sarif(feature: Feature, decisions: Mapping[str, Any] | None = None, *, round_number: int | None = None,
-             tool_version: str = "0+unknown") -> dict[str, Any]:
-    """A SARIF 2.1.0 log with one run: every remaining item a result (see the module doc)."""
+             tool_version: str = "0+unknown", item_rounds: Mapping[str, int] | None = None) -> dict[str, Any]:
+    """A SARIF 2.1.0 log with one run: every remaining item a result (see the module doc).
+
+    ``item_rounds`` gives the round each decision was made in (else ``round_number``).
+    """
     decisions = decisions or {}
+    item_rounds = item_rounds or {}
     rule_ids = list(CATEGORIES)
     rules = [
         {
@@ -235,7 +253,9 @@ def to_sarif(feature: Feature, decisions: Mapping[str, Any] | None = None, *, ro
             "partialFingerprints": {FINGERPRINT_KEY: item.id},
             "properties": {k: v for k, v in props.items() if v is not None},
         }
-        suppression = _suppression(decision, round_number)
+        suppression = _suppression(decision, item_rounds.get(item.id, round_number))
+        if suppression is None and decision is None:
+            suppression = _in_source_suppression(item)
         if suppression is not None:
             result["suppressions"] = [suppression]
         results.append(result)
@@ -303,14 +323,17 @@ def _vex_statement(item: ScarItem, decision: Any, product: dict[str, Any], round
 
 
 def to_openvex(feature: Feature, decisions: Mapping[str, Any] | None = None, *, author: str = "scars",
-               round_number: int | None = None, timestamp: str | None = None) -> dict[str, Any]:
+               round_number: int | None = None, timestamp: str | None = None,
+               item_rounds: Mapping[str, int] | None = None) -> dict[str, Any]:
     """An OpenVEX 0.2.0 document: one statement per item (resolved items as ``fixed``)."""
     decisions = decisions or {}
+    item_rounds = item_rounds or {}
     stamp = timestamp or datetime.now(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
     from urllib.parse import quote
 
     product = {"@id": f"pkg:generic/{quote(feature.name, safe='')}"}
-    statements = [_vex_statement(it, decisions.get(it.id), product, round_number) for it in feature.items]
+    statements = [_vex_statement(it, decisions.get(it.id), product, item_rounds.get(it.id, round_number))
+                  for it in feature.items]
     statements += [_vex_statement(it, None, product, round_number, resolved=True) for it in feature.resolved]
     digest = hashlib.sha256(json.dumps(statements, sort_keys=True, default=str).encode("utf-8")).hexdigest()
     return {
@@ -329,19 +352,41 @@ def to_openvex(feature: Feature, decisions: Mapping[str, Any] | None = None, *, 
 
 
 def to_json(feature: Feature, decisions: Mapping[str, Any] | None = None, *,
-            round_number: int | None = None) -> dict[str, Any]:
+            round_number: int | None = None, item_rounds: Mapping[str, int] | None = None) -> dict[str, Any]:
     """Items with their decisions, the feature's figures and its parse failures."""
     decisions = decisions or {}
+    item_rounds = item_rounds or {}
     return {
         "feature": feature.name,
         "signal_lost": feature.signal_lost,
         "entry": feature.entry.verdict if feature.entry is not None else None,
         "round": round_number,
-        "items": [dict(item_to_json(it), decision=decision_dict(decisions.get(it.id))) for it in feature.items],
+        "items": [dict(item_to_json(it), decision=decision_dict(decisions.get(it.id)),
+                       decision_round=item_rounds.get(it.id) if it.id in decisions else None)
+                  for it in feature.items],
         "resolved": [item_to_json(it) for it in feature.resolved],
         "parse_failures": [_failure(f) for f in feature.parse_failures],
         "decided": sum(1 for it in feature.items if it.id in decisions),
     }
+
+
+def decision_rounds(records: list[dict[str, Any]], decisions: Mapping[str, Any]) -> dict[str, int]:
+    """The round each current decision was recorded in, from the journal's decision records.
+
+    A record's ``round`` applies to the decisions it holds; the current decision of an item
+    is matched by its ``decided_at`` (an undo restores an earlier one, with its own round).
+    """
+    out: dict[str, int] = {}
+    for record in records:
+        if record.get("type") != "decision" or not isinstance(record.get("round"), int):
+            continue
+        for entry in record.get("decisions") or []:
+            if not isinstance(entry, dict):
+                continue
+            current = decisions.get(entry.get("item_id"))
+            if current is not None and getattr(current, "decided_at", None) == entry.get("decided_at"):
+                out[entry["item_id"]] = record["round"]
+    return out
 
 
 def _failure(f: ParseFailure) -> dict[str, Any]:
@@ -350,12 +395,14 @@ def _failure(f: ParseFailure) -> dict[str, Any]:
 
 def export(feature: Feature, decisions: Mapping[str, Any] | None, fmt: str, **options: Any) -> dict[str, Any]:
     """Dispatch on ``fmt`` (one of FORMATS)."""
+    rounds = options.get("item_rounds")
     if fmt == "sarif":
         return to_sarif(feature, decisions, round_number=options.get("round_number"),
-                        tool_version=options.get("tool_version", "0+unknown"))
+                        tool_version=options.get("tool_version", "0+unknown"), item_rounds=rounds)
     if fmt == "openvex":
-        return to_openvex(feature, decisions, author=options.get("author", "scars"),
-                          round_number=options.get("round_number"), timestamp=options.get("timestamp"))
+        return to_openvex(feature, decisions, author=options.get("author") or "scars",
+                          round_number=options.get("round_number"), timestamp=options.get("timestamp"),
+                          item_rounds=rounds)
     if fmt == "json":
-        return to_json(feature, decisions, round_number=options.get("round_number"))
+        return to_json(feature, decisions, round_number=options.get("round_number"), item_rounds=rounds)
     raise ValueError(f"unknown export format {fmt!r}; expected one of {', '.join(FORMATS)}")

@@ -102,9 +102,21 @@ def _failure_warnings(feature) -> list[str]:
     return out
 
 
-def _valves(feature, decisions):
-    from scars.core.budget import evaluate_valves
+def _valves(feature, decisions, fig: dict[str, Any] | None = None):
+    """The valves as the loop checks them after this round: the open round counted as done."""
+    from dataclasses import replace
 
+    from scars.core.budget import evaluate_valves
+    from scars.core.model import IterationLog, Round
+
+    if fig is not None:
+        pseudo = Round(round=fig["round"], signal_lost_before=fig["before"], signal_lost_after=fig["after"],
+                       fixes_scar_count=fig["new"], decision="pending")
+        log = feature.iteration_log
+        if log is None:
+            log = IterationLog(file="iteration-log.yaml", max_rounds=fig["max_rounds"] or 3)
+        rounds = tuple(r for r in log.rounds if r.round != fig["round"]) + (pseudo,)
+        feature = replace(feature, iteration_log=replace(log, rounds=rounds))
     return evaluate_valves(feature, decisions)
 
 
@@ -121,8 +133,10 @@ def _round_figures(session) -> dict[str, Any]:
     resolved = {it.id for it in feature.resolved}
     fixed = sum(1 for i, d in triage.items() if d.action == "fix" and i in resolved)
     remaining = sum(1 for it in feature.items if it.counted)
+    start_ids = set(open_round.get("item_ids") or ())
+    new = sum(1 for it in feature.items if it.counted and it.id not in start_ids)
     return {"round": number, "before": before, "after": after, "fixed": fixed, "remaining": remaining,
-            "triaged": len(triage), "max_rounds": open_round.get("max_rounds")}
+            "triaged": len(triage), "max_rounds": open_round.get("max_rounds"), "new": new}
 
 
 def _valve_warning(v, fig: dict[str, Any]) -> str:
@@ -154,8 +168,11 @@ def gather(gate: Gate, path: Path, *, session=None, item: str | None = None, blo
 
 def _base(gate: Gate, session, prompt: str, figures, warnings=None, **kw) -> Evidence:
     feature = session.feature
+    files = _files_read(feature)
+    if gate.id != "entry" and (Path(feature.path) / ".scars" / "journal.jsonl").is_file():
+        files.append(".scars/journal.jsonl (decisions and the open round)")
     return Evidence(gate=gate, target=Path(feature.path), state_file=None, workflow_prompt=prompt,
-                    figures=figures, warnings=list(warnings or []), files_read=_files_read(feature),
+                    figures=figures, warnings=list(warnings or []), files_read=files,
                     context={"root": Path(feature.path), "feature": feature.name}, **kw)
 
 
@@ -190,7 +207,7 @@ def _gather_entry(gate: Gate, session, **_: Any) -> Evidence:
 def _gather_round(gate: Gate, session, **_: Any) -> Evidence:
     feature = session.feature
     fig = _round_figures(session)
-    valves = _valves(feature, session.decisions)
+    valves = _valves(feature, session.decisions, fig)
     active = [v for v in valves if v.kind == "safety_valve" and v.active]
     watch = [v for v in valves if v.kind == "watch_for" and v.active]
     prompt = SAMSARA_ROUND_PROMPT.format(**fig)
@@ -311,7 +328,10 @@ def _yaml_quote(text: str) -> str:
     """A YAML double-quoted scalar on one line (JSON escapes are valid YAML escapes)."""
     out = []
     for ch in json.dumps(" ".join(str(text).split()), ensure_ascii=False)[1:-1]:
-        out.append(ch if ch.isprintable() or ch == " " else f"\\u{ord(ch):04x}")
+        if ch.isprintable() or ch == " ":
+            out.append(ch)
+        else:
+            out.append(f"\\u{ord(ch):04x}" if ord(ch) <= 0xFFFF else f"\\U{ord(ch):08x}")
     return '"' + "".join(out) + '"'
 
 
@@ -599,6 +619,8 @@ def replay(path: str, af: AnswersFile, *, user: str, options: dict[str, Any], so
                     continue
                 try:
                     ev = gather(GATES[gid], feature_dir, session=ro, item=opts.get("item"), blocked=opts.get("blocked"))
+                    if gid == "blocked-fix" and (af.items.get(opts.get("item") or "") or {}).get("action") == "fix":
+                        ev.refused.clear()  # decided fix by this same file, before the blocked-fix step
                     validate_answer(ev, e.get("answer"), e.get("reason"))
                 except (UsageError, DecisionRefused) as exc:
                     errors.append(f"{gid}: {exc}")

@@ -31,6 +31,10 @@ from typing import Any, Iterator
 from scars.core.durable import Fingerprint, _fsync_dir, append_record, atomic_write, fingerprint, read_with_fingerprint
 from scars.core.errors import ChangedOnDisk, DecisionRefused, PathNotFound, UsageError
 from scars.core.lock import FeatureLock
+from scars.core.loops.bkit import no_improvement_run, project_of, read_config, status_files
+from scars.core.loops.loopspec import gap_id, parse_backlog
+from scars.core.loops.review import canonical_verdict as _canonical_verdict
+from scars.core.loops.review import parse_verify_buckets
 from scars.core.gates import (
     GAP_PREFIX_SHIP,
     LOOP_SPEC_PROMPT,
@@ -196,11 +200,11 @@ def _utc_z() -> str:
 def _record(evidence: Evidence, ans: Answer, reason: str | None, *, user: str, source: str, now: str,
             extra_consequences: list[str] | None = None, rationale: str | None = None) -> tuple[Path, int]:
     """Append the gate's auto-decisions.md entry next to the loop's state file."""
-    path = Path(evidence.context["decisions_dir"]) / "auto-decisions.md"
+    directory = Path(evidence.context["decisions_dir"])
     fields = entry_fields(evidence, ans, reason, user=user, source=source, now=now,
                           extra_consequences=extra_consequences, rationale=rationale)
-    number = append_auto_decision_file(path, **fields)
-    return path, number
+    number = append_auto_decision_file(directory, **fields)
+    return directory / "auto-decisions.md", number
 
 
 def _result(evidence: Evidence, ans: Answer, reason: str | None, user: str, recorded: list[Path],
@@ -302,12 +306,6 @@ def gather_loop_spec(gate: Gate, path: Path, **_: Any) -> Evidence:
     )
 
 
-def gap_id(text: str) -> str:
-    """loop-spec backlog gap-id: lowercase, non-[a-z0-9] runs to one space, strip, sha256[:8]."""
-    norm = re.sub(r"[^a-z0-9]+", " ", str(text).lower()).strip()
-    return hashlib.sha256(norm.encode("utf-8")).hexdigest()[:8]
-
-
 def backlog_path(root: Path) -> Path:
     env = os.environ.get("LOOP_SPEC_BACKLOG_FILE")
     if env:
@@ -318,14 +316,11 @@ def backlog_path(root: Path) -> Path:
 def backlog_add(path: Path, slug: str, text: str, gid: str) -> str:
     """Append an `iterate-gap` entry unless it exists (unchecked, same text or id) or is terminal."""
     existing = path.read_text(encoding="utf-8") if path.exists() else ""
-    for line in existing.splitlines():
-        m = re.match(r"^- \[( |x|X)\] \(([^)]*)\) (.*)$", line)
-        if not m:
-            continue
-        has_id = f"id={gid}" in m.group(2).split()
-        if has_id and "-- TERMINAL:" in line:
+    entries, _ = parse_backlog(existing, str(path.name))
+    for e in entries:
+        if e.id == gid and e.terminal:
             return "terminal"
-        if m.group(1) == " " and (has_id or m.group(3).strip() == text.strip()):
+        if not e.done and (e.id == gid or e.text.strip() == " ".join(text.split())):
             return "exists"
     entry = f"- [ ] ({_date()} {slug} iterate-gap id={gid}) {' '.join(text.split())}\n"
     if not existing:
@@ -418,24 +413,11 @@ MECHANIST_MAX_CLAIM_REENTRIES = 2
 MECHANIST_STALL = 2
 ARIS_MAX_ROUNDS = 4
 TARGET_SCORE = 6
-_READY_SYNONYMS = ("accept", "sufficient", "good enough", "looks ready", "ready for submission")
-_ALMOST_SYNONYMS = ("nearly ready", "close", "minor revision")
 
 
 def canonical_verdict(raw: Any) -> str:
-    """ready | almost | not ready (Phase B canonicalization; 'not ready' tested before 'ready')."""
-    t = re.sub(r"[`*_#>\[\]().,;:!?\"']", " ", str(raw or "")).casefold()
-    t = " ".join(t.split())
-    if not t:
-        return "not ready"
-    if re.search(r"\bnot\s+ready\b", t) or re.search(r"\bnot\b.*\bready\b", t):
-        # "not ready / almost" mixes both; the negative wins (unknown is never success).
-        return "not ready"
-    if any(s in t for s in _ALMOST_SYNONYMS) or re.search(r"\balmost\b", t):
-        return "almost"
-    if any(s in t for s in _READY_SYNONYMS) or re.search(r"\bready\b", t):
-        return "ready"
-    return "not ready"
+    """ready | almost | not ready (the loop readers' Phase B canonicalization; none = not ready)."""
+    return _canonical_verdict(raw) or "not ready"
 
 
 def _num(value: Any) -> float | None:
@@ -461,24 +443,13 @@ def locate_review_state(path: Path) -> Path:
     raise PathNotFound(f"no REVIEW_STATE.json at {p} (looked in review-stage/ and the directory itself)")
 
 
-_BUCKET_RE = re.compile(r"\b(ZERO_ELIGIBLE_VARIANTS|ZERO_ELIGIBLE|INTEGRITY_ONLY|INCONCLUSIVE|FAIL|PASS)\b")
-
-
 def verify_buckets(report: Path) -> dict[str, int] | None:
-    """Lenient count of claims per bucket in verify/VERIFY_REPORT.md (one verdict per line)."""
+    """Claims per bucket in verify/VERIFY_REPORT.md (None when it cannot be read)."""
     try:
         text = report.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return None
-    counts = {"PASS": 0, "FAIL": 0, "INCONCLUSIVE": 0, "ZERO_ELIGIBLE_VARIANTS": 0, "INTEGRITY_ONLY": 0}
-    for line in text.splitlines():
-        if line.lstrip().startswith("#"):
-            continue
-        m = _BUCKET_RE.search(line)
-        if m:
-            key = "ZERO_ELIGIBLE_VARIANTS" if m.group(1).startswith("ZERO") else m.group(1)
-            counts[key] += 1
-    return counts
+    return parse_verify_buckets(text)
 
 
 def _last_heading_number(review_md: Path) -> int | None:
@@ -527,14 +498,13 @@ def gather_review(gate: Gate, path: Path, **_: Any) -> Evidence:
             buckets_ok = blocking == 0
             bucket_text = (f"FAIL {buckets['FAIL']}, INCONCLUSIVE {buckets['INCONCLUSIVE']}, "
                            f"ZERO_ELIGIBLE_VARIANTS {buckets['ZERO_ELIGIBLE_VARIANTS']}, "
-                           f"PASS {buckets['PASS']}, INTEGRITY_ONLY {buckets['INTEGRITY_ONLY']} "
-                           "(lines naming each verdict)")
-            uncertainty = ("medium", "claim buckets counted leniently from VERIFY_REPORT.md lines")
+                           f"PASS {buckets['PASS']}, INTEGRITY_ONLY {buckets['INTEGRITY_ONLY']}")
+            uncertainty = ("medium", "claim buckets counted from the verdict tokens of VERIFY_REPORT.md rows")
         stop_met = bool(score_ok and verdict_ok and buckets_ok)
         left_it = max(max_it - consumed, 0)
         left_re = max(MECHANIST_MAX_CLAIM_REENTRIES - reentries, 0)
         budget = f"iterations {left_it} of {max_it}, claim re-entries {left_re} of {MECHANIST_MAX_CLAIM_REENTRIES}"
-        number = heading if heading is not None else consumed + 1
+        number = heading if heading is not None else max(consumed, 1)
         unit = "Iteration"
         figures = [
             ("lineage", "Mechanist auto-iteration-loop"),
@@ -585,8 +555,12 @@ def gather_review(gate: Gate, path: Path, **_: Any) -> Evidence:
         warnings.append("last_score is missing or not a number")
     overrides = {"stop": "proceed"} if stop_met else {}
     reason_required = {"continue"} if stop_met else set()
-    advice = ("STOP rule met: the loop would stop here" if stop_met
-              else f"STOP rule not met: the loop would continue while budget is left ({budget})")
+    if stop_met:
+        advice = "STOP rule met: the loop would stop here"
+    elif "continue" in refused:
+        advice = f"STOP rule not met and {refused['continue']}: the loop closes out"
+    else:
+        advice = f"STOP rule not met: the loop would continue ({budget} left)"
     prompt = REVIEW_PROMPT.format(unit=unit, unit_lower=unit.lower(), number=number,
                                   next=number + 1, score="?" if score is None else f"{score:g}",
                                   verdict=verdict, stop="met" if stop_met else "not met", budget=budget)
@@ -643,37 +617,29 @@ BKIT_HISTORY_CAP = 100
 
 
 def locate_pdca(path: Path) -> tuple[Path, Path]:
-    """(pdca-status.json, project root)."""
+    """(pdca-status.json, project root) from the file, the project or its state directory."""
     p = Path(path)
     if p.is_file():
         if not p.name.endswith("pdca-status.json"):
             raise UsageError(f"{p} is not a bkit pdca-status.json")
-        parent = p.parent
-        if parent.name == "state" and parent.parent.name == ".bkit":
-            return p, parent.parent.parent
-        if parent.name == "docs":
-            return p, parent.parent
-        return p, parent
+        return p, project_of(p)
     if not p.exists():
         raise PathNotFound(f"{p} does not exist")
-    for cand, root in ((p / ".bkit" / "state" / "pdca-status.json", p),
-                       (p / "docs" / ".pdca-status.json", p),
-                       (p / "pdca-status.json", p), (p / ".pdca-status.json", p)):
+    found = status_files(p)
+    if found:
+        return found[0], p
+    for cand in (p / "pdca-status.json", p / ".pdca-status.json"):
         if cand.is_file():
-            return locate_pdca(cand) if cand.parent != p else (cand, root)
+            return cand, project_of(cand)
     raise PathNotFound(f"no bkit pdca-status.json at {p} (looked in .bkit/state/ and docs/)")
 
 
 def _bkit_config(root: Path) -> tuple[int, int, str | None]:
-    cfg = root / "bkit.config.json"
-    try:
-        data = json.loads(cfg.read_text(encoding="utf-8"))
-        pdca = data.get("pdca", {}) if isinstance(data, dict) else {}
-        thr = _num(pdca.get("matchRateThreshold"))
-        mx = _num(pdca.get("maxIterations"))
-        return int(thr if thr is not None else BKIT_THRESHOLD), int(mx if mx is not None else BKIT_MAX_ITERATIONS), "bkit.config.json"
-    except (OSError, ValueError, AttributeError):
-        return BKIT_THRESHOLD, BKIT_MAX_ITERATIONS, None
+    pdca, failures = read_config(root, root)
+    thr = _num(pdca.get("matchRateThreshold")) if not failures else None
+    mx = _num(pdca.get("maxIterations")) if not failures else None
+    used = "bkit.config.json" if pdca and not failures else None
+    return (int(thr) if thr is not None else BKIT_THRESHOLD, int(mx) if mx is not None else BKIT_MAX_ITERATIONS, used)
 
 
 def _sprint_trend(root: Path, feature: str) -> tuple[list[float | None], str | None]:
@@ -695,18 +661,6 @@ def _sprint_trend(root: Path, feature: str) -> tuple[list[float | None], str | N
             return [(_num(h.get("matchRate")) if isinstance(h, dict) and h.get("matchRate") is not None else None)
                     for h in hist], _display(f, root)
     return [], None
-
-
-def _no_improvement_streak(trend: list[float | None]) -> int:
-    vals = [v for v in trend if v is not None]
-    streak = 0
-    best = vals[0] if vals else None
-    for cur in vals[1:]:  # improvement = above the best so far
-        if cur > best:
-            best, streak = cur, 0
-        else:
-            streak += 1
-    return streak
 
 
 def gather_pdca(gate: Gate, path: Path, *, feature: str | None = None, **_: Any) -> Evidence:
@@ -735,7 +689,7 @@ def gather_pdca(gate: Gate, path: Path, *, feature: str | None = None, **_: Any)
         files.append(trend_file)
     if not trend or (rate is not None and trend[-1] != rate):
         trend = trend + [rate]
-    streak = _no_improvement_streak(trend)
+    streak = no_improvement_run(trend)
     trend_text = " → ".join("unmeasured" if v is None else f"{v:g}%" for v in trend)
     warnings: list[str] = []
     refused: dict[str, str] = {}

@@ -353,105 +353,24 @@ def validate_answer(evidence: Evidence, answer_text: str | None, reason: str | N
 
 
 # --------------------------------------------------------------------------------------------
-# auto-decisions.md (formats.md §1.6): the exact entry format, append-only.
+# auto-decisions.md (formats.md §1.6): one formatter for every loop — scars.core.autodecisions_write.
 # --------------------------------------------------------------------------------------------
-
-_HEADING = re.compile(r"^## Decision (\d{3,}) - ", re.M)
-
-
-def quote(text: Any) -> str:
-    """A double-quoted one-line value: backslash, quote and every line break escaped.
-
-    No value can break out of its line, so none can forge a heading or a field.
-    """
-    s = str(text)
-    s = s.replace("\\", "\\\\").replace('"', '\\"')
-    s = s.replace("\r\n", "\\n").replace("\n", "\\n").replace("\r", "\\r")
-    s = s.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029").replace("\x85", "\\x85")
-    return f'"{s}"'
-
-
-def _plain(text: str) -> str:
-    """A bare token value (stage, decision, level): one safe line, no spaces or quotes."""
-    return re.sub(r"[^A-Za-z0-9_.\-]", "_", str(text)) or "_"
-
-
-def format_auto_decision(number: int, *, stage: str, gate_id: str, prompt_type: str,
-                         workflow_prompt: str, answer: str, decision: str, rationale: str,
-                         principles: tuple[str, ...] | list[str] = (),
-                         considerations: tuple[str, ...] | list[str] = (),
-                         evidence: tuple[str, ...] | list[str] = (),
-                         uncertainty_level: str = "low", uncertainty_notes: str = "",
-                         consequences: tuple[str, ...] | list[str] = (),
-                         timestamp: str | None = None, supersedes: int | None = None) -> str:
-    """One entry, in the template's line order (13 fields), ending with a newline."""
-    if decision not in DECISIONS:
-        raise ValueError(f"decision must be one of {DECISIONS}")
-    if uncertainty_level not in ("low", "medium", "high"):
-        raise ValueError("uncertainty level must be low, medium or high")
-    ts = timestamp or now_iso()
-    gate_token = _plain(gate_id)
-    cons = list(consequences)
-    if supersedes is not None:
-        cons.append(f"supersedes decision-{supersedes:03d}")
-
-    def items(values) -> list[str]:
-        vals = [v for v in values if str(v).strip()] or ["none"]
-        return [f"  - {quote(v)}" for v in vals]
-
-    lines = [
-        f"## Decision {number:03d} - {_plain(stage)}.{gate_token}",
-        f"- decision_id: decision-{number:03d}",
-        f"- timestamp: {re.sub(r'[^0-9A-Za-z:+.-]', '_', ts)}",
-        f"- stage: {_plain(stage)}",
-        f"- prompt_type: {_plain(prompt_type)}",
-        f"- workflow_prompt: {quote(workflow_prompt)}",
-        f"- gatekeeper_answer: {quote(answer)}",
-        f"- decision: {decision}",
-        f"- rationale: {quote(rationale)}",
-        "- principles_used:", *items(principles),
-        "- architecture_considerations:", *items(considerations),
-        "- evidence_checked:", *items(evidence),
-        "- uncertainty:",
-        f"  level: {uncertainty_level}",
-        f"  notes: {quote(uncertainty_notes or 'none')}",
-        "- consequences:", *items(cons),
-    ]
-    return "\n".join(lines) + "\n"
 
 
 def now_iso() -> str:
     return datetime.now(timezone.utc).astimezone().replace(microsecond=0).isoformat()
 
 
-def next_decision_number(text: str) -> int:
-    nums = [int(m.group(1)) for m in _HEADING.finditer(text)]
-    return (max(nums) + 1) if nums else 1
-
-
-def append_auto_decision_file(path: Path, **fields: Any) -> int:
-    """Append one entry to an auto-decisions.md (created with a header when absent).
+def append_auto_decision_file(directory: Path, **fields: Any) -> int:
+    """Append one entry to ``<directory>/auto-decisions.md`` (created with a title when absent).
 
     Used for the loops whose state directory is not a samsara feature (loop-spec, ARIS /
-    Mechanist, bkit); samsara entries go through ``FeatureSession.append_auto_decision``.
-    Returns the new entry's number.
+    Mechanist, bkit), with the formatter samsara's ``FeatureSession.append_auto_decision``
+    uses; the caller holds the directory's lock. Returns the new entry's number.
     """
-    from scars.core import gate_state
+    from scars.core.autodecisions_write import append_entry
 
-    path = Path(path)
-    existing = path.read_text(encoding="utf-8") if path.exists() else ""
-    number = next_decision_number(existing)
-    entry = format_auto_decision(number, **fields)
-    if not existing:
-        data = "# Auto decisions\n\n" + entry
-    elif existing.endswith("\n\n"):
-        data = entry
-    elif existing.endswith("\n"):
-        data = "\n" + entry
-    else:
-        data = "\n\n" + entry
-    gate_state.append_bytes(path, data.encode("utf-8"))
-    return number
+    return append_entry(Path(directory), **fields)
 
 
 # --------------------------------------------------------------------------------------------
@@ -494,6 +413,7 @@ def entry_fields(evidence: Evidence, ans: Answer, reason: str | None, *, user: s
         figs = "; ".join(f"{k} {v}" for k, v in evidence.figures[:4])
         answer_text = f"{ans.label} ({figs})" if figs else ans.label
     level, notes = evidence.uncertainty
+    notes = notes or "none beyond the figures shown at the gate"
     principles = [gate.principle, f"human gate answered by {user} via scars gate ({source})"]
     considerations = list(evidence.warnings) or ["no warning was active at this gate"]
     if evidence.advice:
@@ -528,7 +448,7 @@ def answers_hint(gate: Gate, path: str | None) -> str:
     cmd = f"scars gate {gate.id}{where}{item} --answer {a.value}{reason}"
     extra = f" (answers: {', '.join(gate.values)}"
     if needs:
-        extra += f"; {', '.join(x.value for x in needs)} need --reason"
+        extra += f"; --reason needed for {', '.join(x.value for x in needs)}"
     extra += f"; or set {env_var(gate.id)})"
     return cmd + extra
 

@@ -150,6 +150,8 @@ class JournalState:
     closed_rounds: list[dict[str, Any]] = field(default_factory=list)  # round_close records
     last_close_seq: int = 0
     auto_decisions: list[dict[str, Any]] = field(default_factory=list)
+    changed_at: dict[str, int] = field(default_factory=dict)  # item_id -> seq of its last change
+    descriptions: dict[str, str] = field(default_factory=dict)  # item_id -> text when decided
 
 
 def replay(records: list[dict[str, Any]]) -> JournalState:
@@ -158,63 +160,76 @@ def replay(records: list[dict[str, Any]]) -> JournalState:
     An undo record names the record it reverts (``target``); reverted records are skipped,
     so the state is the replay of every record that was not undone.
     """
-    from scars.core.decisions import Decision
-
     state = JournalState()
     state.undone = {r["target"] for r in records if r.get("type") == UNDO and isinstance(r.get("target"), int)}
     for rec in records:
-        kind = rec.get("type")
-        seq = rec.get("seq")
-        if kind in UNDOABLE:
-            if seq in state.undone:
-                continue
-            if seq not in state.undo_stack:
-                state.undo_stack.append(seq)
-        if kind == DECISION:
-            for d in rec.get("decisions") or ():
-                if not isinstance(d, dict) or not d.get("item_id"):
-                    continue
-                try:
-                    dec = Decision.from_dict(d)
-                except TypeError:
-                    continue
-                prev = state.decisions.get(dec.item_id)
-                if prev is not None:
-                    state.history.setdefault(dec.item_id, []).append({"seq": seq, **prev.to_dict()})
-                state.decisions[dec.item_id] = dec
-        elif kind == SIGN_OFF:
-            item = rec.get("item_id")
-            prev = state.decisions.get(item)
-            if prev is not None:
-                state.history.setdefault(item, []).append({"seq": seq, **prev.to_dict()})
-                state.decisions[item] = prev.with_(reviewed_by=rec.get("reviewed_by"), pending_review=False)
-        elif kind == BLOCKED_FIX:
-            item = rec.get("item_id")
-            prev = state.decisions.get(item)
-            if prev is not None:
-                state.history.setdefault(item, []).append({"seq": seq, **prev.to_dict()})
-                outcome = rec.get("outcome")
-                if outcome == "reclassify_as_defer":
-                    state.decisions[item] = prev.with_(
-                        action="defer",
-                        reason=rec.get("reason") or prev.reason,
-                        blocked_outcome=outcome,
-                        decided_by=rec.get("decided_by") or prev.decided_by,
-                        decided_at=rec.get("at") or prev.decided_at,
-                    )
-                else:
-                    state.decisions[item] = prev.with_(blocked_outcome=outcome)
-        elif kind == UNDO:
-            target = rec.get("target")
-            if target in state.undo_stack:
-                state.undo_stack.remove(target)
-        elif kind == ROUND_START:
-            state.open_round = rec
-        elif kind == ROUND_CLOSE:
-            state.closed_rounds.append(rec)
-            state.open_round = None
-            state.last_close_seq = seq if isinstance(seq, int) else state.last_close_seq
-            state.undo_stack.clear()  # decisions of a closed round are in iteration-log.yaml now
-        elif kind == AUTO_DECISION:
-            state.auto_decisions.append(rec)
+        apply(state, rec)
     return state
+
+
+def apply(state: JournalState, rec: dict[str, Any]) -> None:
+    """Apply one record to ``state`` (records named in ``state.undone`` are skipped)."""
+    from scars.core.decisions import Decision
+
+    kind = rec.get("type")
+    seq = rec.get("seq")
+    if kind in UNDOABLE:
+        if seq in state.undone:
+            return
+        if seq not in state.undo_stack:
+            state.undo_stack.append(seq)
+
+    def supersede(item: str) -> Any:
+        prev = state.decisions.get(item)
+        if prev is not None:
+            state.history.setdefault(item, []).append({"seq": state.changed_at.get(item), **prev.to_dict()})
+        return prev
+
+    if kind == DECISION:
+        for d in rec.get("decisions") or ():
+            if not isinstance(d, dict) or not d.get("item_id"):
+                continue
+            try:
+                dec = Decision.from_dict(d)
+            except TypeError:
+                continue
+            supersede(dec.item_id)
+            state.decisions[dec.item_id] = dec
+            state.changed_at[dec.item_id] = seq
+            if isinstance(d.get("description"), str):
+                state.descriptions[dec.item_id] = d["description"]
+    elif kind == SIGN_OFF:
+        item = rec.get("item_id")
+        prev = supersede(item)
+        if prev is not None:
+            state.decisions[item] = prev.with_(reviewed_by=rec.get("reviewed_by"), pending_review=False)
+            state.changed_at[item] = seq
+    elif kind == BLOCKED_FIX:
+        item = rec.get("item_id")
+        prev = supersede(item)
+        if prev is not None:
+            outcome = rec.get("outcome")
+            if outcome == "reclassify_as_defer":
+                state.decisions[item] = prev.with_(
+                    action="defer",
+                    reason=rec.get("reason") or prev.reason,
+                    blocked_outcome=outcome,
+                    decided_by=rec.get("decided_by") or prev.decided_by,
+                    decided_at=rec.get("at") or prev.decided_at,
+                )
+            else:
+                state.decisions[item] = prev.with_(blocked_outcome=outcome)
+            state.changed_at[item] = seq
+    elif kind == UNDO:
+        target = rec.get("target")
+        if target in state.undo_stack:
+            state.undo_stack.remove(target)
+    elif kind == ROUND_START:
+        state.open_round = rec
+    elif kind == ROUND_CLOSE:
+        state.closed_rounds.append(rec)
+        state.open_round = None
+        state.last_close_seq = seq if isinstance(seq, int) else state.last_close_seq
+        state.undo_stack.clear()  # decisions of a closed round are in iteration-log.yaml now
+    elif kind == AUTO_DECISION:
+        state.auto_decisions.append(rec)

@@ -675,3 +675,101 @@ def check_feature(feature: Feature, decisions: Mapping[str, Any] | None = None, 
     """Evaluate every watch of the feature (no reopening; see :func:`apply_results`)."""
     log = read_watch_log(feature.path)
     return [evaluate(feature, wa, watch_log=log, record=record) for wa in watched_accepts(feature, decisions)]
+
+
+# ----------------------------------------------------------------------------- reopening
+
+
+def _when(text: Any) -> _dt.datetime | None:
+    if not text:
+        return None
+    try:
+        t = _dt.datetime.fromisoformat(str(text))
+    except ValueError:
+        return None
+    return t if t.tzinfo is not None else t.astimezone()
+
+
+def _fired_after_accept(rec: dict[str, Any], accepted_at: str) -> bool:
+    acc, fired = _when(accepted_at), _when(rec.get("at"))
+    if acc is None or fired is None:
+        return True  # no accept time (an iteration-log accept): one firing reopens it for good
+    return fired >= acc
+
+
+def already_reopened(result: WatchResult, watch_log: list[dict[str, Any]], accepted_at: str = "") -> dict | None:
+    """The ``fired`` record that already reopened this accept, if any."""
+    for rec in reversed(watch_log):
+        if (rec.get("type") == "fired" and rec.get("item_id") == result.item_id
+                and rec.get("watch") == result.watch and _fired_after_accept(rec, accepted_at)):
+            return rec
+    return None
+
+
+def reopened_now(feature_dir: str | os.PathLike, decisions: Mapping[str, Any] | None = None) -> dict[str, dict[str, Any]]:
+    """Items reopened by a watch and not decided again since: item_id -> the fired record."""
+    out = {}
+    for item_id, rec in reopened_items(feature_dir).items():
+        d = (decisions or {}).get(item_id)
+        if d is not None:
+            decided, fired = _when(_attr(d, "decided_at")), _when(rec.get("at"))
+            if decided is not None and fired is not None and decided > fired:
+                continue
+        out[item_id] = rec
+    return out
+
+
+def _auto_entry_fields(r: WatchResult, feature_name: str) -> dict[str, Any]:
+    return dict(
+        stage="iteration",
+        gate_id="watch-reopen",
+        prompt_type="confirmation",
+        workflow_prompt=(f'Watch "{r.watch}" on the accepted item "{r.text}" ({r.item_id}) of {feature_name} '
+                         f"fired: {r.cause}. Reopen the item for triage?"),
+        answer=f"Reopen {r.item_id}: its re-review watch fired ({r.cause}).",
+        decision="revise",
+        rationale=("The accept held only until its re-review signal; the machine-checkable watch "
+                   f'"{r.watch}" fired, so the accepted risk goes back to triage.'),
+        principles=["an accepted risk is re-reviewed when its re-review signal fires, not on a date"],
+        considerations=[f"the accept came from the {r.origin}"],
+        evidence=[f"scars watch check: {r.cause}"],
+        uncertainty_level="low",
+        uncertainty_notes="evaluated by scars watch check; a person decides the item again",
+        consequences=[f"{r.item_id} returns to triage (fix / accept / defer)"],
+    )
+
+
+def reopen_fired(feature_dir: str | os.PathLike, results: list[WatchResult], *,
+                 accepted_at: Mapping[str, str] | None = None, user: str | None = None) -> list[dict[str, Any]]:
+    """Reopen the items of fired watches that are not reopened yet.
+
+    Under the feature lock (raises LockHeld when another writer holds it): per item one
+    ``reopen`` journal record, one auto-decisions.md entry (``iteration.watch-reopen``,
+    decision ``revise``) and one ``fired`` record in watches.jsonl. Returns one outcome per
+    fired result: ``{item_id, watch, reopened: bool, auto_decision, at | already}``.
+    """
+    from scars.core.session import FeatureSession
+
+    fired = [r for r in results if r.state == "fired" and r.item_id]
+    if not fired:
+        return []
+    outcomes: list[dict[str, Any]] = []
+    with FeatureSession.open(feature_dir, user=user) as s:
+        log = read_watch_log(feature_dir)
+        name = s.feature.name if s.feature is not None else Path(feature_dir).name
+        for r in fired:
+            acc = (accepted_at or {}).get(r.item_id or "", "")
+            prior = already_reopened(r, log, acc)
+            if prior is not None:
+                outcomes.append({"item_id": r.item_id, "watch": r.watch, "reopened": False,
+                                 "already": prior.get("at"), "auto_decision": prior.get("auto_decision")})
+                continue
+            s.reopen(r.item_id, cause=r.cause, watch=r.watch)
+            number = s.append_auto_decision(**_auto_entry_fields(r, name))
+            rec = _append(feature_dir, {"type": "fired", "item_id": r.item_id, "watch": r.watch, "cause": r.cause,
+                                        "text": r.text, "origin": r.origin, "by": s.user, "auto_decision": number,
+                                        "accepted_at": acc})
+            log.append(rec)
+            outcomes.append({"item_id": r.item_id, "watch": r.watch, "reopened": True, "at": rec["at"],
+                             "auto_decision": number})
+    return outcomes

@@ -107,3 +107,24 @@ def tree_hashes(root: Path) -> dict[str, str]:
     """Every file under root (path -> sha256), to prove a refused answer changed nothing."""
     return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
             for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def samsara_feature(root: Path, *, index: str | None = "feature: demo  # keep me\nstatus: in_progress\ntasks:\n  - id: task-1\n    status: done\n") -> Path:
+    """A samsara feature: 5 counted items (one cross-task pattern), so the entry verdict is `gate`."""
+    from featurekit import make_feature, report
+
+    files = {"index.yaml": index} if index is not None else {}
+    return make_feature(root, {
+        "task-1-scar.yaml": report("task-1", ks=['description: "Retry count is hard-coded to 3"',
+                                                 'description: "Shared cache key"'],
+                                   sf=['"Timezone-naive timestamps compare as UTC"'],
+                                   am=['assumption: "Config is UTF-8"\nverified: false\nnote: "Latin-1 breaks it"']),
+        "task-2-scar.yaml": report("task-2", ks=['description: "Shared cache key"']),
+    }, files=files)
+
+
+def item_id(feature_dir: Path, text: str, file: str = "task-1") -> str:
+    from scars.core.reader import read_feature
+
+    f = read_feature(feature_dir)
+    return next(it.id for it in f.items if it.text == text and file in it.file)

@@ -302,3 +302,27 @@ def test_same_files_watch():
 )
 def test_files_of(where, files):
     assert files_of(where) == files
+
+
+_opt_int = st.one_of(st.none(), st.integers(-5, 60))
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 8), _opt_int, _opt_int, _opt_int,
+                       st.sampled_from([None, "continue", "stop", "forced_stop", "interrupted"])), max_size=6),
+    st.integers(0, 6), st.integers(0, 4), st.integers(0, 40),
+)
+def test_envelope_and_valves_total_on_any_log(rows, max_rounds, retry_limit, signal):
+    from scars.core.advisor import advise_feature
+
+    rounds = [rnd(n, b, a, new=new, decision=d) for n, b, a, new, d in rows]
+    f = feature([item(i) for i in range(3)], log(*rounds, max_rounds=max_rounds, retry_limit=retry_limit),
+                signal=signal)
+    env = budget_context(f)
+    assert list(env) == ENVELOPE_KEYS
+    assert env["remaining_rounds"] >= 0 and env["reviewer_retry_budget_remaining"] >= 0
+    assert env["strategy_hint"] in ("explore", "converge", "minimal_fix")
+    assert len(evaluate_valves(f)) == 6
+    a = advise_feature(f)
+    assert a.action in ("ITERATE", "REFINE", "FINAL_ATTEMPT", "ACCEPT", "ESCALATE")

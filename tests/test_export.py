@@ -213,3 +213,77 @@ def test_the_schema_check_rejects_a_broken_log(tmp_path):
     doc["runs"][0]["results"][0]["level"] = "fatal"
     with pytest.raises(jsonschema.ValidationError):
         validate_sarif(doc)
+
+
+def test_era_d_report_states_become_in_source_suppressions(tmp_path):
+    accepted = item(5, status="accepted", accepted_because="documented limitation")
+    deferred = item(6, status="deferred")
+    doc = ex.to_sarif(feature(tmp_path, [accepted, deferred, item(7)]), {})
+    validate_sarif(doc)
+    results = doc["runs"][0]["results"]
+    assert results[0]["suppressions"] == [{"kind": "inSource", "status": "accepted", "justification": "documented limitation"}]
+    assert results[1]["suppressions"] == [{"kind": "inSource", "status": "underReview"}]
+    assert "suppressions" not in results[2]
+    # A decision made in scars wins over the report's own state.
+    doc = ex.to_sarif(feature(tmp_path, [accepted]), {accepted.id: Decision(accepted.id, "fix")})
+    assert "suppressions" not in doc["runs"][0]["results"][0]
+
+
+def test_export_reads_decisions_recorded_through_the_session(tmp_path, capsys):
+    from scars.core.session import FeatureSession
+
+    f = make_repo(tmp_path)
+    feat = read_feature(f)
+    first, second = (it.id for it in feat.items)
+    with FeatureSession.open(f, user="erin") as session:
+        session.decide(first, "accept", re_review_signal="a second timeout report", owner="erin",
+                       rationale="the retry lands next quarter")
+        session.decide(second, "defer", reason="needs the cache redesign", revisit_when="after the redesign")
+    out = tmp_path / "out.sarif"
+    assert main(["export", str(f), "--format", "sarif", "-o", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    validate_sarif(doc)
+    results = {r["partialFingerprints"]["scarsItemId/v1"]: r for r in doc["runs"][0]["results"]}
+    accepted = results[first]["suppressions"][0]
+    assert accepted["status"] == "accepted" and accepted["justification"] == "the retry lands next quarter"
+    assert accepted["properties"]["owner"] == "erin" and accepted["properties"]["round"] == 1
+    assert accepted["properties"]["reReviewSignal"] == "a second timeout report"
+    assert results[second]["suppressions"][0]["status"] == "underReview"
+    assert main(["export", str(f), "--format", "json"]) == 0
+    items = {i["id"]: i for i in json.loads(capsys.readouterr().out)["items"]}
+    assert items[first]["decision"]["action"] == "accept" and items[first]["decision_round"] == 1
+    # Exporting takes no lock: a writer may hold it meanwhile.
+    with FeatureSession.open(f, user="erin"):
+        assert main(["export", str(f), "--format", "openvex"]) == 0
+    assert len(json.loads(capsys.readouterr().out)["statements"]) == 2
+
+
+def test_loops_inbox_counts_session_decisions(tmp_path):
+    from scars.core.loops import discover_loops
+    from scars.core.session import FeatureSession
+
+    f = make_repo(tmp_path)
+    # Grow the feature past the entry threshold (signal_lost 5) so it is gated.
+    (f / "scar-reports" / "task-2-scar.yaml").write_text(
+        "task_id: task-2\nknown_shortcuts:\n  - \"a\"\n  - \"b\"\n  - \"c\"\n"
+        "silent_failure_conditions: []\nassumptions_made: []\n")
+    (state,) = discover_loops(tmp_path)
+    assert state.waiting_for_human and state.details["undecided"] == 5
+    ids = [it.id for it in read_feature(f).items]
+    with FeatureSession.open(f, user="erin") as session:
+        session.decide_many(ids[:3], "fix")
+    (state,) = discover_loops(tmp_path)
+    assert state.details["undecided"] == 2 and state.waiting_for_human
+
+
+def test_decision_rounds_follow_the_current_decision():
+    first = Decision("a", "fix", decided_at="t1")
+    again = Decision("a", "accept", decided_at="t2")
+    records = [
+        {"type": "decision", "round": 1, "decisions": [first.to_dict()]},
+        {"type": "round_close", "round": 1},
+        {"type": "decision", "round": 2, "decisions": [again.to_dict(), {"item_id": "b", "decided_at": "t3"}]},
+    ]
+    assert ex.decision_rounds(records, {"a": again}) == {"a": 2}
+    assert ex.decision_rounds(records, {"a": first}) == {"a": 1}  # after an undo of round 2's decision
+    assert ex.decision_rounds(records, {}) == {}

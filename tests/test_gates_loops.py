@@ -181,7 +181,7 @@ def test_mechanist_stop_rule_met_and_stop_records_positive_verdict(tmp_path):
     assert figs["STOP rule"] == "met"
     assert figs["iterations consumed"] == "2 of 6 (4 left)"
     assert figs["claim re-entries"] == "1 of 2 (1 left)"
-    assert figs["claim buckets"].startswith("FAIL 0, INCONCLUSIVE 0, ZERO_ELIGIBLE_VARIANTS 0, PASS 1, INTEGRITY_ONLY 1")
+    assert figs["claim buckets"].startswith("FAIL 0, INCONCLUSIVE 0, ZERO_ELIGIBLE_VARIANTS 0, PASS 1, INTEGRITY_ONLY 1: clear")
     assert ev.default == "stop"
     assert "verify/VERIFY_REPORT.md" in ev.files_read
     # Continuing past a met STOP rule needs a reason.
@@ -289,7 +289,7 @@ def test_pdca_partial_moves_to_report_and_logs_history(tmp_path):
 
 
 def test_pdca_no_improvement_needs_a_reason_to_iterate_and_critical_max_refuses(tmp_path):
-    bkit_project(tmp_path, rate=80, count=4, history=(80, 80, 79, 80))
+    bkit_project(tmp_path, rate=79, count=4, history=(80, 80, 79, 79))
     ev = gates.gather("pdca-continue", tmp_path)
     assert any("no improvement for 3" in w for w in ev.warnings)
     with pytest.raises(DecisionRefused, match="needs a reason"):
@@ -314,3 +314,13 @@ def test_pdca_on_the_real_legacy_status_file(upstream, tmp_path):
     assert res.recorded == ["docs/auto-decisions.md", "docs/.pdca-status.json"]
     with pytest.raises(UsageError, match="no feature"):
         gates.gather("pdca-continue", root, feature="nope")
+
+
+def test_pdca_config_overrides_threshold_and_limit(tmp_path):
+    bkit_project(tmp_path, rate=86, count=3, history=(80, 86))
+    (tmp_path / "bkit.config.json").write_text(json.dumps({"pdca": {"matchRateThreshold": 85, "maxIterations": 3}}))
+    ev = gates.gather("pdca-continue", tmp_path / ".bkit" / "state" / "pdca-status.json")
+    figs = dict(ev.figures)
+    assert figs["Match Rate"] == "86% (threshold 85%): pass"
+    assert figs["iterations"] == "3 of max 3 (critical 10)"
+    assert "bkit.config.json" in ev.files_read

@@ -130,4 +130,5 @@ def test_replay_applies_undo_sign_off_and_blocked_outcomes():
     assert st.decisions["b"].action == "defer" and st.decisions["b"].blocked_outcome == "reclassify_as_defer"
     assert st.decisions["b"].reason == "needs design"
     assert st.undo_stack == [1, 4, 5]
-    assert [h["seq"] for h in st.history["a"]] == [5]
+    assert [h["seq"] for h in st.history["a"]] == [1]  # the earlier state, with the record that made it
+    assert st.history["a"][0]["reviewed_by"] is None

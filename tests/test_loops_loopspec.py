@@ -319,3 +319,17 @@ def test_iteration_md_gives_the_trend_without_history(tmp_path):
     (docs / "ITERATION.md").write_text("## Iteration 1 — not converged\n- Converged: no\n| a | 4 | w |\n| b | 6 | w |\n")
     state = loopspec.read_feature(path, tmp_path)
     assert state.trend == (5.0,) and state.details["iteration_md"][0]["iteration"] == 1
+
+
+def test_scanning_only_the_feature_directory_still_reads_its_documents(tmp_path):
+    from scars.core.loops import discover_loops
+
+    v = verdict(converged=True, gap=None)
+    path = make_feature(tmp_path, iterate={"used": 1, "lastVerdict": v, "history": [v], "lastRoute": "deliver"})
+    docs = tmp_path / "docs/loop-spec/features/f1"
+    docs.mkdir(parents=True)
+    (docs / "SPEC.md").write_text(SPEC)
+    (docs / "VERIFICATION.md").write_text("- criterion: GE-001\n")
+    (state,) = discover_loops(path.parent)
+    assert state.parse_failures == ()
+    assert state.route == "verify"  # the floor was read and vetoes: GE-002 and GE-003 ungrounded

@@ -37,6 +37,9 @@ def test_aris_night3_review_stage(upstream):
     assert state.details["last_verdict"] == "Ready" and state.details["canonical_verdict"] == "ready"
     assert state.stop_rule.met is True and state.stop_rule.outcome == "positive_verdict"
     assert state.route == "done" and state.waiting_for_human is False
+    # The run's own stricter threshold is kept as written (an unknown key, not evaluated).
+    assert state.details["own_threshold"] == "score>=6 AND rounds_completed>=3"
+    assert state.details["own_threshold_met"] is True
     # Trend from AUTO_REVIEW.md's last run (the "# Night 3" part): Round 1 "**Score:** 5.0/10
     # (dropped from Night 2's 8.0/10)" → 5.0 (the first number before /10), Verdict "No" →
     # not ready; Round 2 "Score: 7.5/10" Almost; Round 3 8.5 Almost; Round 4 "Score: **9.0/10**"

@@ -349,3 +349,68 @@ def test_accepts_without_watch_and_other_actions_are_ignored(tmp_path):
     f = feat(tmp_path, [it])
     assert check_feature(f, {it.id: D(it.id, "accept")}) == []
     assert check_feature(f, {it.id: D(it.id, "defer", watch="recurs")}) == []
+
+
+# ------------------------------------------------------------------ reopening (needs the session)
+
+
+def _feature_on_disk(repo: Path) -> Path:
+    d = repo / "changes" / "2026-01-01_demo"
+    (d / "scar-reports" / "task-1-scar.yaml").write_text(
+        "task_id: task-1\ncompletion_status: done_with_concerns\n"
+        "known_shortcuts:\n  - \"Export retries are hard-coded\"\n"
+        "silent_failure_conditions: []\nassumptions_made: []\n"
+        "debt_registered: true\ndebt_location: \"src/export.py:1-2\"\n", encoding="utf-8")
+    (d / "index.yaml").write_text("feature: demo\nstatus: in_progress\ntasks: []\n", encoding="utf-8")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "feature")
+    return d
+
+
+@needs_git
+def test_watch_check_reopens_once_with_journal_and_auto_decision(repo, capsys):
+    session = pytest.importorskip("scars.core.session")
+    if not hasattr(session.FeatureSession, "reopen"):
+        pytest.skip("the session has no reopen yet")
+    import json
+
+    from scars.core.decided import current_decisions
+    from scars.core.reader import read_feature
+    from scars.core.session import FeatureSession
+    from scars.core.watch import reopened_now
+    from scars.tui.cli import main
+
+    d = _feature_on_disk(repo)
+    (item_id,) = [it.id for it in read_feature(d).items]
+    with FeatureSession.open(d) as s:
+        s.decide(item_id, "accept", re_review_signal="export starts retrying", owner="export owner",
+                 rationale="single retry path today", watch="path-changed: src/export.py")
+    assert main(["watch", "check", str(d), "--json"]) == 0
+    (w,) = json.loads(capsys.readouterr().out)["watches"]
+    assert w["state"] == "quiet"
+
+    (repo / "src" / "export.py").write_text("def export():\n    return 3\n")
+    assert main(["watch", "check", str(d), "--json", "--dry-run"]) == 0
+    (w,) = json.loads(capsys.readouterr().out)["watches"]
+    assert w["state"] == "fired" and w["reopened"] == "not reopened (--dry-run)"
+    assert item_id in current_decisions(d)
+
+    assert main(["watch", "check", str(d), "--json"]) == 0
+    (w,) = json.loads(capsys.readouterr().out)["watches"]
+    assert w["state"] == "fired" and w["reopened"].startswith("now (auto-decisions entry")
+    assert item_id not in current_decisions(d)  # back to triage
+    assert set(reopened_now(d, current_decisions(d))) == {item_id}
+    text = (d / "auto-decisions.md").read_text(encoding="utf-8")
+    assert "iteration.watch-reopen" in text and "src/export.py changed since" in text
+    journal = (d / ".scars" / "journal.jsonl").read_text(encoding="ascii")
+    assert '"type":"reopen"' in journal
+
+    # a second check neither reopens again nor appends another entry
+    assert main(["watch", "check", str(d), "--json"]) == 0
+    capsys.readouterr()
+    assert (d / "auto-decisions.md").read_text(encoding="utf-8") == text
+
+    # deciding the item again clears the reopened state
+    with FeatureSession.open(d) as s:
+        s.decide(item_id, "fix")
+    assert reopened_now(d, current_decisions(d)) == {}

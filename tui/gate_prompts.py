@@ -17,6 +17,16 @@ from scars.core.gates import Evidence, generic_reason_problem
 from scars.core.sanitize import one_line, visible
 
 
+def _fit(text: str, cells: int) -> str:
+    """One inert line of at most ``cells`` terminal cells (wide CJK characters count two)."""
+    from rich.cells import cell_len, set_cell_size
+
+    line = one_line(text)
+    if cell_len(line) <= cells:
+        return line
+    return set_cell_size(line, max(cells - 1, 1)).rstrip() + "…"
+
+
 def render_evidence(console: Console, evidence: Evidence) -> None:
     gate = evidence.gate
     console.print(Text(f"scars gate {gate.id} — {gate.title}", style="bold"))
@@ -54,23 +64,27 @@ def ask(evidence: Evidence, *, input: Any = None, output: Any = None) -> tuple[s
         kw["input"] = input
     if output is not None:
         kw["output"] = output
+    import shutil
+
     gate = evidence.gate
+    width = max(40, min(shutil.get_terminal_size((80, 24)).columns, 160) - 6)
     choices = []
     for a in gate.answers:
-        title = f"{a.label} — {a.consequence}"
         refused = evidence.refused.get(a.value)
-        choices.append(Choice(title=one_line(title, 110), value=a.value, shortcut_key=a.key,
-                              disabled=one_line(refused, 80) if refused else None))
+        title = a.label if refused else f"{a.label} — {a.consequence}"
+        choices.append(Choice(title=_fit(title, width - (0 if not refused else 30)), value=a.value,
+                              shortcut_key=a.key, disabled=_fit(refused, 28) if refused else None))
     default = evidence.default if evidence.default not in evidence.refused else None
     default_choice = next((c for c in choices if c.value == default), None)
     value = questionary.select(
-        f"{gate.title}:",
+        "Answer:",
         choices=choices,
         default=default_choice,
         use_shortcuts=True,
         use_arrow_keys=True,
         use_jk_keys=False,
-        instruction="(arrow keys or the letter, then Enter)",
+        show_selected=False,
+        instruction="(arrows or letter, then Enter)",
         **kw,
     ).unsafe_ask(patch_stdout=False)
     if value is None:
@@ -81,10 +95,12 @@ def ask(evidence: Evidence, *, input: Any = None, output: Any = None) -> tuple[s
     if evidence.needs_reason(answer):
         def _validate(text: str) -> bool | str:
             problem = generic_reason_problem(text, gate)
-            return True if problem is None else problem
+            if problem is None:
+                return True
+            return "a reason is required" if not text.strip() else "too generic: say why, for this question"
 
         reason = questionary.text(
-            f"Why {answer.value}? (specific to this question; recorded verbatim)",
+            f"Why {answer.value}? (recorded verbatim)",
             validate=_validate,
             **kw,
         ).unsafe_ask(patch_stdout=False)

@@ -97,6 +97,15 @@ def print_feature(feature: Feature, console: Console | None = None) -> None:
         if len(feature.warnings) > 20:
             _line(c, f"  … {len(feature.warnings) - 20} more")
 
+    from scars.core.aggregate import reopened_json
+
+    reopened = reopened_json(feature)
+    if reopened:
+        c.print()
+        _line(c, (f"Reopened by a watch ({len(reopened)}) — back to triage", "bold"))
+        for r in reopened[:MAX_ITEMS_PER_GROUP]:
+            _line(c, "  ↺ ", (one_line(r["item_id"], 20), "bold"), " ", one_line(r.get("cause") or "", 300))
+
     c.print()
     log = feature.iteration_log
     if log is None or not log.rounds:

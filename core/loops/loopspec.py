@@ -437,14 +437,17 @@ def read_feature(feature_json: Path, root: Path | None = None) -> LoopState:
 
     # Documents: SPEC.md / VERIFICATION.md for the floor, ITERATION.md for the record.
     docs_default = f"docs/loop-spec/features/{slug}"
-    spec_path = _artifact(data, "spec", f"{docs_default}/SPEC.md", project, failures, root, name_rel)
-    verif_path = _artifact(data, "verification", f"{docs_default}/VERIFICATION.md", project, failures, root, name_rel)
-    iter_path = _artifact(data, "iteration", f"{docs_default}/ITERATION.md", project, failures, root, name_rel)
+    # Artifacts must stay inside the repository (the directory holding `.loop-spec/`), also
+    # when only a part of it was scanned.
+    boundary = project if inside(root, project) else root
+    spec_path = _artifact(data, "spec", f"{docs_default}/SPEC.md", project, failures, boundary, name_rel)
+    verif_path = _artifact(data, "verification", f"{docs_default}/VERIFICATION.md", project, failures, boundary, name_rel)
+    iter_path = _artifact(data, "iteration", f"{docs_default}/ITERATION.md", project, failures, boundary, name_rel)
 
     def optional_text(path: Path | None) -> str | None:
         if path is None or not (path.exists() or path.is_symlink()):
             return None
-        text, fail = read_text(path, root)
+        text, fail = read_text(path, boundary)
         if fail is not None:
             failures.append(fail)
         return text

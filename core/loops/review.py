@@ -531,6 +531,9 @@ def _aris(directory: Path, root: Path, state: dict[str, Any] | None, runs, memor
         "score_source": source,
         "thread_id": st.get("threadId", st.get("thread_id")),
         "difficulty": st.get("difficulty"),
+        # The run's own threshold, when its state records one (kept as written, not evaluated).
+        "own_threshold": st.get("positive_threshold_effective"),
+        "own_threshold_met": st.get("positive_threshold_met"),
         "pending_experiments": st.get("pending_experiments") if isinstance(st.get("pending_experiments"), list) else [],
         "timestamp": st.get("timestamp"),
         "stale": stale,

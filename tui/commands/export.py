@@ -49,27 +49,25 @@ def resolve_feature_dir(path: str) -> Path:
 
 
 def load_decisions(feature_dir: Path):
-    """(decisions, round number, problems) through the durable layer's read-only session."""
-    try:
-        from scars.core.session import FeatureSession
-    except ImportError:
-        return {}, None, ["decisions unavailable: the durable session layer is not installed"]
+    """(feature, decisions, rounds per item, current round, problems) via a read-only session."""
+    from scars.core.export import decision_rounds
+    from scars.core.session import FeatureSession
+
     with FeatureSession.open(feature_dir, read_only=True) as session:
         decisions = dict(session.decisions)
         round_number = session.current_round()
-        if round_number is None and hasattr(session, "next_round_number"):
+        if round_number is None:
             round_number = session.next_round_number()
-        problems = list(getattr(session, "problems", []) or [])
-        return decisions, round_number, problems
+        rounds = decision_rounds(list(session.records), decisions)
+        problems = [str(p) for p in getattr(session, "problems", []) or []]
+        return session.feature, decisions, rounds, round_number, problems
 
 
 def run(args: argparse.Namespace) -> int:
     from scars.core import export as ex
-    from scars.core.reader import read_feature
 
     feature_dir = resolve_feature_dir(args.feature_dir)
-    feature = read_feature(feature_dir)
-    decisions, round_number, problems = load_decisions(feature_dir)
+    feature, decisions, rounds, round_number, problems = load_decisions(feature_dir)
     author = args.author
     if args.format == "openvex" and not author:
         from scars.core.decisions import resolve_user
@@ -82,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
     except Exception:  # a source tree without metadata
         tool_version = "0+unknown"
     document = ex.export(feature, decisions, args.format, round_number=round_number, author=author,
-                         tool_version=tool_version)
+                         tool_version=tool_version, item_rounds=rounds)
     data = (json.dumps(document, indent=2, ensure_ascii=True) + "\n").encode("utf-8")
     for problem in problems:
         print(f"scars: warning: {problem}", file=sys.stderr)

@@ -169,8 +169,12 @@ def _triage(args, path: str) -> int:
         from scars.tui.commands import triage as triage_cmd
     except ImportError:
         raise UsageError("the triage app is not available in this build; use --answers FILE") from None
+    import argparse
+
     evidence = core.gather("triage", path)
-    code = int(triage_cmd.run(args) or 0)
+    app_args = argparse.Namespace(feature_dir=str(evidence.target), read_only=False, pair=None, require_second=[],
+                                  as_user=args.user, keymap=None)
+    code = int(triage_cmd.run(app_args) or 0)
     if code != 0:
         return code
     result = core.record_triage(evidence, user=_user(args.user), source="terminal (scars triage app)")

@@ -1,0 +1,534 @@
+"""A writer's (or reader's) session on one samsara feature directory.
+
+``FeatureSession.open(dir)`` takes the feature's lock (unless ``read_only``), reads the
+feature, replays the journal (``.scars/journal.jsonl``) and writes any round the journal
+has closed but iteration-log.yaml does not hold yet (an earlier run stopped in between).
+
+Every change is one journal record, fsynced under the lock, before the method returns:
+decisions (:meth:`decide`, :meth:`decide_many` — one record per batch, so one undo reverts
+it), :meth:`undo`, :meth:`sign_off`, :meth:`record_blocked_fix`, :meth:`start_round`,
+:meth:`close_round`. iteration-log.yaml is written at round close only (a decision never
+waits for a YAML rewrite), by appending the round's text after the last round.
+auto-decisions.md entries are appended by :meth:`append_auto_decision` (and by
+:meth:`close_round` when the feature's execution mode is auto).
+
+Reopening replays the journal and gives the same state: a crash or a kill loses nothing
+that a method had returned.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from pathlib import Path
+from typing import Any, Iterable
+
+from scars.core import journal as J
+from scars.core.decisions import (
+    BLOCKED_OUTCOMES,
+    Decision,
+    FieldError,
+    format_errors,
+    is_meaningful,
+    make_decision,
+    now_iso,
+    resolve_user,
+)
+from scars.core.durable import clean_stale_temps
+from scars.core.errors import DecisionRefused, PathNotFound, UsageError
+from scars.core.iterlog import DECISIONS as ROUND_DECISIONS
+from scars.core.iterlog import IterationLogFile
+from scars.core.lock import STATE_DIR, FeatureLock, current_holder
+
+# Words that name a safety-valve trigger in a forced stop's reason (formats.md §1.4, Rule 6).
+VALVE_TRIGGERS = {
+    "max_rounds": re.compile(r"max(imum)?[\s_-]*rounds?", re.I),
+    "stagnation": re.compile(r"stagnat", re.I),
+    "net_rot": re.compile(r"net[\s_-]*rot", re.I),
+    "reviewer_retry_limit": re.compile(r"(reviewer|re-?dispatch)[\s_-]*(retr|limit)", re.I),
+}
+
+
+def journal_path(feature_dir: str | Path) -> Path:
+    return Path(feature_dir) / STATE_DIR / J.JOURNAL_NAME
+
+
+class FeatureSession:
+    """See the module docstring. Use as a context manager (``with FeatureSession.open(d) as s``)."""
+
+    def __init__(self, path: Path, *, read_only: bool, user: str, lock: FeatureLock | None):
+        self.path = path
+        self.read_only = read_only
+        self.user = user
+        self._lock = lock
+        self.lock_holder: dict | None = None
+        self.problems: list[str] = []  # journal lines skipped, logs not written …
+        self.feature = None
+        self._journal: J.Journal | None = None
+        self._records: list[dict[str, Any]] = []
+        self._state = J.JournalState()
+        self._log = IterationLogFile(path)
+
+    # ------------------------------------------------------------------ opening
+
+    @classmethod
+    def open(cls, feature_dir: str | Path, *, read_only: bool = False, user: str | None = None) -> "FeatureSession":
+        path = Path(feature_dir).expanduser()
+        if not path.is_dir():
+            raise PathNotFound(f"{feature_dir}: no such feature directory")
+        path = path.resolve()
+        who = resolve_user(user)
+        lock = None
+        if not read_only:
+            lock = FeatureLock(path, user=who).acquire()
+        try:
+            session = cls(path, read_only=read_only, user=who, lock=lock)
+            session._load()
+        except BaseException:
+            if lock is not None:
+                lock.release()
+            raise
+        return session
+
+    def _load(self) -> None:
+        from scars.core.reader import read_feature
+
+        self.feature = read_feature(self.path)
+        if self.read_only:
+            read = J.read_journal(journal_path(self.path))
+            self._records = read.records
+            self.problems = list(read.problems)
+            self.lock_holder = current_holder(self.path)
+        else:
+            self._journal = J.Journal(journal_path(self.path))
+            self._records = self._journal.records
+            self.problems = list(self._journal.problems)
+            clean_stale_temps(self._log.path, older_than=0)
+        self._state = J.replay(self._records)
+        self._log.reload()
+        if not self.read_only:
+            self._flush_rounds(strict=False)
+
+    def reload(self) -> None:
+        """Re-read the feature, the journal and iteration-log.yaml from disk."""
+        if self._journal is not None:
+            self._journal = J.Journal(journal_path(self.path))
+        self._load()
+
+    def close(self) -> None:
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
+
+    def __enter__(self) -> "FeatureSession":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ state
+
+    @property
+    def decisions(self) -> dict[str, Decision]:
+        return dict(self._state.decisions)
+
+    def history(self, item_id: str) -> list[dict]:
+        """Earlier states of the item's decision, oldest first (each with the ``seq`` that made it)."""
+        return [dict(h) for h in self._state.history.get(item_id, [])]
+
+    @property
+    def records(self) -> list[dict[str, Any]]:
+        return list(self._records)
+
+    def can_undo(self) -> bool:
+        return bool(self._state.undo_stack)
+
+    def current_round(self) -> int | None:
+        rec = self._state.open_round
+        return rec.get("round") if rec else None
+
+    def open_round(self) -> dict[str, Any] | None:
+        return dict(self._state.open_round) if self._state.open_round else None
+
+    def closed_rounds(self) -> list[dict[str, Any]]:
+        return [dict(r.get("entry") or {}) for r in self._state.closed_rounds]
+
+    # ------------------------------------------------------------------ writes
+
+    def _writable(self) -> J.Journal:
+        if self.read_only or self._journal is None:
+            raise UsageError("this session is read-only (another writer holds the lock or it was opened read-only)")
+        return self._journal
+
+    def _append(self, type_: str, **payload: Any) -> dict[str, Any]:
+        rec = self._writable().append(type_, at=now_iso(), by=self.user, **payload)
+        J.apply(self._state, rec)
+        return rec
+
+    def _item(self, item_id: str):
+        try:
+            return self.feature.item(item_id)
+        except KeyError:
+            raise DecisionRefused(
+                f"no item {item_id!r} in {self.feature.name}; `scars status --json` lists the item ids",
+                [FieldError("item_id", "unknown item")],
+            ) from None
+
+    def _decision_record(self, item_id: str, action: str, batch_id: str | None, fields: dict[str, Any]) -> dict[str, Any]:
+        item = self._item(item_id)
+        if item.resolved:
+            raise DecisionRefused(f"item {item_id} is already resolved in its report", [FieldError("item_id", "already resolved")])
+        d = make_decision(item_id, action, decided_by=self.user, batch_id=batch_id, **fields)
+        rec = d.to_dict()
+        rec["description"] = item.text
+        return rec
+
+    def decide(self, item_id: str, action: str, **fields: Any) -> Decision:
+        """Record one decision; durable (fsynced) before it returns."""
+        self._writable()
+        rec = self._decision_record(item_id, action, None, fields)
+        self._append(J.DECISION, decisions=[rec], batch_id=None, round=self._round_of_change())
+        return self._state.decisions[item_id]
+
+    def decide_many(self, item_ids: Iterable[str], action: str, **fields: Any) -> list[Decision]:
+        """One decision for several items as one batch (one record; one undo reverts it all)."""
+        self._writable()
+        ids = list(dict.fromkeys(item_ids))
+        if not ids:
+            raise UsageError("no items given")
+        batch_id = uuid.uuid4().hex[:12]
+        recs = [self._decision_record(i, action, batch_id, fields) for i in ids]
+        self._append(J.DECISION, decisions=recs, batch_id=batch_id, round=self._round_of_change())
+        return [self._state.decisions[i] for i in ids]
+
+    def undo(self) -> list[str]:
+        """Revert the latest decision, batch, sign-off or blocked-fix outcome of this round.
+
+        Returns the item ids reverted ([] when there is nothing to undo). Decisions of a
+        closed round are in iteration-log.yaml and cannot be undone here.
+        """
+        self._writable()
+        if not self._state.undo_stack:
+            return []
+        target = self._state.undo_stack[-1]
+        rec = next(r for r in self._records if r.get("seq") == target)
+        if rec.get("type") == J.DECISION:
+            items = [d.get("item_id") for d in rec.get("decisions") or () if isinstance(d, dict)]
+        else:
+            items = [rec.get("item_id")]
+        self._writable().append(J.UNDO, at=now_iso(), by=self.user, target=target, items=items)
+        self._state = J.replay(self._records)
+        return [i for i in items if i]
+
+    def sign_off(self, item_id: str, reviewed_by: str) -> Decision:
+        """A second person's sign-off on the item's current decision."""
+        self._writable()
+        current = self._state.decisions.get(item_id)
+        if current is None:
+            raise DecisionRefused(f"item {item_id} has no decision to sign off", [FieldError("item_id", "no decision")])
+        errors = []
+        if not is_meaningful(reviewed_by):
+            errors.append(FieldError("reviewed_by", "a sign-off needs the reviewer's name"))
+        elif reviewed_by.strip().casefold() == (current.decided_by or "").strip().casefold():
+            errors.append(FieldError("reviewed_by", "a sign-off must come from a second person, not the one who decided"))
+        if errors:
+            raise DecisionRefused(f"sign-off refused for {item_id}: {format_errors(errors)}", errors)
+        self._append(J.SIGN_OFF, item_id=item_id, reviewed_by=reviewed_by.strip(), round=self._round_of_change())
+        return self._state.decisions[item_id]
+
+    def record_blocked_fix(self, item_id: str, outcome: str, reason: str | None = None) -> Decision:
+        """The outcome of a fix the implementer reported BLOCKED / NEEDS_CONTEXT."""
+        self._writable()
+        current = self._state.decisions.get(item_id)
+        errors = []
+        if current is None or current.action != "fix":
+            errors.append(FieldError("item_id", "a blocked-fix outcome applies to an item decided fix"))
+        if outcome not in BLOCKED_OUTCOMES:
+            errors.append(FieldError("outcome", f"must be one of {', '.join(BLOCKED_OUTCOMES)}"))
+        if reason is not None and reason.strip() and not is_meaningful(reason):
+            errors.append(FieldError("reason", "is a placeholder"))
+        if errors:
+            raise DecisionRefused(f"blocked-fix outcome refused for {item_id}: {format_errors(errors)}", errors)
+        self._append(
+            J.BLOCKED_FIX,
+            item_id=item_id,
+            outcome=outcome,
+            reason=(reason or "").strip() or None,
+            decided_by=self.user,
+            round=self._round_of_change(),
+        )
+        return self._state.decisions[item_id]
+
+    # ------------------------------------------------------------------ rounds
+
+    def _round_of_change(self) -> int:
+        """The round a change belongs to: the open one, else the next one."""
+        return self.current_round() or self._next_round_number()
+
+    def next_round_number(self) -> int:
+        """The number the next round will get (rounds on disk and closed in the journal + 1)."""
+        return self._next_round_number()
+
+    def _next_round_number(self) -> int:
+        on_disk = self._log.rounds_on_disk()
+        journal = [r.get("round") for r in self._state.closed_rounds if isinstance(r.get("round"), int)]
+        return max(on_disk + journal + [0]) + 1
+
+    def start_round(self) -> dict[str, Any]:
+        """Open the next round: snapshot ``signal_lost_before`` and the budget context."""
+        self._writable()
+        if self._state.open_round:
+            raise UsageError(f"round {self.current_round()} is already open; close it first (scars round close)")
+        self._refresh_feature()
+        number = self._next_round_number()
+        snapshot = _budget_snapshot(self.feature)
+        rec = self._append(
+            J.ROUND_START,
+            round=number,
+            signal_lost_before=self.feature.signal_lost,
+            budget_context=snapshot,
+            item_ids=[i.id for i in self.feature.items if i.counted],
+            max_rounds=self._max_rounds(),
+        )
+        return {
+            "round": number,
+            "signal_lost_before": rec["signal_lost_before"],
+            "budget_context": dict(snapshot),
+            "max_rounds": rec["max_rounds"],
+            "started_at": rec["at"],
+            "started_by": rec["by"],
+        }
+
+    def _max_rounds(self) -> int:
+        log = self.feature.iteration_log if self.feature is not None else None
+        return log.max_rounds if log is not None else 3
+
+    def _refresh_feature(self) -> None:
+        from scars.core.reader import read_feature
+
+        self.feature = read_feature(self.path)
+
+    def round_triage(self) -> dict[str, Decision]:
+        """The decisions made since the previous round closed (the open round's triage)."""
+        since = self._state.last_close_seq
+        return {i: d for i, d in self._state.decisions.items() if self._state.changed_at.get(i, 0) > since}
+
+    def close_round(self, decision: str, reason: str, **fields: Any) -> dict[str, Any]:
+        """Close the open round and write it to iteration-log.yaml.
+
+        ``fields`` may hold ``budget_spent`` (mapping of ints), ``evidence_gained`` and
+        ``residual_risk`` (lists of texts), ``trigger`` (the safety valve of a forced stop)
+        and ``auto_entry`` (True/False: append the auto-decisions.md round-continuation
+        entry; default: when the feature's execution mode is auto). Returns the round as
+        written. The round is durable in the journal before iteration-log.yaml is touched;
+        if the log cannot be written the error says so and the round is kept.
+        """
+        self._writable()
+        start = self._state.open_round
+        if not start:
+            raise UsageError("no round is open; start one first (scars round start)")
+        trigger = fields.pop("trigger", None)
+        auto_entry = fields.pop("auto_entry", None)
+        errors = _round_close_errors(decision, reason, trigger, fields)
+        if errors:
+            raise DecisionRefused(f"round close refused: {format_errors(errors)}", errors)
+        reason = reason.strip()
+        if decision == "forced_stop" and trigger and not VALVE_TRIGGERS.get(trigger, re.compile(re.escape(trigger))).search(reason):
+            reason = f"{reason} (safety valve: {trigger})"
+        self._refresh_feature()
+        triage = self.round_triage()
+        start_ids = set(start.get("item_ids") or ())
+        new_items = [i.id for i in self.feature.items if i.counted and i.id not in start_ids]
+        entry: dict[str, Any] = {
+            "round": start["round"],
+            "signal_lost_before": start.get("signal_lost_before"),
+            "budget_context": start.get("budget_context"),
+            "items_triaged": len(triage),
+            "triage_result": self._triage_result(triage),
+            "fixes_applied": sum(1 for d in triage.values() if d.action == "fix"),
+            "fixes_scar_count": len(new_items),
+        }
+        for key in ("budget_spent", "evidence_gained", "residual_risk"):
+            if key in fields and fields[key] is not None:
+                value = fields[key]
+                entry[key] = dict(value) if isinstance(value, dict) else list(value)
+        entry["signal_lost_after"] = self.feature.signal_lost
+        entry["decision"] = decision
+        entry["decision_reason"] = reason
+        self._append(J.ROUND_CLOSE, round=start["round"], entry=entry, new_item_ids=new_items)
+        if auto_entry or (auto_entry is None and (self.feature.execution_mode or "").strip().lower() == "auto"):
+            self._round_gate_entry(entry, len([i for i in self.feature.items if i.counted]))
+        self._flush_rounds(strict=True)
+        return entry
+
+    def _triage_result(self, triage: dict[str, Decision]) -> dict[str, Any]:
+        fix, accept, defer = [], [], []
+        for item_id, d in triage.items():
+            desc = self._describe(item_id)
+            if d.action == "fix":
+                fix.append(desc)
+            elif d.action == "accept":
+                a = {"description": desc, "re_review_signal": d.re_review_signal, "owner": d.owner, "rationale": d.rationale}
+                if d.watch:
+                    a["watch"] = d.watch
+                accept.append(a)
+            else:
+                defer.append(desc)
+        return {"fix": fix, "accept": accept, "defer": defer}
+
+    def _describe(self, item_id: str) -> str:
+        try:
+            return self.feature.item(item_id).text
+        except KeyError:
+            return self._state.descriptions.get(item_id, item_id)
+
+    def _round_gate_entry(self, entry: dict[str, Any], remaining: int) -> int:
+        r, before, after = entry["round"], entry["signal_lost_before"], entry["signal_lost_after"]
+        prompt = (
+            f"Round {r} done. signal_lost {before} \u2192 {after}. Fixed {entry['fixes_applied']}, {remaining} remaining. "
+            "(A) continue (B) stop, go to Validation"
+        )
+        choice = {"continue": "Continue", "stop": "Stop", "forced_stop": "Forced stop", "interrupted": "Interrupted"}[entry["decision"]]
+        consequence = {
+            "continue": f"start round {r + 1}",
+            "stop": "write iteration-log.yaml and invoke samsara:validate-and-ship",
+            "forced_stop": "write iteration-log.yaml with the remaining items listed and invoke samsara:validate-and-ship",
+            "interrupted": "stop the auto run; a person resumes the iteration",
+        }[entry["decision"]]
+        return self.append_auto_decision(
+            stage="iteration",
+            gate_id="round-continuation",
+            prompt_type="question",
+            workflow_prompt=prompt,
+            answer=f"{choice}: {entry['decision_reason']}",
+            decision="reject" if entry["decision"] == "interrupted" else "proceed",
+            rationale=entry["decision_reason"],
+            principles=["the safety valve is advisory; the gate decides"],
+            considerations=[f"round {r} of {self._max_rounds()} allowed"],
+            evidence=[f"iteration-log.yaml round {r}", f"signal_lost {before} \u2192 {after}"],
+            uncertainty_level="low",
+            uncertainty_notes=f"recorded by scars for {self.user}",
+            consequences=[consequence],
+        )
+
+    def _flush_rounds(self, *, strict: bool) -> list[int]:
+        """Write the rounds the journal closed that iteration-log.yaml does not hold (idempotent)."""
+        entries = [r.get("entry") for r in self._state.closed_rounds if isinstance(r.get("entry"), dict)]
+        if not entries:
+            return []
+        on_disk = set(self._log.rounds_on_disk()) if self._log.exists else set()
+        missing = [e for e in entries if e.get("round") not in on_disk]
+        if not missing:
+            return []
+        first = entries[0]
+        log = self.feature.iteration_log if self.feature is not None else None
+        try:
+            written = self._log.append_rounds(
+                missing,
+                feature=_feature_name(self.feature, self.path),
+                signal_lost_initial=(log.signal_lost_initial if log and log.signal_lost_initial is not None else first.get("signal_lost_before") or 0),
+                max_rounds=self._max_rounds(),
+                reviewer_retry_limit=log.reviewer_retry_limit if log is not None else 2,
+            )
+        except Exception as exc:
+            msg = (
+                f"round(s) {', '.join(str(e.get('round')) for e in missing)} are recorded in the journal "
+                f"but iteration-log.yaml was not updated: {exc}"
+            )
+            self.problems.append(msg)
+            if strict:
+                from scars.core.errors import ScarsError
+
+                if isinstance(exc, ScarsError):
+                    exc.args = (msg,)
+                    raise
+                raise
+            return []
+        return written
+
+    def flush(self) -> list[int]:
+        """Write pending rounds to iteration-log.yaml now (raises when it cannot)."""
+        self._writable()
+        return self._flush_rounds(strict=True)
+
+    # ------------------------------------------------------------------ auto-decisions.md
+
+    def append_auto_decision(
+        self,
+        *,
+        stage: str,
+        gate_id: str,
+        prompt_type: str,
+        workflow_prompt: str,
+        answer: str,
+        decision: str,
+        rationale: str,
+        principles: Iterable[str] = (),
+        considerations: Iterable[str] = (),
+        evidence: Iterable[str] = (),
+        uncertainty_level: str = "low",
+        uncertainty_notes: str = "",
+        consequences: Iterable[str] = (),
+        supersedes: int | None = None,
+    ) -> int:
+        """Append one auto-decisions.md entry (formats.md §1.6); returns its number."""
+        from scars.core.autodecisions_write import append_entry
+
+        self._writable()
+        number = append_entry(
+            self.path,
+            stage=stage,
+            gate_id=gate_id,
+            prompt_type=prompt_type,
+            workflow_prompt=workflow_prompt,
+            answer=answer,
+            decision=decision,
+            rationale=rationale,
+            principles=list(principles),
+            considerations=list(considerations),
+            evidence=list(evidence),
+            uncertainty_level=uncertainty_level,
+            uncertainty_notes=uncertainty_notes,
+            consequences=list(consequences),
+            supersedes=supersedes,
+        )
+        self._append(J.AUTO_DECISION, number=number, stage=stage, gate_id=gate_id, decision=decision, supersedes=supersedes)
+        return number
+
+
+def _feature_name(feature, path: Path) -> str:
+    name = getattr(feature, "name", None) or path.name
+    m = re.match(r"^\d{4}-\d{2}-\d{2}_(.+)$", name)
+    return m.group(1) if m else name
+
+
+def _round_close_errors(decision: str, reason: Any, trigger: Any, fields: dict[str, Any]) -> list[FieldError]:
+    errors: list[FieldError] = []
+    unknown = set(fields) - {"budget_spent", "evidence_gained", "residual_risk"}
+    for name in sorted(unknown):
+        errors.append(FieldError(name, "is not a round field"))
+    if decision not in ROUND_DECISIONS:
+        errors.append(FieldError("decision", f"must be one of {', '.join(ROUND_DECISIONS)}"))
+    if not is_meaningful(reason):
+        errors.append(FieldError("decision_reason", "a round decision needs a reason"))
+    if decision == "forced_stop":
+        if trigger is not None and trigger not in VALVE_TRIGGERS:
+            errors.append(FieldError("trigger", f"must be one of {', '.join(VALVE_TRIGGERS)}"))
+        elif trigger is None and not (isinstance(reason, str) and any(p.search(reason) for p in VALVE_TRIGGERS.values())):
+            errors.append(
+                FieldError("decision_reason", "a forced stop must name its safety-valve trigger (max rounds, stagnation, net rot)")
+            )
+    spent = fields.get("budget_spent")
+    if spent is not None and not (isinstance(spent, dict) and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in spent.values())):
+        errors.append(FieldError("budget_spent", "must map names to non-negative integers"))
+    for key in ("evidence_gained", "residual_risk"):
+        v = fields.get(key)
+        if v is not None and not (isinstance(v, (list, tuple)) and all(isinstance(x, str) for x in v)):
+            errors.append(FieldError(key, "must be a list of texts"))
+    return errors
+
+
+def _budget_snapshot(feature) -> dict[str, Any]:
+    from scars.core.budget import round_start_snapshot
+
+    return round_start_snapshot(feature.iteration_log, feature.signal_lost)

@@ -1,0 +1,202 @@
+"""FeatureSession: decisions, batches, undo, sign-off, blocked fixes, rounds, resume, lock."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from durable_helpers import ACCEPT, add_item, make_feature
+from scars.core.errors import ChangedOnDisk, DecisionRefused, LockHeld, UsageError
+from scars.core.session import FeatureSession, journal_path
+
+
+@pytest.fixture
+def feature(tmp_path):
+    return make_feature(tmp_path)
+
+
+def ids(session):
+    return [i.id for i in session.feature.items]
+
+
+def test_decide_is_durable_and_resumes(feature):
+    with FeatureSession.open(feature) as s:
+        a, b, c, d = ids(s)
+        s.decide(a, "fix")
+        s.decide(b, "accept", **ACCEPT)
+        s.decide(c, "defer", reason="waiting for the tz library", revisit_when="v2")
+        state = s.decisions
+    with FeatureSession.open(feature) as s2:
+        assert s2.decisions == state
+        assert s2.decisions[b].owner == "export team"
+        assert s2.decisions[b].decided_by == "test-user"
+        assert s2.decisions[c].revisit_when == "v2"
+
+
+def test_refused_accept_names_the_field_and_writes_nothing(feature):
+    with FeatureSession.open(feature) as s:
+        a = ids(s)[0]
+        with pytest.raises(DecisionRefused) as info:
+            s.decide(a, "accept", **dict(ACCEPT, owner="  n/a "))
+        assert [e.field for e in info.value.errors] == ["owner"]
+        assert "owner" in str(info.value)
+        with pytest.raises(DecisionRefused, match="no item .ks-0000000000"):
+            s.decide("ks-0000000000", "fix")
+        assert s.decisions == {}
+    assert not journal_path(feature).exists() or journal_path(feature).read_bytes() == b""
+
+
+def test_batch_is_undone_as_one(feature):
+    with FeatureSession.open(feature) as s:
+        a, b, c, d = ids(s)
+        s.decide(a, "fix")
+        batch = s.decide_many([b, c, b], "defer", reason="next quarter")
+        assert [x.item_id for x in batch] == [b, c]
+        assert batch[0].batch_id and batch[0].batch_id == batch[1].batch_id
+        assert sorted(s.undo()) == sorted([b, c])
+        assert set(s.decisions) == {a}
+        assert s.undo() == [a]
+        assert s.undo() == []
+    with FeatureSession.open(feature) as s:
+        assert s.decisions == {}
+
+
+def test_undo_restores_the_previous_decision_and_history(feature):
+    with FeatureSession.open(feature) as s:
+        a = ids(s)[0]
+        s.decide(a, "fix")
+        s.decide(a, "defer", reason="blocked by the API")
+        assert [h["action"] for h in s.history(a)] == ["fix"]
+        assert s.undo() == [a]
+        assert s.decisions[a].action == "fix"
+
+
+def test_sign_off_needs_a_second_person(feature):
+    with FeatureSession.open(feature, user="alice") as s:
+        a = ids(s)[0]
+        s.decide(a, "accept", **ACCEPT)
+        with pytest.raises(DecisionRefused, match="second person"):
+            s.sign_off(a, "Alice")
+        assert s.sign_off(a, "bob").reviewed_by == "bob"
+        assert s.undo() == [a]
+        assert s.decisions[a].reviewed_by is None
+
+
+def test_blocked_fix_outcomes(feature):
+    with FeatureSession.open(feature) as s:
+        a, b = ids(s)[:2]
+        with pytest.raises(DecisionRefused, match="decided fix"):
+            s.record_blocked_fix(a, "retry_with_context")
+        s.decide(a, "fix")
+        s.decide(b, "fix")
+        assert s.record_blocked_fix(a, "retry_with_context").blocked_outcome == "retry_with_context"
+        d = s.record_blocked_fix(b, "reclassify_as_defer", "needs a design decision")
+        assert (d.action, d.reason, d.blocked_outcome) == ("defer", "needs a design decision", "reclassify_as_defer")
+    with FeatureSession.open(feature) as s:
+        assert s.decisions[b].action == "defer"
+
+
+def test_second_writer_is_refused_and_read_only_works(feature):
+    with FeatureSession.open(feature, user="alice") as s:
+        s.decide(ids(s)[0], "fix")
+        with pytest.raises(LockHeld) as info:
+            FeatureSession.open(feature, user="bob")
+        assert info.value.holder["user"] == "alice"
+        with FeatureSession.open(feature, read_only=True) as ro:
+            assert ro.lock_holder["user"] == "alice"
+            assert ro.decisions == s.decisions
+            with pytest.raises(UsageError, match="read-only"):
+                ro.decide(ids(ro)[1], "fix")
+
+
+def test_round_close_writes_the_seed_form(feature):
+    with FeatureSession.open(feature) as s:
+        a, b, c, d = ids(s)
+        info = s.start_round()
+        assert info["round"] == 1 and info["signal_lost_before"] == 4
+        assert set(info["budget_context"]) == {"remaining_rounds_at_start", "stagnation_count_at_start", "net_rot_previous_round", "strategy_hint"}
+        with pytest.raises(UsageError, match="already open"):
+            s.start_round()
+        s.decide(a, "fix")
+        s.decide(b, "accept", **ACCEPT, watch="path:src/export/**")
+        s.decide(c, "defer", reason="later on")
+        # the fix lands: item a resolved in its report, and a new scar item appears
+        rpt = feature / "scar-reports" / "task-1-scar.yaml"
+        rpt.write_text(rpt.read_text().replace('  - description: "Retry count is hard-coded to 3"\n', '  - description: "Retry count is hard-coded to 3"\n    status: resolved\n    resolution: "configurable"\n'))
+        add_item(feature, "The new retry config is not validated")
+        entry = s.close_round("continue", "two items may still be actionable", evidence_gained=["death test"], budget_spent={"implementer_dispatches": 1})
+        assert s.current_round() is None
+    log = yaml.safe_load((feature / "iteration-log.yaml").read_text())
+    assert log["feature"] == "csv-export" and log["signal_lost_initial"] == 4
+    assert log["budget"] == {"max_rounds": 3, "reviewer_retry_limit": 2}
+    r = log["rounds"][0]
+    assert list(r) == ["round", "signal_lost_before", "budget_context", "items_triaged", "triage_result", "fixes_applied",
+                       "fixes_scar_count", "budget_spent", "evidence_gained", "signal_lost_after", "decision", "decision_reason"]
+    assert r["triage_result"]["fix"] == ["Retry count is hard-coded to 3"]
+    assert r["triage_result"]["accept"] == [{"description": "Only one writer at a time", **ACCEPT, "watch": "path:src/export/**"}]
+    assert r["triage_result"]["defer"] == ["Timezone-naive timestamps compare as UTC"]
+    assert (r["items_triaged"], r["fixes_applied"], r["fixes_scar_count"]) == (3, 1, 1)
+    assert (r["signal_lost_before"], r["signal_lost_after"]) == (4, 4)  # one resolved, one new
+    assert r["decision"] == "continue" and entry["round"] == 1
+    with FeatureSession.open(feature) as s:
+        info = s.start_round()
+        assert info["round"] == 2
+        assert s.round_triage() == {}  # decisions of round 1 are not re-reported
+        assert s.undo() == []  # and cannot be undone any more
+        before = (feature / "iteration-log.yaml").read_bytes()
+        s.close_round("forced_stop", "the user stopped", trigger="stagnation")
+    after = (feature / "iteration-log.yaml").read_bytes()
+    assert after.startswith(before)
+    r2 = yaml.safe_load(after)["rounds"][1]
+    assert r2["decision"] == "forced_stop" and "stagnation" in r2["decision_reason"]
+
+
+def test_round_close_refusals(feature):
+    with FeatureSession.open(feature) as s:
+        with pytest.raises(UsageError, match="no round is open"):
+            s.close_round("stop", "done")
+        s.start_round()
+        with pytest.raises(DecisionRefused) as info:
+            s.close_round("forced_stop", "we stopped")
+        assert info.value.errors[0].field == "decision_reason"
+        with pytest.raises(DecisionRefused):
+            s.close_round("maybe", "x y")
+        with pytest.raises(DecisionRefused):
+            s.close_round("stop", "  ")
+        assert s.current_round() == 1
+    assert not (feature / "iteration-log.yaml").exists()
+
+
+def test_round_survives_an_unwritable_log_and_is_flushed_later(feature):
+    (feature / "iteration-log.yaml").write_text("feature: x\nrounds: {not: a list}\n")
+    with FeatureSession.open(feature) as s:
+        s.start_round()
+        with pytest.raises(ChangedOnDisk, match="recorded in the journal"):
+            s.close_round("stop", "nothing left to do")
+        assert s.current_round() is None  # closed in the journal
+    (feature / "iteration-log.yaml").unlink()
+    with FeatureSession.open(feature) as s:  # reopening writes the pending round
+        assert s.problems == []
+    log = yaml.safe_load((feature / "iteration-log.yaml").read_text())
+    assert [r["round"] for r in log["rounds"]] == [1]
+
+
+def test_auto_mode_appends_the_round_gate_entry(tmp_path):
+    feature = make_feature(tmp_path, auto=True)
+    with FeatureSession.open(feature) as s:
+        s.start_round()
+        s.decide(ids(s)[0], "fix")
+        s.close_round("stop", "no fix-class items remain after this round")
+        n = s.append_auto_decision(
+            stage="iteration", gate_id="triage", prompt_type="question", workflow_prompt="Triage 4 items",
+            answer="Fix the retry count; accept nothing", decision="proceed", rationale="one actionable item",
+            evidence=["scar-reports/task-1-scar.yaml"], consequences=["dispatch the fix"], supersedes=1,
+        )
+        assert n == 2
+    from scars.core.autodecisions import parse_auto_decisions
+
+    entries = parse_auto_decisions((feature / "auto-decisions.md").read_text())
+    assert [(e.number, e.gate_id) for e in entries] == [(1, "round-continuation"), (2, "triage")]
+    assert all(not e.problems for e in entries)
+    assert entries[0].fields["workflow_prompt"].startswith("Round 1 done. signal_lost 4")
+    assert entries[1].fields["rationale"].startswith("supersedes decision-001")
