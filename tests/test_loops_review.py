@@ -190,3 +190,28 @@ def test_mechanist_log_without_state_uses_the_budget_line(tmp_path):
     assert state.kind == "mechanist"
     assert state.budget.used == 3 and state.details["claim_reentries"]["used"] == 1
     assert state.trend == (4.0, 5.0) and state.route == "iteration 4"
+
+
+def test_mechanist_seed_example_state(tmp_path):
+    # The REVIEW_STATE.json example of seed 003 (State Persistence), verbatim values.
+    stage = tmp_path / "review-stage"
+    stage.mkdir()
+    (stage / "REVIEW_STATE.json").write_text(json.dumps({
+        "iterations_consumed": 2, "claim_reentries_consumed": 1, "status": "in_progress",
+        "last_score": 5.0, "last_verdict": "not ready", "consecutive_noop_count": 0,
+        "iteration_breakdown": [
+            {"i": 1, "type": "variant_fix", "target_claims": ["C1"], "produced_claims": []},
+            {"i": 2, "type": "claim_reentry", "target_claims": ["C2"], "produced_claims": ["C2_v2"]}],
+        "claim_stage_reentries": ["C2"], "pending_upstream_calls": [], "runs_total": 5,
+        "gpu_hours_total": 12.4, "thread_id": "th_01ABC123def456", "timestamp": "2026-03-15T10:00:00"}))
+    state = review.read_review_dir(stage, tmp_path, now=datetime(2026, 3, 15, 20, 0, tzinfo=timezone.utc))
+    # iterations 2/6 → 4 left, display iteration 3; re-entries 1/2; score 5.0 < 6 → STOP not met;
+    # 10 h old (no zone = UTC) → not stale; budget left → nobody waiting.
+    assert state.kind == "mechanist"
+    assert (state.budget.used, state.budget.left) == (2, 4) and state.details["display_iteration"] == 3
+    assert state.details["claim_reentries"]["used"] == 1 and state.details["claim_reentries"]["left"] == 1
+    assert state.stop_rule.met is False and "score 5 < 6" in state.stop_rule.reasons
+    assert not state.details["stale"] and not state.waiting_for_human
+    assert state.details["thread_id"] == "th_01ABC123def456" and state.details["gpu_hours_total"] == 12.4
+    later = review.read_review_dir(stage, tmp_path, now=datetime(2026, 3, 16, 10, 0, 1, tzinfo=timezone.utc))
+    assert later.details["stale"]  # 24 h and one second

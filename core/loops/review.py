@@ -281,8 +281,12 @@ def read_review_dir(directory: Path, root: Path | None = None, *, now: datetime 
 
 
 def _name(directory: Path, root: Path) -> str:
+    """The loop's name: its path from the scanned root, with the project's name when that is short."""
     r = rel(directory, root)
-    return r if r not in ("", ".") else directory.name
+    if r in ("", ".") or "/" not in r:
+        parent = directory.absolute().parent.name
+        return f"{parent}/{directory.name}" if parent else directory.name
+    return r
 
 
 def _points_from_runs(runs: list[dict[str, Any]]) -> list[TrendPoint]:
@@ -433,7 +437,7 @@ def _mechanist(directory: Path, root: Path, state: dict[str, Any] | None, runs, 
         "reviewer_memory": memory,
     }
     return LoopState(
-        kind="mechanist", name=_name(directory, root), path=_name(directory, root), budget=budget,
+        kind="mechanist", name=_name(directory, root), path=rel(directory, root), budget=budget,
         stop_rule=stop, route=route, trend=make_points_trend(points), waiting_for_human=waiting,
         reason=reason, parse_failures=tuple(failures), raw=state, status=status or "unknown",
         trend_label="review score /10", points=tuple(points), details=details,
@@ -541,7 +545,7 @@ def _aris(directory: Path, root: Path, state: dict[str, Any] | None, runs, memor
         "reviewer_memory": memory,
     }
     return LoopState(
-        kind="aris", name=_name(directory, root), path=_name(directory, root), budget=budget,
+        kind="aris", name=_name(directory, root), path=rel(directory, root), budget=budget,
         stop_rule=StopRule(stop.met, stop.reasons + ((f"{used}/{limit} rounds",) if used is not None else ()),
                            stop.outcome or ("rounds_exhausted" if budget.spent else None)),
         route=route, trend=make_points_trend(points), waiting_for_human=waiting, reason=reason,
