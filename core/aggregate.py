@@ -295,7 +295,10 @@ def round_to_json(r) -> dict[str, Any]:
 
 def feature_to_json(feature: Feature) -> dict[str, Any]:
     """The object `scars status --json` prints for one feature (README, section commands)."""
+    from scars.core.journal import feature_state, status_rounds
+
     log = feature.iteration_log
+    state = feature_state(feature.path)  # decisions and rounds recorded by scars (.scars/journal.jsonl)
     return {
         "feature": feature.name,
         "path": feature.path,
@@ -313,12 +316,18 @@ def feature_to_json(feature: Feature) -> dict[str, Any]:
         },
         "registry": feature.registry.state if feature.registry else "missing",
         "execution_mode": feature.execution_mode,
-        "items": [item_to_json(it) for it in feature.items],
-        "resolved": [item_to_json(it) for it in feature.resolved],
-        "rounds": [round_to_json(r) for r in log.rounds] if log else [],
+        "items": [dict(item_to_json(it), decision=_decision_json(state, it.id)) for it in feature.items],
+        "resolved": [dict(item_to_json(it), decision=_decision_json(state, it.id)) for it in feature.resolved],
+        "rounds": status_rounds([round_to_json(r) for r in log.rounds] if log else [], state),
         "max_rounds": log.max_rounds if log else 3,
         "reopened": reopened_json(feature),
     }
+
+
+def _decision_json(state, item_id: str) -> dict[str, Any] | None:
+    """The item's current decision with its fields, or None when undecided."""
+    d = state.decisions.get(item_id)
+    return None if d is None else d.to_dict()
 
 
 def reopened_json(feature: Feature) -> list[dict[str, Any]]:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from scars.core.durable import atomic_write, read_with_fingerprint
+from scars.core.decisions import FieldError
 from scars.core.errors import ChangedOnDisk, DecisionRefused, UsageError
 from scars.core.gates import (
     GATES,
@@ -628,7 +629,7 @@ def replay(path: str, af: AnswersFile, *, user: str, options: dict[str, Any], so
                 plan.append((gid, {**e, **opts}))
     if errors:
         raise DecisionRefused(f"{af.source}: invalid answers file, nothing was recorded:\n  " + "\n  ".join(errors),
-                              [("answers", e) for e in errors])
+                              [FieldError("answers", e) for e in errors])
     # 2. Replay under the writer lock, in the loop's order.
     results: list[GateResult] = []
     with _writable(feature_dir, user) as session:

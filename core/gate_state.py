@@ -19,7 +19,6 @@ A file changed on disk between reading and writing raises ``ChangedOnDisk`` (not
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import re
@@ -29,7 +28,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from scars.core.durable import Fingerprint, _fsync_dir, append_record, atomic_write, fingerprint, read_with_fingerprint
-from scars.core.errors import ChangedOnDisk, DecisionRefused, PathNotFound, UsageError
+from scars.core.errors import ChangedOnDisk, PathNotFound, UsageError
 from scars.core.lock import FeatureLock
 from scars.core.loops.bkit import no_improvement_run, project_of, read_config, status_files
 from scars.core.loops.loopspec import gap_id, parse_backlog
@@ -793,4 +792,4 @@ GATHER = {"loop-spec": gather_loop_spec, "aris": gather_review, "bkit": gather_p
 APPLY = {"loop-spec": apply_loop_spec, "aris": apply_review, "bkit": apply_pdca,
          "samsara": _samsara_apply}
 
-__all__ = ["GATHER", "APPLY", "DecisionRefused", "canonical_verdict", "gap_id", "verify_buckets"]
+__all__ = ["GATHER", "APPLY", "canonical_verdict", "gap_id", "verify_buckets"]

@@ -22,8 +22,9 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Literal
+from typing import Any, Literal
 
+from scars.core.decisions import FieldError
 from scars.core.errors import DecisionRefused, UsageError
 
 Decision = Literal["proceed", "revise", "reject", "accept_gap"]
@@ -329,26 +330,26 @@ def validate_answer(evidence: Evidence, answer_text: str | None, reason: str | N
     gate = evidence.gate
     if answer_text is None or not str(answer_text).strip():
         raise DecisionRefused(f"gate {gate.id}: no answer given; valid answers: {gate.valid_answers_text()}",
-                              [("answer", "missing")])
+                              [FieldError("answer", "missing")])
     ans = gate.answer(answer_text)
     if ans is None:
         raise DecisionRefused(
             f"gate {gate.id}: {str(answer_text)!r} is not a valid answer; valid answers: {gate.valid_answers_text()}",
-            [("answer", "invalid")],
+            [FieldError("answer", "invalid")],
         )
     if ans.value in evidence.refused:
         raise DecisionRefused(f"gate {gate.id}: answer {ans.value!r} refused: {evidence.refused[ans.value]}",
-                              [("answer", evidence.refused[ans.value])])
+                              [FieldError("answer", evidence.refused[ans.value])])
     reason = reason.strip() if isinstance(reason, str) and reason.strip() else None
     if evidence.needs_reason(ans):
         problem = generic_reason_problem(reason, gate)
         if problem:
             raise DecisionRefused(f"gate {gate.id}: answer {ans.value!r} needs a reason: {problem}",
-                                  [("reason", problem)])
+                                  [FieldError("reason", problem)])
     elif reason is not None:
         problem = generic_reason_problem(reason, gate)
         if problem and problem != "a reason is required":
-            raise DecisionRefused(f"gate {gate.id}: {problem}", [("reason", problem)])
+            raise DecisionRefused(f"gate {gate.id}: {problem}", [FieldError("reason", problem)])
     return ans, reason
 
 
@@ -453,8 +454,6 @@ def answers_hint(gate: Gate, path: str | None) -> str:
     return cmd + extra
 
 
-Reader = Callable[..., Evidence]
-
 
 def record(evidence: Evidence, answer_text: str, reason: str | None = None, *, user: str,
            source: str = "terminal") -> GateResult:
@@ -507,12 +506,12 @@ def load_answers(path: str | os.PathLike) -> AnswersFile:
         data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as exc:
         raise DecisionRefused(f"{p}: not valid YAML ({str(exc).splitlines()[0]}); nothing was recorded",
-                              [("answers", "not YAML")]) from None
+                              [FieldError("answers", "not YAML")]) from None
     if data is None:
         data = {}
     if not isinstance(data, dict):
         raise DecisionRefused(f"{p}: must map gate ids and item ids to answers; nothing was recorded",
-                              [("answers", "not a mapping")])
+                              [FieldError("answers", "not a mapping")])
     errors: list[str] = []
     gates: dict[str, list[dict[str, Any]]] = {}
     items: dict[str, dict[str, Any]] = {}
@@ -554,7 +553,7 @@ def load_answers(path: str | os.PathLike) -> AnswersFile:
             errors.append(f"{k!s}: neither a gate id ({', '.join(GATES)}) nor an item id (ks-/sf-/ua- and 10 hex digits)")
     if errors:
         raise DecisionRefused(f"{p}: invalid answers file, nothing was recorded:\n  " + "\n  ".join(errors),
-                              [("answers", e) for e in errors])
+                              [FieldError("answers", e) for e in errors])
     return AnswersFile(gates=gates, items=items, source=str(p))
 
 
@@ -574,7 +573,7 @@ def replay_answers_file(named_gate: str, path: str | os.PathLike, answers_path: 
         errors.append(f"the answers file has no answer for gate {named_gate}")
     if errors:
         raise DecisionRefused(f"{af.source}: nothing was recorded:\n  " + "\n  ".join(errors),
-                              [("answers", e) for e in errors])
+                              [FieldError("answers", e) for e in errors])
     source = f"answers file {Path(answers_path).name}"
     if gate.loop == "samsara":
         from scars.core import gate_samsara
@@ -594,5 +593,5 @@ def replay_answers_file(named_gate: str, path: str | os.PathLike, answers_path: 
         evidences.append((ev, e))
     if errors:
         raise DecisionRefused(f"{af.source}: nothing was recorded:\n  " + "\n  ".join(errors),
-                              [("answers", e) for e in errors])
+                              [FieldError("answers", e) for e in errors])
     return [apply_answer(ev, e["answer"], e.get("reason"), user=user, source=source) for ev, e in evidences]

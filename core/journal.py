@@ -36,6 +36,7 @@ BLOCKED_FIX = "blocked_fix"  # {"item_id", "outcome", "reason"}
 ROUND_START = "round_start"  # {"round", "signal_lost_before", "budget_context", "item_ids"}
 ROUND_CLOSE = "round_close"  # {"round", "entry": the iteration-log round mapping}
 AUTO_DECISION = "auto_decision"  # {"number", "stage", "gate_id", "supersedes"}
+REOPEN = "reopen"  # {"item_id", "cause", "watch"}: a fired watch sends the item back to triage
 UNDOABLE = frozenset({DECISION, SIGN_OFF, BLOCKED_FIX})
 
 
@@ -152,6 +153,7 @@ class JournalState:
     auto_decisions: list[dict[str, Any]] = field(default_factory=list)
     changed_at: dict[str, int] = field(default_factory=dict)  # item_id -> seq of its last change
     descriptions: dict[str, str] = field(default_factory=dict)  # item_id -> text when decided
+    reopened: dict[str, dict[str, Any]] = field(default_factory=dict)  # item_id -> its latest reopen record
 
 
 def replay(records: list[dict[str, Any]]) -> JournalState:
@@ -220,6 +222,12 @@ def apply(state: JournalState, rec: dict[str, Any]) -> None:
             else:
                 state.decisions[item] = prev.with_(blocked_outcome=outcome)
             state.changed_at[item] = seq
+    elif kind == REOPEN:
+        item = rec.get("item_id")
+        if supersede(item) is not None:
+            del state.decisions[item]
+            state.changed_at[item] = seq
+            state.reopened[item] = rec
     elif kind == UNDO:
         target = rec.get("target")
         if target in state.undo_stack:
@@ -233,3 +241,52 @@ def apply(state: JournalState, rec: dict[str, Any]) -> None:
         state.undo_stack.clear()  # decisions of a closed round are in iteration-log.yaml now
     elif kind == AUTO_DECISION:
         state.auto_decisions.append(rec)
+
+
+def feature_state(feature_dir: str | os.PathLike) -> JournalState:
+    """The replayed journal of a feature, read without the lock ({} state without a journal)."""
+    from scars.core.lock import STATE_DIR
+
+    path = Path(feature_dir) / STATE_DIR / JOURNAL_NAME
+    if not path.exists():
+        return JournalState()
+    return replay(read_journal(path).records)
+
+
+def status_rounds(disk_rounds: list[dict[str, Any]], state: JournalState) -> list[dict[str, Any]]:
+    """``scars status --json`` rounds: those on disk, then rounds the journal closed that the
+    log lacks (``"pending_write": true``), then the open round (``"open": true``)."""
+    out = [dict(r, source="iteration-log.yaml") for r in disk_rounds]
+    on_disk = {r.get("round") for r in disk_rounds}
+    for rec in state.closed_rounds:
+        entry = rec.get("entry") or {}
+        if rec.get("round") in on_disk:
+            continue
+        tr = entry.get("triage_result") or {}
+        out.append({
+            "round": rec.get("round"),
+            "signal_lost_before": entry.get("signal_lost_before"),
+            "signal_lost_after": entry.get("signal_lost_after"),
+            "decision": entry.get("decision"),
+            "decision_reason": entry.get("decision_reason"),
+            "fixes_applied": entry.get("fixes_applied"),
+            "fixes_scar_count": entry.get("fixes_scar_count"),
+            "fix": len(tr.get("fix") or ()),
+            "accept": len(tr.get("accept") or ()),
+            "defer": len(tr.get("defer") or ()),
+            "era": "B",
+            "source": "journal",
+            "pending_write": True,
+        })
+    if state.open_round:
+        o = state.open_round
+        out.append({
+            "round": o.get("round"),
+            "signal_lost_before": o.get("signal_lost_before"),
+            "budget_context": o.get("budget_context"),
+            "started_at": o.get("at"),
+            "started_by": o.get("by"),
+            "open": True,
+            "source": "journal",
+        })
+    return out

@@ -101,6 +101,11 @@ class FeatureLock:
                     raise UsageError(f"cannot lock {self.path}: {exc.strerror}") from exc
                 if time.monotonic() >= deadline:
                     holder = read_holder(self.path)
+                    for _ in range(10):  # the holder writes its details right after locking
+                        if holder:
+                            break
+                        time.sleep(0.02)
+                        holder = read_holder(self.path)
                     os.close(fd)
                     raise LockHeld(
                         f"another writer holds the lock of {self.feature_dir}: {describe_holder(holder)}. "

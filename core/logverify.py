@@ -227,7 +227,8 @@ def _check_iteration_log(path: Path, feature, v: Verification, entries: list) ->
 def _check_logs_agree(feature, log, entries: list, v: Verification) -> None:
     """In auto mode every done round has a round-continuation entry that agrees with it."""
     auto = (feature.execution_mode or "").strip().lower() == "auto"
-    conts = [e for e in entries if "round-continuation" in (e.gate_id or "") or "round-continuation" in (e.heading_stage or "")]
+    gates = ("round-continuation", "safety-valve")
+    conts = [e for e in entries if any(g in (e.gate_id or "") for g in gates)]
     by_round: dict[int, list] = {}
     for e in conts:
         m = _ROUND_IN_PROMPT.search(str(e.fields.get("workflow_prompt", "")))
@@ -241,7 +242,7 @@ def _check_logs_agree(feature, log, entries: list, v: Verification) -> None:
         found = by_round.get(r.round, [])
         if not found:
             if auto:
-                v.add("failure", "auto-decisions.md", f"round {r.round} ({r.decision}) has no round-continuation entry")
+                v.add("failure", "auto-decisions.md", f"round {r.round} ({r.decision}) has no round-continuation / safety-valve entry")
             continue
         e = found[-1]  # the latest entry for the round supersedes earlier ones
         d = e.fields.get("decision")

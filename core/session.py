@@ -108,6 +108,12 @@ class FeatureSession:
         self._log.reload()
         if not self.read_only:
             self._flush_rounds(strict=False)
+            for rec in self._state.closed_rounds:  # auto entries a kill left unwritten
+                if rec.get("auto_entry") and isinstance(rec.get("entry"), dict):
+                    try:
+                        self._round_auto_entries(rec["entry"], int(rec.get("remaining") or 0))
+                    except Exception as exc:  # reported, never fatal on open
+                        self.problems.append(f"auto-decisions.md entries of round {rec.get('round')} not written: {exc}")
 
     def reload(self) -> None:
         """Re-read the feature, the journal and iteration-log.yaml from disk."""
@@ -257,7 +263,37 @@ class FeatureSession:
             decided_by=self.user,
             round=self._round_of_change(),
         )
+        if self._auto_mode():
+            label = "retry with more context" if outcome == "retry_with_context" else "reclassify as defer"
+            self.append_auto_decision(
+                stage="iteration",
+                gate_id="blocked-fix",
+                prompt_type="question",
+                workflow_prompt=(f"The fix of {item_id} ({self._describe(item_id)}) is BLOCKED / NEEDS_CONTEXT. "
+                                 "(A) retry with more context (B) reclassify as defer"),
+                answer=f"{'A' if outcome == 'retry_with_context' else 'B'}: {label}" + (f" - {reason.strip()}" if reason and reason.strip() else ""),
+                decision="proceed" if outcome == "retry_with_context" else "revise",
+                rationale=(reason or "").strip() or f"the implementer reported the fix blocked; {label}",
+                principles=["a blocked fix is not retried automatically"],
+                considerations=[f"round {self._round_of_change()}"],
+                evidence=[f".scars/journal.jsonl blocked-fix record of {item_id}"],
+                uncertainty_level="medium",
+                uncertainty_notes="the blocker was reported by the implementer",
+                consequences=[f"{item_id}: {label}"],
+            )
         return self._state.decisions[item_id]
+
+    def reopen(self, item_id: str, *, cause: str, watch: Any = None) -> Decision:
+        """Send a decided item back to triage (a fired re-review watch); returns the decision
+        it had. The record is not undoable by :meth:`undo` — it is not a person's decision."""
+        self._writable()
+        current = self._state.decisions.get(item_id)
+        if current is None:
+            raise DecisionRefused(f"item {item_id} has no decision to reopen", [FieldError("item_id", "no decision")])
+        if not is_meaningful(cause):
+            raise DecisionRefused("a reopen needs its cause", [FieldError("cause", "is required")])
+        self._append(J.REOPEN, item_id=item_id, cause=cause.strip(), watch=watch, round=self._round_of_change())
+        return current
 
     # ------------------------------------------------------------------ rounds
 
@@ -355,11 +391,61 @@ class FeatureSession:
         entry["signal_lost_after"] = self.feature.signal_lost
         entry["decision"] = decision
         entry["decision_reason"] = reason
-        self._append(J.ROUND_CLOSE, round=start["round"], entry=entry, new_item_ids=new_items)
-        if auto_entry or (auto_entry is None and (self.feature.execution_mode or "").strip().lower() == "auto"):
-            self._round_gate_entry(entry, len([i for i in self.feature.items if i.counted]))
+        want_auto = bool(auto_entry) or (auto_entry is None and self._auto_mode())
+        remaining = len([i for i in self.feature.items if i.counted])
+        self._append(J.ROUND_CLOSE, round=start["round"], entry=entry, new_item_ids=new_items,
+                     auto_entry=want_auto, remaining=remaining)
+        if want_auto:
+            self._round_auto_entries(entry, remaining)
         self._flush_rounds(strict=True)
         return entry
+
+    def _auto_mode(self) -> bool:
+        return (getattr(self.feature, "execution_mode", None) or "").strip().lower() == "auto"
+
+    def _round_auto_entries(self, entry: dict[str, Any], remaining: int) -> list[int]:
+        """The auto-decisions.md entries of a closed round not on disk yet (idempotent: a kill
+        between the journal record and the entries is repaired on the next open)."""
+        from scars.core.autodecisions import parse_auto_decisions
+
+        md = self.path / "auto-decisions.md"
+        try:
+            existing = parse_auto_decisions(md.read_text(encoding="utf-8", errors="replace"))
+        except FileNotFoundError:
+            existing = []
+        r = entry["round"]
+        have = {(e.gate_id, _round_named(str(e.fields.get("workflow_prompt", "")))) for e in existing}
+        written = []
+        triage = entry.get("triage_result") or {}
+        if any(triage.get(k) for k in ("fix", "accept", "defer")) and ("triage", r) not in have:
+            written.append(self._triage_entry(entry))
+        gate = "safety-valve" if entry["decision"] == "forced_stop" else "round-continuation"
+        if (gate, r) not in have:
+            written.append(self._round_gate_entry(entry, remaining))
+        return written
+
+    def _triage_entry(self, entry: dict[str, Any]) -> int:
+        r = entry["round"]
+        tr = entry.get("triage_result") or {}
+        nfix, nacc, ndef = (len(tr.get(k) or ()) for k in ("fix", "accept", "defer"))
+        owners = sorted({str(a.get("owner")) for a in tr.get("accept") or () if a.get("owner")})
+        return self.append_auto_decision(
+            stage="iteration",
+            gate_id="triage",
+            prompt_type="question",
+            workflow_prompt=(f"Round {r} triage: classify the {entry.get('items_triaged', 0)} remaining scar items "
+                             "as fix (F), accept (A: re-review signal, owner, rationale) or defer (D)"),
+            answer=(f"Round {r}: fix {nfix}, accept {nacc}"
+                    + (f" (owners: {', '.join(owners)})" if owners else "") + f", defer {ndef}"),
+            decision="proceed",
+            rationale=f"each item was decided in scars with its required fields; {nfix} fix item(s) go to the fix loop",
+            principles=["an accept carries a re-review signal, an owner and a rationale"],
+            considerations=[f"signal_lost {entry.get('signal_lost_before')} at round start"],
+            evidence=[f"iteration-log.yaml round {r} triage_result", ".scars/journal.jsonl decisions of the round"],
+            uncertainty_level="low",
+            uncertainty_notes=f"recorded by scars for {self.user}",
+            consequences=[f"dispatch {nfix} fix(es)" if nfix else "no fix to dispatch this round"],
+        )
 
     def _triage_result(self, triage: dict[str, Decision]) -> dict[str, Any]:
         fix, accept, defer = [], [], []
@@ -397,7 +483,7 @@ class FeatureSession:
         }[entry["decision"]]
         return self.append_auto_decision(
             stage="iteration",
-            gate_id="round-continuation",
+            gate_id="safety-valve" if entry["decision"] == "forced_stop" else "round-continuation",
             prompt_type="question",
             workflow_prompt=prompt,
             answer=f"{choice}: {entry['decision_reason']}",
@@ -494,6 +580,11 @@ class FeatureSession:
         )
         self._append(J.AUTO_DECISION, number=number, stage=stage, gate_id=gate_id, decision=decision, supersedes=supersedes)
         return number
+
+
+def _round_named(prompt: str) -> int | None:
+    m = re.search(r"\bround\s+(\d+)\b", prompt, re.I)
+    return int(m.group(1)) if m else None
 
 
 def _feature_name(feature, path: Path) -> str:

@@ -128,3 +128,13 @@ def item_id(feature_dir: Path, text: str, file: str = "task-1") -> str:
 
     f = read_feature(feature_dir)
     return next(it.id for it in f.items if it.text == text and file in it.file)
+
+
+def clean_env(monkeypatch, user: str = "alice") -> None:
+    """No answer variables inherited from the environment; a fixed deciding user."""
+    import os
+
+    for name in list(os.environ):
+        if name.startswith(("SCARS_ANSWER_", "SCARS_REASON_", "LOOP_SPEC_")):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("SCARS_USER", user)

@@ -155,3 +155,17 @@ def test_log_verify(feature):
     assert out["outcome"] == "failure"
     msgs = " | ".join(r["message"] for r in out["reasons"])
     assert "has no owner" in msgs and "generic" in msgs and "differs from the round scars recorded" in msgs
+
+
+def test_log_verify_on_a_repository_verifies_every_feature(tmp_path):
+    f1 = make_feature(tmp_path, name="2026-07-10_one")
+    make_feature(tmp_path, name="2026-07-11_two")
+    a = item_ids(f1)[0]
+    scars("round", "start", "--feature", str(f1), check_rc=0)
+    scars("decide", a, "--fix", "--feature", str(f1), check_rc=0)
+    scars("round", "close", "--decision", "stop", "--reason", "all decided", "--feature", str(f1), check_rc=0)
+    p = scars("log", "verify", str(tmp_path), "--json", check_rc=1)
+    out = json.loads(p.stdout)
+    assert out["outcome"] == "unknown"  # the second feature has nothing to verify yet
+    assert [f["outcome"] for f in out["features"]] == ["success", "unknown"]
+    scars("log", "verify", str(tmp_path / "nowhere"), check_rc=2)

@@ -12,8 +12,7 @@ from prompt_toolkit.application import create_app_session
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
-from gatekit import bkit_project, loop_spec_feature, mechanist_state, tree_hashes
-from scars.core import gates
+from gatekit import clean_env, bkit_project, loop_spec_feature, mechanist_state, tree_hashes
 from scars.core.lock import FeatureLock
 from scars.tui import cli
 from scars.tui.commands import gate as gate_cmd
@@ -26,11 +25,8 @@ def _run(argv, capsys):
 
 
 @pytest.fixture(autouse=True)
-def _clean_env(monkeypatch):
-    for name in list(os.environ):
-        if name.startswith(("SCARS_ANSWER_", "SCARS_REASON_", "LOOP_SPEC_")):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("SCARS_USER", "alice")
+def _env(monkeypatch):
+    clean_env(monkeypatch)
 
 
 def test_no_tty_and_no_answer_exits_3_at_once_naming_the_command(tmp_path):
@@ -223,3 +219,11 @@ def test_terminal_untrusted_text_is_shown_inert(tmp_path, monkeypatch, capsys):
     assert code == 0
     assert "\x1b]52" not in out and "\x07" not in out
     assert "␛]52;c;cGF5bG9hZA==␇ [bold]x[/bold]" in out
+
+
+def test_terminal_review_continue_one_key(tmp_path, monkeypatch, capsys):
+    stage = mechanist_state(tmp_path, score=5, verdict="not ready")
+    code, out, _ = _interactive(monkeypatch, "a\r", ["gate", "review-continue", str(stage), "--json"], capsys)
+    assert code == 0
+    assert json.loads(out.strip().splitlines()[-1])["answer"] == "continue"
+    assert "STOP rule" in out

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 
 import pytest
@@ -12,10 +11,10 @@ from prompt_toolkit.application import create_app_session
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
-from gatekit import item_id, samsara_feature, tree_hashes
+from gatekit import clean_env, item_id, samsara_feature, tree_hashes
 from scars.core import gates
 from scars.core.autodecisions import parse_auto_decisions
-from scars.core.errors import DecisionRefused, UsageError
+from scars.core.errors import UsageError
 from scars.core.lock import FeatureLock
 from scars.core.session import FeatureSession
 from scars.tui import cli
@@ -26,10 +25,7 @@ USER = "alice"
 
 @pytest.fixture(autouse=True)
 def _env(monkeypatch):
-    for name in list(os.environ):
-        if name.startswith(("SCARS_ANSWER_", "SCARS_REASON_")):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("SCARS_USER", USER)
+    clean_env(monkeypatch)
 
 
 def _run(argv, capsys):

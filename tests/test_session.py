@@ -181,22 +181,119 @@ def test_round_survives_an_unwritable_log_and_is_flushed_later(feature):
     assert [r["round"] for r in log["rounds"]] == [1]
 
 
-def test_auto_mode_appends_the_round_gate_entry(tmp_path):
+def test_auto_mode_appends_the_round_gate_entries(tmp_path):
+    feature = make_feature(tmp_path, auto=True)
+    with FeatureSession.open(feature) as s:
+        a, b = ids(s)[:2]
+        s.start_round()
+        s.decide(a, "fix")
+        s.decide(b, "fix")
+        s.record_blocked_fix(b, "reclassify_as_defer", "needs a design decision first")
+        s.close_round("stop", "no fix-class items remain after this round")
+        n = s.append_auto_decision(
+            stage="iteration", gate_id="round-continuation", prompt_type="question", workflow_prompt="Round 1 done. (A) continue (B) stop",
+            answer="Continue: the deferred item turned out actionable", decision="proceed", rationale="one actionable item",
+            evidence=["scar-reports/task-1-scar.yaml"], consequences=["start round 2"], supersedes=3,
+        )
+        assert n == 4
+    from scars.core.autodecisions import parse_auto_decisions
+
+    entries = parse_auto_decisions((feature / "auto-decisions.md").read_text())
+    assert [(e.number, e.gate_id) for e in entries] == [(1, "blocked-fix"), (2, "triage"), (3, "round-continuation"), (4, "round-continuation")]
+    assert all(not e.problems for e in entries), [e.problems for e in entries]
+    assert entries[1].fields["gatekeeper_answer"] == "Round 1: fix 1, accept 0, defer 1"
+    assert entries[2].fields["workflow_prompt"].startswith("Round 1 done. signal_lost 4")
+    assert entries[3].fields["rationale"].startswith("supersedes decision-003")
+    with FeatureSession.open(feature) as s:  # reopening adds nothing: the entries are there
+        pass
+    assert len(parse_auto_decisions((feature / "auto-decisions.md").read_text())) == 4
+
+
+def test_auto_entries_lost_to_a_kill_are_written_on_reopen(tmp_path):
     feature = make_feature(tmp_path, auto=True)
     with FeatureSession.open(feature) as s:
         s.start_round()
         s.decide(ids(s)[0], "fix")
-        s.close_round("stop", "no fix-class items remain after this round")
-        n = s.append_auto_decision(
-            stage="iteration", gate_id="triage", prompt_type="question", workflow_prompt="Triage 4 items",
-            answer="Fix the retry count; accept nothing", decision="proceed", rationale="one actionable item",
-            evidence=["scar-reports/task-1-scar.yaml"], consequences=["dispatch the fix"], supersedes=1,
-        )
-        assert n == 2
+        s.close_round("forced_stop", "max rounds reached")
+    md = feature / "auto-decisions.md"
     from scars.core.autodecisions import parse_auto_decisions
 
-    entries = parse_auto_decisions((feature / "auto-decisions.md").read_text())
-    assert [(e.number, e.gate_id) for e in entries] == [(1, "round-continuation"), (2, "triage")]
-    assert all(not e.problems for e in entries)
-    assert entries[0].fields["workflow_prompt"].startswith("Round 1 done. signal_lost 4")
-    assert entries[1].fields["rationale"].startswith("supersedes decision-001")
+    assert [e.gate_id for e in parse_auto_decisions(md.read_text())] == ["triage", "safety-valve"]
+    md.unlink()  # as if the process died right after the journal record
+    with FeatureSession.open(feature) as s:
+        assert s.problems == []
+    assert [e.gate_id for e in parse_auto_decisions(md.read_text())] == ["triage", "safety-valve"]
+
+
+def test_two_writers_at_once_one_is_refused_nothing_interleaves(feature):
+    """Two processes open the same feature at the same moment: one writes, the other is refused."""
+    import os
+    import signal
+
+    import scars.core.budget  # noqa: F401 - loaded before forking
+    from scars.core import journal as J
+
+    go_r, go_w = os.pipe()
+    out_r, out_w = os.pipe()
+    pids = []
+    for n in range(2):
+        pid = os.fork()
+        if pid == 0:
+            code = 0
+            try:
+                os.close(go_w)
+                os.read(go_r, 1)  # both start together
+                try:
+                    s = FeatureSession.open(feature, user=f"writer-{n}")
+                except LockHeld as exc:
+                    os.write(out_w, f"refused {n} {exc.holder.get('user')}\n".encode())
+                else:
+                    for k in range(20):
+                        s.decide(s.feature.items[k % 4].id, "fix" if k % 2 else "defer")
+                    os.write(out_w, f"wrote {n}\n".encode())
+                    os.read(go_r, 1)  # hold the lock until the parent lets go
+                    s.close()
+            except BaseException:
+                code = 1
+            finally:
+                os._exit(code)
+        pids.append(pid)
+    os.close(go_r)
+    os.close(out_w)
+    os.write(go_w, b"xx")
+    lines = []
+    with os.fdopen(out_r, "rb") as f:
+        while len(lines) < 2:
+            line = f.readline()
+            if not line:
+                break
+            lines.append(line.decode().strip())
+        os.write(go_w, b"yy")
+        os.close(go_w)
+        codes = [os.waitpid(p, 0)[1] for p in pids]
+    assert codes == [0, 0]
+    kinds = sorted(ln.split()[0] for ln in lines)
+    assert kinds == ["refused", "wrote"], lines
+    writer = next(ln.split()[1] for ln in lines if ln.startswith("wrote"))
+    refused = next(ln for ln in lines if ln.startswith("refused"))
+    assert refused.endswith(f"writer-{writer}")
+    read = J.read_journal(journal_path(feature))
+    assert read.problems == []
+    assert [r["seq"] for r in read.records] == list(range(1, 21))
+    assert {r["by"] for r in read.records} == {f"writer-{writer}"}
+
+
+def test_reopen_sends_an_item_back_to_triage(feature):
+    with FeatureSession.open(feature) as s:
+        a, b = ids(s)[:2]
+        s.decide(a, "accept", **ACCEPT, watch="path-changed: src/export.py")
+        s.decide(b, "fix")
+        with pytest.raises(DecisionRefused):
+            s.reopen(ids(s)[2], cause="watch fired")
+        assert s.reopen(a, cause="src/export.py changed").action == "accept"
+        assert a not in s.decisions
+        assert [h["action"] for h in s.history(a)] == ["accept"]
+        assert s.undo() == [b]  # the reopen is not a person's decision: undo skips it
+        assert a not in s.decisions
+    with FeatureSession.open(feature) as s:
+        assert s.decisions == {}

@@ -15,7 +15,7 @@ import os
 import sys
 from typing import Any
 
-from scars.core.errors import DecisionRefused, HumanNeeded, ScarsError, UsageError
+from scars.core.errors import HumanNeeded, ScarsError, UsageError
 from scars.core.gates import GATES, answers_hint, env_var, get_gate
 
 HELP = "answer a step-mode gate (samsara, loop-spec, ARIS/Mechanist, bkit): show evidence, ask, record"
@@ -184,5 +184,3 @@ def _triage(args, path: str) -> int:
     _emit(args, [result], "triage")
     return 0
 
-
-__all__ = ["HELP", "DESCRIPTION", "add_arguments", "run", "DecisionRefused"]
