@@ -21,7 +21,8 @@ turns the cache off entirely.
 
 Where: ``$SCARS_CACHE_DIR``, else ``$XDG_CACHE_HOME/scars``, else ``~/.cache/scars``; one
 file per feature directory (named by a hash of its absolute path), written atomically
-(temporary file, fsync, rename). A cache file that cannot be read, does not unpickle, or is
+(temporary file, rename; not fsynced: a file a crash cut short does not unpickle
+and is ignored). A cache file that cannot be read, does not unpickle, or is
 of another format is ignored (and replaced by the next store); a cache directory that
 cannot be written leaves scars working exactly as without a cache.
 
@@ -152,6 +153,12 @@ def _newest_ns(fp: dict[str, Any]) -> int:
     return newest
 
 
+def _too_recent(stamp: Any, now_ns: int | None = None) -> bool:
+    """True when ``stamp`` (of ``_entry``) changed within ``RACY_NS`` of now."""
+    now = time.time_ns() if now_ns is None else now_ns
+    return _newest_ns({"files": stamp, "reports": (), "registry": ()}) >= now - RACY_NS
+
+
 def load(feature_dir: Path, fp: dict[str, Any]) -> Any | None:
     """The cached Feature when ``fp`` matches the stored fingerprint exactly, else None."""
     if not enabled():
@@ -191,8 +198,8 @@ def store(feature_dir: Path, fp: dict[str, Any], feature: Any, now_ns: int | Non
         with os.fdopen(fd, "wb") as fh:
             pickle.dump({"format": FORMAT, "fingerprint": fp}, fh, protocol=pickle.HIGHEST_PROTOCOL)
             pickle.dump(feature, fh, protocol=pickle.HIGHEST_PROTOCOL)
-            fh.flush()
-            os.fsync(fh.fileno())
+            # No fsync: a cache file lost or cut short by a crash fails to unpickle and is
+            # ignored (then rewritten); syncing would cost a disk flush per feature.
         os.replace(tmp, path)
         tmp = None
         return True

@@ -89,23 +89,55 @@ def read_reports(jobs: Sequence[tuple[str | os.PathLike[str], str]], registry: A
 
 
 def _pool_read(jobs: list[tuple[str, str]], registry: Any, n: int) -> list[Any]:
+    import functools
+
+    return _pool_map(functools.partial(_read_chunk, registry=registry), jobs, n)
+
+
+FEATURES_THRESHOLD = 64  # features; reading a repository root with more uses the pool
+
+
+def read_features(paths: Sequence[str | os.PathLike[str]], *, workers: int | None = None) -> list[Any]:
+    """``[read_feature(p) for p in paths]``: across processes for many features.
+
+    Any failure in the pool (including a feature that raises) repeats the read serially, so
+    errors surface exactly as the serial read raises them.
+    """
+    plain = [os.fspath(p) for p in paths]
+    if workers is None:
+        env = os.environ.get("SCARS_WORKERS", "").strip()
+        workers = (max(1, min(int(env), MAX_WORKERS)) if env.isdigit()
+                   else (1 if len(plain) < FEATURES_THRESHOLD else min(usable_cpus(), MAX_WORKERS)))
+    if workers > 1 and len(plain) > 1:
+        try:
+            return _pool_map(_read_feature_chunk, plain, workers)
+        except Exception:  # noqa: BLE001 - the serial read gives the same result or the real error
+            pass
+    return _read_feature_chunk(plain)
+
+
+def _read_feature_chunk(paths: Sequence[str]) -> list[Any]:
+    from scars.core.reader import read_feature
+
+    with gc_paused():
+        return [read_feature(p) for p in paths]
+
+
+def _pool_map(fn: Any, items: list[Any], n: int) -> list[Any]:
     import multiprocessing as mp
     from concurrent.futures import ProcessPoolExecutor
 
-    # fork starts workers in milliseconds with everything imported, but forking a process
-    # that runs other threads (the app reads in a worker thread) can copy a held lock into
-    # the child; there the fork server is used instead.
     if sys.platform.startswith("linux"):
         ctx = mp.get_context("fork" if threading.active_count() == 1 else "forkserver")
     else:
         ctx = mp.get_context()
-    chunks = _chunks(jobs, n * CHUNKS_PER_WORKER)
+    chunks = _chunks(items, n * CHUNKS_PER_WORKER)
     out: list[Any] = []
     with ProcessPoolExecutor(max_workers=min(n, len(chunks)), mp_context=ctx) as pool:
-        futures = [pool.submit(_read_chunk, chunk, registry) for chunk in chunks]
+        futures = [pool.submit(fn, chunk) for chunk in chunks]
         with gc_paused():
             for fut in futures:
                 out.extend(fut.result())
-    if len(out) != len(jobs):  # pragma: no cover - defensive: never return a partial read
+    if len(out) != len(items):  # pragma: no cover - defensive
         raise RuntimeError("worker returned a partial chunk")
     return out

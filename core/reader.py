@@ -123,7 +123,30 @@ def _inside(path: Path, root: Path) -> bool:
 # --------------------------------------------------------------------------- registry
 
 
+_REGISTRY_MEMO: dict[str, tuple[tuple, Registry]] = {}
+
+
 def read_registry(repo_root: Path | None) -> Registry:
+    """The repository's registry; parsed once per process while its file is unchanged.
+
+    (Reading every feature of a repository reads the same registry each time: the memo is
+    keyed by the file's stat stamp, as scars.core.cache explains, and skips files changed
+    too recently for a stamp to be trusted.)
+    """
+    if repo_root is None:
+        return _read_registry(repo_root)
+    path = repo_root.joinpath(*REGISTRY_PATH)
+    stamp = feature_cache._entry(path)
+    memo = _REGISTRY_MEMO.get(str(path))
+    if memo is not None and memo[0] == stamp:
+        return memo[1]
+    registry = _read_registry(repo_root)
+    if not feature_cache._too_recent(stamp):
+        _REGISTRY_MEMO[str(path)] = (stamp, registry)
+    return registry
+
+
+def _read_registry(repo_root: Path | None) -> Registry:
     if repo_root is None:
         return Registry(state="missing", reason="no repository root found")
     path = repo_root.joinpath(*REGISTRY_PATH)

@@ -219,3 +219,31 @@ def test_worker_count_follows_the_threshold(monkeypatch):
     assert parallel.workers_for(parallel.PARALLEL_THRESHOLD) == 2
     monkeypatch.setattr(parallel, "usable_cpus", lambda: 64)
     assert parallel.workers_for(10**6) == parallel.MAX_WORKERS
+
+
+def test_a_registry_change_is_seen_with_the_cache_off(repo, monkeypatch):
+    """The per-process registry memo follows the file's stamp too."""
+    monkeypatch.setattr(cache, "RACY_NS", 50_000_000)
+    out, _ = repo
+    fdir = _feature_dir(repo)
+    _settle()
+    before = reader.read_feature(fdir)
+    (out / ".samsara" / "systemic-scars.yaml").write_text("entries: []\n", encoding="utf-8")
+    assert len(reader.read_feature(fdir).dangling_refs) > len(before.dangling_refs)
+
+
+def test_many_features_read_in_parallel_equal_the_serial_read(tmp_path, monkeypatch):
+    out = tmp_path / "wide"
+    gen.generate("small", out, seed=5)
+    base = out / "changes"
+    first = next(base.iterdir())
+    for k in range(3):  # four features (copies under other names)
+        import shutil
+
+        shutil.copytree(first, base / f"2026-04-0{k + 1}_copy-{k}")
+    paths = sorted(base.iterdir())
+    serial = parallel.read_features(paths, workers=1)
+    par = parallel.read_features(paths, workers=2)
+    assert par == serial and [f.name for f in par] == [p.name for p in paths]
+    with pytest.raises(reader.PathNotFound):
+        parallel.read_features([*paths, tmp_path / "missing"], workers=2)

@@ -53,7 +53,9 @@ def run(args: argparse.Namespace) -> int:
     if kind == "feature":
         feats = [read_feature(target)]
     else:
-        feats = [read_feature(f) for f in features]
+        from scars.core.parallel import read_features
+
+        feats = read_features(features)
     failures = sum(len(f.parse_failures) for f in feats)
     if args.json:
         objs = [feature_to_json(f) for f in feats]
