@@ -52,6 +52,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
+from scars.core.budget import field_of as _attr
+from scars.core.budget import norm as _norm
 from scars.core.model import CATEGORIES, Feature, Round
 
 TARGET_QUALITY = 0.85
@@ -547,16 +549,6 @@ def advise_history(
 
 
 # ----------------------------------------------------------------------------- samsara
-
-
-def _attr(obj: Any, name: str) -> Any:
-    if isinstance(obj, Mapping):
-        return obj.get(name)
-    return getattr(obj, name, None)
-
-
-def _norm(text: Any) -> str:
-    return " ".join(str(text).split()).casefold()
 
 
 def _round_triggers(r: Round) -> tuple[Trigger, ...] | None:

@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from collections import defaultdict
 from dataclasses import replace
@@ -27,8 +28,8 @@ ENTRY_THRESHOLD = 5  # signal_lost >= 5 asks the gate (upstream's uncalibrated e
 SIMILARITY_THRESHOLD = 0.5
 MIN_SHARED = 3
 MIN_TOKENS = 3
-MAX_POSTING = 32  # a prefix word shared by more items than this pairs them only as neighbours
-NEIGHBOURS = 6  # sorted-neighbourhood window over the common words
+PREFIX_CAP = 3  # rarest tokens used as blocking keys per item
+REPRESENTATIVES = 4  # earlier items kept per blocking token
 
 _STOPWORDS = frozenset(
     "a an the and or but if then else of to in on at by for with from as is are was were be been "
@@ -44,7 +45,7 @@ _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-
 def tokens(text: str) -> frozenset[str]:
     """Token set of a text: case-folded words without stop words; CJK runs as bigrams."""
     words = _WORD.findall(text.casefold())
-    if not _CJK.search(text):  # the common case: one pass, no per-word CJK test
+    if text.isascii():
         return frozenset(w for w in words if len(w) > 1 and w not in _STOPWORDS)
     out: set[str] = set()
     for w in words:
@@ -83,33 +84,33 @@ def literal_patterns(items: list[ScarItem]) -> list[tuple[str, ...]]:
 def possible_patterns(items: list[ScarItem], literal: list[tuple[str, ...]]) -> list[dict[str, Any]]:
     """Near-duplicate clusters across reports (never the literal rule).
 
-    Token-set Jaccard J(a, b) = |a ∩ b| / |a ∪ b|. Candidate pairs come from two sources,
-    so the work stays near-linear however large the feature (tens of thousands of items):
-
-    * exact prefix filtering (the AllPairs method): order tokens by rising document
-      frequency; two sets with J ≥ t must share a token among the first |x| − ⌈t·|x|⌉ + 1
-      of each. Every pair sharing such a prefix token is compared when the token occurs in
-      at most ``MAX_POSTING`` items — rare shared words are what near-duplicates in real
-      reports have in common;
-    * for pairs whose shared words are all common ones: the sorted-neighbourhood method —
-      items sorted by their tokens from the most to the least frequent, each compared with
-      its next ``NEIGHBOURS`` (items sharing a long run of common words sort together).
-
-    Pairs in one report or already in the same literal pattern are skipped. Similar pairs
-    are joined into clusters (union-find); a cluster is reported when it spans at least two
-    reports and is not wholly one literal pattern.
+    Similarity is token-set Jaccard J(a, b) = |a ∩ b| / |a ∪ b| over case-folded words
+    (stop words dropped, CJK as character bigrams); a pair is similar when J ≥ 0.5 and it
+    shares at least 3 tokens. Candidates come from prefix blocking (after the AllPairs
+    method): tokens are ordered by rising document frequency, and two sets with J ≥ t must
+    share one of their first |x| − ⌈t·|x|⌉ + 1 tokens, so an item is only compared with items
+    sharing one of its rarest tokens. To stay near-linear at tens of thousands of items, at
+    most ``PREFIX_CAP`` prefix tokens are used per item and each token keeps at most
+    ``REPRESENTATIVES`` earlier items to compare with (an approximation: a cluster is found
+    through its first members). Pairs in the same report or the same literal pattern are
+    skipped. Similar pairs are joined into clusters (union-find); a cluster is reported when
+    it spans two or more reports and is not wholly one literal pattern.
     """
     in_literal: dict[str, int] = {}
     for n, ids in enumerate(literal):
         for i in ids:
             in_literal[i] = n
-    toks = [tokens(it.text) for it in items]
+    cache: dict[str, frozenset[str]] = {}
+    toks = []
+    for it in items:
+        ts = cache.get(it.normalized)
+        if ts is None:
+            ts = cache[it.normalized] = tokens(it.text)
+        toks.append(ts)
     df: dict[str, int] = defaultdict(int)
     for ts in toks:
         for t in ts:
             df[t] += 1
-    files = [it.file for it in items]
-    lits = [in_literal.get(it.id) for it in items]
     parent = list(range(len(items)))
 
     def find(x: int) -> int:
@@ -118,74 +119,53 @@ def possible_patterns(items: list[ScarItem], literal: list[tuple[str, ...]]) -> 
             x = parent[x]
         return x
 
-    seen: set[tuple[int, int]] = set()
-    sims: dict[int, float] = {}
-
-    def compare(a: int, b: int) -> None:
-        if a > b:
-            a, b = b, a
-        if files[a] == files[b] or (lits[a] is not None and lits[a] == lits[b]) or (a, b) in seen:
-            return
-        seen.add((a, b))
-        ta, tb = toks[a], toks[b]
-        inter = len(ta & tb)
-        if inter < MIN_SHARED:
-            return
-        j = inter / (len(ta) + len(tb) - inter)
-        if j >= SIMILARITY_THRESHOLD:
-            ra, rb = find(a), find(b)
-            if ra != rb:
-                parent[max(ra, rb)] = min(ra, rb)
-            for r in (a, b):
-                sims[r] = max(sims.get(r, 0.0), j)
-
-    # One global order of the words: rising document frequency (ties by the word).
-    rank = {t: r for r, t in enumerate(sorted(df, key=lambda t: (df[t], t)))}
-    buckets: dict[int, list[int]] = defaultdict(list)
-    eligible: list[int] = []
-    common_first: dict[int, list[int]] = {}
+    best_sim: dict[int, float] = {}
+    reps: dict[str, list[int]] = defaultdict(list)
+    files = [it.file for it in items]
+    lits = [in_literal.get(it.id) for it in items]
     for n, ts in enumerate(toks):
-        if len(ts) < MIN_TOKENS:
+        size = len(ts)
+        if size < MIN_TOKENS:
             continue
-        eligible.append(n)
-        order = sorted(map(rank.__getitem__, ts))
-        prefix = len(order) - int(-(-SIMILARITY_THRESHOLD * len(order) // 1)) + 1
-        for r in order[:prefix]:
-            buckets[r].append(n)
-        order.reverse()
-        common_first[n] = order
-    for members in buckets.values():
-        if len(members) > MAX_POSTING:
-            continue
-        for pos, a in enumerate(members):
-            for b in members[pos + 1 :]:
-                compare(a, b)
-    # Sorted neighbourhood over the common words.
-    keyed = sorted(eligible, key=common_first.__getitem__)
-    for pos, a in enumerate(keyed):
-        for b in keyed[pos + 1 : pos + 1 + NEIGHBOURS]:
-            compare(a, b)
-
-    best: dict[int, float] = defaultdict(float)
-    for n, j in sims.items():
-        r = find(n)
-        best[r] = max(best[r], j)
+        prefix = min(size - math.ceil(SIMILARITY_THRESHOLD * size) + 1, PREFIX_CAP)
+        order = sorted(ts, key=lambda t: (df[t], t))[:prefix] if size > prefix else ts
+        seen: set[int] = set()
+        for t in order:
+            bucket = reps[t]
+            for m in bucket:
+                if m in seen:
+                    continue
+                seen.add(m)
+                if files[m] == files[n] or (lits[n] is not None and lits[n] == lits[m]):
+                    continue
+                tm = toks[m]
+                inter = len(ts & tm)
+                if inter < MIN_SHARED:
+                    continue
+                j = inter / (size + len(tm) - inter)
+                if j >= SIMILARITY_THRESHOLD:
+                    best_sim[n] = max(best_sim.get(n, 0.0), j)
+                    best_sim[m] = max(best_sim.get(m, 0.0), j)
+                    ra, rb = find(n), find(m)
+                    if ra != rb:
+                        parent[max(ra, rb)] = min(ra, rb)
+            if len(bucket) < REPRESENTATIVES:
+                bucket.append(n)
     clusters: dict[int, list[int]] = defaultdict(list)
-    for n in range(len(items)):
-        r = find(n)
-        if r in best:
-            clusters[r].append(n)
+    for n in best_sim:
+        clusters[find(n)].append(n)
     out = []
-    for r, members in clusters.items():
-        fs = {files[m] for m in members}
-        ls = {in_literal.get(items[m].id, -1 - m) for m in members}
-        if len(fs) < 2 or len(ls) < 2:
+    for members in clusters.values():
+        members.sort()
+        if len({files[m] for m in members}) < 2:
+            continue
+        if len({lits[m] if lits[m] is not None else -1 - m for m in members}) < 2:
             continue
         shared = frozenset.intersection(*(toks[m] for m in members))
         out.append(
             {
                 "ids": [items[m].id for m in members],
-                "similarity": round(best[r], 2),
+                "similarity": round(max(best_sim[m] for m in members), 2),
                 "reason": "near-duplicate wording across reports"
                 + (f" (shared words: {', '.join(sorted(shared)[:6])})" if shared else ""),
             }
@@ -332,9 +312,8 @@ def _decision_json(state, item_id: str) -> dict[str, Any] | None:
 
 def reopened_json(feature: Feature) -> list[dict[str, Any]]:
     """Items a fired watch reopened and nobody has decided again (scars.core.watch)."""
-    from scars.core.decided import current_decisions
     from scars.core.watch import reopened_now
 
-    recs = reopened_now(feature.path, current_decisions(feature.path))
+    recs = reopened_now(feature.path)
     return [{"item_id": k, "watch": r.get("watch"), "cause": r.get("cause"), "at": r.get("at"),
              "auto_decision": r.get("auto_decision")} for k, r in sorted(recs.items())]

@@ -46,11 +46,23 @@ _SUBITEM = re.compile(r"^\s{2,}- (.*)$")
 _UNCERTAINTY_SUB = re.compile(r"^\s{2,}(level|notes):(?:\s(.*))?$")
 
 
+_ESCAPE = re.compile(r'\\(u[0-9a-fA-F]{4}|.)')
+_SIMPLE_ESCAPES = {"n": "\n", "r": "\r", "t": "\t", '"': '"', "\\": "\\"}
+
+
+def _unescape(m: re.Match) -> str:
+    esc = m.group(1)
+    if esc[0] == "u" and len(esc) == 5:
+        return chr(int(esc[1:], 16))
+    return _SIMPLE_ESCAPES.get(esc, "\\" + esc)  # unknown escapes (C:\dir) stay as written
+
+
 def _unquote(value: str) -> str:
+    """A double-quoted value with its escapes undone, in one pass: the inverse of the writer's
+    quoting (``\\n``, ``\\"``, ``\\\\``, ``\\uXXXX``), so texts written by scars read back equal."""
     value = value.strip()
     if len(value) >= 2 and value[0] == value[-1] == '"':
-        inner = value[1:-1]
-        return inner.replace('\\"', '"').replace("\\\\", "\\")
+        return _ESCAPE.sub(_unescape, value[1:-1])
     return value
 
 
@@ -65,7 +77,9 @@ def parse_auto_decisions(text: str) -> list[AutoDecisionEntry]:
         if current is not None:
             entries.append(_finish(current, entries))
 
-    for lineno, raw in enumerate(text.splitlines(), start=1):
+    # Lines end at "\n" only (a trailing "\r" is stripped below): str.splitlines() would also
+    # break at \x0b, \x0c, \x1c-\x1e, \x85, U+2028 and U+2029 inside a value, shifting line numbers.
+    for lineno, raw in enumerate(text.split("\n"), start=1):
         line = raw.rstrip()
         m = _HEADING.match(line)
         if m:

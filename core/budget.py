@@ -259,10 +259,22 @@ def round_start_snapshot(log: IterationLog | None, signal_now: int) -> dict[str,
 # ----------------------------------------------------------------------------- decisions
 
 
-def _attr(obj: Any, name: str) -> Any:
+def field_of(obj: Any, name: str) -> Any:
+    """A decision's (or mapping's) field: Decision objects and plain dicts alike."""
     if isinstance(obj, Mapping):
         return obj.get(name)
     return getattr(obj, name, None)
+
+
+def norm(text: Any) -> str:
+    """The same normalisation as ScarItem.normalized (whitespace collapsed, case folded)."""
+    from scars.core.reader import normalize
+
+    return normalize(str(text))
+
+
+_attr = field_of
+_norm = norm
 
 
 def _decisions_by_action(decisions: Mapping[str, Any] | None, feature: Feature) -> dict[str, list[ScarItem]]:
@@ -356,10 +368,6 @@ def files_of(where: str | None) -> list[str]:
             if tok and tok not in out:
                 out.append(tok)
     return out
-
-
-def _norm(text: str) -> str:
-    return " ".join(str(text).split()).casefold()
 
 
 def _triage_view(feature: Feature, decisions: Mapping[str, Any] | None) -> dict[str, Any]:

@@ -34,6 +34,7 @@ _ONLY_FOR: dict[str, tuple[str, ...]] = {
     "re_review_signal": ("accept",),
     "owner": ("accept",),
     "watch": ("accept",),
+    "watch_base": ("accept",),
     "reason": ("defer",),
     "revisit_when": ("defer",),
 }
@@ -83,6 +84,7 @@ class Decision:
     reason: str | None = None
     revisit_when: str | None = None
     watch: Any = None  # a machine-checkable watch (see scars.core.watch), a string or a mapping
+    watch_base: str | None = None  # the git commit current when an accept with a watch was made
     decided_by: str = ""
     decided_at: str = ""
     reviewed_by: str | None = None
@@ -171,6 +173,12 @@ def validate_decision(action: str, **fields_: Any) -> list[FieldError]:
         errors.append(FieldError("watch", "must be text or a mapping"))
     elif isinstance(watch, str) and watch and not is_meaningful(watch):
         errors.append(FieldError("watch", _why_not_meaningful(watch)))
+    elif watch:
+        from scars.core.watch import validate_watch
+
+        problem = validate_watch(watch)
+        if problem:
+            errors.append(FieldError("watch", problem))
     reviewed_by = fields_.get("reviewed_by")
     decided_by = fields_.get("decided_by")
     if is_meaningful(reviewed_by) and decided_by and reviewed_by.strip().casefold() == str(decided_by).strip().casefold():

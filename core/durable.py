@@ -226,7 +226,8 @@ def append_record(path: str | os.PathLike, data: bytes) -> int:
     Returns the file offset at which the record starts. A short or failed write is cut back
     to the previous length (so no torn record stays behind) and raises :class:`WriteFailed`;
     an fsync failure is not retried (the record's durability is unknown, the caller must
-    treat it as not saved). Creating the file also fsyncs its directory.
+    treat it as not saved; the record is cut back as well). Creating the file also fsyncs
+    its directory.
     """
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise TypeError("append_record needs bytes")
@@ -259,8 +260,13 @@ def append_record(path: str | os.PathLike, data: bytes) -> int:
         try:
             os.fsync(fd)
         except OSError as exc:
+            # The caller reports the record not saved, so it must not stay behind either: a
+            # record left in the page cache would reappear on the next read (tests/hostile).
+            _cut_back(fd, start)
             raise WriteFailed(
-                f"appended to {target} but could not make it durable: {_describe(exc)}", target, exc.errno
+                f"could not make the record in {target} durable: {_describe(exc)}; it was removed, nothing was recorded",
+                target,
+                exc.errno,
             ) from exc
     finally:
         os.close(fd)

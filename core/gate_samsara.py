@@ -27,13 +27,9 @@ from scars.core.decisions import FieldError
 from scars.core.errors import ChangedOnDisk, DecisionRefused, UsageError
 from scars.core.gates import (
     GATES,
-    SAMSARA_BLOCKED_PROMPT,
-    SAMSARA_ENTRY_PROMPT,
     SAMSARA_MAX_ROUNDS_WARNING,
     SAMSARA_NET_ROT_WARNING,
-    SAMSARA_ROUND_PROMPT,
     SAMSARA_STAGNATION_WARNING,
-    SAMSARA_TRIAGE_PROMPT,
     Answer,
     AnswersFile,
     Evidence,
@@ -194,10 +190,11 @@ def _gather_entry(gate: Gate, session, **_: Any) -> Evidence:
         "skip": "the criterion does not hold: the loop would default-skip with a reversible record",
         "unknown": "parse failures make the verdict unknown: decide between iteration and validate-and-ship",
     }.get(verdict)
-    prompt = SAMSARA_ENTRY_PROMPT.format(signal_lost=feature.signal_lost, patterns=len(feature.cross_task_patterns),
+    prompt = gate.prompt.format(signal_lost=feature.signal_lost, patterns=len(feature.cross_task_patterns),
                                          failures=len(feature.parse_failures), verdict=verdict)
     ev = _base(gate, session, prompt, figures, warnings, advice=advice,
                default="skip" if verdict == "skip" else "enter",
+               reason_optional={"skip"} if verdict == "skip" else set(),
                uncertainty=("medium", "parse failures leave items uncounted") if verdict == "unknown" else ("low", ""))
     ev.context.update(verdict=verdict, record=feature.entry.record if feature.entry else "",
                       signal_lost=feature.signal_lost, patterns=len(feature.cross_task_patterns),
@@ -211,7 +208,7 @@ def _gather_round(gate: Gate, session, **_: Any) -> Evidence:
     valves = _valves(feature, session.decisions, fig)
     active = [v for v in valves if v.kind == "safety_valve" and v.active]
     watch = [v for v in valves if v.kind == "watch_for" and v.active]
-    prompt = SAMSARA_ROUND_PROMPT.format(**fig)
+    prompt = gate.prompt.format(**fig)
     figures = _common(feature) + [
         ("round", f"{fig['round']} of {fig['max_rounds'] or '?'}"),
         ("signal_lost this round", f"{fig['before']} → {fig['after']}"),
@@ -272,7 +269,7 @@ def _gather_blocked(gate: Gate, session, *, item: str | None = None, blocked: st
         warnings.append(f"item {it.id} is not decided fix (a blocked-fix outcome applies to a fix item)")
     if d is not None and d.blocked_outcome:
         warnings.append(f"an outcome is already recorded for this item: {d.blocked_outcome}")
-    prompt = SAMSARA_BLOCKED_PROMPT.format(description=it.text, reason=reason)
+    prompt = gate.prompt.format(description=it.text, reason=reason)
     ev = _base(gate, session, prompt, figures, warnings, default="retry")
     if d is None or d.action != "fix":
         for a in gate.answers:
@@ -306,7 +303,7 @@ def _gather_triage(gate: Gate, session, **_: Any) -> Evidence:
     groups, counts = _triage_groups(feature, session.decisions)
     counted = [it for it in feature.items if it.counted]
     undecided = sum(1 for it in counted if it.id not in session.decisions)
-    prompt = SAMSARA_TRIAGE_PROMPT.format(count=len(counted), signal_lost=feature.signal_lost, groups=groups)
+    prompt = gate.prompt.format(count=len(counted), signal_lost=feature.signal_lost, groups=groups)
     figures = _common(feature) + [
         ("decided", f"fix {counts['fix']}, accept {counts['accept']}, defer {counts['defer']}"),
         ("undecided", str(undecided)),
@@ -434,7 +431,7 @@ def _apply_entry(session, ev: Evidence, ans: Answer, reason: str | None, user: s
     index = Path(session.feature.path) / "index.yaml"
     if ans.value == "skip":
         if ctx["verdict"] == "skip" and ctx.get("record"):
-            line = f"{ctx['record']} — skip confirmed by {user}: {reason}"
+            line = f"{ctx['record']} — confirmed by {user}" + (f": {reason}" if reason else "")
         else:
             line = (f"signal_lost={ctx['signal_lost']}, {ctx['patterns']} cross-task pattern(s), "
                     f"{ctx['failures']} parse failure(s), iteration skipped by {user}: {reason} (reply to override)")

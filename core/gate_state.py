@@ -36,9 +36,6 @@ from scars.core.loops.review import canonical_verdict as _canonical_verdict
 from scars.core.loops.review import parse_verify_buckets
 from scars.core.gates import (
     GAP_PREFIX_SHIP,
-    LOOP_SPEC_PROMPT,
-    PDCA_PROMPT,
-    REVIEW_PROMPT,
     Answer,
     Evidence,
     Gate,
@@ -296,7 +293,7 @@ def gather_loop_spec(gate: Gate, path: Path, **_: Any) -> Evidence:
     refused = {"ship": "no gap is recorded to ship with (iterate.feedback and lastVerdict.gap are empty)"} if gap is None else {}
     return Evidence(
         gate=gate, target=fj.parent, state_file=fj, refused=refused,
-        workflow_prompt=LOOP_SPEC_PROMPT.format(gap=desc),
+        workflow_prompt=gate.prompt.format(gap=desc),
         figures=figures, warnings=warnings,
         files_read=[_display(fj, root)],
         context={"root": root, "decisions_dir": fj.parent, "data": data, "meta": meta,
@@ -560,7 +557,7 @@ def gather_review(gate: Gate, path: Path, **_: Any) -> Evidence:
         advice = f"STOP rule not met and {refused['continue']}: the loop closes out"
     else:
         advice = f"STOP rule not met: the loop would continue ({budget} left)"
-    prompt = REVIEW_PROMPT.format(unit=unit, unit_lower=unit.lower(), number=number,
+    prompt = gate.prompt.format(unit=unit, unit_lower=unit.lower(), number=number,
                                   next=number + 1, score="?" if score is None else f"{score:g}",
                                   verdict=verdict, stop="met" if stop_met else "not met", budget=budget)
     return Evidence(
@@ -723,7 +720,7 @@ def gather_pdca(gate: Gate, path: Path, *, feature: str | None = None, **_: Any)
         ("no-improvement streak", f"{streak} of {BKIT_NO_IMPROVEMENT}"),
         ("last iteration status", str(f.get("lastIterationStatus"))),
     ]
-    prompt = PDCA_PROMPT.format(feature=feature, rate=rate_text, threshold=threshold, count=count, max=max_it)
+    prompt = gate.prompt.format(feature=feature, rate=rate_text, threshold=threshold, count=count, max=max_it)
     return Evidence(
         gate=gate, target=sf.parent, state_file=sf, workflow_prompt=prompt,
         figures=figures, warnings=warnings, files_read=files,

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -57,6 +58,7 @@ class Gate:
     answers: tuple[Answer, ...]
     principle: str  # the upstream rule the gate enforces (the entry's `principles_used`)
     source: str  # where upstream words the prompt (shown in help and docs)
+    prompt: str = ""  # the workflow prompt as the loop words it; {placeholders} take the figures
     needs_item: bool = False  # the gate is about one scar item (`--item ID`)
 
     def answer(self, text: str) -> Answer | None:
@@ -146,6 +148,7 @@ _register(Gate(
     ),
     principle="iteration entry: cross-task pattern OR signal_lost >= 5 asks the gate; a parse failure is unknown and never skips",
     source="samsara implement SKILL → Transition (formats.md §1.3)",
+    prompt=SAMSARA_ENTRY_PROMPT,
 ))
 _register(Gate(
     id="triage", loop="samsara", title="Triage every remaining item: fix / accept / defer",
@@ -156,6 +159,7 @@ _register(Gate(
     ),
     principle="triage is a recorded gate decision; an accept carries re_review_signal, owner and rationale",
     source="samsara iteration SKILL Step 2 (formats.md §1.4)",
+    prompt=SAMSARA_TRIAGE_PROMPT,
 ))
 _register(Gate(
     id="round-continue", loop="samsara", title="Round continuation",
@@ -168,6 +172,7 @@ _register(Gate(
     ),
     principle="the execution-mode gate decides whether another round is worth it; the safety valve is advisory",
     source="samsara iteration SKILL Step 4, round continuation gate",
+    prompt=SAMSARA_ROUND_PROMPT,
 ))
 _register(Gate(
     id="safety-valve", loop="samsara", title="Safety valve fired: continue despite it, or stop",
@@ -180,6 +185,7 @@ _register(Gate(
     ),
     principle="safety valve is advisory: the active execution-mode gate makes the final call and a forced stop names its trigger",
     source="samsara iteration SKILL Step 4, safety valve checks",
+    prompt=SAMSARA_ROUND_PROMPT,
 ))
 _register(Gate(
     id="blocked-fix", loop="samsara", title="A fix item was reported BLOCKED",
@@ -192,6 +198,7 @@ _register(Gate(
     ),
     principle="a BLOCKED / NEEDS_CONTEXT fix is not retried automatically; the user decides",
     source="samsara iteration SKILL Step 3, blocked fix handling",
+    prompt=SAMSARA_BLOCKED_PROMPT,
     needs_item=True,
 ))
 _register(Gate(
@@ -207,6 +214,7 @@ _register(Gate(
     ),
     principle="a SPEC-level gap is the expensive rewind; step/interactive runs ask the operator",
     source="loop-spec skills/iterate/SKILL.md step 3 (spec route)",
+    prompt=LOOP_SPEC_PROMPT,
 ))
 _register(Gate(
     id="review-continue", loop="aris", title="Review iteration done: continue or stop",
@@ -219,6 +227,7 @@ _register(Gate(
     ),
     principle="STOP = score >= 6 AND verdict in {ready, almost} AND no FAIL / INCONCLUSIVE / ZERO_ELIGIBLE claim; unknown is never success",
     source="Mechanist auto-iteration-loop Phase B / ARIS auto-review-loop (formats.md §3.3, §3.6)",
+    prompt=REVIEW_PROMPT,
 ))
 _register(Gate(
     id="pdca-continue", loop="bkit", title="PDCA check: iterate again, accept as PARTIAL, or stop",
@@ -233,6 +242,7 @@ _register(Gate(
     ),
     principle="pass at Match Rate >= 90 %; at most 5 iterations (critical 10); stop after 3 without improvement",
     source="bkit agents/pdca-iterator.md, Iteration Control (formats.md §4.3)",
+    prompt=PDCA_PROMPT,
 ))
 
 GENERIC_ANSWERS = frozenset({
@@ -240,6 +250,8 @@ GENERIC_ANSWERS = frozenset({
     "sure", "fine", "good", "done", "go", "go ahead", "proceed", "stop", "no", "n", "agreed", "agree",
     "accept", "accepted", "ship it", "ship", "fine by me", "whatever", "none", "n/a", "na", "-", "?",
     "yes please", "sounds good", "all good", "ack", "confirmed", "confirm", "skip", "retry", "defer",
+    # the same in the upstream's other language
+    "好", "好的", "可以", "同意", "繼續", "继续", "停止", "是", "確認", "确认", "沒問題", "没问题", "通過", "通过",
 })
 
 
@@ -257,7 +269,7 @@ def generic_reason_problem(reason: str | None, gate: Gate | None = None) -> str 
     if gate is not None:
         for a in gate.answers:
             words |= {a.value.casefold(), a.key.casefold(), _norm_reason(a.label), *(x.casefold() for x in a.aliases)}
-    if n in words or len(n) < 4:
+    if n in words or sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in n) < 4:
         return (f"{reason.strip()!r} is a generic answer; say why, specific to this question "
                 "(e.g. which items or figures made you decide)")
     return None
@@ -288,6 +300,7 @@ class Evidence:
     files_read: list[str] = field(default_factory=list)  # display paths (relative)
     context: dict[str, Any] = field(default_factory=dict)  # loop-specific values for apply
     reason_required: set[str] = field(default_factory=set)  # answers needing a reason here
+    reason_optional: set[str] = field(default_factory=set)  # answers that need none here (the loop's default)
     decision_overrides: dict[str, str] = field(default_factory=dict)  # answer -> decision here
     refused: dict[str, str] = field(default_factory=dict)  # answer -> why it cannot be given here
     advice: str | None = None  # what the loop's own rule suggests (advice, never the answer)
@@ -295,7 +308,9 @@ class Evidence:
     uncertainty: tuple[str, str] = ("low", "")
 
     def needs_reason(self, answer: Answer) -> bool:
-        return answer.needs_reason or answer.value in self.reason_required
+        if answer.value in self.reason_required:
+            return True
+        return answer.needs_reason and answer.value not in self.reason_optional
 
     def decision_for(self, answer: Answer) -> str:
         return self.decision_overrides.get(answer.value, answer.decision)

@@ -133,7 +133,13 @@ class Journal:
     def append(self, type_: str, **payload: Any) -> dict[str, Any]:
         """Write one record durably and return it (with its ``seq``)."""
         record = {"v": FORMAT_VERSION, "seq": self.next_seq, "type": type_, **payload}
-        append_record(self.path, frame(record))
+        try:
+            append_record(self.path, frame(record))
+        except BaseException:
+            # Never reuse a seq that may have reached the disk (a failed fsync, a cut-back
+            # that failed too): undo names records by seq.
+            self.next_seq += 1
+            raise
         self.records.append(record)
         self.next_seq += 1
         return record

@@ -26,6 +26,7 @@ from scars.core.autodecisions import parse_auto_decisions
 from scars.core import cache as feature_cache
 from scars.core.parallel import gc_paused, read_reports
 from scars.core.errors import PathNotFound
+from scars.core.paths import resolve_inside
 from scars.core.model import (
     CATEGORIES,
     SECTION_OF,
@@ -116,8 +117,23 @@ def _inside(path: Path, root: Path) -> bool:
     try:
         path.resolve().relative_to(root.resolve())
         return True
-    except (ValueError, OSError):
+    except (ValueError, OSError, RuntimeError):  # RuntimeError: a symlink loop (Python 3.11)
         return False
+
+
+def _entry_is_file(entry: os.DirEntry) -> bool:
+    try:
+        return entry.is_file()
+    except OSError:  # a symlink loop
+        return False
+
+
+def _refusal(path: Path, root: Path) -> str | None:
+    """Why a symlinked input file is not read (outside the repository, a loop …), or None."""
+    if not path.is_symlink():
+        return None
+    got = resolve_inside(root, os.path.relpath(path, root))
+    return got if isinstance(got, str) else None
 
 
 # --------------------------------------------------------------------------- registry
@@ -158,6 +174,9 @@ def _read_registry(repo_root: Path | None) -> Registry:
     loaded, problem = yamlsafe.load_path_quiet(path)
     if problem is not None:
         return Registry(state="unreadable", path=rel, reason=str(problem))
+    if loaded.problems:  # duplicate keys: which list of ids is meant is not knowable
+        line, reason = loaded.problems[0]
+        return Registry(state="unreadable", path=rel, reason=f"{reason} (line {line})")
     data = loaded.value
     if not isinstance(data, dict):
         return Registry(state="unreadable", path=rel, reason="top level is not a mapping")
@@ -212,7 +231,7 @@ def read_report(path: Path, rel: str, registry: Registry) -> tuple[ScarReport, l
     if data is None:
         b.fail(None, "empty report (no YAML document)")
     elif not isinstance(data, dict):
-        b.fail(1, f"not a mapping: the top level is a {type(data).__name__}, expected task_id/known_shortcuts/… keys")
+        b.fail(1, f"not a mapping: the top level is {_shape(data)}, expected task_id/known_shortcuts/… keys")
     if not isinstance(data, dict):
         return ScarReport(file=rel, task_id=None, completion_status=None, items=(), parse_failure=b.failures[0]), b.failures, [], []
 
@@ -243,7 +262,7 @@ def read_report(path: Path, rel: str, registry: Registry) -> tuple[ScarReport, l
         if value is None:
             continue
         if not isinstance(value, list):
-            b.fail(kl.get(section), f"{section} is a {type(value).__name__}, expected a list of items")
+            b.fail(kl.get(section), f"{section} is {_shape(value)}, expected a list of items")
             continue
         lines = loaded.item_lines.get(section, [])
         category = CATEGORY_OF_SECTION[section]
@@ -311,6 +330,7 @@ def _read_item(
             b.fail(line, f"{label}: unrecognised assumption shape ({_shape(raw)}); expected a map with 'assumption' and 'verified'")
             b.add(category, "\x01" + normalize(_as_text(raw)), text=_as_text(raw), form="assumption", **common)
             return
+        _check_text_fields(b, d, label, line)
         key = normalize(text)
         status = _opt_text(d.get("status"))
         resolved = status == "resolved" or (section, key) in resolved_keys
@@ -383,6 +403,7 @@ def _read_item(
         b.add(category, "\x01" + normalize(_as_text(raw)), text=_as_text(raw), form="gen2", **common)
         return
 
+    _check_text_fields(b, d, label, line)
     status = _opt_text(d.get("status"))
     if status is not None and form == "lifecycle" and status not in LIFECYCLE_STATUSES:
         b.warn(line, f"{label}: status {status!r} is not one of {', '.join(sorted(LIFECYCLE_STATUSES))}")
@@ -412,6 +433,17 @@ def _read_item(
     )
 
 
+_TEXT_FIELDS = ("description", "what", "bites_when", "where", "accepted_because", "assumption", "note", "resolution")
+
+
+def _check_text_fields(b: _ReportBuilder, d: dict, label: str, line: int | None) -> None:
+    """A text field holding a list or a map is an unrecognised item shape (not text to show)."""
+    for key in _TEXT_FIELDS:
+        v = d.get(key)
+        if isinstance(v, (list, dict)):
+            b.fail(line, f"{label}: {key} is a {type(v).__name__}, expected text")
+
+
 def _deferred(b: _ReportBuilder, d: dict, label: str, line: int | None) -> bool:
     v = d.get("deferred_to_feature_iteration", False)
     if isinstance(v, bool):
@@ -428,7 +460,10 @@ def _shape(raw: Any) -> str:
         return f"a map with keys {keys}" if keys else "an empty map"
     if raw is None:
         return "an empty value"
-    return f"a {type(raw).__name__}"
+    name = {"str": "string", "int": "number", "float": "number", "bool": "boolean", "list": "list"}.get(
+        type(raw).__name__, type(raw).__name__
+    )
+    return f"{'an' if name[0] in 'aeiou' else 'a'} {name}"
 
 
 # --------------------------------------------------------------------------- other files
@@ -455,8 +490,10 @@ def read_iteration_log(path: str | os.PathLike[str]) -> IterationLog:
     missing fields as None; unknown keys stay in each ``Round.raw``.
     """
     p = Path(path)
-    if not p.is_file():
+    if not p.exists() and not p.is_symlink():
         raise PathNotFound(f"{p} does not exist")
+    if not p.is_file():  # a directory, a FIFO, a device, a dangling symlink: never opened
+        raise yamlsafe.YamlProblem("not a regular file")
     loaded = yamlsafe.load_file(p)
     data = loaded.value
     if not isinstance(data, dict):
@@ -640,12 +677,11 @@ def _read_feature_files(p: Path, repo_root: Path | None) -> Feature:
         for name in names:
             fp = rdir / name
             rel = f"{REPORTS_DIR}/{name}"
-            if fp.is_symlink() and not _inside(fp, limit_root):
-                pf = ParseFailure(rel, None, "symlink points outside the repository; not read")
+            refusal = _refusal(fp, limit_root) or ("a directory, not a report file" if fp.is_dir() else None)
+            if refusal is not None:
+                pf = ParseFailure(rel, None, refusal)
                 slots.append((ScarReport(file=rel, task_id=None, completion_status=None, items=(), parse_failure=pf),
                               [pf], [], []))
-                continue
-            if fp.is_dir():
                 continue
             slots.append(len(jobs))
             jobs.append((fp, rel))
@@ -656,14 +692,24 @@ def _read_feature_files(p: Path, repo_root: Path | None) -> Feature:
             failures.extend(f)
             warnings.extend(w)
             dangling.extend(d)
-        others = sorted(e.name for e in os.scandir(rdir) if e.is_file() and not e.name.endswith((".yaml", ".yml")))
+        if not names:
+            warnings.append(f"{REPORTS_DIR}/ holds no .yaml report; signal_lost counts nothing here")
+        others = sorted(e.name for e in os.scandir(rdir) if not e.name.endswith((".yaml", ".yml")) and _entry_is_file(e))
         for name in others:
             if not name.startswith("."):
                 warnings.append(f"{REPORTS_DIR}/{name}: not a .yaml file; not read as a scar report")
+    else:
+        warnings.append(f"no {REPORTS_DIR}/ directory: signal_lost counts nothing here")
 
     index = None
     ip = p / "index.yaml"
-    if ip.exists():
+    refused = {}
+    for name in ("index.yaml", "iteration-log.yaml", "auto-decisions.md", "pre-thinking.md", "1.5-pre-thinking.md"):
+        why = _refusal(p / name, limit_root)
+        if why is not None:
+            refused[name] = why
+            failures.append(ParseFailure(name, None, why))
+    if "index.yaml" not in refused and ip.exists():
         loaded, problem = yamlsafe.load_path_quiet(ip)
         if problem is not None:
             failures.append(ParseFailure("index.yaml", problem.line, problem.reason))
@@ -677,6 +723,8 @@ def _read_feature_files(p: Path, repo_root: Path | None) -> Feature:
     contract = None
     for name in ("pre-thinking.md", "1.5-pre-thinking.md"):
         cp = p / name
+        if name in refused:
+            break
         if cp.is_file():
             try:
                 contract = parse_contract(_read_text(cp), name)
@@ -686,7 +734,7 @@ def _read_feature_files(p: Path, repo_root: Path | None) -> Feature:
 
     log = None
     lp = p / "iteration-log.yaml"
-    if lp.exists():
+    if "iteration-log.yaml" not in refused and lp.exists():
         try:
             log = read_iteration_log(lp)
             warnings.extend(f"iteration-log.yaml: {w}" for w in log.warnings)
@@ -697,7 +745,7 @@ def _read_feature_files(p: Path, repo_root: Path | None) -> Feature:
 
     auto: tuple = ()
     ap = p / "auto-decisions.md"
-    if ap.is_file():
+    if "auto-decisions.md" not in refused and ap.is_file():
         try:
             auto = tuple(parse_auto_decisions(_read_text(ap)))
         except (yamlsafe.YamlProblem, OSError) as exc:

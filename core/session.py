@@ -35,7 +35,7 @@ from scars.core.decisions import (
     resolve_user,
 )
 from scars.core.durable import clean_stale_temps
-from scars.core.errors import DecisionRefused, PathNotFound, UsageError
+from scars.core.errors import DecisionRefused, PathNotFound, ScarsError, UsageError
 from scars.core.iterlog import DECISIONS as ROUND_DECISIONS
 from scars.core.iterlog import IterationLogFile
 from scars.core.lock import STATE_DIR, FeatureLock, current_holder
@@ -68,6 +68,7 @@ class FeatureSession:
         self._records: list[dict[str, Any]] = []
         self._state = J.JournalState()
         self._log = IterationLogFile(path)
+        self._index: tuple[Any, dict[str, Any]] | None = None  # (feature, item_id -> item)
 
     # ------------------------------------------------------------------ opening
 
@@ -138,6 +139,12 @@ class FeatureSession:
     def decisions(self) -> dict[str, Decision]:
         return dict(self._state.decisions)
 
+    @property
+    def reopened(self) -> dict[str, dict[str, Any]]:
+        """Items a fired re-review watch sent back to triage and nobody has decided since:
+        item_id -> the journal's reopen record (``cause``, ``watch``, ``at``, ``by``)."""
+        return {k: dict(v) for k, v in self._state.reopened.items()}
+
     def history(self, item_id: str) -> list[dict]:
         """Earlier states of the item's decision, oldest first (each with the ``seq`` that made it)."""
         return [dict(h) for h in self._state.history.get(item_id, [])]
@@ -172,8 +179,13 @@ class FeatureSession:
         return rec
 
     def _item(self, item_id: str):
+        index = self._index
+        if index is None or index[0] is not self.feature:
+            items = {i.id: i for i in self.feature.resolved}
+            items.update({i.id: i for i in self.feature.items})
+            index = self._index = (self.feature, items)
         try:
-            return self.feature.item(item_id)
+            return index[1][item_id]
         except KeyError:
             raise DecisionRefused(
                 f"no item {item_id!r} in {self.feature.name}; `scars status --json` lists the item ids",
@@ -184,6 +196,12 @@ class FeatureSession:
         item = self._item(item_id)
         if item.resolved:
             raise DecisionRefused(f"item {item_id} is already resolved in its report", [FieldError("item_id", "already resolved")])
+        if action == "accept" and fields.get("watch") and not fields.get("watch_base"):
+            from scars.core.watch import current_commit  # a path-changed watch compares against it
+
+            base = current_commit(self.path)
+            if base:
+                fields = {**fields, "watch_base": base}
         d = make_decision(item_id, action, decided_by=self.user, batch_id=batch_id, **fields)
         rec = d.to_dict()
         rec["description"] = item.text
@@ -395,9 +413,23 @@ class FeatureSession:
         remaining = len([i for i in self.feature.items if i.counted])
         self._append(J.ROUND_CLOSE, round=start["round"], entry=entry, new_item_ids=new_items,
                      auto_entry=want_auto, remaining=remaining)
+        # From here the round is closed (in the journal): a later failure must say so, not
+        # look like the close failed (tests/hostile: ENOSPC on auto-decisions.md).
+        entry_error = None
         if want_auto:
-            self._round_auto_entries(entry, remaining)
+            try:
+                self._round_auto_entries(entry, remaining)
+            except ScarsError as exc:
+                entry_error = exc
         self._flush_rounds(strict=True)
+        if entry_error is not None:
+            msg = (
+                f"round {start['round']} is closed and recorded in the journal and iteration-log.yaml, "
+                f"but its auto-decisions.md entry was not written: {entry_error}; it is added on the next start"
+            )
+            self.problems.append(msg)
+            entry_error.args = (msg,)
+            raise entry_error
         return entry
 
     def _auto_mode(self) -> bool:
@@ -457,6 +489,8 @@ class FeatureSession:
                 a = {"description": desc, "re_review_signal": d.re_review_signal, "owner": d.owner, "rationale": d.rationale}
                 if d.watch:
                     a["watch"] = d.watch
+                    if d.watch_base:
+                        a["watch_base"] = d.watch_base
                 accept.append(a)
             else:
                 defer.append(desc)
@@ -464,8 +498,8 @@ class FeatureSession:
 
     def _describe(self, item_id: str) -> str:
         try:
-            return self.feature.item(item_id).text
-        except KeyError:
+            return self._item(item_id).text
+        except DecisionRefused:
             return self._state.descriptions.get(item_id, item_id)
 
     def _round_gate_entry(self, entry: dict[str, Any], remaining: int) -> int:

@@ -47,6 +47,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Literal, Mapping
 
+from scars.core.budget import field_of as _attr
+from scars.core.budget import norm as _norm
 from scars.core.model import Feature, ScarItem
 
 WATCHES_NAME = "watches.jsonl"
@@ -436,16 +438,6 @@ def reopened_items(feature_dir: str | os.PathLike) -> dict[str, dict[str, Any]]:
 # ----------------------------------------------------------------------------- collecting
 
 
-def _attr(obj: Any, name: str) -> Any:
-    if isinstance(obj, Mapping):
-        return obj.get(name)
-    return getattr(obj, name, None)
-
-
-def _norm(text: Any) -> str:
-    return " ".join(str(text).split()).casefold()
-
-
 def watched_accepts(feature: Feature, decisions: Mapping[str, Any] | None = None) -> list[WatchedAccept]:
     """Accepts carrying a watch: current decisions first, then accept entries of the log
     (matched to items by normalised description) that no decision overrides."""
@@ -680,42 +672,42 @@ def check_feature(feature: Feature, decisions: Mapping[str, Any] | None = None, 
 # ----------------------------------------------------------------------------- reopening
 
 
-def _when(text: Any) -> _dt.datetime | None:
-    if not text:
+def already_reopened(result: WatchResult, watch_log: list[dict[str, Any]]) -> dict | None:
+    """The ``fired`` record that already reopened this accept, if any.
+
+    An accept from the journal is never already reopened: a reopen removes the journal's
+    decision, so an accept still there was made after any earlier reopen. An accept read from
+    iteration-log.yaml stays in that file; one fired record for its item and watch reopens it
+    for good.
+    """
+    if result.origin == "journal":
         return None
-    try:
-        t = _dt.datetime.fromisoformat(str(text))
-    except ValueError:
-        return None
-    return t if t.tzinfo is not None else t.astimezone()
-
-
-def _fired_after_accept(rec: dict[str, Any], accepted_at: str) -> bool:
-    acc, fired = _when(accepted_at), _when(rec.get("at"))
-    if acc is None or fired is None:
-        return True  # no accept time (an iteration-log accept): one firing reopens it for good
-    return fired >= acc
-
-
-def already_reopened(result: WatchResult, watch_log: list[dict[str, Any]], accepted_at: str = "") -> dict | None:
-    """The ``fired`` record that already reopened this accept, if any."""
     for rec in reversed(watch_log):
-        if (rec.get("type") == "fired" and rec.get("item_id") == result.item_id
-                and rec.get("watch") == result.watch and _fired_after_accept(rec, accepted_at)):
+        if rec.get("type") == "fired" and rec.get("item_id") == result.item_id and rec.get("watch") == result.watch:
             return rec
     return None
 
 
-def reopened_now(feature_dir: str | os.PathLike, decisions: Mapping[str, Any] | None = None) -> dict[str, dict[str, Any]]:
-    """Items reopened by a watch and not decided again since: item_id -> the fired record."""
-    out = {}
-    for item_id, rec in reopened_items(feature_dir).items():
-        d = (decisions or {}).get(item_id)
-        if d is not None:
-            decided, fired = _when(_attr(d, "decided_at")), _when(rec.get("at"))
-            if decided is not None and fired is not None and decided > fired:
-                continue
-        out[item_id] = rec
+def reopened_now(feature_dir: str | os.PathLike) -> dict[str, dict[str, Any]]:
+    """Items a fired watch reopened and nobody has decided since, each with its cause, watch,
+    time and the number of its auto-decisions.md entry: journal reopen records, and fired
+    records of accepts that only iteration-log.yaml held (no journal decision to supersede)."""
+    from scars.core.journal import feature_state
+
+    state = feature_state(feature_dir)
+    fired = reopened_items(feature_dir)
+    out: dict[str, dict[str, Any]] = {}
+    for item_id, rec in state.reopened.items():
+        if item_id in state.decisions:
+            continue
+        f = fired.get(item_id, {})
+        out[item_id] = {"cause": rec.get("cause"), "watch": rec.get("watch"), "at": rec.get("at"),
+                        "by": rec.get("by"), "auto_decision": f.get("auto_decision")}
+    for item_id, f in fired.items():
+        if item_id in out or item_id in state.decisions:
+            continue
+        out[item_id] = {"cause": f.get("cause"), "watch": f.get("watch"), "at": f.get("at"), "by": f.get("by"),
+                        "auto_decision": f.get("auto_decision")}
     return out
 
 
@@ -740,7 +732,7 @@ def _auto_entry_fields(r: WatchResult, feature_name: str) -> dict[str, Any]:
 
 
 def reopen_fired(feature_dir: str | os.PathLike, results: list[WatchResult], *,
-                 accepted_at: Mapping[str, str] | None = None, user: str | None = None) -> list[dict[str, Any]]:
+                 user: str | None = None) -> list[dict[str, Any]]:
     """Reopen the items of fired watches that are not reopened yet.
 
     Under the feature lock (raises LockHeld when another writer holds it): per item one
@@ -758,17 +750,18 @@ def reopen_fired(feature_dir: str | os.PathLike, results: list[WatchResult], *,
         log = read_watch_log(feature_dir)
         name = s.feature.name if s.feature is not None else Path(feature_dir).name
         for r in fired:
-            acc = (accepted_at or {}).get(r.item_id or "", "")
-            prior = already_reopened(r, log, acc)
+            prior = already_reopened(r, log)
             if prior is not None:
                 outcomes.append({"item_id": r.item_id, "watch": r.watch, "reopened": False,
                                  "already": prior.get("at"), "auto_decision": prior.get("auto_decision")})
                 continue
-            s.reopen(r.item_id, cause=r.cause, watch=r.watch)
+            journal = r.item_id in s.decisions
+            if journal:  # an accept only iteration-log.yaml holds has no journal decision to supersede
+                s.reopen(r.item_id, cause=r.cause, watch=r.watch)
             number = s.append_auto_decision(**_auto_entry_fields(r, name))
             rec = _append(feature_dir, {"type": "fired", "item_id": r.item_id, "watch": r.watch, "cause": r.cause,
                                         "text": r.text, "origin": r.origin, "by": s.user, "auto_decision": number,
-                                        "accepted_at": acc})
+                                        "journal": journal})
             log.append(rec)
             outcomes.append({"item_id": r.item_id, "watch": r.watch, "reopened": True, "at": rec["at"],
                              "auto_decision": number})

@@ -118,8 +118,37 @@ def load_file(path: str | os.PathLike[str], limit: int = MAX_FILE_BYTES) -> Load
     return loads(decode(read_bounded(path, limit)))
 
 
+# PyYAML's C composer recurses once per nesting level: with PyYAML 6.0.3 (libyaml without
+# a nesting limit) 30,000 nested `[` (a 60 KB file) or `- - - …` overflowed the C stack and
+# killed the process with SIGSEGV (tests/hostile). Text that *could* nest deeper than
+# _SCAN_ABOVE levels is first checked with the event parser, which does not recurse.
+_SCAN_ABOVE = 1000
+_LEVEL_OPENERS = ("[", "{", "-", "?", ":", "\n", "\r", "\x85", "\u2028", "\u2029")
+
+
+def _check_nesting(text: str) -> None:
+    """Raise YamlProblem when ``text`` nests deeper than MAX_DEPTH (only scans when it could)."""
+    # Every nesting level opens with one of these characters (a flow collection, a block
+    # sequence entry, a key, or a new line), so their count bounds the depth from above.
+    if sum(text.count(c) for c in _LEVEL_OPENERS) + 1 <= _SCAN_ABOVE:
+        return
+    depth = 0
+    try:
+        for event in yaml.parse(text, Loader=_Loader):
+            if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    mark = event.start_mark
+                    raise YamlProblem(f"nesting deeper than {MAX_DEPTH} levels", mark.line + 1 if mark else None)
+            elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+                depth -= 1
+    except yaml.YAMLError:
+        return  # a syntax error: the loader below reports it with its context
+
+
 def loads(text: str) -> Loaded:
     """Load one YAML document from text with the checks described in the module doc."""
+    _check_nesting(text)
     loader = _Loader(text)
     try:
         try:
@@ -136,12 +165,13 @@ def loads(text: str) -> Loaded:
         if node is None:
             return Loaded(None)
         out = Loaded(None)
-        tree = "&" not in text
-        _walk(node, out, tree=tree)
+        _top_lines(node, out)
+        if "&" in text or "*" in text:  # an anchor or alias may be present: full guard
+            _walk(node, out)
+        else:  # a pure tree: only duplicate keys and depth to check
+            _walk_tree(node, out)
         try:
-            # Without anchors the document is a tree: build it in one direct pass (what
-            # SafeConstructor would build, at a fraction of its per-node cost).
-            out.value = _build_tree(node, loader) if tree else loader.construct_document(node)
+            out.value = loader.construct_document(node)
         except yaml.MarkedYAMLError as exc:
             mark = exc.problem_mark or exc.context_mark
             raise YamlProblem(f"not usable YAML: {exc.problem or exc}", mark.line + 1 if mark else None) from None
@@ -156,13 +186,8 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())[:300]
 
 
-def _walk(root: yaml.Node, out: Loaded, *, tree: bool = False) -> None:
-    """One iterative pass: duplicate keys, depth, cycles, alias-expanded size, lines.
-
-    ``tree``: the text holds no anchor (no ``&``), so no node can appear twice — no alias
-    expansion and no cycle is possible, and the cheaper ``_walk_tree`` does the rest.
-    """
-    # Top-level lines.
+def _top_lines(root: yaml.Node, out: Loaded) -> None:
+    """Lines of the top-level keys and of the elements of top-level sequences."""
     if isinstance(root, yaml.MappingNode):
         for k, v in root.value:
             if isinstance(k, yaml.ScalarNode):
@@ -170,9 +195,49 @@ def _walk(root: yaml.Node, out: Loaded, *, tree: bool = False) -> None:
                 if isinstance(v, yaml.SequenceNode):
                     out.item_lines[k.value] = [n.start_mark.line + 1 for n in v.value]
 
-    if tree:
-        _walk_tree(root, out)
-        return
+
+def _check_keys(node: yaml.MappingNode, out: Loaded) -> None:
+    seen: dict[Any, int] = {}
+    for k, _v in node.value:
+        if isinstance(k, yaml.ScalarNode) and k.tag != _MERGE_TAG:
+            key = (k.tag, k.value)
+            line = k.start_mark.line + 1
+            if key in seen:
+                out.problems.append(
+                    (line, f"duplicate key {k.value!r} (first at line {seen[key]}; the later value would silently win)")
+                )
+            else:
+                seen[key] = line
+
+
+def _walk_tree(root: yaml.Node, out: Loaded) -> None:
+    """The walk for a document without anchors: duplicate keys and depth."""
+    mapping, sequence = yaml.MappingNode, yaml.SequenceNode
+    stack: list[tuple[yaml.Node, int]] = [(root, 1)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        node, depth = pop()
+        cls = node.__class__
+        if cls is mapping:
+            if depth > MAX_DEPTH:
+                raise YamlProblem(f"nesting deeper than {MAX_DEPTH} levels", node.start_mark.line + 1)
+            if len(node.value) > 1:
+                _check_keys(node, out)
+            for k, v in node.value:
+                if k.__class__ is not yaml.ScalarNode:
+                    push((k, depth + 1))
+                if v.__class__ is not yaml.ScalarNode:
+                    push((v, depth + 1))
+        elif cls is sequence:
+            if depth > MAX_DEPTH:
+                raise YamlProblem(f"nesting deeper than {MAX_DEPTH} levels", node.start_mark.line + 1)
+            for c in node.value:
+                if c.__class__ is not yaml.ScalarNode:
+                    push((c, depth + 1))
+
+
+def _walk(root: yaml.Node, out: Loaded) -> None:
+    """One iterative pass: duplicate keys, depth, cycles, alias-expanded size."""
     size: dict[int, int] = {}  # id(node) -> expanded size, for finished nodes
     on_path: set[int] = set()
     # Stack of (node, depth, expanded?)
@@ -205,7 +270,7 @@ def _walk(root: yaml.Node, out: Loaded, *, tree: bool = False) -> None:
         on_path.add(nid)
         stack.append((node, depth, True))
         if isinstance(node, yaml.MappingNode):
-            _duplicate_keys(node, out)
+            _check_keys(node, out)
             for k, v in node.value:
                 for child in (k, v):
                     if id(child) in on_path:
@@ -218,87 +283,6 @@ def _walk(root: yaml.Node, out: Loaded, *, tree: bool = False) -> None:
                     raise YamlProblem("an alias refers to its own ancestor (cyclic data)", child.start_mark.line + 1)
                 if id(child) not in size:
                     stack.append((child, depth + 1, False))
-
-
-_STR_TAG = "tag:yaml.org,2002:str"
-_MAP_TAG = "tag:yaml.org,2002:map"
-_SEQ_TAG = "tag:yaml.org,2002:seq"
-_NULL_TAG = "tag:yaml.org,2002:null"
-
-
-def _build_tree(root: yaml.Node, loader: Any) -> Any:
-    """Construct a document that has no anchors, exactly as ``construct_document`` would.
-
-    Plain strings, maps and sequences (nearly every node of a scar report) are built
-    directly; any other node — ints, bools, floats, timestamps, explicit tags, merge keys,
-    non-scalar keys — is handed to the loader's own SafeConstructor, so the result (and
-    every error) is the same as before. Depth was bounded by ``_walk`` already.
-    """
-    construct = loader.construct_object
-    scalar, mapping, sequence = yaml.ScalarNode, yaml.MappingNode, yaml.SequenceNode
-
-    def build(node: yaml.Node) -> Any:
-        tag = node.tag
-        if isinstance(node, scalar):
-            if tag == _STR_TAG:
-                return node.value
-            if tag == _NULL_TAG:
-                return None
-            return construct(node, deep=True)
-        if isinstance(node, mapping) and tag == _MAP_TAG:
-            d: dict[Any, Any] = {}
-            for k, v in node.value:
-                if not isinstance(k, scalar) or k.tag == _MERGE_TAG:
-                    return construct(node, deep=True)
-                key = build(k)
-                try:
-                    hash(key)
-                except TypeError:
-                    return construct(node, deep=True)  # raises PyYAML's own "unhashable key"
-                d[key] = build(v)
-            return d
-        if isinstance(node, sequence) and tag == _SEQ_TAG:
-            return [build(c) for c in node.value]
-        return construct(node, deep=True)
-
-    return build(root)
-
-
-def _duplicate_keys(node: yaml.MappingNode, out: Loaded) -> None:
-    seen: dict[Any, int] = {}
-    for k, _v in node.value:
-        if isinstance(k, yaml.ScalarNode) and k.tag != _MERGE_TAG:
-            key = (k.tag, k.value)
-            line = k.start_mark.line + 1
-            if key in seen:
-                out.problems.append(
-                    (line, f"duplicate key {k.value!r} (first at line {seen[key]}; the later value would silently win)")
-                )
-            else:
-                seen[key] = line
-
-
-def _walk_tree(root: yaml.Node, out: Loaded) -> None:
-    """``_walk`` for a document without anchors: duplicate keys, depth and node count."""
-    count = 0
-    stack: list[tuple[yaml.Node, int]] = [(root, 1)]
-    scalar, mapping = yaml.ScalarNode, yaml.MappingNode
-    while stack:
-        node, depth = stack.pop()
-        count += 1
-        if isinstance(node, scalar):
-            continue
-        if depth > MAX_DEPTH:
-            raise YamlProblem(f"nesting deeper than {MAX_DEPTH} levels", node.start_mark.line + 1)
-        if isinstance(node, mapping):
-            _duplicate_keys(node, out)
-            for k, v in node.value:
-                stack.append((k, depth + 1))
-                stack.append((v, depth + 1))
-        else:
-            stack.extend((c, depth + 1) for c in node.value)
-    if count > MAX_EXPANDED_NODES:
-        raise YamlProblem(f"the document holds more than {MAX_EXPANDED_NODES:,} nodes", root.start_mark.line + 1)
 
 
 def load_path_quiet(path: Path) -> tuple[Loaded | None, YamlProblem | None]:

@@ -17,8 +17,9 @@ ROOT = Path(__file__).resolve().parents[1]
 UPSTREAM = ROOT.parent / "shared" / "fixtures" / "upstream"
 
 # Stable terminal-facing output in every test: no colour, no inherited Textual settings.
+# (pytest-textual-snapshot's own TEXTUAL_SNAPSHOT_* variables pass its temp dir to xdist workers.)
 for _name in list(os.environ):
-    if _name.startswith("TEXTUAL_"):
+    if _name.startswith("TEXTUAL_") and not _name.startswith("TEXTUAL_SNAPSHOT"):
         del os.environ[_name]
 os.environ.setdefault("NO_COLOR", "1")
 os.environ["SCARS_USER"] = os.environ.get("SCARS_TEST_USER", "test-user")

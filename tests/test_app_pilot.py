@@ -77,6 +77,12 @@ async def start(app: ScarsApp, pilot) -> None:  # noqa: ANN001
     await pilot.pause()
 
 
+async def settle(app: ScarsApp, pilot) -> None:  # noqa: ANN001
+    """Wait for the workers (the filter runs off the event loop), then for the redraw."""
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+
+
 async def type_text(pilot, text: str) -> None:  # noqa: ANN001
     for ch in text:
         await pilot.press("space" if ch == " " else ch)
@@ -159,14 +165,14 @@ async def test_filter_then_decide_the_filtered_item(feature_dir):
         await pilot.press("slash")
         await type_text(pilot, "cat:ua")
         await pilot.press("enter")
-        await pilot.pause()
+        await settle(app, pilot)
         rows = [r for r in app.screen.query_one(ItemList).rows if r.kind == "item"]
         assert [r.item_id[:3] for r in rows] == ["ua-"]
         await pilot.press("f")
         await pilot.pause()
         assert on_disk(feature_dir)[rows[0].item_id].action == "fix"
         await pilot.press("escape")
-        await pilot.pause()
+        await settle(app, pilot)
         assert len([r for r in app.screen.query_one(ItemList).rows if r.kind == "item"]) > 1
 
 
@@ -268,7 +274,7 @@ async def test_untrusted_text_is_shown_literally(feature_dir):
         await pilot.press("slash")
         await type_text(pilot, "literally")
         await pilot.press("enter")
-        await pilot.pause()
+        await settle(app, pilot)
         text = screen_text(app)
         assert "[bold]shown[/bold]" in text
         assert "[@click=app.quit]click[/]" in text
@@ -300,3 +306,68 @@ async def test_help_lists_binding_ids(feature_dir):
         text = screen_text(app)
         for bid in ("scars.fix", "scars.accept", "scars.bulk_defer", "scars.gate", "scars.quit"):
             assert bid in text
+
+
+@aio
+async def test_loops_inbox_opens_a_samsara_feature(feature_dir):
+    from scars.core.loops import discover_loops
+
+    root = feature_dir.parents[1]
+    states = discover_loops(root)
+    app = ScarsApp(None, inbox=(states, root))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert type(app.screen).__name__ == "LoopsScreen"
+        assert "Loops inbox" in screen_text(app) and "2026-07-01_csv-export" in screen_text(app)
+        row = next(i for i, s in enumerate(states) if s.kind == "samsara")
+        for _ in range(row):
+            await pilot.press("j")
+        await pilot.press("enter")
+        await app.wait_loaded()
+        await pilot.pause()
+        assert type(app.screen).__name__ == "MainScreen" and app.feature_dir == feature_dir
+        item = current_item(app)
+        await pilot.press("f")
+        await pilot.pause()
+        assert on_disk(feature_dir)[item].action == "fix"
+
+
+@aio
+async def test_blocked_fix_reclassified_at_the_gate(feature_dir):
+    (feature_dir / "scar-reports" / "task-5-scar.yaml").write_text(
+        "task_id: task-5\ncompletion_status: blocked\nknown_shortcuts:\n  - \"Vendor API rate limit unknown\"\n"
+        "silent_failure_conditions: []\nassumptions_made: []\ndebt_registered: true\ndebt_location: null\n")
+    app = ScarsApp(feature_dir, user="alice")
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        await pilot.press("slash")
+        await type_text(pilot, "vendor")
+        await pilot.press("enter")
+        await settle(app, pilot)
+        item = current_item(app)
+        await pilot.press("f", "g")
+        await pilot.pause()
+        assert "Blocked fix" in screen_text(app)
+        app.screen.query_one("#blocked-0").query("RadioButton").last().value = True
+        app.screen.query_one("#gate-reason").value = "the vendor has not answered"
+        await pilot.click("#gate-continue")
+        await pilot.pause()
+    d = on_disk(feature_dir)[item]
+    assert d.blocked_outcome == "reclassify_as_defer"
+    assert "decision: continue" in (feature_dir / "iteration-log.yaml").read_text()
+
+
+@aio
+async def test_command_palette_reaches_an_action(feature_dir):
+    app = ScarsApp(feature_dir, user="alice")
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        item = current_item(app)
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await type_text(pilot, "Fix")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert on_disk(feature_dir)[item].action == "fix"

@@ -140,3 +140,33 @@ def test_triage_missing_dir_is_usage_error(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "scars.tui", "triage", str(tmp_path / "nope")],
                           capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=30)
     assert proc.returncode == 2 and "no such directory" in proc.stderr
+
+
+def test_form_validation_is_cores_including_the_watch():
+    from scars.tui.backend import Backend
+
+    fields = {"re_review_signal": "a second writer appears", "owner": "tbd", "rationale": "single process"}
+    assert [p.field for p in Backend.validate("accept", fields)] == ["owner"]
+    fields["owner"] = "bob"
+    assert Backend.validate("accept", fields) == []
+    bad = Backend.validate("accept", {**fields, "watch": "pattern: ( in src/**"})
+    assert [p.field for p in bad] == ["watch"] and "regex" in bad[0].message
+    assert Backend.validate("accept", {**fields, "watch": "path-changed: src/**"}) == []
+
+
+def test_bare_scars_outside_a_repository_explains_itself(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "scars.tui"], capture_output=True, text=True, cwd=tmp_path,
+                          stdin=subprocess.DEVNULL, timeout=60)
+    assert proc.returncode == 0 and "scars demo" in proc.stdout and "changes/" in proc.stdout
+
+
+def test_bare_scars_without_tty_names_what_waits(tmp_path):
+    from app_fixtures import make_repo
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    make_repo(root)
+    proc = subprocess.run([sys.executable, "-m", "scars.tui"], capture_output=True, text=True, cwd=root,
+                          stdin=subprocess.DEVNULL, timeout=60)
+    assert proc.returncode == 2
+    assert "2026-07-01_csv-export" in proc.stderr and "scars status" in proc.stderr

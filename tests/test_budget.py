@@ -307,7 +307,7 @@ def test_files_of(where, files):
 _opt_int = st.one_of(st.none(), st.integers(-5, 60))
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(
     st.lists(st.tuples(st.integers(0, 8), _opt_int, _opt_int, _opt_int,
                        st.sampled_from([None, "continue", "stop", "forced_stop", "interrupted"])), max_size=6),

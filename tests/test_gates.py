@@ -150,3 +150,9 @@ def test_skip_record_round_trips_any_text_and_removal_restores_the_file(value, t
     assert {k: v for k, v in data.items() if k != "iteration_skip_record"} == yaml.safe_load(text)
     restored = edit_skip_record(added, None)
     assert restored == (text if text.endswith("\n") else text + "\n")
+
+
+@pytest.mark.parametrize("reason,generic", [("繼續", True), ("没问题", True), ("已修復", False), ("ok!", True),
+                                            ("vendor SDK missing", False)])
+def test_generic_reasons_in_either_language(reason, generic):
+    assert (generic_reason_problem(reason, GATES["round-continue"]) is not None) is generic

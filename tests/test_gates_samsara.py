@@ -133,7 +133,8 @@ def test_round_continue_stop_closes_the_round_in_iteration_log(tmp_path, capsys)
     assert (r["signal_lost_before"], r["signal_lost_after"]) == (5, 5)
     [e] = _entries(f)
     assert e.gate_id == "round-continue" and e.fields["rationale"] == reason
-    assert e.fields["workflow_prompt"] == ev.workflow_prompt.replace("\n", "\\n")  # one line, escaped
+    assert e.fields["workflow_prompt"] == ev.workflow_prompt  # written as one escaped line, read back equal
+    assert "\\n" in (f / "auto-decisions.md").read_text(encoding="utf-8")
 
 
 def test_round_continue_continue_has_a_specific_generated_reason(tmp_path):
@@ -422,3 +423,17 @@ def test_answers_file_like_the_readme_example(tmp_path, capsys):
     assert [e.gate_id for e in _entries(f)] == ["entry", "triage", "blocked-fix", "round-continue"]
     with FeatureSession.open(f, read_only=True) as s:
         assert s.decisions[retry].blocked_outcome == "reclassify_as_defer"
+
+
+def test_entry_default_skip_is_confirmed_without_a_reason(tmp_path):
+    from featurekit import make_feature, report
+
+    f = make_feature(tmp_path, {"task-1-scar.yaml": report("task-1", ks=['description: "One small shortcut"'])},
+                     files={"index.yaml": "feature: small\n"})
+    ev = gates.gather("entry", f)
+    assert dict(ev.figures)["entry verdict"] == "skip" and ev.default == "skip"
+    res = gates.record(ev, "skip", None, user=USER)
+    assert res.decision == "accept_gap" and res.reason is None
+    record = yaml.safe_load((f / "index.yaml").read_text())["iteration_skip_record"]
+    assert record.startswith("signal_lost=1") and record.endswith(f"— confirmed by {USER}")
+    assert gates.GATES["entry"].prompt.startswith("Iteration entry: signal_lost={signal_lost}")

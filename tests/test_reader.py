@@ -340,3 +340,12 @@ def test_contract_and_execution_mode(tmp_path):
     assert c.agent_can_perform_it_by == "running\n1. `pytest -q`\n2. reading the output"
     assert c.pass_signal == "all green\n> amended: include the round-trip test"
     assert c.out_of_scope_validation == "none"
+
+
+def test_duplicate_key_inside_an_item_is_found_with_and_without_anchors(tmp_path):
+    rep = 'task_id: t\nknown_shortcuts:\n  - description: "a"\n    description: "b"\n'
+    (pf,) = read_feature(make_feature(tmp_path, {"t.yaml": rep})).parse_failures
+    assert "duplicate key 'description'" in pf.reason and pf.line == 4
+    with_alias = rep + 'silent_failure_conditions: &s ["x"]\nextra: *s\n'
+    (pf,) = read_feature(make_feature(tmp_path / "b", {"t.yaml": with_alias})).parse_failures
+    assert "duplicate key 'description'" in pf.reason and pf.line == 4

@@ -118,7 +118,7 @@ def test_round_close_writes_the_seed_form(feature):
         with pytest.raises(UsageError, match="already open"):
             s.start_round()
         s.decide(a, "fix")
-        s.decide(b, "accept", **ACCEPT, watch="path:src/export/**")
+        s.decide(b, "accept", **ACCEPT, watch="path-changed: src/export/**")
         s.decide(c, "defer", reason="later on")
         # the fix lands: item a resolved in its report, and a new scar item appears
         rpt = feature / "scar-reports" / "task-1-scar.yaml"
@@ -133,7 +133,7 @@ def test_round_close_writes_the_seed_form(feature):
     assert list(r) == ["round", "signal_lost_before", "budget_context", "items_triaged", "triage_result", "fixes_applied",
                        "fixes_scar_count", "budget_spent", "evidence_gained", "signal_lost_after", "decision", "decision_reason"]
     assert r["triage_result"]["fix"] == ["Retry count is hard-coded to 3"]
-    assert r["triage_result"]["accept"] == [{"description": "Only one writer at a time", **ACCEPT, "watch": "path:src/export/**"}]
+    assert r["triage_result"]["accept"] == [{"description": "Only one writer at a time", **ACCEPT, "watch": "path-changed: src/export/**"}]
     assert r["triage_result"]["defer"] == ["Timezone-naive timestamps compare as UTC"]
     assert (r["items_triaged"], r["fixes_applied"], r["fixes_scar_count"]) == (3, 1, 1)
     assert (r["signal_lost_before"], r["signal_lost_after"]) == (4, 4)  # one resolved, one new

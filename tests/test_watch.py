@@ -399,7 +399,7 @@ def test_watch_check_reopens_once_with_journal_and_auto_decision(repo, capsys):
     (w,) = json.loads(capsys.readouterr().out)["watches"]
     assert w["state"] == "fired" and w["reopened"].startswith("now (auto-decisions entry")
     assert item_id not in current_decisions(d)  # back to triage
-    assert set(reopened_now(d, current_decisions(d))) == {item_id}
+    assert set(reopened_now(d)) == {item_id}
     text = (d / "auto-decisions.md").read_text(encoding="utf-8")
     assert "iteration.watch-reopen" in text and "src/export.py changed since" in text
     journal = (d / ".scars" / "journal.jsonl").read_text(encoding="ascii")
@@ -413,4 +413,67 @@ def test_watch_check_reopens_once_with_journal_and_auto_decision(repo, capsys):
     # deciding the item again clears the reopened state
     with FeatureSession.open(d) as s:
         s.decide(item_id, "fix")
-    assert reopened_now(d, current_decisions(d)) == {}
+    assert reopened_now(d) == {}
+
+
+def test_journal_reopen_record_sends_the_item_back_to_triage():
+    from scars.core import journal as J
+
+    recs = [
+        {"seq": 1, "type": J.DECISION, "decisions": [{"item_id": "ks-1", "action": "accept", "watch": "recurs"}]},
+        {"seq": 2, "type": J.REOPEN, "item_id": "ks-1", "cause": "seen again", "watch": "recurs"},
+    ]
+    st_ = J.replay(recs)
+    assert "ks-1" not in st_.decisions and st_.reopened["ks-1"]["cause"] == "seen again"
+    assert st_.history["ks-1"][0]["action"] == "accept"
+    st_ = J.replay(recs + [{"seq": 3, "type": J.DECISION, "decisions": [{"item_id": "ks-1", "action": "defer"}]}])
+    assert st_.decisions["ks-1"].action == "defer"  # decided again: no longer waiting in triage
+
+
+@needs_git
+def test_accept_with_watch_records_its_base_and_refuses_a_bad_watch(repo):
+    pytest.importorskip("scars.core.session")
+    from scars.core.errors import DecisionRefused
+    from scars.core.reader import read_feature
+    from scars.core.session import FeatureSession
+
+    d = _feature_on_disk(repo)
+    (item_id,) = [it.id for it in read_feature(d).items]
+    head = git(repo, "rev-parse", "HEAD")
+    with FeatureSession.open(d) as s:
+        with pytest.raises(DecisionRefused) as exc:
+            s.decide(item_id, "accept", re_review_signal="s", owner="o", rationale="r",
+                     watch="pattern: ([broken in src/*.py")
+        assert exc.value.errors[0].field == "watch" and "invalid regex" in exc.value.errors[0].message
+        dec = s.decide(item_id, "accept", re_review_signal="retries start", owner="o", rationale="r",
+                       watch="path-changed: src/*.py")
+    assert dec.watch_base == head
+
+
+@needs_git
+def test_iteration_log_accept_reopens_once(repo):
+    pytest.importorskip("scars.core.session")
+    from scars.core.reader import read_feature
+    from scars.core.watch import reopen_fired
+
+    d = _feature_on_disk(repo)
+    base = git(repo, "rev-parse", "HEAD")
+    (d / "iteration-log.yaml").write_text(
+        'feature: "demo"\nsignal_lost_initial: 1\nbudget:\n  max_rounds: 3\n  reviewer_retry_limit: 2\n'
+        "rounds:\n  - round: 1\n    signal_lost_before: 1\n    budget_context:\n"
+        "      remaining_rounds_at_start: 2\n      stagnation_count_at_start: 0\n"
+        "      net_rot_previous_round: 0\n      strategy_hint: explore\n"
+        "    triage_result:\n      fix: []\n      accept:\n"
+        '        - description: "Export retries are hard-coded"\n'
+        '          re_review_signal: "retries start"\n          owner: "o"\n          rationale: "r"\n'
+        f'          watch: "pattern: return 1 in src/export.py"\n          watch_base: "{base}"\n'
+        "      defer: []\n    signal_lost_after: 1\n    decision: stop\n    decision_reason: \"done\"\n",
+        encoding="utf-8")
+    f = read_feature(d)
+    (r,) = check_feature(f)
+    assert r.state == "fired" and r.origin == "iteration-log round 1"
+    first = reopen_fired(d, [r])
+    assert first[0]["reopened"] is True
+    again = reopen_fired(d, check_feature(read_feature(d)))
+    assert again[0]["reopened"] is False and again[0]["already"] == first[0]["at"]
+    assert (d / "auto-decisions.md").read_text(encoding="utf-8").count("## Decision ") == 1

@@ -44,12 +44,15 @@ class ScarsApp(App[int]):
     class Loaded(Message):
         """The feature is read and the rows are built (posted from the loader thread)."""
 
-        def __init__(self, backend: Backend, state: TriageState, valves: list, keep_cursor: bool) -> None:
+        def __init__(self, backend: Backend, state: TriageState, valves: list, keep_cursor: bool,
+                     rows: list[Row], user: str) -> None:
             super().__init__()
             self.backend = backend
             self.state = state
             self.valves = valves
             self.keep_cursor = keep_cursor
+            self.rows = rows
+            self.user = user
 
     class LoadFailed(Message):
         def __init__(self, error: BaseException) -> None:
@@ -67,6 +70,7 @@ class ScarsApp(App[int]):
         keymap: dict[str, str] | Path | None = None,
         feature: Feature | None = None,
         session: Any | None = None,
+        inbox: tuple[list, Path] | None = None,
     ) -> None:
         super().__init__()
         self.feature_dir = Path(feature_dir) if feature_dir is not None else None
@@ -87,6 +91,7 @@ class ScarsApp(App[int]):
         self.load_error: BaseException | None = None
         self._loaded = asyncio.Event()
         self._owner_cache: dict[str, list[str]] = {}
+        self.inbox = inbox  # (loop states, repository root): start on the Loops inbox
 
     @classmethod
     def from_feature(cls, feature: Feature, session: Any | None = None, **kwargs: Any) -> "ScarsApp":
@@ -155,7 +160,36 @@ class ScarsApp(App[int]):
         from scars.tui.screens.main import MainScreen
 
         self.push_screen(MainScreen())
+        if self.inbox is not None:
+            from scars.tui.screens.loops import LoopsScreen
+
+            states, root = self.inbox
+            self.push_screen(LoopsScreen(states, root))
+        if self.feature_dir is not None:
+            self._load(keep_cursor=False)
+
+    def open_feature(self, feature_dir: Path) -> None:
+        """Switch to another feature (from the Loops inbox): release this one, read that one."""
+        from scars.tui.screens.main import MainScreen
+
+        if self.backend is not None:
+            self.backend.close()
+            self.backend = None
+        self.state = None
+        self.filter = None
+        self.marked = set()
+        self._given_feature = self._given_session = None
+        self.feature_dir = Path(feature_dir)
+        self._loaded.clear()
+        while not isinstance(self.screen, MainScreen):
+            self.pop_screen()
+        from scars.tui.widgets.item_list import ItemList
+
+        items = self.screen.query_one(ItemList)
+        items.placeholder = "Loading…"
+        items.set_rows([], keep=False)
         self._load(keep_cursor=False)
+
 
     def _apply_keymap(self) -> None:
         from scars.tui.screens.main import MAIN_BINDINGS
@@ -194,11 +228,15 @@ class ScarsApp(App[int]):
                 assert self.feature_dir is not None
                 backend = Backend.open(self.feature_dir, read_only=self.read_only_requested, user=self.user)
             state = TriageState(backend.feature)
-            valves = _valves(backend.feature, backend.decisions)
+            decisions = backend.decisions
+            valves = _valves(backend.feature, decisions)
+            marked = set(self.marked) & set(state.views)
+            rows = state.rows(self.filter if keep_cursor else None, decisions, marked)
+            user = self.user or backend.user
         except BaseException as exc:  # noqa: BLE001 - shown to the user, never swallowed
             self.post_message(self.LoadFailed(exc))
             return
-        self.post_message(self.Loaded(backend, state, valves, keep_cursor))
+        self.post_message(self.Loaded(backend, state, valves, keep_cursor, rows, user))
 
     def on_scars_app_loaded(self, message: "ScarsApp.Loaded") -> None:
         from scars.tui.screens.main import MainScreen
@@ -209,7 +247,7 @@ class ScarsApp(App[int]):
         self.valves = message.valves
         self.marked &= set(self.state.views)
         if self.user is None and not self.pair:
-            self.user = self.backend.user
+            self.user = message.user
         screen = self._main_screen()
         if screen is None:
             return
@@ -218,7 +256,9 @@ class ScarsApp(App[int]):
         items.decisions_source = lambda: self.decisions
         items.marked = self.marked
         items.placeholder = "No scar items in this feature."
-        rows = self.build_rows()
+        rows = message.rows
+        if not message.keep_cursor:
+            self.filter = None
         items.set_rows(rows, keep=message.keep_cursor)
         if not message.keep_cursor:
             first = self.state.first_undecided(rows, self.decisions, 0)

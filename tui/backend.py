@@ -107,8 +107,16 @@ class Backend:
         """Core's validation of a decision's fields, as (field, message) pairs."""
         from scars.core.decisions import validate_decision
 
-        return [FieldProblem(getattr(e, "field", ""), getattr(e, "message", str(e)))
-                for e in validate_decision(action, **fields)]
+        problems = [FieldProblem(getattr(e, "field", ""), getattr(e, "message", str(e)))
+                    for e in validate_decision(action, **fields)]
+        watch = fields.get("watch")
+        if watch and not any(p.field == "watch" for p in problems):
+            from scars.core.watch import validate_watch
+
+            msg = validate_watch(watch)
+            if msg:
+                problems.append(FieldProblem("watch", msg))
+        return problems
 
     # -- writes -----------------------------------------------------------------------
     def _writable(self) -> Any:

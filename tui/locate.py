@@ -14,6 +14,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from scars.core.paths import resolve_inside
+
 EXCERPT_MAX_BYTES = 2_000_000  # a larger file is not read for an excerpt
 EXCERPT_CONTEXT = 3  # lines shown before and after a single-line location
 EXCERPT_MAX_LINES = 40
@@ -52,20 +54,18 @@ def parse_location(where: str) -> Location:
 
 
 def resolve_in_repo(repo_root: str | os.PathLike[str] | None, rel: str) -> tuple[Path | None, str | None]:
-    """(real path, None) when ``rel`` names a file inside the repository, else (None, reason)."""
+    """(real path, None) when ``rel`` names a regular file inside the repository, else (None, reason).
+
+    The rules live in :func:`scars.core.paths.resolve_inside` (also used by the reader):
+    relative paths only, no control characters (a NUL used to raise ValueError here), no
+    way out through ``..`` or symlinks, no loops, FIFOs or devices.
+    """
     if not repo_root:
         return None, "no repository root was found for this feature"
-    root = Path(os.path.realpath(repo_root))
-    if os.path.isabs(rel):
-        return None, "the location is an absolute path; only paths inside the repository are read"
-    real = Path(os.path.realpath(root / rel))
-    try:
-        real.relative_to(root)
-    except ValueError:
-        return None, "the location resolves outside the repository; not read"
-    if not real.is_file():
-        return None, "the location does not name a file in the repository"
-    return real, None
+    got = resolve_inside(repo_root, rel)
+    if isinstance(got, str):
+        return None, got
+    return got, None
 
 
 def read_excerpt(repo_root: str | None, where: str | None) -> tuple[Excerpt | None, str | None]:

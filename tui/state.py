@@ -10,7 +10,7 @@ unless a ``state:`` filter depends on it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Literal, Mapping
+from typing import Any, Iterable, Literal, Mapping, NamedTuple
 
 from scars.core.model import GROUP_LABEL, GROUPS, Feature, ParseFailure, ScarItem
 from scars.core.sanitize import one_line
@@ -71,9 +71,11 @@ DECISION_MARK: dict[str, str] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Row:
-    """One line of the item list. ``key`` is stable across reloads and filters."""
+class Row(NamedTuple):
+    """One line of the item list. ``key`` is stable across reloads and filters.
+
+    A NamedTuple: tens of thousands are built per filter, and tuples are cheap to make.
+    """
 
     kind: Literal["header", "item", "pattern", "failure"]
     group: str
@@ -84,7 +86,7 @@ class Row:
 
     @property
     def selectable(self) -> bool:
-        return self.kind in ("item", "failure")
+        return self.kind == "item" or self.kind == "failure"
 
 
 @dataclass(slots=True)
@@ -157,21 +159,24 @@ def item_text(item: ScarItem) -> str:
     return item.note or ""
 
 
-def build_view(item: ScarItem) -> ItemView:
+def _inert_line(text: str) -> str:
+    # isprintable() is False for every control, format and separator character one_line
+    # rewrites, so clean text (nearly all of it) skips the regex.
+    return text if text.isprintable() else one_line(text)
+
+
+def build_view(item: ScarItem, _tasks: dict[str, str] | None = None) -> ItemView:
     text = item_text(item)
-    line = one_line(text[:TEXT_CAP])
-    task = one_line(item.task_id or "", 24)
-    search = " ".join(
-        (
-            text.lower(),
-            (item.task_id or "").lower(),
-            item.file.lower(),
-            CATEGORY_ABBR.get(item.category, ""),
-            item.id.lower(),
-            (item.systemic_ref or "").lower(),
-            (item.where or "").lower(),
-        )
-    )
+    line = _inert_line(text[:TEXT_CAP])
+    raw_task = item.task_id or ""
+    if _tasks is not None:
+        task = _tasks.get(raw_task)
+        if task is None:
+            task = _tasks[raw_task] = one_line(raw_task, 24)
+    else:
+        task = one_line(raw_task, 24)
+    search = (f"{text} {raw_task} {item.file} {CATEGORY_ABBR.get(item.category, '')} {item.id} "
+              f"{item.systemic_ref or ''} {item.where or ''}").lower()
     return ItemView(item=item, line_text=line, task=task, search=search)
 
 
@@ -180,9 +185,8 @@ class TriageState:
 
     def __init__(self, feature: Feature):
         self.feature = feature
-        self.views: dict[str, ItemView] = {}
-        for item in feature.items:
-            self.views[item.id] = build_view(item)
+        tasks: dict[str, str] = {}
+        self.views: dict[str, ItemView] = {item.id: build_view(item, tasks) for item in feature.items}
         self.order: list[str] = [it.id for it in feature.items]  # decidable items
         # Tasks sharing an item's literal text (a cross-task pattern names several).
         self._tasks_by_text: dict[str, set[str]] = {}

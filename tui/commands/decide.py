@@ -34,7 +34,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--owner", metavar="O", help="accept: who watches for the signal")
     parser.add_argument("--rationale", metavar="R", help="why (required for an accept)")
     parser.add_argument("--watch", metavar="W",
-                        help="accept: a machine-checkable watch (e.g. path:src/export/**) that reopens the item")
+                        help="accept: a machine-checkable watch that reopens the item: 'path-changed: GLOB', "
+                             "'pattern: REGEX in GLOB' or 'recurs' (see scars watch check)")
     parser.add_argument("--reason", metavar="R", help="defer / blocked: why")
     parser.add_argument("--revisit-when", metavar="W", help="defer: when to look at it again")
     parser.add_argument("--reviewed-by", metavar="NAME", help="a second person who reviewed this decision")

@@ -52,6 +52,16 @@ def pick_feature(start: Path) -> tuple[Path | None, list[Path]]:
     return (waiting[0] if waiting else None), waiting
 
 
+def other_waiting_loops(root: Path) -> list:
+    """Loop states other than samsara features that wait for a person ([] when none or unreadable)."""
+    try:
+        from scars.core.loops import discover_loops
+
+        return [s for s in discover_loops(root) if s.waiting_for_human and s.kind != "samsara"]
+    except Exception:  # noqa: BLE001 - the inbox is a convenience; triage still works without it
+        return []
+
+
 def run(args: argparse.Namespace) -> int:
     from scars.core.reader import find_repo_root
     from scars.tui.commands.triage import interactive, launch, refuse_without_tty
@@ -62,12 +72,25 @@ def run(args: argparse.Namespace) -> int:
         print(EXPLAIN)
         return 0
     picked, waiting = pick_feature(cwd)
-    if picked is None:
+    others = other_waiting_loops(root)
+    if picked is None and not others:
         print(f"Nothing waits for triage in {root / 'changes'}: every feature's items are decided.\n"
               "  scars status FEATURE    figures of one feature\n"
               "  scars triage FEATURE    open one anyway")
         return 0
     if not interactive():
-        print(f"Waiting for triage: {', '.join(p.name for p in waiting)}", file=sys.stderr)
+        names = [p.name for p in waiting] + [f"{s.kind} {s.name}" for s in others]
+        print(f"Waiting for a person: {', '.join(names)}", file=sys.stderr)
         return refuse_without_tty("")
+    if len(waiting) + len(others) > 1 or picked is None:
+        return launch_inbox(root)
     return launch(picked)
+
+
+def launch_inbox(root: Path) -> int:
+    """The app on the Loops inbox (every loop of the repository, waiting ones first)."""
+    from scars.core.loops import discover_loops
+    from scars.tui.app import ScarsApp
+
+    app = ScarsApp(None, inbox=(discover_loops(root), root))
+    return int(app.run() or 0)

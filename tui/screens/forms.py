@@ -27,7 +27,7 @@ ACCEPT_FIELDS: tuple[tuple[str, str, str], ...] = (
     ("re_review_signal", "Re-review signal", "an observable condition that reopens this item"),
     ("owner", "Owner", "who watches for the signal"),
     ("rationale", "Rationale", "why the risk is acceptable now"),
-    ("watch", "Watch (optional)", "machine-checkable: path:GLOB, pattern:TEXT or recur"),
+    ("watch", "Watch (optional)", "path-changed: GLOB | pattern: REGEX in GLOB | recurs"),
 )
 DEFER_FIELDS: tuple[tuple[str, str, str], ...] = (
     ("reason", "Reason (optional)", "why not now"),

@@ -83,26 +83,20 @@ def gate_summary(feature: Feature, decisions: Mapping[str, Any], round_no: int |
 
 
 def advice_text(feature: Feature, decisions: Mapping[str, Any]) -> Text | None:
-    """The advisor's advice, when scars.core.advisor is present (it is advice, not a choice)."""
+    """The advisor's advice for the next round: shown beside the choice, never instead of it."""
     try:
-        from scars.core import advisor  # noqa: PLC0415 - optional: lands separately
-    except ImportError:
-        return None
-    fn = getattr(advisor, "advise", None)
-    if fn is None:
+        from scars.core.advisor import advise_feature
+    except ImportError:  # the advisor is optional for the gate
         return None
     try:
-        advice = fn(feature, decisions)
-    except TypeError:
-        advice = fn(feature)
+        advice = advise_feature(feature, decisions)
     except Exception as exc:  # noqa: BLE001 - advice must never block the gate
-        return Text(f"advisor unavailable: {one_line(str(exc), 120)}")
-    text = getattr(advice, "summary", None) or getattr(advice, "message", None) or advice
-    if isinstance(text, dict):
-        text = text.get("summary") or text.get("recommendation") or ", ".join(f"{k}={v}" for k, v in text.items())
+        return Text(f"Advisor unavailable: {one_line(str(exc), 160)}")
     t = Text()
-    t.append("Advisor: ", style="bold")
-    t.append(one_line(str(text), 400))
+    lines = advice.summary(width=96).splitlines()
+    t.append(one_line(lines[0], 100) if lines else "Advice", style="bold")
+    for line in lines[1:]:
+        t.append("\n  " + one_line(line, 100))
     return t
 
 

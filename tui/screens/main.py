@@ -7,14 +7,16 @@ what the screen shows as decided is on disk.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from rich.text import Text
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
+from textual.worker import get_current_worker
 from textual.widgets import Input, Static
 
 from scars.core.errors import ChangedOnDisk, DecisionRefused, ScarsError
@@ -49,6 +51,7 @@ MAIN_BINDINGS = [
     Binding("p", "swap_driver", "Swap driver", id="scars.swap_driver", show=False),
     Binding("s", "sign_off", "Sign off", id="scars.sign_off", show=False),
     Binding("r", "reload", "Reload from disk", id="scars.reload", show=False),
+    Binding("L", "loops", "Loops inbox", id="scars.loops", show=False),
     Binding("question_mark", "help", "Help", id="scars.help"),
     Binding("q", "quit", "Quit", id="scars.quit"),
 ]
@@ -345,10 +348,24 @@ class MainScreen(Screen[None]):
         app.filter = flt if flt.active else None
         if app.state is None:
             return
-        rows = app.build_rows()
+        self._filter_rows(app.filter)
+
+    @work(thread=True, exclusive=True, group="filter")
+    def _filter_rows(self, flt) -> None:  # noqa: ANN001
+        """Build the filtered rows off the event loop; a newer keystroke supersedes this one."""
+        app = self.app
+        rows = app.state.rows(flt, app.decisions, app.marked)
+        if get_current_worker().is_cancelled:
+            return
+        app.call_from_thread(self._show_filtered, flt, rows)
+
+    def _show_filtered(self, flt, rows: list[Row]) -> None:  # noqa: ANN001
+        if flt is not self.app.filter:  # superseded meanwhile
+            return
         self.items.set_rows(rows)
         shown = sum(1 for r in rows if r.kind == "item")
-        status.update(Text(f"{shown} item row(s) match" if flt.active else "no filter"))
+        self.query_one("#filter-status", Static).update(
+            Text(f"{shown} item row(s) match" if flt is not None else "no filter"))
 
     @on(Input.Submitted, "#filter")
     def _filter_submitted(self, event: Input.Submitted) -> None:
@@ -378,6 +395,18 @@ class MainScreen(Screen[None]):
         from scars.tui.screens.help import HelpScreen
 
         self.app.push_screen(HelpScreen(self.BINDINGS, self.app.keymap_note()))
+
+    def action_loops(self) -> None:
+        """The Loops inbox of the repository this feature belongs to."""
+        app = self.app
+        root = app.feature.repo_root if app.feature is not None else None
+        if not root:
+            self.notify("No repository root: the Loops inbox needs a directory holding changes/.", markup=False)
+            return
+        from scars.core.loops import discover_loops
+        from scars.tui.screens.loops import LoopsScreen
+
+        app.push_screen(LoopsScreen(discover_loops(root), Path(root)))
 
     def action_reload(self) -> None:
         self.app.reload()

@@ -60,6 +60,20 @@ def describe_decision(decision: Any) -> Text:
     return t
 
 
+def describe_reopen(rec: dict) -> Text:
+    """Why an accepted item is back in triage: the watch that fired and its cause."""
+    t = Text()
+    t.append("Reopened by a watch: ", style="bold")
+    t.append(visible(one_line(str(rec.get("cause") or "the watch fired"), 300)))
+    if rec.get("watch"):
+        t.append("\n  watch: ", style="bold")
+        t.append(visible(one_line(str(rec["watch"]), 200)))
+    if rec.get("at"):
+        t.append("\n  at: ", style="bold")
+        t.append(visible(str(rec["at"])))
+    return t
+
+
 def describe_history(records: Iterable[dict]) -> Text | None:
     lines = []
     for rec in records:
@@ -103,6 +117,29 @@ class DetailPane(VerticalScroll):
         self._body.update(Group(*parts))
         self.scroll_home(animate=False)
 
+    def reopened_for(self, feature: Feature) -> dict[str, dict]:
+        """Items a fired watch reopened (scars.core.watch), re-read only when the journal or
+        the watch log changed on disk."""
+        from pathlib import Path
+
+        from scars.core.watch import reopened_now, watches_path
+
+        key_parts = []
+        for p in (Path(feature.path) / ".scars" / "journal.jsonl", watches_path(feature.path)):
+            try:
+                st = p.stat()
+                key_parts.append((st.st_mtime_ns, st.st_size))
+            except OSError:
+                key_parts.append(None)
+        key = (feature.path, tuple(key_parts))
+        if getattr(self, "_reopened_key", None) != key:
+            try:
+                self._reopened = reopened_now(feature.path)
+            except Exception:  # advisory display only; never break the pane
+                self._reopened = {}
+            self._reopened_key = key
+        return self._reopened
+
     def excerpt_for(self, feature: Feature, item: ScarItem) -> tuple[Excerpt | None, str | None]:
         if item.id not in self._excerpts:
             if len(self._excerpts) >= _EXCERPT_CACHE_MAX:
@@ -122,6 +159,10 @@ class DetailPane(VerticalScroll):
         parts.append(Text(visible(item_text(item))))
         parts.append(Text(""))
         parts.append(describe_decision(decision))
+        if decision is None:
+            reopened = self.reopened_for(feature).get(item.id)
+            if reopened:
+                parts.append(describe_reopen(reopened))
         tasks = sorted(set(tasks) | ({item.task_id} if item.task_id else set()))
         parts.append(_field("Task" + ("s" if len(tasks) > 1 else ""), ", ".join(tasks) if tasks else "—"))
         parts.append(_field("Source", item.file + (f":{item.line}" if item.line else "")))

@@ -53,7 +53,7 @@ class ItemList(ScrollView, can_focus=True):
         super().__init__(id=id, classes=classes)
         self.rows: list[Row] = []
         self.cursor: int = 0
-        self._key_index: dict[str, int] = {}
+        self._key_index: dict[str, int] | None = None
         self.views: Mapping[str, Any] = {}
         self.decisions_source: Callable[[], Mapping[str, Any]] = dict
         self.marked: set[str] = set()
@@ -66,10 +66,10 @@ class ItemList(ScrollView, can_focus=True):
         old_item = self.current_row.item_id if keep and self.current_row is not None else None
         old_index = self.cursor
         self.rows = rows
-        self._key_index = {r.key: i for i, r in enumerate(rows)}
+        self._key_index = None  # built on first use: most row sets never need it
         new = None
         if old_key is not None:
-            new = self._key_index.get(old_key)
+            new = next((i for i, r in enumerate(rows) if r.key == old_key), None)
             if new is None and old_item is not None:
                 new = next((i for i, r in enumerate(rows) if r.item_id == old_item), None)
         if new is None:
@@ -84,8 +84,13 @@ class ItemList(ScrollView, can_focus=True):
             return self.rows[self.cursor]
         return None
 
+    def _index(self) -> dict[str, int]:
+        if self._key_index is None:
+            self._key_index = {r.key: i for i, r in enumerate(self.rows)}
+        return self._key_index
+
     def index_of_key(self, key: str) -> int | None:
-        return self._key_index.get(key)
+        return self._index().get(key)
 
     # -- cursor -----------------------------------------------------------------------
     def _nearest_selectable(self, index: int, direction: int) -> int:
@@ -119,7 +124,7 @@ class ItemList(ScrollView, can_focus=True):
         self._move_to(self._nearest_selectable(index, 1))
 
     def move_to_key(self, key: str) -> bool:
-        idx = self._key_index.get(key)
+        idx = self._index().get(key)
         if idx is None:
             return False
         self._move_to(idx)

@@ -1,0 +1,79 @@
+"""Snapshot tests of the app at 80x24 and 120x40 (pytest-textual-snapshot).
+
+Stability: fixed sizes; the theme is pinned by the app; TEXTUAL_* variables are cleared and
+NO_COLOR set in conftest; no clock, host or version is drawn; input cursors do not blink;
+the loader worker is awaited explicitly (``wait_loaded``), never slept on.
+Regenerate after a deliberate UI change with ``pytest tests/test_app_snapshots.py
+--snapshot-update`` and look at the report first.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("scars.core.session")
+sys.path.insert(0, str(Path(__file__).parent))
+from app_fixtures import make_repo  # noqa: E402
+
+from scars.tui.app import ScarsApp  # noqa: E402
+
+SIZES = [(80, 24), (120, 40)]
+
+
+@pytest.fixture
+def feature_dir(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    root.mkdir()
+    return make_repo(root)
+
+
+async def _settle(pilot) -> None:  # noqa: ANN001
+    await pilot.app.wait_loaded()
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+    for inp in pilot.app.screen.query("Input"):
+        inp.cursor_blink = False
+
+
+@pytest.mark.parametrize("size", SIZES, ids=["80x24", "120x40"])
+def test_main_screen(snap_compare, feature_dir, size):
+    async def run_before(pilot):
+        await _settle(pilot)
+        await pilot.press("f")  # one decision, so the list shows a decided item
+        await pilot.pause()
+
+    assert snap_compare(ScarsApp(feature_dir, user="alice"), terminal_size=size, run_before=run_before)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=["80x24", "120x40"])
+def test_accept_form_with_validation_errors(snap_compare, feature_dir, size):
+    async def run_before(pilot):
+        await _settle(pilot)
+        await pilot.press("a")
+        await pilot.pause()
+        pilot.app.screen.query_one("#field-owner").value = "tbd"
+        await pilot.click("#form-save")
+        await _settle(pilot)
+
+    assert snap_compare(ScarsApp(feature_dir, user="alice"), terminal_size=size, run_before=run_before)
+
+
+def test_trends_screen(snap_compare, feature_dir):
+    async def run_before(pilot):
+        await _settle(pilot)
+        await pilot.press("t")
+        await pilot.pause()
+
+    assert snap_compare(ScarsApp(feature_dir, user="alice"), terminal_size=(120, 40), run_before=run_before)
+
+
+def test_round_gate(snap_compare, feature_dir):
+    async def run_before(pilot):
+        await _settle(pilot)
+        await pilot.press("f", "g")
+        await _settle(pilot)
+
+    assert snap_compare(ScarsApp(feature_dir, user="alice"), terminal_size=(120, 40), run_before=run_before)

@@ -1,0 +1,83 @@
+"""The bundled demo: realistic, every item form, and `scars demo` copies it safely."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from scars.core.reader import read_feature
+from scars.tui.commands.demo import FEATURE, copy_demo, demo_source
+
+
+@pytest.fixture(scope="module")
+def demo_feature():
+    return read_feature(demo_source() / FEATURE)
+
+
+def test_demo_holds_every_form_and_rule(demo_feature):
+    f = demo_feature
+    forms = {it.form for it in f.items} | {it.form for it in f.resolved}
+    assert {"gen1", "gen2", "systemic_ref", "gen3", "lifecycle", "assumption"} <= forms
+    assert f.registry.state == "present"
+    assert any(it.registry_state == "found" for it in f.items)
+    assert f.groups["deferred_from_level_1"] and f.groups["unaddressed"]
+    assert f.cross_task_patterns and f.possible_patterns
+    assert any(it.resolved for it in f.resolved)  # resolved in place
+    assert any(it.verified is True for it in f.resolved)  # verified assumption excluded
+    assert any(it.verified is False for it in f.items)
+    assert any(it.status == "open" and it.scar_id for it in f.items)  # era D
+    # one non-conforming report, listed with its line
+    (pf,) = f.parse_failures
+    assert pf.file == "scar-reports/task-4-scar.yaml" and pf.line
+    assert f.entry.verdict == "unknown"
+    # a finished earlier round in the era-B form, and the Evaluation Contract
+    (r,) = f.iteration_log.rounds
+    assert r.era == "B" and r.decision == "continue" and r.signal_lost_after == f.signal_lost
+    assert f.contract.primary_evaluator.startswith("`pytest")
+    assert f.execution_mode == "human-in-the-loop"
+    assert [t["id"] for t in f.index["tasks"]] == ["task-1", "task-2", "task-3", "task-4"]
+
+
+def test_demo_where_points_at_files_inside_the_demo_repo(demo_feature):
+    root = demo_source()
+    wheres = {it.where.split(":")[0] for it in demo_feature.items if it.where}
+    assert "src/export.py" in wheres
+    for w in wheres:
+        assert (root / w).is_file(), w
+
+
+def test_copy_demo_refuses_a_non_empty_directory(tmp_path):
+    (tmp_path / "x").write_text("keep me")
+    from scars.core.errors import UsageError
+
+    with pytest.raises(UsageError):
+        copy_demo(tmp_path)
+    assert (tmp_path / "x").read_text() == "keep me"
+    dest = copy_demo(tmp_path / "new")
+    assert (dest / ".samsara" / "systemic-scars.yaml").is_file()
+    assert os.access(dest / FEATURE / "iteration-log.yaml", os.W_OK)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert copy_demo(empty) == empty and (empty / FEATURE).is_dir()
+
+
+def test_scars_demo_without_a_tty_runs_status(tmp_path):
+    env = {**os.environ, "NO_COLOR": "1"}
+    r = subprocess.run(
+        [sys.executable, "-m", "scars.tui.cli", "demo", "--dir", str(tmp_path / "d"), "--json"],
+        capture_output=True, text=True, stdin=subprocess.DEVNULL, env=env, timeout=60,
+    )
+    assert r.returncode == 0, r.stderr
+    data = json.loads(r.stdout)
+    assert data["feature"] == Path(FEATURE).name and data["signal_lost"] == 13
+    assert str(tmp_path / "d") in r.stderr
+    r = subprocess.run(
+        [sys.executable, "-m", "scars.tui.cli", "demo", "--dir", str(tmp_path / "d")],
+        capture_output=True, text=True, stdin=subprocess.DEVNULL, env=env, timeout=60,
+    )
+    assert r.returncode == 2 and "not empty" in r.stderr

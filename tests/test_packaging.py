@@ -1,0 +1,105 @@
+"""Packaging: a wheel and an editable install both give a working `scars` with the demo.
+
+Each installs scars (``--no-deps``) into a fresh virtual environment that sees the
+interpreter's site-packages for the dependencies, then runs the console script.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import venv
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+
+pytestmark = pytest.mark.packaging
+
+
+def _base_python() -> str:
+    # A venv of a venv would not see the base interpreter's site-packages: use the base.
+    return getattr(sys, "_base_executable", sys.executable)
+
+
+def _fresh_venv(where: Path) -> Path:
+    subprocess.run([_base_python(), "-m", "venv", "--system-site-packages", "--without-pip", str(where)], check=True)
+    return where / "bin"
+
+
+def _pip(bin_dir: Path, *args: str, cwd: Path | None = None) -> None:
+    # The fresh venv has no pip of its own: drive the running interpreter's pip at it. The
+    # build runs in pip's isolated build environment (setuptools from the configured index).
+    subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(bin_dir / "python"), "install", "--quiet",
+         "--no-deps", *args],
+        check=True, cwd=cwd, timeout=300,
+    )
+
+
+def _source_copy(tmp_path: Path) -> Path:
+    """The tracked files of the project (what a clean clone holds), copied to tmp_path."""
+    # Tracked files and new files not ignored: the tree a clean clone of this commit holds.
+    files = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                           cwd=ROOT, capture_output=True, check=True).stdout
+    src = tmp_path / "src"
+    for rel in filter(None, files.decode().split("\0")):
+        if not (ROOT / rel).is_file():
+            continue
+        dst = src / rel
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / rel, dst)
+    return src
+
+
+def _check_installed(bin_dir: Path, tmp_path: Path) -> str:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH",)}
+    env["NO_COLOR"] = "1"
+    out = tmp_path / "demo-copy"
+    r = subprocess.run([str(bin_dir / "scars"), "demo", "--dir", str(out), "--json"],
+                       capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL, timeout=120, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["signal_lost"] == 13
+    assert (out / ".samsara" / "systemic-scars.yaml").is_file()
+    r = subprocess.run([str(bin_dir / "scars"), "status", "--json", str(out)],
+                       capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL, timeout=120, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    (feat,) = json.loads(r.stdout)["features"]
+    assert feat["registry"] == "present" and feat["counts"]["unverified_assumptions"] == 2
+    # The installed package is the one we built, not the development tree.
+    r = subprocess.run([str(bin_dir / "python"), "-c", "import scars.core.reader as m; print(m.__file__)"],
+                       capture_output=True, text=True, env=env, timeout=60, cwd=tmp_path)
+    return r.stdout.strip()
+
+
+def test_wheel_install(tmp_path):
+    src = _source_copy(tmp_path)
+    wheels = tmp_path / "wheels"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(wheels), str(src)],
+        check=True, timeout=300, cwd=tmp_path,
+    )
+    (wheel,) = wheels.glob("scars-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "scars/core/demo/repo/.samsara/systemic-scars.yaml" in names
+    assert "scars/core/demo/repo/changes/2026-11-02_csv-export/scar-reports/task-1-scar.yaml" in names
+    assert "scars/core/demo/repo/src/export.py" in names
+    assert "scars/tui/commands/status.py" in names
+    bin_dir = _fresh_venv(tmp_path / "venv")
+    _pip(bin_dir, str(wheel))
+    where = _check_installed(bin_dir, tmp_path)
+    assert where.startswith(str(tmp_path / "venv")), where
+
+
+@pytest.mark.slow  # CI's own `pip install -e '.[test]'` exercises the editable install on every run
+def test_editable_install(tmp_path):
+    src = _source_copy(tmp_path)
+    bin_dir = _fresh_venv(tmp_path / "venv")
+    _pip(bin_dir, "-e", str(src), cwd=tmp_path)
+    where = _check_installed(bin_dir, tmp_path)
+    assert where == str(src / "core" / "reader.py"), where
