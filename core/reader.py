@@ -14,7 +14,6 @@ this path.
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import os
 import re
@@ -24,6 +23,8 @@ from typing import Any
 
 from scars.core import yamlsafe
 from scars.core.autodecisions import parse_auto_decisions
+from scars.core import cache as feature_cache
+from scars.core.parallel import gc_paused, read_reports
 from scars.core.errors import PathNotFound
 from scars.core.paths import resolve_inside
 from scars.core.model import (
@@ -138,7 +139,30 @@ def _refusal(path: Path, root: Path) -> str | None:
 # --------------------------------------------------------------------------- registry
 
 
+_REGISTRY_MEMO: dict[str, tuple[tuple, Registry]] = {}
+
+
 def read_registry(repo_root: Path | None) -> Registry:
+    """The repository's registry; parsed once per process while its file is unchanged.
+
+    (Reading every feature of a repository reads the same registry each time: the memo is
+    keyed by the file's stat stamp, as scars.core.cache explains, and skips files changed
+    too recently for a stamp to be trusted.)
+    """
+    if repo_root is None:
+        return _read_registry(repo_root)
+    path = repo_root.joinpath(*REGISTRY_PATH)
+    stamp = feature_cache._entry(path)
+    memo = _REGISTRY_MEMO.get(str(path))
+    if memo is not None and memo[0] == stamp:
+        return memo[1]
+    registry = _read_registry(repo_root)
+    if not feature_cache._too_recent(stamp):
+        _REGISTRY_MEMO[str(path)] = (stamp, registry)
+    return registry
+
+
+def _read_registry(repo_root: Path | None) -> Registry:
     if repo_root is None:
         return Registry(state="missing", reason="no repository root found")
     path = repo_root.joinpath(*REGISTRY_PATH)
@@ -598,19 +622,6 @@ def _read_text(path: Path) -> str:
 
 def read_feature(path: str | os.PathLike[str]) -> Feature:
     """Read and aggregate one feature directory. Raises PathNotFound when it is not one."""
-    # The cyclic GC dominates loading many small objects (reliability notes §1: a 20 MB load
-    # went 17 s -> 6 s); nothing read here forms cycles, so collect once afterwards instead.
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        return _read_feature(path)
-    finally:
-        if enabled:
-            gc.enable()
-
-
-def _read_feature(path: str | os.PathLike[str]) -> Feature:
-    from scars.core.aggregate import aggregate
 
     p = Path(path).absolute()
     if not p.exists():
@@ -623,6 +634,29 @@ def _read_feature(path: str | os.PathLike[str]) -> Feature:
             "give changes/<feature>/ or a repository root holding changes/"
         )
     repo_root = find_repo_root(p.parent) if not (p / "changes").is_dir() else find_repo_root(p)
+    # A reopen with unchanged files comes from the cache (scars.core.cache: keyed by a stat
+    # fingerprint of every input, taken before reading, never used when one changed).
+    fp = None
+    if feature_cache.enabled():
+        try:
+            fp = feature_cache.fingerprint(p, repo_root)
+        except OSError:
+            fp = None
+    with gc_paused():
+        if fp is not None:
+            hit = feature_cache.load(p, fp)
+            if isinstance(hit, Feature):
+                return hit
+        feature = _read_feature_files(p, repo_root)
+    if fp is not None:
+        feature_cache.store(p, fp, feature)
+    return feature
+
+
+def _read_feature_files(p: Path, repo_root: Path | None) -> Feature:
+    """read_feature without the cache: read every input of feature directory ``p``."""
+    from scars.core.aggregate import aggregate
+
     registry = read_registry(repo_root)
     failures: list[ParseFailure] = []
     warnings: list[str] = []
@@ -636,15 +670,24 @@ def _read_feature(path: str | os.PathLike[str]) -> Feature:
     rdir = p / REPORTS_DIR
     if rdir.is_dir():
         names = sorted(e.name for e in os.scandir(rdir) if e.name.endswith((".yaml", ".yml")))
+        # Decide per name first (cheap checks), then read the reports — in parallel above a
+        # threshold (scars.core.parallel) — and merge the results in name order.
+        slots: list[Any] = []
+        jobs: list[tuple[Path, str]] = []
         for name in names:
             fp = rdir / name
             rel = f"{REPORTS_DIR}/{name}"
             refusal = _refusal(fp, limit_root) or ("a directory, not a report file" if fp.is_dir() else None)
             if refusal is not None:
-                failures.append(ParseFailure(rel, None, refusal))
-                reports.append(ScarReport(file=rel, task_id=None, completion_status=None, items=(), parse_failure=failures[-1]))
+                pf = ParseFailure(rel, None, refusal)
+                slots.append((ScarReport(file=rel, task_id=None, completion_status=None, items=(), parse_failure=pf),
+                              [pf], [], []))
                 continue
-            report, f, w, d = read_report(fp, rel, registry)
+            slots.append(len(jobs))
+            jobs.append((fp, rel))
+        results = read_reports(jobs, registry)
+        for slot in slots:
+            report, f, w, d = results[slot] if isinstance(slot, int) else slot
             reports.append(report)
             failures.extend(f)
             warnings.extend(w)
