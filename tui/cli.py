@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from scars.core.errors import ScarsError
@@ -102,6 +103,15 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except Exception as exc:  # a bug of ours: one line for the user, the traceback on request
+        if os.environ.get("SCARS_DEBUG"):
+            raise
+        print(
+            f"scars: internal error: {type(exc).__name__}: {exc} "
+            "(nothing was reported saved by this command; set SCARS_DEBUG=1 for the traceback)",
+            file=sys.stderr,
+        )
+        return 1
 
 
 def entry() -> None:  # pragma: no cover - console script shim
