@@ -200,46 +200,32 @@ class MainScreen(Screen[None]):
         item_id = self.current_item_id()
         if item_id is None or self._refuse_if_read_only():
             return
-        if self._record(self.app.backend.decide, item_id, "fix", decided_by=self.app.driver) is not None:
-            self._after_decision([item_id], advance=True)
+        self._save("fix", [item_id], {})
 
     def action_accept(self) -> None:
         item_id = self.current_item_id()
         if item_id is None or self._refuse_if_read_only():
             return
-        self.app.open_accept_form([item_id], callback=lambda fields: self._save_accept([item_id], fields))
-
-    def _save_accept(self, item_ids: list[str], fields: dict | None) -> None:
-        if fields is None:
-            return
-        app = self.app
-        fields = {k: v for k, v in fields.items() if v is not None}
-        if app.require_second_accept:
-            fields["pending_review"] = True
-        if len(item_ids) == 1:
-            done = self._record(app.backend.decide, item_ids[0], "accept", decided_by=app.driver, **fields)
-        else:
-            done = self._record(app.backend.decide_many, item_ids, "accept", decided_by=app.driver, **fields)
-            if done is not None:
-                app.marked.difference_update(item_ids)
-        if done is not None:
-            self._after_decision(item_ids, advance=len(item_ids) == 1)
+        self.app.open_accept_form([item_id], callback=lambda fields: self._save("accept", [item_id], fields))
 
     def action_defer(self) -> None:
         item_id = self.current_item_id()
         if item_id is None or self._refuse_if_read_only():
             return
-        self.app.open_defer_form([item_id], callback=lambda fields: self._save_defer([item_id], fields))
+        self.app.open_defer_form([item_id], callback=lambda fields: self._save("defer", [item_id], fields))
 
-    def _save_defer(self, item_ids: list[str], fields: dict | None) -> None:
-        if fields is None:
+    def _save(self, action: str, item_ids: list[str], fields: dict | None) -> None:
+        """Record ``action`` on one item, or on a marked batch (one undo reverts the batch)."""
+        if fields is None:  # the form was cancelled
             return
         app = self.app
         fields = {k: v for k, v in fields.items() if v is not None}
+        if action == "accept" and app.require_second_accept:
+            fields["pending_review"] = True
         if len(item_ids) == 1:
-            done = self._record(app.backend.decide, item_ids[0], "defer", decided_by=app.driver, **fields)
+            done = self._record(app.backend.decide, item_ids[0], action, decided_by=app.driver, **fields)
         else:
-            done = self._record(app.backend.decide_many, item_ids, "defer", decided_by=app.driver, **fields)
+            done = self._record(app.backend.decide_many, item_ids, action, decided_by=app.driver, **fields)
             if done is not None:
                 app.marked.difference_update(item_ids)
         if done is not None:
@@ -288,14 +274,11 @@ class MainScreen(Screen[None]):
             if not ok:
                 return
             if action == "fix":
-                done = self._record(app.backend.decide_many, ids, "fix", decided_by=app.driver)
-                if done is not None:
-                    app.marked.difference_update(ids)
-                    self._after_decision(ids, advance=False)
+                self._save("fix", ids, {})
             elif action == "accept":
-                app.open_accept_form(ids, callback=lambda fields: self._save_accept(ids, fields))
+                app.open_accept_form(ids, callback=lambda fields: self._save("accept", ids, fields))
             else:
-                app.open_defer_form(ids, callback=lambda fields: self._save_defer(ids, fields))
+                app.open_defer_form(ids, callback=lambda fields: self._save("defer", ids, fields))
 
         from scars.tui.screens.confirm import ConfirmBulk
 
