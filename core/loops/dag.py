@@ -27,6 +27,7 @@ from scars.core.loops.base import (
     read_yaml,
     rel,
 )
+from scars.core.advisor import slope as advisor_slope
 from scars.core.model import ParseFailure
 
 ROOT_KEYS = ("iterationDecision", "convergenceReport")
@@ -140,14 +141,7 @@ def decision_state(report: dict[str, Any], file: str, default_name: str) -> Loop
 
 def slope(values: list[float]) -> float:
     """Least-squares slope of ``values`` over their index (0 for fewer than two points)."""
-    n = len(values)
-    if n < 2:
-        return 0.0
-    mean_x = (n - 1) / 2
-    mean_y = sum(values) / n
-    num = sum((i - mean_x) * (v - mean_y) for i, v in enumerate(values))
-    den = sum((i - mean_x) ** 2 for i in range(n))
-    return num / den
+    return advisor_slope(range(len(values)), values)
 
 
 def trend_analysis(scores: list[float], iterations: list[int], target: float) -> dict[str, Any]:
