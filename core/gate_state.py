@@ -33,8 +33,18 @@ from scars.core.lock import FeatureLock
 from scars.core.loops.base import fmt_number
 from scars.core.loops.bkit import no_improvement_run, project_of, read_status, status_files
 from scars.core.loops.loopspec import gap_id, parse_backlog
+from scars.core.loops.review import (
+    ARIS_MAX_ROUNDS,
+    BLOCKING_BUCKETS,
+    MECHANIST_MAX_CLAIM_REENTRIES,
+    MECHANIST_MAX_ITERATIONS,
+    POSITIVE,
+    STALL_LIMIT,
+    TARGET_SCORE,
+    parse_verify_buckets,
+    score_met,
+)
 from scars.core.loops.review import canonical_verdict as _canonical_verdict
-from scars.core.loops.review import parse_verify_buckets
 from scars.core.gates import (
     GAP_PREFIX_SHIP,
     Answer,
@@ -405,11 +415,9 @@ def apply_loop_spec(evidence: Evidence, ans: Answer, reason: str | None, *, user
 # ARIS / Mechanist: `review-continue` (formats.md §3.2, §3.3, §3.6).
 # --------------------------------------------------------------------------------------------
 
-MECHANIST_MAX_ITERATIONS = 6
-MECHANIST_MAX_CLAIM_REENTRIES = 2
-MECHANIST_STALL = 2
-ARIS_MAX_ROUNDS = 4
-TARGET_SCORE = 6
+# The loops' constants and the STOP rule's score and verdict dimensions are the review reader's
+# (scars.core.loops.review): one rule, one place, so `scars loops` and this gate agree.
+MECHANIST_STALL = STALL_LIMIT
 
 
 def canonical_verdict(raw: Any) -> str:
@@ -469,8 +477,8 @@ def gather_review(gate: Gate, path: Path, **_: Any) -> Evidence:
     raw_verdict = state.get("last_verdict")
     verdict = canonical_verdict(raw_verdict)
     warnings: list[str] = []
-    score_ok = score is not None and score >= TARGET_SCORE
-    verdict_ok = verdict in ("ready", "almost")
+    score_ok = score_met(score)
+    verdict_ok = verdict in POSITIVE
     review_md = stage_dir / "AUTO_REVIEW.md"
     heading = _last_heading_number(review_md)
     if heading is not None:
@@ -491,7 +499,7 @@ def gather_review(gate: Gate, path: Path, **_: Any) -> Evidence:
             uncertainty = ("high", "the claim buckets could not be read")
         else:
             files.append(_display(report, root))
-            blocking = buckets["FAIL"] + buckets["INCONCLUSIVE"] + buckets["ZERO_ELIGIBLE_VARIANTS"]
+            blocking = sum(buckets[b] for b in BLOCKING_BUCKETS)
             buckets_ok = blocking == 0
             bucket_text = (f"FAIL {buckets['FAIL']}, INCONCLUSIVE {buckets['INCONCLUSIVE']}, "
                            f"ZERO_ELIGIBLE_VARIANTS {buckets['ZERO_ELIGIBLE_VARIANTS']}, "
@@ -506,7 +514,7 @@ def gather_review(gate: Gate, path: Path, **_: Any) -> Evidence:
         figures = [
             ("lineage", "Mechanist auto-iteration-loop"),
             ("status", str(state.get("status"))),
-            ("score", f"{'?' if score is None else f'{score:g}'}/10 (target >= {TARGET_SCORE}): {'met' if score_ok else 'not met'}"),
+            ("score", f"{'?' if score is None else f'{score:g}'}/10 (target >= {fmt_number(TARGET_SCORE)}): {'met' if score_ok else 'not met'}"),
             ("verdict", f"{raw_verdict!s} → {verdict}: {'positive' if verdict_ok else 'not positive'}"),
             ("claim buckets", f"{bucket_text}: {'clear' if buckets_ok else ('unknown' if buckets_ok is None else 'blocking')}"),
             ("STOP rule", "met" if stop_met else "not met"),
@@ -533,7 +541,7 @@ def gather_review(gate: Gate, path: Path, **_: Any) -> Evidence:
         figures = [
             ("lineage", "ARIS auto-review-loop"),
             ("status", str(state.get("status"))),
-            ("score", f"{'?' if score is None else f'{score:g}'}/10 (target >= {TARGET_SCORE}): {'met' if score_ok else 'not met'}"),
+            ("score", f"{'?' if score is None else f'{score:g}'}/10 (target >= {fmt_number(TARGET_SCORE)}): {'met' if score_ok else 'not met'}"),
             ("verdict", f"{raw_verdict!s} → {verdict}: {'positive' if verdict_ok else 'not positive'}"),
             ("claim buckets", "n/a (auto-review-loop has no claim buckets)"),
             ("STOP rule", "met" if stop_met else "not met"),
