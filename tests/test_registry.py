@@ -178,6 +178,52 @@ def test_symlink_inside_the_repository_is_read(tmp_path):
     assert f.registry.state == "present" and [pf.file for pf in f.parse_failures] == ["scar-reports/t.yaml"]
 
 
+# ---- scars status, text and --json ----------------------------------------------------
+
+
+def _status(capsys, *args: str) -> tuple[int, str]:
+    from scars.tui import cli
+
+    rc = cli.main(["status", *args])
+    return rc, capsys.readouterr().out
+
+
+def test_status_json_on_an_unreadable_registry(tmp_path, capsys):
+    feat = _feature(tmp_path, UNREADABLE["top-level-list"][0])
+    rc, out = _status(capsys, "--json", str(feat))
+    assert rc == 0
+    data = json.loads(out)
+    assert data["registry"] == "unreadable"
+    assert data["signal_lost"] == MISSING_SIGNAL_LOST and data["dangling_refs"] == []
+    (pf,) = data["parse_failures"]
+    assert pf["file"] == REGISTRY_FILE and pf["line"] == 1 and "not a mapping" in pf["reason"]
+    assert data["entry"]["verdict"] == "unknown"
+    refs = [it for it in data["items"] if it["systemic_ref"]]
+    assert len(refs) == REFS and {(it["registry_state"], it["counted"]) for it in refs} == {("unknown", True)}
+    rc, _ = _status(capsys, "--json", "--strict", str(feat))
+    assert rc == 3  # the registry failure is a parse failure for --strict too
+
+
+def test_status_text_on_an_unreadable_registry(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "100")
+    feat = _feature(tmp_path, UNREADABLE["top-level-list"][0])
+    rc, out = _status(capsys, str(feat))
+    assert rc == 0
+    assert "systemic registry: unreadable — systemic_refs unknown, still counted" in out
+    assert f"signal_lost {MISSING_SIGNAL_LOST} " in out
+    assert "Entry: UNKNOWN" in out
+    assert "Parse failures (1)" in out and f"✗ {REGISTRY_FILE}:1 registry unreadable: not a mapping" in out
+    assert "Dangling" not in out and "NOT COUNTED" not in out
+
+
+def test_status_text_registry_line_for_the_other_states(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "100")
+    _, missing = _status(capsys, str(_feature(tmp_path / "m")))
+    _, present = _status(capsys, str(_feature(tmp_path / "p", _write(REGISTRY))))
+    assert "systemic registry: missing — systemic_refs unknown, still counted" in missing
+    assert "systemic registry: present\n" in present
+
+
 # ---- the entry gate's evidence ----------------------------------------------------------
 
 
@@ -194,3 +240,19 @@ def test_entry_gate_names_the_registry_and_keeps_its_refs_counted(tmp_path, monk
     assert line.startswith(f"parse failure (systemic refs unknown, still counted): {REGISTRY_FILE}:1: ")
     assert not any("dangling" in w for w in ev.warnings)
     assert REGISTRY_FILE in ev.files_read
+
+
+# ---- what the app's detail pane says about an `unknown` ref ------------------------------
+
+
+def test_detail_pane_tells_missing_from_unreadable():
+    from scars.core.model import Registry
+    from scars.tui.widgets.detail import describe_unknown_registry
+
+    missing = describe_unknown_registry(Registry(state="missing", path=REGISTRY_FILE))
+    assert missing.startswith(f"missing — no {REGISTRY_FILE}.") and "still counted in signal_lost" in missing
+    assert "Parse failures" not in missing  # a missing registry is not a parse failure
+    unreadable = describe_unknown_registry(
+        Registry(state="unreadable", path=REGISTRY_FILE, reason="duplicate key 'entries'", line=7))
+    assert unreadable.startswith(f"unreadable ({REGISTRY_FILE}:7: duplicate key 'entries').")
+    assert "still counted in signal_lost, and the registry is listed under Parse failures" in unreadable
