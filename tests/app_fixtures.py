@@ -1,8 +1,11 @@
-"""A small samsara repository on disk for the app's Pilot and snapshot tests."""
+"""A small samsara repository on disk for the app's Pilot and snapshot tests, and the one wait
+the Pilot tests use for what the app does (never a fixed time)."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
+from typing import Callable
 
 REPORTS = {
     "task-1-scar.yaml": """\
@@ -95,3 +98,16 @@ def make_repo(root: Path) -> Path:
     (root / "src" / "export.py").write_text(EXPORT_PY, encoding="utf-8")
     (root.parent / "outside.txt").write_text("secret outside the repository\n", encoding="utf-8")
     return feature
+
+
+async def wait_until(pilot, condition: Callable[[], object], what: str, timeout: float = 30.0) -> None:  # noqa: ANN001
+    """Let the app work until ``condition()`` holds: a state the app reaches, never a fixed time.
+
+    Each round lets the app process its pending messages (``pilot.pause()``); ``timeout`` only
+    bounds a hang, so a state that never comes fails with ``what`` instead of blocking the suite.
+    """
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the app never reached: {what}")
+        await pilot.pause()

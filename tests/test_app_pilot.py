@@ -10,10 +10,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from textual.widgets import Button
 
 pytest.importorskip("scars.core.session")
 sys.path.insert(0, str(Path(__file__).parent))
-from app_fixtures import make_repo  # noqa: E402
+from app_fixtures import make_repo, wait_until  # noqa: E402
 
 from scars.core.session import FeatureSession  # noqa: E402
 from scars.tui.app import ScarsApp  # noqa: E402
@@ -187,12 +188,18 @@ async def test_round_gate_writes_both_logs(feature_dir):
         await pilot.pause()
         assert type(app.screen).__name__ == "RoundGate"
         assert "Round 2 done. signal_lost" in screen_text(app)
+        gate = app.screen
+        stop = gate.query_one("#gate-stop", Button)
         await pilot.click("#gate-stop")  # no reason yet: refused, nothing written
-        await pilot.pause()
-        assert type(app.screen).__name__ == "RoundGate"
-        app.screen.query_one("#gate-reason").value = "remaining items have owners"
+        await wait_until(pilot, lambda: gate.query_one("#gate-error").has_class("shown"), "the refusal shown")
+        assert "a reason is required" in str(gate.query_one("#gate-error").render())
+        assert app.screen is gate and "round: 2" not in (feature_dir / "iteration-log.yaml").read_text()
+        # Button ignores a click while its press effect (-active) lasts: click again once it takes clicks.
+        await wait_until(pilot, lambda: not stop.has_class("-active"), "the stop button taking clicks again")
+        gate.query_one("#gate-reason").value = "remaining items have owners"
         await pilot.click("#gate-stop")
-        await pilot.pause()
+        await wait_until(pilot, lambda: "decision: stop" in (feature_dir / "iteration-log.yaml").read_text(),
+                         "the round recorded (iteration-log.yaml is written last)")
     log = (feature_dir / "iteration-log.yaml").read_text()
     assert "round: 2" in log and "decision: stop" in log and "remaining items have owners" in log
     assert log.startswith('feature: "csv-export"')  # the existing round is kept as it was
