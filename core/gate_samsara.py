@@ -39,7 +39,7 @@ from scars.core.gates import (
     now_iso,
     validate_answer,
 )
-from scars.core.model import GROUP_LABEL, GROUPS
+from scars.core.model import GROUP_LABEL, GROUPS, REGISTRY_FILE
 from scars.core.sanitize import one_line
 
 SKIP_KEY = "iteration_skip_record"
@@ -72,7 +72,7 @@ def _files_read(feature) -> list[str]:
         files.append(feature.contract.file)
     reg = feature.registry
     if reg is not None and reg.state != "missing":
-        files.append(".samsara/systemic-scars.yaml")
+        files.append(REGISTRY_FILE)
     return files
 
 
@@ -91,7 +91,9 @@ def _failure_warnings(feature) -> list[str]:
     out = []
     for pf in feature.parse_failures[:10]:
         where = f"{pf.file}:{pf.line}" if pf.line else pf.file
-        out.append(f"parse failure (items not counted): {where}: {pf.reason}")
+        # The registry holds no items: its refs stay counted as unknown (formats.md §1.7).
+        what = "systemic refs unknown, still counted" if pf.of_registry else "items not counted"
+        out.append(f"parse failure ({what}): {where}: {pf.reason}")
     if len(feature.parse_failures) > 10:
         out.append(f"and {len(feature.parse_failures) - 10} more parse failures")
     for file, ref in feature.dangling_refs[:10]:
@@ -184,7 +186,7 @@ def _gather_entry(gate: Gate, session, **_: Any) -> Evidence:
         figures.append(("skip record on file", current))
     warnings = _failure_warnings(feature)
     if verdict == "unknown":
-        warnings.insert(0, "entry verdict unknown (a report could not be used): never default-skip; the gate decides")
+        warnings.insert(0, "entry verdict unknown (an input file could not be used): never default-skip; the gate decides")
     advice = {
         "gate": "the entry criterion holds (cross-task pattern or signal_lost >= 5): the loop asks whether to enter",
         "skip": "the criterion does not hold: the loop would default-skip with a reversible record",

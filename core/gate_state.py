@@ -30,10 +30,21 @@ from typing import Any, Iterator
 from scars.core.durable import Fingerprint, _fsync_dir, append_record, atomic_write, fingerprint, read_with_fingerprint
 from scars.core.errors import ChangedOnDisk, PathNotFound, UsageError
 from scars.core.lock import FeatureLock
-from scars.core.loops.bkit import no_improvement_run, project_of, read_config, status_files
+from scars.core.loops.base import fmt_number
+from scars.core.loops.bkit import no_improvement_run, project_of, read_status, status_files
 from scars.core.loops.loopspec import gap_id, parse_backlog
+from scars.core.loops.review import (
+    ARIS_MAX_ROUNDS,
+    BLOCKING_BUCKETS,
+    MECHANIST_MAX_CLAIM_REENTRIES,
+    MECHANIST_MAX_ITERATIONS,
+    POSITIVE,
+    STALL_LIMIT,
+    TARGET_SCORE,
+    parse_verify_buckets,
+    score_met,
+)
 from scars.core.loops.review import canonical_verdict as _canonical_verdict
-from scars.core.loops.review import parse_verify_buckets
 from scars.core.gates import (
     GAP_PREFIX_SHIP,
     Answer,
@@ -404,11 +415,9 @@ def apply_loop_spec(evidence: Evidence, ans: Answer, reason: str | None, *, user
 # ARIS / Mechanist: `review-continue` (formats.md §3.2, §3.3, §3.6).
 # --------------------------------------------------------------------------------------------
 
-MECHANIST_MAX_ITERATIONS = 6
-MECHANIST_MAX_CLAIM_REENTRIES = 2
-MECHANIST_STALL = 2
-ARIS_MAX_ROUNDS = 4
-TARGET_SCORE = 6
+# The loops' constants and the STOP rule's score and verdict dimensions are the review reader's
+# (scars.core.loops.review): one rule, one place, so `scars loops` and this gate agree.
+MECHANIST_STALL = STALL_LIMIT
 
 
 def canonical_verdict(raw: Any) -> str:
@@ -468,8 +477,8 @@ def gather_review(gate: Gate, path: Path, **_: Any) -> Evidence:
     raw_verdict = state.get("last_verdict")
     verdict = canonical_verdict(raw_verdict)
     warnings: list[str] = []
-    score_ok = score is not None and score >= TARGET_SCORE
-    verdict_ok = verdict in ("ready", "almost")
+    score_ok = score_met(score)
+    verdict_ok = verdict in POSITIVE
     review_md = stage_dir / "AUTO_REVIEW.md"
     heading = _last_heading_number(review_md)
     if heading is not None:
@@ -490,7 +499,7 @@ def gather_review(gate: Gate, path: Path, **_: Any) -> Evidence:
             uncertainty = ("high", "the claim buckets could not be read")
         else:
             files.append(_display(report, root))
-            blocking = buckets["FAIL"] + buckets["INCONCLUSIVE"] + buckets["ZERO_ELIGIBLE_VARIANTS"]
+            blocking = sum(buckets[b] for b in BLOCKING_BUCKETS)
             buckets_ok = blocking == 0
             bucket_text = (f"FAIL {buckets['FAIL']}, INCONCLUSIVE {buckets['INCONCLUSIVE']}, "
                            f"ZERO_ELIGIBLE_VARIANTS {buckets['ZERO_ELIGIBLE_VARIANTS']}, "
@@ -505,7 +514,7 @@ def gather_review(gate: Gate, path: Path, **_: Any) -> Evidence:
         figures = [
             ("lineage", "Mechanist auto-iteration-loop"),
             ("status", str(state.get("status"))),
-            ("score", f"{'?' if score is None else f'{score:g}'}/10 (target >= {TARGET_SCORE}): {'met' if score_ok else 'not met'}"),
+            ("score", f"{'?' if score is None else f'{score:g}'}/10 (target >= {fmt_number(TARGET_SCORE)}): {'met' if score_ok else 'not met'}"),
             ("verdict", f"{raw_verdict!s} → {verdict}: {'positive' if verdict_ok else 'not positive'}"),
             ("claim buckets", f"{bucket_text}: {'clear' if buckets_ok else ('unknown' if buckets_ok is None else 'blocking')}"),
             ("STOP rule", "met" if stop_met else "not met"),
@@ -532,7 +541,7 @@ def gather_review(gate: Gate, path: Path, **_: Any) -> Evidence:
         figures = [
             ("lineage", "ARIS auto-review-loop"),
             ("status", str(state.get("status"))),
-            ("score", f"{'?' if score is None else f'{score:g}'}/10 (target >= {TARGET_SCORE}): {'met' if score_ok else 'not met'}"),
+            ("score", f"{'?' if score is None else f'{score:g}'}/10 (target >= {fmt_number(TARGET_SCORE)}): {'met' if score_ok else 'not met'}"),
             ("verdict", f"{raw_verdict!s} → {verdict}: {'positive' if verdict_ok else 'not positive'}"),
             ("claim buckets", "n/a (auto-review-loop has no claim buckets)"),
             ("STOP rule", "met" if stop_met else "not met"),
@@ -605,8 +614,6 @@ def apply_review(evidence: Evidence, ans: Answer, reason: str | None, *, user: s
 # bkit PDCA: `pdca-continue` (formats.md §4.2, §4.3).
 # --------------------------------------------------------------------------------------------
 
-BKIT_THRESHOLD = 90
-BKIT_MAX_ITERATIONS = 5
 BKIT_CRITICAL_MAX = 10
 BKIT_NO_IMPROVEMENT = 3
 BKIT_HISTORY_CAP = 100
@@ -630,12 +637,9 @@ def locate_pdca(path: Path) -> tuple[Path, Path]:
     raise PathNotFound(f"no bkit pdca-status.json at {p} (looked in .bkit/state/ and docs/)")
 
 
-def _bkit_config(root: Path) -> tuple[int, int, str | None]:
-    pdca, failures = read_config(root, root)
-    thr = _num(pdca.get("matchRateThreshold")) if not failures else None
-    mx = _num(pdca.get("maxIterations")) if not failures else None
-    used = "bkit.config.json" if pdca and not failures else None
-    return (int(thr) if thr is not None else BKIT_THRESHOLD, int(mx) if mx is not None else BKIT_MAX_ITERATIONS, used)
+def _bkit_feature(sf: Path, root: Path, feature: str) -> Any:
+    """The bkit reader's state of one feature: threshold, limit and pass rule as `scars loops` has them."""
+    return next(s for s in read_status(sf, root) if s.name == feature)
 
 
 def _sprint_trend(root: Path, feature: str) -> tuple[list[float | None], str | None]:
@@ -676,10 +680,14 @@ def gather_pdca(gate: Gate, path: Path, *, feature: str | None = None, **_: Any)
     if feature not in features or not isinstance(features[feature], dict):
         raise UsageError(f"{sf}: no feature {feature!r} (features: {', '.join(features) or 'none'})")
     f = features[feature]
-    threshold, max_it, cfg = _bkit_config(root)
-    files = [_display(sf, root)] + ([cfg] if cfg else [])
-    rate = _num(f.get("matchRate")) if f.get("matchRate") is not None else None
-    count = int(_num(f.get("iterationCount")) or 0)
+    # One rule, one place: the threshold, the iteration limit and the pass rule are the bkit
+    # reader's (scars.core.loops.bkit), so `scars loops` and this gate never disagree.
+    state = _bkit_feature(sf, root, feature)
+    threshold, max_it = state.details["threshold"], state.budget.limit
+    rate, count, passes = state.details["match_rate"], state.budget.used, state.details["match_rate_met"]
+    config_file = root / "bkit.config.json"
+    files = [_display(sf, root)] + (["bkit.config.json"] if config_file.is_file() else [])
+    warnings: list[str] = [f"{p.file}: {p.reason}" for p in state.parse_failures]
     trend, trend_file = _sprint_trend(root, feature)
     if trend_file:
         files.append(trend_file)
@@ -687,7 +695,6 @@ def gather_pdca(gate: Gate, path: Path, *, feature: str | None = None, **_: Any)
         trend = trend + [rate]
     streak = no_improvement_run(trend)
     trend_text = " → ".join("unmeasured" if v is None else f"{v:g}%" for v in trend)
-    warnings: list[str] = []
     refused: dict[str, str] = {}
     reason_required: set[str] = set()
     overrides: dict[str, str] = {}
@@ -701,26 +708,26 @@ def gather_pdca(gate: Gate, path: Path, *, feature: str | None = None, **_: Any)
     if streak >= BKIT_NO_IMPROVEMENT:
         warnings.append(f"no improvement for {streak} consecutive iterations: bkit stops with FAILURE")
         reason_required.add("iterate")
-    passes = rate is not None and rate >= threshold
+    thr_text = fmt_number(threshold)
     if passes:
         reason_required.add("iterate")
         overrides["stop"] = "proceed"
-        advice = f"Match Rate {rate:g}% passes the {threshold}% threshold: the loop completes with SUCCESS"
+        advice = f"Match Rate {rate:g}% passes the {thr_text}% threshold: the loop completes with SUCCESS"
     elif count >= max_it or streak >= BKIT_NO_IMPROVEMENT:
         advice = "the loop's own rule stops here (FAILURE, or PARTIAL if you accept the gap)"
     else:
-        advice = f"below the {threshold}% threshold with iterations left: the loop would iterate again"
+        advice = f"below the {thr_text}% threshold with iterations left: the loop would iterate again"
     rate_text = "not measured" if rate is None else f"{rate:g}%"
     figures = [
         ("feature", feature),
         ("phase", str(f.get("phase"))),
-        ("Match Rate", f"{rate_text} (threshold {threshold}%): {'pass' if passes else 'below'}"),
+        ("Match Rate", f"{rate_text} (threshold {thr_text}%): {'pass' if passes else 'below'}"),
         ("trend", trend_text + ("" if trend_file else " (no per-iteration history on disk)")),
         ("iterations", f"{count} of max {max_it} (critical {BKIT_CRITICAL_MAX})"),
         ("no-improvement streak", f"{streak} of {BKIT_NO_IMPROVEMENT}"),
         ("last iteration status", str(f.get("lastIterationStatus"))),
     ]
-    prompt = gate.prompt.format(feature=feature, rate=rate_text, threshold=threshold, count=count, max=max_it)
+    prompt = gate.prompt.format(feature=feature, rate=rate_text, threshold=thr_text, count=count, max=max_it)
     return Evidence(
         gate=gate, target=sf.parent, state_file=sf, workflow_prompt=prompt,
         figures=figures, warnings=warnings, files_read=files,

@@ -37,6 +37,9 @@ Form = Literal["gen1", "gen2", "systemic_ref", "gen3", "lifecycle", "assumption"
 # unreadable ("unknown": still counted), or id absent from a present registry ("dangling").
 RegistryState = Literal["found", "unknown", "dangling"]
 
+# The systemic registry, relative to the repository root (formats.md §1.7).
+REGISTRY_FILE = ".samsara/systemic-scars.yaml"
+
 # Triage groups (formats.md §1.4), in display order.
 GROUPS: tuple[str, ...] = ("cross_task_patterns", "deferred_from_level_1", "unaddressed")
 GROUP_LABEL: dict[str, str] = {
@@ -53,6 +56,11 @@ class ParseFailure:
     file: str  # path relative to the feature directory (or the repository for repo-level files)
     line: int | None
     reason: str  # names the key or item at fault
+
+    @property
+    def of_registry(self) -> bool:
+        """The unreadable registry itself: it holds no items; systemic refs stay counted."""
+        return self.file == REGISTRY_FILE
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,12 +125,24 @@ class EvaluationContract:
 
 @dataclass(frozen=True, slots=True)
 class Registry:
-    """`.samsara/systemic-scars.yaml`: state is present / missing / unreadable."""
+    """`.samsara/systemic-scars.yaml`: state is present / missing / unreadable.
+
+    Unreadable (formats.md §1.7, scars' rule): the file is one parse failure of its own and
+    every ``systemic_ref`` is ``unknown`` and still counted, as with a missing registry.
+    """
 
     state: Literal["present", "missing", "unreadable"]
     entries: dict[str, dict[str, Any]] = field(default_factory=dict)
     path: str | None = None
     reason: str | None = None
+    line: int | None = None  # where the reader stopped, when unreadable and known
+
+    def failure(self) -> ParseFailure | None:
+        """The parse failure an unreadable registry is listed as (None when readable or missing)."""
+        if self.state != "unreadable":
+            return None
+        return ParseFailure(self.path or REGISTRY_FILE, self.line,
+                            f"registry unreadable: {self.reason}; every systemic_ref is unknown and still counted")
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,6 +29,7 @@ from scars.core.errors import PathNotFound
 from scars.core.paths import resolve_inside
 from scars.core.model import (
     CATEGORIES,
+    REGISTRY_FILE,
     SECTION_OF,
     EvaluationContract,
     Feature,
@@ -41,7 +42,7 @@ from scars.core.model import (
 )
 
 REPORTS_DIR = "scar-reports"
-REGISTRY_PATH = (".samsara", "systemic-scars.yaml")
+REGISTRY_PATH = tuple(REGISTRY_FILE.split("/"))
 # Files whose presence makes a directory a samsara feature directory.
 FEATURE_MARKERS = (
     REPORTS_DIR,
@@ -166,23 +167,28 @@ def _read_registry(repo_root: Path | None) -> Registry:
     if repo_root is None:
         return Registry(state="missing", reason="no repository root found")
     path = repo_root.joinpath(*REGISTRY_PATH)
-    rel = "/".join(REGISTRY_PATH)
+    rel = REGISTRY_FILE
     if not path.exists() and not path.is_symlink():
         return Registry(state="missing", path=rel)
     if not _inside(path, repo_root):
         return Registry(state="unreadable", path=rel, reason="symlink points outside the repository")
     loaded, problem = yamlsafe.load_path_quiet(path)
     if problem is not None:
-        return Registry(state="unreadable", path=rel, reason=str(problem))
+        return Registry(state="unreadable", path=rel, reason=problem.reason, line=problem.line)
     if loaded.problems:  # duplicate keys: which list of ids is meant is not knowable
         line, reason = loaded.problems[0]
-        return Registry(state="unreadable", path=rel, reason=f"{reason} (line {line})")
+        return Registry(state="unreadable", path=rel, reason=reason, line=line)
     data = loaded.value
+    if data is None:
+        return Registry(state="unreadable", path=rel, reason="empty file (no YAML document)")
     if not isinstance(data, dict):
-        return Registry(state="unreadable", path=rel, reason="top level is not a mapping")
+        return Registry(state="unreadable", path=rel, line=1,
+                        reason=f"not a mapping: the top level is {_shape(data)}, expected an 'entries' list")
     entries = data.get("entries")
     if not isinstance(entries, list):
-        return Registry(state="unreadable", path=rel, reason="'entries' is not a list")
+        got = "missing" if "entries" not in data else f"{_shape(entries)}, not a list"
+        return Registry(state="unreadable", path=rel, reason=f"'entries' is {got}",
+                        line=loaded.key_lines.get("entries"))
     out: dict[str, dict[str, Any]] = {}
     for e in entries:
         if isinstance(e, dict) and e.get("id") is not None:
@@ -378,12 +384,9 @@ def _read_item(
                 registry_state = "dangling"
                 b.fail(line, f"{label}: systemic_ref {systemic_ref!r} is not in .samsara/systemic-scars.yaml (dangling)")
                 b.dangling.append((b.rel, systemic_ref))
-        elif reg.state == "unreadable":
-            # An unreadable registry is an empty id set: every ref dangles (formats.md §1.7).
-            registry_state = "dangling"
-            b.fail(line, f"{label}: systemic_ref {systemic_ref!r} dangles: the registry is unreadable ({reg.reason})")
-            b.dangling.append((b.rel, systemic_ref))
         else:
+            # Missing or unreadable registry: unknown, still counted (formats.md §1.3, §1.7).
+            # An unreadable one is listed once as its own parse failure (read_feature).
             registry_state = "unknown"
     elif isinstance(raw, dict) and "what" in raw:
         form = "lifecycle" if ("scar_id" in raw or "iteration" in raw) else "gen3"
@@ -662,8 +665,9 @@ def _read_feature_files(p: Path, repo_root: Path | None) -> Feature:
     warnings: list[str] = []
     if yamlsafe.LOADER_WARNING:
         warnings.append(yamlsafe.LOADER_WARNING)
-    if registry.state == "unreadable":
-        warnings.append(f"{registry.path}: registry unreadable ({registry.reason}); every systemic_ref dangles")
+    registry_failure = registry.failure()
+    if registry_failure is not None:
+        failures.append(registry_failure)
     reports: list[ScarReport] = []
     dangling: list[tuple[str, str]] = []
     limit_root = repo_root or p

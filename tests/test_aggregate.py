@@ -153,3 +153,44 @@ def test_signal_lost_is_the_sum_of_counted_remaining_items(tmp_path_factory, spe
     f = read_feature(feat)
     assert f.counts == expected
     assert f.signal_lost == sum(expected.values()) == sum(len(v) for v in f.groups.values())
+
+
+# --------------------------------------------------------------------------- possible patterns at their edges
+# Words below are distinct tokens (no stop words, longer than one letter); "a" and "b" are two reports.
+
+
+def _pair(tmp_path, first: str, second: str):
+    feat = make_feature(tmp_path, {"a.yaml": report("a", ks=[f'"{first}"']), "b.yaml": report("b", ks=[f'"{second}"'])})
+    return read_feature(feat).possible_patterns
+
+
+def test_exactly_half_similar_with_exactly_three_shared_tokens_is_a_possible_pattern(tmp_path):
+    # 3 shared of 6 distinct tokens: J = 0.5 exactly, MIN_SHARED exactly met.
+    assert len(tokens("alpha bravo charlie delta") & tokens("alpha bravo charlie echo foxtrot")) == 3
+    (pp,) = _pair(tmp_path, "alpha bravo charlie delta", "alpha bravo charlie echo foxtrot")
+    assert pp["similarity"] == 0.5
+
+
+def test_two_shared_tokens_are_not_enough_even_at_half_similarity(tmp_path):
+    # 2 shared of 4 distinct tokens: J = 0.5 but only 2 shared tokens.
+    assert _pair(tmp_path, "alpha bravo charlie", "alpha bravo delta") == ()
+
+
+def test_three_shared_tokens_just_below_half_similarity_are_not_a_possible_pattern(tmp_path):
+    # 3 shared of 7 distinct tokens: J = 0.43 (each item keeps a shared token among its three
+    # rarest, so the pair is compared and refused by the threshold, not missed by the blocking).
+    assert _pair(tmp_path, "alpha bravo charlie delta echo", "alpha bravo charlie foxtrot golf") == ()
+
+
+def test_similarity_just_above_half(tmp_path):
+    # 5 shared of 9 distinct tokens: J = 0.56 (the closest above 0.5 that prefix blocking still
+    # compares: each item keeps a shared token among its three rarest).
+    (pp,) = _pair(tmp_path, "alpha bravo charlie delta echo kilo lima", "alpha bravo charlie delta echo papa quebec")
+    assert pp["similarity"] == 0.56
+
+
+def test_items_with_fewer_than_three_tokens_are_never_compared(tmp_path):
+    # Identical token sets of size 2 (J = 1) share only 2 tokens; size 3 is the first that counts.
+    assert _pair(tmp_path, "alpha bravo", "bravo alpha!") == ()
+    (pp,) = _pair(tmp_path / "three", "alpha bravo charlie", "charlie bravo alpha!")
+    assert pp["similarity"] == 1.0

@@ -398,3 +398,46 @@ async def test_command_palette_reaches_an_action(feature_dir):
         await pilot.press("enter")
         await wait_until(pilot, lambda: item in app.decisions, "the fix recorded")
         assert on_disk(feature_dir)[item].action == "fix"
+
+
+@aio
+async def test_detail_pane_when_the_registry_is_unreadable(feature_dir):
+    """formats.md §1.7: a ref is `unknown` and still counted; the registry is its own failure."""
+    root = feature_dir.parent.parent
+    (root / ".samsara").mkdir()
+    (root / ".samsara" / "systemic-scars.yaml").write_text("- id: doc-only-guard\n", encoding="utf-8")
+    (feature_dir / "scar-reports" / "task-6-scar.yaml").write_text(
+        "task_id: task-6\ncompletion_status: done\nknown_shortcuts:\n  - systemic_ref: doc-only-guard\n"
+        "    note: \"grep-only check\"\nsilent_failure_conditions: []\nassumptions_made: []\n"
+        "debt_registered: true\ndebt_location: null\n", encoding="utf-8")
+    app = ScarsApp(feature_dir, user="alice")
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        assert app.feature.registry.state == "unreadable"
+        assert "PARSE FAILURES: 2 registry unreadable: systemic refs unknown, still counted; report(s) not counted" \
+            in screen_text(app)
+        await pilot.press("slash")
+        await type_text(pilot, "grep-only")
+        await pilot.press("enter")
+        await settle(app, pilot)
+        item = app.feature.item(current_item(app))
+        assert item.systemic_ref == "doc-only-guard" and item.registry_state == "unknown" and item.counted
+        detail = detail_text(app)
+        assert "Systemic ref: doc-only-guard (unknown)" in detail
+        assert "Registry: unreadable (.samsara/systemic-scars.yaml:1: not a mapping" in detail
+        assert "it is still counted in signal_lost, and the registry is listed under Parse failures" in detail
+        assert "its report failed to parse" not in detail and "dangling" not in detail
+        # The registry's own row under Parse failures.
+        await pilot.press("escape")
+        await settle(app, pilot)
+        await pilot.press("slash")
+        await type_text(pilot, "unreadable")
+        await pilot.press("enter")
+        await settle(app, pilot)
+        row = app.screen.query_one(ItemList).current_row
+        assert row.kind == "failure" and row.failure.file == ".samsara/systemic-scars.yaml"
+        detail = detail_text(app)
+        assert "Parse failure — the systemic registry is unreadable" in detail
+        assert "File: .samsara/systemic-scars.yaml:1" in detail
+        assert "Every systemic_ref is unknown and still counted in signal_lost" in detail
+        assert "this report's items are not counted" not in detail

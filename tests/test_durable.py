@@ -154,3 +154,61 @@ def test_fingerprint_detects_same_size_change(tmp_path):
     atomic_write(p, b"bbbb")
     c = fingerprint(p)
     assert c.same_content(b) and c.ino != b.ino
+
+
+# ------------------------------------------------------------------ directory fsyncs
+
+
+def test_atomic_write_fsyncs_the_directory_after_the_rename(tmp_path, monkeypatch):
+    from durable_helpers import SyscallTrace
+
+    p = tmp_path / "f.yaml"
+    for content in (b"new file\n", b"replaced\n"):
+        trace = SyscallTrace(monkeypatch)
+        atomic_write(p, content)
+        kinds = [k for k, _, _ in trace.events]
+        assert "replace" in kinds
+        assert trace.missing_dir_fsyncs() == []
+        # The directory fsync comes after the rename, not only before it.
+        last_replace = max(i for i, e in enumerate(trace.events) if e[0] == "replace")
+        assert ("fsync", str(tmp_path), True) in trace.events[last_replace + 1:]
+
+
+def test_atomic_write_through_a_symlink_fsyncs_the_target_directory(tmp_path, monkeypatch):
+    from durable_helpers import SyscallTrace
+
+    (tmp_path / "real").mkdir()
+    (tmp_path / "real" / "f").write_bytes(b"old")
+    (tmp_path / "link").symlink_to(tmp_path / "real" / "f")
+    trace = SyscallTrace(monkeypatch)
+    atomic_write(tmp_path / "link", b"new")
+    assert trace.missing_dir_fsyncs() == [] and str(tmp_path / "real") in trace.dir_fsyncs()
+
+
+def test_append_record_fsyncs_the_directory_when_it_creates_the_file(tmp_path, monkeypatch):
+    from durable_helpers import SyscallTrace
+
+    p = tmp_path / "journal.jsonl"
+    trace = SyscallTrace(monkeypatch)
+    append_record(p, b"first\n")
+    assert ("open", str(p), True) in trace.events  # the call created the file
+    assert trace.missing_dir_fsyncs() == []
+    assert trace.dir_fsyncs() == [str(tmp_path)]
+    # Appending to an existing file creates nothing: its own fsync is enough.
+    trace = SyscallTrace(monkeypatch)
+    append_record(p, b"second\n")
+    assert ("open", str(p), False) in trace.events
+    assert trace.dir_fsyncs() == [] and trace.missing_dir_fsyncs() == []
+    assert ("fsync", str(p), False) in trace.events
+
+
+def test_the_trace_catches_a_dropped_directory_fsync(tmp_path, monkeypatch):
+    """The checker itself: with _fsync_dir made a no-op, both writes are reported."""
+    from durable_helpers import SyscallTrace
+
+    monkeypatch.setattr(durable, "_fsync_dir", lambda directory: None)
+    trace = SyscallTrace(monkeypatch)
+    atomic_write(tmp_path / "a", b"x")
+    append_record(tmp_path / "b", b"y\n")
+    assert [m.split(":")[0] for m in trace.missing_dir_fsyncs()] == [
+        f"rename to {tmp_path / 'a'}", f"creation of {tmp_path / 'b'}"]

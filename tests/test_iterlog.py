@@ -151,3 +151,20 @@ def test_round_on_disk_differing_from_journal_is_refused(tmp_path):
     f.append_rounds([ROUND], feature="x", signal_lost_initial=5)
     with pytest.raises(ChangedOnDisk, match="round 7 on disk differs"):
         f.append_rounds([dict(ROUND, decision_reason="other")], feature="x", signal_lost_initial=5)
+
+
+FLOW_ROUNDS = ('feature: "demo"\nsignal_lost_initial: 4\n\n'
+               'rounds: [ {round: 1,  signal_lost_before: 4, decision: continue,   decision_reason: "x y"} ]\n')
+
+
+def test_canary_fails_on_flow_rounds_with_odd_spacing_and_add_round_refuses():
+    assert not L.canary(FLOW_ROUNDS)
+    with pytest.raises(L.LogNotWritable, match="load \\+ dump is not byte-identical"):
+        L.append_round_rt(FLOW_ROUNDS, ROUND)
+    with pytest.raises(L.LogNotWritable, match="kept in the journal"):
+        L.add_round(FLOW_ROUNDS, ROUND)
+    # The same document in canonical flow spacing passes the canary and takes the round.
+    canonical = L.roundtrip(FLOW_ROUNDS)
+    assert L.canary(canonical)
+    new = L.add_round(canonical, ROUND)
+    assert [r["round"] for r in yaml.safe_load(new)["rounds"]] == [1, 7]

@@ -181,6 +181,50 @@ def test_round_survives_an_unwritable_log_and_is_flushed_later(feature):
     assert [r["round"] for r in log["rounds"]] == [1]
 
 
+FLOW_LOG = (
+    'feature: "csv-export"\n'
+    "signal_lost_initial: 4\n"
+    "\n"
+    "budget:\n"
+    "  max_rounds: 3\n"
+    "  reviewer_retry_limit: 2\n"
+    "\n"
+    # A flow-style list with odd spacing: no text insertion point, and load + dump would
+    # normalise the spacing, so the canary refuses the ruamel rewrite.
+    'rounds: [ {round: 1,  signal_lost_before: 4, signal_lost_after: 4, decision: continue,   decision_reason: "one more"} ]\n'
+)
+
+
+def test_canary_refuses_a_rewrite_and_keeps_the_round_in_the_journal(feature):
+    from scars.core.journal import feature_state
+
+    log = feature / "iteration-log.yaml"
+    log.write_text(FLOW_LOG, encoding="utf-8")
+    before = log.read_bytes()
+    with FeatureSession.open(feature) as s:
+        s.start_round()
+        number = s.current_round()
+        assert number == 2
+        with pytest.raises(ChangedOnDisk) as info:
+            s.close_round("stop", "nothing left to do")
+        message = str(info.value)
+        assert "recorded in the journal but iteration-log.yaml was not updated" in message
+        assert "load + dump is not byte-identical" in message and "scars will not rewrite it" in message
+        assert s.current_round() is None  # closed: the round is durable in the journal
+    assert log.read_bytes() == before  # not one byte rewritten
+    closed = feature_state(feature).closed_rounds
+    assert [r["round"] for r in closed] == [2]
+    assert closed[0]["entry"]["decision"] == "stop"
+    assert closed[0]["entry"]["decision_reason"] == "nothing left to do"
+    # Reopening retries the flush, refuses again (reported, not raised) and still keeps both.
+    with FeatureSession.open(feature) as s:
+        assert any("round(s) 2 are recorded in the journal" in p for p in s.problems)
+        with pytest.raises(ChangedOnDisk, match="not byte-identical"):
+            s.flush()
+    assert log.read_bytes() == before
+    assert [r["round"] for r in feature_state(feature).closed_rounds] == [2]
+
+
 def test_auto_mode_appends_the_round_gate_entries(tmp_path):
     feature = make_feature(tmp_path, auto=True)
     with FeatureSession.open(feature) as s:

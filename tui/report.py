@@ -49,7 +49,9 @@ def print_feature(feature: Feature, console: Console | None = None) -> None:
     reg = feature.registry.state if feature.registry else "missing"
     _line(c, f"{reports} report(s); {len(feature.resolved)} item(s) resolved or verified; "
              f"{uncounted} not counted")
-    _line(c, f"systemic registry: {reg}")
+    # Missing or unreadable: refs are unknown and still counted (formats.md §1.7); an
+    # unreadable registry is also listed under the parse failures below.
+    _line(c, f"systemic registry: {reg}" + ("" if reg == "present" else " — systemic_refs unknown, still counted"))
     if feature.entry:
         v = feature.entry.verdict
         _line(c, ("Entry: ", "bold"), (v.upper(), VERDICT_STYLE.get(v, "")))
@@ -80,7 +82,7 @@ def print_feature(feature: Feature, console: Console | None = None) -> None:
 
     if feature.parse_failures:
         c.print()
-        _line(c, (f"Parse failures ({len(feature.parse_failures)}) — their items are not counted", "bold red"))
+        _line(c, (f"Parse failures ({len(feature.parse_failures)}) — a failed report's items are not counted", "bold red"))
         for f in feature.parse_failures:
             where = f.file + (f":{f.line}" if f.line else "")
             _line(c, "  ✗ ", (one_line(where, 40), "bold"), " ", one_line(f.reason, 300))

@@ -71,6 +71,30 @@ def read_config(project: Path, root: Path) -> tuple[dict[str, Any], list[ParseFa
     return (pdca if isinstance(pdca, dict) else {}), []
 
 
+def pdca_settings(config: dict[str, Any]) -> tuple[float, int]:
+    """(Match Rate threshold, max iterations) of a ``bkit.config.json`` ``pdca`` object.
+
+    A configured value is used exactly as written: a fractional threshold stays fractional and
+    0 stays 0. Only an absent value, or one that is not a number (a non-whole count for
+    ``maxIterations``), falls back to 90 % and 5. Every reader of bkit state (``scars loops``,
+    the ``pdca-continue`` gate, the advisor) takes its threshold from here.
+    """
+    limit = as_int(config.get("maxIterations"))
+    return (_configured(config.get("matchRateThreshold"), MATCH_RATE_THRESHOLD),
+            DEFAULT_MAX_ITERATIONS if limit is None else limit)
+
+
+def _configured(value: Any, default: float) -> float:
+    """A configured percentage exactly as written (fractional, or 0); the default when absent."""
+    number = as_number(value)
+    return default if number is None else number
+
+
+def match_rate_met(rate: float | None, threshold: float) -> bool:
+    """bkit's pass rule: a measured Match Rate at or above the threshold (unmeasured never passes)."""
+    return rate is not None and rate >= threshold
+
+
 def no_improvement_run(rates: list[float | None]) -> int:
     """Trailing count of measured iterations whose rate did not rise above the one before."""
     measured = [r for r in rates if r is not None]
@@ -99,8 +123,7 @@ def read_status(path: Path, root: Path | None = None) -> list[LoopState]:
             waiting_for_human=False, reason=f"unusable: {failure.reason}",
             parse_failures=tuple(failures + [failure]), status="unreadable",
         )]
-    threshold = as_number(config.get("matchRateThreshold")) or MATCH_RATE_THRESHOLD
-    limit = as_int(config.get("maxIterations")) or DEFAULT_MAX_ITERATIONS
+    threshold, limit = pdca_settings(config)
     states = []
     for feature, entry in data["features"].items():
         states.append(_feature_state(str(feature), entry, name, threshold, limit, failures, data))
@@ -126,14 +149,15 @@ def _feature_state(feature: str, entry: Any, file: str, threshold: float, defaul
     breaker = machine.get("circuitBreakerOpen") is True
 
     reasons = []
+    passes = match_rate_met(rate, threshold)
     if rate is None:
         reasons.append("match rate not measured")
     else:
-        reasons.append(f"match rate {fmt_number(rate)}% {'≥' if rate >= threshold else '<'} {fmt_number(threshold)}%")
+        reasons.append(f"match rate {fmt_number(rate)}% {'≥' if passes else '<'} {fmt_number(threshold)}%")
     if budget.over:
         reasons.append(f"iterationCount {count} is above the nominal limit {limit} "
                        f"(critical work allows {CRITICAL_MAX_ITERATIONS})")
-    if rate is not None and rate >= threshold:
+    if passes:
         stop = StopRule(True, tuple(reasons), "success")
     elif budget.spent:
         stop = StopRule(True, tuple(reasons + [f"max iterations reached ({count}/{limit})"]), "failure")
@@ -173,6 +197,7 @@ def _feature_state(feature: str, entry: Any, file: str, threshold: float, defaul
         "phase_number": entry.get("phaseNumber"),
         "match_rate": rate,
         "threshold": threshold,
+        "match_rate_met": passes,
         "iteration_count": count,
         "critical_limit": CRITICAL_MAX_ITERATIONS,
         "last_iteration_status": entry.get("lastIterationStatus"),
@@ -229,8 +254,8 @@ def read_sprint(path: Path, root: Path | None = None) -> LoopState:
     config, _ = _find_key(data, "config")
     config = config if isinstance(config, dict) else {}
     limit = as_int(config.get("maxIterations")) or DEFAULT_MAX_ITERATIONS
-    target = as_number(config.get("matchRateTarget")) or SPRINT_TARGET
-    minimum = as_number(config.get("matchRateMinAcceptable")) or SPRINT_MIN_ACCEPTABLE
+    target = _configured(config.get("matchRateTarget"), SPRINT_TARGET)
+    minimum = _configured(config.get("matchRateMinAcceptable"), SPRINT_MIN_ACCEPTABLE)
     points = []
     rates: list[float | None] = []
     for index, entry in enumerate(history, 1):
@@ -248,10 +273,10 @@ def read_sprint(path: Path, root: Path | None = None) -> LoopState:
     flat = no_improvement_run(rates)
     blocked = (holder or {}).get("blocked") is True or data.get("blocked") is True
     reasons = [f"latest match rate {fmt_number(latest)}%" if latest is not None else "match rate not measured"]
-    if latest is not None and latest >= target:
+    if match_rate_met(latest, target):
         stop = StopRule(True, tuple(reasons + [f"target {fmt_number(target)}% reached"]), "success")
     elif budget.spent:
-        ok = latest is not None and latest >= minimum
+        ok = match_rate_met(latest, minimum)
         stop = StopRule(True, tuple(reasons + [f"max iterations reached ({used}/{limit})",
                                                f"{'at or above' if ok else 'below'} the minimum {fmt_number(minimum)}%"]),
                         "partial" if ok else "iteration_exhausted")

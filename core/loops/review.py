@@ -308,10 +308,18 @@ def _last_from_runs(runs: list[dict[str, Any]]) -> tuple[float | None, str | Non
     return None, None, None
 
 
+def score_met(score: float | None) -> bool:
+    """The STOP rule's score dimension: a score at or above 6/10 (no score never meets it).
+
+    The one place of this rule: the loop readers and the ``review-continue`` gate call it.
+    """
+    return score is not None and score >= TARGET_SCORE
+
+
 def _stop(score: float | None, verdict: str | None, buckets: dict[str, int] | None,
           buckets_source: str) -> StopRule:
     reasons = []
-    met_score = score is not None and score >= TARGET_SCORE
+    met_score = score_met(score)
     reasons.append(f"score {fmt_number(score)} {'≥' if met_score else '<'} {fmt_number(TARGET_SCORE)}"
                    if score is not None else "no score yet")
     met_verdict = verdict in POSITIVE

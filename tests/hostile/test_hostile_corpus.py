@@ -134,6 +134,8 @@ def _mentions(res: dict, case: Case, root: Path) -> bool:
 def test_hostile_other_file(case: Case, repo: Path):
     """The registry, index.yaml, iteration-log.yaml, auto-decisions.md and pre-thinking.md."""
     feature = build_case(repo, case)
+    if case.target == "registry":
+        _write_ref_report(repo)
     res = _probe(feature)
     if case.target == "registry":
         state = res["registry"]["state"] if res["registry"] else None
@@ -145,28 +147,52 @@ def test_hostile_other_file(case: Case, repo: Path):
             f"{case.id}: the file is not named in parse failures or warnings: "
             f"{res['failures']} {res['warnings']} {res['log_warnings']}"
         )
-    if case.target == "registry":
-        # An unusable registry is an empty id set (formats.md §1.7): the good report's
-        # systemic ref then dangles, and the report is listed saying so, never dropped.
-        pf = _failure_for(res, "good-scar.yaml")
-        if pf is not None:
-            assert "registry" in pf["reason"] or "dangl" in pf["reason"], pf
-        else:
-            _good_items_counted(res)
-    else:
+    if case.target == "registry" and case.expect == "failure":
+        # An unreadable registry is one parse failure of its own, and every systemic_ref is
+        # unknown and still counted, as with a missing registry (formats.md §1.7).
+        registry_failures = [pf for pf in res["failures"] if pf["file"] == ".samsara/systemic-scars.yaml"]
+        assert len(registry_failures) == 1 and len(res["failures"]) == 1, res["failures"]
+        assert res["status_json"]["json_failures"] == [".samsara/systemic-scars.yaml"]
+        assert not res["dangling"], res["dangling"]
+        refs = [it for it in res["items"] if Path(it["file"]).name == "ref-scar.yaml"]
+        assert refs and all(it["counted"] and it["registry_state"] == "unknown" for it in refs), refs
+        assert res["signal_lost"] == _missing_registry_signal_lost(repo.parent / "missing")
+    elif case.target == "registry":
+        # Readable, but lacking the ids (junk entries): every ref dangles and its report is
+        # listed, never dropped (the good report's resolved ref is looked up too).
+        assert res["registry"]["state"] == "present"
+        assert sorted(map(tuple, res["dangling"])) == [
+            ("scar-reports/good-scar.yaml", "known-systemic-fact"), ("scar-reports/ref-scar.yaml", "some-id")]
+        assert _failure_for(res, "ref-scar.yaml") and _failure_for(res, "good-scar.yaml")
+    if case.target != "registry" or case.expect == "failure":
         # Scar reports are read and counted whatever happened to the other file.
         _good_items_counted(res)
     _assert_status_clean(res, case.id)
     assert not (repo / "PWNED").exists(), "a YAML tag ran code"
 
 
-def test_registry_missing_marks_refs_unknown_and_counts_them(repo: Path):
-    feature = build_registry_missing(repo)
-    report_path(repo, "ref").write_text(
+def _write_ref_report(root: Path) -> None:
+    """A report holding one counted systemic_ref to an id no registry of the corpus has."""
+    report_path(root, "ref").write_text(
         "task_id: t\ncompletion_status: done\nknown_shortcuts:\n  - systemic_ref: some-id\n    note: n\n"
         "silent_failure_conditions: []\nassumptions_made: []\ndebt_registered: true\ndebt_location: x\n",
         encoding="utf-8",
     )
+
+
+def _missing_registry_signal_lost(root: Path) -> int:
+    from scars.core.reader import read_feature
+
+    feature = build_registry_missing(root)
+    _write_ref_report(root)
+    f = read_feature(feature)
+    assert f.registry.state == "missing" and not f.parse_failures
+    return f.signal_lost
+
+
+def test_registry_missing_marks_refs_unknown_and_counts_them(repo: Path):
+    feature = build_registry_missing(repo)
+    _write_ref_report(repo)
     res = _probe(feature)
     assert res["registry"]["state"] == "missing"
     refs = [it for it in res["items"] if Path(it["file"]).name == "ref-scar.yaml"]

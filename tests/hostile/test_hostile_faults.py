@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 import pytest
+from durable_helpers import SyscallTrace
 from faults import ACCEPT, copy_feature, make_fault_feature
 
 from scars.core import durable
@@ -60,8 +61,12 @@ def _all_parse(feature: Path) -> None:
 # ------------------------------------------------------------------ injected faults
 
 
-class Injector:
-    """Counts the durable layer's system calls; raises ``err`` at call number ``fail_at``."""
+class Injector(SyscallTrace):
+    """Counts the durable layer's system calls; raises ``err`` at call number ``fail_at``.
+
+    It is a :class:`durable_helpers.SyscallTrace`, so every run also says which renames and
+    file creations no directory fsync made durable (``missing_dir_fsyncs``).
+    """
 
     CALLS = ("write", "fsync", "replace", "open", "ftruncate", "mkdir")
 
@@ -71,30 +76,19 @@ class Injector:
         self.n = 0
         self.fail_at = fail_at
         self.err = err
+        self.only = only
         self.failed_call: str | None = None
-        real = durable.os
+        super().__init__(monkeypatch, hook=self._fault)
 
-        class Proxy:
-            def __getattr__(_self, name):
-                return getattr(real, name)
-
-        proxy = Proxy()
-        for name in self.CALLS:
-            fn = getattr(real, name)
-            setattr(proxy, name, self._wrap(name, fn) if name in only else fn)
-        monkeypatch.setattr(durable, "os", proxy)
-
-    def _wrap(self, name, fn):
-        def call(*a, **k):
-            if name == "open" and len(a) > 1 and not (a[1] & (os.O_WRONLY | os.O_RDWR | os.O_CREAT)):
-                return fn(*a, **k)  # reads are not faults we inject
-            self.n += 1
-            if self.fail_at is not None and (self.n == self.fail_at or (self.fail_from and self.n > self.fail_at)):
-                self.failed_call = name
-                raise OSError(self.err, os.strerror(self.err))
-            return fn(*a, **k)
-
-        return call
+    def _fault(self, name, args):
+        if name not in self.only:
+            return
+        if name == "open" and len(args) > 1 and not (args[1] & (os.O_WRONLY | os.O_RDWR | os.O_CREAT)):
+            return  # reads are not faults we inject
+        self.n += 1
+        if self.fail_at is not None and (self.n == self.fail_at or (self.fail_from and self.n > self.fail_at)):
+            self.failed_call = name
+            raise OSError(self.err, os.strerror(self.err))
 
 
 OPS = {
@@ -136,6 +130,8 @@ def test_injected_enospc_at_every_call(op, template, tmp_path, monkeypatch):
             OPS[op](s, ids)
             total = inj.n
     assert total >= 2, f"{op} made {total} durable calls"
+    # Every rename and every file the operation created is made durable by a directory fsync.
+    assert inj.missing_dir_fsyncs() == [], f"{op}: {inj.missing_dir_fsyncs()}"
     for n in range(1, total + 1):
         feature = copy_feature(template, tmp_path / f"n{n}")
         ids = _prepare(feature)
@@ -501,3 +497,18 @@ def test_journal_line_edited_by_hand_is_detected(template, tmp_path):
     with FeatureSession.open(feature) as s:
         assert any("checksum" in p for p in s.problems), s.problems
         assert ids[6] not in s.decisions or s.decisions[ids[6]].action != "fixx"
+
+
+def test_the_first_decision_makes_the_new_journal_durable(tmp_path, monkeypatch):
+    """Creating .scars/journal.jsonl is followed by an fsync of .scars (else a crash can lose
+    the file with every decision in it, though each record was fsynced)."""
+    feature = make_fault_feature(tmp_path, items=3, log=False)
+    with FeatureSession.open(feature) as s:
+        first = [i.id for i in s.feature.items if i.counted][0]
+        with monkeypatch.context() as m:
+            trace = SyscallTrace(m)
+            s.decide(first, "fix")
+    journal = os.path.realpath(journal_path(feature))
+    assert ("open", journal, True) in trace.events
+    assert trace.missing_dir_fsyncs() == []
+    assert os.path.dirname(journal) in trace.dir_fsyncs()

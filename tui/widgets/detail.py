@@ -15,7 +15,7 @@ from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from scars.core.model import CATEGORY_LABEL, Feature, ParseFailure, ScarItem
+from scars.core.model import CATEGORY_LABEL, REGISTRY_FILE, Feature, ParseFailure, Registry, ScarItem
 from scars.core.sanitize import one_line, visible
 from scars.tui.locate import Excerpt, read_excerpt
 from scars.tui.state import ALL_GROUP_LABEL, decision_state, item_text
@@ -74,6 +74,17 @@ def describe_reopen(rec: dict) -> Text:
     return t
 
 
+def describe_unknown_registry(registry: Registry | None) -> str:
+    """Why a systemic ref is ``unknown``: the registry is missing or unreadable (formats.md §1.7)."""
+    if registry is not None and registry.state == "unreadable":
+        where = (registry.path or REGISTRY_FILE) + (f":{registry.line}" if registry.line else "")
+        return (f"unreadable ({where}: {one_line(registry.reason or '', 200)}). The ref cannot be described; "
+                "it is still counted in signal_lost, and the registry is listed under Parse failures.")
+    why = f" ({registry.reason})" if registry is not None and registry.reason else ""
+    return (f"missing — no {REGISTRY_FILE}{why}. The ref cannot be described; "
+            "it is still counted in signal_lost.")
+
+
 def describe_history(records: Iterable[dict]) -> Text | None:
     lines = []
     for rec in records:
@@ -108,11 +119,18 @@ class DetailPane(VerticalScroll):
         self._body.update(Text(message))
 
     def show_failure(self, pf: ParseFailure) -> None:
+        if pf.of_registry:
+            head = "Parse failure — the systemic registry is unreadable"
+            after = ("Every systemic_ref is unknown and still counted in signal_lost; the iteration-entry "
+                     "verdict stays unknown. Fix the file and reopen.")
+        else:
+            head = "Parse failure — this report's items are not counted"
+            after = "Fix the file and reopen; scars never drops a report silently."
         parts: list[RenderableType] = [
-            Text("Parse failure — this report's items are not counted", style="bold"),
+            Text(head, style="bold"),
             _field("File", pf.file + (f":{pf.line}" if pf.line else "")),
             _field("Reason", pf.reason),
-            Text("Fix the file and reopen; scars never drops a report silently."),
+            Text(after),
         ]
         self._body.update(Group(*parts))
         self.scroll_home(animate=False)
@@ -188,7 +206,7 @@ class DetailPane(VerticalScroll):
             if item.registry_description:
                 parts.append(_field("Registry", item.registry_description))
             elif item.registry_state == "unknown":
-                parts.append(Text("Registry missing or unreadable: the ref cannot be described."))
+                parts.append(_field("Registry", describe_unknown_registry(feature.registry)))
         contract = feature.contract
         if contract is not None and contract.feedback_loop:
             parts.append(Text(""))

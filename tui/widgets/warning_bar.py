@@ -36,9 +36,14 @@ def warning_lines(feature: Feature, valves: Iterable[Any]) -> list[Text]:
     if n:
         t = Text(no_wrap=True, overflow="ellipsis")
         t.append(f"✗ PARSE FAILURES: {n} ", style="bold")
-        files = ", ".join(pf.file for pf in feature.parse_failures[:3])
-        more = f" +{n - 3} more" if n > 3 else ""
-        t.append(one_line(f"report(s) not counted in signal_lost: {files}{more}", 200))
+        # An unreadable registry holds no items: its refs stay counted (formats.md §1.7).
+        others = [pf.file for pf in feature.parse_failures if not pf.of_registry]
+        said = ["registry unreadable: systemic refs unknown, still counted"] if len(others) < n else []
+        if others:
+            files = ", ".join(others[:3])
+            more = f" +{len(others) - 3} more" if len(others) > 3 else ""
+            said.append(f"report(s) not counted in signal_lost: {files}{more}")
+        t.append(one_line("; ".join(said), 200))
         lines.append(t)
     return lines
 
