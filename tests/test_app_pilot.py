@@ -416,10 +416,7 @@ async def test_detail_pane_when_the_registry_is_unreadable(feature_dir):
         assert app.feature.registry.state == "unreadable"
         assert "PARSE FAILURES: 2 registry unreadable: systemic refs unknown, still counted; report(s) not counted" \
             in screen_text(app)
-        await pilot.press("slash")
-        await type_text(pilot, "grep-only")
-        await pilot.press("enter")
-        await settle(app, pilot)
+        await filter_by(app, pilot, "grep-only")
         item = app.feature.item(current_item(app))
         assert item.systemic_ref == "doc-only-guard" and item.registry_state == "unknown" and item.counted
         detail = detail_text(app)
@@ -429,11 +426,8 @@ async def test_detail_pane_when_the_registry_is_unreadable(feature_dir):
         assert "its report failed to parse" not in detail and "dangling" not in detail
         # The registry's own row under Parse failures.
         await pilot.press("escape")
-        await settle(app, pilot)
-        await pilot.press("slash")
-        await type_text(pilot, "unreadable")
-        await pilot.press("enter")
-        await settle(app, pilot)
+        await filter_shown(pilot, "")
+        await filter_by(app, pilot, "unreadable")
         row = app.screen.query_one(ItemList).current_row
         assert row.kind == "failure" and row.failure.file == ".samsara/systemic-scars.yaml"
         detail = detail_text(app)
