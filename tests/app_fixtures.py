@@ -111,3 +111,18 @@ async def wait_until(pilot, condition: Callable[[], object], what: str, timeout:
         if time.monotonic() > deadline:
             raise AssertionError(f"the app never reached: {what}")
         await pilot.pause()
+
+
+async def filter_shown(pilot, text: str) -> None:  # noqa: ANN001
+    """Wait until the filter ``text`` ("" for none) is applied and its rows are shown.
+
+    The rows are built in a thread worker started when the filter is applied; once the app's
+    filter is ``text`` that worker exists, and once it has finished its rows are on screen.
+    """
+    app = pilot.app
+
+    def shown() -> bool:
+        flt = app.filter
+        return (flt.source if flt is not None else "") == text.strip() and all(w.is_finished for w in app.workers)
+
+    await wait_until(pilot, shown, f"the rows of the filter {text!r}")

@@ -10,11 +10,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from textual.command import CommandList
 from textual.widgets import Button
 
-pytest.importorskip("scars.core.session")
 sys.path.insert(0, str(Path(__file__).parent))
-from app_fixtures import make_repo, wait_until  # noqa: E402
+from app_fixtures import filter_shown, make_repo, wait_until  # noqa: E402
 
 from scars.core.session import FeatureSession  # noqa: E402
 from scars.tui.app import ScarsApp  # noqa: E402
@@ -51,6 +51,27 @@ def current_item(app: ScarsApp) -> str | None:
     return row.item_id if row is not None else None
 
 
+def item_rows(app: ScarsApp) -> list:
+    return [r for r in app.screen.query_one(ItemList).rows if r.kind == "item"]
+
+
+def record_notes(app: ScarsApp) -> list[tuple[str, str]]:
+    """Every notification the app posts, as (title, message): a refusal is waited for, not slept on."""
+    notes: list[tuple[str, str]] = []
+    notify = app.notify
+
+    def recording(message, *, title="", **kw):  # noqa: ANN001, ANN003, ANN202
+        notes.append((title, str(message)))
+        return notify(message, title=title, **kw)
+
+    app.notify = recording  # type: ignore[method-assign]
+    return notes
+
+
+async def on_screen(app: ScarsApp, pilot, name: str) -> None:  # noqa: ANN001
+    await wait_until(pilot, lambda: type(app.screen).__name__ == name, f"the {name} screen on top")
+
+
 def screen_text(app: ScarsApp) -> str:
     svg = app.export_screenshot()
     parts = re.findall(r">([^<]*)</text>", svg)
@@ -78,15 +99,17 @@ async def start(app: ScarsApp, pilot) -> None:  # noqa: ANN001
     await pilot.pause()
 
 
-async def settle(app: ScarsApp, pilot) -> None:  # noqa: ANN001
-    """Wait for the workers (the filter runs off the event loop), then for the redraw."""
-    await app.workers.wait_for_complete()
-    await pilot.pause()
-
-
 async def type_text(pilot, text: str) -> None:  # noqa: ANN001
     for ch in text:
         await pilot.press("space" if ch == " " else ch)
+
+
+async def filter_by(app: ScarsApp, pilot, text: str) -> None:  # noqa: ANN001
+    """Type a filter and wait until the list shows its rows (they are built in a thread worker)."""
+    await pilot.press("slash")
+    await type_text(pilot, text)
+    await pilot.press("enter")
+    await filter_shown(pilot, text)
 
 
 @aio
@@ -96,12 +119,12 @@ async def test_fix_is_on_disk_and_undo_reverts_it(feature_dir):
         await start(app, pilot)
         first = current_item(app)
         await pilot.press("f")
-        await pilot.pause()
+        await wait_until(pilot, lambda: first in app.decisions, "the fix recorded")
         d = on_disk(feature_dir)
         assert d[first].action == "fix" and d[first].decided_by == "alice"
         assert current_item(app) != first  # moved on
         await pilot.press("u")
-        await pilot.pause()
+        await wait_until(pilot, lambda: first not in app.decisions, "the fix undone")
         assert first not in on_disk(feature_dir)
         assert current_item(app) == first
 
@@ -113,11 +136,11 @@ async def test_accept_form_refuses_until_valid_then_saves(feature_dir):
         await start(app, pilot)
         item = current_item(app)
         await pilot.press("a")
-        await pilot.pause()
-        await pilot.click("#form-save")
-        await pilot.pause()
+        await on_screen(app, pilot, "AcceptForm")
         form = app.screen
-        assert type(form).__name__ == "AcceptForm"
+        await pilot.click("#form-save")
+        await wait_until(pilot, lambda: form.query_one("#error-owner").has_class("shown"), "the owner error shown")
+        assert app.screen is form
         err = str(form.query_one("#error-owner").render())
         assert "owner" in err
         assert item not in on_disk(feature_dir)  # nothing saved while invalid
@@ -126,7 +149,7 @@ async def test_accept_form_refuses_until_valid_then_saves(feature_dir):
         await pilot.press("enter")
         await type_text(pilot, "bob")
         await pilot.press("enter", "enter", "enter")  # owner -> rationale -> watch (empty) -> save
-        await pilot.pause()
+        await wait_until(pilot, lambda: item in app.decisions, "the accept recorded")
         d = on_disk(feature_dir)[item]
         assert (d.action, d.owner, d.re_review_signal, d.rationale) == (
             "accept", "bob", "a second writer appears", "single process today")
@@ -141,19 +164,18 @@ async def test_bulk_defer_and_one_undo_reverts_the_batch(feature_dir):
         await pilot.press("space")
         b = current_item(app)
         await pilot.press("space", "D")
-        await pilot.pause()
-        assert type(app.screen).__name__ == "ConfirmBulk"
+        await on_screen(app, pilot, "ConfirmBulk")
         assert "Decide 2 marked items as DEFER" in screen_text(app)
         await pilot.press("y")
-        await pilot.pause()
+        await on_screen(app, pilot, "DeferForm")
         fill(app, reason="scheduler lands first")
         await pilot.press("enter", "enter")
-        await pilot.pause()
+        await wait_until(pilot, lambda: a in app.decisions and b in app.decisions, "the batch recorded")
         d = on_disk(feature_dir)
         assert d[a].action == d[b].action == "defer" and d[a].batch_id and d[a].batch_id == d[b].batch_id
         assert d[a].reason == "scheduler lands first"
         await pilot.press("u")
-        await pilot.pause()
+        await wait_until(pilot, lambda: a not in app.decisions, "the batch undone")
         d = on_disk(feature_dir)
         assert a not in d and b not in d
 
@@ -163,18 +185,15 @@ async def test_filter_then_decide_the_filtered_item(feature_dir):
     app = ScarsApp(feature_dir, user="alice")
     async with app.run_test(size=SIZE) as pilot:
         await start(app, pilot)
-        await pilot.press("slash")
-        await type_text(pilot, "cat:ua")
-        await pilot.press("enter")
-        await settle(app, pilot)
-        rows = [r for r in app.screen.query_one(ItemList).rows if r.kind == "item"]
+        await filter_by(app, pilot, "cat:ua")
+        rows = item_rows(app)
         assert [r.item_id[:3] for r in rows] == ["ua-"]
         await pilot.press("f")
-        await pilot.pause()
+        await wait_until(pilot, lambda: rows[0].item_id in app.decisions, "the fix recorded")
         assert on_disk(feature_dir)[rows[0].item_id].action == "fix"
         await pilot.press("escape")
-        await settle(app, pilot)
-        assert len([r for r in app.screen.query_one(ItemList).rows if r.kind == "item"]) > 1
+        await filter_shown(pilot, "")
+        assert len(item_rows(app)) > 1
 
 
 @aio
@@ -183,10 +202,9 @@ async def test_round_gate_writes_both_logs(feature_dir):
     async with app.run_test(size=SIZE) as pilot:
         await start(app, pilot)
         await pilot.press("f")
-        await pilot.pause()
+        await wait_until(pilot, lambda: len(app.decisions) == 1, "the fix recorded")
         await pilot.press("g")
-        await pilot.pause()
-        assert type(app.screen).__name__ == "RoundGate"
+        await on_screen(app, pilot, "RoundGate")
         assert "Round 2 done. signal_lost" in screen_text(app)
         gate = app.screen
         stop = gate.query_one("#gate-stop", Button)
@@ -214,18 +232,19 @@ async def test_pairing_accept_waits_for_the_second_person(feature_dir):
         await start(app, pilot)
         item = current_item(app)
         assert "driver alice" in screen_text(app)
+        notes = record_notes(app)
         await pilot.press("a")
-        await pilot.pause()
+        await on_screen(app, pilot, "AcceptForm")
         fill(app, re_review_signal="second writer appears", owner="carol", rationale="single process")
         await pilot.click("#form-save")
-        await pilot.pause()
+        await wait_until(pilot, lambda: item in app.decisions, "the accept recorded")
         d = on_disk(feature_dir)[item]
         assert d.pending_review and d.decided_by == "alice" and not d.reviewed_by
         await pilot.press("k", "s")  # alice cannot sign off her own accept
-        await pilot.pause()
+        await wait_until(pilot, lambda: any("the other person signs off" in m for _, m in notes), "the refusal")
         assert on_disk(feature_dir)[item].pending_review
         await pilot.press("p", "s")
-        await pilot.pause()
+        await wait_until(pilot, lambda: not app.decisions[item].pending_review, "the sign-off recorded")
         d = on_disk(feature_dir)[item]
         assert d.reviewed_by == "bob" and not d.pending_review
 
@@ -240,8 +259,9 @@ async def test_second_instance_is_read_only_and_names_the_holder(feature_dir):
             assert app.backend.read_only
             text = screen_text(app)
             assert "READ-ONLY" in text and "zoe" in text
+            notes = record_notes(app)
             await pilot.press("f")
-            await pilot.pause()
+            await wait_until(pilot, lambda: [t for t, _ in notes] == ["Not recorded"], "the refusal")
         assert holder.decisions == {} and on_disk(feature_dir) == {}
     finally:
         holder.close()
@@ -252,8 +272,9 @@ async def test_read_only_flag_records_nothing(feature_dir):
     app = ScarsApp(feature_dir, read_only=True)
     async with app.run_test(size=SIZE) as pilot:
         await start(app, pilot)
-        await pilot.press("f", "space", "F", "u")
-        await pilot.pause()
+        notes = record_notes(app)
+        await pilot.press("f", "space", "F", "u")  # space (mark) writes nothing and is allowed
+        await wait_until(pilot, lambda: [t for t, _ in notes] == ["Not recorded"] * 3, "three refusals")
     assert on_disk(feature_dir) == {}
 
 
@@ -264,7 +285,7 @@ async def test_reopen_resumes_on_first_undecided(feature_dir):
         await start(app, pilot)
         first = current_item(app)
         await pilot.press("f")
-        await pilot.pause()
+        await wait_until(pilot, lambda: first in app.decisions, "the fix recorded")
         second = current_item(app)
     app = ScarsApp(feature_dir, user="alice")
     async with app.run_test(size=SIZE) as pilot:
@@ -278,10 +299,7 @@ async def test_untrusted_text_is_shown_literally(feature_dir):
     app = ScarsApp(feature_dir, user="alice")
     async with app.run_test(size=SIZE) as pilot:
         await start(app, pilot)
-        await pilot.press("slash")
-        await type_text(pilot, "literally")
-        await pilot.press("enter")
-        await settle(app, pilot)
+        await filter_by(app, pilot, "literally")
         text = screen_text(app)
         assert "[bold]shown[/bold]" in text
         assert "[@click=app.quit]click[/]" in text
@@ -299,7 +317,7 @@ async def test_user_keymap_rebinds_a_binding_id(feature_dir):
         await start(app, pilot)
         item = current_item(app)
         await pilot.press("x")
-        await pilot.pause()
+        await wait_until(pilot, lambda: item in app.decisions, "the fix recorded")
         assert on_disk(feature_dir)[item].action == "fix"
 
 
@@ -309,7 +327,7 @@ async def test_help_lists_binding_ids(feature_dir):
     async with app.run_test(size=SIZE) as pilot:
         await start(app, pilot)
         await pilot.press("question_mark")
-        await pilot.pause()
+        await on_screen(app, pilot, "HelpScreen")
         text = screen_text(app)
         for bid in ("scars.fix", "scars.accept", "scars.bulk_defer", "scars.gate", "scars.quit"):
             assert bid in text
@@ -323,8 +341,7 @@ async def test_loops_inbox_opens_a_samsara_feature(feature_dir):
     states = discover_loops(root)
     app = ScarsApp(None, inbox=(states, root))
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
-        assert type(app.screen).__name__ == "LoopsScreen"
+        await on_screen(app, pilot, "LoopsScreen")
         assert "Loops inbox" in screen_text(app) and "2026-07-01_csv-export" in screen_text(app)
         row = next(i for i, s in enumerate(states) if s.kind == "samsara")
         for _ in range(row):
@@ -335,7 +352,7 @@ async def test_loops_inbox_opens_a_samsara_feature(feature_dir):
         assert type(app.screen).__name__ == "MainScreen" and app.feature_dir == feature_dir
         item = current_item(app)
         await pilot.press("f")
-        await pilot.pause()
+        await wait_until(pilot, lambda: item in app.decisions, "the fix recorded")
         assert on_disk(feature_dir)[item].action == "fix"
 
 
@@ -347,18 +364,16 @@ async def test_blocked_fix_reclassified_at_the_gate(feature_dir):
     app = ScarsApp(feature_dir, user="alice")
     async with app.run_test(size=SIZE) as pilot:
         await start(app, pilot)
-        await pilot.press("slash")
-        await type_text(pilot, "vendor")
-        await pilot.press("enter")
-        await settle(app, pilot)
+        await filter_by(app, pilot, "vendor")
         item = current_item(app)
         await pilot.press("f", "g")
-        await pilot.pause()
+        await on_screen(app, pilot, "RoundGate")
         assert "Blocked fix" in screen_text(app)
         app.screen.query_one("#blocked-0").query("RadioButton").last().value = True
         app.screen.query_one("#gate-reason").value = "the vendor has not answered"
         await pilot.click("#gate-continue")
-        await pilot.pause()
+        await wait_until(pilot, lambda: "decision: continue" in (feature_dir / "iteration-log.yaml").read_text(),
+                         "the round recorded (iteration-log.yaml is written last)")
     d = on_disk(feature_dir)[item]
     assert d.blocked_outcome == "reclassify_as_defer"
     assert "decision: continue" in (feature_dir / "iteration-log.yaml").read_text()
@@ -371,12 +386,17 @@ async def test_command_palette_reaches_an_action(feature_dir):
         await start(app, pilot)
         item = current_item(app)
         await pilot.press("ctrl+p")
-        await pilot.pause()
+        await on_screen(app, pilot, "CommandPalette")
         await type_text(pilot, "Fix")
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+
+        def fix_highlighted() -> bool:  # the search for "Fix" is done and put "Fix" first
+            found = app.screen.query_one(CommandList)
+            return (found.highlighted is not None and all(w.is_finished for w in app.workers)
+                    and str(found.get_option_at_index(found.highlighted).prompt).split("\n")[0] == "Fix")
+
+        await wait_until(pilot, fix_highlighted, "the palette offering Fix")
         await pilot.press("enter")
-        await pilot.pause()
+        await wait_until(pilot, lambda: item in app.decisions, "the fix recorded")
         assert on_disk(feature_dir)[item].action == "fix"
 
 
@@ -396,10 +416,7 @@ async def test_detail_pane_when_the_registry_is_unreadable(feature_dir):
         assert app.feature.registry.state == "unreadable"
         assert "PARSE FAILURES: 2 registry unreadable: systemic refs unknown, still counted; report(s) not counted" \
             in screen_text(app)
-        await pilot.press("slash")
-        await type_text(pilot, "grep-only")
-        await pilot.press("enter")
-        await settle(app, pilot)
+        await filter_by(app, pilot, "grep-only")
         item = app.feature.item(current_item(app))
         assert item.systemic_ref == "doc-only-guard" and item.registry_state == "unknown" and item.counted
         detail = detail_text(app)
@@ -409,11 +426,8 @@ async def test_detail_pane_when_the_registry_is_unreadable(feature_dir):
         assert "its report failed to parse" not in detail and "dangling" not in detail
         # The registry's own row under Parse failures.
         await pilot.press("escape")
-        await settle(app, pilot)
-        await pilot.press("slash")
-        await type_text(pilot, "unreadable")
-        await pilot.press("enter")
-        await settle(app, pilot)
+        await filter_shown(pilot, "")
+        await filter_by(app, pilot, "unreadable")
         row = app.screen.query_one(ItemList).current_row
         assert row.kind == "failure" and row.failure.file == ".samsara/systemic-scars.yaml"
         detail = detail_text(app)

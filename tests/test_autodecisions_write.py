@@ -107,9 +107,7 @@ def test_append_creates_the_file(tmp_path):
 
 
 def test_entries_read_back_with_the_reader_parser(tmp_path):
-    parser = pytest.importorskip("scars.core.autodecisions")
-    if not hasattr(parser, "parse_auto_decisions"):
-        pytest.skip("parser not present")
+    from scars.core import autodecisions as parser
     W.append_entry(tmp_path, **FIELDS)
     W.append_entry(tmp_path, **dict(FIELDS, stage="validation", gate_id="security", decision="reject"))
     entries = parser.parse_auto_decisions((tmp_path / W.FILE_NAME).read_text())

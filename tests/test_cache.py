@@ -43,9 +43,17 @@ def cache_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return d
 
 
-def _settle() -> None:
-    """Let the files age past the (shortened) racy window — not a timing assertion."""
-    time.sleep(0.12)
+def _settle(repo: tuple[Path, dict]) -> None:
+    """Wait until every file of the repository is older than the racy window (``cache.RACY_NS``),
+    so that a read may be stored: a wait on the files' own stamps (what ``cache.store`` checks),
+    not a fixed time and not a timing assertion."""
+    out, _ = repo
+
+    def newest_ns() -> int:
+        return max(max(st.st_mtime_ns, st.st_ctime_ns) for st in map(os.lstat, [out, *out.rglob("*")]))
+
+    while newest_ns() >= time.time_ns() - cache.RACY_NS:
+        time.sleep(0.01)
 
 
 def _feature_dir(repo: tuple[Path, dict]) -> Path:
@@ -62,7 +70,7 @@ def _no_reading(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_unchanged_files_come_from_the_cache(repo, cache_on, monkeypatch):
     fdir = _feature_dir(repo)
-    _settle()
+    _settle(repo)
     first = reader.read_feature(fdir)
     assert cache.cache_file(fdir.absolute()).is_file()
     _no_reading(monkeypatch)
@@ -90,7 +98,7 @@ def _flip_one_assumption(fdir: Path) -> Path:
 
 def test_a_change_with_size_and_mtime_forced_back_is_detected(repo, cache_on):
     fdir = _feature_dir(repo)
-    _settle()
+    _settle(repo)
     before = reader.read_feature(fdir)
     _flip_one_assumption(fdir)
     after = reader.read_feature(fdir)
@@ -100,7 +108,7 @@ def test_a_change_with_size_and_mtime_forced_back_is_detected(repo, cache_on):
 
 def test_an_added_or_removed_report_is_detected(repo, cache_on):
     fdir = _feature_dir(repo)
-    _settle()
+    _settle(repo)
     before = reader.read_feature(fdir)
     extra = fdir / "scar-reports" / "task-999-scar.yaml"
     extra.write_text('task_id: task-999\ncompletion_status: done\nknown_shortcuts:\n  - "one more"\n'
@@ -113,7 +121,7 @@ def test_an_added_or_removed_report_is_detected(repo, cache_on):
 def test_a_registry_change_is_detected(repo, cache_on):
     out, _ = repo
     fdir = _feature_dir(repo)
-    _settle()
+    _settle(repo)
     before = reader.read_feature(fdir)
     assert before.registry.state == "present" and not before.dangling_refs[1:]
     (out / ".samsara" / "systemic-scars.yaml").write_text("entries: []\n", encoding="utf-8")
@@ -136,7 +144,7 @@ def test_files_changed_just_now_are_not_cached(repo, tmp_path, monkeypatch):
 @pytest.mark.parametrize("garbage", [b"", b"not a pickle at all", b"\x80\x05\x95\xff\xff"])
 def test_a_corrupt_cache_file_is_ignored_and_replaced(repo, cache_on, garbage):
     fdir = _feature_dir(repo)
-    _settle()
+    _settle(repo)
     good = reader.read_feature(fdir)
     path = cache.cache_file(fdir.absolute())
     path.write_bytes(garbage)
@@ -148,7 +156,7 @@ def test_a_cache_of_another_feature_is_never_used(repo, cache_on):
     """A cache file copied over another feature's: the fingerprint names the feature."""
     out, _ = repo
     fdir = _feature_dir(repo)
-    _settle()
+    _settle(repo)
     reader.read_feature(fdir)
     other = out / "changes" / "2026-03-02_other"
     (other / "scar-reports").mkdir(parents=True)
@@ -226,7 +234,7 @@ def test_a_registry_change_is_seen_with_the_cache_off(repo, monkeypatch):
     monkeypatch.setattr(cache, "RACY_NS", 50_000_000)
     out, _ = repo
     fdir = _feature_dir(repo)
-    _settle()
+    _settle(repo)
     before = reader.read_feature(fdir)
     (out / ".samsara" / "systemic-scars.yaml").write_text("entries: []\n", encoding="utf-8")
     assert len(reader.read_feature(fdir).dangling_refs) > len(before.dangling_refs)

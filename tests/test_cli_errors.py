@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from scars.core.errors import LockHeld
@@ -35,3 +37,25 @@ def test_typed_error_maps_to_its_exit_code(monkeypatch, capsys, tmp_path):
     monkeypatch.setattr(status, "run", held)
     assert cli.main(["status", str(tmp_path)]) == 5
     assert "held by pid 1" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("source", [None, "raise RuntimeError('half-installed')\n"], ids=["missing", "broken"])
+def test_a_missing_or_broken_command_module_fails_loudly(monkeypatch, capsys, tmp_path, source):
+    """No command is silently left out of `scars --help` (a broken installation says so)."""
+    module_name = "scars_test_ghost_command"
+    if source is not None:
+        (tmp_path / f"{module_name}.py").write_text(source, encoding="utf-8")
+        monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, module_name, raising=False)
+    monkeypatch.setattr(cli, "COMMANDS", cli.COMMANDS + (("ghost", module_name),))
+    monkeypatch.delenv("SCARS_DEBUG", raising=False)
+    with pytest.raises(cli.CommandModuleError, match=f"'ghost' command cannot be loaded .*{module_name}"):
+        cli._load_commands()
+    assert cli.main(["--help"]) == 1
+    err = capsys.readouterr().err
+    assert module_name in err and "Traceback" not in err
+    assert cli.main(["status", str(tmp_path)]) == 1  # every command, not only --help
+
+
+def test_every_listed_command_loads():
+    assert [name for name, _ in cli._load_commands()] == [name for name, _ in cli.COMMANDS]

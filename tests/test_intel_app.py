@@ -6,9 +6,6 @@ import asyncio
 import sys
 from pathlib import Path
 
-import pytest
-
-pytest.importorskip("scars.core.session")
 sys.path.insert(0, str(Path(__file__).parent))
 from app_fixtures import make_repo  # noqa: E402
 

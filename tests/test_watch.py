@@ -369,9 +369,7 @@ def _feature_on_disk(repo: Path) -> Path:
 
 @needs_git
 def test_watch_check_reopens_once_with_journal_and_auto_decision(repo, capsys):
-    session = pytest.importorskip("scars.core.session")
-    if not hasattr(session.FeatureSession, "reopen"):
-        pytest.skip("the session has no reopen yet")
+    from scars.core import session
     import json
 
     from scars.core.decided import current_decisions
@@ -432,7 +430,6 @@ def test_journal_reopen_record_sends_the_item_back_to_triage():
 
 @needs_git
 def test_accept_with_watch_records_its_base_and_refuses_a_bad_watch(repo):
-    pytest.importorskip("scars.core.session")
     from scars.core.errors import DecisionRefused
     from scars.core.reader import read_feature
     from scars.core.session import FeatureSession
@@ -452,7 +449,6 @@ def test_accept_with_watch_records_its_base_and_refuses_a_bad_watch(repo):
 
 @needs_git
 def test_iteration_log_accept_reopens_once(repo):
-    pytest.importorskip("scars.core.session")
     from scars.core.reader import read_feature
     from scars.core.watch import reopen_fired
 

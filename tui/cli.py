@@ -43,17 +43,23 @@ EPILOG = (
 )
 
 
+class CommandModuleError(RuntimeError):
+    """A command listed in ``COMMANDS`` cannot be imported: this installation is broken."""
+
+
+def _import_command(name: str, module_name: str):  # noqa: ANN202 - a module
+    try:
+        return importlib.import_module(module_name)
+    except Exception as exc:  # missing or broken: never a command silently left out
+        raise CommandModuleError(
+            f"the '{name}' command cannot be loaded ({module_name}: {type(exc).__name__}: {exc}); "
+            "reinstall scars"
+        ) from exc
+
+
 def _load_commands() -> list[tuple[str, object]]:
-    loaded = []
-    for name, module_name in COMMANDS:
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:  # a command not present in this build
-            if exc.name != module_name:
-                raise
-            continue
-        loaded.append((name, module))
-    return loaded
+    """Every command of ``COMMANDS``; a missing or broken module raises CommandModuleError."""
+    return [(name, _import_command(name, module_name)) for name, module_name in COMMANDS]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -83,17 +89,12 @@ def _version() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    run = getattr(args, "_run", None)
-    if run is None:
-        try:
-            home = importlib.import_module("scars.tui.commands.home")
-        except ModuleNotFoundError:
-            parser.print_help()
-            return 2
-        run = home.run
     try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        run = getattr(args, "_run", None)
+        if run is None:  # bare `scars`
+            run = _import_command("scars", "scars.tui.commands.home").run
         return int(run(args) or 0)
     except ScarsError as exc:
         print(f"scars: {exc}", file=sys.stderr)

@@ -13,8 +13,10 @@ from corpus import REPORT_CASES, build_all, build_base, restore_permissions
 from injection import VISIBLE, write_injection_report
 from test_hostile_injection import _run_in_pty
 
-pytest.importorskip("scars.tui.app")
-from scars.tui.app import ScarsApp  # noqa: E402
+from scars.tui.app import ScarsApp
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from app_fixtures import filter_shown  # noqa: E402
 
 SIZE = (160, 50)
 
@@ -46,7 +48,7 @@ async def _search(app, pilot, word: str) -> None:
     for ch in word:
         await pilot.press(ch)
     await pilot.press("enter")
-    await pilot.pause()
+    await filter_shown(pilot, word)  # the rows are built in a thread worker
 
 
 def test_payloads_are_inert_in_the_app(feature: Path):

@@ -34,8 +34,6 @@ from corpus import (
 from isolate import GIB, run_isolated
 from probe import probe
 
-pytest.importorskip("scars.core.reader")
-
 HANG_GUARD = 30.0  # seconds; a hang guard only, not a performance bound
 
 

@@ -306,7 +306,8 @@ def test_directory_turning_read_only_mid_session(op, template, tmp_path, monkeyp
 # ------------------------------------------------------------------ two writers
 
 
-def _writer(feature: Path, ids: list[str], per_session: int, out_fd: int) -> None:
+def _writer(feature: Path, ids: list[str], per_session: int, out_fd: int, go_fd: int) -> None:
+    os.read(go_fd, 1)  # start when the parent says so (EOF), while it holds the lock
     i = 0
     while i < len(ids):
         try:
@@ -324,11 +325,35 @@ def _writer(feature: Path, ids: list[str], per_session: int, out_fd: int) -> Non
             s.close()
 
 
-def _two_writers(feature: Path, n_each: int, per_session: int) -> tuple[list[dict], list[dict]]:
+class _Events:
+    """The JSON lines a writer reports through its pipe, read as they come."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd, self.events, self._rest = fd, [], b""
+
+    def read_until(self, done) -> None:  # noqa: ANN001
+        """Read until ``done(events)`` holds or the writer closed its end."""
+        while not done(self.events):
+            chunk = os.read(self.fd, 65536)
+            if not chunk:
+                return
+            *lines, self._rest = (self._rest + chunk).split(b"\n")
+            self.events += [json.loads(x) for x in lines if x]
+
+
+def _two_writers(feature: Path, n_each: int, per_session: int) -> tuple[list[list[str]], list, int]:
+    """Two forked writers decide their halves, each retrying while the other holds the lock.
+
+    They start together while this process holds the lock, and it lets go only once each has
+    been refused once: so refusals always happen (the check of what a refusal names is never
+    vacuous), before the two contend with each other. Returns the halves, [(pid, events)]
+    per writer, and the pid of the first holder (this process).
+    """
     with FeatureSession.open(feature, read_only=True) as ro:
         ids = [i.id for i in ro.feature.items if i.counted]
     assert len(ids) >= 2 * n_each
     halves = [ids[:n_each], ids[n_each : 2 * n_each]]
+    go_r, go_w = os.pipe()
     procs = []
     for half in halves:
         rfd, wfd = os.pipe()
@@ -337,56 +362,62 @@ def _two_writers(feature: Path, n_each: int, per_session: int) -> tuple[list[dic
             code = 0
             try:
                 os.close(rfd)
-                _writer(feature, half, per_session, wfd)
+                os.close(go_w)
+                _writer(feature, half, per_session, wfd, go_r)
             except BaseException as exc:
                 os.write(wfd, (json.dumps({"error": repr(exc)}) + "\n").encode())
                 code = 1
             finally:
                 os._exit(code)
         os.close(wfd)
-        procs.append((pid, rfd))
+        procs.append((pid, _Events(rfd)))
+    os.close(go_r)
+    with FeatureSession.open(feature, user="first-holder"):
+        os.close(go_w)  # go
+        for _, ev in procs:
+            ev.read_until(lambda events: any("refused" in e or "error" in e for e in events))
     outs = []
-    for pid, rfd in procs:
-        chunks = []
-        while True:
-            c = os.read(rfd, 65536)
-            if not c:
-                break
-            chunks.append(c)
-        os.close(rfd)
+    for pid, ev in procs:
+        ev.read_until(lambda events: False)  # to the end
+        os.close(ev.fd)
         _, status = os.waitpid(pid, 0)
-        events = [json.loads(x) for x in b"".join(chunks).decode().splitlines() if x]
-        assert not [e for e in events if "error" in e], events[-3:]
+        assert not [e for e in ev.events if "error" in e], ev.events[-3:]
         assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
-        outs.append((pid, events))
-    return halves, outs
+        outs.append((pid, ev.events))
+    return halves, outs, os.getpid()
 
 
-def _check_two_writers(feature: Path, halves, outs) -> int:
+def _check_two_writers(feature: Path, halves, outs, first_holder: int) -> int:
+    """Nothing lost or doubled, and every refusal names the process that held the lock.
+
+    Returns how many refusals named the other writer (the two contending with each other).
+    """
     saved = [e["saved"] for _, ev in outs for e in ev if "saved" in e]
     refused = [(pid, e["refused"]) for pid, ev in outs for e in ev if "refused" in e]
     assert sorted(saved) == sorted(halves[0] + halves[1])
+    writers = {pid for pid, _ in outs}
+    assert refused, "no writer was ever refused: the lock was never contended"
+    for pid, _ in outs:
+        assert (pid, first_holder) in refused, f"writer {pid} started while the lock was held, yet was not refused"
     for pid, holder in refused:
-        assert holder is not None and holder != pid, "a refusal must name the other writer"
+        assert holder in (writers - {pid}) | {first_holder}, f"a refusal of {pid} named {holder}, not the holder"
     _all_parse(feature)
     read = J.read_journal(journal_path(feature))
     state, _ = _state(feature)
     assert set(saved) <= set(state) and all(state[i] == "fix" for i in saved)
     assert len([r for r in read.records if r["type"] == "decision"]) == len(saved), "a record lost or doubled"
-    return len(refused)
+    return len([1 for _, holder in refused if holder in writers])
 
 
 def test_two_writers_quick(tmp_path):
     feature = make_fault_feature(tmp_path / "repo", items=40, log=False)
-    halves, outs = _two_writers(feature, 20, 4)
-    _check_two_writers(feature, halves, outs)
+    _check_two_writers(feature, *_two_writers(feature, 20, 4))
 
 
 @pytest.mark.slow
 def test_two_writers_500_each(tmp_path):
     feature = make_fault_feature(tmp_path / "repo", items=1000, log=False)
-    halves, outs = _two_writers(feature, 500, 10)
-    refused = _check_two_writers(feature, halves, outs)
+    refused = _check_two_writers(feature, *_two_writers(feature, 500, 10))
     path = os.environ.get("SCARS_RELIAB_FIGURES")
     if path:
         data = json.loads(Path(path).read_text()) if Path(path).exists() else {}

@@ -23,8 +23,8 @@ from corpus import build_base
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-read_feature = pytest.importorskip("scars.core.reader").read_feature
-parse_auto_decisions = pytest.importorskip("scars.core.autodecisions").parse_auto_decisions
+from scars.core.autodecisions import parse_auto_decisions
+from scars.core.reader import read_feature
 
 QUICK = int(os.environ.get("SCARS_FUZZ_EXAMPLES", "25"))
 LONG = int(os.environ.get("SCARS_FUZZ_EXAMPLES_SLOW", "3000"))

@@ -15,8 +15,6 @@ import pytest
 from corpus import build_base
 from injection import FORBIDDEN, PAYLOADS, VISIBLE, forbidden_in, write_injection_report
 
-pytest.importorskip("scars.core.reader")
-
 
 @pytest.fixture
 def feature(tmp_path: Path) -> Path:

@@ -18,8 +18,6 @@ from injection import PAYLOADS, forbidden_in
 from isolate import GIB, run_isolated
 from probe import RAW_CONTROL, run_cli
 
-pytest.importorskip("scars.core.loops")
-
 STATE_FILES = {
     "loop-spec": ".loop-spec/features/hostile/feature.json",
     "aris-state": "review-stage/REVIEW_STATE.json",
