@@ -226,3 +226,19 @@ def test_sprint_no_improvement_boundary(tmp_path, rates, fired):
     state = bkit.read_sprint(_sprint(tmp_path, rates, maxIterations=10), tmp_path)
     assert (state.stop_rule.outcome == "no_improvement") is fired
     assert state.waiting_for_human is fired
+
+
+@pytest.mark.parametrize("rates, outcome", [
+    ((80, 85, 88, 89, 89.9), "iteration_exhausted"),  # 5 iterations (the default limit), below 90
+    ((80, 85, 88, 89, 90), "partial"),                # exactly the default minimum 90
+    ((80, 85, 88, 99.9), None),                       # below the default target 100, 1 iteration left
+    ((80, 100), "success"),                           # exactly the default target
+])
+def test_sprint_defaults_without_config(tmp_path, rates, outcome):
+    path = tmp_path / ".bkit/state/sprints/s1.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"id": "s1", "iterateHistory": [
+        {"iteration": i, "matchRate": r, "fixedTaskIds": [], "durationMs": None} for i, r in enumerate(rates, 1)]}))
+    state = bkit.read_sprint(path, tmp_path)
+    assert (state.details["target"], state.details["min_acceptable"], state.budget.limit) == (100, 90, 5)
+    assert state.stop_rule.outcome == outcome

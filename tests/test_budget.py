@@ -257,6 +257,13 @@ def test_accept_ratio_boundary_exactly_80_percent_is_quiet():
     assert not v.active
 
 
+def test_accept_ratio_just_above_80_percent_fires():
+    its = [item(i) for i in range(1, 7)]
+    # 5 of 6 accepted = 83 % with zero fixes (one defer): above 80 %.
+    v = valve(evaluate_valves(feature(its), decisions(accept=its[:5], defer=its[5:])), "accept_ratio")
+    assert v.active and v.figures["ratio"] == 0.8333 and v.figures["limit"] == 0.8
+
+
 def test_accept_ratio_from_latest_log_round_without_decisions():
     lg = log(rnd(1, 5, 5, accept=[{"description": "a"}, {"description": "b"}], defer=[]), max_rounds=5)
     v = valve(evaluate_valves(feature([item(1)], lg)), "accept_ratio")
