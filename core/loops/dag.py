@@ -27,6 +27,14 @@ from scars.core.loops.base import (
     read_yaml,
     rel,
 )
+from scars.core.advisor import (
+    ACCEPTABLE_QUALITY,
+    FIXABILITY_MIN,
+    PLATEAU_VARIANCE,
+    PREDICTION_HORIZON,
+    SLOPE_EPSILON,
+    TARGET_QUALITY,
+)
 from scars.core.advisor import slope as advisor_slope
 from scars.core.model import ParseFailure
 
@@ -34,13 +42,12 @@ ROOT_KEYS = ("iterationDecision", "convergenceReport")
 _ROOT_LINE = re.compile(r"^(iterationDecision|convergenceReport)\s*:", re.MULTILINE)
 PEEK_BYTES = 64 * 1024
 
-# dag-convergence-monitor defaults (the seed's example goal) and thresholds.
-DEFAULT_TARGET = 0.85
-DEFAULT_ACCEPTABLE = 0.70
+# dag-convergence-monitor defaults (the seed's example goal) and thresholds: the advisor's,
+# one rule in one place (scars.core.advisor).
+DEFAULT_TARGET = TARGET_QUALITY
+DEFAULT_ACCEPTABLE = ACCEPTABLE_QUALITY
 DEFAULT_MAX_ITERATIONS = 5
-SLOPE_EPSILON = 0.02
-MONITOR_PLATEAU_VARIANCE = 0.01
-PREDICTION_HORIZON = 20
+MONITOR_PLATEAU_VARIANCE = PLATEAU_VARIANCE
 STRATEGIES = ("retry", "refine", "expand", "simplify", "escalate")
 ACTIONS = ("continue", "accept", "escalate", "abort")
 
@@ -111,7 +118,7 @@ def decision_state(report: dict[str, Any], file: str, default_name: str) -> Loop
     fixability = sum(fixable) / len(fixable) if fixable else None
     reasons = [f"{len(triggers)} trigger(s)" + (f", max severity {fmt_number(max(severities))}" if severities else "")]
     if fixability is not None:
-        reasons.append(f"fixability {fixability:.2f}" + (" < 0.3 → escalate" if fixability < 0.3 else ""))
+        reasons.append(f"fixability {fixability:.2f}" + (f" < {FIXABILITY_MIN:g} → escalate" if fixability < FIXABILITY_MIN else ""))
     if needs is False:
         stop = StopRule(True, tuple(["needsIteration: false"] + reasons), "no_iteration_needed")
     elif needs is True:
