@@ -278,7 +278,12 @@ def feature_to_json(feature: Feature) -> dict[str, Any]:
     from scars.core.journal import feature_state, status_rounds
 
     log = feature.iteration_log
-    state = feature_state(feature.path)  # decisions and rounds recorded by scars (.scars/journal.jsonl)
+    # Decisions and rounds recorded by scars (.scars/journal.jsonl); a decision made on another
+    # item than the one holding its id now is taken back and listed (README, Item ids).
+    state = feature_state(feature.path, items=list(feature.items) + list(feature.resolved))
+    moved = [{"item_id": k, "action": m["decision"].action, "decided_by": m["decision"].decided_by,
+              "decided_at": m["decision"].decided_at, "text": m["text"], "decided_item_now": m["decided_item_now"]}
+             for k, m in sorted(state.moved.items())]
     return {
         "feature": feature.name,
         "path": feature.path,
@@ -301,6 +306,7 @@ def feature_to_json(feature: Feature) -> dict[str, Any]:
         "rounds": status_rounds([round_to_json(r) for r in log.rounds] if log else [], state),
         "max_rounds": log.max_rounds if log else 3,
         "reopened": reopened_json(feature),
+        "moved_decisions": moved,
     }
 
 

@@ -14,9 +14,14 @@ from typing import Any
 from scars.core import journal as J
 
 
-def current_decisions(feature_dir: str | os.PathLike[str]) -> dict[str, Any]:
-    """item_id -> Decision after replaying the journal ({} without one)."""
-    return dict(J.feature_state(feature_dir).decisions)
+def current_decisions(feature_dir: str | os.PathLike[str], feature: Any = None) -> dict[str, Any]:
+    """item_id -> Decision after replaying the journal ({} without one).
+
+    With the read ``feature``, a decision made on another item than the one holding its id
+    now is left out (scars.core.journal.check_items; README, "Item ids").
+    """
+    items = None if feature is None else list(feature.items) + list(feature.resolved)
+    return dict(J.feature_state(feature_dir, items=items).decisions)
 
 
 def current_reopened(feature_dir: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:

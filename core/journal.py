@@ -21,7 +21,7 @@ import os
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from scars.core.durable import append_record
 
@@ -160,6 +160,10 @@ class JournalState:
     changed_at: dict[str, int] = field(default_factory=dict)  # item_id -> seq of its last change
     descriptions: dict[str, str] = field(default_factory=dict)  # item_id -> text when decided
     reopened: dict[str, dict[str, Any]] = field(default_factory=dict)  # item_id -> its latest reopen record
+    fingerprints: dict[str, str] = field(default_factory=dict)  # item_id -> item fingerprint when decided
+    # item_id -> {"decision", "recorded", "text"}: decisions :func:`check_items` found made on
+    # a different item than the one holding the id now (not applied; the item is undecided).
+    moved: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 def replay(records: list[dict[str, Any]]) -> JournalState:
@@ -204,8 +208,13 @@ def apply(state: JournalState, rec: dict[str, Any]) -> None:
             supersede(dec.item_id)
             state.decisions[dec.item_id] = dec
             state.changed_at[dec.item_id] = seq
+            state.moved.pop(dec.item_id, None)
             if isinstance(d.get("description"), str):
                 state.descriptions[dec.item_id] = d["description"]
+            if isinstance(d.get("fingerprint"), str):
+                state.fingerprints[dec.item_id] = d["fingerprint"]
+            else:  # recorded before fingerprints were: nothing to compare
+                state.fingerprints.pop(dec.item_id, None)
     elif kind == SIGN_OFF:
         item = rec.get("item_id")
         prev = supersede(item)
@@ -249,14 +258,66 @@ def apply(state: JournalState, rec: dict[str, Any]) -> None:
         state.auto_decisions.append(rec)
 
 
-def feature_state(feature_dir: str | os.PathLike) -> JournalState:
-    """The replayed journal of a feature, read without the lock ({} state without a journal)."""
+def check_items(state: JournalState, items: Iterable[Any]) -> list[str]:
+    """Take back every decision made on a different item than the one holding its id now.
+
+    An item's id counts the occurrence of its text in its report and category, so an item
+    with the same text inserted *before* it takes over its id (README, "Item ids"). Each
+    decision records the fingerprint of the item it was made on
+    (:func:`scars.core.reader.item_fingerprint`); when the item holding the id now has
+    another fingerprint, the decision leaves ``state.decisions`` for ``state.moved`` — the
+    item is shown undecided and decided again, never silently given someone else's decision.
+    Returns one line per decision taken back. Decisions recorded without a fingerprint, and
+    decisions whose id no item holds, are left as they are.
+    """
+    from scars.core.reader import item_fingerprint
+
+    by_id = {it.id: it for it in items}
+    lines = []
+    prints: dict[str, list[str]] | None = None
+    for item_id in list(state.decisions):
+        recorded = state.fingerprints.get(item_id)
+        item = by_id.get(item_id)
+        if recorded is None or item is None:
+            continue
+        now = item_fingerprint(item)
+        if now == recorded:
+            continue
+        if prints is None:
+            prints = {}
+            for it in by_id.values():
+                prints.setdefault(item_fingerprint(it), []).append(it.id)
+        dec = state.decisions.pop(item_id)
+        text = state.descriptions.get(item_id, item.text)
+        now_at = [i for i in prints.get(recorded, []) if i != item_id]
+        state.moved[item_id] = {"decision": dec, "recorded": recorded, "now": now, "text": text,
+                                "decided_item_now": now_at[0] if len(now_at) == 1 else None}
+        if len(now_at) == 1:
+            where, redo = f"the item it was made on is now {now_at[0]}", "decide both again"
+        else:
+            where, redo = "an item was inserted before it, or the item was edited", "decide this item again"
+        lines.append(
+            f"{item_id}: its {dec.action} decision ({dec.decided_by or 'unknown'}, {dec.decided_at or 'no date'}) "
+            f"was made on a different item of {item.file} with the same text ({where}); it is not applied — {redo}"
+        )
+    return lines
+
+
+def feature_state(feature_dir: str | os.PathLike, items: Iterable[Any] | None = None) -> JournalState:
+    """The replayed journal of a feature, read without the lock ({} state without a journal).
+
+    With ``items`` (the feature's items, resolved ones included), decisions made on another
+    item than the one holding their id now are taken back (:func:`check_items`).
+    """
     from scars.core.lock import STATE_DIR
 
     path = Path(feature_dir) / STATE_DIR / JOURNAL_NAME
     if not path.exists():
         return JournalState()
-    return replay(read_journal(path).records)
+    state = replay(read_journal(path).records)
+    if items is not None:
+        check_items(state, items)
+    return state
 
 
 def status_rounds(disk_rounds: list[dict[str, Any]], state: JournalState) -> list[dict[str, Any]]:

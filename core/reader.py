@@ -15,6 +15,7 @@ this path.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 from dataclasses import replace
@@ -69,6 +70,32 @@ def item_id(category: str, file: str, key: str, occurrence: int) -> str:
     """``<ks|sf|ua>-<10 hex>`` from the report file, category, normalised text, occurrence."""
     digest = hashlib.sha1(f"{file}\x00{category}\x00{key}\x00{occurrence}".encode("utf-8")).hexdigest()
     return f"{ID_PREFIX[category]}-{digest[:10]}"
+
+
+# Keys of an item that its own lifecycle changes (resolved in place, verified, deferred,
+# accepted at level 1, era-D status and iteration map): not part of what the item *is*.
+_LIFECYCLE_KEYS = frozenset({"status", "resolution", "iteration", "deferred_to_feature_iteration", "verified",
+                             "accepted_because"})
+
+
+def item_fingerprint(item: ScarItem) -> str:
+    """What the item is, beyond its id: its report file, category and every field as written
+    except its line and its lifecycle keys (16 hex).
+
+    Two items with the same text in one report and category get their ids by occurrence, so
+    an item inserted *before* an existing one takes over the existing one's id. A decision
+    records this fingerprint; when the item now holding the id has another one, the decision
+    was made on a different item and is not applied to it (scars.core.journal.check_items).
+    """
+    raw = item.raw
+    if isinstance(raw, dict):
+        raw = {str(k): v for k, v in raw.items() if str(k) not in _LIFECYCLE_KEYS}
+    try:
+        body = json.dumps(raw, sort_keys=True, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):  # keys of mixed types: compare their text
+        body = repr(raw)
+    digest = hashlib.sha1(f"{item.file}\x00{item.category}\x00{body}".encode("utf-8")).hexdigest()
+    return digest[:16]
 
 
 # --------------------------------------------------------------------------- discovery

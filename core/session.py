@@ -63,6 +63,7 @@ class FeatureSession:
         self._lock = lock
         self.lock_holder: dict | None = None
         self.problems: list[str] = []  # journal lines skipped, logs not written …
+        self.moved_warnings: list[str] = []  # decisions taken back: made on another item (see moved)
         self.feature = None
         self._journal: J.Journal | None = None
         self._records: list[dict[str, Any]] = []
@@ -105,7 +106,7 @@ class FeatureSession:
             self._records = self._journal.records
             self.problems = list(self._journal.problems)
             clean_stale_temps(self._log.path, older_than=0)
-        self._state = J.replay(self._records)
+        self._replay()
         self._log.reload()
         if not self.read_only:
             self._flush_rounds(strict=False)
@@ -115,6 +116,19 @@ class FeatureSession:
                         self._round_auto_entries(rec["entry"], int(rec.get("remaining") or 0))
                     except Exception as exc:  # reported, never fatal on open
                         self.problems.append(f"auto-decisions.md entries of round {rec.get('round')} not written: {exc}")
+
+    def _replay(self) -> None:
+        """The state the journal gives, with decisions made on another item than the one
+        holding their id now taken back (scars.core.journal.check_items; README, Item ids)."""
+        self._state = J.replay(self._records)
+        items = list(self.feature.items) + list(self.feature.resolved) if self.feature is not None else []
+        self.moved_warnings = J.check_items(self._state, items)
+
+    @property
+    def moved(self) -> dict[str, dict[str, Any]]:
+        """item_id -> the decision taken back because it was made on another item
+        (``decision``, ``text``, ``decided_item_now``): the item is undecided until decided again."""
+        return {k: dict(v) for k, v in self._state.moved.items()}
 
     def reload(self) -> None:
         """Re-read the feature, the journal and iteration-log.yaml from disk."""
@@ -205,6 +219,9 @@ class FeatureSession:
         d = make_decision(item_id, action, decided_by=self.user, batch_id=batch_id, **fields)
         rec = d.to_dict()
         rec["description"] = item.text
+        from scars.core.reader import item_fingerprint
+
+        rec["fingerprint"] = item_fingerprint(item)  # what the decision was made on (README, Item ids)
         return rec
 
     def decide(self, item_id: str, action: str, **fields: Any) -> Decision:
@@ -241,7 +258,7 @@ class FeatureSession:
         else:
             items = [rec.get("item_id")]
         self._writable().append(J.UNDO, at=now_iso(), by=self.user, target=target, items=items)
-        self._state = J.replay(self._records)
+        self._replay()
         return [i for i in items if i]
 
     def sign_off(self, item_id: str, reviewed_by: str) -> Decision:
@@ -361,6 +378,7 @@ class FeatureSession:
         from scars.core.reader import read_feature
 
         self.feature = read_feature(self.path)
+        self._replay()  # the reports may have changed: which item holds which id, too
 
     def round_triage(self) -> dict[str, Decision]:
         """The decisions made since the previous round closed (the open round's triage)."""

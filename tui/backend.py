@@ -75,6 +75,13 @@ class Backend:
             return {}
         return self.session.decisions
 
+    @property
+    def moved(self) -> dict[str, Any]:
+        """Decisions taken back: made on another item than the one holding their id now."""
+        if self.session is None:
+            return {}
+        return dict(getattr(self.session, "moved", {}) or {})
+
     def history(self, item_id: str) -> list[dict]:
         if self.session is None:
             return []

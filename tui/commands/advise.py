@@ -52,7 +52,7 @@ def advices_for(path: str, *, token_budget=None, tokens_used=None) -> tuple[str,
         raise PathNotFound(f"{path} does not exist")
     if p.is_dir() and is_feature_dir(p):
         f = read_feature(p)
-        return "feature", p, [advise_feature(f, current_decisions(p), token_budget=token_budget,
+        return "feature", p, [advise_feature(f, current_decisions(p, f), token_budget=token_budget,
                                              tokens_used=tokens_used)], []
     from scars.core.loops.discover import discover_loops
 
@@ -62,7 +62,8 @@ def advices_for(path: str, *, token_budget=None, tokens_used=None) -> tuple[str,
         if state.kind == "samsara":
             d = (root / state.path) if state.path not in ("", ".") else root
             if is_feature_dir(d):
-                advices.append(advise_feature(read_feature(d), current_decisions(d), token_budget=token_budget,
+                feature = read_feature(d)
+                advices.append(advise_feature(feature, current_decisions(d, feature), token_budget=token_budget,
                                               tokens_used=tokens_used))
                 continue
         a = advise_loop_state(state, token_budget=token_budget, tokens_used=tokens_used)

@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     outs = []
     for d in dirs:
         f = read_feature(d)
-        outs.append(envelope_json(f, current_decisions(d)))
+        outs.append(envelope_json(f, current_decisions(d, f)))
     if args.json:
         out = outs[0] if kind == "feature" else {"root": str(target.absolute()), "features": outs}
         sys.stdout.write(json.dumps(out, ensure_ascii=True, indent=2) + "\n")

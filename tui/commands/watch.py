@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
     reports, held = [], None
     for d in dirs:
         f = read_feature(d)
-        decisions = current_decisions(d)
+        decisions = current_decisions(d, f)
         results = check_feature(f, decisions)
         outcomes: list[dict] = []
         note = None

@@ -105,7 +105,7 @@ class MainScreen(Screen[None]):
             driver=app.driver_label(),
             read_only=app.backend.read_only_reason if app.backend.read_only else None,
         )
-        self.query_one(WarningBar).show(app.feature, app.valves)
+        self.query_one(WarningBar).show(app.feature, app.valves, app.backend.moved)
         self.items.refresh()
         self.show_detail(self.current())
 

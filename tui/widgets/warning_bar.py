@@ -1,7 +1,7 @@
 """The warning bar: persistent states stay in view while they hold.
 
-A firing safety valve, an applying watch-for and parse failures each get one line with
-their figures. Transient events use notifications instead; this bar is for states.
+A firing safety valve, an applying watch-for, parse failures and decisions to make again
+(made on another item than the one holding their id now) each get one line with their figures. Transient events use notifications instead; this bar is for states.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ def figures_text(figures: dict[str, Any]) -> str:
     return ", ".join(f"{k}={v}" for k, v in figures.items())
 
 
-def warning_lines(feature: Feature, valves: Iterable[Any]) -> list[Text]:
+def warning_lines(feature: Feature, valves: Iterable[Any], moved: dict[str, Any] | None = None) -> list[Text]:
     lines: list[Text] = []
     for v in valves:
         if not getattr(v, "active", False):
@@ -45,14 +45,22 @@ def warning_lines(feature: Feature, valves: Iterable[Any]) -> list[Text]:
             said.append(f"report(s) not counted in signal_lost: {files}{more}")
         t.append(one_line("; ".join(said), 200))
         lines.append(t)
+    if moved:
+        # Decisions made on another item than the one holding their id now (README, Item ids).
+        t = Text(no_wrap=True, overflow="ellipsis")
+        t.append(f"⚠ DECIDE AGAIN: {len(moved)} ", style="bold")
+        t.append(one_line("decision(s) made on another item with the same text (an item was inserted "
+                          "before it, or edited), not applied: " + ", ".join(sorted(moved)[:4])
+                          + (f" +{len(moved) - 4} more" if len(moved) > 4 else ""), 200))
+        lines.append(t)
     return lines
 
 
 class WarningBar(Static):
     """Hidden when nothing applies; otherwise one line per warning."""
 
-    def show(self, feature: Feature, valves: Iterable[Any]) -> list[Text]:
-        lines = warning_lines(feature, valves)
+    def show(self, feature: Feature, valves: Iterable[Any], moved: dict[str, Any] | None = None) -> list[Text]:
+        lines = warning_lines(feature, valves, moved)
         self.display = bool(lines)
         joined = Text("\n", no_wrap=True, overflow="ellipsis").join(lines) if lines else Text("")
         joined.no_wrap = True
