@@ -1,0 +1,53 @@
+"""CI installs a pinned test environment and runs the benchmark smoke step after the tests."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+from packaging.version import Version
+
+from conftest import ROOT
+
+
+def _pins() -> dict[str, Version]:
+    pins = {}
+    for line in (ROOT / "constraints" / "test.txt").read_text(encoding="utf-8").splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        m = re.fullmatch(r"([A-Za-z0-9_.\-]+)==([^\s;]+)", line)
+        assert m, f"not an exact pin: {line!r}"
+        name = canonicalize_name(m.group(1))
+        assert name not in pins, f"{name} pinned twice"
+        pins[name] = Version(m.group(2))
+    return pins
+
+
+def _requirements() -> list[Requirement]:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    return [Requirement(r) for r in project["dependencies"] + project["optional-dependencies"]["test"]]
+
+
+def test_every_requirement_and_test_extra_is_pinned_within_its_range():
+    pins = _pins()
+    assert canonicalize_name("scars") not in pins
+    for req in _requirements():
+        name = canonicalize_name(req.name)
+        assert name in pins, f"{req.name} is not pinned in constraints/test.txt"
+        assert pins[name] in req.specifier, f"{req.name}=={pins[name]} is outside pyproject's {req.specifier}"
+    assert {"pip", "setuptools"} <= set(pins)  # the installer and the build backend too
+
+
+def test_ci_exports_the_constraints_before_any_install_and_runs_the_bench_smoke():
+    lines = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    export = next(i for i, l in enumerate(lines) if l.startswith("export PIP_CONSTRAINT="))
+    assert '"$constraints"' in lines[export]
+    assert any(l == 'constraints="$PWD/constraints/test.txt"' for l in lines[:export])
+    installs = [i for i, l in enumerate(lines) if re.search(r"\bpip install\b", l)]
+    assert installs and min(installs) > export
+    readme_line = next(i for i, l in enumerate(lines) if "pytest -n 2" in l)
+    smoke = [i for i, l in enumerate(lines) if l.strip() == "python bench/run.py --smoke"]
+    assert smoke and smoke[0] > readme_line
