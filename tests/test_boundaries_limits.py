@@ -175,3 +175,79 @@ def test_a_temporary_file_is_stale_at_60_seconds(tmp_path, monkeypatch, age, rem
     monkeypatch.setattr(durable.time, "time", lambda: now)
     assert durable.clean_stale_temps(target) == ([str(tmp)] if removed else [])
     assert tmp.exists() is not removed
+
+
+# ---------------------------------------------------------------- how much a gate or a check lists
+
+
+def _feature_with(tmp_path, reports: dict[str, str]):
+    from featurekit import make_feature
+
+    from scars.core.reader import read_feature
+
+    return read_feature(make_feature(tmp_path, reports))
+
+
+@pytest.mark.parametrize("n, more", [(20, None), (21, "and 1 more scar reports in scar-reports/")])
+def test_a_samsara_gate_names_at_most_20_report_files(tmp_path, n, more):
+    from featurekit import report
+
+    from scars.core.gate_samsara import _files_read
+
+    f = _feature_with(tmp_path, {f"t{i:02d}.yaml": report(f"t{i}", ks=[f'"item {i}"']) for i in range(n)})
+    files = _files_read(f)
+    named = [x for x in files if x.startswith("scar-reports/")]
+    assert len(named) == 20 if n > 20 else len(named) == n
+    assert (more in files) if more else not any(x.startswith("and ") for x in files)
+
+
+@pytest.mark.parametrize("n, more", [(15, None), (16, "  - … and 1 more")])
+def test_the_triage_prompt_lists_at_most_15_items_per_group(tmp_path, n, more):
+    from featurekit import report
+
+    from scars.core.gate_samsara import _triage_groups
+
+    f = _feature_with(tmp_path, {"t.yaml": report("t", ks=[f'"distinct shortcut number {i}"' for i in range(n)])})
+    text, _ = _triage_groups(f, {})
+    lines = text.splitlines()
+    assert sum(1 for ln in lines if ln.startswith("  - distinct shortcut")) == min(n, 15)
+    assert (more in lines) if more else not any("more" in ln for ln in lines)
+
+
+@pytest.mark.parametrize("n, more", [(10, None), (11, "and 1 more parse failures")])
+def test_a_samsara_gate_lists_at_most_10_parse_failures(tmp_path, n, more):
+    from scars.core.gate_samsara import _failure_warnings
+
+    f = _feature_with(tmp_path, {f"bad{i:02d}.yaml": "- not a mapping\n" for i in range(n)})
+    assert len(f.parse_failures) == n
+    warns = _failure_warnings(f)
+    assert sum(1 for w in warns if w.startswith("parse failure")) == 10 if n > 10 else n
+    assert (more in warns) if more else not any(w.startswith("and ") for w in warns)
+
+
+def _entries(numbers) -> str:
+    return "# Auto Decisions\n\n" + "".join(
+        f"## Decision {n:03d} - iteration.triage\n- decision_id: decision-{n:03d}\n\n" for n in numbers)
+
+
+@pytest.mark.parametrize("numbers, jump", [((1, 2, 3), None), ((1, 2, 4), "numbering jumps from 002 to 004")])
+def test_log_verify_flags_a_numbering_gap_of_one(tmp_path, numbers, jump):
+    from featurekit import make_feature, report
+
+    from scars.core.logverify import verify_feature
+
+    feat = make_feature(tmp_path, {"t.yaml": report("t", ks=['"x y z"'])}, files={"auto-decisions.md": _entries(numbers)})
+    messages = [f.message for f in verify_feature(feat).findings]
+    assert any(jump in m for m in messages) if jump else not any("numbering jumps" in m for m in messages)
+
+
+@pytest.mark.parametrize("desc, matched", [
+    ("etry count i", True),                     # 12 characters: a part of an item text is enough
+    ("try count i", False),                     # 11: only the whole text matches
+    ("Retry  count is hard-coded to 3", True),  # the whole text, normalised
+    ("x", False),
+])
+def test_log_verify_matches_descriptions_of_at_least_12_characters_by_substring(desc, matched):
+    from scars.core.logverify import _matches
+
+    assert _matches(desc, ["retry count is hard-coded to 3"]) is matched

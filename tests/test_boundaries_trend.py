@@ -146,3 +146,15 @@ def test_loop_spec_max_iterations_range_is_1_to_100(value, used):
     block, problems = loopspec.iterate_block({"iterate": {"maxIterations": value}})
     assert block["maxIterations"] == used
     assert bool(problems) is (used != value)
+
+
+@pytest.mark.parametrize("fixable, escalate_text", [(3, False), (2, True)])
+def test_dag_report_fixability_below_0_3_is_flagged(tmp_path, fixable, escalate_text):
+    triggers = "".join(f"    - {{type: validation_failure, source: s{i}, severity: 0.5, fixable: {'true' if i < fixable else 'false'}}}\n"
+                       for i in range(10))
+    path = tmp_path / "reports" / "dag" / "d.yaml"
+    path.parent.mkdir(parents=True)
+    path.write_text("iterationDecision:\n  taskId: t\n  decision: {needsIteration: true}\n  triggers:\n" + triggers)
+    state = dag.read_report(path, tmp_path)
+    assert state.details["fixability"] == fixable / 10
+    assert any("→ escalate" in r for r in state.stop_rule.reasons) is escalate_text
