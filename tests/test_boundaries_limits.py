@@ -197,7 +197,7 @@ def test_a_samsara_gate_names_at_most_20_report_files(tmp_path, n, more):
     f = _feature_with(tmp_path, {f"t{i:02d}.yaml": report(f"t{i}", ks=[f'"item {i}"']) for i in range(n)})
     files = _files_read(f)
     named = [x for x in files if x.startswith("scar-reports/")]
-    assert len(named) == 20 if n > 20 else len(named) == n
+    assert len(named) == min(n, 20)
     assert (more in files) if more else not any(x.startswith("and ") for x in files)
 
 
@@ -221,7 +221,7 @@ def test_a_samsara_gate_lists_at_most_10_parse_failures(tmp_path, n, more):
     f = _feature_with(tmp_path, {f"bad{i:02d}.yaml": "- not a mapping\n" for i in range(n)})
     assert len(f.parse_failures) == n
     warns = _failure_warnings(f)
-    assert sum(1 for w in warns if w.startswith("parse failure")) == 10 if n > 10 else n
+    assert sum(1 for w in warns if w.startswith("parse failure")) == min(n, 10)
     assert (more in warns) if more else not any(w.startswith("and ") for w in warns)
 
 
