@@ -70,13 +70,13 @@ def parse_baseline(paths: list[str]) -> None:
 
 
 def mem_import() -> None:
-    import scars.core.reader  # noqa: F401
+    import scars.core.samsara.feature  # noqa: F401
 
     _emit({"maxrss_kb": _maxrss_kb()})
 
 
 def mem_read(feature: str) -> None:
-    from scars.core.reader import read_feature
+    from scars.core.samsara.feature import read_feature
 
     f = read_feature(feature)
     children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
@@ -93,9 +93,9 @@ def _percentile(xs: list[float], q: float) -> float:
 def decide(repo: str, feature: str, n: int) -> None:
     """Time ``FeatureSession.decide`` (durable: on disk, fsynced) for n different items."""
     try:
-        from scars.core.session import FeatureSession
+        from scars.core.samsara.session import FeatureSession
     except ImportError as exc:
-        _emit({"skipped": f"scars.core.session is not available ({exc})"})
+        _emit({"skipped": f"scars.core.samsara.session is not available ({exc})"})
         return
     t_open = time.perf_counter()
     session = FeatureSession.open(feature)
@@ -126,12 +126,12 @@ def app_probe(feature_dir: str, steps: int) -> None:
     import asyncio
 
     try:
-        from scars.tui.app import ScarsApp
-        from scars.tui.screens.main import MainScreen
+        from scars.tui.app.app import ScarsApp
+        from scars.tui.app.screens.main import MainScreen
     except ImportError as exc:
         _emit({"skipped": f"the app is not available ({exc})"})
         return
-    from scars.core.reader import read_feature
+    from scars.core.samsara.feature import read_feature
 
     feature = read_feature(feature_dir)
 
@@ -182,7 +182,7 @@ def datatable_probe(feature_dir: str) -> None:
     from textual.app import App, ComposeResult
     from textual.widgets import DataTable
 
-    from scars.core.reader import read_feature
+    from scars.core.samsara.feature import read_feature
     from scars.core.sanitize import one_line
 
     feature = read_feature(feature_dir)

@@ -247,7 +247,7 @@ class Bench:
         r = Result(f"peak memory per item ({size}, {items:,} items)", per_item, "B/item",
                    baseline=imp["maxrss_kb"] / 1024, target=2048, target_of="value",
                    note="(ru_maxrss of a process that runs read_feature, empty cache) minus (ru_maxrss of one "
-                        "that only imports scars.core.reader), divided by the items in the files; baseline "
+                        "that only imports scars.core.samsara.feature), divided by the items in the files; baseline "
                         "column: the import-only process in MiB; parse workers are separate processes "
                         f"(their peak: {rd.get('children_maxrss_kb', 0) / 1024:.0f} MiB)",
                    samples={"read_maxrss_kb": rd["maxrss_kb"], "import_maxrss_kb": imp["maxrss_kb"],

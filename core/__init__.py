@@ -1,5 +1,36 @@
 """scars.core — the domain and the file formats of scars.
 
-Pure Python: this package never imports textual, rich, questionary or scars.tui
-(checked by tests/test_purity.py).
+Pure Python: this package never imports textual, rich, questionary or scars.tui (an
+import-linter contract in pyproject.toml, and tests/test_purity.py). The public face is
+``__all__`` below; the names are imported on first use (PEP 562), so ``import scars.core``
+stays cheap for ``scars --help`` and ``scars status``. docs/ARCHITECTURE.md describes the layers.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+# public name -> module that defines it (a package for `gates`)
+_PUBLIC = {
+    "read_feature": "scars.core.samsara.feature",
+    "FeatureSession": "scars.core.samsara.session",
+    "discover_loops": "scars.core.loops.discover",
+    "gates": "scars.core.gates",
+}
+
+__all__ = sorted(_PUBLIC)
+
+
+def __getattr__(name: str) -> Any:
+    module = _PUBLIC.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    loaded = importlib.import_module(module)
+    value = loaded if name == "gates" else getattr(loaded, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -10,6 +10,7 @@ Exit codes (documented in the README):
 """
 
 from __future__ import annotations
+from dataclasses import dataclass
 
 
 class ScarsError(Exception):
@@ -58,3 +59,14 @@ class ChangedOnDisk(ScarsError):
     """A file changed on disk since it was read, and the change cannot be merged."""
 
     exit_code = 5
+
+
+@dataclass(frozen=True, slots=True)
+class FieldError:
+    """One refused field: ``field`` is the decision field's name, ``message`` says why."""
+
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.field}: {self.message}"

@@ -1,7 +1,7 @@
 """Domain objects of scars, named from the upstream vocabulary (formats.md §1).
 
-These small frozen dataclasses are the contract between the readers (``scars.core.reader``,
-``scars.core.aggregate``), the durable layer (``scars.core.decisions`` …) and the terminal
+These small frozen dataclasses are the contract between the readers (``scars.core.samsara.feature``,
+``scars.core.samsara.aggregate``), the durable layer (``scars.core.samsara.decisions`` …) and the terminal
 layer. Texts held here are exactly as read (untrusted); renderers pass them through
 ``scars.core.sanitize`` before display.
 """

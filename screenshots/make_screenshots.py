@@ -29,7 +29,7 @@ async def _settle(app, pilot) -> None:  # noqa: ANN001
 
 
 async def shoot(feature: Path, out: Path) -> list[Path]:
-    from scars.tui.app import ScarsApp
+    from scars.tui.app.app import ScarsApp
 
     written: list[Path] = []
 
@@ -75,7 +75,7 @@ def main() -> int:
     for name in list(os.environ):
         if name.startswith("TEXTUAL_"):
             del os.environ[name]
-    from scars.tui.commands.demo import FEATURE, copy_demo
+    from scars.tui.cli.commands.demo import FEATURE, copy_demo
 
     tmp = Path(tempfile.mkdtemp(prefix="scars-shots-"))
     try:

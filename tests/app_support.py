@@ -5,15 +5,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from scars.core.model import (
-    EvaluationContract,
-    Feature,
-    IterationLog,
-    ParseFailure,
-    Registry,
-    Round,
-    ScarItem,
-)
+from scars.core.model import EvaluationContract, Feature, IterationLog, ParseFailure, Registry, Round, ScarItem
 
 CAT_PREFIX = {"known_shortcuts": "ks", "silent_failure_conditions": "sf", "unverified_assumptions": "ua"}
 

@@ -23,7 +23,7 @@ for _name in list(os.environ):
         del os.environ[_name]
 os.environ.setdefault("NO_COLOR", "1")
 os.environ["SCARS_USER"] = os.environ.get("SCARS_TEST_USER", "test-user")
-# Tests read their inputs afresh: the feature cache (scars.core.cache) stays off unless a test
+# Tests read their inputs afresh: the feature cache (scars.core.storage.cache) stays off unless a test
 # turns it on for itself (tests/test_cache.py), so no test writes into ~/.cache.
 os.environ["SCARS_NO_CACHE"] = "1"
 

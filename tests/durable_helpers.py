@@ -56,7 +56,7 @@ ACCEPT = {"re_review_signal": "a second process starts writing exports", "owner"
 class SyscallTrace:
     """The durable layer's file-system calls, in order, with the paths they act on.
 
-    Installed over ``scars.core.durable.os`` (a proxy: every other attribute is the real
+    Installed over ``scars.core.storage.durable.os`` (a proxy: every other attribute is the real
     ``os``). It records ``open`` (and whether the call created the file), ``fsync`` (of a
     file or of a directory, by path), ``replace`` and ``close``; :meth:`missing_dir_fsyncs`
     then names every rename or file creation that no later fsync of its directory made
@@ -68,7 +68,7 @@ class SyscallTrace:
     def __init__(self, monkeypatch, hook=None):
         import os as real_os
 
-        from scars.core import durable
+        from scars.core.storage import durable
 
         self.events: list[tuple] = []
         self._fds: dict[int, str] = {}

@@ -124,7 +124,7 @@ def samsara_feature(root: Path, *, index: str | None = "feature: demo  # keep me
 
 
 def item_id(feature_dir: Path, text: str, file: str = "task-1") -> str:
-    from scars.core.reader import read_feature
+    from scars.core.samsara.feature import read_feature
 
     f = read_feature(feature_dir)
     return next(it.id for it in f.items if it.text == text and file in it.file)

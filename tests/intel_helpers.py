@@ -45,7 +45,7 @@ def feature(items=(), iteration_log: IterationLog | None = None, signal: int | N
 
 @dataclass(frozen=True)
 class D:
-    """A stand-in with the attributes of scars.core.decisions.Decision that the rules read."""
+    """A stand-in with the attributes of scars.core.samsara.decisions.Decision that the rules read."""
 
     item_id: str
     action: str

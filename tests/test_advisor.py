@@ -6,20 +6,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import scars.core.advisor as adv
+from scars.core.advice import advisor as adv
+from scars.core.advice import trend
 from intel_helpers import decisions, feature, item, log, rnd
-from scars.core.advisor import (
-    QualityPoint,
-    Trigger,
-    advise_feature,
-    advise_history,
-    budget_matrix,
-    failure_modes,
-    fixability,
-    samsara_history,
-    trend_analysis,
-    variance,
-)
+from scars.core.advice.advisor import QualityPoint, Trigger, advise_feature, advise_history, budget_matrix, failure_modes, fixability, samsara_history
+from scars.core.advice.trend import trend_analysis, variance
 
 
 def pts(*qualities, counts=None, strategies=None, triggers=None):
@@ -162,7 +153,7 @@ def test_strategy_mismatch_twice_failed():
 
 
 def test_trend_direction_slope_boundary(monkeypatch):
-    monkeypatch.setattr(adv, "SLOPE_EPSILON", 0.25)
+    monkeypatch.setattr(trend, "SLOPE_EPSILON", 0.25)
     assert trend_analysis(pts(0.0, 0.25), remaining=5)["direction"] == "stable"  # slope exactly 0.25
     assert trend_analysis(pts(0.0, 0.5), remaining=5)["direction"] == "improving"
     assert trend_analysis(pts(0.5, 0.0), remaining=5)["direction"] == "declining"

@@ -6,9 +6,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from featurekit import REGISTRY, make_feature, report
-from scars.core.aggregate import entry_verdict, feature_to_json, tokens
+from scars.core.samsara.aggregate import entry_verdict
+from scars.core.samsara.status import feature_to_json
+from scars.core.text import tokens
 from scars.core.model import GROUPS
-from scars.core.reader import read_feature
+from scars.core.samsara.feature import read_feature
 
 
 def test_literal_cross_task_pattern_by_normalised_text(tmp_path):

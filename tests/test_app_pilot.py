@@ -16,9 +16,9 @@ from textual.widgets import Button
 sys.path.insert(0, str(Path(__file__).parent))
 from app_fixtures import filter_shown, make_repo, wait_until  # noqa: E402
 
-from scars.core.session import FeatureSession  # noqa: E402
-from scars.tui.app import ScarsApp  # noqa: E402
-from scars.tui.widgets.item_list import ItemList  # noqa: E402
+from scars.core.samsara.session import FeatureSession
+from scars.tui.app.app import ScarsApp
+from scars.tui.app.widgets.item_list import ItemList
 
 SIZE = (120, 40)
 

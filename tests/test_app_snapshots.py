@@ -18,7 +18,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 from app_fixtures import make_repo, wait_until  # noqa: E402
 
-from scars.tui.app import ScarsApp  # noqa: E402
+from scars.tui.app.app import ScarsApp
 
 SIZES = [(80, 24), (120, 40)]
 

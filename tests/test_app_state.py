@@ -12,11 +12,11 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 from app_support import make_feature, make_item, sample_feature  # noqa: E402
 
-from scars.core.decisions import Decision  # noqa: E402
-from scars.tui.keymap import load_keymap  # noqa: E402
-from scars.tui.locate import codeowners, parse_location, read_excerpt  # noqa: E402
-from scars.tui.state import FilterError, TriageState, parse_filter  # noqa: E402
-from scars.tui.widgets.chart import BarChart, Series  # noqa: E402
+from scars.core.samsara.decisions import Decision
+from scars.tui.app.keymap import load_keymap
+from scars.core.samsara.locate import codeowners, parse_location, read_excerpt
+from scars.tui.app.viewmodel import FilterError, TriageState, parse_filter
+from scars.tui.app.widgets.chart import BarChart, Series
 
 
 def test_rows_follow_group_order_with_counts(tmp_path):
@@ -143,7 +143,7 @@ def test_triage_missing_dir_is_usage_error(tmp_path):
 
 
 def test_form_validation_is_cores_including_the_watch():
-    from scars.tui.backend import Backend
+    from scars.tui.app.backend import Backend
 
     fields = {"re_review_signal": "a second writer appears", "owner": "tbd", "rationale": "single process"}
     assert [p.field for p in Backend.validate("accept", fields)] == ["owner"]

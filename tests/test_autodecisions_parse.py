@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scars.core.autodecisions import parse_auto_decisions
+from scars.core.formats.auto_decisions import parse_auto_decisions
 
 ENTRY = """\
 ## Decision 004 - iteration.round-continuation

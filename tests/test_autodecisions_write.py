@@ -6,8 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scars.core import autodecisions_write as W
 from scars.core.errors import DecisionRefused
+from scars.core.formats import auto_decisions as W
+from scars.core.formats import auto_decisions as parser
 
 FIELDS = dict(
     stage="iteration",
@@ -107,7 +108,6 @@ def test_append_creates_the_file(tmp_path):
 
 
 def test_entries_read_back_with_the_reader_parser(tmp_path):
-    from scars.core import autodecisions as parser
     W.append_entry(tmp_path, **FIELDS)
     W.append_entry(tmp_path, **dict(FIELDS, stage="validation", gate_id="security", decision="reject"))
     entries = parser.parse_auto_decisions((tmp_path / W.FILE_NAME).read_text())

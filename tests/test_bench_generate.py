@@ -106,7 +106,7 @@ def test_reports_parse_except_the_planned_failures(small):
 
 
 def test_read_feature_gives_the_manifest_figures(small):
-    from scars.core import reader
+    from scars.core.samsara import feature as reader
     out, manifest = small
     expected = manifest["features"][0]
     feature = reader.read_feature(out / expected["path"])

@@ -1,7 +1,7 @@
 """bkit rules at their boundaries: exactly at each threshold and on both sides.
 
 Both paths are checked: the reader (`scars loops`, scars.core.loops.bkit) and the
-`pdca-continue` gate (scars.core.gate_state), which must agree on every configured threshold
+`pdca-continue` gate (scars.core.gates.state_io), which must agree on every configured threshold
 (fractional, or 0) because the gate calls the reader's rule.
 """
 
@@ -16,7 +16,7 @@ from gatekit import bkit_project, clean_env
 from scars.core import gates
 from scars.core.errors import DecisionRefused
 from scars.core.loops import bkit, discover_loops
-from scars.tui import cli
+from scars.tui.cli import main as cli
 
 
 @pytest.fixture(autouse=True)

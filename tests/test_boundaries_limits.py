@@ -1,6 +1,6 @@
 """Size, depth and length limits at their boundaries: exactly at the limit, and one past it.
 
-yamlsafe (5 MiB per file, nesting depth 64, 1,000,000 alias-expanded nodes), the loop
+safe_read (5 MiB per file, nesting depth 64, 1,000,000 alias-expanded nodes), the loop
 readers' JSON cap (8 MiB), decision texts (20,000 characters), answers files (1,000,000
 bytes), watch specs (2,000 characters) and the age of a stale temporary file (60 s).
 """
@@ -11,17 +11,17 @@ import os
 
 import pytest
 
-from scars.core import durable, yamlsafe
-from scars.core.decisions import validate_decision
+from scars.core.storage import durable, safe_read
+from scars.core.samsara.decisions import validate_decision
 from scars.core.errors import UsageError
-from scars.core.gates import load_answers
+from scars.core.gates.answers import load_answers
 from scars.core.loops.base import read_json
-from scars.core.watch import WatchSyntaxError, parse_watch
+from scars.core.samsara.watches import WatchSyntaxError, parse_watch
 
 MiB = 1024 * 1024
 
 
-# ---------------------------------------------------------------- yamlsafe
+# ---------------------------------------------------------------- safe_read
 
 
 def _sized(path, size: int) -> None:
@@ -43,10 +43,10 @@ def test_yaml_file_size_limit_is_5_mib(tmp_path, size, ok):
     p = tmp_path / "r.yaml"
     _sized(p, size)
     if ok:
-        assert len(yamlsafe.read_bounded(p)) == size
+        assert len(safe_read.read_bounded(p)) == size
     else:
-        with pytest.raises(yamlsafe.YamlProblem, match="over the 5,242,880-byte limit"):
-            yamlsafe.read_bounded(p)
+        with pytest.raises(safe_read.YamlProblem, match="over the 5,242,880-byte limit"):
+            safe_read.read_bounded(p)
 
 
 def _flow(depth: int) -> str:
@@ -58,20 +58,20 @@ def _flow(depth: int) -> str:
 def test_nesting_depth_limit_is_64_without_anchors(depth, ok):
     text = "top: " + _flow(depth - 1)  # the root mapping is level 1
     if ok:
-        assert yamlsafe.loads(text).value["top"]
+        assert safe_read.loads(text).value["top"]
     else:
-        with pytest.raises(yamlsafe.YamlProblem, match="nesting deeper than 64 levels"):
-            yamlsafe.loads(text)
+        with pytest.raises(safe_read.YamlProblem, match="nesting deeper than 64 levels"):
+            safe_read.loads(text)
 
 
 @pytest.mark.parametrize("depth, ok", [(64, True), (65, False)])
 def test_nesting_depth_limit_is_64_with_anchors(depth, ok):
     text = "a: &a 1\nb: *a\ntop: " + _flow(depth - 1)
     if ok:
-        assert yamlsafe.loads(text).value["b"] == 1
+        assert safe_read.loads(text).value["b"] == 1
     else:
-        with pytest.raises(yamlsafe.YamlProblem, match="nesting deeper than 64 levels"):
-            yamlsafe.loads(text)
+        with pytest.raises(safe_read.YamlProblem, match="nesting deeper than 64 levels"):
+            safe_read.loads(text)
 
 
 @pytest.mark.parametrize("depth, ok", [(64, True), (65, False)])
@@ -79,14 +79,14 @@ def test_nesting_depth_limit_is_64_through_the_event_scan(depth, ok, monkeypatch
     # Padding with block-sequence openers makes the text one that *could* nest deeper than
     # the pre-scan bound (1,000 openers), so the event parser checks the depth before the C
     # composer recurses; with the node walks switched off, the scan alone must refuse 65.
-    monkeypatch.setattr(yamlsafe, "_walk_tree", lambda node, out: None)
-    monkeypatch.setattr(yamlsafe, "_walk", lambda node, out: None)
+    monkeypatch.setattr(safe_read, "_walk_tree", lambda node, out: None)
+    monkeypatch.setattr(safe_read, "_walk", lambda node, out: None)
     text = "pad:\n" + "".join(f"  - {i}\n" for i in range(1100)) + "top: " + _flow(depth - 1) + "\n"
     if ok:
-        assert len(yamlsafe.loads(text).value["pad"]) == 1100
+        assert len(safe_read.loads(text).value["pad"]) == 1100
     else:
-        with pytest.raises(yamlsafe.YamlProblem, match="nesting deeper than 64 levels"):
-            yamlsafe.loads(text)
+        with pytest.raises(safe_read.YamlProblem, match="nesting deeper than 64 levels"):
+            safe_read.loads(text)
 
 
 def _expanded(k: int) -> str:
@@ -105,10 +105,10 @@ def _expanded(k: int) -> str:
 def test_alias_expansion_limit_is_1_000_000_nodes(k, ok):
     text = _expanded(k)
     if ok:
-        assert len(yamlsafe.loads(text).value["big"]) == 998 + k  # exactly 1,000,000 nodes
+        assert len(safe_read.loads(text).value["big"]) == 998 + k  # exactly 1,000,000 nodes
     else:
-        with pytest.raises(yamlsafe.YamlProblem, match="alias expansion exceeds 1,000,000 nodes"):
-            yamlsafe.loads(text)
+        with pytest.raises(safe_read.YamlProblem, match="alias expansion exceeds 1,000,000 nodes"):
+            safe_read.loads(text)
 
 
 # ---------------------------------------------------------------- loop readers' JSON cap
@@ -183,7 +183,7 @@ def test_a_temporary_file_is_stale_at_60_seconds(tmp_path, monkeypatch, age, rem
 def _feature_with(tmp_path, reports: dict[str, str]):
     from featurekit import make_feature
 
-    from scars.core.reader import read_feature
+    from scars.core.samsara.feature import read_feature
 
     return read_feature(make_feature(tmp_path, reports))
 
@@ -192,7 +192,7 @@ def _feature_with(tmp_path, reports: dict[str, str]):
 def test_a_samsara_gate_names_at_most_20_report_files(tmp_path, n, more):
     from featurekit import report
 
-    from scars.core.gate_samsara import _files_read
+    from scars.core.gates.samsara import _files_read
 
     f = _feature_with(tmp_path, {f"t{i:02d}.yaml": report(f"t{i}", ks=[f'"item {i}"']) for i in range(n)})
     files = _files_read(f)
@@ -205,7 +205,7 @@ def test_a_samsara_gate_names_at_most_20_report_files(tmp_path, n, more):
 def test_the_triage_prompt_lists_at_most_15_items_per_group(tmp_path, n, more):
     from featurekit import report
 
-    from scars.core.gate_samsara import _triage_groups
+    from scars.core.gates.samsara import _triage_groups
 
     f = _feature_with(tmp_path, {"t.yaml": report("t", ks=[f'"distinct shortcut number {i}"' for i in range(n)])})
     text, _ = _triage_groups(f, {})
@@ -216,7 +216,7 @@ def test_the_triage_prompt_lists_at_most_15_items_per_group(tmp_path, n, more):
 
 @pytest.mark.parametrize("n, more", [(10, None), (11, "and 1 more parse failures")])
 def test_a_samsara_gate_lists_at_most_10_parse_failures(tmp_path, n, more):
-    from scars.core.gate_samsara import _failure_warnings
+    from scars.core.gates.samsara import _failure_warnings
 
     f = _feature_with(tmp_path, {f"bad{i:02d}.yaml": "- not a mapping\n" for i in range(n)})
     assert len(f.parse_failures) == n
@@ -234,7 +234,7 @@ def _entries(numbers) -> str:
 def test_log_verify_flags_a_numbering_gap_of_one(tmp_path, numbers, jump):
     from featurekit import make_feature, report
 
-    from scars.core.logverify import verify_feature
+    from scars.core.samsara.verify import verify_feature
 
     feat = make_feature(tmp_path, {"t.yaml": report("t", ks=['"x y z"'])}, files={"auto-decisions.md": _entries(numbers)})
     messages = [f.message for f in verify_feature(feat).findings]
@@ -248,6 +248,6 @@ def test_log_verify_flags_a_numbering_gap_of_one(tmp_path, numbers, jump):
     ("x", False),
 ])
 def test_log_verify_matches_descriptions_of_at_least_12_characters_by_substring(desc, matched):
-    from scars.core.logverify import _matches
+    from scars.core.samsara.verify import _matches
 
     assert _matches(desc, ["retry count is hard-coded to 3"]) is matched

@@ -1,7 +1,7 @@
 """ARIS / Mechanist rules at their boundaries, on both paths.
 
 The reader (`scars loops`, scars.core.loops.review) and the `review-continue` gate
-(scars.core.gate_state) evaluate the same STOP rule: score >= 6 exactly at 6 and just below,
+(scars.core.gates.state_io) evaluate the same STOP rule: score >= 6 exactly at 6 and just below,
 the budgets at their last unit, the stall guard, the claim re-entry sub-budget, blocking claim
 buckets and the 24 h staleness.
 """

@@ -1,6 +1,6 @@
 """Convergence rules at their boundaries: the advisor's and the DAG convergence monitor's.
 
-The DAG reader takes its thresholds from the advisor (one place); each comparison is tested
+The DAG reader takes its thresholds from the advisor's trend module (one place); each comparison is tested
 exactly at its threshold and on both sides. Where a threshold is a float that sums cannot hit
 exactly (a variance of 0.01), the test sets the threshold to the computed value to check the
 comparison, and uses values on both sides of the real constant to check the constant.
@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import pytest
 
-import scars.core.advisor as adv
-from scars.core.advisor import QualityPoint, monitor_action, trend_analysis, variance
+from scars.core.advice import trend
+from scars.core.advice.advisor import QualityPoint, monitor_action
+from scars.core.advice.trend import trend_analysis, variance
 from scars.core.loops import dag, loopspec
 
 STEP = 1 / 64  # 0.015625: below the slope epsilon 0.02, exact in binary
@@ -27,9 +28,9 @@ def pts(*qualities, remaining=None):
 
 def test_advisor_plateau_is_strictly_below_the_variance_threshold(monkeypatch):
     qs = [0.5, 0.5, 0.75]
-    monkeypatch.setattr(adv, "PLATEAU_VARIANCE", variance(qs))
+    monkeypatch.setattr(trend, "PLATEAU_VARIANCE", variance(qs))
     assert not trend_analysis(pts(*qs), remaining=5)["is_plateauing"]
-    monkeypatch.setattr(adv, "PLATEAU_VARIANCE", variance(qs) + 1e-9)
+    monkeypatch.setattr(trend, "PLATEAU_VARIANCE", variance(qs) + 1e-9)
     assert trend_analysis(pts(*qs), remaining=5)["is_plateauing"]
 
 
@@ -134,8 +135,8 @@ def test_dag_recommend_acceptable_with_at_most_one_left(left, action):
 
 def test_dag_uses_the_advisors_thresholds():
     assert (dag.SLOPE_EPSILON, dag.MONITOR_PLATEAU_VARIANCE, dag.PREDICTION_HORIZON) == (
-        adv.SLOPE_EPSILON, adv.PLATEAU_VARIANCE, adv.PREDICTION_HORIZON)
-    assert (dag.DEFAULT_TARGET, dag.DEFAULT_ACCEPTABLE) == (adv.TARGET_QUALITY, adv.ACCEPTABLE_QUALITY)
+        trend.SLOPE_EPSILON, trend.PLATEAU_VARIANCE, trend.PREDICTION_HORIZON)
+    assert (dag.DEFAULT_TARGET, dag.DEFAULT_ACCEPTABLE) == (trend.TARGET_QUALITY, trend.ACCEPTABLE_QUALITY)
 
 
 # ---------------------------------------------------------------- loop-spec maxIterations 1..100

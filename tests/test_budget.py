@@ -7,15 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from intel_helpers import decisions, feature, item, log, rnd
-from scars.core.budget import (
-    budget_context,
-    evaluate_valves,
-    files_of,
-    round_rot,
-    round_start_snapshot,
-    stagnation_count,
-    strategy_hint,
-)
+from scars.core.samsara.rounds import budget_context, evaluate_valves, files_of, round_rot, round_start_snapshot, stagnation_count, strategy_hint
 
 ENVELOPE_KEYS = [
     "round", "max_rounds", "remaining_rounds", "signal_lost_before", "stagnation_count",
@@ -321,7 +313,7 @@ _opt_int = st.one_of(st.none(), st.integers(-5, 60))
     st.integers(0, 6), st.integers(0, 4), st.integers(0, 40),
 )
 def test_envelope_and_valves_total_on_any_log(rows, max_rounds, retry_limit, signal):
-    from scars.core.advisor import advise_feature
+    from scars.core.advice.advisor import advise_feature
 
     rounds = [rnd(n, b, a, new=new, decision=d) for n, b, a, new, d in rows]
     f = feature([item(i) for i in range(3)], log(*rounds, max_rounds=max_rounds, retry_limit=retry_limit),

@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from scars.core import cache, parallel, reader
+from scars.core.errors import PathNotFound
+from scars.core.samsara import feature as reader
+from scars.core.storage import cache, parallel
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -250,8 +252,8 @@ def test_many_features_read_in_parallel_equal_the_serial_read(tmp_path, monkeypa
 
         shutil.copytree(first, base / f"2026-04-0{k + 1}_copy-{k}")
     paths = sorted(base.iterdir())
-    serial = parallel.read_features(paths, workers=1)
-    par = parallel.read_features(paths, workers=2)
+    serial = reader.read_features(paths, workers=1)
+    par = reader.read_features(paths, workers=2)
     assert par == serial and [f.name for f in par] == [p.name for p in paths]
-    with pytest.raises(reader.PathNotFound):
-        parallel.read_features([*paths, tmp_path / "missing"], workers=2)
+    with pytest.raises(PathNotFound):
+        reader.read_features([*paths, tmp_path / "missing"], workers=2)

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from durable_helpers import ACCEPT, make_feature
-from scars.tui.cli import main
+from scars.tui.cli.main import main
 
 
 @dataclass
@@ -109,7 +109,7 @@ def test_second_writer_gets_exit_5_naming_the_holder(feature):
     a = item_ids(feature)[0]
     holder = subprocess.Popen(
         [sys.executable, "-c",
-         "import sys\nfrom scars.core.session import FeatureSession\n"
+         "import sys\nfrom scars.core.samsara.session import FeatureSession\n"
          f"s = FeatureSession.open({str(feature)!r}, user='holder-person')\nprint('open', flush=True)\nsys.stdin.read()\n"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
     )

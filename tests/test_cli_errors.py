@@ -7,8 +7,8 @@ import sys
 import pytest
 
 from scars.core.errors import LockHeld
-from scars.tui import cli
-from scars.tui.commands import status
+from scars.tui.cli import main as cli
+from scars.tui.cli.commands import status
 
 
 def test_unexpected_error_is_one_line_and_exit_1(monkeypatch, capsys, tmp_path):

@@ -1,4 +1,4 @@
-"""scars.core.decisions: the accept rule, placeholders, who decided."""
+"""scars.core.samsara.decisions: the accept rule, placeholders, who decided."""
 
 from __future__ import annotations
 
@@ -6,73 +6,78 @@ import subprocess
 
 import pytest
 
-from scars.core import decisions as D
 from scars.core.errors import DecisionRefused
+from scars.core.samsara.decisions import ACCEPT_REQUIRED
+from scars.core.samsara.decisions import Decision
+from scars.core.samsara.decisions import FIELD_LABEL
+from scars.core.samsara.decisions import make_decision
+from scars.core.samsara.decisions import resolve_user
+from scars.core.samsara.decisions import validate_decision
 
 GOOD = {"re_review_signal": "a second writer appears", "owner": "export team", "rationale": "single process today"}
 
 
 def test_accept_with_all_three_fields_is_valid():
-    assert D.validate_decision("accept", **GOOD) == []
+    assert validate_decision("accept", **GOOD) == []
 
 
-@pytest.mark.parametrize("field", D.ACCEPT_REQUIRED)
+@pytest.mark.parametrize("field", ACCEPT_REQUIRED)
 @pytest.mark.parametrize("bad", [None, "", "   ", "n/a", "N/A", "na", "TBD", "todo", "none", "-", "?", "…", "...", "tbd.", " None "])
 def test_accept_refuses_missing_or_placeholder_field(field, bad):
     fields = dict(GOOD, **{field: bad})
-    errors = D.validate_decision("accept", **fields)
+    errors = validate_decision("accept", **fields)
     assert [e.field for e in errors] == [field]
-    assert D.FIELD_LABEL[field] in errors[0].message
+    assert FIELD_LABEL[field] in errors[0].message
 
 
 def test_accept_lists_every_missing_field():
-    errors = D.validate_decision("accept")
+    errors = validate_decision("accept")
     assert [e.field for e in errors] == ["re_review_signal", "owner", "rationale"]
 
 
 def test_fields_of_the_wrong_action_are_refused():
-    assert [e.field for e in D.validate_decision("fix", owner="bob")] == ["owner"]
-    assert [e.field for e in D.validate_decision("accept", reason="x", **GOOD)] == ["reason"]
-    assert D.validate_decision("defer", reason="waiting on the API", revisit_when="v2 ships") == []
-    assert D.validate_decision("defer") == []
-    assert [e.field for e in D.validate_decision("defer", reason="tbd")] == ["reason"]
-    assert [e.field for e in D.validate_decision("frobnicate")] == ["action"]
-    assert [e.field for e in D.validate_decision("fix", colour="red")] == ["colour"]
+    assert [e.field for e in validate_decision("fix", owner="bob")] == ["owner"]
+    assert [e.field for e in validate_decision("accept", reason="x", **GOOD)] == ["reason"]
+    assert validate_decision("defer", reason="waiting on the API", revisit_when="v2 ships") == []
+    assert validate_decision("defer") == []
+    assert [e.field for e in validate_decision("defer", reason="tbd")] == ["reason"]
+    assert [e.field for e in validate_decision("frobnicate")] == ["action"]
+    assert [e.field for e in validate_decision("fix", colour="red")] == ["colour"]
 
 
 def test_self_review_is_refused():
-    errors = D.validate_decision("fix", decided_by="Alice", reviewed_by="alice")
+    errors = validate_decision("fix", decided_by="Alice", reviewed_by="alice")
     assert [e.field for e in errors] == ["reviewed_by"]
-    assert D.validate_decision("fix", decided_by="alice", reviewed_by="bob") == []
+    assert validate_decision("fix", decided_by="alice", reviewed_by="bob") == []
 
 
 def test_make_decision_strips_and_stamps():
-    d = D.make_decision("ks-1", "accept", decided_by="me", **{k: f"  {v} " for k, v in GOOD.items()})
+    d = make_decision("ks-1", "accept", decided_by="me", **{k: f"  {v} " for k, v in GOOD.items()})
     assert d.owner == "export team"
     assert d.decided_at[10] == "T" and (d.decided_at.endswith("Z") or d.decided_at[-6] in "+-")
     with pytest.raises(DecisionRefused) as info:
-        D.make_decision("ks-1", "accept", decided_by="me", owner="n/a")
+        make_decision("ks-1", "accept", decided_by="me", owner="n/a")
     assert {e.field for e in info.value.errors} == {"re_review_signal", "owner", "rationale"}
     assert "owner" in str(info.value)
 
 
 def test_decision_dict_roundtrip():
-    d = D.make_decision("sf-1", "defer", decided_by="me", reason="blocked upstream")
-    assert D.Decision.from_dict(d.to_dict()) == d
+    d = make_decision("sf-1", "defer", decided_by="me", reason="blocked upstream")
+    assert Decision.from_dict(d.to_dict()) == d
 
 
 def test_resolve_user_order(monkeypatch, tmp_path):
     monkeypatch.setenv("SCARS_USER", "env-user")
-    assert D.resolve_user("cli-user") == "cli-user"
-    assert D.resolve_user("  ") == "env-user"
+    assert resolve_user("cli-user") == "cli-user"
+    assert resolve_user("  ") == "env-user"
     monkeypatch.delenv("SCARS_USER")
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(tmp_path / "gitconfig"))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     monkeypatch.chdir(tmp_path)
     subprocess.run(["git", "config", "--file", str(tmp_path / "gitconfig"), "user.name", "Git Person"], check=True)
-    assert D.resolve_user() == "Git Person"
+    assert resolve_user() == "Git Person"
     (tmp_path / "gitconfig").write_text("")
     monkeypatch.setenv("USER", "login-name")
     monkeypatch.setenv("LOGNAME", "login-name")
-    assert D.resolve_user() == "login-name"
+    assert resolve_user() == "login-name"

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from scars.core.reader import read_feature
-from scars.tui.commands.demo import FEATURE, copy_demo, demo_source
+from scars.core.samsara.feature import read_feature
+from scars.tui.cli.commands.demo import FEATURE, copy_demo, demo_source
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +69,7 @@ def test_copy_demo_refuses_a_non_empty_directory(tmp_path):
 def test_scars_demo_without_a_tty_runs_status(tmp_path):
     env = {**os.environ, "NO_COLOR": "1"}
     r = subprocess.run(
-        [sys.executable, "-m", "scars.tui.cli", "demo", "--dir", str(tmp_path / "d"), "--json"],
+        [sys.executable, "-m", "scars.tui.cli.main", "demo", "--dir", str(tmp_path / "d"), "--json"],
         capture_output=True, text=True, stdin=subprocess.DEVNULL, env=env, timeout=60,
     )
     assert r.returncode == 0, r.stderr
@@ -77,7 +77,7 @@ def test_scars_demo_without_a_tty_runs_status(tmp_path):
     assert data["feature"] == Path(FEATURE).name and data["signal_lost"] == 13
     assert str(tmp_path / "d") in r.stderr
     r = subprocess.run(
-        [sys.executable, "-m", "scars.tui.cli", "demo", "--dir", str(tmp_path / "d")],
+        [sys.executable, "-m", "scars.tui.cli.main", "demo", "--dir", str(tmp_path / "d")],
         capture_output=True, text=True, stdin=subprocess.DEVNULL, env=env, timeout=60,
     )
     assert r.returncode == 2 and "not empty" in r.stderr

@@ -1,4 +1,4 @@
-"""scars.core.durable: atomic replace, append-only records, fingerprints, injected faults."""
+"""scars.core.storage.durable: atomic replace, append-only records, fingerprints, injected faults."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import stat
 
 import pytest
 
-from scars.core import durable
-from scars.core.durable import WriteFailed, append_record, atomic_write, clean_stale_temps, fingerprint
+from scars.core.storage import durable
+from scars.core.storage.durable import WriteFailed, append_record, atomic_write, clean_stale_temps, fingerprint
 
 
 def test_atomic_write_creates_and_replaces(tmp_path):

@@ -12,8 +12,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from durable_helpers import ACCEPT, make_feature
-from scars.core import journal as J
-from scars.core.session import FeatureSession, journal_path
+from scars.core.samsara.session import FeatureSession
+from scars.core.storage.journal import journal_path
+from scars.core.samsara.decisions import replay
+from scars.core.storage.journal import read_journal
 
 FIELDS = {"fix": {}, "accept": ACCEPT, "defer": {"reason": "next quarter"}}
 
@@ -71,7 +73,7 @@ def test_journal_replay_equals_state_and_model(ops):
             assert {k: d.action for k, d in s.decisions.items()} == model
         s.close()
         # replay from disk equals the state, reopening gives it back
-        replayed = J.replay(J.read_journal(journal_path(feature)).records)
+        replayed = replay(read_journal(journal_path(feature)).records)
         assert {k: d.action for k, d in replayed.decisions.items()} == model
         with FeatureSession.open(feature, read_only=True) as ro:
             assert {k: d.action for k, d in ro.decisions.items()} == model

@@ -8,14 +8,15 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from scars.core import export as ex
-from scars.core.decisions import Decision
-from scars.core.model import EntryVerdict, Feature, ParseFailure, ScarItem, ScarReport
-from scars.core.reader import read_feature
-from scars.tui.cli import main
+from importlib.resources import files
 
-SCHEMA = json.loads(
-    (Path(ex.__file__).parent / "schemas" / "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
+from scars.core.samsara import export as ex
+from scars.core.samsara.decisions import Decision
+from scars.core.model import EntryVerdict, Feature, ParseFailure, ScarItem, ScarReport
+from scars.core.samsara.feature import read_feature
+from scars.tui.cli.main import main
+
+SCHEMA = json.loads(files("scars.core").joinpath("schemas", "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
 
 
 def validate_sarif(doc: dict) -> None:
@@ -230,7 +231,7 @@ def test_era_d_report_states_become_in_source_suppressions(tmp_path):
 
 
 def test_export_reads_decisions_recorded_through_the_session(tmp_path, capsys):
-    from scars.core.session import FeatureSession
+    from scars.core.samsara.session import FeatureSession
 
     f = make_repo(tmp_path)
     feat = read_feature(f)
@@ -260,7 +261,7 @@ def test_export_reads_decisions_recorded_through_the_session(tmp_path, capsys):
 
 def test_loops_inbox_counts_session_decisions(tmp_path):
     from scars.core.loops import discover_loops
-    from scars.core.session import FeatureSession
+    from scars.core.samsara.session import FeatureSession
 
     f = make_repo(tmp_path)
     # Grow the feature past the entry threshold (signal_lost 5) so it is gated.

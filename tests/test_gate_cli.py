@@ -13,9 +13,9 @@ from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
 from gatekit import clean_env, bkit_project, loop_spec_feature, mechanist_state, tree_hashes
-from scars.core.lock import FeatureLock
-from scars.tui import cli
-from scars.tui.commands import gate as gate_cmd
+from scars.core.storage.lock import FeatureLock
+from scars.tui.cli import main as cli
+from scars.tui.cli.commands import gate as gate_cmd
 
 
 def _run(argv, capsys):
@@ -44,7 +44,7 @@ def test_no_tty_and_no_answer_exits_3_at_once_naming_the_command(tmp_path):
 def test_no_tty_path_never_imports_questionary(tmp_path):
     fdir = loop_spec_feature(tmp_path)
     code = (
-        "import sys; from scars.tui import cli; rc = cli.main(['gate', 'spec', sys.argv[1]]);"
+        "import sys; from scars.tui.cli import main as cli; rc = cli.main(['gate', 'spec', sys.argv[1]]);"
         "print('questionary' in sys.modules, 'prompt_toolkit' in sys.modules, rc)"
     )
     proc = subprocess.run([sys.executable, "-c", code, str(fdir)], stdin=subprocess.DEVNULL, capture_output=True,

@@ -8,9 +8,9 @@ import pytest
 import yaml
 
 from gatekit import clean_env, bkit_project, item_id, loop_spec_feature, mechanist_state, samsara_feature
-from scars.core.autodecisions import parse_auto_decisions
-from scars.core.session import FeatureSession
-from scars.tui import cli
+from scars.core.formats.auto_decisions import parse_auto_decisions
+from scars.core.samsara.session import FeatureSession
+from scars.tui.cli import main as cli
 
 
 def _samsara(tmp_path, *, round_open=True, flat_rounds=0, fix=False):

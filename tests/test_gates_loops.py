@@ -10,8 +10,8 @@ import pytest
 from gatekit import SPEC_GAP, bkit_project, copy_upstream, loop_spec_feature, mechanist_state, tree_hashes
 from scars.core import gates
 from scars.core.errors import DecisionRefused, LockHeld, PathNotFound, UsageError
-from scars.core.gate_state import gap_id
-from scars.core.lock import FeatureLock
+from scars.core.loops.loopspec import gap_id
+from scars.core.storage.lock import FeatureLock
 
 USER = "alice"
 

@@ -13,12 +13,12 @@ from prompt_toolkit.output import DummyOutput
 
 from gatekit import clean_env, item_id, samsara_feature, tree_hashes
 from scars.core import gates
-from scars.core.autodecisions import parse_auto_decisions
+from scars.core.formats.auto_decisions import parse_auto_decisions
 from scars.core.errors import UsageError
-from scars.core.lock import FeatureLock
-from scars.core.session import FeatureSession
-from scars.tui import cli
-from scars.tui.commands import gate as gate_cmd
+from scars.core.storage.lock import FeatureLock
+from scars.core.samsara.session import FeatureSession
+from scars.tui.cli import main as cli
+from scars.tui.cli.commands import gate as gate_cmd
 
 USER = "alice"
 
@@ -378,7 +378,7 @@ def test_terminal_safety_valve_stop(tmp_path, monkeypatch, capsys):
 
 
 def test_terminal_triage_opens_the_app_then_records_the_gate(tmp_path, monkeypatch, capsys):
-    from scars.tui.commands import triage as triage_cmd
+    from scars.tui.cli.commands import triage as triage_cmd
 
     f = samsara_feature(tmp_path)
     retry = item_id(f, "Retry count is hard-coded to 3")

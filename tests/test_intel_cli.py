@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from scars.tui.cli import main
+from scars.tui.cli.main import main
 
 REPORT = textwrap.dedent(
     """\
@@ -148,8 +148,8 @@ def test_hostile_text_is_inert_in_reports(tmp_path, capsys):
 
 
 def test_commands_do_not_import_textual():
-    code = ("import sys\nfrom scars.tui.cli import main\n"
-            "import scars.tui.commands.budget_context, scars.tui.commands.advise\n"
+    code = ("import sys\nfrom scars.tui.cli.main import main\n"
+            "import scars.tui.cli.commands.budget_context, scars.tui.cli.commands.advise\n"
             "print('textual' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"

@@ -12,10 +12,13 @@ from __future__ import annotations
 import json
 
 from featurekit import make_feature, report
-from scars.core import journal as J
-from scars.core.aggregate import feature_to_json
-from scars.core.reader import item_fingerprint, read_feature
-from scars.core.session import FeatureSession
+from scars.core.samsara.status import feature_to_json
+from scars.core.samsara.reports import item_fingerprint
+from scars.core.samsara.feature import read_feature
+from scars.core.samsara.session import FeatureSession
+from scars.core.samsara.decisions import check_items
+from scars.core.samsara.decisions import replay
+from scars.core.storage.journal import read_journal
 
 OLD = 'what: "Shared cache key"\nbites_when: "two tenants share a worker"\nwhere: "src/cache.py:40"'
 NEW = 'what: "Shared cache key"\nbites_when: "the CDN caches per path"\nwhere: "src/cdn.py:12"'
@@ -127,19 +130,19 @@ def test_lifecycle_keys_and_lines_do_not_change_the_fingerprint(tmp_path):
 
 def test_decisions_recorded_without_a_fingerprint_are_applied_as_before(tmp_path):
     feat, old = _decided_feature(tmp_path)
-    records = J.read_journal(feat / ".scars" / "journal.jsonl").records
+    records = read_journal(feat / ".scars" / "journal.jsonl").records
     for rec in records:
         for d in rec.get("decisions") or ():
             d.pop("fingerprint", None)
-    state = J.replay(records)
+    state = replay(records)
     _write(feat, [OTHER, NEW, OLD])
-    assert J.check_items(state, read_feature(feat).items) == []
+    assert check_items(state, read_feature(feat).items) == []
     assert state.decisions[old.id].action == "fix"
 
 
 def test_the_app_shows_the_decisions_to_make_again(tmp_path):
-    from scars.tui.backend import Backend
-    from scars.tui.widgets.warning_bar import warning_lines
+    from scars.tui.app.backend import Backend
+    from scars.tui.app.widgets.warning_bar import warning_lines
 
     feat, old = _decided_feature(tmp_path)
     backend = Backend.open(feat)
@@ -158,7 +161,7 @@ def test_the_app_shows_the_decisions_to_make_again(tmp_path):
 
 
 def test_read_only_commands_leave_out_a_moved_decision(tmp_path):
-    from scars.core.decided import current_decisions
+    from scars.core.samsara.decisions import current_decisions
 
     feat, old = _decided_feature(tmp_path)
     assert current_decisions(feat, read_feature(feat))[old.id].action == "fix"

@@ -1,4 +1,4 @@
-"""scars.core.iterlog: byte-exact round trips and appends on real upstream logs."""
+"""scars.core.formats.iteration_log: byte-exact round trips and appends on real upstream logs."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import os
 import pytest
 import yaml
 
-from scars.core import iterlog as L
-from scars.core.durable import fingerprint
+from scars.core.formats import iteration_log as L
+from scars.core.storage.durable import fingerprint
 from scars.core.errors import ChangedOnDisk
 
 UPSTREAM_LOGS = (

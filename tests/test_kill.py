@@ -17,11 +17,15 @@ import pytest
 import yaml
 
 from durable_helpers import ACCEPT, make_feature
-from scars.core import journal as J
-import scars.core.budget  # noqa: F401 - imported before forking so the writer starts at once
-import scars.core.reader  # noqa: F401
-from scars.core.autodecisions import parse_auto_decisions
-from scars.core.session import FeatureSession, journal_path
+import scars.core.samsara.feature  # noqa: F401 - imported before forking so the writer starts at once
+import scars.core.samsara.rounds  # noqa: F401
+from scars.core.formats.auto_decisions import parse_auto_decisions
+from scars.core.samsara.session import FeatureSession
+from scars.core.storage.journal import journal_path
+from scars.core.samsara.decisions import DECISION
+from scars.core.samsara.decisions import UNDO
+from scars.core.samsara.decisions import replay
+from scars.core.storage.journal import read_journal
 
 
 def _writer(feature, wfd: int, seed: int) -> None:
@@ -80,7 +84,7 @@ def _trial(tmp_path, n: int, rnd: random.Random) -> dict:
 
 def _check(feature, reported: list[str]) -> dict:
     # 1. every file parses as it was left by the kill
-    read = J.read_journal(journal_path(feature))
+    read = read_journal(journal_path(feature))
     assert len(read.problems) <= 1 and (not read.problems or read.torn_tail), read.problems
     log_path = feature / "iteration-log.yaml"
     rounds_before = []
@@ -103,11 +107,11 @@ def _check(feature, reported: list[str]) -> dict:
             d = rec["decisions"][0]
             assert (d["item_id"], d["action"]) == (rest[1], rest[2])
         elif kind == "UNDO":
-            assert by_seq[int(rest[0])]["type"] == J.UNDO
+            assert by_seq[int(rest[0])]["type"] == UNDO
         elif kind == "ROUND":
             rounds_reported.append(int(rest[0]))
     # 3. reopening resumes: same state as the journal, every reported round in the log
-    state = J.replay(read.records)
+    state = replay(read.records)
     with FeatureSession.open(feature, user="checker") as s:
         assert s.decisions == state.decisions
         assert s.problems == [] or all("incomplete" in p or "checksum" in p for p in s.problems)
@@ -116,7 +120,7 @@ def _check(feature, reported: list[str]) -> dict:
             on_disk = [x["round"] for x in data["rounds"]]
             assert set(rounds_reported) <= set(on_disk)
         s.decide(s.feature.items[0].id, "fix")  # the journal accepts new records after a torn tail
-    assert J.read_journal(journal_path(feature)).records[-1]["type"] == J.DECISION
+    assert read_journal(journal_path(feature)).records[-1]["type"] == DECISION
     return {"reported": len(reported), "rounds": len(rounds_reported), "torn": read.torn_tail}
 
 

@@ -1,4 +1,4 @@
-"""scars.core.lock and scars.core.journal: one writer, checksummed records, torn tails."""
+"""scars.core.storage.lock and scars.core.storage.journal: one writer, checksummed records, torn tails."""
 
 from __future__ import annotations
 
@@ -10,10 +10,18 @@ import textwrap
 
 import pytest
 
-from scars.core import journal as J
-from scars.core.decisions import Decision
+from scars.core.samsara.decisions import Decision
 from scars.core.errors import LockHeld
-from scars.core.lock import FeatureLock, current_holder, lock_path
+from scars.core.storage.lock import FeatureLock, current_holder, lock_path
+from scars.core.samsara.decisions import BLOCKED_FIX
+from scars.core.samsara.decisions import DECISION
+from scars.core.samsara.decisions import SIGN_OFF
+from scars.core.samsara.decisions import UNDO
+from scars.core.samsara.decisions import replay
+from scars.core.storage.journal import Journal
+from scars.core.storage.journal import frame
+from scars.core.storage.journal import read_journal
+from scars.core.storage.journal import unframe
 
 
 def test_second_lock_is_refused_naming_the_holder(tmp_path):
@@ -34,7 +42,7 @@ def test_lock_of_a_killed_process_is_free(tmp_path):
     code = textwrap.dedent(
         f"""
         import os, signal, sys
-        from scars.core.lock import FeatureLock
+        from scars.core.storage.lock import FeatureLock
         lk = FeatureLock({str(tmp_path)!r}, user="ghost").acquire()
         print("locked", flush=True)
         os.kill(os.getpid(), signal.SIGKILL)
@@ -53,7 +61,7 @@ def test_lock_held_by_another_process_is_refused(tmp_path):
     code = textwrap.dedent(
         f"""
         import sys
-        from scars.core.lock import FeatureLock
+        from scars.core.storage.lock import FeatureLock
         lk = FeatureLock({str(tmp_path)!r}, user="other").acquire()
         print("locked", flush=True)
         sys.stdin.read()
@@ -73,41 +81,41 @@ def test_lock_held_by_another_process_is_refused(tmp_path):
 
 def test_frame_roundtrip_and_corruption():
     rec = {"type": "decision", "seq": 1, "text": "line\nbreak \u2028 \"q\" é"}
-    line = J.frame(rec)
+    line = frame(rec)
     assert line.endswith(b"\n") and line.count(b"\n") == 1
-    assert J.unframe(line[:-1]) == rec
+    assert unframe(line[:-1]) == rec
     bad = bytearray(line[:-1])
     bad[-3] ^= 1
-    assert isinstance(J.unframe(bytes(bad)), str)
-    assert isinstance(J.unframe(b"garbage"), str)
+    assert isinstance(unframe(bytes(bad)), str)
+    assert isinstance(unframe(b"garbage"), str)
 
 
 def test_torn_tail_is_ignored_and_reported(tmp_path):
     p = tmp_path / "journal.jsonl"
-    j = J.Journal(p)
-    j.append(J.DECISION, decisions=[{"item_id": "ks-1", "action": "fix"}])
-    j.append(J.DECISION, decisions=[{"item_id": "ks-2", "action": "fix"}])
+    j = Journal(p)
+    j.append(DECISION, decisions=[{"item_id": "ks-1", "action": "fix"}])
+    j.append(DECISION, decisions=[{"item_id": "ks-2", "action": "fix"}])
     data = p.read_bytes()
     p.write_bytes(data[:-7])  # cut the last record mid-way
-    read = J.read_journal(p)
+    read = read_journal(p)
     assert [r["seq"] for r in read.records] == [1]
     assert read.torn_tail and "incomplete" in read.problems[0]
-    j2 = J.Journal(p)  # reopening ends the torn line so the next record stays intact
-    j2.append(J.DECISION, decisions=[{"item_id": "ks-3", "action": "defer"}])
-    read = J.read_journal(p)
+    j2 = Journal(p)  # reopening ends the torn line so the next record stays intact
+    j2.append(DECISION, decisions=[{"item_id": "ks-3", "action": "defer"}])
+    read = read_journal(p)
     assert [r["decisions"][0]["item_id"] for r in read.records] == ["ks-1", "ks-3"]
     assert len(read.problems) == 1 and "checksum" in read.problems[0]
 
 
 def test_corrupt_middle_line_is_skipped(tmp_path):
     p = tmp_path / "journal.jsonl"
-    j = J.Journal(p)
+    j = Journal(p)
     for i in range(3):
-        j.append(J.DECISION, decisions=[{"item_id": f"ks-{i}", "action": "fix"}])
+        j.append(DECISION, decisions=[{"item_id": f"ks-{i}", "action": "fix"}])
     lines = p.read_bytes().split(b"\n")
     lines[1] = lines[1].replace(b"ks-1", b"ks-9")
     p.write_bytes(b"\n".join(lines))
-    read = J.read_journal(p)
+    read = read_journal(p)
     assert [r["seq"] for r in read.records] == [1, 3]
     assert read.problems == ["line 2: checksum mismatch (torn or altered record); ignored"]
     assert not read.torn_tail
@@ -119,13 +127,13 @@ def _dec(item, action="fix", **kw):
 
 def test_replay_applies_undo_sign_off_and_blocked_outcomes():
     recs = [
-        {"seq": 1, "type": J.DECISION, "decisions": [_dec("a"), _dec("b")]},
-        {"seq": 2, "type": J.DECISION, "decisions": [_dec("a", "defer", reason="later on")]},
-        {"seq": 3, "type": J.UNDO, "target": 2},
-        {"seq": 4, "type": J.BLOCKED_FIX, "item_id": "b", "outcome": "reclassify_as_defer", "reason": "needs design"},
-        {"seq": 5, "type": J.SIGN_OFF, "item_id": "a", "reviewed_by": "carol"},
+        {"seq": 1, "type": DECISION, "decisions": [_dec("a"), _dec("b")]},
+        {"seq": 2, "type": DECISION, "decisions": [_dec("a", "defer", reason="later on")]},
+        {"seq": 3, "type": UNDO, "target": 2},
+        {"seq": 4, "type": BLOCKED_FIX, "item_id": "b", "outcome": "reclassify_as_defer", "reason": "needs design"},
+        {"seq": 5, "type": SIGN_OFF, "item_id": "a", "reviewed_by": "carol"},
     ]
-    st = J.replay(recs)
+    st = replay(recs)
     assert st.decisions["a"].action == "fix" and st.decisions["a"].reviewed_by == "carol"
     assert st.decisions["b"].action == "defer" and st.decisions["b"].blocked_outcome == "reclassify_as_defer"
     assert st.decisions["b"].reason == "needs design"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from scars.tui.cli import main
+from scars.tui.cli.main import main
 
 
 def scars(*args: str) -> subprocess.CompletedProcess:
@@ -95,7 +95,7 @@ def test_loops_errors_and_strict(tmp_path, run):
 def test_loops_does_not_import_textual(tmp_path):
     make_tree(tmp_path)
     code = (
-        "import sys\nfrom scars.tui import cli\n"
+        "import sys\nfrom scars.tui.cli import main as cli\n"
         f"cli.main(['loops', '--json', {str(tmp_path)!r}])\n"
         "print('TEXTUAL', 'textual' in sys.modules, file=sys.stderr)\n"
     )

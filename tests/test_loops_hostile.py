@@ -73,7 +73,7 @@ def test_wrong_shapes_everywhere(tmp_path):
 
 
 def test_hostile_names_reach_the_report_inert(tmp_path, capsys):
-    from scars.tui.cli import main
+    from scars.tui.cli.main import main
 
     name = "evil\x1b[2J\x1b]0;title\x07[red]x[/red]\u202e"
     d = tmp_path / ".loop-spec/features/evil"

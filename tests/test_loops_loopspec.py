@@ -9,17 +9,7 @@ from pathlib import Path
 import pytest
 
 from scars.core.loops import loopspec
-from scars.core.loops.loopspec import (
-    converged_floor,
-    extract_verdict,
-    gap_id,
-    harvest_warnings,
-    iterate_block,
-    limit_route,
-    parse_backlog,
-    parse_iteration_md,
-    record_route,
-)
+from scars.core.loops.loopspec import converged_floor, extract_verdict, gap_id, harvest_warnings, iterate_block, limit_route, parse_backlog, parse_iteration_md, record_route
 
 
 def verdict(converged=False, gap=None, **extra):

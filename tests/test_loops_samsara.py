@@ -6,7 +6,7 @@ from pathlib import Path
 
 from scars.core.loops import discover_loops
 from scars.core.loops.samsara import feature_state
-from scars.core.reader import read_feature
+from scars.core.samsara.feature import read_feature
 
 
 def make_feature(root: Path, items: int, log: str | None = None) -> Path:

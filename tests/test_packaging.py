@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tomllib
 import venv
 import zipfile
 from pathlib import Path
@@ -20,6 +21,27 @@ import pytest
 from conftest import ROOT
 
 pytestmark = pytest.mark.packaging
+
+
+def _source_packages() -> set[str]:
+    """Every folder under core/ and tui/ holding an __init__.py, as a `scars.` package name."""
+    out = set()
+    for top in ("core", "tui"):
+        for init in (ROOT / top).rglob("__init__.py"):
+            rel = init.parent.relative_to(ROOT).parts
+            out.add(".".join(("scars", *rel)))
+    return out
+
+
+def _configured_packages() -> set[str]:
+    setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
+    return set(setuptools["packages"])
+
+
+def test_the_package_list_matches_the_folders():
+    """pyproject lists packages explicitly: a folder with __init__.py missing from the list would
+    be left out of the wheel (and a listed package without a folder breaks the build)."""
+    assert _configured_packages() == _source_packages()
 
 
 def _base_python() -> str:
@@ -72,7 +94,7 @@ def _check_installed(bin_dir: Path, tmp_path: Path) -> str:
     (feat,) = json.loads(r.stdout)["features"]
     assert feat["registry"] == "present" and feat["counts"]["unverified_assumptions"] == 2
     # The installed package is the one we built, not the development tree.
-    r = subprocess.run([str(bin_dir / "python"), "-c", "import scars.core.reader as m; print(m.__file__)"],
+    r = subprocess.run([str(bin_dir / "python"), "-c", "import scars.core.samsara.feature as m; print(m.__file__)"],
                        capture_output=True, text=True, env=env, timeout=60, cwd=tmp_path)
     return r.stdout.strip()
 
@@ -89,7 +111,12 @@ def test_wheel_install(tmp_path):
     assert "scars/core/demo/repo/.samsara/systemic-scars.yaml" in names
     assert "scars/core/demo/repo/changes/2026-11-02_csv-export/scar-reports/task-1-scar.yaml" in names
     assert "scars/core/demo/repo/src/export.py" in names
-    assert "scars/tui/commands/status.py" in names
+    assert "scars/tui/cli/commands/status.py" in names
+    assert "scars/tui/app/app.tcss" in names
+    assert "scars/core/schemas/sarif-schema-2.1.0.json" in names
+    # Every package of the source tree is in the wheel.
+    for package in _source_packages():
+        assert package.replace(".", "/") + "/__init__.py" in names, package
     bin_dir = _fresh_venv(tmp_path / "venv")
     _pip(bin_dir, str(wheel))
     where = _check_installed(bin_dir, tmp_path)
@@ -102,4 +129,4 @@ def test_editable_install(tmp_path):
     bin_dir = _fresh_venv(tmp_path / "venv")
     _pip(bin_dir, "-e", str(src), cwd=tmp_path)
     where = _check_installed(bin_dir, tmp_path)
-    assert where == str(src / "core" / "reader.py"), where
+    assert where == str(src / "core" / "samsara" / "feature.py"), where

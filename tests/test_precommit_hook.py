@@ -7,7 +7,7 @@ import re
 import yaml
 
 from conftest import ROOT
-from scars.tui.cli import COMMANDS
+from scars.tui.cli.main import COMMANDS
 
 
 def _hooks() -> list[dict]:
@@ -20,9 +20,9 @@ def test_hook_definition():
     assert hook["language"] == "python"
     assert hook["pass_filenames"] is False
     assert hook["entry"].split() == ["scars", "log", "verify"]
-    assert ("log", "scars.tui.commands.log") in COMMANDS
+    assert ("log", "scars.tui.cli.commands.log") in COMMANDS
     # The console script the entry names is the one the package installs.
-    assert 'scars = "scars.tui.cli:entry"' in (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    assert 'scars = "scars.tui.cli.main:entry"' in (ROOT / "pyproject.toml").read_text(encoding="utf-8")
 
 
 def test_hook_file_filter():

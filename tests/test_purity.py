@@ -35,7 +35,7 @@ def test_importing_every_core_module_loads_no_terminal_library():
 def test_help_does_not_import_textual():
     code = (
         "import sys\n"
-        "from scars.tui import cli\n"
+        "from scars.tui.cli import main as cli\n"
         "try:\n    cli.main(['--help'])\nexcept SystemExit:\n    pass\n"
         "print('textual' in sys.modules)\n"
     )
@@ -44,7 +44,7 @@ def test_help_does_not_import_textual():
 
 
 def test_every_command_module_exposes_the_command_protocol():
-    from scars.tui.cli import COMMANDS
+    from scars.tui.cli.main import COMMANDS
 
     for _name, module_name in COMMANDS:
         module = importlib.import_module(module_name)  # every listed command is present

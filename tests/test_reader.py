@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from featurekit import REGISTRY, make_feature, report
-from scars.core import yamlsafe
+from scars.core.storage import safe_read
 from scars.core.errors import PathNotFound
-from scars.core.reader import read_feature
+from scars.core.samsara.feature import read_feature
 
 ALL_FORMS = report(
     "task-4",
@@ -198,12 +198,12 @@ def test_hostile_yaml_is_a_parse_failure_not_a_crash(tmp_path):
 
 
 def test_cyclic_alias_is_rejected():
-    with pytest.raises(yamlsafe.YamlProblem, match="cyclic"):
-        yamlsafe.loads("a: &x [1, *x]\n")
+    with pytest.raises(safe_read.YamlProblem, match="cyclic"):
+        safe_read.loads("a: &x [1, *x]\n")
 
 
 def test_shared_aliases_below_the_limit_load():
-    loaded = yamlsafe.loads("base: &b {k: v}\nitems: [*b, *b, *b]\n")
+    loaded = safe_read.loads("base: &b {k: v}\nitems: [*b, *b, *b]\n")
     assert loaded.value["items"] == [{"k": "v"}] * 3 and loaded.problems == []
 
 
@@ -213,9 +213,9 @@ def test_bom_and_size_cap(tmp_path, monkeypatch):
     p.write_bytes(b"\xef\xbb\xbf" + report("bom", ks=['"y"']).encode())
     big = feat / "scar-reports" / "big.yaml"
     big.write_text(report("big", ks=['"z"']) + "#" * 5000)
-    monkeypatch.setattr(yamlsafe, "MAX_FILE_BYTES", 4096)
-    monkeypatch.setattr(yamlsafe.read_bounded, "__defaults__", (4096,))
-    monkeypatch.setattr(yamlsafe.load_file, "__defaults__", (4096,))
+    monkeypatch.setattr(safe_read, "MAX_FILE_BYTES", 4096)
+    monkeypatch.setattr(safe_read.read_bounded, "__defaults__", (4096,))
+    monkeypatch.setattr(safe_read.load_file, "__defaults__", (4096,))
     f = read_feature(feat)
     (pf,) = f.parse_failures
     assert pf.file == "scar-reports/big.yaml" and "limit" in pf.reason

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from featurekit import REGISTRY, make_feature, report
-from scars.core import yamlsafe
+from scars.core.storage import safe_read
 from scars.core.model import REGISTRY_FILE
-from scars.core.reader import read_feature
+from scars.core.samsara.feature import read_feature
 
 # Two refs to an id the readable REGISTRY holds, one to an id it lacks, one plain item.
 REF_REPORT = report(
@@ -50,7 +50,7 @@ def _over_limit(path: Path, root: Path) -> None:
 
 def _at_limit(path: Path, root: Path, extra: int = 0) -> None:
     body = REGISTRY.encode() + b"# pad\n"
-    path.write_bytes(body + b"#" * (yamlsafe.MAX_FILE_BYTES - len(body) - 1 + extra) + b"\n")
+    path.write_bytes(body + b"#" * (safe_read.MAX_FILE_BYTES - len(body) - 1 + extra) + b"\n")
 
 
 def _laughs() -> str:
@@ -159,11 +159,11 @@ def test_readable_but_useless_registry_makes_refs_dangle(tmp_path, text):
 
 def test_size_limit_boundary(tmp_path):
     at = read_feature(_feature(tmp_path / "at", _at_limit))
-    assert (Path(at.repo_root) / REGISTRY_FILE).stat().st_size == yamlsafe.MAX_FILE_BYTES
+    assert (Path(at.repo_root) / REGISTRY_FILE).stat().st_size == safe_read.MAX_FILE_BYTES
     assert at.registry.state == "present" and "doc-only-guard" in at.registry.entries
     assert at.dangling_refs == (("scar-reports/t.yaml", "not-registered"),)
     over = read_feature(_feature(tmp_path / "over", _over_limit))
-    assert (Path(over.repo_root) / REGISTRY_FILE).stat().st_size == yamlsafe.MAX_FILE_BYTES + 1
+    assert (Path(over.repo_root) / REGISTRY_FILE).stat().st_size == safe_read.MAX_FILE_BYTES + 1
     assert over.registry.state == "unreadable" and over.dangling_refs == ()
     assert over.signal_lost == MISSING_SIGNAL_LOST
 
@@ -182,7 +182,7 @@ def test_symlink_inside_the_repository_is_read(tmp_path):
 
 
 def _status(capsys, *args: str) -> tuple[int, str]:
-    from scars.tui import cli
+    from scars.tui.cli import main as cli
 
     rc = cli.main(["status", *args])
     return rc, capsys.readouterr().out
@@ -247,7 +247,7 @@ def test_entry_gate_names_the_registry_and_keeps_its_refs_counted(tmp_path, monk
 
 def test_detail_pane_tells_missing_from_unreadable():
     from scars.core.model import Registry
-    from scars.tui.widgets.detail import describe_unknown_registry
+    from scars.tui.app.widgets.detail import describe_unknown_registry
 
     missing = describe_unknown_registry(Registry(state="missing", path=REGISTRY_FILE))
     assert missing.startswith(f"missing — no {REGISTRY_FILE}.") and "still counted in signal_lost" in missing

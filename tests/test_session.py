@@ -7,7 +7,9 @@ import yaml
 
 from durable_helpers import ACCEPT, add_item, make_feature
 from scars.core.errors import ChangedOnDisk, DecisionRefused, LockHeld, UsageError
-from scars.core.session import FeatureSession, journal_path
+from scars.core.samsara.session import FeatureSession
+from scars.core.storage.journal import journal_path
+from scars.core.storage.journal import read_journal
 
 
 @pytest.fixture
@@ -196,7 +198,7 @@ FLOW_LOG = (
 
 
 def test_canary_refuses_a_rewrite_and_keeps_the_round_in_the_journal(feature):
-    from scars.core.journal import feature_state
+    from scars.core.samsara.decisions import feature_state
 
     log = feature / "iteration-log.yaml"
     log.write_text(FLOW_LOG, encoding="utf-8")
@@ -240,7 +242,7 @@ def test_auto_mode_appends_the_round_gate_entries(tmp_path):
             evidence=["scar-reports/task-1-scar.yaml"], consequences=["start round 2"], supersedes=3,
         )
         assert n == 4
-    from scars.core.autodecisions import parse_auto_decisions
+    from scars.core.formats.auto_decisions import parse_auto_decisions
 
     entries = parse_auto_decisions((feature / "auto-decisions.md").read_text())
     assert [(e.number, e.gate_id) for e in entries] == [(1, "blocked-fix"), (2, "triage"), (3, "round-continuation"), (4, "round-continuation")]
@@ -260,7 +262,7 @@ def test_auto_entries_lost_to_a_kill_are_written_on_reopen(tmp_path):
         s.decide(ids(s)[0], "fix")
         s.close_round("forced_stop", "max rounds reached")
     md = feature / "auto-decisions.md"
-    from scars.core.autodecisions import parse_auto_decisions
+    from scars.core.formats.auto_decisions import parse_auto_decisions
 
     assert [e.gate_id for e in parse_auto_decisions(md.read_text())] == ["triage", "safety-valve"]
     md.unlink()  # as if the process died right after the journal record
@@ -274,8 +276,7 @@ def test_two_writers_at_once_one_is_refused_nothing_interleaves(feature):
     import os
     import signal
 
-    import scars.core.budget  # noqa: F401 - loaded before forking
-    from scars.core import journal as J
+    import scars.core.samsara.rounds  # noqa: F401 - loaded before forking
 
     go_r, go_w = os.pipe()
     out_r, out_w = os.pipe()
@@ -321,7 +322,7 @@ def test_two_writers_at_once_one_is_refused_nothing_interleaves(feature):
     writer = next(ln.split()[1] for ln in lines if ln.startswith("wrote"))
     refused = next(ln for ln in lines if ln.startswith("refused"))
     assert refused.endswith(f"writer-{writer}")
-    read = J.read_journal(journal_path(feature))
+    read = read_journal(journal_path(feature))
     assert read.problems == []
     assert [r["seq"] for r in read.records] == list(range(1, 21))
     assert {r["by"] for r in read.records} == {f"writer-{writer}"}

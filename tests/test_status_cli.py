@@ -15,7 +15,7 @@ CHANGES = "samsara/changes"
 def scars(*args: str, cwd=None) -> subprocess.CompletedProcess:
     env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "80"}
     return subprocess.run(
-        [sys.executable, "-m", "scars.tui.cli", *args],
+        [sys.executable, "-m", "scars.tui.cli.main", *args],
         capture_output=True,
         text=True,
         encoding="utf-8",

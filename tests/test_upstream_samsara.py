@@ -10,7 +10,9 @@ import shutil
 
 import pytest
 
-from scars.core.reader import find_features, find_repo_root, read_feature, read_iteration_log, read_registry
+from scars.core.samsara.feature import find_features, find_repo_root, read_feature
+from scars.core.formats.iteration_log import read_iteration_log
+from scars.core.samsara.registry import read_registry
 
 CHANGES = "samsara/changes"
 

@@ -12,21 +12,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import scars.core.watch as wmod
+from scars.core.samsara import watches as wmod
 from intel_helpers import D, feature, item, log
 from scars.core.model import Round, ScarReport
-from scars.core.watch import (
-    WatchedAccept,
-    WatchSyntaxError,
-    check_feature,
-    evaluate,
-    glob_to_regex,
-    match_paths,
-    parse_watch,
-    read_watch_log,
-    record_base,
-    validate_watch,
-)
+from scars.core.samsara.watches import WatchedAccept, WatchSyntaxError, check_feature, evaluate, glob_to_regex, match_paths, parse_watch, read_watch_log, record_base, validate_watch
+from scars.core.samsara.decisions import DECISION
+from scars.core.samsara.decisions import REOPEN
+from scars.core.samsara.decisions import replay
 
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
@@ -369,14 +361,13 @@ def _feature_on_disk(repo: Path) -> Path:
 
 @needs_git
 def test_watch_check_reopens_once_with_journal_and_auto_decision(repo, capsys):
-    from scars.core import session
     import json
 
-    from scars.core.decided import current_decisions
-    from scars.core.reader import read_feature
-    from scars.core.session import FeatureSession
-    from scars.core.watch import reopened_now
-    from scars.tui.cli import main
+    from scars.core.samsara.decisions import current_decisions
+    from scars.core.samsara.feature import read_feature
+    from scars.core.samsara.session import FeatureSession
+    from scars.core.samsara.decisions import reopened_now
+    from scars.tui.cli.main import main
 
     d = _feature_on_disk(repo)
     (item_id,) = [it.id for it in read_feature(d).items]
@@ -415,24 +406,22 @@ def test_watch_check_reopens_once_with_journal_and_auto_decision(repo, capsys):
 
 
 def test_journal_reopen_record_sends_the_item_back_to_triage():
-    from scars.core import journal as J
-
     recs = [
-        {"seq": 1, "type": J.DECISION, "decisions": [{"item_id": "ks-1", "action": "accept", "watch": "recurs"}]},
-        {"seq": 2, "type": J.REOPEN, "item_id": "ks-1", "cause": "seen again", "watch": "recurs"},
+        {"seq": 1, "type": DECISION, "decisions": [{"item_id": "ks-1", "action": "accept", "watch": "recurs"}]},
+        {"seq": 2, "type": REOPEN, "item_id": "ks-1", "cause": "seen again", "watch": "recurs"},
     ]
-    st_ = J.replay(recs)
+    st_ = replay(recs)
     assert "ks-1" not in st_.decisions and st_.reopened["ks-1"]["cause"] == "seen again"
     assert st_.history["ks-1"][0]["action"] == "accept"
-    st_ = J.replay(recs + [{"seq": 3, "type": J.DECISION, "decisions": [{"item_id": "ks-1", "action": "defer"}]}])
+    st_ = replay(recs + [{"seq": 3, "type": DECISION, "decisions": [{"item_id": "ks-1", "action": "defer"}]}])
     assert st_.decisions["ks-1"].action == "defer"  # decided again: no longer waiting in triage
 
 
 @needs_git
 def test_accept_with_watch_records_its_base_and_refuses_a_bad_watch(repo):
     from scars.core.errors import DecisionRefused
-    from scars.core.reader import read_feature
-    from scars.core.session import FeatureSession
+    from scars.core.samsara.feature import read_feature
+    from scars.core.samsara.session import FeatureSession
 
     d = _feature_on_disk(repo)
     (item_id,) = [it.id for it in read_feature(d).items]
@@ -449,8 +438,8 @@ def test_accept_with_watch_records_its_base_and_refuses_a_bad_watch(repo):
 
 @needs_git
 def test_iteration_log_accept_reopens_once(repo):
-    from scars.core.reader import read_feature
-    from scars.core.watch import reopen_fired
+    from scars.core.samsara.feature import read_feature
+    from scars.core.samsara.session import reopen_fired
 
     d = _feature_on_disk(repo)
     base = git(repo, "rev-parse", "HEAD")

@@ -1,3 +1,3 @@
-from scars.tui.cli import entry
+from scars.tui.cli.main import entry
 
 entry()

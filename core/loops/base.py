@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from scars.core.model import ParseFailure
+from scars.core.storage import safe_read
 
 # Caps of what a reader will load, in bytes. Loop state files are small (the bkit file that
 # a hook polluted with 1,669 history lines was 294 KB); anything past these caps is refused.
@@ -281,35 +282,16 @@ def read_text(path: Path, root: Path, cap: int = TEXT_MAX_BYTES) -> tuple[str | 
 
 
 def read_yaml(path: Path, root: Path, cap: int = YAML_MAX_BYTES) -> tuple[Any, ParseFailure | None]:
-    """Load a YAML file with PyYAML's safe loader (the C one when built), bounded by ``cap``.
-
-    Uses ``scars.core.yamlsafe`` when it exists (alias, depth and duplicate-key guards);
-    falls back to a plain safe load otherwise.
-    """
+    """Load a YAML file with ``scars.core.storage.safe_read`` (PyYAML's safe loader, the C one
+    when built, with its alias, depth and duplicate-key guards), bounded by ``cap``."""
     data, failure = _bounded_bytes(path, root, cap, "YAML file")
     if failure is not None:
         return None, failure
-    name = rel(path, root)
     try:
-        from scars.core import yamlsafe  # the reader's guarded loader, once present
-    except ImportError:
-        yamlsafe = None
-    if yamlsafe is not None and hasattr(yamlsafe, "loads") and hasattr(yamlsafe, "decode"):
-        try:
-            loaded = yamlsafe.loads(yamlsafe.decode(data))
-        except ValueError as exc:  # YamlProblem: reason and line
-            return None, ParseFailure(name, getattr(exc, "line", None), str(getattr(exc, "reason", exc)))
-        return getattr(loaded, "value", loaded), None
-    import yaml
-
-    safe_loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    try:
-        return yaml.load(data, Loader=safe_loader), None  # noqa: S506 - a safe loader
-    except yaml.MarkedYAMLError as exc:
-        line = exc.problem_mark.line + 1 if exc.problem_mark is not None else None
-        return None, ParseFailure(name, line, f"invalid YAML: {exc.problem or exc}")
-    except (yaml.YAMLError, RecursionError, ValueError) as exc:
-        return None, ParseFailure(name, None, f"invalid YAML: {exc}")
+        loaded = safe_read.loads(safe_read.decode(data))
+    except ValueError as exc:  # YamlProblem: reason and line
+        return None, ParseFailure(rel(path, root), getattr(exc, "line", None), str(getattr(exc, "reason", exc)))
+    return loaded.value, None
 
 
 # --------------------------------------------------------------------------- values

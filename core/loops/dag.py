@@ -15,27 +15,10 @@ from pathlib import Path
 from statistics import pvariance
 from typing import Any
 
-from scars.core.loops.base import (
-    Budget,
-    LoopState,
-    StopRule,
-    TrendPoint,
-    as_int,
-    as_number,
-    fmt_number,
-    make_points_trend,
-    read_yaml,
-    rel,
-)
-from scars.core.advisor import (
-    ACCEPTABLE_QUALITY,
-    FIXABILITY_MIN,
-    PLATEAU_VARIANCE,
-    PREDICTION_HORIZON,
-    SLOPE_EPSILON,
-    TARGET_QUALITY,
-)
-from scars.core.advisor import slope as advisor_slope
+from scars.core.loops.base import Budget, LoopState, StopRule, TrendPoint, as_int, as_number, fmt_number, make_points_trend, read_yaml, rel
+from scars.core.advice.trend import ACCEPTABLE_QUALITY, PLATEAU_VARIANCE, PREDICTION_HORIZON, SLOPE_EPSILON, TARGET_QUALITY
+from scars.core.advice.advisor import FIXABILITY_MIN
+from scars.core.advice.trend import slope as advisor_slope
 from scars.core.model import ParseFailure
 
 ROOT_KEYS = ("iterationDecision", "convergenceReport")
@@ -43,7 +26,7 @@ _ROOT_LINE = re.compile(r"^(iterationDecision|convergenceReport)\s*:", re.MULTIL
 PEEK_BYTES = 64 * 1024
 
 # dag-convergence-monitor defaults (the seed's example goal) and thresholds: the advisor's,
-# one rule in one place (scars.core.advisor).
+# one rule in one place (scars.core.advice.advisor).
 DEFAULT_TARGET = TARGET_QUALITY
 DEFAULT_ACCEPTABLE = ACCEPTABLE_QUALITY
 DEFAULT_MAX_ITERATIONS = 5

@@ -9,7 +9,7 @@ environments, ``node_modules`` and caches are skipped) recognises:
   ``.bkit/state/sprints/*.json``;
 * DAG reports: ``*.yaml`` / ``*.yml`` with an ``iterationDecision:`` or ``convergenceReport:``
   root key, under a path with ``dag`` in a name;
-* samsara features under every ``changes/`` directory (through ``scars.core.reader``).
+* samsara features under every ``changes/`` directory (through ``scars.core.samsara.feature``).
 
 A file given directly is read as whatever its name says it is. Waiting loops come first.
 """
@@ -21,9 +21,13 @@ from datetime import datetime
 from pathlib import Path
 
 from scars.core.errors import PathNotFound
-from scars.core.loops import bkit, dag, loopspec, review
-from scars.core.loops.base import KINDS, LoopState, Budget, StopRule, rel
-from scars.core.model import ParseFailure
+from scars.core.loops.base import KINDS, LoopState
+import scars.core.loops.bkit as bkit
+import scars.core.loops.dag as dag
+import scars.core.loops.loopspec as loopspec
+import scars.core.loops.review as review
+from scars.core.loops.samsara import read_samsara_feature
+from scars.core.samsara.feature import find_features
 
 SKIP_DIRS = frozenset({
     ".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", ".tox", ".nox",
@@ -39,28 +43,9 @@ def sort_key(state: LoopState) -> tuple:
 
 def _samsara_features(repo: Path) -> list[Path]:
     try:
-        from scars.core.reader import find_features
-    except ImportError:
-        return []
-    try:
         return list(find_features(repo))
     except Exception:  # a broken tree must not hide the other loops
         return []
-
-
-def _samsara_state(feature_dir: Path, root: Path) -> LoopState:
-    try:
-        from scars.core.loops.samsara import read_samsara_feature
-
-        return read_samsara_feature(feature_dir, root)
-    except ImportError as exc:
-        name = rel(feature_dir, root)
-        return LoopState(
-            kind="samsara", name=feature_dir.name, path=name, budget=Budget(None, None, "rounds"),
-            stop_rule=StopRule(None, ()), route=None, trend=(), waiting_for_human=False,
-            reason=f"samsara reader unavailable: {exc}", parse_failures=(ParseFailure(name, None, str(exc)),),
-            status="unreadable",
-        )
 
 
 def _read_file(path: Path, root: Path, now: datetime | None) -> list[LoopState]:
@@ -138,5 +123,5 @@ def discover_loops(path: str | os.PathLike[str], *, now: datetime | None = None)
         if key in seen:
             continue
         seen.add(key)
-        states.append(_samsara_state(Path(feature_dir), root))
+        states.append(read_samsara_feature(Path(feature_dir), root))
     return sorted(states, key=sort_key)

@@ -16,19 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from scars.core.loops.base import (
-    Budget,
-    LoopState,
-    StopRule,
-    TrendPoint,
-    as_int,
-    as_number,
-    inside,
-    make_points_trend,
-    read_json,
-    read_text,
-    rel,
-)
+from scars.core.loops.base import Budget, LoopState, StopRule, TrendPoint, as_int, as_number, inside, make_points_trend, read_json, read_text, rel
 from scars.core.model import ParseFailure
 
 DEFAULT_MAX_ITERATIONS = 10
@@ -609,4 +597,3 @@ def read_feature(feature_json: Path, root: Path | None = None) -> LoopState:
         points=tuple(points),
         details=details,
     )
-

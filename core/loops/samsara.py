@@ -1,8 +1,8 @@
-"""A samsara feature as a :class:`LoopState`, through ``scars.core.reader``.
+"""A samsara feature as a :class:`LoopState`, through ``scars.core.samsara``.
 
 A samsara feature waits for a person when it needs triage (iteration-entry verdict ``gate``
 or ``unknown`` with undecided items) or a round decision (a round is open and every item is
-decided). Decisions come from the durable layer's read-only session when it is available.
+decided). Decisions come from a read-only ``FeatureSession`` (no lock).
 """
 
 from __future__ import annotations
@@ -12,18 +12,17 @@ from typing import Any
 
 from scars.core.loops.base import Budget, LoopState, StopRule, TrendPoint, make_points_trend, rel
 from scars.core.model import Feature, ParseFailure
+from scars.core.samsara.feature import read_feature
+from scars.core.samsara.rounds import evaluate_valves
+from scars.core.samsara.session import FeatureSession
 
 
 def _session_view(feature_dir: Path) -> tuple[Feature | None, dict[str, Any], int | None, list[str]]:
     """(feature, decisions, open round, problems) through a read-only session (no lock).
 
-    The session reads the feature itself, so the feature is not read twice. Without the
-    durable layer, (None, {}, None, []) and the caller reads the feature alone.
+    The session reads the feature itself, so the feature is not read twice. When the session
+    cannot be opened, (None, {}, None, [the problem]) and the caller reads the feature alone.
     """
-    try:
-        from scars.core.session import FeatureSession
-    except ImportError:
-        return None, {}, None, []
     try:
         with FeatureSession.open(feature_dir, read_only=True) as session:
             decisions = dict(session.decisions)
@@ -67,11 +66,7 @@ def feature_state(feature: Feature, root: Path, *, decisions: dict[str, Any] | N
     last = closed[-1] if closed else None
     valves: list[str] = []
     try:
-        from scars.core.budget import evaluate_valves
-
-        valves = [v.message for v in evaluate_valves(feature, decisions) if getattr(v, "active", False)]
-    except ImportError:
-        pass
+        valves = [v.message for v in evaluate_valves(feature, decisions) if v.active]
     except Exception as exc:  # advisory only; a failure is listed, never fatal
         failures.append(ParseFailure(path, None, f"safety valves not evaluated: {exc}"))
     if last is not None and last.decision in ("stop", "forced_stop"):
@@ -116,8 +111,7 @@ def feature_state(feature: Feature, root: Path, *, decisions: dict[str, Any] | N
 
 
 def read_samsara_feature(feature_dir: Path, root: Path) -> LoopState:
-    """Read one feature directory (with its decisions, when the durable layer is there)."""
-    from scars.core.reader import read_feature
+    """Read one feature directory, with its decisions."""
 
     name = rel(Path(feature_dir), root)
     feature, decisions, open_round, problems = _session_view(Path(feature_dir))

@@ -129,7 +129,7 @@ def _emit(fd: int, tag: str, op: dict[str, Any]) -> None:
 
 def drive(feature: Path, fd: int, seed: int, *, rounds: bool, max_ops: int = 10_000) -> None:
     """Decide, undo and (with ``rounds``) start/close rounds until killed or ``max_ops``."""
-    from scars.core.session import FeatureSession
+    from scars.core.samsara.session import FeatureSession
 
     rnd = random.Random(seed)
     s = FeatureSession.open(feature, user="driver")

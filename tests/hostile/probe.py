@@ -1,6 +1,6 @@
 """What the hostile tests observe of one read: run inside an isolated child (see isolate.py).
 
-``probe(feature_dir)`` reads the feature with ``scars.core.reader.read_feature`` and runs
+``probe(feature_dir)`` reads the feature with ``scars.core.samsara.feature.read_feature`` and runs
 ``scars status`` and ``scars status --json`` in-process on it, and returns a JSON-able
 summary: the parse failures, which reports were read, the item texts (cut short), warnings,
 and facts about the status output (exit code, size, raw control bytes, traceback, secrets).
@@ -29,7 +29,7 @@ def _cut(s: Any, n: int = 300) -> str:
 
 
 def run_cli(args: list[str]) -> dict:
-    from scars.tui import cli
+    from scars.tui.cli import main as cli
 
     out, err = io.StringIO(), io.StringIO()
     t0 = time.perf_counter()
@@ -55,7 +55,7 @@ def run_cli(args: list[str]) -> dict:
 
 
 def probe(feature: Path, *, status: bool = True) -> dict:
-    from scars.core.reader import read_feature
+    from scars.core.samsara.feature import read_feature
 
     t0 = time.perf_counter()
     f = read_feature(feature)

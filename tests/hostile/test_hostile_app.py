@@ -13,7 +13,7 @@ from corpus import REPORT_CASES, build_all, build_base, restore_permissions
 from injection import VISIBLE, write_injection_report
 from test_hostile_injection import _run_in_pty
 
-from scars.tui.app import ScarsApp
+from scars.tui.app.app import ScarsApp
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from app_fixtures import filter_shown  # noqa: E402
@@ -104,7 +104,7 @@ def test_whole_hostile_corpus_loads_in_the_app(tmp_path: Path):
 
 def test_app_in_a_real_pty_lets_no_sequence_through(feature: Path):
     """`scars triage --read-only` in a pty, quit with q: no input-borne sequence reached it."""
-    argv = [sys.executable, "-m", "scars.tui.cli", "triage", "--read-only", str(feature)]
+    argv = [sys.executable, "-m", "scars.tui.cli.main", "triage", "--read-only", str(feature)]
     rc, out = _run_in_pty(argv, send=b"q", send_when=b"MARK", send_after=30.0, timeout=60.0, rows=50, cols=160)
     assert out, "the app wrote nothing"
     app_forbidden = [b"\x1b]8;;https://evil", b"\x1b]52;", b"\x1b]0;PWNED", b"\x1b[31;5m", "\x9b31m".encode(),

@@ -181,7 +181,7 @@ def _write_ref_report(root: Path) -> None:
 
 
 def _missing_registry_signal_lost(root: Path) -> int:
-    from scars.core.reader import read_feature
+    from scars.core.samsara.feature import read_feature
 
     feature = build_registry_missing(root)
     _write_ref_report(root)
@@ -211,7 +211,7 @@ def test_status_subprocess_on_whole_corpus(repo: Path):
     runs = {}
     for args in ([], ["--json"]):
         p = subprocess.run(
-            [sys.executable, "-m", "scars.tui.cli", "status", *args, str(feature)],
+            [sys.executable, "-m", "scars.tui.cli.main", "status", *args, str(feature)],
             capture_output=True,
             timeout=120,
             env=env,

@@ -24,12 +24,13 @@ import pytest
 from durable_helpers import SyscallTrace
 from faults import ACCEPT, copy_feature, make_fault_feature
 
-from scars.core import durable
-from scars.core import journal as J
-from scars.core.autodecisions import parse_auto_decisions
+from scars.core.storage import durable
+from scars.core.formats.auto_decisions import parse_auto_decisions
 from scars.core.errors import ChangedOnDisk, LockHeld, ScarsError
-from scars.core.reader import read_iteration_log
-from scars.core.session import FeatureSession, journal_path
+from scars.core.formats.iteration_log import read_iteration_log
+from scars.core.samsara.session import FeatureSession
+from scars.core.storage.journal import journal_path
+from scars.core.storage.journal import read_journal
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +47,7 @@ def _files(feature: Path) -> dict[str, bytes]:
 
 
 def _all_parse(feature: Path) -> None:
-    read = J.read_journal(journal_path(feature))
+    read = read_journal(journal_path(feature))
     assert not read.problems, read.problems
     seqs = [r["seq"] for r in read.records]
     assert seqs == sorted(set(seqs)), f"journal seqs not unique and increasing: {seqs}"
@@ -275,7 +276,7 @@ def test_read_only_filesystem(template, tmpfs):
         assert "read-only" in str(info.value).lower(), str(info.value)
         with FeatureSession.open(feature, read_only=True) as ro:
             assert ro.decisions[ids[5]].action == "fix"
-        p = subprocess.run([sys.executable, "-m", "scars.tui.cli", "decide", ids[1], "--fix", "--feature", str(feature)],
+        p = subprocess.run([sys.executable, "-m", "scars.tui.cli.main", "decide", ids[1], "--fix", "--feature", str(feature)],
                            capture_output=True, timeout=60)
         assert p.returncode != 0 and b"Traceback" not in p.stderr, p.stderr
         assert b"read-only" in p.stderr.lower(), p.stderr
@@ -402,7 +403,7 @@ def _check_two_writers(feature: Path, halves, outs, first_holder: int) -> int:
     for pid, holder in refused:
         assert holder in (writers - {pid}) | {first_holder}, f"a refusal of {pid} named {holder}, not the holder"
     _all_parse(feature)
-    read = J.read_journal(journal_path(feature))
+    read = read_journal(journal_path(feature))
     state, _ = _state(feature)
     assert set(saved) <= set(state) and all(state[i] == "fix" for i in saved)
     assert len([r for r in read.records if r["type"] == "decision"]) == len(saved), "a record lost or doubled"
@@ -432,7 +433,7 @@ def test_second_writer_refused_while_first_holds(template, tmp_path):
         with pytest.raises(LockHeld) as info:
             FeatureSession.open(feature, user="bob")
         assert info.value.holder.get("pid") == os.getpid()
-        p = subprocess.run([sys.executable, "-m", "scars.tui.cli", "decide", ids[0], "--fix", "--feature", str(feature)],
+        p = subprocess.run([sys.executable, "-m", "scars.tui.cli.main", "decide", ids[0], "--fix", "--feature", str(feature)],
                            capture_output=True, timeout=60)
         assert p.returncode == 5, p.stderr
         assert str(os.getpid()).encode() in p.stderr and b"Traceback" not in p.stderr

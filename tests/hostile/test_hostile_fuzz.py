@@ -23,8 +23,8 @@ from corpus import build_base
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scars.core.autodecisions import parse_auto_decisions
-from scars.core.reader import read_feature
+from scars.core.formats.auto_decisions import parse_auto_decisions
+from scars.core.samsara.feature import read_feature
 
 QUICK = int(os.environ.get("SCARS_FUZZ_EXAMPLES", "25"))
 LONG = int(os.environ.get("SCARS_FUZZ_EXAMPLES_SLOW", "3000"))

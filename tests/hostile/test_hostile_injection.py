@@ -27,7 +27,7 @@ def _scars(*args: str, env_extra: dict | None = None) -> subprocess.CompletedPro
     env = dict(os.environ, NO_COLOR="1", COLUMNS="100")
     env.update(env_extra or {})
     return subprocess.run(
-        [sys.executable, "-m", "scars.tui.cli", *args], capture_output=True, timeout=60, env=env
+        [sys.executable, "-m", "scars.tui.cli.main", *args], capture_output=True, timeout=60, env=env
     )
 
 
@@ -119,7 +119,7 @@ def _run_in_pty(argv: list[str], *, send: bytes | None = None, send_after: float
 
 
 def test_status_in_a_real_pty(feature: Path):
-    rc, out = _run_in_pty([sys.executable, "-m", "scars.tui.cli", "status", str(feature)])
+    rc, out = _run_in_pty([sys.executable, "-m", "scars.tui.cli.main", "status", str(feature)])
     assert rc == 0, out[-2000:]
     found = forbidden_in(out)
     assert found == [], f"input-borne sequences reached the terminal: {found}"

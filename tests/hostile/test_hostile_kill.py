@@ -20,10 +20,11 @@ from pathlib import Path
 import pytest
 from faults import ACCEPT, Model, copy_feature, make_fault_feature, parse_events, run_and_kill
 
-from scars.core import journal as J
-from scars.core.autodecisions import parse_auto_decisions
-from scars.core.reader import read_iteration_log
-from scars.core.session import FeatureSession, journal_path
+from scars.core.formats.auto_decisions import parse_auto_decisions
+from scars.core.formats.iteration_log import read_iteration_log
+from scars.core.samsara.session import FeatureSession
+from scars.core.storage.journal import journal_path
+from scars.core.storage.journal import read_journal
 
 HAND_ROUNDS = {1}  # the template's iteration-log.yaml holds round 1, written by hand
 
@@ -66,7 +67,7 @@ def one_trial(template: Path, root: Path, trial: int, *, rounds: bool) -> dict:
     label = f"trial {trial} (seed {trial}, kill after {delay:.3f}s, {len(done)} ops reported, in flight: {inflight})"
 
     # 1. The journal: intact records, at most a torn last line.
-    read = J.read_journal(journal_path(feature))
+    read = read_journal(journal_path(feature))
     assert len(read.problems) <= 1 and (not read.problems or read.torn_tail), f"{label}: journal damaged: {read.problems}"
 
     # 2. iteration-log.yaml parses, and holds every round reported closed (earlier bytes kept).

@@ -17,10 +17,10 @@ import pytest
 from faults import ACCEPT, make_fault_feature
 from injection import PAYLOADS, forbidden_in, write_injection_report
 
-from scars.core.autodecisions import parse_auto_decisions
-from scars.core.autodecisions_write import unquote
-from scars.core.reader import read_iteration_log
-from scars.core.session import FeatureSession
+from scars.core.formats.auto_decisions import parse_auto_decisions
+from scars.core.formats.auto_decisions import unquote
+from scars.core.formats.iteration_log import read_iteration_log
+from scars.core.samsara.session import FeatureSession
 
 FORGE = "real reason\n## Decision 999 - iteration.forged\n- decision: reject\n- uncertainty:\n  level: high"
 FORGE_YAML = "real reason\n    decision: stop\n  - round: 99\n    decision: forced_stop\nrounds: []\n# comment"
@@ -113,7 +113,7 @@ def test_log_verify_and_status_print_hostile_logs_inert(feature: Path):
         s.close_round("stop", PAYLOADS["osc52"] + " " + PAYLOADS["bidi"])
     env = dict(os.environ, NO_COLOR="1")
     for args in (["log", "verify", str(feature)], ["status", str(feature)], ["log", "verify", "--json", str(feature)]):
-        p = subprocess.run([sys.executable, "-m", "scars.tui.cli", *args], capture_output=True, timeout=60, env=env)
+        p = subprocess.run([sys.executable, "-m", "scars.tui.cli.main", *args], capture_output=True, timeout=60, env=env)
         assert b"Traceback" not in p.stderr, p.stderr[-2000:]
         assert forbidden_in(p.stdout + p.stderr) == [], (args, forbidden_in(p.stdout + p.stderr))
 

@@ -1,4 +1,4 @@
-"""Paths named by untrusted items are read only inside the repository (scars.core.paths)."""
+"""Paths named by untrusted items are read only inside the repository (scars.core.storage.paths)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from scars.core.paths import resolve_inside
+from scars.core.storage.paths import resolve_inside
 
 
 @pytest.fixture
@@ -70,8 +70,8 @@ def test_a_repository_reached_through_a_symlink_still_works(repo: Path, tmp_path
 
 
 def test_app_excerpt_resolver_never_reads_outside(repo: Path, tmp_path: Path):
-    """The app's excerpt (scars.tui.locate) shows a reason instead of hostile locations."""
-    from scars.tui.locate import read_excerpt
+    """The app's excerpt (scars.core.samsara.locate) shows a reason instead of hostile locations."""
+    from scars.core.samsara.locate import read_excerpt
 
     (repo / "src" / "out.py").symlink_to(tmp_path / "secret.txt")
     (repo / "src" / "a.py").symlink_to("b.py")

@@ -1,0 +1,665 @@
+"""The iteration advisor: dag-iteration-detector and dag-convergence-monitor over a history.
+
+The rules are those of seed 000 (dag-iteration-detector) and formats.md §5, applied to a
+*generic history*: a list of :class:`QualityPoint` (one per iteration: a quality in 0..1, the
+triggers still open after it, the strategy it used). Any loop can be advised by building that
+list — :func:`advise_feature` does it for samsara rounds, :func:`advise_loop_history` for
+loop-spec judge scores, ARIS/Mechanist review scores and bkit match rates. Every
+recommendation carries the rule that produced it and the figures it used; the advice is shown
+beside the human's choice, never instead of it.
+
+Rules (the README section "Budget context, advice and watches" repeats them):
+
+* **Budget matrix** (R = remaining iterations, T = share of the token budget left, optional;
+  G = quality gap = max(0, target − latest quality); target 0.85):
+  T < 0.25 → ESCALATE (budget); R ≤ 0 → ESCALATE; R ≥ 3 and (T unknown or T > 0.5): G > 0.3 →
+  ITERATE, 0.1 ≤ G ≤ 0.3 → REFINE, G < 0.1 → ACCEPT; otherwise (R 1–2, or R ≥ 3 with
+  0.25 ≤ T ≤ 0.5, which the seed table leaves open): G > 0.3 → FINAL_ATTEMPT, else ACCEPT.
+* **Fixability** = fixable triggers / triggers; < 0.3 → ESCALATE (exactly 0.3 does not).
+* **Strategy tree**: when the iteration count ≥ max − 1: improving trend → FINAL_RETRY, else
+  ESCALATE. Otherwise by the most severe open trigger type (ties: the larger count, then the
+  tree's order): validation_failure → RETRY on the
+  first attempt, REFINE after a failed RETRY; low_confidence → EXPAND (missing evidence);
+  hallucination_detected → RETRY; user_rejection → REFINE when fixable (clear direction), else
+  ESCALATE; requirement_unmet / other → REFINE. For samsara the categories map (our mapping) to
+  silent_failure_conditions → validation_failure, unverified_assumptions → low_confidence
+  (verify with evidence), known_shortcuts → requirement_unmet.
+* **Failure modes**: (1) infinite loop — the same trigger set in the last 3 (or more)
+  consecutive points; (2) budget burn — tokens used > 75 % of the budget with mean quality gain
+  per iteration < 0.1 (needs a token budget); (3) false improvement — population variance of
+  the last three qualities < 0.02 with ≥ 3 iterations; (4) trigger cascade — trigger count >
+  1.2 × the previous point's (exactly 1.2 × does not fire); (5) strategy mismatch — the same
+  strategy failed (quality did not rise) in the two latest iterations.
+* **Convergence monitor**: slope = least-squares slope of quality over iteration; direction
+  improving / declining when slope > 0.02 / < −0.02, else stable; plateau when the variance of
+  the last three qualities < 0.01; predicted convergence iteration = latest + ceil((target −
+  latest) / slope) when the slope is positive, none when that is more than 20 iterations away.
+  Monitor action: accept when converged (quality ≥ target and nothing remaining); accept when
+  acceptable (≥ 0.70) with ≤ 1 iteration left; no iteration left → accept if acceptable else
+  escalate; plateau below acceptable → escalate; declining over ≥ 3 points → escalate; target
+  not reachable in the remaining iterations (judged from two or more points) → escalate; else
+  continue.
+* **Headline**: the most cautious action among the budget matrix, fixability, the active
+  failure modes (budget burn, false improvement and trigger cascade escalate) and the monitor,
+  in the order ESCALATE > ACCEPT > FINAL_ATTEMPT > REFINE > ITERATE — except that a converged
+  history (quality ≥ target, nothing remaining) is always ACCEPT. For samsara's round gate,
+  ESCALATE and ACCEPT mean "stop", the others "continue".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping, Sequence
+from scars.core.samsara.rounds import field_of as _attr
+from scars.core.samsara.rounds import norm as _norm
+from scars.core.model import CATEGORIES, Feature, Round
+from scars.core.advice.trend import ACCEPTABLE_QUALITY
+from scars.core.advice.trend import TARGET_QUALITY
+from scars.core.advice.trend import trend_analysis
+from scars.core.advice.trend import variance
+from scars.core.samsara.rounds import DEFAULT_MAX_ROUNDS, split_rounds
+
+
+FIXABILITY_MIN = 0.3
+
+
+FALSE_IMPROVEMENT_VARIANCE = 0.02  # iteration detector
+
+
+CASCADE_FACTOR = 1.2
+
+
+BURN_SHARE = 0.75
+
+
+MIN_GAIN = 0.1
+
+
+SAME_TRIGGERS_MIN = 3
+
+
+ACTIONS = ("ITERATE", "REFINE", "FINAL_ATTEMPT", "ACCEPT", "ESCALATE")
+
+
+_CAUTION = {a: i for i, a in enumerate(ACTIONS)}  # higher = more cautious
+
+
+GATE_CHOICE = {"ITERATE": "continue", "REFINE": "continue", "FINAL_ATTEMPT": "continue",
+               "ACCEPT": "stop", "ESCALATE": "stop"}
+
+
+# samsara category -> dag trigger type (our mapping, see the module docstring)
+CATEGORY_TRIGGER = {
+    "silent_failure_conditions": "validation_failure",
+    "unverified_assumptions": "low_confidence",
+    "known_shortcuts": "requirement_unmet",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Trigger:
+    """An open reason to iterate (dag IterationTrigger): ``key`` identifies it across points."""
+
+    type: str
+    key: str
+    severity: float = 1.0
+    fixable: bool = True
+    source: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class QualityPoint:
+    """One iteration of any loop. ``triggers`` None = not known for this point (only a count)."""
+
+    iteration: int
+    quality: float
+    triggers: tuple[Trigger, ...] | None = None
+    trigger_count: int | None = None
+    strategy: str | None = None
+    improvements_remaining: int | None = None
+    improvements_resolved: int | None = None
+    label: str = ""
+
+    @property
+    def count(self) -> int | None:
+        if self.trigger_count is not None:
+            return self.trigger_count
+        return len(self.triggers) if self.triggers is not None else None
+
+
+@dataclass(frozen=True, slots=True)
+class Recommendation:
+    rule: str  # e.g. "budget_matrix", "fixability", "failure_mode.trigger_cascade"
+    action: str  # one of ACTIONS, or a strategy (RETRY, REFINE, EXPAND, FINAL_RETRY, ESCALATE, ROTATE)
+    message: str
+    figures: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"rule": self.rule, "action": self.action, "message": self.message, "figures": dict(self.figures)}
+
+
+@dataclass(frozen=True, slots=True)
+class FailureMode:
+    id: str  # infinite_loop | budget_burn | false_improvement | trigger_cascade | strategy_mismatch
+    name: str
+    active: bool
+    evaluated: bool  # False when the history cannot show it (e.g. no token budget given)
+    message: str
+    figures: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "name": self.name, "active": self.active, "evaluated": self.evaluated,
+                "message": self.message, "figures": dict(self.figures)}
+
+
+@dataclass(frozen=True, slots=True)
+class Advice:
+    source: str  # "samsara", "loop-spec", "aris", "bkit", "generic"
+    subject: str  # feature / loop name
+    action: str  # headline, one of ACTIONS
+    gate_choice: str  # continue | stop
+    strategy: str | None
+    recommendations: tuple[Recommendation, ...]
+    failure_modes: tuple[FailureMode, ...]
+    trend: dict[str, Any]
+    budget: dict[str, Any]
+    fixability: float | None
+    history: tuple[QualityPoint, ...]
+
+    @property
+    def headline_rules(self) -> list[Recommendation]:
+        return [r for r in self.recommendations if r.action == self.action]
+
+    def summary(self, width: int = 78) -> str:
+        """A short plain-text summary (a few lines) for a panel or a report."""
+        lines = [f"Advice ({self.source}): {self.action} — gate: {self.gate_choice}"]
+        why = [r.rule for r in self.headline_rules]
+        if why:
+            lines.append("because: " + ", ".join(why))
+        t = self.trend
+        if t.get("points", 0) >= 2:
+            lines.append(
+                f"trend: {t['direction']} (slope {t['slope']:+.3f})"
+                + (", plateau" if t.get("is_plateauing") else "")
+                + (", target reached" if t["latest_quality"] >= t["target"] else
+                   f", converges ~ iteration {t['predicted_convergence_iteration']}"
+                   if t.get("predicted_convergence_iteration") is not None else "")
+            )
+        if self.strategy:
+            lines.append(f"strategy: {self.strategy}")
+        active = [f.name for f in self.failure_modes if f.active]
+        if active:
+            lines.append("failure modes: " + ", ".join(active))
+        return "\n".join(line if len(line) <= width else line[: width - 1] + "…" for line in lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "subject": self.subject,
+            "action": self.action,
+            "gate_choice": self.gate_choice,
+            "strategy": self.strategy,
+            "fixability": self.fixability,
+            "budget": dict(self.budget),
+            "trend": dict(self.trend),
+            "recommendations": [r.to_dict() for r in self.recommendations],
+            "failure_modes": [f.to_dict() for f in self.failure_modes],
+            "history": [
+                {"iteration": p.iteration, "quality": round(p.quality, 4), "trigger_count": p.count,
+                 "strategy": p.strategy, "label": p.label}
+                for p in self.history
+            ],
+        }
+
+
+def budget_matrix(remaining: int, gap: float, token_share: float | None) -> tuple[str, str]:
+    """(action, the matrix row that chose it)."""
+    tokens = "no token budget given" if token_share is None else f"{token_share:.0%} of tokens left"
+    if token_share is not None and token_share < 0.25:
+        return "ESCALATE", f"{tokens} (< 25%): budget"
+    if remaining <= 0:
+        return "ESCALATE", "no iteration left"
+    if remaining >= 3 and (token_share is None or token_share > 0.5):
+        head = f"{remaining} iterations left, {tokens}"
+        if gap > 0.3:
+            return "ITERATE", f"{head}, high gap {gap:.2f} (> 0.3)"
+        if gap >= 0.1:
+            return "REFINE", f"{head}, medium gap {gap:.2f} (0.1–0.3)"
+        return "ACCEPT", f"{head}, low gap {gap:.2f} (< 0.1)"
+    row = (f"{remaining} iteration(s) left, {tokens}" if remaining <= 2
+           else f"{remaining} iterations left but only {tokens} (the 1–2 row applies)")
+    if gap > 0.3:
+        return "FINAL_ATTEMPT", f"{row}, high gap {gap:.2f} (> 0.3)"
+    return "ACCEPT", f"{row}, gap {gap:.2f} (≤ 0.3)"
+
+
+def fixability(triggers: Iterable[Trigger]) -> float | None:
+    ts = list(triggers)
+    if not ts:
+        return None
+    return sum(1 for t in ts if t.fixable) / len(ts)
+
+
+def _trigger_keys(p: QualityPoint) -> tuple | None:
+    if p.triggers is None:
+        return None
+    return tuple(sorted((t.type, t.key, round(t.severity, 4)) for t in p.triggers))
+
+
+def failure_modes(points: Sequence[QualityPoint], *, token_budget: float | None,
+                  tokens_used: float | None) -> list[FailureMode]:
+    out: list[FailureMode] = []
+    iterations = sum(1 for p in points if p.iteration >= 1)
+
+    # 1. infinite loop
+    keyed = [(p, _trigger_keys(p)) for p in points]
+    run = 0
+    ref: tuple | None = None
+    for _, k in reversed(keyed):
+        if not k or (ref is not None and k != ref):
+            break
+        ref = k
+        run += 1
+    evaluated = any(k for _, k in keyed)
+    active = run >= SAME_TRIGGERS_MIN
+    out.append(FailureMode(
+        "infinite_loop", "infinite loop syndrome", active, evaluated,
+        (f"The same {len(ref or ())} triggers stayed open across the last {run} iterations: rotate the strategy "
+         "(retry → refine → expand → escalate)." if active else
+         f"Identical trigger sets in {run} latest iteration(s) (fires at {SAME_TRIGGERS_MIN})."
+         if evaluated else "Trigger identities are not known for this history."),
+        {"consecutive_identical": run, "threshold": SAME_TRIGGERS_MIN},
+    ))
+
+    # 2. budget burn
+    gains = [b.quality - a.quality for a, b in zip(points, points[1:])]
+    mean_gain = sum(gains) / len(gains) if gains else None
+    if token_budget and tokens_used is not None and token_budget > 0:
+        share = tokens_used / token_budget
+        active = share > BURN_SHARE and mean_gain is not None and mean_gain < MIN_GAIN
+        msg = (f"{share:.0%} of the token budget used with a mean quality gain of {mean_gain:.3f} per iteration: "
+               "escalate, consider decomposing the task." if active else
+               f"{share:.0%} of the token budget used; mean gain "
+               f"{'n/a' if mean_gain is None else f'{mean_gain:.3f}'} per iteration.")
+        out.append(FailureMode("budget_burn", "budget burn without progress", active, True, msg,
+                               {"token_share_used": round(share, 4), "mean_gain": mean_gain,
+                                "share_threshold": BURN_SHARE, "gain_threshold": MIN_GAIN}))
+    else:
+        out.append(FailureMode("budget_burn", "budget burn without progress", False, False,
+                               "No token budget given (--token-budget/--tokens-used): not evaluated.",
+                               {"mean_gain": mean_gain}))
+
+    # 3. false improvement
+    last3 = [p.quality for p in points[-3:]]
+    var3 = variance(last3) if len(last3) == 3 else None
+    active = iterations >= 3 and var3 is not None and var3 < FALSE_IMPROVEMENT_VARIANCE
+    out.append(FailureMode(
+        "false_improvement", "false improvement mirage", active, iterations >= 3,
+        (f"Quality variance over the last three iterations is {var3:.4f} (< {FALSE_IMPROVEMENT_VARIANCE}): "
+         "check for metric gaming; switch to human evaluation." if active else
+         f"Needs ≥ 3 iterations ({iterations} so far)." if iterations < 3 else
+         f"Quality variance over the last three iterations is {var3:.4f}."),
+        {"variance_last_three": None if var3 is None else round(var3, 6), "iterations": iterations,
+         "threshold": FALSE_IMPROVEMENT_VARIANCE},
+    ))
+
+    # 4. trigger cascade
+    counted = [p for p in points if p.count is not None]
+    if len(counted) >= 2:
+        prev, cur = counted[-2].count, counted[-1].count
+        active = cur > CASCADE_FACTOR * prev
+        out.append(FailureMode(
+            "trigger_cascade", "trigger cascade explosion", active, True,
+            (f"Triggers grew from {prev} to {cur} (> {CASCADE_FACTOR}×): halt iteration, analyse how the "
+             "triggers depend on each other, consider reducing scope." if active else
+             f"Triggers {prev} → {cur} (fires above {CASCADE_FACTOR}× the previous count)."),
+            {"previous": prev, "current": cur, "factor": CASCADE_FACTOR,
+             "ratio": None if prev == 0 else round(cur / prev, 4)},
+        ))
+    else:
+        out.append(FailureMode("trigger_cascade", "trigger cascade explosion", False, False,
+                               "Needs two points with a trigger count.", {}))
+
+    # 5. strategy mismatch
+    failed_runs: list[str] = []
+    for a, b in zip(points, points[1:]):
+        if b.strategy:
+            failed_runs.append(b.strategy if b.quality <= a.quality else "")
+    active = len(failed_runs) >= 2 and failed_runs[-1] != "" and failed_runs[-1] == failed_runs[-2]
+    with_strategy = [p for p in points if p.strategy]
+    out.append(FailureMode(
+        "strategy_mismatch", "strategy mismatch persistence", active, bool(with_strategy),
+        (f"Strategy {failed_runs[-1]!s} failed twice in a row: rotate to another strategy." if active else
+         "No strategy failed twice in a row." if with_strategy else "No strategies recorded."),
+        {"failed_strategy": failed_runs[-1] if active else None,
+         "recent": failed_runs[-3:]},
+    ))
+    return out
+
+
+def strategy_tree(points: Sequence[QualityPoint], triggers: Sequence[Trigger], max_iterations: int,
+                  current_iteration: int, trend_direction: str) -> Recommendation | None:
+    if max_iterations > 0 and current_iteration >= max_iterations - 1:
+        if trend_direction == "improving":
+            return Recommendation("strategy_tree.iteration_limit", "FINAL_RETRY",
+                                  f"Iteration {current_iteration} ≥ max − 1 ({max_iterations - 1}) with an improving "
+                                  "trend: one final retry with all fixes.",
+                                  {"iteration": current_iteration, "max": max_iterations, "trend": trend_direction})
+        return Recommendation("strategy_tree.iteration_limit", "ESCALATE",
+                              f"Iteration {current_iteration} ≥ max − 1 ({max_iterations - 1}) without improvement: "
+                              "escalate with a failure summary.",
+                              {"iteration": current_iteration, "max": max_iterations, "trend": trend_direction})
+    if not triggers:
+        return None
+    by_type: dict[str, list[Trigger]] = {}
+    for t in triggers:
+        by_type.setdefault(t.type, []).append(t)
+    order = ("validation_failure", "low_confidence", "hallucination_detected", "user_rejection")
+    top = max(by_type, key=lambda k: (max(t.severity for t in by_type[k]), len(by_type[k]),
+                                      -(order.index(k) if k in order else len(order))))
+    ts = by_type[top]
+    figures = {"trigger_type": top, "count": len(ts), "max_severity": max(t.severity for t in ts)}
+    prev_strategy = next((p.strategy for p in reversed(points) if p.strategy), None)
+    retry_failed = (len(points) >= 2 and (points[-1].strategy or "").upper() == "RETRY"
+                    and points[-1].quality <= points[-2].quality)
+    if top == "validation_failure":
+        if retry_failed:
+            return Recommendation("strategy_tree.validation_failure", "REFINE",
+                                  "Validation failures remain after a failed retry: refine with schema guidance.",
+                                  {**figures, "previous_strategy": prev_strategy})
+        return Recommendation("strategy_tree.validation_failure", "RETRY",
+                              "Validation failures (silent-failure conditions) open: retry with error fixes "
+                              "and a death test per item.", figures)
+    if top == "low_confidence":
+        return Recommendation("strategy_tree.low_confidence", "EXPAND",
+                              "Low confidence from missing evidence (unverified assumptions): expand — verify each "
+                              "assumption with a test or a pointer.", figures)
+    if top == "hallucination_detected":
+        return Recommendation("strategy_tree.hallucination", "RETRY",
+                              "Specific false claims identified: retry with the claims removed.", figures)
+    if top == "user_rejection":
+        if all(t.fixable for t in ts):
+            return Recommendation("strategy_tree.user_rejection", "REFINE",
+                                  "User rejection with a clear direction: refine with the user's guidance.", figures)
+        return Recommendation("strategy_tree.user_rejection", "ESCALATE",
+                              "User rejection with vague feedback: escalate to a human.", figures)
+    return Recommendation(f"strategy_tree.{top}", "REFINE",
+                          f"Open {top.replace('_', ' ')} triggers: refine the output towards the unmet items.", figures)
+
+
+def monitor_action(trend: dict[str, Any], latest: QualityPoint | None, remaining: int,
+                   acceptable: float = ACCEPTABLE_QUALITY) -> tuple[str, str]:
+    q = latest.quality if latest else 0.0
+    left = latest.improvements_remaining if latest else None
+    converged = latest is not None and q >= trend["target"] and (left in (None, 0))
+    if converged:
+        return "ACCEPT", "converged (quality ≥ target, nothing remaining)"
+    if q >= acceptable and remaining <= 1:
+        return "ACCEPT", f"acceptable quality (≥ {acceptable}) with ≤ 1 iteration left"
+    if remaining <= 0:
+        return ("ACCEPT", "budget spent at acceptable quality") if q >= acceptable else \
+            ("ESCALATE", "budget spent below acceptable quality")
+    if trend["is_plateauing"] and q < acceptable:
+        return "ESCALATE", "plateau below acceptable quality"
+    if trend["direction"] == "declining" and trend["points"] >= 3:
+        return "ESCALATE", "quality declining over ≥ 3 points"
+    if trend["points"] >= 2 and not trend["achievable"]:
+        return "ESCALATE", "target not reachable within the remaining iterations at the current trend"
+    return "ITERATE", "on track: continue"
+
+
+def advise_history(
+    points: Sequence[QualityPoint],
+    *,
+    max_iterations: int,
+    current_iteration: int | None = None,
+    triggers: Sequence[Trigger] | None = None,
+    token_budget: float | None = None,
+    tokens_used: float | None = None,
+    target: float = TARGET_QUALITY,
+    acceptable: float = ACCEPTABLE_QUALITY,
+    source: str = "generic",
+    subject: str = "",
+) -> Advice:
+    """Advise on a generic iteration history.
+
+    ``points`` in iteration order (an entry point 0 may precede the first iteration);
+    ``current_iteration`` defaults to the last point's iteration; ``triggers`` (open now)
+    default to the last point's. Token figures are optional; both or neither.
+    """
+    pts = sorted(points, key=lambda p: p.iteration)
+    cur = current_iteration if current_iteration is not None else (pts[-1].iteration if pts else 0)
+    remaining = max(0, max_iterations - cur)
+    trig = list(triggers) if triggers is not None else list(pts[-1].triggers or ()) if pts else []
+    latest = pts[-1] if pts else None
+    q = latest.quality if latest else 0.0
+    gap = max(0.0, target - q)
+    token_share = None
+    if token_budget is not None and tokens_used is not None and token_budget > 0:
+        token_share = max(0.0, (token_budget - tokens_used) / token_budget)
+    recs: list[Recommendation] = []
+
+    action, row = budget_matrix(remaining, gap, token_share)
+    recs.append(Recommendation("budget_matrix", action, f"Budget matrix: {row}.",
+                               {"remaining_iterations": remaining, "quality_gap": round(gap, 4),
+                                "token_share_left": None if token_share is None else round(token_share, 4)}))
+    fx = fixability(trig)
+    if fx is not None:
+        esc = fx < FIXABILITY_MIN
+        recs.append(Recommendation(
+            "fixability", "ESCALATE" if esc else "ITERATE",
+            (f"Only {fx:.0%} of the open triggers are fixable (< {FIXABILITY_MIN:.0%}): escalate." if esc else
+             f"{fx:.0%} of the open triggers are fixable."),
+            {"fixable": sum(1 for t in trig if t.fixable), "triggers": len(trig), "fixability": round(fx, 4),
+             "threshold": FIXABILITY_MIN}))
+    trend = trend_analysis(pts, remaining, target)
+    m_action, m_rule = monitor_action(trend, latest, remaining, acceptable)
+    recs.append(Recommendation("convergence_monitor", m_action, f"Convergence monitor: {m_rule}.",
+                               {k: trend[k] for k in ("direction", "slope", "is_plateauing",
+                                                      "predicted_convergence_iteration", "latest_quality",
+                                                      "achievable")}
+                               | {"remaining_iterations": remaining, "acceptable": acceptable}))
+    modes = failure_modes(pts, token_budget=token_budget, tokens_used=tokens_used)
+    for f in modes:
+        if not f.active:
+            continue
+        act = "ESCALATE" if f.id in ("budget_burn", "false_improvement", "trigger_cascade") else "ROTATE"
+        recs.append(Recommendation(f"failure_mode.{f.id}", act, f.message, dict(f.figures)))
+    tree = strategy_tree(pts, trig, max_iterations, cur, trend["direction"])
+    strategy = None
+    if tree is not None:
+        recs.append(tree)
+        strategy = tree.action
+        ladder = ["RETRY", "REFINE", "EXPAND", "ESCALATE"]
+        active_ids = {f.id: f for f in modes if f.active}
+        failed = active_ids.get("strategy_mismatch")
+        step_up = "infinite_loop" in active_ids or (
+            failed is not None and str(failed.figures.get("failed_strategy", "")).upper() == strategy)
+        if step_up and strategy in ladder:
+            strategy = ladder[min(len(ladder) - 1, ladder.index(strategy) + 1)]
+    headline = max((r.action for r in recs if r.action in _CAUTION),
+                   key=lambda a: _CAUTION[a], default="ITERATE")
+    if m_rule.startswith("converged"):
+        headline = "ACCEPT"  # the goal is reached: budget and variance rules no longer apply
+        strategy = None
+    if token_share is not None:
+        budget = {"max_iterations": max_iterations, "current_iteration": cur, "remaining_iterations": remaining,
+                  "token_budget": token_budget, "tokens_used": tokens_used, "token_share_left": round(token_share, 4)}
+    else:
+        budget = {"max_iterations": max_iterations, "current_iteration": cur, "remaining_iterations": remaining}
+    return Advice(source=source, subject=subject, action=headline, gate_choice=GATE_CHOICE[headline],
+                  strategy=strategy, recommendations=tuple(recs), failure_modes=tuple(modes), trend=trend,
+                  budget=budget, fixability=fx, history=tuple(pts))
+
+
+def _round_triggers(r: Round) -> tuple[Trigger, ...] | None:
+    texts = [*r.fix, *(_attr(a, "description") if isinstance(a, Mapping) else a for a in r.accept), *r.defer]
+    texts = [t for t in texts if t]
+    if not texts:
+        return None
+    return tuple(Trigger("scar_item", _norm(t)) for t in texts)
+
+
+def feature_triggers(feature: Feature, decisions: Mapping[str, Any] | None = None) -> list[Trigger]:
+    """The open samsara items as triggers. An item is not fixable when it is decided accept or
+    defer, is a systemic_ref (a cross-feature structural fact) or is era-D ``blocked``."""
+    ds: dict[str, Any] = {}
+    for key, d in (decisions or {}).items():
+        ds[_attr(d, "item_id") or key] = d
+    out = []
+    for it in feature.items:
+        if not it.counted:
+            continue
+        action = _attr(ds.get(it.id), "action") if it.id in ds else None
+        fixable = action not in ("accept", "defer") and it.systemic_ref is None and it.status != "blocked"
+        out.append(Trigger(CATEGORY_TRIGGER.get(it.category, it.category),
+                           it.systemic_ref or it.normalized or _norm(it.text), 1.0, fixable, it.file))
+    return out
+
+
+def samsara_history(feature: Feature) -> tuple[list[QualityPoint], int, int]:
+    """(points, max_iterations, current_iteration) from the iteration log and the current state.
+
+    quality = 1 − signal_lost / initial signal_lost (initial: ``signal_lost_initial``, else the
+    first round's ``signal_lost_before``, else the current signal_lost; 1.0 when it is 0).
+    Point 0 is the iteration entry; point r is after done round r. A point's trigger set is
+    the set of items triaged at the start of the next round, and the current open items for
+    the latest point.
+    """
+
+    log = feature.iteration_log
+    done, _ = split_rounds(log)
+    now = feature.signal_lost
+    initial = None
+    if log is not None:
+        initial = log.signal_lost_initial
+        if initial is None and done and done[0].signal_lost_before is not None:
+            initial = done[0].signal_lost_before
+    if initial is None:
+        initial = now
+
+    def quality(s: int) -> float:
+        return 1.0 if initial <= 0 else 1.0 - s / initial
+
+    current_triggers = tuple(feature_triggers(feature))
+    points: list[QualityPoint] = []
+    entry = done[0].signal_lost_before if done and done[0].signal_lost_before is not None else initial
+    points.append(QualityPoint(0, quality(entry), _round_triggers(done[0]) if done else current_triggers,
+                               entry, None, entry, 0, "entry"))
+    for i, r in enumerate(done):
+        nxt = done[i + 1] if i + 1 < len(done) else None
+        after = r.signal_lost_after
+        if after is None:
+            after = nxt.signal_lost_before if nxt is not None and nxt.signal_lost_before is not None else None
+        if after is None and nxt is None:
+            after = now
+        if after is None:
+            continue
+        trig = (_round_triggers(nxt) if nxt is not None else current_triggers)
+        hint = (r.budget_context or {}).get("strategy_hint") if isinstance(r.budget_context, Mapping) else None
+        points.append(QualityPoint(r.round, quality(after), trig, after, str(hint) if hint else None, after,
+                                   max(0, initial - after), f"round {r.round}"))
+    max_it = log.max_rounds if log is not None else DEFAULT_MAX_ROUNDS
+    current = points[-1].iteration
+    return points, max_it, current
+
+
+def advise_feature(feature: Feature, decisions: Mapping[str, Any] | None = None, *,
+                   token_budget: float | None = None, tokens_used: float | None = None) -> Advice:
+    """Advice for a samsara feature's next round (the app's advisor panel)."""
+    points, max_it, current = samsara_history(feature)
+    return advise_history(points, max_iterations=max_it, current_iteration=current,
+                          triggers=feature_triggers(feature, decisions), token_budget=token_budget,
+                          tokens_used=tokens_used, source="samsara", subject=feature.name)
+
+
+def trigger_counts_by_category(feature: Feature) -> dict[str, int]:
+    return {c: sum(1 for it in feature.items if it.counted and it.category == c) for c in CATEGORIES}
+
+
+# kind -> (divisor that maps the loop's score to 0..1, default target, default acceptable)
+LOOP_SCALES: dict[str, tuple[float, float, float]] = {
+    "loop-spec": (10.0, 0.8, 0.7),  # judge criteria 1–10; converged needs every criterion ≥ 8
+    "mechanist": (10.0, 0.6, 0.6),  # STOP needs score ≥ 6
+    "aris": (10.0, 0.6, 0.6),
+    "bkit": (100.0, 0.9, 0.9),  # match rate %, pass at 90 %
+    "bkit-sprint": (100.0, 1.0, 0.9),  # sprint target 100 %, minimum acceptable 90 %
+    "dag-convergence": (1.0, TARGET_QUALITY, ACCEPTABLE_QUALITY),
+}
+
+
+def _gap_triggers(verdict: Any) -> tuple[Trigger, ...] | None:
+    """loop-spec verdict -> triggers: its gap and remaining gaps (type gap_<type>, key fix_first)."""
+    if not isinstance(verdict, Mapping):
+        return None
+    gaps = []
+    if isinstance(verdict.get("gap"), Mapping):
+        gaps.append(verdict["gap"])
+    if isinstance(verdict.get("remaining_gaps"), list):
+        gaps.extend(g for g in verdict["remaining_gaps"] if isinstance(g, Mapping))
+    out = []
+    for g in gaps:
+        key = _norm(g.get("fix_first") or g.get("description") or "gap")
+        out.append(Trigger(f"gap_{g.get('type') or 'execute'}", key, 1.0, g.get("needs_operator") is not True,
+                           "loop-spec verdict"))
+    return tuple(out)
+
+
+def loop_history(state: Any) -> tuple[list[QualityPoint], float, float] | None:
+    """(points, target, acceptable) of a :class:`scars.core.loops.base.LoopState`; None for kinds
+    without a quality history (samsara is advised through its feature; DAG iteration reports
+    hold trigger severities, not qualities)."""
+    kind = getattr(state, "kind", None)
+    if kind not in LOOP_SCALES:
+        return None
+    div, target, acceptable = LOOP_SCALES[kind]
+    details = getattr(state, "details", None) or {}
+    if kind == "bkit-sprint":
+        t, m = details.get("target"), details.get("min_acceptable")
+        target = float(t) / div if isinstance(t, (int, float)) else target
+        acceptable = float(m) / div if isinstance(m, (int, float)) else acceptable
+    if kind == "bkit" and isinstance(details.get("threshold"), (int, float)):
+        target = acceptable = float(details["threshold"]) / div
+    if kind == "dag-convergence" and isinstance(details.get("goal"), Mapping):
+        g = details["goal"]
+        target = float(g.get("targetQuality", target)) if isinstance(g.get("targetQuality"), (int, float)) else target
+        acceptable = (float(g["acceptableQuality"]) if isinstance(g.get("acceptableQuality"), (int, float))
+                      else acceptable)
+    verdicts: list[Any] = []
+    raw = getattr(state, "raw", None)
+    if kind == "loop-spec" and isinstance(raw, Mapping) and isinstance(raw.get("iterate"), Mapping):
+        hist = raw["iterate"].get("history")
+        verdicts = [v for v in hist if isinstance(v, Mapping)] if isinstance(hist, list) else []
+    points: list[QualityPoint] = []
+    measured = [p for p in getattr(state, "points", ()) if getattr(p, "value", None) is not None]
+    for i, p in enumerate(measured, 1):
+        trig = None
+        strategy = None
+        if kind == "loop-spec" and len(verdicts) == len(measured):
+            trig = _gap_triggers(verdicts[i - 1])
+            gap = verdicts[i - 1].get("gap")
+            strategy = str(gap.get("type")) if isinstance(gap, Mapping) and gap.get("type") else None
+        q = max(0.0, min(1.0, float(p.value) / div))
+        points.append(QualityPoint(i, q, trig, None if trig is None else len(trig), strategy, label=p.label))
+    if not points:
+        return None
+    return points, target, acceptable
+
+
+def advise_loop_state(state: Any, *, token_budget: float | None = None,
+                      tokens_used: float | None = None) -> Advice | None:
+    """Advice for another loop's history (loop-spec judge scores, ARIS/Mechanist review
+    scores, bkit match rates, DAG convergence reports); None when it has no quality history."""
+    h = loop_history(state)
+    if h is None:
+        return None
+    points, target, acceptable = h
+    budget = getattr(state, "budget", None)
+    limit = getattr(budget, "limit", None)
+    used = getattr(budget, "used", None)
+    max_it = limit if isinstance(limit, int) and limit > 0 else max(len(points), 1)
+    current = used if isinstance(used, int) else points[-1].iteration
+    triggers = list(points[-1].triggers or ())
+    return advise_history(points, max_iterations=max_it, current_iteration=current, triggers=triggers,
+                          token_budget=token_budget, tokens_used=tokens_used, target=target,
+                          acceptable=acceptable, source=state.kind, subject=state.name)

@@ -1,0 +1,48 @@
+"""Step-mode gates: every human gate of the loops, read from the loop's files, answered once.
+
+``catalog`` (the gates as data), ``evidence`` (what a gate shows and records), ``answers``
+(answers files), ``state_io`` (the loops' own state files), one module per loop
+(``samsara``, ``loopspec``, ``review``, ``bkit``) and ``recording`` (gather / record / replay).
+The public face is ``__all__`` below, imported on first use (PEP 562): ``scars gate --help``
+loads the catalog alone.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+# public name -> module that defines it
+_PUBLIC = {
+    "GATES": "scars.core.gates.catalog",
+    "Answer": "scars.core.gates.catalog",
+    "Gate": "scars.core.gates.catalog",
+    "answers_hint": "scars.core.gates.catalog",
+    "get_gate": "scars.core.gates.catalog",
+    "Evidence": "scars.core.gates.evidence",
+    "GateResult": "scars.core.gates.evidence",
+    "entry_fields": "scars.core.gates.evidence",
+    "validate_answer": "scars.core.gates.evidence",
+    "AnswersFile": "scars.core.gates.answers",
+    "load_answers": "scars.core.gates.answers",
+    "apply_answer": "scars.core.gates.recording",
+    "gather": "scars.core.gates.recording",
+    "record": "scars.core.gates.recording",
+    "record_triage": "scars.core.gates.recording",
+    "replay_answers_file": "scars.core.gates.recording",
+}
+
+__all__ = sorted(_PUBLIC)
+
+
+def __getattr__(name: str) -> Any:
+    module = _PUBLIC.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -1,0 +1,97 @@
+"""Answers files: a prepared triage and its gates, read and shape-checked before anything is written."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from scars.core.errors import FieldError
+from scars.core.errors import DecisionRefused, UsageError
+from scars.core.gates.catalog import GATES
+
+
+ITEM_ID = re.compile(r"^(ks|sf|ua)-[0-9a-f]{10}$")
+
+
+ANSWERS_MAX_BYTES = 1_000_000
+
+
+GATE_KEYS = {"answer", "reason", "item", "blocked"}
+
+
+@dataclass
+class AnswersFile:
+    gates: dict[str, list[dict[str, Any]]]  # gate id -> answers (blocked-fix may hold several)
+    items: dict[str, dict[str, Any]]  # item id -> {action, fields…}
+    source: str
+
+
+def load_answers(path: str | os.PathLike) -> AnswersFile:
+    """Read and check the shape of an answers file. Raises UsageError (cannot read) or
+    DecisionRefused (every shape problem listed)."""
+    p = Path(path)
+    try:
+        if p.stat().st_size > ANSWERS_MAX_BYTES:
+            raise UsageError(f"{p}: answers file larger than {ANSWERS_MAX_BYTES} bytes")
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UsageError(f"answers file {p} does not exist") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read answers file {p}: {exc}") from None
+    import yaml
+
+    try:
+        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except yaml.YAMLError as exc:
+        raise DecisionRefused(f"{p}: not valid YAML ({str(exc).splitlines()[0]}); nothing was recorded",
+                              [FieldError("answers", "not YAML")]) from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise DecisionRefused(f"{p}: must map gate ids and item ids to answers; nothing was recorded",
+                              [FieldError("answers", "not a mapping")])
+    errors: list[str] = []
+    gates: dict[str, list[dict[str, Any]]] = {}
+    items: dict[str, dict[str, Any]] = {}
+    flat: list[tuple[Any, Any]] = []
+    for key, value in data.items():
+        if key in ("items", "gates") and isinstance(value, dict):
+            flat.extend(value.items())
+        else:
+            flat.append((key, value))
+    for key, value in flat:
+        k = str(key)
+        if k in GATES:
+            entries = value if isinstance(value, list) else [value]
+            for v in entries:
+                if isinstance(v, (str, int)) and not isinstance(v, bool):
+                    gates.setdefault(k, []).append({"answer": str(v)})
+                elif isinstance(v, dict):
+                    unknown = set(map(str, v)) - GATE_KEYS
+                    if unknown:
+                        errors.append(f"{k}: unknown key(s) {', '.join(sorted(unknown))} (allowed: {', '.join(sorted(GATE_KEYS))})")
+                        continue
+                    gates.setdefault(k, []).append({str(a): (None if b is None else str(b)) for a, b in v.items()})
+                else:
+                    errors.append(f"{k}: the answer must be a value or a mapping with answer/reason")
+        elif ITEM_ID.match(k):
+            if isinstance(value, str):
+                items[k] = {"action": value.strip().lower()}
+            elif isinstance(value, dict):
+                entry = {str(a): b for a, b in value.items()}
+                action = entry.pop("action", entry.pop("answer", None))
+                if not isinstance(action, str):
+                    errors.append(f"{k}: needs an action (fix, accept or defer)")
+                    continue
+                entry["action"] = action.strip().lower()
+                items[k] = entry
+            else:
+                errors.append(f"{k}: the decision must be fix / accept / defer or a mapping with action and its fields")
+        else:
+            errors.append(f"{k!s}: neither a gate id ({', '.join(GATES)}) nor an item id (ks-/sf-/ua- and 10 hex digits)")
+    if errors:
+        raise DecisionRefused(f"{p}: invalid answers file, nothing was recorded:\n  " + "\n  ".join(errors),
+                              [FieldError("answers", e) for e in errors])
+    return AnswersFile(gates=gates, items=items, source=str(p))

@@ -1,0 +1,191 @@
+"""bkit's `pdca-continue` gate: evidence from pdca-status.json (and sprints), the answer recorded into it."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+from scars.core.samsara.session import FeatureSession
+from scars.core.errors import PathNotFound, UsageError
+from scars.core.loops.base import fmt_number
+from scars.core.loops.bkit import no_improvement_run, project_of, read_status, status_files
+from scars.core.gates.catalog import Answer, Gate
+from scars.core.gates.evidence import Evidence, GateResult
+from scars.core.gates.review import _num
+from scars.core.gates.state_io import display_path
+from scars.core.gates.state_io import check_unchanged
+from scars.core.gates.state_io import gate_result
+from scars.core.gates.state_io import load_json_state
+from scars.core.gates.state_io import record_entry
+from scars.core.gates.state_io import state_lock
+from scars.core.gates.state_io import write_json_state
+
+
+BKIT_CRITICAL_MAX = 10
+
+
+BKIT_NO_IMPROVEMENT = 3
+
+
+BKIT_HISTORY_CAP = 100
+
+
+def locate_pdca(path: Path) -> tuple[Path, Path]:
+    """(pdca-status.json, project root) from the file, the project or its state directory."""
+    p = Path(path)
+    if p.is_file():
+        if not p.name.endswith("pdca-status.json"):
+            raise UsageError(f"{p} is not a bkit pdca-status.json")
+        return p, project_of(p)
+    if not p.exists():
+        raise PathNotFound(f"{p} does not exist")
+    found = status_files(p)
+    if found:
+        return found[0], p
+    for cand in (p / "pdca-status.json", p / ".pdca-status.json"):
+        if cand.is_file():
+            return cand, project_of(cand)
+    raise PathNotFound(f"no bkit pdca-status.json at {p} (looked in .bkit/state/ and docs/)")
+
+
+def _bkit_feature(sf: Path, root: Path, feature: str) -> Any:
+    """The bkit reader's state of one feature: threshold, limit and pass rule as `scars loops` has them."""
+    return next(s for s in read_status(sf, root) if s.name == feature)
+
+
+def _sprint_trend(root: Path, feature: str) -> tuple[list[float | None], str | None]:
+    sdir = root / ".bkit" / "state" / "sprints"
+    if not sdir.is_dir():
+        return [], None
+    for f in sorted(sdir.glob("*.json")):
+        try:
+            data = json.loads(f.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if not isinstance(data, dict):
+            continue
+        names = data.get("features") if isinstance(data.get("features"), list) else []
+        if feature not in names and data.get("feature") != feature:
+            continue
+        hist = data.get("iterateHistory")
+        if isinstance(hist, list) and hist:
+            return [(_num(h.get("matchRate")) if isinstance(h, dict) and h.get("matchRate") is not None else None)
+                    for h in hist], display_path(f, root)
+    return [], None
+
+
+def gather_pdca(gate: Gate, path: Path, *, feature: str | None = None, **_: Any) -> Evidence:
+    sf, root = locate_pdca(path)
+    data, meta = load_json_state(sf)
+    features = data.get("features") if isinstance(data.get("features"), dict) else {}
+    if feature is None:
+        primary = data.get("primaryFeature")
+        if isinstance(primary, str) and primary in features:
+            feature = primary
+        else:
+            active = [f for f, v in features.items() if isinstance(v, dict) and v.get("phase") in ("do", "check", "act")]
+            if len(active) == 1:
+                feature = active[0]
+            else:
+                raise UsageError(f"{sf}: name the feature with --feature (features: {', '.join(features) or 'none'})")
+    if feature not in features or not isinstance(features[feature], dict):
+        raise UsageError(f"{sf}: no feature {feature!r} (features: {', '.join(features) or 'none'})")
+    f = features[feature]
+    # One rule, one place: the threshold, the iteration limit and the pass rule are the bkit
+    # reader's (scars.core.loops.bkit), so `scars loops` and this gate never disagree.
+    state = _bkit_feature(sf, root, feature)
+    threshold, max_it = state.details["threshold"], state.budget.limit
+    rate, count, passes = state.details["match_rate"], state.budget.used, state.details["match_rate_met"]
+    config_file = root / "bkit.config.json"
+    files = [display_path(sf, root)] + (["bkit.config.json"] if config_file.is_file() else [])
+    warnings: list[str] = [f"{p.file}: {p.reason}" for p in state.parse_failures]
+    trend, trend_file = _sprint_trend(root, feature)
+    if trend_file:
+        files.append(trend_file)
+    if not trend or (rate is not None and trend[-1] != rate):
+        trend = trend + [rate]
+    streak = no_improvement_run(trend)
+    trend_text = " → ".join("unmeasured" if v is None else f"{v:g}%" for v in trend)
+    refused: dict[str, str] = {}
+    reason_required: set[str] = set()
+    overrides: dict[str, str] = {}
+    if rate is None:
+        warnings.append("Match Rate not measured (null is never 100)")
+    if count >= max_it:
+        warnings.append(f"iteration limit reached: {count} of max {max_it}" + (" (beyond the limit)" if count > max_it else ""))
+        reason_required.add("iterate")
+    if count >= BKIT_CRITICAL_MAX:
+        refused["iterate"] = f"{count} iterations reached the critical maximum {BKIT_CRITICAL_MAX}"
+    if streak >= BKIT_NO_IMPROVEMENT:
+        warnings.append(f"no improvement for {streak} consecutive iterations: bkit stops with FAILURE")
+        reason_required.add("iterate")
+    thr_text = fmt_number(threshold)
+    if passes:
+        reason_required.add("iterate")
+        overrides["stop"] = "proceed"
+        advice = f"Match Rate {rate:g}% passes the {thr_text}% threshold: the loop completes with SUCCESS"
+    elif count >= max_it or streak >= BKIT_NO_IMPROVEMENT:
+        advice = "the loop's own rule stops here (FAILURE, or PARTIAL if you accept the gap)"
+    else:
+        advice = f"below the {thr_text}% threshold with iterations left: the loop would iterate again"
+    rate_text = "not measured" if rate is None else f"{rate:g}%"
+    figures = [
+        ("feature", feature),
+        ("phase", str(f.get("phase"))),
+        ("Match Rate", f"{rate_text} (threshold {thr_text}%): {'pass' if passes else 'below'}"),
+        ("trend", trend_text + ("" if trend_file else " (no per-iteration history on disk)")),
+        ("iterations", f"{count} of max {max_it} (critical {BKIT_CRITICAL_MAX})"),
+        ("no-improvement streak", f"{streak} of {BKIT_NO_IMPROVEMENT}"),
+        ("last iteration status", str(f.get("lastIterationStatus"))),
+    ]
+    prompt = gate.prompt.format(feature=feature, rate=rate_text, threshold=thr_text, count=count, max=max_it)
+    return Evidence(
+        gate=gate, target=sf.parent, state_file=sf, workflow_prompt=prompt,
+        figures=figures, warnings=warnings, files_read=files,
+        context={"root": root, "decisions_dir": sf.parent, "data": data, "meta": meta,
+                 "feature": feature, "rate": rate},
+        reason_required=reason_required, decision_overrides=overrides, refused=refused,
+        advice=advice, default="stop" if passes else ("iterate" if "iterate" not in refused else "partial"),
+    )
+
+
+def apply_pdca(evidence: Evidence, ans: Answer, reason: str | None, *, user: str, session: FeatureSession | None,
+               source: str, now: str) -> GateResult:
+    sf: Path = evidence.state_file  # type: ignore[assignment]
+    ctx = evidence.context
+    name = ctx["feature"]
+    with state_lock(sf.parent, user):
+        check_unchanged(sf, ctx["meta"]["fp"])
+        data = json.loads(json.dumps(ctx["data"]))
+        f = data["features"][name]
+        stamp = datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        extra: list[str] = []
+        rate = ctx["rate"]
+        rate_text = "unmeasured" if rate is None else f"{rate:g}%"
+        if ans.value == "partial":
+            # PARTIAL: the gap below the threshold is accepted; the feature moves on to the report.
+            f["previousPhase"] = f.get("phase")
+            f["phase"] = "report"
+            f["lastIterationStatus"] = "partial"
+            action = f"accepted as PARTIAL at Match Rate {rate_text} by {user} (scars gate): {reason}"
+        elif ans.value == "stop":
+            f["lastIterationStatus"] = "stopped"
+            action = f"iteration stopped at Match Rate {rate_text} by {user} (scars gate): {reason}"
+        if ans.value in ("partial", "stop"):
+            if isinstance(f.get("timestamps"), dict):
+                f["timestamps"]["lastUpdated"] = stamp
+            if "lastUpdated" in data:
+                data["lastUpdated"] = stamp
+            hist = data.get("history") if isinstance(data.get("history"), list) else []
+            hist.append({"timestamp": stamp, "feature": name, "phase": f.get("phase"), "action": " ".join(action.split())})
+            data["history"] = hist[-BKIT_HISTORY_CAP:]
+            extra.append(f"pdca-status.json: features.{name}.lastIterationStatus {f['lastIterationStatus']}"
+                         + (", phase report" if ans.value == "partial" else "") + "; history entry added")
+        ad_path, number = record_entry(evidence, ans, reason, user=user, source=source, now=now,
+                                  extra_consequences=extra)
+        recorded = [ad_path]
+        if ans.value in ("partial", "stop"):
+            write_json_state(sf, data, ctx["meta"])
+            recorded.append(sf)
+    return gate_result(evidence, ans, reason, user, recorded, number, feature=name)

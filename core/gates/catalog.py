@@ -1,0 +1,276 @@
+"""Every human gate of the loops, as data: :class:`Gate`, :class:`Answer` and the registry ``GATES``.
+
+A :class:`Gate` names one decision point of an upstream loop: its id, the loop, the workflow
+prompt as the upstream loop words it, the valid answers (each with a single key), which answers
+need a free-text reason, and how each answer maps to the auto-decisions decision
+(proceed / revise / reject / accept_gap, formats.md §1.6). ``env_var`` names the environment
+variables that answer a gate without a terminal.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+from scars.core.errors import UsageError
+from scars.core.settings import env_var
+
+
+GateDecision = Literal["proceed", "revise", "reject", "accept_gap"]
+
+
+DECISIONS: tuple[str, ...] = ("proceed", "revise", "reject", "accept_gap")
+
+
+LOOPS: tuple[str, ...] = ("samsara", "loop-spec", "aris", "bkit")
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """One valid answer of a gate."""
+
+    value: str  # machine value, e.g. "continue"
+    key: str  # the single key that picks it at the terminal (also accepted as --answer)
+    label: str  # the option as the upstream loop words it
+    decision: GateDecision  # the auto-decisions decision it maps to
+    needs_reason: bool  # a free-text, question-specific reason is required
+    consequence: str  # what the loop does next (the entry's `consequences`)
+    aliases: tuple[str, ...] = ()  # other accepted spellings (upstream letters, words)
+
+
+@dataclass(frozen=True, slots=True)
+class Gate:
+    """One human gate of an upstream loop."""
+
+    id: str  # the gate id on the command line and in `SCARS_ANSWER_<GATE>`
+    loop: str  # samsara | loop-spec | aris | bkit
+    title: str
+    stage: str  # auto-decisions `stage`; the heading is `<stage>.<id>`
+    prompt_type: Literal["question", "confirmation"]
+    answers: tuple[Answer, ...]
+    principle: str  # the upstream rule the gate enforces (the entry's `principles_used`)
+    source: str  # where upstream words the prompt (shown in help and docs)
+    prompt: str = ""  # the workflow prompt as the loop words it; {placeholders} take the figures
+    needs_item: bool = False  # the gate is about one scar item (`--item ID`)
+
+    def answer(self, text: str) -> Answer | None:
+        """The answer ``text`` names (value, key, alias or label; case-insensitive), or None."""
+        t = " ".join(str(text).split()).casefold()
+        if not t:
+            return None
+        for a in self.answers:
+            names = {a.value, a.key, a.label, *a.aliases}
+            if t in {n.casefold() for n in names}:
+                return a
+        return None
+
+    @property
+    def values(self) -> tuple[str, ...]:
+        return tuple(a.value for a in self.answers)
+
+    def valid_answers_text(self) -> str:
+        return ", ".join(f"{a.value} ({a.key})" for a in self.answers)
+
+
+def _a(value, key, label, decision, needs_reason, consequence, *aliases) -> Answer:
+    return Answer(value, key, label, decision, needs_reason, consequence, tuple(aliases))
+
+
+SAMSARA_ENTRY_PROMPT = (
+    "Iteration entry: signal_lost={signal_lost}, cross-task patterns={patterns}, "
+    "parse failures={failures}; entry verdict: {verdict}. "
+    "(A) enter iteration (B) skip to validate-and-ship"
+)
+
+
+SAMSARA_ROUND_PROMPT = (
+    "Round {round} 完成。signal_lost: {before} → {after}。修復了 {fixed} 個 items，剩餘 {remaining} 個。\n\n"
+    "(A) 繼續下一輪 (B) 停止，進入 Validation"
+)
+
+
+SAMSARA_STAGNATION_WARNING = "signal_lost 連續 2 輪未下降（{before} → {after}）。Iteration 可能在原地轉圈。建議停止。"
+
+
+SAMSARA_NET_ROT_WARNING = "本輪 fix 產出 {new} 個新 scar items，修復了 {resolved} 個。淨 rot 增加。建議停止。"
+
+
+SAMSARA_MAX_ROUNDS_WARNING = "Max rounds: {max_rounds} rounds. If reached → forced stop with remaining items listed."
+
+
+SAMSARA_BLOCKED_PROMPT = (
+    "Fix item \"{description}\" 被 implementer 回報 BLOCKED: {reason}。(A) 提供更多 context 重試 (B) 重新分類為 defer"
+)
+
+
+SAMSARA_TRIAGE_PROMPT = (
+    "Feature-level scar items ({count} items, signal_lost = {signal_lost}):\n\n"
+    "{groups}\n"
+    "每個 item 需要分類：\n"
+    "  (F) Fix — 有 actionable code change\n"
+    "  (A) Accept — 已知風險，接受（必須附 re-review signal：什麼可觀測訊號出現時重審 + 誰負責（owner）+ rationale）\n"
+    "  (D) Defer — 不在本次處理"
+)
+
+
+LOOP_SPEC_PROMPT = (
+    "ITERATE judges the goal still unmet because of a SPEC-level gap: {gap}. "
+    "Re-open SPEC/DISCUSS, ship as-is, or stop?"
+)
+
+
+REVIEW_PROMPT = (
+    "{unit} {number} reviewed: score {score}/10, verdict {verdict}. STOP rule {stop}. "
+    "Budget left: {budget}. (A) continue to {unit_lower} {next} (B) stop the loop"
+)
+
+
+PDCA_PROMPT = (
+    "{feature}: Match Rate {rate} (threshold {threshold}%), iteration {count} of max {max}. "
+    "(A) iterate again (B) accept as PARTIAL (C) stop"
+)
+
+
+# The warnings[] prefix of a gap shipped as-is at the loop-spec `spec` gate (ours; upstream's
+# harvest uses `iterate-budget-spent:` / `iterate-terminal:`).
+GAP_PREFIX_SHIP = "iterate-shipped-as-is:"
+
+
+GATES: dict[str, Gate] = {}
+
+
+def _register(gate: Gate) -> Gate:
+    GATES[gate.id] = gate
+    return gate
+
+
+_register(Gate(
+    id="entry", loop="samsara", title="Enter iteration or skip to validate-and-ship",
+    stage="iteration", prompt_type="question",
+    answers=(
+        _a("enter", "a", "(A) enter iteration", "proceed", False,
+           "enter samsara:iteration; remove any iteration_skip_record from index.yaml", "A", "iterate"),
+        _a("skip", "b", "(B) skip to validate-and-ship", "accept_gap", True,
+           "write iteration_skip_record into index.yaml and invoke samsara:validate-and-ship", "B"),
+    ),
+    principle="iteration entry: cross-task pattern OR signal_lost >= 5 asks the gate; a parse failure is unknown and never skips",
+    source="samsara implement SKILL → Transition (formats.md §1.3)",
+    prompt=SAMSARA_ENTRY_PROMPT,
+))
+_register(Gate(
+    id="triage", loop="samsara", title="Triage every remaining item: fix / accept / defer",
+    stage="iteration", prompt_type="question",
+    answers=(
+        _a("done", "d", "triage recorded", "proceed", False,
+           "follow the recorded fix / accept / defer classification of each item", "recorded"),
+    ),
+    principle="triage is a recorded gate decision; an accept carries re_review_signal, owner and rationale",
+    source="samsara iteration SKILL Step 2 (formats.md §1.4)",
+    prompt=SAMSARA_TRIAGE_PROMPT,
+))
+_register(Gate(
+    id="round-continue", loop="samsara", title="Round continuation",
+    stage="iteration", prompt_type="question",
+    answers=(
+        _a("continue", "a", "(A) 繼續下一輪", "proceed", False,
+           "close the round with decision continue in iteration-log.yaml and triage the next round", "A"),
+        _a("stop", "b", "(B) 停止，進入 Validation", "proceed", True,
+           "close the round with decision stop in iteration-log.yaml and invoke samsara:validate-and-ship", "B"),
+    ),
+    principle="the execution-mode gate decides whether another round is worth it; the safety valve is advisory",
+    source="samsara iteration SKILL Step 4, round continuation gate",
+    prompt=SAMSARA_ROUND_PROMPT,
+))
+_register(Gate(
+    id="safety-valve", loop="samsara", title="Safety valve fired: continue despite it, or stop",
+    stage="iteration", prompt_type="question",
+    answers=(
+        _a("continue", "a", "(A) continue despite the warning", "accept_gap", True,
+           "close the round with decision continue, the warning named in decision_reason", "A"),
+        _a("stop", "b", "(B) stop, go to Validation", "proceed", False,
+           "close the round with decision stop (forced_stop at max rounds) naming the trigger; invoke samsara:validate-and-ship", "B"),
+    ),
+    principle="safety valve is advisory: the active execution-mode gate makes the final call and a forced stop names its trigger",
+    source="samsara iteration SKILL Step 4, safety valve checks",
+    prompt=SAMSARA_ROUND_PROMPT,
+))
+_register(Gate(
+    id="blocked-fix", loop="samsara", title="A fix item was reported BLOCKED",
+    stage="iteration", prompt_type="question",
+    answers=(
+        _a("retry", "a", "(A) 提供更多 context 重試", "revise", True,
+           "re-dispatch the fix with the added context (never retried automatically)", "A", "retry_with_context"),
+        _a("defer", "b", "(B) 重新分類為 defer", "accept_gap", True,
+           "reclassify the item as defer; the outcome is logged in the iteration log", "B", "reclassify_as_defer"),
+    ),
+    principle="a BLOCKED / NEEDS_CONTEXT fix is not retried automatically; the user decides",
+    source="samsara iteration SKILL Step 3, blocked fix handling",
+    prompt=SAMSARA_BLOCKED_PROMPT,
+    needs_item=True,
+))
+_register(Gate(
+    id="spec", loop="loop-spec", title="SPEC-level gap: re-open, ship as-is, or stop",
+    stage="iteration", prompt_type="question",
+    answers=(
+        _a("reopen", "r", "Re-open SPEC/DISCUSS", "revise", False,
+           "rewind to refine the spec toward the original goal (costs an iteration)", "re-open", "1"),
+        _a("ship", "s", "Ship as-is", "accept_gap", True,
+           "complete now; the accepted gap is recorded in warnings[] and the backlog", "ship-as-is", "2"),
+        _a("stop", "h", "Stop - hand back", "reject", False,
+           "pause the cycle and return control (resume later)", "hand-back", "3"),
+    ),
+    principle="a SPEC-level gap is the expensive rewind; step/interactive runs ask the operator",
+    source="loop-spec skills/iterate/SKILL.md step 3 (spec route)",
+    prompt=LOOP_SPEC_PROMPT,
+))
+_register(Gate(
+    id="review-continue", loop="aris", title="Review iteration done: continue or stop",
+    stage="iteration", prompt_type="question",
+    answers=(
+        _a("continue", "a", "(A) continue", "proceed", False,
+           "run the next review iteration within the budgets left", "A", "c"),
+        _a("stop", "b", "(B) stop", "accept_gap", True,
+           "terminate the loop: REVIEW_STATE.json status completed and the termination reason", "B", "s"),
+    ),
+    principle="STOP = score >= 6 AND verdict in {ready, almost} AND no FAIL / INCONCLUSIVE / ZERO_ELIGIBLE claim; unknown is never success",
+    source="Mechanist auto-iteration-loop Phase B / ARIS auto-review-loop (formats.md §3.3, §3.6)",
+    prompt=REVIEW_PROMPT,
+))
+_register(Gate(
+    id="pdca-continue", loop="bkit", title="PDCA check: iterate again, accept as PARTIAL, or stop",
+    stage="iteration", prompt_type="question",
+    answers=(
+        _a("iterate", "a", "(A) iterate again", "proceed", False,
+           "run another Act cycle (iterationCount grows by one)", "A", "i"),
+        _a("partial", "b", "(B) accept as PARTIAL", "accept_gap", True,
+           "finish as PARTIAL: the gap below the threshold is kept visible; go to the report", "B", "p"),
+        _a("stop", "c", "(C) stop", "reject", True,
+           "stop the iteration with a FAILURE outcome", "C", "s"),
+    ),
+    principle="pass at Match Rate >= 90 %; at most 5 iterations (critical 10); stop after 3 without improvement",
+    source="bkit agents/pdca-iterator.md, Iteration Control (formats.md §4.3)",
+    prompt=PDCA_PROMPT,
+))
+
+
+def get_gate(gate_id: str) -> Gate:
+    try:
+        return GATES[gate_id]
+    except KeyError:
+        raise UsageError(f"unknown gate {gate_id!r}; gates: {', '.join(GATES)}") from None
+
+
+def answers_hint(gate: Gate, path: str | None) -> str:
+    """The exact command that answers ``gate`` without a terminal (for exit 3)."""
+    where = f" {path}" if path else ""
+    if gate.id == "triage":
+        return f"scars gate triage{where} --answers ANSWERS.yaml"
+    needs = [a for a in gate.answers if a.needs_reason]
+    a = gate.answers[0]
+    item = " --item ITEM_ID" if gate.needs_item else ""
+    reason = ' --reason "WHY"' if a.needs_reason else ""
+    cmd = f"scars gate {gate.id}{where}{item} --answer {a.value}{reason}"
+    extra = f" (answers: {', '.join(gate.values)}"
+    if needs:
+        extra += f"; --reason needed for {', '.join(x.value for x in needs)}"
+    extra += f"; or set {env_var(gate.id)})"
+    return cmd + extra

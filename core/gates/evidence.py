@@ -1,0 +1,128 @@
+"""What a gate shows before it asks (:class:`Evidence`), what it recorded (:class:`GateResult`),
+the check of an answer against its gate, and the §1.6 fields of the entry an answer writes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from scars.core.errors import FieldError
+from scars.core.errors import DecisionRefused
+from scars.core.gates.catalog import Answer
+from scars.core.gates.catalog import Gate
+from scars.core.text import generic_reason_problem
+
+
+@dataclass
+class Evidence:
+    """What a gate shows before it asks: read from the loop's files."""
+
+    gate: Gate
+    target: Path  # the samsara feature directory, or the loop's state directory
+    state_file: Path | None  # feature.json / REVIEW_STATE.json / pdca-status.json (None for samsara)
+    workflow_prompt: str  # the prompt as the loop words it, figures filled in
+    figures: list[tuple[str, str]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    files_read: list[str] = field(default_factory=list)  # display paths (relative)
+    context: dict[str, Any] = field(default_factory=dict)  # loop-specific values for apply
+    reason_required: set[str] = field(default_factory=set)  # answers needing a reason here
+    reason_optional: set[str] = field(default_factory=set)  # answers that need none here (the loop's default)
+    decision_overrides: dict[str, str] = field(default_factory=dict)  # answer -> decision here
+    refused: dict[str, str] = field(default_factory=dict)  # answer -> why it cannot be given here
+    advice: str | None = None  # what the loop's own rule suggests (advice, never the answer)
+    default: str | None = None  # the answer pre-selected at the terminal
+    uncertainty: tuple[str, str] = ("low", "")
+
+    def needs_reason(self, answer: Answer) -> bool:
+        if answer.value in self.reason_required:
+            return True
+        return answer.needs_reason and answer.value not in self.reason_optional
+
+    def decision_for(self, answer: Answer) -> str:
+        return self.decision_overrides.get(answer.value, answer.decision)
+
+
+@dataclass
+class GateResult:
+    gate: str
+    answer: str
+    decision: str
+    reason: str | None
+    decided_by: str
+    recorded: list[str]
+    entry_number: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def as_json(self) -> dict[str, Any]:
+        out = {
+            "gate": self.gate,
+            "answer": self.answer,
+            "decision": self.decision,
+            "reason": self.reason,
+            "decided_by": self.decided_by,
+            "recorded": list(self.recorded),
+        }
+        out.update(self.extra)
+        return out
+
+
+def validate_answer(evidence: Evidence, answer_text: str | None, reason: str | None) -> tuple[Answer, str | None]:
+    """Check an answer (and its reason) against the gate; raise DecisionRefused (exit 4)."""
+    gate = evidence.gate
+    if answer_text is None or not str(answer_text).strip():
+        raise DecisionRefused(f"gate {gate.id}: no answer given; valid answers: {gate.valid_answers_text()}",
+                              [FieldError("answer", "missing")])
+    ans = gate.answer(answer_text)
+    if ans is None:
+        raise DecisionRefused(
+            f"gate {gate.id}: {str(answer_text)!r} is not a valid answer; valid answers: {gate.valid_answers_text()}",
+            [FieldError("answer", "invalid")],
+        )
+    if ans.value in evidence.refused:
+        raise DecisionRefused(f"gate {gate.id}: answer {ans.value!r} refused: {evidence.refused[ans.value]}",
+                              [FieldError("answer", evidence.refused[ans.value])])
+    reason = reason.strip() if isinstance(reason, str) and reason.strip() else None
+    if evidence.needs_reason(ans):
+        problem = generic_reason_problem(reason, gate)
+        if problem:
+            raise DecisionRefused(f"gate {gate.id}: answer {ans.value!r} needs a reason: {problem}",
+                                  [FieldError("reason", problem)])
+    elif reason is not None:
+        problem = generic_reason_problem(reason, gate)
+        if problem and problem != "a reason is required":
+            raise DecisionRefused(f"gate {gate.id}: {problem}", [FieldError("reason", problem)])
+    return ans, reason
+
+
+def entry_fields(evidence: Evidence, ans: Answer, reason: str | None, *, user: str, source: str,
+                 now: str, extra_consequences: list[str] | None = None,
+                 rationale: str | None = None) -> dict[str, Any]:
+    """The §1.6 fields of the entry for an answer (shared by every loop)."""
+    gate = evidence.gate
+    answer_text = ans.label if not reason else f"{ans.label}: {reason}"
+    if not reason:
+        # Question-specific even without a typed reason: the answer with the figures it saw.
+        figs = "; ".join(f"{k} {v}" for k, v in evidence.figures[:4])
+        answer_text = f"{ans.label} ({figs})" if figs else ans.label
+    level, notes = evidence.uncertainty
+    notes = notes or "none beyond the figures shown at the gate"
+    principles = [gate.principle, f"human gate answered by {user} via scars gate ({source})"]
+    considerations = list(evidence.warnings) or ["no warning was active at this gate"]
+    if evidence.advice:
+        considerations.append(f"advice shown: {evidence.advice}")
+    return dict(
+        stage=gate.stage,
+        gate_id=gate.id,
+        prompt_type=gate.prompt_type,
+        workflow_prompt=evidence.workflow_prompt,
+        answer=answer_text,
+        decision=evidence.decision_for(ans),
+        rationale=rationale or reason or f"{user} chose {ans.value!r} at the {gate.id} gate with the figures shown",
+        principles=principles,
+        considerations=considerations,
+        evidence=list(evidence.files_read),
+        uncertainty_level=level,
+        uncertainty_notes=notes,
+        consequences=[ans.consequence, *(extra_consequences or [])],
+        timestamp=now,
+    )

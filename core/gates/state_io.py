@@ -1,0 +1,190 @@
+"""Reading and writing the loops' own state files, as the gates do.
+
+* loop-spec ``feature.json`` — load, modify, write ``feature.json.tmp``, fsync, copy the old
+  file to ``feature.json.bak``, rename (as loop-spec's ``feature-write.sh`` does); key order,
+  unknown keys and the file's indentation are kept.
+* ARIS / Mechanist ``REVIEW_STATE.json`` and bkit ``pdca-status.json`` — atomic replace, key
+  order and unknown keys kept; only what the gate decides is changed.
+
+A file changed on disk between reading and writing raises ``ChangedOnDisk`` (nothing written).
+The lock is ``scars.core.storage.lock``'s FeatureLock on the loop's state directory
+(``<dir>/.scars/lock``), the same lock samsara features use. Each answer's auto-decisions.md
+entry is appended next to the state file (:func:`record_entry`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shutil
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterator
+from scars.core.storage.durable import Fingerprint, _fsync_dir, append_record, atomic_write, fingerprint, read_with_fingerprint
+from scars.core.errors import ChangedOnDisk, PathNotFound, UsageError
+from scars.core.storage.lock import FeatureLock
+from scars.core.gates.catalog import Answer
+from scars.core.gates.evidence import Evidence, GateResult, entry_fields
+from scars.core.formats.auto_decisions import append_entry as append_auto_decision_file
+
+
+def append_bytes(path: Path, data: bytes) -> None:
+    append_record(path, data)
+
+
+def check_unchanged(path: Path, fp: Fingerprint | None) -> None:
+    if fp is None:
+        return
+    now = fingerprint(path)
+    if now is None:
+        raise ChangedOnDisk(f"{path} was removed since it was read; nothing was written")
+    if not now.same_content(fp):
+        raise ChangedOnDisk(f"{path} changed on disk since it was read; nothing was written — run the gate again")
+
+
+@contextlib.contextmanager
+def state_lock(directory: Path, user: str = "") -> Iterator[None]:
+    with FeatureLock(directory, user=user):
+        yield
+
+
+def _detect_indent(text: str) -> int | None:
+    for line in text.splitlines()[1:]:
+        stripped = line.lstrip(" ")
+        if stripped and line != stripped:
+            return len(line) - len(stripped)
+        if stripped:
+            return None
+    return 2
+
+
+def load_json_state(path: Path) -> tuple[dict, dict]:
+    """(data, meta): meta holds the fingerprint, indent and trailing newline for the write."""
+    try:
+        raw, fp = read_with_fingerprint(path)
+    except IsADirectoryError:
+        raise PathNotFound(f"{path} is a directory, not a state file") from None
+    if raw is None:
+        raise PathNotFound(f"{path} does not exist")
+    try:
+        text = raw.decode("utf-8")
+        data = json.loads(text)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise UsageError(f"{path} is not valid JSON ({exc}); fix the file before answering its gate") from None
+    if not isinstance(data, dict):
+        raise UsageError(f"{path} does not hold a JSON object")
+    meta = {"fp": fp, "indent": _detect_indent(text), "newline": text.endswith("\n"), "text": text,
+            "original": json.loads(text)}
+    return data, meta
+
+
+def dump_json_state(data: dict, meta: dict) -> bytes:
+    text = json.dumps(data, indent=meta.get("indent", 2), ensure_ascii=False)
+    return (text + ("\n" if meta.get("newline", True) else "")).encode("utf-8")
+
+
+def write_feature_json(path: Path, data: dict, meta: dict) -> list[Path]:
+    """loop-spec's write: ``feature.json.tmp``, fsync, old file copied to ``.bak``, rename."""
+    check_unchanged(path, meta.get("fp"))
+    tmp = path.with_name(path.name + ".tmp")
+    bak = path.with_name(path.name + ".bak")
+    mode = path.stat().st_mode & 0o7777
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    try:
+        view = memoryview(dump_json_state(data, meta))
+        while view:
+            view = view[os.write(fd, view):]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    shutil.copy2(path, bak)
+    os.replace(tmp, path)
+    _fsync_dir(path.parent)
+    return [path, bak]
+
+
+def _patch_top_level(text: str, original: dict, data: dict) -> str | None:
+    """Edit only the changed top-level scalar values of ``text`` (every other byte kept).
+
+    Returns None when the change is not of that shape or the result does not read back as
+    ``data``; the caller then writes the whole document.
+    """
+    changed = [k for k in data if k not in original or original[k] != data[k]]
+    if any(k not in data for k in original) or list(original) != [k for k in data if k in original]:
+        return None
+    out = text
+    for key in changed:
+        value = data[key]
+        if isinstance(value, (dict, list)):
+            return None
+        enc = json.dumps(value, ensure_ascii=False)
+        pat = re.compile(r'(?m)^(?P<ind>[ \t]*)' + re.escape(json.dumps(key, ensure_ascii=False))
+                         + r'(?P<sep>\s*:\s*)(?P<val>"(?:[^"\\]|\\.)*"|-?\d[\d.eE+-]*|true|false|null)')
+        if key in original:
+            matches = list(pat.finditer(out))
+            if len(matches) != 1 or isinstance(original[key], (dict, list)):
+                return None
+            m = matches[0]
+            out = out[: m.start("val")] + enc + out[m.end("val"):]
+        else:
+            end = out.rstrip().rfind("}")
+            body = out[:end].rstrip()
+            if end < 0 or not body.endswith(("}", "]", '"', "e", "l", *"0123456789")):
+                return None
+            ind = re.search(r'(?m)^([ \t]+)"', out)
+            indent = ind.group(1) if ind else "  "
+            out = body + ",\n" + indent + json.dumps(key, ensure_ascii=False) + ": " + enc + "\n" + out[end:]
+    try:
+        if json.loads(out) != data:
+            return None
+    except ValueError:
+        return None
+    return out
+
+
+def write_json_state(path: Path, data: dict, meta: dict) -> None:
+    """Atomic replace; a change of top-level scalars only is a text edit keeping every other byte."""
+    check_unchanged(path, meta.get("fp"))
+    patched = None
+    if meta.get("text") is not None and meta.get("original") is not None:
+        patched = _patch_top_level(meta["text"], meta["original"], data)
+    atomic_write(path, patched.encode("utf-8") if patched is not None else dump_json_state(data, meta))
+
+
+def display_path(path: Path, root: Path | None) -> str:
+    if root is not None:
+        with contextlib.suppress(ValueError):
+            return str(Path(os.path.abspath(path)).relative_to(os.path.abspath(root)))
+    return path.name
+
+
+def utc_date() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%d")
+
+
+def utc_now_z() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def record_entry(evidence: Evidence, ans: Answer, reason: str | None, *, user: str, source: str, now: str,
+            extra_consequences: list[str] | None = None, rationale: str | None = None) -> tuple[Path, int]:
+    """Append the gate's auto-decisions.md entry next to the loop's state file."""
+    directory = Path(evidence.context["decisions_dir"])
+    fields = entry_fields(evidence, ans, reason, user=user, source=source, now=now,
+                          extra_consequences=extra_consequences, rationale=rationale)
+    number = append_auto_decision_file(directory, **fields)
+    return directory / "auto-decisions.md", number
+
+
+def gate_result(evidence: Evidence, ans: Answer, reason: str | None, user: str, recorded: list[Path],
+            number: int | None, **extra: Any) -> GateResult:
+    root = evidence.context.get("root")
+    seen: list[str] = []
+    for p in recorded:
+        d = display_path(p, root)
+        if d not in seen:
+            seen.append(d)
+    return GateResult(gate=evidence.gate.id, answer=ans.value, decision=evidence.decision_for(ans),
+                      reason=reason, decided_by=user, recorded=seen, entry_number=number, extra=extra)

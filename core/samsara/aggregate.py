@@ -1,0 +1,78 @@
+"""Aggregation of a feature's scar items (formats.md §1.3–1.4).
+
+* remaining set: every item that is not resolved (in place or through ``resolved_items``) and
+  not an assumption verified true; ``signal_lost`` and per-category counts over the remaining
+  items that are *counted* (items of parse-failed reports are shown, never counted);
+* cross-task patterns, upstream's literal rule: the same whitespace-normalised text, or the
+  same ``systemic_ref`` id, in at least two different reports;
+* possible patterns (ours, never counted as the literal rule): near-duplicate texts in
+  different reports, by token-set Jaccard similarity with exact prefix filtering (below);
+* the three triage groups, each counted remaining item in exactly one;
+* the iteration-entry verdict gate / skip / unknown with its one-line reversible record.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from scars.core.model import CATEGORIES, GROUPS, EntryVerdict, Feature
+from scars.core.samsara.patterns import literal_patterns
+from scars.core.samsara.patterns import possible_patterns
+
+
+ENTRY_THRESHOLD = 5  # signal_lost >= 5 asks the gate (upstream's uncalibrated estimate)
+
+
+def entry_verdict(signal_lost: int, patterns: int, failures: int) -> EntryVerdict:
+    """formats.md §1.3: three states. ``record`` is the one-line reversible record."""
+    if failures:
+        return EntryVerdict(
+            "unknown",
+            f"signal_lost={signal_lost}, {failures} parse failure(s), iteration entry unknown "
+            "(never default-skipped; the gate decides iteration vs validate-and-ship)",
+            (f"{failures} parse failure(s)",),
+        )
+    if patterns or signal_lost >= ENTRY_THRESHOLD:
+        reasons = []
+        if patterns:
+            reasons.append(f"{patterns} cross-task pattern(s)")
+        if signal_lost >= ENTRY_THRESHOLD:
+            reasons.append(f"signal_lost {signal_lost} >= {ENTRY_THRESHOLD}")
+        return EntryVerdict(
+            "gate",
+            f"signal_lost={signal_lost}, {patterns} cross-task pattern(s), enter iteration? (gate asks)",
+            tuple(reasons),
+        )
+    return EntryVerdict(
+        "skip",
+        f"signal_lost={signal_lost}, no cross-task pattern, iteration skipped (reply to override)",
+        (f"signal_lost {signal_lost} < {ENTRY_THRESHOLD}", "no cross-task pattern"),
+    )
+
+
+def aggregate(feature: Feature) -> Feature:
+    """Fill counts, signal_lost, patterns, groups and the entry verdict of ``feature``."""
+    counted = [it for it in feature.items if it.counted]
+    counts = {c: 0 for c in CATEGORIES}
+    for it in counted:
+        counts[it.category] += 1
+    signal_lost = sum(counts.values())
+    literal = literal_patterns(counted)
+    in_pattern = {i for ids in literal for i in ids}
+    groups: dict[str, list[str]] = {g: [] for g in GROUPS}
+    for it in counted:
+        if it.id in in_pattern:
+            groups["cross_task_patterns"].append(it.id)
+        elif it.deferred:
+            groups["deferred_from_level_1"].append(it.id)
+        else:
+            groups["unaddressed"].append(it.id)
+    possible = possible_patterns(counted, literal)
+    return replace(
+        feature,
+        signal_lost=signal_lost,
+        counts=counts,
+        groups={g: tuple(v) for g, v in groups.items()},
+        cross_task_patterns=tuple(literal),
+        possible_patterns=tuple(possible),
+        entry=entry_verdict(signal_lost, len(literal), len(feature.parse_failures)),
+    )

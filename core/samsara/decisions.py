@@ -1,0 +1,441 @@
+"""The decision model: fix / accept / defer per scar item, and its validation.
+
+formats.md §1.4: an ``accept`` is a known risk and must carry ``re_review_signal`` (the
+observable condition that triggers a re-review), ``owner`` (who watches for it) and
+``rationale``; a ``defer`` may carry a ``reason`` and a ``revisit_when``. Every decision
+records who made it (``decided_by``) and when (``decided_at``, ISO 8601 with zone), and may
+carry a second person's sign-off (``reviewed_by``). A fix the implementer reported blocked
+gets an outcome: retry with more context, or reclassify as defer.
+
+Validation lives here and returns :class:`FieldError` values; the app, the gates and the
+CLI show them and never decide a rule themselves.
+"""
+
+from __future__ import annotations
+
+from scars.core import settings
+
+import getpass
+import os
+from dataclasses import asdict, dataclass, fields, replace
+from typing import Any, Literal
+from dataclasses import field
+from pathlib import Path
+from typing import Iterable
+from scars.core.clock import now_iso
+from scars.core.errors import FieldError
+from scars.core.git import user_name
+from scars.core.samsara.watches import reopened_items
+from scars.core.storage.journal import JOURNAL_NAME
+from scars.core.storage.journal import read_journal
+from scars.core.text import is_meaningful
+from scars.core.text import why_not_meaningful
+from scars.core.errors import DecisionRefused
+from scars.core.samsara.reports import item_fingerprint
+from scars.core.samsara.watches import validate_watch
+from scars.core.storage.lock import STATE_DIR
+
+
+Action = Literal["fix", "accept", "defer"]
+
+
+ACTIONS: tuple[str, ...] = ("fix", "accept", "defer")
+
+
+BlockedOutcome = Literal["retry_with_context", "reclassify_as_defer"]
+
+
+BLOCKED_OUTCOMES: tuple[str, ...] = ("retry_with_context", "reclassify_as_defer")
+
+
+# Fields required (and meaningful) for an accept, in the order the loop lists them.
+ACCEPT_REQUIRED: tuple[str, ...] = ("re_review_signal", "owner", "rationale")
+
+
+# Which optional fields belong to which action ("rationale" and "watch" are allowed where noted).
+_ONLY_FOR: dict[str, tuple[str, ...]] = {
+    "re_review_signal": ("accept",),
+    "owner": ("accept",),
+    "watch": ("accept",),
+    "watch_base": ("accept",),
+    "reason": ("defer",),
+    "revisit_when": ("defer",),
+}
+
+
+TEXT_FIELDS: tuple[str, ...] = ("re_review_signal", "owner", "rationale", "reason", "revisit_when", "reviewed_by")
+
+
+FIELD_LABEL: dict[str, str] = {
+    "re_review_signal": "re-review signal",
+    "owner": "owner",
+    "rationale": "rationale",
+    "reason": "reason",
+    "revisit_when": "revisit when",
+    "watch": "watch",
+    "reviewed_by": "reviewed by",
+    "action": "action",
+    "item_id": "item id",
+}
+
+
+MAX_TEXT = 20_000
+
+
+@dataclass(frozen=True)
+class Decision:
+    item_id: str
+    action: Action
+    re_review_signal: str | None = None
+    owner: str | None = None
+    rationale: str | None = None
+    reason: str | None = None
+    revisit_when: str | None = None
+    watch: Any = None  # a machine-checkable watch (see scars.core.samsara.watches), a string or a mapping
+    watch_base: str | None = None  # the git commit current when an accept with a watch was made
+    decided_by: str = ""
+    decided_at: str = ""
+    reviewed_by: str | None = None
+    pending_review: bool = False
+    batch_id: str | None = None
+    blocked_outcome: BlockedOutcome | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Decision":
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+    def with_(self, **changes: Any) -> "Decision":
+        return replace(self, **changes)
+
+
+def validate_decision(action: str, **fields_: Any) -> list[FieldError]:
+    """Every problem with a decision, one :class:`FieldError` per field (empty list = valid).
+
+    ``fields_`` are Decision fields (re_review_signal, owner, rationale, reason,
+    revisit_when, watch, reviewed_by, decided_by …); unknown names are refused too.
+    """
+    errors: list[FieldError] = []
+    known = {f.name for f in fields(Decision)} - {"item_id", "action"}
+    for name in fields_:
+        if name not in known:
+            errors.append(FieldError(name, "is not a decision field"))
+    if action not in ACTIONS:
+        errors.append(FieldError("action", f"must be one of fix, accept, defer (got {action!r})"))
+        return errors
+    if action == "accept":
+        for name in ACCEPT_REQUIRED:
+            value = fields_.get(name)
+            if not is_meaningful(value):
+                label = FIELD_LABEL[name]
+                errors.append(FieldError(name, f"an accept needs a meaningful {label}; it {why_not_meaningful(value)}"))
+    for name, actions in _ONLY_FOR.items():
+        value = fields_.get(name)
+        if value is not None and value != "" and action not in actions:
+            errors.append(FieldError(name, f"applies only to {' / '.join(actions)}, not to {action}"))
+    for name in TEXT_FIELDS:
+        value = fields_.get(name)
+        if value is None:
+            continue
+        if not isinstance(value, str):
+            errors.append(FieldError(name, f"must be text, not {type(value).__name__}"))
+        elif len(value) > MAX_TEXT:
+            errors.append(FieldError(name, f"is too long ({len(value)} characters; at most {MAX_TEXT})"))
+        elif name not in ACCEPT_REQUIRED or action != "accept":
+            # Optional texts: absent is fine, but a given one must say something.
+            if value != "" and not is_meaningful(value):
+                errors.append(FieldError(name, why_not_meaningful(value)))
+    watch = fields_.get("watch")
+    if watch is not None and not isinstance(watch, (str, dict)):
+        errors.append(FieldError("watch", "must be text or a mapping"))
+    elif isinstance(watch, str) and watch and not is_meaningful(watch):
+        errors.append(FieldError("watch", why_not_meaningful(watch)))
+    elif watch:
+
+        problem = validate_watch(watch)
+        if problem:
+            errors.append(FieldError("watch", problem))
+    reviewed_by = fields_.get("reviewed_by")
+    decided_by = fields_.get("decided_by")
+    if is_meaningful(reviewed_by) and decided_by and reviewed_by.strip().casefold() == str(decided_by).strip().casefold():
+        errors.append(FieldError("reviewed_by", "a sign-off must come from a second person, not the one who decided"))
+    outcome = fields_.get("blocked_outcome")
+    if outcome is not None and outcome not in BLOCKED_OUTCOMES:
+        errors.append(FieldError("blocked_outcome", f"must be one of {', '.join(BLOCKED_OUTCOMES)}"))
+    first: dict[str, FieldError] = {}
+    for e in errors:  # one error per field: the first found is the most useful
+        first.setdefault(e.field, e)
+    return list(first.values())
+
+
+def format_errors(errors: list[FieldError]) -> str:
+    return "; ".join(str(e) for e in errors)
+
+
+def resolve_user(explicit: str | None = None) -> str:
+    """Who decides: ``explicit`` (``--as``), then ``SCARS_USER``, then git's ``user.name``,
+    then the login name."""
+    for candidate in (explicit, settings.user()):
+        if candidate and candidate.strip():
+            return candidate.strip()
+    name = user_name()
+    if name:
+        return name
+    try:
+        return getpass.getuser()
+    except Exception:  # no login name in this environment
+        return "unknown"
+
+
+def make_decision(item_id: str, action: str, *, decided_by: str, decided_at: str | None = None, **fields_: Any) -> Decision:
+    """A validated Decision; raises DecisionRefused naming every bad field."""
+
+    clean = {k: (v.strip() if isinstance(v, str) else v) for k, v in fields_.items()}
+    clean = {k: v for k, v in clean.items() if not (v == "" and k in TEXT_FIELDS)}
+    errors = validate_decision(action, decided_by=decided_by, **clean)
+    if not item_id or not isinstance(item_id, str):
+        errors.insert(0, FieldError("item_id", "is required"))
+    if errors:
+        raise DecisionRefused(f"decision refused for {item_id}: {format_errors(errors)}", errors)
+    return Decision(item_id=item_id, action=action, decided_by=decided_by, decided_at=decided_at or now_iso(), **clean)
+
+
+# Record types.
+DECISION = "decision"  # {"decisions": [Decision fields …], "batch_id": str | None}
+
+
+UNDO = "undo"  # {"target": seq of the reverted record, "items": [ids]}
+
+
+SIGN_OFF = "sign_off"  # {"item_id", "reviewed_by"}
+
+
+BLOCKED_FIX = "blocked_fix"  # {"item_id", "outcome", "reason"}
+
+
+ROUND_START = "round_start"  # {"round", "signal_lost_before", "budget_context", "item_ids"}
+
+
+ROUND_CLOSE = "round_close"  # {"round", "entry": the iteration-log round mapping}
+
+
+AUTO_DECISION = "auto_decision"  # {"number", "stage", "gate_id", "supersedes"}
+
+
+REOPEN = "reopen"  # {"item_id", "cause", "watch"}: a fired watch sends the item back to triage
+
+
+UNDOABLE = frozenset({DECISION, SIGN_OFF, BLOCKED_FIX})
+
+
+@dataclass
+class JournalState:
+    """The state a journal's records give, replayed in order (see :func:`replay`)."""
+
+    decisions: dict[str, Any] = field(default_factory=dict)  # item_id -> Decision
+    history: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # item_id -> superseded records
+    undo_stack: list[int] = field(default_factory=list)  # seqs of undoable records, newest last
+    undone: set[int] = field(default_factory=set)
+    open_round: dict[str, Any] | None = None  # the round_start record of the open round
+    closed_rounds: list[dict[str, Any]] = field(default_factory=list)  # round_close records
+    last_close_seq: int = 0
+    auto_decisions: list[dict[str, Any]] = field(default_factory=list)
+    changed_at: dict[str, int] = field(default_factory=dict)  # item_id -> seq of its last change
+    descriptions: dict[str, str] = field(default_factory=dict)  # item_id -> text when decided
+    reopened: dict[str, dict[str, Any]] = field(default_factory=dict)  # item_id -> its latest reopen record
+    fingerprints: dict[str, str] = field(default_factory=dict)  # item_id -> item fingerprint when decided
+    # item_id -> {"decision", "recorded", "text"}: decisions :func:`check_items` found made on
+    # a different item than the one holding the id now (not applied; the item is undecided).
+    moved: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+def replay(records: list[dict[str, Any]]) -> JournalState:
+    """Replay journal records into state. Deterministic: the same records give the same state.
+
+    An undo record names the record it reverts (``target``); reverted records are skipped,
+    so the state is the replay of every record that was not undone.
+    """
+    state = JournalState()
+    state.undone = {r["target"] for r in records if r.get("type") == UNDO and isinstance(r.get("target"), int)}
+    for rec in records:
+        apply(state, rec)
+    return state
+
+
+def apply(state: JournalState, rec: dict[str, Any]) -> None:
+    """Apply one record to ``state`` (records named in ``state.undone`` are skipped)."""
+
+    kind = rec.get("type")
+    seq = rec.get("seq")
+    if kind in UNDOABLE:
+        if seq in state.undone:
+            return
+        if seq not in state.undo_stack:
+            state.undo_stack.append(seq)
+
+    def supersede(item: str) -> Any:
+        prev = state.decisions.get(item)
+        if prev is not None:
+            state.history.setdefault(item, []).append({"seq": state.changed_at.get(item), **prev.to_dict()})
+        return prev
+
+    if kind == DECISION:
+        for d in rec.get("decisions") or ():
+            if not isinstance(d, dict) or not d.get("item_id"):
+                continue
+            try:
+                dec = Decision.from_dict(d)
+            except TypeError:
+                continue
+            supersede(dec.item_id)
+            state.decisions[dec.item_id] = dec
+            state.changed_at[dec.item_id] = seq
+            state.moved.pop(dec.item_id, None)
+            if isinstance(d.get("description"), str):
+                state.descriptions[dec.item_id] = d["description"]
+            if isinstance(d.get("fingerprint"), str):
+                state.fingerprints[dec.item_id] = d["fingerprint"]
+            else:  # recorded before fingerprints were: nothing to compare
+                state.fingerprints.pop(dec.item_id, None)
+    elif kind == SIGN_OFF:
+        item = rec.get("item_id")
+        prev = supersede(item)
+        if prev is not None:
+            state.decisions[item] = prev.with_(reviewed_by=rec.get("reviewed_by"), pending_review=False)
+            state.changed_at[item] = seq
+    elif kind == BLOCKED_FIX:
+        item = rec.get("item_id")
+        prev = supersede(item)
+        if prev is not None:
+            outcome = rec.get("outcome")
+            if outcome == "reclassify_as_defer":
+                state.decisions[item] = prev.with_(
+                    action="defer",
+                    reason=rec.get("reason") or prev.reason,
+                    blocked_outcome=outcome,
+                    decided_by=rec.get("decided_by") or prev.decided_by,
+                    decided_at=rec.get("at") or prev.decided_at,
+                )
+            else:
+                state.decisions[item] = prev.with_(blocked_outcome=outcome)
+            state.changed_at[item] = seq
+    elif kind == REOPEN:
+        item = rec.get("item_id")
+        if supersede(item) is not None:
+            del state.decisions[item]
+            state.changed_at[item] = seq
+            state.reopened[item] = rec
+    elif kind == UNDO:
+        target = rec.get("target")
+        if target in state.undo_stack:
+            state.undo_stack.remove(target)
+    elif kind == ROUND_START:
+        state.open_round = rec
+    elif kind == ROUND_CLOSE:
+        state.closed_rounds.append(rec)
+        state.open_round = None
+        state.last_close_seq = seq if isinstance(seq, int) else state.last_close_seq
+        state.undo_stack.clear()  # decisions of a closed round are in iteration-log.yaml now
+    elif kind == AUTO_DECISION:
+        state.auto_decisions.append(rec)
+
+
+def check_items(state: JournalState, items: Iterable[Any]) -> list[str]:
+    """Take back every decision made on a different item than the one holding its id now.
+
+    An item's id counts the occurrence of its text in its report and category, so an item
+    with the same text inserted *before* it takes over its id (README, "Item ids"). Each
+    decision records the fingerprint of the item it was made on
+    (:func:`scars.core.samsara.reports.item_fingerprint`); when the item holding the id now has
+    another fingerprint, the decision leaves ``state.decisions`` for ``state.moved`` — the
+    item is shown undecided and decided again, never silently given someone else's decision.
+    Returns one line per decision taken back. Decisions recorded without a fingerprint, and
+    decisions whose id no item holds, are left as they are.
+    """
+
+    by_id = {it.id: it for it in items}
+    lines = []
+    prints: dict[str, list[str]] | None = None
+    for item_id in list(state.decisions):
+        recorded = state.fingerprints.get(item_id)
+        item = by_id.get(item_id)
+        if recorded is None or item is None:
+            continue
+        now = item_fingerprint(item)
+        if now == recorded:
+            continue
+        if prints is None:
+            prints = {}
+            for it in by_id.values():
+                prints.setdefault(item_fingerprint(it), []).append(it.id)
+        dec = state.decisions.pop(item_id)
+        text = state.descriptions.get(item_id, item.text)
+        now_at = [i for i in prints.get(recorded, []) if i != item_id]
+        state.moved[item_id] = {"decision": dec, "recorded": recorded, "now": now, "text": text,
+                                "decided_item_now": now_at[0] if len(now_at) == 1 else None}
+        if len(now_at) == 1:
+            where, redo = f"the item it was made on is now {now_at[0]}", "decide both again"
+        else:
+            where, redo = "an item was inserted before it, or the item was edited", "decide this item again"
+        lines.append(
+            f"{item_id}: its {dec.action} decision ({dec.decided_by or 'unknown'}, {dec.decided_at or 'no date'}) "
+            f"was made on a different item of {item.file} with the same text ({where}); it is not applied — {redo}"
+        )
+    return lines
+
+
+def feature_state(feature_dir: str | os.PathLike, items: Iterable[Any] | None = None) -> JournalState:
+    """The replayed journal of a feature, read without the lock ({} state without a journal).
+
+    With ``items`` (the feature's items, resolved ones included), decisions made on another
+    item than the one holding their id now are taken back (:func:`check_items`).
+    """
+
+    path = Path(feature_dir) / STATE_DIR / JOURNAL_NAME
+    if not path.exists():
+        return JournalState()
+    state = replay(read_journal(path).records)
+    if items is not None:
+        check_items(state, items)
+    return state
+
+
+def current_decisions(feature_dir: str | os.PathLike[str], feature: Any = None) -> dict[str, Any]:
+    """item_id -> Decision after replaying the journal ({} without one).
+
+    With the read ``feature``, a decision made on another item than the one holding its id
+    now is left out (scars.core.samsara.decisions.check_items; README, "Item ids").
+    """
+    items = None if feature is None else list(feature.items) + list(feature.resolved)
+    return dict(feature_state(feature_dir, items=items).decisions)
+
+
+def current_reopened(feature_dir: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
+    """item_id -> reopen record of items a fired watch sent back to triage, not decided since."""
+    state = feature_state(feature_dir)
+    return {k: dict(v) for k, v in state.reopened.items() if k not in state.decisions}
+
+
+def reopened_now(feature_dir: str | os.PathLike) -> dict[str, dict[str, Any]]:
+    """Items a fired watch reopened and nobody has decided since, each with its cause, watch,
+    time and the number of its auto-decisions.md entry: journal reopen records, and fired
+    records of accepts that only iteration-log.yaml held (no journal decision to supersede)."""
+
+    state = feature_state(feature_dir)
+    fired = reopened_items(feature_dir)
+    out: dict[str, dict[str, Any]] = {}
+    for item_id, rec in state.reopened.items():
+        if item_id in state.decisions:
+            continue
+        f = fired.get(item_id, {})
+        out[item_id] = {"cause": rec.get("cause"), "watch": rec.get("watch"), "at": rec.get("at"),
+                        "by": rec.get("by"), "auto_decision": f.get("auto_decision")}
+    for item_id, f in fired.items():
+        if item_id in out or item_id in state.decisions:
+            continue
+        out[item_id] = {"cause": f.get("cause"), "watch": f.get("watch"), "at": f.get("at"), "by": f.get("by"),
+                        "auto_decision": f.get("auto_decision")}
+    return out

@@ -1,0 +1,245 @@
+"""Read a samsara feature directory (formats.md §1) into a ``Feature``.
+
+Finds feature directories (``changes/<feature>/``) and the repository root, reads every input
+of a feature — the scar reports (``scars.core.samsara.reports``, in parallel above a threshold),
+the registry, index.yaml, iteration-log.yaml, auto-decisions.md and the evaluation contract —
+and aggregates them. Reports are parsed once, with PyYAML's libyaml loader
+(``scars.core.storage.safe_read``); no ruamel on this path. A reopen with unchanged files comes
+from the cache (``scars.core.storage.cache``).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+from scars.core.formats.auto_decisions import parse_auto_decisions
+from scars.core.storage import parallel
+from scars.core.storage.parallel import gc_paused, read_reports
+from scars.core.errors import PathNotFound
+from scars.core.model import Feature, ParseFailure, ScarItem, ScarReport
+from scars.core.formats.iteration_log import read_iteration_log
+from scars.core.samsara.contract import parse_contract
+from scars.core.samsara.registry import read_registry
+from scars.core.samsara.reports import REPORTS_DIR, read_report
+from scars.core.storage import cache as feature_cache
+from scars.core.storage import safe_read
+from scars.core.storage.paths import symlink_refusal
+from scars.core.samsara.aggregate import aggregate
+
+
+# Files whose presence makes a directory a samsara feature directory.
+FEATURE_MARKERS = (
+    REPORTS_DIR,
+    "index.yaml",
+    "iteration-log.yaml",
+    "pre-thinking.md",
+    "1.5-pre-thinking.md",
+    "auto-decisions.md",
+)
+
+
+MAX_MARKDOWN_BYTES = safe_read.MAX_FILE_BYTES
+
+
+def is_feature_dir(path: Path) -> bool:
+    if not path.is_dir():
+        return False
+    return any((path / m).exists() for m in FEATURE_MARKERS)
+
+
+def find_repo_root(path: str | os.PathLike[str]) -> Path | None:
+    """Nearest ancestor (``path`` itself included) holding ``changes/`` or ``.samsara/``."""
+    p = Path(path).absolute()
+    if p.is_file():
+        p = p.parent
+    for candidate in (p, *p.parents):
+        if (candidate / "changes").is_dir() or (candidate / ".samsara").is_dir():
+            return candidate
+    return None
+
+
+def find_features(root: str | os.PathLike[str]) -> list[Path]:
+    """Feature directories under ``root/changes/``, sorted by name (dated names sort by date)."""
+    changes = Path(root) / "changes"
+    if not changes.is_dir():
+        return []
+    return sorted((p for p in changes.iterdir() if is_feature_dir(p)), key=lambda p: p.name)
+
+
+def _entry_is_file(entry: os.DirEntry) -> bool:
+    try:
+        return entry.is_file()
+    except OSError:  # a symlink loop
+        return False
+
+
+def _read_text(path: Path) -> str:
+    return safe_read.decode(safe_read.read_bounded(path, MAX_MARKDOWN_BYTES))
+
+
+def read_feature(path: str | os.PathLike[str]) -> Feature:
+    """Read and aggregate one feature directory. Raises PathNotFound when it is not one."""
+
+    p = Path(path).absolute()
+    if not p.exists():
+        raise PathNotFound(f"{path} does not exist")
+    if not p.is_dir():
+        raise PathNotFound(f"{path} is not a directory")
+    if not is_feature_dir(p):
+        raise PathNotFound(
+            f"{path} is not a samsara feature directory (it holds none of {', '.join(FEATURE_MARKERS)}); "
+            "give changes/<feature>/ or a repository root holding changes/"
+        )
+    repo_root = find_repo_root(p.parent) if not (p / "changes").is_dir() else find_repo_root(p)
+    # A reopen with unchanged files comes from the cache (scars.core.storage.cache: keyed by a stat
+    # fingerprint of every input, taken before reading, never used when one changed).
+    fp = None
+    if feature_cache.enabled():
+        try:
+            fp = feature_cache.fingerprint(p, repo_root)
+        except OSError:
+            fp = None
+    with gc_paused():
+        if fp is not None:
+            hit = feature_cache.load(p, fp)
+            if isinstance(hit, Feature):
+                return hit
+        feature = _read_feature_files(p, repo_root)
+    if fp is not None:
+        feature_cache.store(p, fp, feature)
+    return feature
+
+
+def read_features(paths: list[str | os.PathLike[str]], *, workers: int | None = None) -> list[Feature]:
+    """``[read_feature(p) for p in paths]``, across processes for many features
+    (``scars.core.storage.parallel``: from 64 features, or ``SCARS_WORKERS``)."""
+    return parallel.read_features(paths, read_feature, workers=workers)
+
+
+def _read_feature_files(p: Path, repo_root: Path | None) -> Feature:
+    """read_feature without the cache: read every input of feature directory ``p``."""
+
+    registry = read_registry(repo_root)
+    failures: list[ParseFailure] = []
+    warnings: list[str] = []
+    if safe_read.LOADER_WARNING:
+        warnings.append(safe_read.LOADER_WARNING)
+    registry_failure = registry.failure()
+    if registry_failure is not None:
+        failures.append(registry_failure)
+    reports: list[ScarReport] = []
+    dangling: list[tuple[str, str]] = []
+    limit_root = repo_root or p
+    rdir = p / REPORTS_DIR
+    if rdir.is_dir():
+        names = sorted(e.name for e in os.scandir(rdir) if e.name.endswith((".yaml", ".yml")))
+        # Decide per name first (cheap checks), then read the reports — in parallel above a
+        # threshold (scars.core.storage.parallel) — and merge the results in name order.
+        slots: list[Any] = []
+        jobs: list[tuple[Path, str]] = []
+        for name in names:
+            fp = rdir / name
+            rel = f"{REPORTS_DIR}/{name}"
+            refusal = symlink_refusal(fp, limit_root) or ("a directory, not a report file" if fp.is_dir() else None)
+            if refusal is not None:
+                pf = ParseFailure(rel, None, refusal)
+                slots.append((ScarReport(file=rel, task_id=None, completion_status=None, items=(), parse_failure=pf),
+                              [pf], [], []))
+                continue
+            slots.append(len(jobs))
+            jobs.append((fp, rel))
+        results = read_reports(jobs, registry, read_report)
+        for slot in slots:
+            report, f, w, d = results[slot] if isinstance(slot, int) else slot
+            reports.append(report)
+            failures.extend(f)
+            warnings.extend(w)
+            dangling.extend(d)
+        if not names:
+            warnings.append(f"{REPORTS_DIR}/ holds no .yaml report; signal_lost counts nothing here")
+        others = sorted(e.name for e in os.scandir(rdir) if not e.name.endswith((".yaml", ".yml")) and _entry_is_file(e))
+        for name in others:
+            if not name.startswith("."):
+                warnings.append(f"{REPORTS_DIR}/{name}: not a .yaml file; not read as a scar report")
+    else:
+        warnings.append(f"no {REPORTS_DIR}/ directory: signal_lost counts nothing here")
+
+    index = None
+    ip = p / "index.yaml"
+    refused = {}
+    for name in ("index.yaml", "iteration-log.yaml", "auto-decisions.md", "pre-thinking.md", "1.5-pre-thinking.md"):
+        why = symlink_refusal(p / name, limit_root)
+        if why is not None:
+            refused[name] = why
+            failures.append(ParseFailure(name, None, why))
+    if "index.yaml" not in refused and ip.exists():
+        loaded, problem = safe_read.load_path_quiet(ip)
+        if problem is not None:
+            failures.append(ParseFailure("index.yaml", problem.line, problem.reason))
+        elif loaded.value is not None and not isinstance(loaded.value, dict):
+            failures.append(ParseFailure("index.yaml", 1, "not a mapping"))
+        else:
+            index = loaded.value or {}
+            for ln, reason in loaded.problems:
+                warnings.append(f"index.yaml:{ln}: {reason}")
+
+    contract = None
+    for name in ("pre-thinking.md", "1.5-pre-thinking.md"):
+        cp = p / name
+        if name in refused:
+            break
+        if cp.is_file():
+            try:
+                contract = parse_contract(_read_text(cp), name)
+            except (safe_read.YamlProblem, OSError) as exc:
+                warnings.append(f"{name}: cannot read ({exc})")
+            break
+
+    log = None
+    lp = p / "iteration-log.yaml"
+    if "iteration-log.yaml" not in refused and lp.exists():
+        try:
+            log = read_iteration_log(lp)
+            warnings.extend(f"iteration-log.yaml: {w}" for w in log.warnings)
+        except safe_read.YamlProblem as exc:
+            failures.append(ParseFailure("iteration-log.yaml", exc.line, exc.reason))
+        except OSError as exc:
+            failures.append(ParseFailure("iteration-log.yaml", None, f"cannot read: {exc.strerror or exc}"))
+
+    auto: tuple = ()
+    ap = p / "auto-decisions.md"
+    if "auto-decisions.md" not in refused and ap.is_file():
+        try:
+            auto = tuple(parse_auto_decisions(_read_text(ap)))
+        except (safe_read.YamlProblem, OSError) as exc:
+            failures.append(ParseFailure("auto-decisions.md", getattr(exc, "line", None), f"cannot read: {exc}"))
+        for e in auto:
+            for prob in e.problems:
+                warnings.append(f"auto-decisions.md:{e.line}: decision {e.number:03d}: {prob}")
+
+    all_items = [it for r in reports for it in r.items]
+    return aggregate(
+        Feature(
+            name=p.name,
+            path=str(p),
+            repo_root=str(repo_root) if repo_root else None,
+            reports=tuple(reports),
+            items=tuple(it for it in all_items if not _excluded(it)),
+            resolved=tuple(it for it in all_items if _excluded(it)),
+            parse_failures=tuple(failures),
+            dangling_refs=tuple(dangling),
+            warnings=tuple(warnings),
+            registry=registry,
+            contract=contract,
+            index=index,
+            iteration_log=log,
+            auto_decisions=auto,
+            execution_mode=contract.execution_mode if contract else None,
+        )
+    )
+
+
+def _excluded(item: ScarItem) -> bool:
+    """Resolved items, and assumptions verified true, are not part of the remaining set."""
+    return item.resolved or (item.category == "unverified_assumptions" and item.verified is True)

@@ -1,0 +1,337 @@
+"""Scar reports (formats.md §1.1–1.2): every era (A–D) and item shape, read into ``ScarItem``.
+
+Tolerant on read: every era of scar report, the legacy ``resolved_items`` list and the
+in-place ``status: resolved`` form, Gen 1 plain strings, Gen 2 description dicts,
+``systemic_ref`` items, Gen 3 slot items and era-D lifecycle items, side by side. Unknown
+keys are kept (``ScarReport.extra``, ``ScarItem.raw``), never rejected. Nothing is dropped
+silently: a report that cannot be used is a ``ParseFailure`` (file relative to the feature
+directory, line where known, a reason naming the key or item) and its items stay readable
+with ``counted=False``. Item ids and fingerprints are computed here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+from scars.core.model import SECTION_OF, ParseFailure, Registry, ScarItem, ScarReport
+from scars.core.storage import safe_read
+from scars.core.text import as_text
+from scars.core.text import normalize
+from scars.core.text import opt_text
+
+
+REPORTS_DIR = "scar-reports"
+
+
+ID_PREFIX = {"known_shortcuts": "ks", "silent_failure_conditions": "sf", "unverified_assumptions": "ua"}
+
+
+CATEGORY_OF_SECTION = {v: k for k, v in SECTION_OF.items()}
+
+
+LIFECYCLE_STATUSES = frozenset({"open", "resolved", "accepted", "deferred", "blocked"})
+
+
+def item_id(category: str, file: str, key: str, occurrence: int) -> str:
+    """``<ks|sf|ua>-<10 hex>`` from the report file, category, normalised text, occurrence."""
+    digest = hashlib.sha1(f"{file}\x00{category}\x00{key}\x00{occurrence}".encode("utf-8")).hexdigest()
+    return f"{ID_PREFIX[category]}-{digest[:10]}"
+
+
+# Keys of an item that its own lifecycle changes (resolved in place, verified, deferred,
+# accepted at level 1, era-D status and iteration map): not part of what the item *is*.
+_LIFECYCLE_KEYS = frozenset({"status", "resolution", "iteration", "deferred_to_feature_iteration", "verified",
+                             "accepted_because"})
+
+
+def item_fingerprint(item: ScarItem) -> str:
+    """What the item is, beyond its id: its report file, category and every field as written
+    except its line and its lifecycle keys (16 hex).
+
+    Two items with the same text in one report and category get their ids by occurrence, so
+    an item inserted *before* an existing one takes over the existing one's id. A decision
+    records this fingerprint; when the item now holding the id has another one, the decision
+    was made on a different item and is not applied to it (scars.core.samsara.decisions.check_items).
+    """
+    raw = item.raw
+    if isinstance(raw, dict):
+        raw = {str(k): v for k, v in raw.items() if str(k) not in _LIFECYCLE_KEYS}
+    try:
+        body = json.dumps(raw, sort_keys=True, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):  # keys of mixed types: compare their text
+        body = repr(raw)
+    digest = hashlib.sha1(f"{item.file}\x00{item.category}\x00{body}".encode("utf-8")).hexdigest()
+    return digest[:16]
+
+
+class _ReportBuilder:
+    def __init__(self, rel: str, registry: Registry):
+        self.rel = rel
+        self.registry = registry
+        self.failures: list[ParseFailure] = []
+        self.warnings: list[str] = []
+        self.dangling: list[tuple[str, str]] = []
+        self.items: list[ScarItem] = []
+        self._occ: dict[tuple[str, str], int] = {}
+
+    def fail(self, line: int | None, reason: str) -> None:
+        self.failures.append(ParseFailure(self.rel, line, reason))
+
+    def warn(self, line: int | None, reason: str) -> None:
+        where = f"{self.rel}:{line}" if line else self.rel
+        self.warnings.append(f"{where}: {reason}")
+
+    def add(self, category: str, key: str, **kw: Any) -> None:
+        occ = self._occ.get((category, key), 0)
+        self._occ[(category, key)] = occ + 1
+        self.items.append(
+            ScarItem(id=item_id(category, self.rel, key, occ), category=category, file=self.rel, **kw)
+        )
+
+
+def read_report(path: Path, rel: str, registry: Registry) -> tuple[ScarReport, list[ParseFailure], list[str], list[tuple[str, str]]]:
+    """Read one scar report. Returns (report, parse failures, warnings, dangling refs)."""
+    b = _ReportBuilder(rel, registry)
+    loaded, problem = safe_read.load_path_quiet(path)
+    if problem is not None:
+        b.fail(problem.line, problem.reason)
+        return ScarReport(file=rel, task_id=None, completion_status=None, items=(), parse_failure=b.failures[0]), b.failures, [], []
+    for line, reason in loaded.problems:
+        b.fail(line, reason)
+    data = loaded.value
+    if data is None:
+        b.fail(None, "empty report (no YAML document)")
+    elif not isinstance(data, dict):
+        b.fail(1, f"not a mapping: the top level is {describe_shape(data)}, expected task_id/known_shortcuts/… keys")
+    if not isinstance(data, dict):
+        return ScarReport(file=rel, task_id=None, completion_status=None, items=(), parse_failure=b.failures[0]), b.failures, [], []
+
+    kl = loaded.key_lines
+    task_id = data.get("task_id")
+    if task_id is None or as_text(task_id).strip() == "":
+        b.fail(1, "missing task_id (required; the era-D validator rejects a report without it)")
+        task_id = None
+    else:
+        task_id = as_text(task_id)
+    debt_location = opt_text(data.get("debt_location"))
+
+    # Legacy resolved_items: (section, normalised description) pairs.
+    resolved_keys: dict[tuple[str, str], str] = {}
+    ri = data.get("resolved_items")
+    if ri is not None:
+        if not isinstance(ri, list):
+            b.warn(kl.get("resolved_items"), "resolved_items is not a list; ignored")
+        else:
+            for n, e in enumerate(ri):
+                if isinstance(e, dict) and e.get("original_description") is not None:
+                    resolved_keys[(as_text(e.get("original_section")), normalize(as_text(e["original_description"])))] = as_text(e.get("resolution"))
+
+    for section in ("known_shortcuts", "silent_failure_conditions", "assumptions_made"):
+        if section not in data:
+            continue
+        value = data[section]
+        if value is None:
+            continue
+        if not isinstance(value, list):
+            b.fail(kl.get(section), f"{section} is {describe_shape(value)}, expected a list of items")
+            continue
+        lines = loaded.item_lines.get(section, [])
+        category = CATEGORY_OF_SECTION[section]
+        for idx, raw in enumerate(value):
+            line = lines[idx] if idx < len(lines) else kl.get(section)
+            _read_item(b, section, category, idx, raw, line, debt_location, task_id, resolved_keys)
+
+    extra = {k: v for k, v in data.items() if k not in _KNOWN_TOP}
+    items = b.items
+    if b.failures:
+        items = [replace(it, counted=False) for it in items]
+    report = ScarReport(
+        file=rel,
+        task_id=task_id,
+        completion_status=opt_text(data.get("completion_status")),
+        items=tuple(items),
+        parse_failure=b.failures[0] if b.failures else None,
+        debt_location=debt_location,
+        extra=extra,
+    )
+    return report, b.failures, b.warnings, b.dangling
+
+
+_KNOWN_TOP = frozenset(
+    {
+        "task_id", "completion_status", "known_shortcuts", "silent_failure_conditions",
+        "assumptions_made", "debt_registered", "debt_location", "narrative", "resolved_items",
+    }
+)
+
+
+def _read_item(
+    b: _ReportBuilder,
+    section: str,
+    category: str,
+    idx: int,
+    raw: Any,
+    line: int | None,
+    debt_location: str | None,
+    task_id: str | None,
+    resolved_keys: dict[tuple[str, str], str],
+) -> None:
+    label = f"{section}[{idx}]"
+    common: dict[str, Any] = {"task_id": task_id, "line": line, "raw": raw}
+
+    if section == "assumptions_made":
+        if isinstance(raw, str):
+            b.warn(line, f"{label} is a plain string; read as an assumption with 'verified' missing (counted)")
+            text = raw
+            verified = None
+            d: dict = {}
+        elif isinstance(raw, dict) and "assumption" in raw:
+            d = raw
+            text = as_text(raw.get("assumption"))
+            v = raw.get("verified")
+            if v is None:
+                b.warn(line, f"{label} has no 'verified'; counted as unverified")
+                verified = None
+            elif isinstance(v, bool):
+                verified = v
+            else:
+                b.warn(line, f"{label} 'verified' is {v!r}, not true/false; counted as unverified")
+                verified = None
+        else:
+            b.fail(line, f"{label}: unrecognised assumption shape ({describe_shape(raw)}); expected a map with 'assumption' and 'verified'")
+            b.add(category, "\x01" + normalize(as_text(raw)), text=as_text(raw), form="assumption", **common)
+            return
+        _check_text_fields(b, d, label, line)
+        key = normalize(text)
+        status = opt_text(d.get("status"))
+        resolved = status == "resolved" or (section, key) in resolved_keys
+        resolution = opt_text(d.get("resolution")) if status == "resolved" else resolved_keys.get((section, key))
+        deferred = _deferred(b, d, label, line)
+        b.add(
+            category,
+            key,
+            text=text,
+            form="assumption",
+            deferred=deferred,
+            resolved=resolved,
+            resolution=resolution,
+            status=status,
+            scar_id=opt_text(d.get("scar_id")),
+            note=opt_text(d.get("note")),
+            verified=verified,
+            where=debt_location,
+            normalized=key,
+            **common,
+        )
+        return
+
+    systemic_ref = None
+    registry_state = None
+    registry_description = None
+    bites_when = accepted_because = note = None
+    where = debt_location
+    d = raw if isinstance(raw, dict) else {}
+    if isinstance(raw, str):
+        form, text = "gen1", raw
+    elif isinstance(raw, dict) and "systemic_ref" in raw:
+        form = "systemic_ref"
+        systemic_ref = as_text(raw.get("systemic_ref")).strip()
+        note = opt_text(raw.get("note"))
+        text = note if note else f"systemic_ref: {systemic_ref}"
+        reg = b.registry
+        if not systemic_ref:
+            b.fail(line, f"{label}: empty systemic_ref")
+        elif reg.state == "present":
+            if systemic_ref in reg.entries:
+                registry_state = "found"
+                registry_description = opt_text(reg.entries[systemic_ref].get("description"))
+            else:
+                registry_state = "dangling"
+                b.fail(line, f"{label}: systemic_ref {systemic_ref!r} is not in .samsara/systemic-scars.yaml (dangling)")
+                b.dangling.append((b.rel, systemic_ref))
+        else:
+            # Missing or unreadable registry: unknown, still counted (formats.md §1.3, §1.7).
+            # An unreadable one is listed once as its own parse failure (read_feature).
+            registry_state = "unknown"
+    elif isinstance(raw, dict) and "what" in raw:
+        form = "lifecycle" if ("scar_id" in raw or "iteration" in raw) else "gen3"
+        text = as_text(raw.get("what"))
+        bites_when = opt_text(raw.get("bites_when"))
+        accepted_because = opt_text(raw.get("accepted_because"))
+        if raw.get("where") is not None:
+            where = as_text(raw.get("where"))
+        missing = [k for k in ("bites_when", "where") if k not in raw]
+        if missing:
+            b.warn(line, f"{label}: slot item without {', '.join(missing)}")
+    elif isinstance(raw, dict) and "description" in raw:
+        form = "lifecycle" if ("scar_id" in raw or "iteration" in raw) else "gen2"
+        text = as_text(raw.get("description"))
+    else:
+        b.fail(line, f"{label}: unrecognised item shape ({describe_shape(raw)}); expected a string, description, what/bites_when/where or systemic_ref")
+        b.add(category, "\x01" + normalize(as_text(raw)), text=as_text(raw), form="gen2", **common)
+        return
+
+    _check_text_fields(b, d, label, line)
+    status = opt_text(d.get("status"))
+    if status is not None and form == "lifecycle" and status not in LIFECYCLE_STATUSES:
+        b.warn(line, f"{label}: status {status!r} is not one of {', '.join(sorted(LIFECYCLE_STATUSES))}")
+    key = normalize(text)
+    id_key = f"ref:{systemic_ref}\x00{key}" if form == "systemic_ref" else key
+    resolved = status == "resolved" or (section, key) in resolved_keys
+    resolution = opt_text(d.get("resolution")) if status == "resolved" else resolved_keys.get((section, key))
+    b.add(
+        category,
+        id_key,
+        text=text,
+        form=form,
+        deferred=_deferred(b, d, label, line),
+        systemic_ref=systemic_ref,
+        registry_state=registry_state,
+        registry_description=registry_description,
+        resolved=resolved,
+        resolution=resolution,
+        status=status,
+        scar_id=opt_text(d.get("scar_id")),
+        where=where,
+        bites_when=bites_when,
+        accepted_because=accepted_because,
+        note=note,
+        normalized=key,
+        **common,
+    )
+
+
+_TEXT_FIELDS = ("description", "what", "bites_when", "where", "accepted_because", "assumption", "note", "resolution")
+
+
+def _check_text_fields(b: _ReportBuilder, d: dict, label: str, line: int | None) -> None:
+    """A text field holding a list or a map is an unrecognised item shape (not text to show)."""
+    for key in _TEXT_FIELDS:
+        v = d.get(key)
+        if isinstance(v, (list, dict)):
+            b.fail(line, f"{label}: {key} is a {type(v).__name__}, expected text")
+
+
+def _deferred(b: _ReportBuilder, d: dict, label: str, line: int | None) -> bool:
+    v = d.get("deferred_to_feature_iteration", False)
+    if isinstance(v, bool):
+        return v
+    if v is None:
+        return False
+    b.warn(line, f"{label}: deferred_to_feature_iteration is {v!r}, not true/false; read as false")
+    return False
+
+
+def describe_shape(raw: Any) -> str:
+    if isinstance(raw, dict):
+        keys = ", ".join(str(k) for k in list(raw)[:6])
+        return f"a map with keys {keys}" if keys else "an empty map"
+    if raw is None:
+        return "an empty value"
+    name = {"str": "string", "int": "number", "float": "number", "bool": "boolean", "list": "list"}.get(
+        type(raw).__name__, type(raw).__name__
+    )
+    return f"{'an' if name[0] in 'aeiou' else 'a'} {name}"

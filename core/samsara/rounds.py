@@ -1,0 +1,531 @@
+"""Round arithmetic of samsara's iteration: budget context, safety valves and watch-fors.
+
+Pure functions over what is on disk — an :class:`~scars.core.model.IterationLog` (its rounds),
+the current ``signal_lost`` and, where given, the current decisions — so every figure of the
+``iteration_budget_context`` envelope (formats.md §1.4) is computed, never a placeholder.
+
+Definitions (the README section "Budget context, advice and watches" repeats them):
+
+* A round is *done* when it carries a ``decision`` (continue / stop / forced_stop /
+  interrupted); the last round without one is the *open* round (in progress).
+* ``round`` of the next dispatch: the open round's number, else the last done round + 1,
+  else 1 when there is no log or no round.
+* ``remaining_rounds = max(0, max_rounds - round)`` (max_rounds from ``budget.max_rounds``,
+  default 3).
+* A done round is *flat* when ``signal_lost_after >= signal_lost_before``. When the latest
+  done round has no ``signal_lost_after`` (an interrupted round) the current ``signal_lost``
+  stands in for it. ``stagnation_count`` = the number of consecutive flat rounds counted back
+  from the latest done round; a round whose before/after is unknown ends the count (unknown is
+  not evidence of stagnation).
+* Net rot of a round: ``new = fixes_scar_count`` (new scar items the round's fixes produced),
+  ``resolved = signal_lost_before - signal_lost_after + new`` (items that left the remaining
+  set during the round, by fix or by accept), ``net_rot = new - resolved``, which equals
+  ``signal_lost_after - signal_lost_before``. A missing ``fixes_scar_count`` counts as 0 new
+  items (the figures say it was missing); a round without before/after has net rot 0.
+  ``net_rot_previous_round`` is the net rot of the latest done round (0 before any round).
+* ``reviewer_retry_budget_remaining = max(0, reviewer_retry_limit - retries spent in the open
+  round)`` (``budget_spent.reviewer_retries`` or ``reviewer_retries_consumed``); it is the full
+  limit (default 2) when no round is open. The budget is *low* when it is 0, or when at least
+  one retry was spent and at most half the limit (rounded down) remains.
+* ``expected_signal_reduction``: the categories of the items decided ``fix`` (when decisions
+  are given and some are fixes), else of every remaining counted item; ordered by item count,
+  highest first, ties in the order known_shortcuts, silent_failure_conditions,
+  unverified_assumptions.
+* ``strategy_hint``, first rule that holds:
+  1. ``minimal_fix`` — a safety valve is active or near: ``remaining_rounds == 0`` (this is the
+     last allowed round, or beyond), ``stagnation_count >= 2``, ``net_rot_previous_round > 0``,
+     or the reviewer retry budget is low;
+  2. ``converge`` — ``signal_lost`` is flat (``stagnation_count >= 1``) or one round remains
+     (``remaining_rounds == 1``);
+  3. ``explore`` — otherwise (two or more rounds left, ``signal_lost`` fell in the previous
+     round or no round has run, no valve).
+
+Safety valves (advisory; gates decide), evaluated after the latest done round:
+
+* ``max_rounds``: active when the done rounds reach ``max_rounds`` (forced stop, remaining
+  items listed); near when the next round is the last allowed one.
+* ``stagnation``: active when ``stagnation_count >= 2``; near when it is 1.
+* ``net_rot``: active when the latest done round's ``new > resolved``.
+
+Watch-fors (red flags, not stops), over the current decisions when given, else over the
+latest round's ``triage_result`` in the log:
+
+* ``accept_ratio``: accepts / triaged > 80 % (exactly 80 % does not fire) with zero fixes.
+* ``level1_wholesale``: two or more Level-1 deferred items remain and every one of them is
+  accepted.
+* ``same_files``: two or more fix items name the same file in their ``where`` (Gen 3) or their
+  report's ``debt_location``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Literal, Mapping
+
+from scars.core.model import CATEGORIES, Feature, IterationLog, Round, ScarItem
+from scars.core.text import normalize
+
+DEFAULT_MAX_ROUNDS = 3
+DEFAULT_REVIEWER_RETRY_LIMIT = 2
+STAGNATION_ROUNDS = 2  # signal_lost flat this many consecutive rounds -> valve
+ACCEPT_RATIO_LIMIT = 0.8  # accept ratio strictly above this, with zero fixes -> watch-for
+LEVEL1_WHOLESALE_MIN = 2  # at least this many Level-1 deferred items, all accepted
+
+STRATEGY_HINTS = ("explore", "converge", "minimal_fix")
+VALVE_IDS = ("max_rounds", "stagnation", "net_rot", "accept_ratio", "level1_wholesale", "same_files")
+
+
+@dataclass(frozen=True, slots=True)
+class Valve:
+    """A safety valve or watch-for, evaluated with the figures it used.
+
+    ``active`` is True when it fires; ``near`` when one more step would fire it (only the
+    round-based valves have a "near"). Valves advise; gates decide.
+    """
+
+    kind: Literal["safety_valve", "watch_for"]
+    id: str
+    message: str
+    figures: dict[str, Any] = field(default_factory=dict)
+    active: bool = False
+    near: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "id": self.id,
+            "active": self.active,
+            "near": self.near,
+            "message": self.message,
+            "figures": dict(self.figures),
+        }
+
+
+# ----------------------------------------------------------------------------- rounds
+
+
+def _is_done(r: Round) -> bool:
+    return r.decision is not None and str(r.decision).strip() != ""
+
+
+def split_rounds(log: IterationLog | None) -> tuple[list[Round], Round | None]:
+    """(done rounds in order, the open round or None). Rounds are ordered by number."""
+    if log is None:
+        return [], None
+    rounds = sorted(log.rounds, key=lambda r: r.round)
+    done = [r for r in rounds if _is_done(r)]
+    open_round = None
+    if rounds and not _is_done(rounds[-1]):
+        open_round = rounds[-1]
+    return done, open_round
+
+
+def next_round_number(log: IterationLog | None) -> int:
+    done, open_round = split_rounds(log)
+    if open_round is not None:
+        return open_round.round
+    if done:
+        return max(r.round for r in done) + 1
+    return 1
+
+
+def _after(r: Round, fallback: int | None) -> int | None:
+    return r.signal_lost_after if r.signal_lost_after is not None else fallback
+
+
+def stagnation_count(done: list[Round], signal_now: int | None = None) -> int:
+    """Consecutive done rounds, counted back from the latest, whose signal_lost did not fall.
+
+    The latest round's missing ``signal_lost_after`` is taken from ``signal_now``; any round
+    whose before or after stays unknown ends the count.
+    """
+    count = 0
+    for i, r in enumerate(reversed(done)):
+        after = _after(r, signal_now if i == 0 else None)
+        if r.signal_lost_before is None or after is None:
+            break
+        if after >= r.signal_lost_before:
+            count += 1
+        else:
+            break
+    return count
+
+
+def round_rot(r: Round, signal_now: int | None = None) -> dict[str, Any]:
+    """Net-rot figures of one round: new, resolved, net_rot (see module docstring)."""
+    before = r.signal_lost_before
+    after = _after(r, signal_now)
+    new = r.fixes_scar_count
+    figures: dict[str, Any] = {
+        "round": r.round,
+        "signal_lost_before": before,
+        "signal_lost_after": after,
+        "fixes_scar_count": new,
+    }
+    if before is None or after is None:
+        figures.update(new=new if new is not None else 0, resolved=None, net_rot=0, known=False)
+        return figures
+    new_n = new if new is not None else 0
+    resolved = before - after + new_n
+    figures.update(new=new_n, resolved=resolved, net_rot=new_n - resolved, known=True)
+    return figures
+
+
+def _retries_spent(r: Round | None) -> int:
+    if r is None or not isinstance(r.budget_spent, Mapping):
+        return 0
+    for key in ("reviewer_retries", "reviewer_retries_consumed"):
+        value = r.budget_spent.get(key)
+        if isinstance(value, bool):
+            continue
+        if isinstance(value, int):
+            return max(0, value)
+        if isinstance(value, str) and value.strip().isdigit():
+            return int(value.strip())
+    return 0
+
+
+def retry_budget(log: IterationLog | None) -> dict[str, Any]:
+    limit = log.reviewer_retry_limit if log is not None else DEFAULT_REVIEWER_RETRY_LIMIT
+    _, open_round = split_rounds(log)
+    spent = _retries_spent(open_round)
+    remaining = max(0, limit - spent)
+    low = remaining == 0 or (spent > 0 and remaining <= limit // 2)
+    return {"limit": limit, "spent": spent, "remaining": remaining, "low": low}
+
+
+def strategy_hint(
+    *, remaining_rounds: int, stagnation: int, net_rot_previous: int, retry_low: bool
+) -> tuple[str, str]:
+    """(hint, the rule that chose it)."""
+    reasons = []
+    if remaining_rounds <= 0:
+        reasons.append("remaining_rounds == 0 (last allowed round)")
+    if stagnation >= STAGNATION_ROUNDS:
+        reasons.append(f"stagnation_count {stagnation} >= {STAGNATION_ROUNDS}")
+    if net_rot_previous > 0:
+        reasons.append(f"net_rot_previous_round {net_rot_previous} > 0")
+    if retry_low:
+        reasons.append("reviewer retry budget low")
+    if reasons:
+        return "minimal_fix", "; ".join(reasons)
+    if stagnation >= 1:
+        return "converge", f"signal_lost flat (stagnation_count {stagnation})"
+    if remaining_rounds == 1:
+        return "converge", "one round remains"
+    return "explore", f"{remaining_rounds} rounds remain and signal_lost is not flat"
+
+
+def _snapshot(log: IterationLog | None, signal_now: int | None) -> dict[str, Any]:
+    done, _ = split_rounds(log)
+    max_rounds = log.max_rounds if log is not None else DEFAULT_MAX_ROUNDS
+    rnd = next_round_number(log)
+    remaining = max(0, max_rounds - rnd)
+    stag = stagnation_count(done, signal_now)
+    rot = round_rot(done[-1], signal_now) if done else None
+    net_rot_prev = rot["net_rot"] if rot is not None else 0
+    retry = retry_budget(log)
+    hint, rule = strategy_hint(
+        remaining_rounds=remaining, stagnation=stag, net_rot_previous=net_rot_prev, retry_low=retry["low"]
+    )
+    return {
+        "round": rnd,
+        "max_rounds": max_rounds,
+        "remaining_rounds": remaining,
+        "stagnation_count": stag,
+        "net_rot_previous_round": net_rot_prev,
+        "previous_round_rot": rot,
+        "retry": retry,
+        "strategy_hint": hint,
+        "strategy_rule": rule,
+        "done_rounds": len(done),
+    }
+
+
+def round_start_snapshot(log: IterationLog | None, signal_now: int) -> dict[str, Any]:
+    """The ``budget_context`` block of the round about to start (iteration-log.yaml §1.5).
+
+    The round is the open one when the log has a round without a decision, else the next.
+    """
+    s = _snapshot(log, signal_now)
+    return {
+        "remaining_rounds_at_start": s["remaining_rounds"],
+        "stagnation_count_at_start": s["stagnation_count"],
+        "net_rot_previous_round": s["net_rot_previous_round"],
+        "strategy_hint": s["strategy_hint"],
+    }
+
+
+# ----------------------------------------------------------------------------- decisions
+
+
+def field_of(obj: Any, name: str) -> Any:
+    """A decision's (or mapping's) field: Decision objects and plain dicts alike."""
+    if isinstance(obj, Mapping):
+        return obj.get(name)
+    return getattr(obj, name, None)
+
+
+def norm(text: Any) -> str:
+    """The same normalisation as ScarItem.normalized (whitespace collapsed, case folded)."""
+
+    return normalize(str(text))
+
+
+_attr = field_of
+_norm = norm
+
+
+def _decisions_by_action(decisions: Mapping[str, Any] | None, feature: Feature) -> dict[str, list[ScarItem]]:
+    """Current remaining items by decided action (fix / accept / defer)."""
+    out: dict[str, list[ScarItem]] = {"fix": [], "accept": [], "defer": []}
+    if not decisions:
+        return out
+    by_id = {it.id: it for it in feature.items}
+    for key, d in decisions.items():
+        item_id = _attr(d, "item_id") or key
+        action = _attr(d, "action")
+        it = by_id.get(item_id)
+        if it is None or action not in out:
+            continue
+        out[action].append(it)
+    return out
+
+
+def expected_signal_reduction(feature: Feature, decisions: Mapping[str, Any] | None = None) -> list[str]:
+    items: Iterable[ScarItem] = [it for it in feature.items if it.counted]
+    fixes = _decisions_by_action(decisions, feature)["fix"]
+    if fixes:
+        items = [it for it in fixes if it.counted]
+    counts = {c: 0 for c in CATEGORIES}
+    for it in items:
+        if it.category in counts:
+            counts[it.category] += 1
+    order = sorted((c for c in CATEGORIES if counts[c] > 0), key=lambda c: (-counts[c], CATEGORIES.index(c)))
+    return order
+
+
+def budget_context(feature: Feature, decisions: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The ``iteration_budget_context`` envelope for the next dispatch (formats.md §1.4)."""
+    s = _snapshot(feature.iteration_log, feature.signal_lost)
+    return {
+        "round": s["round"],
+        "max_rounds": s["max_rounds"],
+        "remaining_rounds": s["remaining_rounds"],
+        "signal_lost_before": feature.signal_lost,
+        "stagnation_count": s["stagnation_count"],
+        "net_rot_previous_round": s["net_rot_previous_round"],
+        "reviewer_retry_budget_remaining": s["retry"]["remaining"],
+        "expected_signal_reduction": expected_signal_reduction(feature, decisions),
+        "strategy_hint": s["strategy_hint"],
+    }
+
+
+def budget_basis(feature: Feature) -> dict[str, Any]:
+    """How the envelope was computed: the rule behind the hint and the figures used."""
+    s = _snapshot(feature.iteration_log, feature.signal_lost)
+    log = feature.iteration_log
+    done, open_round = split_rounds(log)
+    return {
+        "iteration_log": log.file if log is not None else None,
+        "last_round_decision": done[-1].decision if done else None,
+        "open_round": open_round.round if open_round is not None else None,
+        "budget_in_log": bool(log.budget_present) if log is not None else False,
+        "done_rounds": s["done_rounds"],
+        "strategy_rule": s["strategy_rule"],
+        "previous_round_rot": s["previous_round_rot"],
+        "reviewer_retries": s["retry"],
+    }
+
+
+# ----------------------------------------------------------------------------- valves
+
+_PATH_TOKEN = re.compile(r"[A-Za-z0-9_.@+\-/\\]+")
+
+
+def files_of(where: str | None) -> list[str]:
+    """Files named in a ``where`` / ``debt_location`` text (``src/a.py:40-88, b.py`` …).
+
+    A token counts as a file when it holds a ``/`` or ends in ``.<ext>``; ``:line`` and
+    ``#anchor`` suffixes and surrounding punctuation are dropped.
+    """
+    if not where or not isinstance(where, str):
+        return []
+    out: list[str] = []
+    for raw in re.split(r"[\s,;()\[\]`'\"]+", where):
+        tok = raw.split("#", 1)[0]
+        tok = re.sub(r"(:\d+([-–:]\d+)*)+$", "", tok)  # :40-88, :12:3
+        tok = tok.rstrip(".:")
+        if not tok or not _PATH_TOKEN.fullmatch(tok):
+            continue
+        if tok.startswith(("http:", "https:")) or tok in (".", ".."):
+            continue
+        if "/" in tok or re.search(r"\.[A-Za-z][A-Za-z0-9]{0,7}$", tok):
+            tok = tok.replace("\\", "/")
+            while tok.startswith("./"):
+                tok = tok[2:]
+            if tok and tok not in out:
+                out.append(tok)
+    return out
+
+
+def _triage_view(feature: Feature, decisions: Mapping[str, Any] | None) -> dict[str, Any]:
+    """fix / accept / defer lists of ScarItem-or-text, from decisions, else the latest log round."""
+    acted = _decisions_by_action(decisions, feature)
+    if any(acted.values()):
+        return {
+            "source": "decisions",
+            "fix": acted["fix"],
+            "accept": acted["accept"],
+            "defer": acted["defer"],
+        }
+    log = feature.iteration_log
+    if log is not None:
+        for r in sorted(log.rounds, key=lambda r: r.round, reverse=True):
+            if r.fix or r.accept or r.defer:
+                by_text: dict[str, ScarItem] = {}
+                for it in (*feature.items, *feature.resolved):
+                    by_text.setdefault(it.normalized or _norm(it.text), it)
+
+                def resolve(text: Any) -> ScarItem | str:
+                    t = str(text)
+                    return by_text.get(_norm(t), t)
+
+                accepts = [resolve(_attr(a, "description") if isinstance(a, Mapping) else a) for a in r.accept]
+                return {
+                    "source": f"iteration-log round {r.round}",
+                    "fix": [resolve(t) for t in r.fix],
+                    "accept": accepts,
+                    "defer": [resolve(t) for t in r.defer],
+                }
+    return {"source": None, "fix": [], "accept": [], "defer": []}
+
+
+def _label(x: ScarItem | str) -> str:
+    return x.id if isinstance(x, ScarItem) else x
+
+
+def evaluate_valves(feature: Feature, decisions: Mapping[str, Any] | None = None) -> list[Valve]:
+    """Every safety valve and watch-for, in VALVE_IDS order, each with ``active``/``near``."""
+    log = feature.iteration_log
+    done, _ = split_rounds(log)
+    max_rounds = log.max_rounds if log is not None else DEFAULT_MAX_ROUNDS
+    signal_now = feature.signal_lost
+    valves: list[Valve] = []
+
+    # max rounds
+    done_n = max((r.round for r in done), default=0)
+    nxt = next_round_number(log)
+    active = done_n >= max_rounds
+    near = not active and nxt >= max_rounds
+    if active:
+        msg = (
+            f"Max rounds reached ({done_n} of {max_rounds}): forced stop, "
+            f"{signal_now} items remain (decision: forced_stop, reason names max_rounds)."
+        )
+    elif near:
+        msg = f"Round {nxt} is the last of {max_rounds}: after it the max-rounds valve forces a stop."
+    else:
+        msg = f"{done_n} of {max_rounds} rounds done."
+    valves.append(
+        Valve("safety_valve", "max_rounds", msg,
+              {"rounds_done": done_n, "max_rounds": max_rounds, "next_round": nxt, "remaining_items": signal_now},
+              active, near)
+    )
+
+    # stagnation
+    stag = stagnation_count(done, signal_now)
+    trail = [
+        {"round": r.round, "before": r.signal_lost_before, "after": _after(r, signal_now if r is done[-1] else None)}
+        for r in done[-max(stag, 1):]
+    ] if done else []
+    if stag >= STAGNATION_ROUNDS:
+        first, last = trail[0], trail[-1]
+        msg = (
+            f"signal_lost did not decrease for {stag} consecutive rounds "
+            f"({first['before']} → {last['after']}): iteration may be spinning, suggest stop."
+        )
+    elif stag == 1:
+        msg = "signal_lost did not decrease in the last round: one more flat round trips the stagnation valve."
+    else:
+        msg = "signal_lost fell in the last round." if done else "No round has run yet."
+    valves.append(
+        Valve("safety_valve", "stagnation", msg,
+              {"stagnation_count": stag, "threshold": STAGNATION_ROUNDS, "rounds": trail},
+              stag >= STAGNATION_ROUNDS, stag == STAGNATION_ROUNDS - 1)
+    )
+
+    # net rot
+    rot = round_rot(done[-1], signal_now) if done else None
+    if rot is None:
+        valves.append(Valve("safety_valve", "net_rot", "No round has run yet.", {"net_rot": 0}, False, False))
+    else:
+        active = rot["known"] and rot["new"] > rot["resolved"]
+        if active:
+            msg = (
+                f"Round {rot['round']}'s fixes produced {rot['new']} new scar items and resolved "
+                f"{rot['resolved']}: net rot increased, suggest stop."
+            )
+        elif not rot["known"]:
+            msg = f"Round {rot['round']} has no signal_lost before/after: net rot unknown."
+        else:
+            msg = f"Round {rot['round']}: {rot['new']} new, {rot['resolved']} resolved (net rot {rot['net_rot']})."
+        valves.append(Valve("safety_valve", "net_rot", msg, dict(rot), active, False))
+
+    # watch-fors
+    view = _triage_view(feature, decisions)
+    n_fix, n_acc, n_def = len(view["fix"]), len(view["accept"]), len(view["defer"])
+    total = n_fix + n_acc + n_def
+    ratio = (n_acc / total) if total else 0.0
+    active = total > 0 and n_fix == 0 and ratio > ACCEPT_RATIO_LIMIT
+    msg = (
+        f"{n_acc} of {total} triaged items accepted ({ratio:.0%}) with zero fixes: cargo-cult triage?"
+        if active else f"{n_acc} of {total} triaged items accepted ({ratio:.0%}), {n_fix} fixes."
+    )
+    valves.append(
+        Valve("watch_for", "accept_ratio", msg,
+              {"fix": n_fix, "accept": n_acc, "defer": n_def, "ratio": round(ratio, 4),
+               "limit": ACCEPT_RATIO_LIMIT, "source": view["source"]},
+              active, False)
+    )
+
+    level1 = [it for it in feature.items if it.deferred and it.counted]
+    accepted_ids = {x.id for x in view["accept"] if isinstance(x, ScarItem)}
+    l1_accepted = [it for it in level1 if it.id in accepted_ids]
+    active = len(level1) >= LEVEL1_WHOLESALE_MIN and len(l1_accepted) == len(level1)
+    msg = (
+        f"All {len(level1)} items deferred from Level 1 were accepted: check each was scrutinised."
+        if active else f"{len(l1_accepted)} of {len(level1)} Level-1 deferred items accepted."
+    )
+    valves.append(
+        Valve("watch_for", "level1_wholesale", msg,
+              {"level1_deferred": len(level1), "accepted": len(l1_accepted),
+               "minimum": LEVEL1_WHOLESALE_MIN, "items": [it.id for it in l1_accepted],
+               "source": view["source"]},
+              active, False)
+    )
+
+    by_file: dict[str, list[str]] = {}
+    for x in view["fix"]:
+        if not isinstance(x, ScarItem):
+            continue
+        for f in files_of(x.where):
+            by_file.setdefault(f, [])
+            if x.id not in by_file[f]:
+                by_file[f].append(x.id)
+    shared = {f: ids for f, ids in sorted(by_file.items()) if len(ids) >= 2}
+    if shared:
+        parts = ", ".join(f"{f} ({len(ids)} fixes)" for f, ids in shared.items())
+        msg = f"Fixes touch the same files: {parts} — potential conflicts."
+    else:
+        msg = f"{n_fix} fix items, no file named by two of them."
+    valves.append(
+        Valve("watch_for", "same_files", msg, {"files": shared, "fix_items": n_fix, "source": view["source"]},
+              bool(shared), False)
+    )
+    return valves
+
+
+def active_valves(feature: Feature, decisions: Mapping[str, Any] | None = None) -> list[Valve]:
+    return [v for v in evaluate_valves(feature, decisions) if v.active]

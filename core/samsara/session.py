@@ -1,0 +1,740 @@
+"""A writer's (or reader's) session on one samsara feature directory.
+
+``FeatureSession.open(dir)`` takes the feature's lock (unless ``read_only``), reads the
+feature, replays the journal (``.scars/journal.jsonl``) and writes any round the journal
+has closed but iteration-log.yaml does not hold yet (an earlier run stopped in between).
+
+Every change is one journal record, fsynced under the lock, before the method returns:
+decisions (:meth:`decide`, :meth:`decide_many` — one record per batch, so one undo reverts
+it), :meth:`undo`, :meth:`sign_off`, :meth:`record_blocked_fix`, :meth:`start_round`,
+:meth:`close_round`. iteration-log.yaml is written at round close only (a decision never
+waits for a YAML rewrite), by appending the round's text after the last round.
+auto-decisions.md entries are appended by :meth:`append_auto_decision` (and by
+:meth:`close_round` when the feature's execution mode is auto).
+
+Reopening replays the journal and gives the same state: a crash or a kill loses nothing
+that a method had returned.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from pathlib import Path
+from typing import Any, Iterable
+from scars.core.samsara.decisions import BLOCKED_OUTCOMES, Decision, format_errors, make_decision, resolve_user
+from scars.core.errors import FieldError
+from scars.core.text import is_meaningful
+from scars.core.clock import now_iso
+from scars.core.storage.durable import clean_stale_temps
+from scars.core.errors import DecisionRefused, PathNotFound, ScarsError, UsageError
+from scars.core.formats.iteration_log import DECISIONS as ROUND_DECISIONS
+from scars.core.formats.iteration_log import IterationLogFile
+from scars.core.storage.lock import FeatureLock, current_holder
+import os
+from scars.core.samsara.decisions import AUTO_DECISION
+from scars.core.samsara.decisions import BLOCKED_FIX
+from scars.core.samsara.decisions import DECISION
+from scars.core.samsara.decisions import JournalState
+from scars.core.samsara.decisions import REOPEN
+from scars.core.samsara.decisions import ROUND_CLOSE
+from scars.core.samsara.decisions import ROUND_START
+from scars.core.samsara.decisions import SIGN_OFF
+from scars.core.samsara.decisions import UNDO
+from scars.core.samsara.decisions import apply
+from scars.core.samsara.decisions import check_items
+from scars.core.samsara.decisions import replay
+from scars.core.samsara.watches import WatchResult
+from scars.core.samsara.watches import _append
+from scars.core.samsara.watches import already_reopened
+from scars.core.samsara.watches import read_watch_log
+from scars.core.storage.journal import Journal
+from scars.core.storage.journal import journal_path
+from scars.core.storage.journal import read_journal
+from scars.core.formats.auto_decisions import append_entry
+from scars.core.formats.auto_decisions import parse_auto_decisions
+from scars.core.git import current_commit
+from scars.core.samsara.feature import read_feature
+from scars.core.samsara.reports import item_fingerprint
+from scars.core.samsara.rounds import round_start_snapshot
+
+
+# Words that name a safety-valve trigger in a forced stop's reason (formats.md §1.4, Rule 6).
+VALVE_TRIGGERS = {
+    "max_rounds": re.compile(r"max(imum)?[\s_-]*rounds?", re.I),
+    "stagnation": re.compile(r"stagnat", re.I),
+    "net_rot": re.compile(r"net[\s_-]*rot", re.I),
+    "reviewer_retry_limit": re.compile(r"(reviewer|re-?dispatch)[\s_-]*(retr|limit)", re.I),
+}
+
+
+class FeatureSession:
+    """See the module docstring. Use as a context manager (``with FeatureSession.open(d) as s``)."""
+
+    def __init__(self, path: Path, *, read_only: bool, user: str, lock: FeatureLock | None):
+        self.path = path
+        self.read_only = read_only
+        self.user = user
+        self._lock = lock
+        self.lock_holder: dict | None = None
+        self.problems: list[str] = []  # journal lines skipped, logs not written …
+        self.moved_warnings: list[str] = []  # decisions taken back: made on another item (see moved)
+        self.feature = None
+        self._journal: Journal | None = None
+        self._records: list[dict[str, Any]] = []
+        self._state = JournalState()
+        self._log = IterationLogFile(path)
+        self._index: tuple[Any, dict[str, Any]] | None = None  # (feature, item_id -> item)
+
+    # ------------------------------------------------------------------ opening
+
+    @classmethod
+    def open(cls, feature_dir: str | Path, *, read_only: bool = False, user: str | None = None) -> "FeatureSession":
+        path = Path(feature_dir).expanduser()
+        if not path.is_dir():
+            raise PathNotFound(f"{feature_dir}: no such feature directory")
+        path = path.resolve()
+        who = resolve_user(user)
+        lock = None
+        if not read_only:
+            lock = FeatureLock(path, user=who).acquire()
+        try:
+            session = cls(path, read_only=read_only, user=who, lock=lock)
+            session._load()
+        except BaseException:
+            if lock is not None:
+                lock.release()
+            raise
+        return session
+
+    def _load(self) -> None:
+
+        self.feature = read_feature(self.path)
+        if self.read_only:
+            read = read_journal(journal_path(self.path))
+            self._records = read.records
+            self.problems = list(read.problems)
+            self.lock_holder = current_holder(self.path)
+        else:
+            self._journal = Journal(journal_path(self.path))
+            self._records = self._journal.records
+            self.problems = list(self._journal.problems)
+            clean_stale_temps(self._log.path, older_than=0)
+        self._replay()
+        self._log.reload()
+        if not self.read_only:
+            self._flush_rounds(strict=False)
+            for rec in self._state.closed_rounds:  # auto entries a kill left unwritten
+                if rec.get("auto_entry") and isinstance(rec.get("entry"), dict):
+                    try:
+                        self._round_auto_entries(rec["entry"], int(rec.get("remaining") or 0))
+                    except Exception as exc:  # reported, never fatal on open
+                        self.problems.append(f"auto-decisions.md entries of round {rec.get('round')} not written: {exc}")
+
+    def _replay(self) -> None:
+        """The state the journal gives, with decisions made on another item than the one
+        holding their id now taken back (scars.core.samsara.decisions.check_items; README, Item ids)."""
+        self._state = replay(self._records)
+        items = list(self.feature.items) + list(self.feature.resolved) if self.feature is not None else []
+        self.moved_warnings = check_items(self._state, items)
+
+    @property
+    def moved(self) -> dict[str, dict[str, Any]]:
+        """item_id -> the decision taken back because it was made on another item
+        (``decision``, ``text``, ``decided_item_now``): the item is undecided until decided again."""
+        return {k: dict(v) for k, v in self._state.moved.items()}
+
+    def reload(self) -> None:
+        """Re-read the feature, the journal and iteration-log.yaml from disk."""
+        if self._journal is not None:
+            self._journal = Journal(journal_path(self.path))
+        self._load()
+
+    def close(self) -> None:
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
+
+    def __enter__(self) -> "FeatureSession":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ state
+
+    @property
+    def decisions(self) -> dict[str, Decision]:
+        return dict(self._state.decisions)
+
+    @property
+    def reopened(self) -> dict[str, dict[str, Any]]:
+        """Items a fired re-review watch sent back to triage and nobody has decided since:
+        item_id -> the journal's reopen record (``cause``, ``watch``, ``at``, ``by``)."""
+        return {k: dict(v) for k, v in self._state.reopened.items()}
+
+    def history(self, item_id: str) -> list[dict]:
+        """Earlier states of the item's decision, oldest first (each with the ``seq`` that made it)."""
+        return [dict(h) for h in self._state.history.get(item_id, [])]
+
+    @property
+    def records(self) -> list[dict[str, Any]]:
+        return list(self._records)
+
+    def can_undo(self) -> bool:
+        return bool(self._state.undo_stack)
+
+    def current_round(self) -> int | None:
+        rec = self._state.open_round
+        return rec.get("round") if rec else None
+
+    def open_round(self) -> dict[str, Any] | None:
+        return dict(self._state.open_round) if self._state.open_round else None
+
+    def closed_rounds(self) -> list[dict[str, Any]]:
+        return [dict(r.get("entry") or {}) for r in self._state.closed_rounds]
+
+    # ------------------------------------------------------------------ writes
+
+    def _writable(self) -> Journal:
+        if self.read_only or self._journal is None:
+            raise UsageError("this session is read-only (another writer holds the lock or it was opened read-only)")
+        return self._journal
+
+    def _append(self, type_: str, **payload: Any) -> dict[str, Any]:
+        rec = self._writable().append(type_, at=now_iso(), by=self.user, **payload)
+        apply(self._state, rec)
+        return rec
+
+    def _item(self, item_id: str):
+        index = self._index
+        if index is None or index[0] is not self.feature:
+            items = {i.id: i for i in self.feature.resolved}
+            items.update({i.id: i for i in self.feature.items})
+            index = self._index = (self.feature, items)
+        try:
+            return index[1][item_id]
+        except KeyError:
+            raise DecisionRefused(
+                f"no item {item_id!r} in {self.feature.name}; `scars status --json` lists the item ids",
+                [FieldError("item_id", "unknown item")],
+            ) from None
+
+    def _decision_record(self, item_id: str, action: str, batch_id: str | None, fields: dict[str, Any]) -> dict[str, Any]:
+        item = self._item(item_id)
+        if item.resolved:
+            raise DecisionRefused(f"item {item_id} is already resolved in its report", [FieldError("item_id", "already resolved")])
+        if action == "accept" and fields.get("watch") and not fields.get("watch_base"):
+
+            base = current_commit(self.path)
+            if base:
+                fields = {**fields, "watch_base": base}
+        d = make_decision(item_id, action, decided_by=self.user, batch_id=batch_id, **fields)
+        rec = d.to_dict()
+        rec["description"] = item.text
+
+        rec["fingerprint"] = item_fingerprint(item)  # what the decision was made on (README, Item ids)
+        return rec
+
+    def decide(self, item_id: str, action: str, **fields: Any) -> Decision:
+        """Record one decision; durable (fsynced) before it returns."""
+        self._writable()
+        rec = self._decision_record(item_id, action, None, fields)
+        self._append(DECISION, decisions=[rec], batch_id=None, round=self._round_of_change())
+        return self._state.decisions[item_id]
+
+    def decide_many(self, item_ids: Iterable[str], action: str, **fields: Any) -> list[Decision]:
+        """One decision for several items as one batch (one record; one undo reverts it all)."""
+        self._writable()
+        ids = list(dict.fromkeys(item_ids))
+        if not ids:
+            raise UsageError("no items given")
+        batch_id = uuid.uuid4().hex[:12]
+        recs = [self._decision_record(i, action, batch_id, fields) for i in ids]
+        self._append(DECISION, decisions=recs, batch_id=batch_id, round=self._round_of_change())
+        return [self._state.decisions[i] for i in ids]
+
+    def undo(self) -> list[str]:
+        """Revert the latest decision, batch, sign-off or blocked-fix outcome of this round.
+
+        Returns the item ids reverted ([] when there is nothing to undo). Decisions of a
+        closed round are in iteration-log.yaml and cannot be undone here.
+        """
+        self._writable()
+        if not self._state.undo_stack:
+            return []
+        target = self._state.undo_stack[-1]
+        rec = next(r for r in self._records if r.get("seq") == target)
+        if rec.get("type") == DECISION:
+            items = [d.get("item_id") for d in rec.get("decisions") or () if isinstance(d, dict)]
+        else:
+            items = [rec.get("item_id")]
+        self._writable().append(UNDO, at=now_iso(), by=self.user, target=target, items=items)
+        self._replay()
+        return [i for i in items if i]
+
+    def sign_off(self, item_id: str, reviewed_by: str) -> Decision:
+        """A second person's sign-off on the item's current decision."""
+        self._writable()
+        current = self._state.decisions.get(item_id)
+        if current is None:
+            raise DecisionRefused(f"item {item_id} has no decision to sign off", [FieldError("item_id", "no decision")])
+        errors = []
+        if not is_meaningful(reviewed_by):
+            errors.append(FieldError("reviewed_by", "a sign-off needs the reviewer's name"))
+        elif reviewed_by.strip().casefold() == (current.decided_by or "").strip().casefold():
+            errors.append(FieldError("reviewed_by", "a sign-off must come from a second person, not the one who decided"))
+        if errors:
+            raise DecisionRefused(f"sign-off refused for {item_id}: {format_errors(errors)}", errors)
+        self._append(SIGN_OFF, item_id=item_id, reviewed_by=reviewed_by.strip(), round=self._round_of_change())
+        return self._state.decisions[item_id]
+
+    def record_blocked_fix(self, item_id: str, outcome: str, reason: str | None = None) -> Decision:
+        """The outcome of a fix the implementer reported BLOCKED / NEEDS_CONTEXT."""
+        self._writable()
+        current = self._state.decisions.get(item_id)
+        errors = []
+        if current is None or current.action != "fix":
+            errors.append(FieldError("item_id", "a blocked-fix outcome applies to an item decided fix"))
+        if outcome not in BLOCKED_OUTCOMES:
+            errors.append(FieldError("outcome", f"must be one of {', '.join(BLOCKED_OUTCOMES)}"))
+        if reason is not None and reason.strip() and not is_meaningful(reason):
+            errors.append(FieldError("reason", "is a placeholder"))
+        if errors:
+            raise DecisionRefused(f"blocked-fix outcome refused for {item_id}: {format_errors(errors)}", errors)
+        self._append(
+            BLOCKED_FIX,
+            item_id=item_id,
+            outcome=outcome,
+            reason=(reason or "").strip() or None,
+            decided_by=self.user,
+            round=self._round_of_change(),
+        )
+        if self._auto_mode():
+            label = "retry with more context" if outcome == "retry_with_context" else "reclassify as defer"
+            self.append_auto_decision(
+                stage="iteration",
+                gate_id="blocked-fix",
+                prompt_type="question",
+                workflow_prompt=(f"The fix of {item_id} ({self._describe(item_id)}) is BLOCKED / NEEDS_CONTEXT. "
+                                 "(A) retry with more context (B) reclassify as defer"),
+                answer=f"{'A' if outcome == 'retry_with_context' else 'B'}: {label}" + (f" - {reason.strip()}" if reason and reason.strip() else ""),
+                decision="proceed" if outcome == "retry_with_context" else "revise",
+                rationale=(reason or "").strip() or f"the implementer reported the fix blocked; {label}",
+                principles=["a blocked fix is not retried automatically"],
+                considerations=[f"round {self._round_of_change()}"],
+                evidence=[f".scars/journal.jsonl blocked-fix record of {item_id}"],
+                uncertainty_level="medium",
+                uncertainty_notes="the blocker was reported by the implementer",
+                consequences=[f"{item_id}: {label}"],
+            )
+        return self._state.decisions[item_id]
+
+    def reopen(self, item_id: str, *, cause: str, watch: Any = None) -> Decision:
+        """Send a decided item back to triage (a fired re-review watch); returns the decision
+        it had. The record is not undoable by :meth:`undo` — it is not a person's decision."""
+        self._writable()
+        current = self._state.decisions.get(item_id)
+        if current is None:
+            raise DecisionRefused(f"item {item_id} has no decision to reopen", [FieldError("item_id", "no decision")])
+        if not is_meaningful(cause):
+            raise DecisionRefused("a reopen needs its cause", [FieldError("cause", "is required")])
+        self._append(REOPEN, item_id=item_id, cause=cause.strip(), watch=watch, round=self._round_of_change())
+        return current
+
+    # ------------------------------------------------------------------ rounds
+
+    def _round_of_change(self) -> int:
+        """The round a change belongs to: the open one, else the next one."""
+        return self.current_round() or self._next_round_number()
+
+    def next_round_number(self) -> int:
+        """The number the next round will get (rounds on disk and closed in the journal + 1)."""
+        return self._next_round_number()
+
+    def _next_round_number(self) -> int:
+        on_disk = self._log.rounds_on_disk()
+        journal = [r.get("round") for r in self._state.closed_rounds if isinstance(r.get("round"), int)]
+        return max(on_disk + journal + [0]) + 1
+
+    def start_round(self) -> dict[str, Any]:
+        """Open the next round: snapshot ``signal_lost_before`` and the budget context."""
+        self._writable()
+        if self._state.open_round:
+            raise UsageError(f"round {self.current_round()} is already open; close it first (scars round close)")
+        self._refresh_feature()
+        number = self._next_round_number()
+        snapshot = _budget_snapshot(self.feature)
+        rec = self._append(
+            ROUND_START,
+            round=number,
+            signal_lost_before=self.feature.signal_lost,
+            budget_context=snapshot,
+            item_ids=[i.id for i in self.feature.items if i.counted],
+            max_rounds=self._max_rounds(),
+        )
+        return {
+            "round": number,
+            "signal_lost_before": rec["signal_lost_before"],
+            "budget_context": dict(snapshot),
+            "max_rounds": rec["max_rounds"],
+            "started_at": rec["at"],
+            "started_by": rec["by"],
+        }
+
+    def _max_rounds(self) -> int:
+        log = self.feature.iteration_log if self.feature is not None else None
+        return log.max_rounds if log is not None else 3
+
+    def _refresh_feature(self) -> None:
+
+        self.feature = read_feature(self.path)
+        self._replay()  # the reports may have changed: which item holds which id, too
+
+    def round_triage(self) -> dict[str, Decision]:
+        """The decisions made since the previous round closed (the open round's triage)."""
+        since = self._state.last_close_seq
+        return {i: d for i, d in self._state.decisions.items() if self._state.changed_at.get(i, 0) > since}
+
+    def close_round(self, decision: str, reason: str, **fields: Any) -> dict[str, Any]:
+        """Close the open round and write it to iteration-log.yaml.
+
+        ``fields`` may hold ``budget_spent`` (mapping of ints), ``evidence_gained`` and
+        ``residual_risk`` (lists of texts), ``trigger`` (the safety valve of a forced stop)
+        and ``auto_entry`` (True/False: append the auto-decisions.md round-continuation
+        entry; default: when the feature's execution mode is auto). Returns the round as
+        written. The round is durable in the journal before iteration-log.yaml is touched;
+        if the log cannot be written the error says so and the round is kept.
+        """
+        self._writable()
+        start = self._state.open_round
+        if not start:
+            raise UsageError("no round is open; start one first (scars round start)")
+        trigger = fields.pop("trigger", None)
+        auto_entry = fields.pop("auto_entry", None)
+        errors = _round_close_errors(decision, reason, trigger, fields)
+        if errors:
+            raise DecisionRefused(f"round close refused: {format_errors(errors)}", errors)
+        reason = reason.strip()
+        if decision == "forced_stop" and trigger and not VALVE_TRIGGERS.get(trigger, re.compile(re.escape(trigger))).search(reason):
+            reason = f"{reason} (safety valve: {trigger})"
+        self._refresh_feature()
+        triage = self.round_triage()
+        start_ids = set(start.get("item_ids") or ())
+        new_items = [i.id for i in self.feature.items if i.counted and i.id not in start_ids]
+        entry: dict[str, Any] = {
+            "round": start["round"],
+            "signal_lost_before": start.get("signal_lost_before"),
+            "budget_context": start.get("budget_context"),
+            "items_triaged": len(triage),
+            "triage_result": self._triage_result(triage),
+            "fixes_applied": sum(1 for d in triage.values() if d.action == "fix"),
+            "fixes_scar_count": len(new_items),
+        }
+        for key in ("budget_spent", "evidence_gained", "residual_risk"):
+            if key in fields and fields[key] is not None:
+                value = fields[key]
+                entry[key] = dict(value) if isinstance(value, dict) else list(value)
+        entry["signal_lost_after"] = self.feature.signal_lost
+        entry["decision"] = decision
+        entry["decision_reason"] = reason
+        want_auto = bool(auto_entry) or (auto_entry is None and self._auto_mode())
+        remaining = len([i for i in self.feature.items if i.counted])
+        self._append(ROUND_CLOSE, round=start["round"], entry=entry, new_item_ids=new_items,
+                     auto_entry=want_auto, remaining=remaining)
+        # From here the round is closed (in the journal): a later failure must say so, not
+        # look like the close failed (tests/hostile: ENOSPC on auto-decisions.md).
+        entry_error = None
+        if want_auto:
+            try:
+                self._round_auto_entries(entry, remaining)
+            except ScarsError as exc:
+                entry_error = exc
+        self._flush_rounds(strict=True)
+        if entry_error is not None:
+            msg = (
+                f"round {start['round']} is closed and recorded in the journal and iteration-log.yaml, "
+                f"but its auto-decisions.md entry was not written: {entry_error}; it is added on the next start"
+            )
+            self.problems.append(msg)
+            entry_error.args = (msg,)
+            raise entry_error
+        return entry
+
+    def _auto_mode(self) -> bool:
+        return (getattr(self.feature, "execution_mode", None) or "").strip().lower() == "auto"
+
+    def _round_auto_entries(self, entry: dict[str, Any], remaining: int) -> list[int]:
+        """The auto-decisions.md entries of a closed round not on disk yet (idempotent: a kill
+        between the journal record and the entries is repaired on the next open)."""
+
+        md = self.path / "auto-decisions.md"
+        try:
+            existing = parse_auto_decisions(md.read_text(encoding="utf-8", errors="replace"))
+        except FileNotFoundError:
+            existing = []
+        r = entry["round"]
+        have = {(e.gate_id, _round_named(str(e.fields.get("workflow_prompt", "")))) for e in existing}
+        written = []
+        triage = entry.get("triage_result") or {}
+        if any(triage.get(k) for k in ("fix", "accept", "defer")) and ("triage", r) not in have:
+            written.append(self._triage_entry(entry))
+        gate = "safety-valve" if entry["decision"] == "forced_stop" else "round-continuation"
+        if (gate, r) not in have:
+            written.append(self._round_gate_entry(entry, remaining))
+        return written
+
+    def _triage_entry(self, entry: dict[str, Any]) -> int:
+        r = entry["round"]
+        tr = entry.get("triage_result") or {}
+        nfix, nacc, ndef = (len(tr.get(k) or ()) for k in ("fix", "accept", "defer"))
+        owners = sorted({str(a.get("owner")) for a in tr.get("accept") or () if a.get("owner")})
+        return self.append_auto_decision(
+            stage="iteration",
+            gate_id="triage",
+            prompt_type="question",
+            workflow_prompt=(f"Round {r} triage: classify the {entry.get('items_triaged', 0)} remaining scar items "
+                             "as fix (F), accept (A: re-review signal, owner, rationale) or defer (D)"),
+            answer=(f"Round {r}: fix {nfix}, accept {nacc}"
+                    + (f" (owners: {', '.join(owners)})" if owners else "") + f", defer {ndef}"),
+            decision="proceed",
+            rationale=f"each item was decided in scars with its required fields; {nfix} fix item(s) go to the fix loop",
+            principles=["an accept carries a re-review signal, an owner and a rationale"],
+            considerations=[f"signal_lost {entry.get('signal_lost_before')} at round start"],
+            evidence=[f"iteration-log.yaml round {r} triage_result", ".scars/journal.jsonl decisions of the round"],
+            uncertainty_level="low",
+            uncertainty_notes=f"recorded by scars for {self.user}",
+            consequences=[f"dispatch {nfix} fix(es)" if nfix else "no fix to dispatch this round"],
+        )
+
+    def _triage_result(self, triage: dict[str, Decision]) -> dict[str, Any]:
+        fix, accept, defer = [], [], []
+        for item_id, d in triage.items():
+            desc = self._describe(item_id)
+            if d.action == "fix":
+                fix.append(desc)
+            elif d.action == "accept":
+                a = {"description": desc, "re_review_signal": d.re_review_signal, "owner": d.owner, "rationale": d.rationale}
+                if d.watch:
+                    a["watch"] = d.watch
+                    if d.watch_base:
+                        a["watch_base"] = d.watch_base
+                accept.append(a)
+            else:
+                defer.append(desc)
+        return {"fix": fix, "accept": accept, "defer": defer}
+
+    def _describe(self, item_id: str) -> str:
+        try:
+            return self._item(item_id).text
+        except DecisionRefused:
+            return self._state.descriptions.get(item_id, item_id)
+
+    def _round_gate_entry(self, entry: dict[str, Any], remaining: int) -> int:
+        r, before, after = entry["round"], entry["signal_lost_before"], entry["signal_lost_after"]
+        prompt = (
+            f"Round {r} done. signal_lost {before} \u2192 {after}. Fixed {entry['fixes_applied']}, {remaining} remaining. "
+            "(A) continue (B) stop, go to Validation"
+        )
+        choice = {"continue": "Continue", "stop": "Stop", "forced_stop": "Forced stop", "interrupted": "Interrupted"}[entry["decision"]]
+        consequence = {
+            "continue": f"start round {r + 1}",
+            "stop": "write iteration-log.yaml and invoke samsara:validate-and-ship",
+            "forced_stop": "write iteration-log.yaml with the remaining items listed and invoke samsara:validate-and-ship",
+            "interrupted": "stop the auto run; a person resumes the iteration",
+        }[entry["decision"]]
+        return self.append_auto_decision(
+            stage="iteration",
+            gate_id="safety-valve" if entry["decision"] == "forced_stop" else "round-continuation",
+            prompt_type="question",
+            workflow_prompt=prompt,
+            answer=f"{choice}: {entry['decision_reason']}",
+            decision="reject" if entry["decision"] == "interrupted" else "proceed",
+            rationale=entry["decision_reason"],
+            principles=["the safety valve is advisory; the gate decides"],
+            considerations=[f"round {r} of {self._max_rounds()} allowed"],
+            evidence=[f"iteration-log.yaml round {r}", f"signal_lost {before} \u2192 {after}"],
+            uncertainty_level="low",
+            uncertainty_notes=f"recorded by scars for {self.user}",
+            consequences=[consequence],
+        )
+
+    def _flush_rounds(self, *, strict: bool) -> list[int]:
+        """Write the rounds the journal closed that iteration-log.yaml does not hold (idempotent)."""
+        entries = [r.get("entry") for r in self._state.closed_rounds if isinstance(r.get("entry"), dict)]
+        if not entries:
+            return []
+        on_disk = set(self._log.rounds_on_disk()) if self._log.exists else set()
+        missing = [e for e in entries if e.get("round") not in on_disk]
+        if not missing:
+            return []
+        first = entries[0]
+        log = self.feature.iteration_log if self.feature is not None else None
+        try:
+            written = self._log.append_rounds(
+                missing,
+                feature=_feature_name(self.feature, self.path),
+                signal_lost_initial=(log.signal_lost_initial if log and log.signal_lost_initial is not None else first.get("signal_lost_before") or 0),
+                max_rounds=self._max_rounds(),
+                reviewer_retry_limit=log.reviewer_retry_limit if log is not None else 2,
+            )
+        except Exception as exc:
+            msg = (
+                f"round(s) {', '.join(str(e.get('round')) for e in missing)} are recorded in the journal "
+                f"but iteration-log.yaml was not updated: {exc}"
+            )
+            self.problems.append(msg)
+            if strict:
+
+                if isinstance(exc, ScarsError):
+                    exc.args = (msg,)
+                    raise
+                raise
+            return []
+        return written
+
+    def flush(self) -> list[int]:
+        """Write pending rounds to iteration-log.yaml now (raises when it cannot)."""
+        self._writable()
+        return self._flush_rounds(strict=True)
+
+    # ------------------------------------------------------------------ auto-decisions.md
+
+    def append_auto_decision(
+        self,
+        *,
+        stage: str,
+        gate_id: str,
+        prompt_type: str,
+        workflow_prompt: str,
+        answer: str,
+        decision: str,
+        rationale: str,
+        principles: Iterable[str] = (),
+        considerations: Iterable[str] = (),
+        evidence: Iterable[str] = (),
+        uncertainty_level: str = "low",
+        uncertainty_notes: str = "",
+        consequences: Iterable[str] = (),
+        supersedes: int | None = None,
+    ) -> int:
+        """Append one auto-decisions.md entry (formats.md §1.6); returns its number."""
+
+        self._writable()
+        number = append_entry(
+            self.path,
+            stage=stage,
+            gate_id=gate_id,
+            prompt_type=prompt_type,
+            workflow_prompt=workflow_prompt,
+            answer=answer,
+            decision=decision,
+            rationale=rationale,
+            principles=list(principles),
+            considerations=list(considerations),
+            evidence=list(evidence),
+            uncertainty_level=uncertainty_level,
+            uncertainty_notes=uncertainty_notes,
+            consequences=list(consequences),
+            supersedes=supersedes,
+        )
+        self._append(AUTO_DECISION, number=number, stage=stage, gate_id=gate_id, decision=decision, supersedes=supersedes)
+        return number
+
+
+def _round_named(prompt: str) -> int | None:
+    m = re.search(r"\bround\s+(\d+)\b", prompt, re.I)
+    return int(m.group(1)) if m else None
+
+
+def _feature_name(feature, path: Path) -> str:
+    name = getattr(feature, "name", None) or path.name
+    m = re.match(r"^\d{4}-\d{2}-\d{2}_(.+)$", name)
+    return m.group(1) if m else name
+
+
+def _round_close_errors(decision: str, reason: Any, trigger: Any, fields: dict[str, Any]) -> list[FieldError]:
+    errors: list[FieldError] = []
+    unknown = set(fields) - {"budget_spent", "evidence_gained", "residual_risk"}
+    for name in sorted(unknown):
+        errors.append(FieldError(name, "is not a round field"))
+    if decision not in ROUND_DECISIONS:
+        errors.append(FieldError("decision", f"must be one of {', '.join(ROUND_DECISIONS)}"))
+    if not is_meaningful(reason):
+        errors.append(FieldError("decision_reason", "a round decision needs a reason"))
+    if decision == "forced_stop":
+        if trigger is not None and trigger not in VALVE_TRIGGERS:
+            errors.append(FieldError("trigger", f"must be one of {', '.join(VALVE_TRIGGERS)}"))
+        elif trigger is None and not (isinstance(reason, str) and any(p.search(reason) for p in VALVE_TRIGGERS.values())):
+            errors.append(
+                FieldError("decision_reason", "a forced stop must name its safety-valve trigger (max rounds, stagnation, net rot)")
+            )
+    spent = fields.get("budget_spent")
+    if spent is not None and not (isinstance(spent, dict) and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in spent.values())):
+        errors.append(FieldError("budget_spent", "must map names to non-negative integers"))
+    for key in ("evidence_gained", "residual_risk"):
+        v = fields.get(key)
+        if v is not None and not (isinstance(v, (list, tuple)) and all(isinstance(x, str) for x in v)):
+            errors.append(FieldError(key, "must be a list of texts"))
+    return errors
+
+
+def _budget_snapshot(feature) -> dict[str, Any]:
+
+    return round_start_snapshot(feature.iteration_log, feature.signal_lost)
+
+
+def _auto_entry_fields(r: WatchResult, feature_name: str) -> dict[str, Any]:
+    return dict(
+        stage="iteration",
+        gate_id="watch-reopen",
+        prompt_type="confirmation",
+        workflow_prompt=(f'Watch "{r.watch}" on the accepted item "{r.text}" ({r.item_id}) of {feature_name} '
+                         f"fired: {r.cause}. Reopen the item for triage?"),
+        answer=f"Reopen {r.item_id}: its re-review watch fired ({r.cause}).",
+        decision="revise",
+        rationale=("The accept held only until its re-review signal; the machine-checkable watch "
+                   f'"{r.watch}" fired, so the accepted risk goes back to triage.'),
+        principles=["an accepted risk is re-reviewed when its re-review signal fires, not on a date"],
+        considerations=[f"the accept came from the {r.origin}"],
+        evidence=[f"scars watch check: {r.cause}"],
+        uncertainty_level="low",
+        uncertainty_notes="evaluated by scars watch check; a person decides the item again",
+        consequences=[f"{r.item_id} returns to triage (fix / accept / defer)"],
+    )
+
+
+def reopen_fired(feature_dir: str | os.PathLike, results: list[WatchResult], *,
+                 user: str | None = None) -> list[dict[str, Any]]:
+    """Reopen the items of fired watches that are not reopened yet.
+
+    Under the feature lock (raises LockHeld when another writer holds it): per item one
+    ``reopen`` journal record, one auto-decisions.md entry (``iteration.watch-reopen``,
+    decision ``revise``) and one ``fired`` record in watches.jsonl. Returns one outcome per
+    fired result: ``{item_id, watch, reopened: bool, auto_decision, at | already}``.
+    """
+
+    fired = [r for r in results if r.state == "fired" and r.item_id]
+    if not fired:
+        return []
+    outcomes: list[dict[str, Any]] = []
+    with FeatureSession.open(feature_dir, user=user) as s:
+        log = read_watch_log(feature_dir)
+        name = s.feature.name if s.feature is not None else Path(feature_dir).name
+        for r in fired:
+            prior = already_reopened(r, log)
+            if prior is not None:
+                outcomes.append({"item_id": r.item_id, "watch": r.watch, "reopened": False,
+                                 "already": prior.get("at"), "auto_decision": prior.get("auto_decision")})
+                continue
+            journal = r.item_id in s.decisions
+            if journal:  # an accept only iteration-log.yaml holds has no journal decision to supersede
+                s.reopen(r.item_id, cause=r.cause, watch=r.watch)
+            number = s.append_auto_decision(**_auto_entry_fields(r, name))
+            rec = _append(feature_dir, {"type": "fired", "item_id": r.item_id, "watch": r.watch, "cause": r.cause,
+                                        "text": r.text, "origin": r.origin, "by": s.user, "auto_decision": number,
+                                        "journal": journal})
+            log.append(rec)
+            outcomes.append({"item_id": r.item_id, "watch": r.watch, "reopened": True, "at": rec["at"],
+                             "auto_decision": number})
+    return outcomes

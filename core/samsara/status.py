@@ -1,0 +1,138 @@
+"""The JSON views of a feature: ``scars status --json`` (README, section commands) and its parts."""
+
+from __future__ import annotations
+
+from typing import Any
+from scars.core.model import GROUPS, Feature, ScarItem
+from scars.core.samsara.decisions import JournalState
+from scars.core.samsara.decisions import feature_state
+from scars.core.samsara.decisions import reopened_now
+
+
+def item_to_json(it: ScarItem) -> dict[str, Any]:
+    return {
+        "id": it.id,
+        "category": it.category,
+        "text": it.text,
+        "task_id": it.task_id,
+        "file": it.file,
+        "line": it.line,
+        "form": it.form,
+        "deferred": it.deferred,
+        "systemic_ref": it.systemic_ref,
+        "registry_state": it.registry_state,
+        "registry_description": it.registry_description,
+        "counted": it.counted,
+        "resolved": it.resolved,
+        "status": it.status,
+        "scar_id": it.scar_id,
+        "where": it.where,
+        "bites_when": it.bites_when,
+        "verified": it.verified,
+        "note": it.note,
+    }
+
+
+def round_to_json(r) -> dict[str, Any]:
+    return {
+        "round": r.round,
+        "signal_lost_before": r.signal_lost_before,
+        "signal_lost_after": r.signal_lost_after,
+        "decision": r.decision,
+        "decision_reason": r.decision_reason,
+        "fixes_applied": r.fixes_applied,
+        "fixes_scar_count": r.fixes_scar_count,
+        "fix": len(r.fix),
+        "accept": len(r.accept),
+        "defer": len(r.defer),
+        "era": r.era,
+    }
+
+
+def feature_to_json(feature: Feature) -> dict[str, Any]:
+    """The object `scars status --json` prints for one feature (README, section commands)."""
+
+    log = feature.iteration_log
+    # Decisions and rounds recorded by scars (.scars/journal.jsonl); a decision made on another
+    # item than the one holding its id now is taken back and listed (README, Item ids).
+    state = feature_state(feature.path, items=list(feature.items) + list(feature.resolved))
+    moved = [{"item_id": k, "action": m["decision"].action, "decided_by": m["decision"].decided_by,
+              "decided_at": m["decision"].decided_at, "text": m["text"], "decided_item_now": m["decided_item_now"]}
+             for k, m in sorted(state.moved.items())]
+    return {
+        "feature": feature.name,
+        "path": feature.path,
+        "signal_lost": feature.signal_lost,
+        "counts": dict(feature.counts),
+        "groups": {g: list(feature.groups.get(g, ())) for g in GROUPS},
+        "cross_task_patterns": [list(ids) for ids in feature.cross_task_patterns],
+        "possible_patterns": [dict(p) for p in feature.possible_patterns],
+        "parse_failures": [{"file": f.file, "line": f.line, "reason": f.reason} for f in feature.parse_failures],
+        "dangling_refs": [{"file": f, "id": i} for f, i in feature.dangling_refs],
+        "warnings": list(feature.warnings),
+        "entry": {
+            "verdict": feature.entry.verdict if feature.entry else "unknown",
+            "record": feature.entry.record if feature.entry else "",
+        },
+        "registry": feature.registry.state if feature.registry else "missing",
+        "execution_mode": feature.execution_mode,
+        "items": [dict(item_to_json(it), decision=_decision_json(state, it.id)) for it in feature.items],
+        "resolved": [dict(item_to_json(it), decision=_decision_json(state, it.id)) for it in feature.resolved],
+        "rounds": status_rounds([round_to_json(r) for r in log.rounds] if log else [], state),
+        "max_rounds": log.max_rounds if log else 3,
+        "reopened": reopened_json(feature),
+        "moved_decisions": moved,
+    }
+
+
+def _decision_json(state, item_id: str) -> dict[str, Any] | None:
+    """The item's current decision with its fields, or None when undecided."""
+    d = state.decisions.get(item_id)
+    return None if d is None else d.to_dict()
+
+
+def reopened_json(feature: Feature) -> list[dict[str, Any]]:
+    """Items a fired watch reopened and nobody has decided again (scars.core.samsara.watches)."""
+
+    recs = reopened_now(feature.path)
+    return [{"item_id": k, "watch": r.get("watch"), "cause": r.get("cause"), "at": r.get("at"),
+             "auto_decision": r.get("auto_decision")} for k, r in sorted(recs.items())]
+
+
+def status_rounds(disk_rounds: list[dict[str, Any]], state: JournalState) -> list[dict[str, Any]]:
+    """``scars status --json`` rounds: those on disk, then rounds the journal closed that the
+    log lacks (``"pending_write": true``), then the open round (``"open": true``)."""
+    out = [dict(r, source="iteration-log.yaml") for r in disk_rounds]
+    on_disk = {r.get("round") for r in disk_rounds}
+    for rec in state.closed_rounds:
+        entry = rec.get("entry") or {}
+        if rec.get("round") in on_disk:
+            continue
+        tr = entry.get("triage_result") or {}
+        out.append({
+            "round": rec.get("round"),
+            "signal_lost_before": entry.get("signal_lost_before"),
+            "signal_lost_after": entry.get("signal_lost_after"),
+            "decision": entry.get("decision"),
+            "decision_reason": entry.get("decision_reason"),
+            "fixes_applied": entry.get("fixes_applied"),
+            "fixes_scar_count": entry.get("fixes_scar_count"),
+            "fix": len(tr.get("fix") or ()),
+            "accept": len(tr.get("accept") or ()),
+            "defer": len(tr.get("defer") or ()),
+            "era": "B",
+            "source": "journal",
+            "pending_write": True,
+        })
+    if state.open_round:
+        o = state.open_round
+        out.append({
+            "round": o.get("round"),
+            "signal_lost_before": o.get("signal_lost_before"),
+            "budget_context": o.get("budget_context"),
+            "started_at": o.get("at"),
+            "started_by": o.get("by"),
+            "open": True,
+            "source": "journal",
+        })
+    return out

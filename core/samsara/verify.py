@@ -1,0 +1,258 @@
+"""`scars log verify`: check auto-decisions.md and iteration-log.yaml against each other,
+against the scar reports and against scars' own journal.
+
+Outcome (formats.md §1.6, log-level states):
+
+* ``failure`` — something is missing, malformed, generic or contradicts another record: an
+  entry with problems (missing field, bad enum, fields out of order, a generic answer such as
+  "approved" / "looks good" / "ok" / "continue" alone), numbering that repeats or goes back,
+  an era-B accept without re-review signal, owner or rationale, a round without its required
+  fields, a forced stop that names no safety-valve trigger, a round scars recorded that the
+  log lacks or holds differently, an item scars decided that no report holds, in auto mode a
+  round without its round-continuation entry, or an entry that contradicts its round.
+* ``unknown`` — nothing contradicts, but something cannot be decided: no log at all, a
+  hand-written triage description that matches no item text, entries that cannot be matched
+  to rounds. Unknown is never success.
+* ``success`` — neither.
+
+Legacy accepts (``expiry_date`` + ``rationale``, era A) are reported as notes, not failures.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+from scars.core.samsara.decisions import replay
+from scars.core.storage.journal import read_journal
+from scars.core.formats.auto_decisions import parse_auto_decisions
+from scars.core.formats.iteration_log import _plain_round, safe_load
+from scars.core.samsara.feature import read_feature
+from scars.core.storage.journal import journal_path
+
+Level = Literal["failure", "unknown", "note"]
+
+ROUND_DECISIONS = ("continue", "stop", "forced_stop", "interrupted")
+_TRIGGER = re.compile(r"max(imum)?[\s_-]*rounds?|stagnat|net[\s_-]*rot|(reviewer|re-?dispatch)[\s_-]*(retr|limit)", re.I)
+_ROUND_IN_PROMPT = re.compile(r"\bround\s+(\d+)\b", re.I)
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    level: Level
+    file: str
+    message: str
+    line: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"level": self.level, "file": self.file, "line": self.line, "message": self.message}
+
+
+@dataclass
+class Verification:
+    feature: str
+    findings: list[Finding] = field(default_factory=list)
+    checked: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def outcome(self) -> str:
+        levels = {f.level for f in self.findings}
+        if "failure" in levels:
+            return "failure"
+        if "unknown" in levels:
+            return "unknown"
+        return "success"
+
+    def add(self, level: Level, file: str, message: str, line: int | None = None) -> None:
+        self.findings.append(Finding(level, file, message, line))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "feature": self.feature,
+            "outcome": self.outcome,
+            "reasons": [f.to_json() for f in self.findings if f.level != "note"],
+            "notes": [f.to_json() for f in self.findings if f.level == "note"],
+            "checked": dict(self.checked),
+        }
+
+
+def _norm(text: Any) -> str:
+    return re.sub(r"\s+", " ", str(text or "")).strip().casefold()
+
+
+def verify_feature(feature_dir: str | Path) -> Verification:
+    """Verify one feature directory (never raises on file content)."""
+
+    path = Path(feature_dir)
+    feature = read_feature(path)
+    v = Verification(feature=feature.name)
+    entries = _check_auto_decisions(path, feature, v)
+    _check_iteration_log(path, feature, v, entries)
+    return v
+
+
+# --------------------------------------------------------------------------- auto-decisions.md
+
+
+def _check_auto_decisions(path: Path, feature, v: Verification) -> list:
+
+    f = path / "auto-decisions.md"
+    if not f.is_file():
+        v.checked["auto_decision_entries"] = 0
+        if (feature.execution_mode or "").strip().lower() == "auto" and feature.iteration_log and feature.iteration_log.rounds:
+            v.add("failure", f.name, "the feature runs in auto mode but auto-decisions.md is missing")
+        return []
+    text = f.read_bytes().decode("utf-8", "replace")
+    entries = parse_auto_decisions(text)
+    v.checked["auto_decision_entries"] = len(entries)
+    if not entries:
+        v.add("unknown", f.name, "no `## Decision NNN - <stage>.<gate-id>` entry found")
+        return []
+    seen: dict[int, int] = {}
+    prev = 0
+    for e in entries:
+        for problem in e.problems:
+            v.add("failure", f.name, f"decision {e.number:03d}: {problem}", e.line)
+        if e.number in seen:
+            v.add("failure", f.name, f"decision {e.number:03d} appears twice (lines {seen[e.number]} and {e.line})", e.line)
+        seen.setdefault(e.number, e.line)
+        if e.number > prev + 1 and prev > 0:
+            v.add("failure", f.name, f"numbering jumps from {prev:03d} to {e.number:03d} (an entry is missing)", e.line)
+        prev = max(prev, e.number)
+        for name in ("principles_used", "architecture_considerations", "consequences"):
+            if e.fields.get(name) == []:
+                level = "failure" if name == "consequences" else "note"
+                v.add(level, f.name, f"decision {e.number:03d}: {name} is empty", e.line)
+    if entries and entries[0].number != 1:
+        v.add("note", f.name, f"numbering starts at {entries[0].number:03d}")
+    return entries
+
+
+# --------------------------------------------------------------------------- iteration-log.yaml
+
+
+def _item_texts(feature) -> list[str]:
+    return [_norm(i.text) for i in (*feature.items, *feature.resolved)]
+
+
+def _matches(desc: str, texts: list[str]) -> bool:
+    d = _norm(desc)
+    if not d:
+        return False
+    return any(d == t or (len(d) >= 12 and (d in t or t in d)) for t in texts if t)
+
+
+def _journal_rounds(path: Path) -> tuple[dict[int, dict], set[str]]:
+
+    jp = journal_path(path)
+    if not jp.is_file():
+        return {}, set()
+    state = replay(read_journal(jp).records)
+    rounds = {r["round"]: r.get("entry") or {} for r in state.closed_rounds if isinstance(r.get("round"), int)}
+    return rounds, set(state.decisions)
+
+
+def _check_iteration_log(path: Path, feature, v: Verification, entries: list) -> None:
+
+    f = path / "iteration-log.yaml"
+    j_rounds, j_items = _journal_rounds(path)
+    log = feature.iteration_log
+    if not f.is_file() or log is None:
+        v.checked["rounds"] = 0
+        if f.is_file():
+            v.add("failure", f.name, "iteration-log.yaml cannot be read (see `scars status` for the parse failure)")
+        elif j_rounds:
+            v.add("failure", f.name, f"the journal closed round(s) {', '.join(map(str, sorted(j_rounds)))} but iteration-log.yaml is missing (run `scars round flush`)")
+        elif not entries:
+            v.add("unknown", f.name, "neither iteration-log.yaml nor auto-decisions.md exists: nothing to verify")
+        return
+    v.checked["rounds"] = len(log.rounds)
+    for w in log.warnings:
+        v.add("failure", f.name, w)
+    texts = _item_texts(feature)
+    unmatched = 0
+    accepts = 0
+    numbers = [r.round for r in log.rounds]
+    if numbers != list(range(1, len(numbers) + 1)):
+        v.add("failure", f.name, f"rounds are numbered {numbers}, not 1..{len(numbers)}")
+    for r in log.rounds:
+        where = f"round {r.round}"
+        if r.decision is not None and r.decision not in ROUND_DECISIONS:
+            v.add("failure", f.name, f"{where}: decision {r.decision!r} is not one of {', '.join(ROUND_DECISIONS)}")
+        if r.decision != "interrupted":
+            if not (r.decision_reason or "").strip():
+                v.add("failure", f.name, f"{where}: decision_reason is missing")
+            if log.budget_present and r.budget_context is None:
+                v.add("failure", f.name, f"{where}: budget_context is missing (Rule 2)")
+        if r.decision == "forced_stop" and not _TRIGGER.search(r.decision_reason or ""):
+            v.add("failure", f.name, f"{where}: a forced stop must name its safety-valve trigger (Rule 6)")
+        legacy = []
+        for a in r.accept:
+            accepts += 1
+            if "expiry_date" in a and not all(a.get(k) for k in ("re_review_signal", "owner")):
+                legacy.append(str(a.get("expiry_date")))
+                continue
+            missing = [k for k in ("re_review_signal", "owner", "rationale") if not str(a.get(k) or "").strip()]
+            if missing:
+                v.add("failure", f.name, f"{where}: accept {str(a.get('description', ''))[:60]!r} has no {', '.join(missing)}")
+        if legacy:
+            v.add("note", f.name, f"{where}: {len(legacy)} legacy accept(s) with expiry_date ({', '.join(sorted(set(legacy)))}) instead of re-review signal and owner")
+        written_by_scars = r.round in j_rounds
+        missing_items = [d for d in (*r.fix, *(a.get("description", "") for a in r.accept), *r.defer) if not _matches(d, texts)]
+        if missing_items:
+            unmatched += len(missing_items)
+            examples = "; ".join(repr(str(d)[:50]) for d in missing_items[:3]) + (" …" if len(missing_items) > 3 else "")
+            if written_by_scars:
+                v.add("failure", f.name, f"{where}: {len(missing_items)} triaged item(s) scars recorded are in no scar report: {examples}")
+            else:
+                v.add("unknown", f.name, f"{where}: {len(missing_items)} triaged description(s) match no scar item text (hand-written descriptions cannot be checked): {examples}")
+        if written_by_scars:
+            try:
+                disk = (safe_load(f.read_bytes()) or {}).get("rounds") or []
+                disk_r = next((x for x in disk if isinstance(x, dict) and x.get("round") == r.round), None)
+                if disk_r != _plain_round(j_rounds[r.round]):
+                    v.add("failure", f.name, f"{where} differs from the round scars recorded in .scars/journal.jsonl")
+            except Exception:  # unreadable: reported above through the reader's warnings
+                pass
+    for num in sorted(set(j_rounds) - set(numbers)):
+        v.add("failure", f.name, f"round {num} is closed in the journal but missing from iteration-log.yaml (run `scars round flush`)")
+    known = {i.id for i in (*feature.items, *feature.resolved)}
+    for item in sorted(j_items - known):
+        v.add("failure", ".scars/journal.jsonl", f"decided item {item} is in no scar report any more")
+    v.checked["accepts"] = accepts
+    v.checked["unmatched_descriptions"] = unmatched
+    _check_logs_agree(feature, log, entries, v)
+
+
+def _check_logs_agree(feature, log, entries: list, v: Verification) -> None:
+    """In auto mode every done round has a round-continuation entry that agrees with it."""
+    auto = (feature.execution_mode or "").strip().lower() == "auto"
+    gates = ("round-continuation", "safety-valve")
+    conts = [e for e in entries if any(g in (e.gate_id or "") for g in gates)]
+    by_round: dict[int, list] = {}
+    for e in conts:
+        m = _ROUND_IN_PROMPT.search(str(e.fields.get("workflow_prompt", "")))
+        if m:
+            by_round.setdefault(int(m.group(1)), []).append(e)
+        else:
+            v.add("unknown", "auto-decisions.md", f"decision {e.number:03d} cannot be matched to a round (its prompt names none)", e.line)
+    for r in log.rounds:
+        if r.decision is None:
+            continue
+        found = by_round.get(r.round, [])
+        if not found:
+            if auto:
+                v.add("failure", "auto-decisions.md", f"round {r.round} ({r.decision}) has no round-continuation / safety-valve entry")
+            continue
+        e = found[-1]  # the latest entry for the round supersedes earlier ones
+        d = e.fields.get("decision")
+        if r.decision == "interrupted" and d == "proceed":
+            v.add("failure", "auto-decisions.md", f"decision {e.number:03d} says proceed but round {r.round} was interrupted", e.line)
+        if r.decision in ("continue", "stop", "forced_stop") and d == "reject":
+            v.add("failure", "auto-decisions.md", f"decision {e.number:03d} says reject but round {r.round} decided {r.decision}", e.line)
+    rounds = {r.round for r in log.rounds}
+    for num, es in by_round.items():
+        if num not in rounds:
+            for e in es:
+                v.add("failure", "auto-decisions.md", f"decision {e.number:03d} is about round {num}, which iteration-log.yaml does not hold", e.line)

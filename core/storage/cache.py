@@ -1,0 +1,216 @@
+"""A cache of read features, keyed by the files they were read from; never wrong when one changes.
+
+``read_feature`` stores the Feature it built (pickled) together with a *fingerprint* of
+every input taken **before** reading: for each file directly inside the feature directory,
+each entry of ``scar-reports/`` and the repository's registry, its ``(kind, size,
+mtime_ns, ctime_ns, inode, device)`` (plus the target's for a symlink), and "absent" for
+the optional ones; the names in ``scar-reports/``; the repository root found; and the size
+and mtime of the scars modules that compute the result, with the scars and Python versions.
+A reopen recomputes the fingerprint (``stat`` only — no file is read) and uses the stored
+Feature only when every part is identical.
+
+Why a ``stat`` is enough here: writing a file always sets its ``ctime`` to the current time,
+and ``ctime`` cannot be set back from user space (``os.utime`` sets ``mtime``/``atime`` and
+itself moves ``ctime`` forward). The one gap is timestamp granularity: a file written twice
+within one clock tick of the filesystem keeps its ``ctime``. So, as git does with "racily
+clean" index entries, nothing is stored while any input changed less than ``RACY_NS`` (2 s)
+before the store: such a feature is simply read again next time, and once its files have
+settled the next read stores it. What is left is a system clock set backwards by more than
+that window between two writes, which no stat-based check can see; ``SCARS_NO_CACHE=1``
+turns the cache off entirely.
+
+Where: ``$SCARS_CACHE_DIR``, else ``$XDG_CACHE_HOME/scars``, else ``~/.cache/scars``; one
+file per feature directory (named by a hash of its absolute path), written atomically
+(temporary file, rename; not fsynced: a file a crash cut short does not unpickle
+and is ignored). A cache file that cannot be read, does not unpickle, or is
+of another format is ignored (and replaced by the next store); a cache directory that
+cannot be written leaves scars working exactly as without a cache.
+
+The cache holds only what ``read_feature`` derives from the files; decisions are never
+cached (the journal is replayed by the session on every open).
+"""
+
+from __future__ import annotations
+
+from scars.core import settings
+
+import hashlib
+import os
+import pickle
+import stat
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+FORMAT = 1
+RACY_NS = 2_000_000_000  # inputs changed within this window before a store are not cached
+MAX_CACHE_BYTES = 512 * 1024 * 1024  # a cache file larger than this is ignored
+
+# The modules whose code decides what read_feature returns: an edited module (an editable
+# install, a hot fix) must not see results computed by the old code.
+# Paths relative to the scars.core package directory.
+_CODE_MODULES = (
+    "model.py", "text.py",
+    "samsara/feature.py", "samsara/reports.py", "samsara/registry.py", "samsara/contract.py",
+    "samsara/aggregate.py", "samsara/patterns.py",
+    "formats/iteration_log.py", "formats/auto_decisions.py",
+    "storage/safe_read.py", "storage/paths.py", "storage/cache.py", "storage/parallel.py",
+)
+
+
+def enabled() -> bool:
+    return settings.cache_enabled()
+
+
+def cache_dir() -> Path:
+    return settings.cache_dir()
+
+
+def cache_file(feature_dir: Path) -> Path:
+    key = hashlib.sha256(os.fsencode(str(feature_dir))).hexdigest()[:32]
+    return cache_dir() / f"feature-{key}.pickle"
+
+
+def _stamp(st: os.stat_result) -> tuple:
+    return (stat.S_IFMT(st.st_mode), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
+
+
+def _entry(path: Path) -> tuple:
+    """The stamp of one path: absent, or lstat (+ the target's stat for a symlink)."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return ("absent",)
+    except OSError as exc:
+        return ("error", exc.errno)
+    if stat.S_ISLNK(st.st_mode):
+        try:
+            target = os.stat(path)
+        except OSError:
+            return ("link", _stamp(st), os.readlink(path), None)
+        return ("link", _stamp(st), os.readlink(path), _stamp(target))
+    return _stamp(st)
+
+
+def _code_stamp() -> tuple:
+    here = Path(__file__).resolve().parent.parent  # the scars.core package directory
+    out: list[Any] = [FORMAT, sys.version, _scars_version()]
+    for name in _CODE_MODULES:
+        out.append((name, _entry(here / name)))
+    return tuple(out)
+
+
+def _scars_version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("scars")
+    except Exception:  # noqa: BLE001 - not installed as a distribution (running from source)
+        return "source"
+
+
+def fingerprint(feature_dir: Path, repo_root: Path | None) -> dict[str, Any]:
+    """Everything the read of ``feature_dir`` depends on, by ``stat`` (no file is read)."""
+    files: dict[str, tuple] = {}
+    with os.scandir(feature_dir) as it:
+        for e in it:
+            if not e.is_dir(follow_symlinks=False) or e.is_symlink():
+                files[e.name] = _entry(Path(e.path))
+    for name in ("scar-reports", "index.yaml", "pre-thinking.md", "1.5-pre-thinking.md", "iteration-log.yaml",
+                 "auto-decisions.md"):
+        files.setdefault(name, _entry(feature_dir / name))
+    reports: dict[str, tuple] = {}
+    rdir = feature_dir / "scar-reports"
+    if os.path.isdir(rdir):
+        with os.scandir(rdir) as it:
+            for e in it:
+                reports[e.name] = _entry(Path(e.path))
+    registry = _entry(repo_root / ".samsara" / "systemic-scars.yaml") if repo_root else ("no-root",)
+    return {
+        "code": _code_stamp(),
+        "feature": str(feature_dir),
+        "repo_root": str(repo_root) if repo_root else None,
+        "files": files,
+        "reports": reports,
+        "registry": registry,
+    }
+
+
+def _newest_ns(fp: dict[str, Any]) -> int:
+    newest = 0
+
+    def walk(v: Any) -> None:
+        nonlocal newest
+        if isinstance(v, tuple) and len(v) == 6 and all(isinstance(x, int) for x in v):
+            newest = max(newest, v[2], v[3])
+        elif isinstance(v, (tuple, list)):
+            for x in v:
+                walk(x)
+        elif isinstance(v, dict):
+            for x in v.values():
+                walk(x)
+
+    walk({k: fp[k] for k in ("files", "reports", "registry")})
+    return newest
+
+
+def _too_recent(stamp: Any, now_ns: int | None = None) -> bool:
+    """True when ``stamp`` (of ``_entry``) changed within ``RACY_NS`` of now."""
+    now = time.time_ns() if now_ns is None else now_ns
+    return _newest_ns({"files": stamp, "reports": (), "registry": ()}) >= now - RACY_NS
+
+
+def load(feature_dir: Path, fp: dict[str, Any]) -> Any | None:
+    """The cached Feature when ``fp`` matches the stored fingerprint exactly, else None."""
+    if not enabled():
+        return None
+    path = cache_file(feature_dir)
+    try:
+        with open(path, "rb") as fh:
+            if os.fstat(fh.fileno()).st_size > MAX_CACHE_BYTES:
+                return None
+            header = pickle.load(fh)
+            if not isinstance(header, dict) or header.get("format") != FORMAT or header.get("fingerprint") != fp:
+                return None
+            return pickle.load(fh)
+    except FileNotFoundError:
+        return None
+    except Exception:  # noqa: BLE001 - a corrupt or foreign cache file is ignored, never fatal
+        return None
+
+
+def store(feature_dir: Path, fp: dict[str, Any], feature: Any, now_ns: int | None = None) -> bool:
+    """Store ``feature`` under ``fp`` (taken before reading). False when not stored.
+
+    Not stored when the cache is off, when an input changed less than ``RACY_NS`` ago (its
+    stamp could not tell a second write in the same tick apart), or when the cache
+    directory cannot be written.
+    """
+    if not enabled():
+        return False
+    now = time.time_ns() if now_ns is None else now_ns
+    if _newest_ns(fp) >= now - RACY_NS:
+        return False
+    path = cache_file(feature_dir)
+    tmp = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".pickle")
+        with os.fdopen(fd, "wb") as fh:
+            pickle.dump({"format": FORMAT, "fingerprint": fp}, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            pickle.dump(feature, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            # No fsync: a cache file lost or cut short by a crash fails to unpickle and is
+            # ignored (then rewritten); syncing would cost a disk flush per feature.
+        os.replace(tmp, path)
+        tmp = None
+        return True
+    except (OSError, pickle.PicklingError, TypeError, AttributeError, RecursionError):
+        return False
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass

@@ -1,0 +1,141 @@
+"""The per-feature append-only journal: ``<feature>/.scars/journal.jsonl``.
+
+Every decision, batch, undo, sign-off, blocked-fix outcome and round event is one line::
+
+    <crc32 of the JSON, 8 lowercase hex> <JSON object, ASCII only>\n
+
+written with :func:`scars.core.storage.durable.append_record` (one ``os.write`` on ``O_APPEND``,
+fsync) under the feature lock, so a record is on disk before anything reports it saved.
+JSON is written with ``ensure_ascii=True``: no record contains a raw newline or any other
+line separator, so a line is a record.
+
+Reading never raises on bad content: a torn last line (a crash mid-write) or a line whose
+checksum or JSON is wrong is skipped and reported in :attr:`JournalRead.problems`; records
+keep their order. Every record carries ``seq`` (1, 2, …) and ``type``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from scars.core.storage.durable import append_record
+from scars.core.storage.lock import STATE_DIR
+
+
+JOURNAL_NAME = "journal.jsonl"
+
+
+FORMAT_VERSION = 1
+
+
+def frame(record: dict[str, Any]) -> bytes:
+    """One journal line for ``record``: checksum, space, compact ASCII JSON, newline."""
+    body = json.dumps(record, ensure_ascii=True, separators=(",", ":"), sort_keys=False)
+    crc = zlib.crc32(body.encode("ascii")) & 0xFFFFFFFF
+    return f"{crc:08x} {body}\n".encode("ascii")
+
+
+def unframe(line: bytes) -> dict[str, Any] | str:
+    """The record of one line (without its newline), or a string saying what is wrong."""
+    if len(line) < 11 or line[8:9] != b" ":
+        return "not a journal record (no checksum)"
+    head, body = line[:8], line[9:]
+    try:
+        want = int(head.decode("ascii"), 16)
+    except (UnicodeDecodeError, ValueError):
+        return "not a journal record (bad checksum field)"
+    if zlib.crc32(body) & 0xFFFFFFFF != want:
+        return "checksum mismatch (torn or altered record)"
+    try:
+        record = json.loads(body.decode("ascii"))
+    except (UnicodeDecodeError, ValueError):
+        return "checksum matches but the JSON is invalid"
+    if not isinstance(record, dict) or not isinstance(record.get("type"), str):
+        return "record has no type"
+    return record
+
+
+@dataclass
+class JournalRead:
+    records: list[dict[str, Any]] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)  # "line N: reason"
+    torn_tail: bool = False  # the last line was incomplete (no newline) or corrupt
+    size: int = 0  # bytes read
+
+
+def read_journal(path: str | os.PathLike) -> JournalRead:
+    """All intact records of a journal file, in order; never raises on content."""
+    out = JournalRead()
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        return out
+    out.size = len(data)
+    lines = data.split(b"\n")
+    last_complete = data.endswith(b"\n")
+    if last_complete:
+        lines.pop()  # the empty string after the final newline
+    for i, line in enumerate(lines, start=1):
+        is_last = i == len(lines)
+        if is_last and not last_complete:
+            out.torn_tail = True
+            out.problems.append(f"line {i}: incomplete last record (the writer was interrupted); ignored")
+            continue
+        if not line.strip():
+            continue
+        rec = unframe(line)
+        if isinstance(rec, str):
+            if is_last:
+                out.torn_tail = True
+            out.problems.append(f"line {i}: {rec}; ignored")
+            continue
+        out.records.append(rec)
+    return out
+
+
+class Journal:
+    """Append side of one feature's journal. The caller holds the feature lock."""
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = Path(path)
+        read = read_journal(self.path)
+        self.records: list[dict[str, Any]] = read.records
+        self.problems: list[str] = read.problems
+        self._repair_tail(read)
+        self.next_seq = max((r.get("seq", 0) for r in self.records if isinstance(r.get("seq"), int)), default=0) + 1
+
+    def _repair_tail(self, read: JournalRead) -> None:
+        """A torn last line would glue itself to the next record: end it with a newline."""
+        if read.torn_tail and read.size and not self._ends_with_newline():
+            append_record(self.path, b"\n")
+
+    def _ends_with_newline(self) -> bool:
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(-1, os.SEEK_END)
+                return f.read(1) == b"\n"
+        except OSError:
+            return True
+
+    def append(self, type_: str, **payload: Any) -> dict[str, Any]:
+        """Write one record durably and return it (with its ``seq``)."""
+        record = {"v": FORMAT_VERSION, "seq": self.next_seq, "type": type_, **payload}
+        try:
+            append_record(self.path, frame(record))
+        except BaseException:
+            # Never reuse a seq that may have reached the disk (a failed fsync, a cut-back
+            # that failed too): undo names records by seq.
+            self.next_seq += 1
+            raise
+        self.records.append(record)
+        self.next_seq += 1
+        return record
+
+
+def journal_path(feature_dir: str | Path) -> Path:
+    return Path(feature_dir) / STATE_DIR / JOURNAL_NAME

@@ -1,0 +1,169 @@
+"""One writer per feature directory: ``fcntl.flock`` on ``<feature>/.scars/lock``.
+
+A flock belongs to the open file description and the kernel drops it when the holder's
+process dies, so a lock left by a killed process is simply free — no stale-lock breaking
+(reliability notes §4, "Locking"). POSIX ``lockf`` locks are not used: closing *any*
+descriptor of the file releases them.
+
+The holder writes ``{"pid", "host", "user", "started"}`` (JSON) into the lock file after
+taking the lock; it serves only the message another writer gets. The lock file itself is
+never deleted (deleting it would let two processes lock two different inodes).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import errno
+import fcntl
+import json
+import os
+import socket
+import time
+from pathlib import Path
+
+from scars.core.storage.durable import ensure_private_dir
+from scars.core.errors import LockHeld, UsageError
+
+STATE_DIR = ".scars"
+LOCK_NAME = "lock"
+
+
+def lock_path(feature_dir: str | os.PathLike) -> Path:
+    return Path(feature_dir) / STATE_DIR / LOCK_NAME
+
+
+def describe_holder(holder: dict) -> str:
+    """``pid 123 on host (user alice) since 2026-…`` from whatever the holder wrote."""
+    if not holder:
+        return "another scars process (its details are not written yet)"
+    parts = []
+    if holder.get("pid") is not None:
+        parts.append(f"pid {holder['pid']}")
+    if holder.get("host"):
+        parts.append(f"on {holder['host']}")
+    if holder.get("user"):
+        parts.append(f"(user {holder['user']})")
+    if holder.get("started"):
+        parts.append(f"since {holder['started']}")
+    return " ".join(str(p) for p in parts) or "another scars process"
+
+
+def read_holder(path: str | os.PathLike) -> dict:
+    """The holder info written in a lock file ({} when absent or unreadable)."""
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(4096)
+        data = json.loads(raw.decode("utf-8", "replace") or "{}")
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+_HOLDER_GRACE = 0.25  # seconds to wait for a holder's details before refusing without them
+
+
+class FeatureLock:
+    """The writer lock of one feature directory.
+
+    ``acquire()`` takes it without waiting (or waits up to ``timeout`` seconds) and raises
+    :class:`LockHeld` naming the holder when another process has it. Use as a context
+    manager or call ``release()``.
+    """
+
+    def __init__(self, feature_dir: str | os.PathLike, *, user: str = ""):
+        self.feature_dir = Path(feature_dir)
+        self.path = lock_path(feature_dir)
+        self.user = user
+        self._fd: int | None = None
+        self.holder: dict | None = None
+
+    @property
+    def held(self) -> bool:
+        return self._fd is not None
+
+    def acquire(self, timeout: float = 0.0) -> "FeatureLock":
+        if self._fd is not None:
+            return self
+        try:
+            ensure_private_dir(self.path.parent)
+        except Exception as exc:
+            raise UsageError(f"cannot create the lock directory {self.path.parent}: {exc}") from exc
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise UsageError(f"cannot open the lock file {self.path}: {exc.strerror}") from exc
+        deadline = time.monotonic() + max(0.0, timeout)
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError as exc:
+                if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                    os.close(fd)
+                    raise UsageError(f"cannot lock {self.path}: {exc.strerror}") from exc
+                if time.monotonic() >= deadline:
+                    holder = read_holder(self.path)
+                    if not holder and time.monotonic() < deadline + _HOLDER_GRACE:
+                        # The holder is between flock and writing its details, or releasing
+                        # (it empties the file before unlocking): look again shortly rather
+                        # than refuse without naming it (tests/hostile, two writers).
+                        time.sleep(0.005)
+                        continue
+                    os.close(fd)
+                    raise LockHeld(
+                        f"another writer holds the lock of {self.feature_dir}: {describe_holder(holder)}. "
+                        "Wait for it to finish, or open read-only (the lock frees itself when that process ends).",
+                        holder,
+                    ) from None
+                time.sleep(0.05)
+        self._fd = fd
+        self.holder = {
+            "pid": os.getpid(),
+            "host": socket.gethostname(),
+            "user": self.user,
+            "started": _dt.datetime.now(_dt.timezone.utc).astimezone().isoformat(timespec="seconds"),
+        }
+        data = (json.dumps(self.holder, ensure_ascii=True) + "\n").encode()
+        with contextlib.suppress(OSError):  # holder info is for messages only
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, data, 0)
+        return self
+
+    def release(self) -> None:
+        fd, self._fd = self._fd, None
+        if fd is None:
+            return
+        with contextlib.suppress(OSError):
+            os.ftruncate(fd, 0)
+        with contextlib.suppress(OSError):
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+
+    def __enter__(self) -> "FeatureLock":
+        return self.acquire()
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+
+    def __del__(self):  # pragma: no cover - best effort if a caller forgets release()
+        with contextlib.suppress(Exception):
+            self.release()
+
+
+def current_holder(feature_dir: str | os.PathLike) -> dict | None:
+    """The holder of the feature's lock, or ``None`` when nobody holds it (test-and-release)."""
+    path = lock_path(feature_dir)
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:
+            return read_holder(path)
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)

@@ -1,0 +1,148 @@
+"""Reading many scar reports at once: across processes above a threshold, serially below it.
+
+``read_reports(jobs, registry, read_one)`` returns exactly what calling ``read_one`` (the
+reader's ``scars.core.samsara.reports.read_report``, passed in: storage knows no samsara
+concept) on each ``(path, rel)`` in order would return. With at
+least ``PARALLEL_THRESHOLD`` reports and more than one usable core, the reports are split
+into contiguous chunks read by a pool of worker processes (``fork`` on Linux, so workers
+start in milliseconds with everything already imported); results come back in order. Any
+failure of the pool itself (a worker killed, a start method that is not available, a
+result that does not pickle …) falls back to reading serially, so the outcome never
+depends on the pool. A report that cannot be parsed is a parse failure either way — that is
+``read_one``'s job, not an exception. ``read_features(paths, read_one)`` does the same for
+whole features.
+
+The cyclic garbage collector is paused during the bulk read (it would otherwise scan the
+growing heap of parsed objects again and again: the largest single cost on big inputs, see
+the README section "Performance") and frozen objects are released afterwards.
+"""
+
+from __future__ import annotations
+
+from scars.core import settings
+
+import functools
+import gc
+import os
+import sys
+import threading
+from collections.abc import Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+# read_report(path, rel, registry) -> (report, failures, warnings, dangling): passed in by the reader.
+ReadReport = Callable[[Path, str, Any], Any]
+
+PARALLEL_THRESHOLD = 400  # reports; below this a pool costs more than it saves
+MAX_WORKERS = 8
+CHUNKS_PER_WORKER = 4
+
+
+def usable_cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def workers_for(n_reports: int) -> int:
+    """How many worker processes to use for ``n_reports`` (1 = serial)."""
+    env = settings.workers()
+    if env is not None:
+        return max(1, min(env, MAX_WORKERS))
+    if n_reports < PARALLEL_THRESHOLD:
+        return 1
+    return max(1, min(usable_cpus(), MAX_WORKERS))
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def _read_chunk(jobs: Sequence[tuple[str, str]], registry: Any, read_one: ReadReport) -> list[Any]:
+    with gc_paused():
+        return [read_one(Path(p), rel, registry) for p, rel in jobs]
+
+
+def _serial(jobs: Sequence[tuple[str, str]], registry: Any, read_one: ReadReport) -> list[Any]:
+    return _read_chunk(jobs, registry, read_one)
+
+
+def _chunks(jobs: Sequence[tuple[str, str]], n: int) -> list[Sequence[tuple[str, str]]]:
+    size = max(1, -(-len(jobs) // n))
+    return [jobs[i : i + size] for i in range(0, len(jobs), size)]
+
+
+def read_reports(jobs: Sequence[tuple[str | os.PathLike[str], str]], registry: Any, read_one: ReadReport, *,
+                 workers: int | None = None) -> list[Any]:
+    """``[read_one(path, rel, registry) for path, rel in jobs]``, in parallel when it pays.
+
+    ``read_one`` is a module-level function (it is pickled by reference for the workers)."""
+    plain = [(os.fspath(p), rel) for p, rel in jobs]
+    n = workers_for(len(plain)) if workers is None else max(1, workers)
+    if n <= 1 or len(plain) < 2:
+        return _serial(plain, registry, read_one)
+    try:
+        return _pool_read(plain, registry, n, read_one)
+    except Exception:  # noqa: BLE001 - any pool failure: the serial read gives the same result
+        return _serial(plain, registry, read_one)
+
+
+def _pool_read(jobs: list[tuple[str, str]], registry: Any, n: int, read_one: ReadReport) -> list[Any]:
+    return _pool_map(functools.partial(_read_chunk, registry=registry, read_one=read_one), jobs, n)
+
+
+FEATURES_THRESHOLD = 64  # features; reading a repository root with more uses the pool
+
+
+def read_features(paths: Sequence[str | os.PathLike[str]], read_one: Callable[[str], Any], *,
+                  workers: int | None = None) -> list[Any]:
+    """``[read_one(p) for p in paths]``: across processes for many features.
+
+    Any failure in the pool (including a feature that raises) repeats the read serially, so
+    errors surface exactly as the serial read raises them.
+    """
+    plain = [os.fspath(p) for p in paths]
+    if workers is None:
+        env = settings.workers()
+        workers = (max(1, min(env, MAX_WORKERS)) if env is not None
+                   else (1 if len(plain) < FEATURES_THRESHOLD else min(usable_cpus(), MAX_WORKERS)))
+    if workers > 1 and len(plain) > 1:
+        try:
+            return _pool_map(functools.partial(_read_feature_chunk, read_one=read_one), plain, workers)
+        except Exception:  # noqa: BLE001 - the serial read gives the same result or the real error
+            pass
+    return _read_feature_chunk(plain, read_one)
+
+
+def _read_feature_chunk(paths: Sequence[str], read_one: Callable[[str], Any]) -> list[Any]:
+    with gc_paused():
+        return [read_one(p) for p in paths]
+
+
+def _pool_map(fn: Any, items: list[Any], n: int) -> list[Any]:
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor
+
+    if sys.platform.startswith("linux"):
+        ctx = mp.get_context("fork" if threading.active_count() == 1 else "forkserver")
+    else:
+        ctx = mp.get_context()
+    chunks = _chunks(items, n * CHUNKS_PER_WORKER)
+    out: list[Any] = []
+    with ProcessPoolExecutor(max_workers=min(n, len(chunks)), mp_context=ctx) as pool:
+        futures = [pool.submit(fn, chunk) for chunk in chunks]
+        with gc_paused():
+            for fut in futures:
+                out.extend(fut.result())
+    if len(out) != len(items):  # pragma: no cover - defensive
+        raise RuntimeError("worker returned a partial chunk")
+    return out

@@ -1,0 +1,376 @@
+"""ScarsApp: the full-screen triage app.
+
+Construct it from a feature directory (``ScarsApp(feature_dir, ...)``: the session is
+opened and the feature read in a thread worker) or from an already-read feature
+(``ScarsApp.from_feature(feature, session=None)``). Either way the heavy work — reading,
+building the grouped rows and their search keys — runs off the event loop, and the app
+posts ``ScarsApp.Loaded`` when done; ``await app.wait_loaded()`` waits for it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from textual import work
+from textual.app import App
+from textual.message import Message
+
+from scars.core.errors import ScarsError
+from scars.core.model import Feature
+from scars.core.samsara.rounds import evaluate_valves
+from scars.core.samsara.session import FeatureSession
+from scars.core.sanitize import one_line
+from scars.core.storage.lock import describe_holder
+from scars.tui.app.backend import Backend
+from scars.tui.app.keymap import keymap_path, load_keymap
+from scars.tui.app.palette import ScarsCommands
+from scars.tui.app.viewmodel import Filter, Row, TriageState, owners_in_logs
+
+
+def _valves(feature: Feature, decisions: dict) -> list:
+    return list(evaluate_valves(feature, decisions))
+
+
+class ScarsApp(App[int]):
+    CSS_PATH = "app.tcss"
+    TITLE = "scars"
+    COMMANDS = App.COMMANDS | {ScarsCommands}
+    ENABLE_COMMAND_PALETTE = True
+
+    class Loaded(Message):
+        """The feature is read and the rows are built (posted from the loader thread)."""
+
+        def __init__(self, backend: Backend, state: TriageState, valves: list, keep_cursor: bool,
+                     rows: list[Row], user: str) -> None:
+            super().__init__()
+            self.backend = backend
+            self.state = state
+            self.valves = valves
+            self.keep_cursor = keep_cursor
+            self.rows = rows
+            self.user = user
+
+    class LoadFailed(Message):
+        def __init__(self, error: BaseException) -> None:
+            super().__init__()
+            self.error = error
+
+    def __init__(
+        self,
+        feature_dir: str | Path | None = None,
+        *,
+        read_only: bool = False,
+        pair: Iterable[str] | None = None,
+        require_second: Iterable[str] = (),
+        user: str | None = None,
+        keymap: dict[str, str] | Path | None = None,
+        feature: Feature | None = None,
+        session: FeatureSession | None = None,
+        inbox: tuple[list, Path] | None = None,
+    ) -> None:
+        super().__init__()
+        self.feature_dir = Path(feature_dir) if feature_dir is not None else None
+        self.read_only_requested = read_only
+        self.pair = [p for p in (pair or []) if p]
+        self.driver_index = 0
+        self.require_second = {a.strip() for a in require_second if a.strip()}
+        self.user = user
+        self._keymap_source = keymap
+        self._keymap_problems: list[str] = []
+        self._given_feature = feature
+        self._given_session = session
+        self.backend: Backend | None = None
+        self.state: TriageState | None = None
+        self.filter: Filter | None = None
+        self.marked: set[str] = set()
+        self.valves: list = []
+        self.load_error: BaseException | None = None
+        self._loaded = asyncio.Event()
+        self._owner_cache: dict[str, list[str]] = {}
+        self.inbox = inbox  # (loop states, repository root): start on the Loops inbox
+
+    @classmethod
+    def from_feature(cls, feature: Feature, session: FeatureSession | None = None, **kwargs: Any) -> "ScarsApp":
+        """An app over an already-read feature; without a session it is read-only."""
+        return cls(Path(feature.path), feature=feature, session=session, **kwargs)
+
+    # -- facts the screens use ----------------------------------------------------------
+    @property
+    def feature(self) -> Feature | None:
+        return self.backend.feature if self.backend is not None else None
+
+    @property
+    def decisions(self) -> dict:
+        return self.backend.decisions if self.backend is not None else {}
+
+    @property
+    def driver(self) -> str | None:
+        if self.pair:
+            return self.pair[self.driver_index % len(self.pair)]
+        return self.user
+
+    def driver_label(self) -> str | None:
+        if not self.pair:
+            return None
+        other = self.pair[(self.driver_index + 1) % len(self.pair)]
+        return f"{self.driver} (p → {other})"
+
+    @property
+    def require_second_accept(self) -> bool:
+        return "accept" in self.require_second
+
+    @property
+    def round_no(self) -> int | None:
+        """The open round, or the number the next round (opened by the first decision) gets."""
+        if self.backend is None:
+            return None
+        try:
+            return self.backend.round_info()["round"]
+        except Exception:  # noqa: BLE001 - a header fact must not stop triage
+            return self.backend.current_round()
+
+    @property
+    def is_loaded(self) -> bool:
+        return self._loaded.is_set()
+
+    async def wait_loaded(self) -> None:
+        """Wait until the feature is read and the list is drawn (or loading failed)."""
+        await self._loaded.wait()
+
+    def build_rows(self) -> list[Row]:
+        assert self.state is not None
+        return self.state.rows(self.filter, self.decisions, self.marked)
+
+    def refresh_valves(self) -> None:
+        if self.feature is not None:
+            try:
+                self.valves = _valves(self.feature, self.decisions)
+            except Exception as exc:  # noqa: BLE001 - a valve bug must not stop triage
+                self.valves = []
+                self.log.error(f"evaluate_valves failed: {exc!r}")
+
+    # -- lifecycle --------------------------------------------------------------------
+    def on_mount(self) -> None:
+        self.theme = "textual-dark"
+        self._apply_keymap()
+        from scars.tui.app.screens.main import MainScreen
+
+        self.push_screen(MainScreen())
+        if self.inbox is not None:
+            from scars.tui.app.screens.loops import LoopsScreen
+
+            states, root = self.inbox
+            self.push_screen(LoopsScreen(states, root))
+        if self.feature_dir is not None:
+            self._load(keep_cursor=False)
+
+    def open_feature(self, feature_dir: Path) -> None:
+        """Switch to another feature (from the Loops inbox): release this one, read that one."""
+        from scars.tui.app.screens.main import MainScreen
+
+        if self.backend is not None:
+            self.backend.close()
+            self.backend = None
+        self.state = None
+        self.filter = None
+        self.marked = set()
+        self._given_feature = self._given_session = None
+        self.feature_dir = Path(feature_dir)
+        self._loaded.clear()
+        while not isinstance(self.screen, MainScreen):
+            self.pop_screen()
+        from scars.tui.app.widgets.item_list import ItemList
+
+        items = self.screen.query_one(ItemList)
+        items.placeholder = "Loading…"
+        items.set_rows([], keep=False)
+        self._load(keep_cursor=False)
+
+
+    def _apply_keymap(self) -> None:
+        from scars.tui.app.screens.main import MAIN_BINDINGS
+
+        src = self._keymap_source
+        known = {b.id for b in MAIN_BINDINGS if b.id}
+        if isinstance(src, dict):
+            keymap, problems = dict(src), [f"unknown binding id '{k}'" for k in src if k not in known]
+            keymap = {k: v for k, v in keymap.items() if k in known}
+        else:
+            keymap, problems = load_keymap(src if isinstance(src, Path) else None, known)
+        self._keymap_problems = problems
+        if keymap:
+            self.set_keymap(keymap)
+        for p in problems:
+            self.notify(one_line(p, 300), title="keymap", severity="warning", markup=False)
+
+    def keymap_note(self) -> str:
+        path = self._keymap_source if isinstance(self._keymap_source, Path) else keymap_path()
+        note = f"Rebind keys in {path} — e.g.  \"scars.fix\" = \"x\""
+        if self._keymap_problems:
+            note += "\nProblems: " + "; ".join(self._keymap_problems)
+        return note
+
+    @work(thread=True, exclusive=True, group="load")
+    def _load(self, keep_cursor: bool) -> None:
+        try:
+            if self.backend is not None and keep_cursor:
+                backend = self.backend
+                backend.reload()
+            elif self._given_feature is not None:
+                backend = Backend(self._given_feature, self._given_session,
+                                  read_only=True if self._given_session is None else
+                                  (self.read_only_requested or bool(getattr(self._given_session, "read_only", False))))
+            else:
+                assert self.feature_dir is not None
+                backend = Backend.open(self.feature_dir, read_only=self.read_only_requested, user=self.user)
+            state = TriageState(backend.feature)
+            decisions = backend.decisions
+            valves = _valves(backend.feature, decisions)
+            marked = set(self.marked) & set(state.views)
+            rows = state.rows(self.filter if keep_cursor else None, decisions, marked)
+            user = self.user or backend.user
+        except BaseException as exc:  # noqa: BLE001 - shown to the user, never swallowed
+            self.post_message(self.LoadFailed(exc))
+            return
+        self.post_message(self.Loaded(backend, state, valves, keep_cursor, rows, user))
+
+    def on_scars_app_loaded(self, message: "ScarsApp.Loaded") -> None:
+        from scars.tui.app.screens.main import MainScreen
+        from scars.tui.app.widgets.item_list import ItemList
+
+        self.backend = message.backend
+        self.state = message.state
+        self.valves = message.valves
+        self.marked &= set(self.state.views)
+        if self.user is None and not self.pair:
+            self.user = message.user
+        screen = self._main_screen()
+        if screen is None:
+            return
+        items = screen.query_one(ItemList)
+        items.views = self.state.views
+        items.decisions_source = lambda: self.decisions
+        items.marked = self.marked
+        items.placeholder = "No scar items in this feature."
+        rows = message.rows
+        if not message.keep_cursor:
+            self.filter = None
+        items.set_rows(rows, keep=message.keep_cursor)
+        if not message.keep_cursor:
+            first = self.state.first_undecided(rows, self.decisions, 0)
+            if first is not None:
+                items.move_to(first)
+        screen.refresh_all()
+        if self.backend.lock_holder:
+            self.notify(one_line(f"Opened read-only: the lock is held by {describe_holder(self.backend.lock_holder)}.", 300),
+                        title="Read-only", severity="warning", timeout=8, markup=False)
+        self._loaded.set()
+
+    def on_scars_app_load_failed(self, message: "ScarsApp.LoadFailed") -> None:
+        self.load_error = message.error
+        from scars.tui.app.screens.main import MainScreen
+        from scars.tui.app.widgets.detail import DetailPane
+
+        text = str(message.error) if isinstance(message.error, ScarsError) else repr(message.error)
+        screen = self._main_screen()
+        if screen is not None:
+            screen.query_one(DetailPane).show_nothing(one_line(f"Cannot open the feature: {text}", 400))
+        self._loaded.set()
+        code = message.error.exit_code if isinstance(message.error, ScarsError) else 1
+        self.exit(code, message=one_line(f"scars: {text}", 400))
+
+    def _main_screen(self):  # noqa: ANN202
+        from scars.tui.app.screens.main import MainScreen
+
+        for screen in self.screen_stack:
+            if isinstance(screen, MainScreen):
+                return screen
+        return None
+
+    def reload(self) -> None:
+        """Re-read the feature from disk and merge rows on their stable keys."""
+        if self.backend is None:
+            return
+        self._load(keep_cursor=True)
+
+    def on_unmount(self) -> None:
+        if self.backend is not None:
+            self.backend.close()
+
+    # -- forms --------------------------------------------------------------------------
+    def owner_suggestions(self, item_ids: list[str]) -> list[str]:
+        from scars.core.samsara.locate import codeowners, git_authors, parse_location
+
+        assert self.state is not None and self.feature is not None
+        out: dict[str, None] = {o: None for o in owners_in_logs(self.feature, self.decisions)}
+        files = []
+        for i in item_ids[:20]:
+            where = self.state.views[i].item.where
+            if where:
+                loc = parse_location(where)
+                if loc.path:
+                    files.append(loc.path)
+        key = "\0".join(sorted(set(files)))
+        if key not in self._owner_cache:
+            root = self.feature.repo_root
+            found = git_authors(root, files) + codeowners(root, files)
+            self._owner_cache[key] = [one_line(f, 80) for f in found]
+        for o in self._owner_cache[key]:
+            out.setdefault(o, None)
+        return list(out)
+
+    def open_accept_form(self, item_ids: list[str], callback: Callable[[dict | None], None]) -> None:
+        from scars.tui.app.screens.forms import AcceptForm
+
+        assert self.state is not None
+        subjects = [self.state.views[i].line_text for i in item_ids]
+        self.push_screen(AcceptForm(subjects, self._validate, suggestions=self.owner_suggestions(item_ids)),
+                         callback=callback)
+
+    def open_defer_form(self, item_ids: list[str], callback: Callable[[dict | None], None]) -> None:
+        from scars.tui.app.screens.forms import DeferForm
+
+        assert self.state is not None
+        subjects = [self.state.views[i].line_text for i in item_ids]
+        self.push_screen(DeferForm(subjects, self._validate), callback=callback)
+
+    @staticmethod
+    def _validate(action: str, fields: dict) -> list:
+        return Backend.validate(action, {k: v for k, v in fields.items() if v is not None})
+
+    # -- round gate ---------------------------------------------------------------------
+    def open_gate(self) -> None:
+        from scars.tui.app.screens.gate import RoundGate, advice_text, gate_summary
+
+        if self.feature is None or self.backend is None:
+            return
+        screen = self._main_screen()
+        if self.backend.read_only:
+            if screen is not None:
+                screen._refuse_if_read_only()
+            return
+        info = self.backend.round_info()
+        summary = gate_summary(self.feature, info["triage"], info["round"], self.valves,
+                               before=info["signal_lost_before"])
+        advice = advice_text(self.feature, self.decisions)
+        self.push_screen(RoundGate(self.feature, summary, self.valves, advice), callback=self._record_gate)
+
+    def _record_gate(self, result: dict | None) -> None:
+        if result is None or self.backend is None:
+            return
+        screen = self._main_screen()
+        try:
+            for item_id, outcome in result.get("blocked", {}).items():
+                self.backend.record_blocked_fix(item_id, outcome, result["reason"], decided_by=self.driver)
+            extra = {"trigger": result["trigger"]} if result.get("trigger") else {}
+            # The human's choice goes into both logs: iteration-log.yaml and auto-decisions.md.
+            self.backend.close_round(result["decision"], result["reason"], decided_by=self.driver,
+                                     auto_entry=True, **extra)
+        except ScarsError as exc:
+            self.notify(one_line(str(exc), 300), title="Round not recorded", severity="error", markup=False)
+            return
+        self.notify(one_line(f"Round recorded: {result['decision']}.", 100), markup=False)
+        if screen is not None:
+            self.reload()

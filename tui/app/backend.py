@@ -1,0 +1,174 @@
+"""The one place the app touches the durable layer (``scars.core.samsara.session.FeatureSession``).
+
+Every decision the app shows as saved went through here and is on disk (fsynced) before
+the call returns. A backend without a session (``ScarsApp.from_feature(feature)``, used to
+look at an already-read feature) is read-only and refuses every write with a clear reason.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from scars.core.errors import DecisionRefused, FieldError, LockHeld
+from scars.core.model import Feature
+from scars.core.samsara.decisions import Decision, resolve_user, validate_decision
+from scars.core.samsara.session import FeatureSession
+from scars.core.samsara.watches import validate_watch
+from scars.core.storage.lock import describe_holder
+
+
+class ReadOnly(DecisionRefused):
+    """A write was attempted in a read-only view."""
+
+
+class Backend:
+    """Decisions, history and round records of one feature, through a FeatureSession."""
+
+    def __init__(self, feature: Feature, session: FeatureSession | None = None, *, read_only: bool | None = None,
+                 lock_holder: dict | None = None, read_only_reason: str | None = None):
+        self.session = session
+        self.feature = feature
+        self.lock_holder = lock_holder
+        if read_only is None:
+            read_only = session is None or session.read_only
+        self.read_only = read_only
+        self.read_only_reason = read_only_reason or (
+            f"read-only: the lock is held by {describe_holder(lock_holder)}" if lock_holder
+            else ("read-only: no session" if session is None else ("read-only (--read-only)" if read_only else None))
+        )
+
+    # -- opening ----------------------------------------------------------------------
+    @classmethod
+    def open(cls, feature_dir: str | Path, *, read_only: bool = False, user: str | None = None) -> "Backend":
+        """Open a session; when another writer holds the lock, open read-only and say who."""
+        holder = None
+        try:
+            session = FeatureSession.open(feature_dir, read_only=read_only, user=user)
+        except LockHeld as exc:
+            holder = exc.holder or {}
+            session = FeatureSession.open(feature_dir, read_only=True, user=user)
+        return cls(session.feature, session, read_only=read_only or holder is not None or session.read_only,
+                   lock_holder=holder)
+
+    # -- reads ------------------------------------------------------------------------
+    @property
+    def user(self) -> str:
+        if self.session is not None and self.session.user:
+            return str(self.session.user)
+        try:
+            return resolve_user()
+        except Exception:  # noqa: BLE001 - an unknown user is shown, never fatal
+            return "unknown"
+
+    @property
+    def decisions(self) -> dict[str, Decision]:
+        if self.session is None:
+            return {}
+        return self.session.decisions
+
+    @property
+    def moved(self) -> dict[str, Any]:
+        """Decisions taken back: made on another item than the one holding their id now."""
+        if self.session is None:
+            return {}
+        return self.session.moved
+
+    def history(self, item_id: str) -> list[dict]:
+        if self.session is None:
+            return []
+        try:
+            return list(self.session.history(item_id))
+        except KeyError:
+            return []
+
+    def current_round(self) -> int | None:
+        if self.session is not None:
+            return self.session.current_round()
+        log = self.feature.iteration_log
+        if log and log.rounds:
+            return log.rounds[-1].round
+        return None
+
+    def round_info(self) -> dict[str, Any]:
+        """{round, signal_lost_before, triage}: the open round (or the one triage will open)."""
+        s = self.session
+        if s is None:
+            return {"round": self.current_round(), "signal_lost_before": None, "triage": dict(self.decisions)}
+        open_round = s.open_round() or {}
+        number = open_round.get("round") or s.next_round_number()
+        return {"round": number, "signal_lost_before": open_round.get("signal_lost_before"),
+                "triage": dict(s.round_triage())}
+
+    # -- validation -------------------------------------------------------------------
+    @staticmethod
+    def validate(action: str, fields: dict[str, Any]) -> list[FieldError]:
+        """Core's validation of a decision's fields (one FieldError per refused field)."""
+        problems = validate_decision(action, **fields)
+        watch = fields.get("watch")
+        if watch and not any(p.field == "watch" for p in problems):
+            msg = validate_watch(watch)
+            if msg:
+                problems.append(FieldError("watch", msg))
+        return problems
+
+    # -- writes -----------------------------------------------------------------------
+    def _writable(self) -> FeatureSession:
+        if self.read_only or self.session is None:
+            raise ReadOnly(self.read_only_reason or "read-only")
+        return self.session
+
+    def _as(self, decided_by: str | None) -> FeatureSession:
+        """The writable session, recording as ``decided_by`` (the pair's current driver)."""
+        s = self._writable()
+        if decided_by:
+            s.user = decided_by
+        return s
+
+    def _ensure_round(self, s: FeatureSession) -> None:
+        """Triage happens inside a round: the first decision opens one when none is open."""
+        if s.current_round() is None:
+            s.start_round()
+
+    def decide(self, item_id: str, action: str, *, decided_by: str | None = None, **fields: Any) -> Any:
+        s = self._as(decided_by)
+        self._ensure_round(s)
+        return s.decide(item_id, action, **fields)
+
+    def decide_many(self, item_ids: list[str], action: str, *, decided_by: str | None = None, **fields: Any) -> list:
+        s = self._as(decided_by)
+        self._ensure_round(s)
+        return s.decide_many(item_ids, action, **fields)
+
+    def undo(self, *, decided_by: str | None = None) -> list[str]:
+        return self._as(decided_by).undo()
+
+    def sign_off(self, item_id: str, reviewed_by: str) -> Any:
+        return self._as(reviewed_by).sign_off(item_id, reviewed_by)
+
+    def record_blocked_fix(self, item_id: str, outcome: str, reason: str, *, decided_by: str | None = None) -> Any:
+        return self._as(decided_by).record_blocked_fix(item_id, outcome, reason)
+
+    def close_round(self, decision: str, reason: str, *, decided_by: str | None = None, **fields: Any) -> dict:
+        """Close the round (opening it first when triage never did) into both logs."""
+        s = self._as(decided_by)
+        self._ensure_round(s)
+        entry = s.close_round(decision, reason, **fields)
+        self.feature = s.feature
+        return entry
+
+    def append_auto_decision(self, **fields: Any) -> int:
+        return self._writable().append_auto_decision(**fields)
+
+    def reload(self) -> Feature:
+        if self.session is not None:
+            self.session.reload()
+            self.feature = self.session.feature
+        return self.feature
+
+    def close(self) -> None:
+        if self.session is not None:
+            try:
+                self.session.close()
+            finally:
+                self.session = None

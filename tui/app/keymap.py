@@ -1,0 +1,53 @@
+"""The user keymap: ``$XDG_CONFIG_HOME/scars/keymap.toml`` rebinds any binding id.
+
+Format — binding id to one key or a comma-separated list of keys::
+
+    "scars.fix" = "x"
+    "scars.next_undecided" = "N,tab"
+    [keys]                     # the same entries may also sit under a [keys] table
+    "scars.quit" = "Q"
+
+``?`` in the app lists every binding id. A broken file never stops the app: the problems
+are returned and shown as a warning.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+from scars.core import settings
+
+
+def keymap_path() -> Path:
+    return settings.config_home() / "scars" / "keymap.toml"
+
+
+def load_keymap(path: Path | None = None, known_ids: set[str] | None = None) -> tuple[dict[str, str], list[str]]:
+    """(binding id -> keys, problems). A missing file is not a problem."""
+    path = path or keymap_path()
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}, []
+    except (OSError, UnicodeDecodeError) as exc:
+        return {}, [f"{path}: cannot read ({exc})"]
+    except tomllib.TOMLDecodeError as exc:
+        return {}, [f"{path}: not valid TOML ({exc})"]
+    entries = dict(data)
+    nested = entries.pop("keys", None)
+    if isinstance(nested, dict):
+        entries.update(nested)
+    keymap: dict[str, str] = {}
+    problems: list[str] = []
+    for bid, keys in entries.items():
+        if isinstance(keys, list) and all(isinstance(k, str) for k in keys):
+            keys = ",".join(keys)
+        if not isinstance(keys, str) or not keys.strip():
+            problems.append(f"{path}: '{bid}' must be a key string, e.g. \"x\" or \"x,ctrl+x\"")
+            continue
+        if known_ids is not None and bid not in known_ids:
+            problems.append(f"{path}: unknown binding id '{bid}' (press ? to list them)")
+            continue
+        keymap[bid] = keys.strip()
+    return keymap, problems

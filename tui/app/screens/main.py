@@ -1,0 +1,398 @@
+"""The main triage screen: header, warning bar, grouped item list, detail pane, filter.
+
+Every key is a ``Binding`` with an id (``scars.*``), so ``keymap.toml`` can rebind it and
+the command palette lists it. Decisions go through ``app.backend`` (the durable layer):
+what the screen shows as decided is on disk.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.worker import get_current_worker
+from textual.widgets import Input, Static
+
+from scars.core.errors import ChangedOnDisk, DecisionRefused, ScarsError
+from scars.core.sanitize import one_line
+from scars.tui.app.viewmodel import FilterError, Row, decision_state, parse_filter
+from scars.tui.app.widgets.detail import DetailPane
+from scars.tui.app.widgets.header import ScarsHeader
+from scars.tui.app.widgets.item_list import ItemList
+from scars.tui.app.widgets.key_hints import KeyHints
+from scars.tui.app.widgets.warning_bar import WarningBar
+
+MAIN_BINDINGS = [
+    Binding("j,down", "cursor_down", "Down", id="scars.down", show=False),
+    Binding("k,up", "cursor_up", "Up", id="scars.up", show=False),
+    Binding("pagedown", "page_down", "Page down", id="scars.page_down", show=False),
+    Binding("pageup", "page_up", "Page up", id="scars.page_up", show=False),
+    Binding("home", "first", "First item", id="scars.first", show=False),
+    Binding("end", "last", "Last item", id="scars.last", show=False),
+    Binding("n", "next_undecided", "Next undecided", id="scars.next_undecided"),
+    Binding("f", "fix", "Fix", id="scars.fix"),
+    Binding("a", "accept", "Accept", id="scars.accept"),
+    Binding("d", "defer", "Defer", id="scars.defer"),
+    Binding("u", "undo", "Undo", id="scars.undo"),
+    Binding("slash", "filter", "Filter", id="scars.filter"),
+    Binding("space", "mark", "Mark", id="scars.mark"),
+    Binding("ctrl+p", "app.command_palette", "Palette", id="scars.palette", show=False),
+    Binding("F", "bulk('fix')", "Fix marked", id="scars.bulk_fix", show=False),
+    Binding("A", "bulk('accept')", "Accept marked", id="scars.bulk_accept", show=False),
+    Binding("D", "bulk('defer')", "Defer marked", id="scars.bulk_defer", show=False),
+    Binding("t", "trends", "Trends", id="scars.trends"),
+    Binding("g", "gate", "Round gate", id="scars.gate"),
+    Binding("p", "swap_driver", "Swap driver", id="scars.swap_driver", show=False),
+    Binding("s", "sign_off", "Sign off", id="scars.sign_off", show=False),
+    Binding("r", "reload", "Reload from disk", id="scars.reload", show=False),
+    Binding("L", "loops", "Loops inbox", id="scars.loops", show=False),
+    Binding("question_mark", "help", "Help", id="scars.help"),
+    Binding("q", "quit", "Quit", id="scars.quit"),
+]
+
+
+class MainScreen(Screen[None]):
+    BINDINGS = MAIN_BINDINGS
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
+
+    def compose(self) -> ComposeResult:
+        yield ScarsHeader(id="header")
+        yield WarningBar("", id="warnings")
+        with Horizontal(id="body"):
+            yield ItemList(id="items")
+            yield DetailPane(id="detail")
+        with Vertical(id="filter-bar"):
+            yield Input(placeholder="filter: words  cat:ks|sf|ua  task:NAME  state:undecided|fix|accept|defer|pending|marked",
+                        id="filter")
+            yield Static("", id="filter-status")
+        yield KeyHints(MAIN_BINDINGS, id="key-hints")
+
+    def on_mount(self) -> None:
+        self.query_one("#filter-bar").display = False
+        self.query_one(ItemList).focus()
+        self.query_one(DetailPane).show_nothing("Loading…")
+
+    # -- helpers ----------------------------------------------------------------------
+    @property
+    def items(self) -> ItemList:
+        return self.query_one(ItemList)
+
+    def current(self) -> Row | None:
+        return self.items.current_row
+
+    def current_item_id(self) -> str | None:
+        row = self.current()
+        return row.item_id if row is not None and row.kind == "item" else None
+
+    def refresh_all(self, *, rebuild: bool = False) -> None:
+        """Redraw header, warnings, list and detail from the app's state."""
+        app = self.app
+        if app.state is None:
+            return
+        if rebuild:
+            self.items.set_rows(app.build_rows())
+        app.refresh_valves()
+        self.query_one(ScarsHeader).show(
+            app.feature,
+            round_no=app.round_no,
+            progress=app.state.progress(app.decisions),
+            driver=app.driver_label(),
+            read_only=app.backend.read_only_reason if app.backend.read_only else None,
+        )
+        self.query_one(WarningBar).show(app.feature, app.valves, app.backend.moved)
+        self.items.refresh()
+        self.show_detail(self.current())
+
+    def show_detail(self, row: Row | None) -> None:
+        app = self.app
+        pane = self.query_one(DetailPane)
+        if app.state is None:
+            return
+        if row is None:
+            pane.show_nothing("No items." if not app.state.order else "No item matches the filter.")
+            return
+        if row.kind == "failure" and row.failure is not None:
+            pane.show_failure(row.failure)
+            return
+        if row.item_id is None:
+            pane.show_nothing()
+            return
+        view = app.state.views[row.item_id]
+        pane.show_item(app.feature, view.item, app.decisions.get(row.item_id), app.backend.history(row.item_id),
+                       group=row.group, tasks=app.state.tasks_of(view.item))
+
+    @on(ItemList.Highlighted)
+    def _highlighted(self, event: ItemList.Highlighted) -> None:
+        self.show_detail(event.row)
+
+    def _refuse_if_read_only(self) -> bool:
+        backend = self.app.backend
+        if backend is None or backend.read_only:
+            reason = backend.read_only_reason if backend is not None else "still loading"
+            self.notify(one_line(reason or "read-only", 200), title="Not recorded", severity="warning",
+                        markup=False)
+            return True
+        return False
+
+    def _after_decision(self, item_ids: list[str], *, advance: bool) -> None:
+        app = self.app
+        needs_rebuild = app.filter is not None and bool(app.filter.states)
+        if needs_rebuild:
+            self.items.set_rows(app.build_rows())
+        else:
+            for i in item_ids:
+                self.items.refresh_item(i)
+        if advance:
+            self.items.move(1)
+        self.refresh_all()
+
+    def _record(self, fn, *args, **kwargs) -> Any:  # noqa: ANN001
+        """Run a backend write; show a refusal or a conflict as a message, never crash."""
+        try:
+            return fn(*args, **kwargs)
+        except ChangedOnDisk as exc:
+            self.notify(one_line(str(exc), 300) + " — reloading.", title="Changed on disk", severity="error",
+                        markup=False)
+            self.action_reload()
+        except DecisionRefused as exc:
+            self.notify(one_line(str(exc), 300), title="Not recorded", severity="error", markup=False)
+        except ScarsError as exc:
+            self.notify(one_line(str(exc), 300), title="Not recorded", severity="error", markup=False)
+        return None
+
+    # -- cursor -----------------------------------------------------------------------
+    def action_cursor_down(self) -> None:
+        self.items.move(1)
+
+    def action_cursor_up(self) -> None:
+        self.items.move(-1)
+
+    def action_page_down(self) -> None:
+        self.items.page(1)
+
+    def action_page_up(self) -> None:
+        self.items.page(-1)
+
+    def action_first(self) -> None:
+        self.items.move_to(0)
+
+    def action_last(self) -> None:
+        self.items._move_to(self.items._nearest_selectable(len(self.items.rows) - 1, -1))
+
+    def action_next_undecided(self) -> None:
+        app = self.app
+        if app.state is None:
+            return
+        idx = app.state.first_undecided(self.items.rows, app.decisions, self.items.cursor + 1)
+        if idx is None:
+            self.notify("Every listed item is decided.", markup=False)
+            return
+        self.items.move_to(idx)
+
+    # -- decisions --------------------------------------------------------------------
+    def action_fix(self) -> None:
+        item_id = self.current_item_id()
+        if item_id is None or self._refuse_if_read_only():
+            return
+        self._save("fix", [item_id], {})
+
+    def action_accept(self) -> None:
+        item_id = self.current_item_id()
+        if item_id is None or self._refuse_if_read_only():
+            return
+        self.app.open_accept_form([item_id], callback=lambda fields: self._save("accept", [item_id], fields))
+
+    def action_defer(self) -> None:
+        item_id = self.current_item_id()
+        if item_id is None or self._refuse_if_read_only():
+            return
+        self.app.open_defer_form([item_id], callback=lambda fields: self._save("defer", [item_id], fields))
+
+    def _save(self, action: str, item_ids: list[str], fields: dict | None) -> None:
+        """Record ``action`` on one item, or on a marked batch (one undo reverts the batch)."""
+        if fields is None:  # the form was cancelled
+            return
+        app = self.app
+        fields = {k: v for k, v in fields.items() if v is not None}
+        if action == "accept" and app.require_second_accept:
+            fields["pending_review"] = True
+        if len(item_ids) == 1:
+            done = self._record(app.backend.decide, item_ids[0], action, decided_by=app.driver, **fields)
+        else:
+            done = self._record(app.backend.decide_many, item_ids, action, decided_by=app.driver, **fields)
+            if done is not None:
+                app.marked.difference_update(item_ids)
+        if done is not None:
+            self._after_decision(item_ids, advance=len(item_ids) == 1)
+
+    def action_undo(self) -> None:
+        if self._refuse_if_read_only():
+            return
+        reverted = self._record(self.app.backend.undo, decided_by=self.app.driver)
+        if reverted is None:
+            return
+        if not reverted:
+            self.notify("Nothing to undo.", markup=False)
+            return
+        self.notify(f"Undid {len(reverted)} decision{'s' if len(reverted) != 1 else ''}.", markup=False)
+        self._after_decision(list(reverted), advance=False)
+        first = reverted[0]
+        for idx, row in enumerate(self.items.rows):
+            if row.item_id == first:
+                self.items.move_to(idx)
+                break
+
+    def action_mark(self) -> None:
+        item_id = self.current_item_id()
+        if item_id is None:
+            return
+        marked = self.app.marked
+        if item_id in marked:
+            marked.discard(item_id)
+        else:
+            marked.add(item_id)
+        self.items.refresh_item(item_id)
+        self.items.move(1)
+
+    def action_bulk(self, action: str) -> None:
+        app = self.app
+        if self._refuse_if_read_only():
+            return
+        ids = [i for i in app.state.order if i in app.marked] if app.state else []
+        if not ids:
+            self.notify("Mark items with space first; F/A/D then decide all marked items.", markup=False)
+            return
+        lines = [f"{i}  {app.state.views[i].line_text}" for i in ids]
+
+        def confirmed(ok: bool | None) -> None:
+            if not ok:
+                return
+            if action == "fix":
+                self._save("fix", ids, {})
+            elif action == "accept":
+                app.open_accept_form(ids, callback=lambda fields: self._save("accept", ids, fields))
+            else:
+                app.open_defer_form(ids, callback=lambda fields: self._save("defer", ids, fields))
+
+        from scars.tui.app.screens.confirm import ConfirmBulk
+
+        app.push_screen(ConfirmBulk(action, lines), callback=confirmed)
+
+    def action_sign_off(self) -> None:
+        app = self.app
+        item_id = self.current_item_id()
+        if item_id is None or self._refuse_if_read_only():
+            return
+        d = app.decisions.get(item_id)
+        if decision_state(d) != "pending":
+            self.notify("Only an accept waiting for a second person can be signed off.", markup=False)
+            return
+        reviewer = app.driver
+        if reviewer and reviewer == getattr(d, "decided_by", None):
+            self.notify(one_line(f"{reviewer} made this accept; the other person signs off (p swaps the driver).",
+                                 200), severity="warning", markup=False)
+            return
+        if self._record(app.backend.sign_off, item_id, reviewer) is not None:
+            self._after_decision([item_id], advance=True)
+
+    def action_swap_driver(self) -> None:
+        app = self.app
+        if not app.pair:
+            self.notify("Not pairing: start with --pair NAME1,NAME2.", markup=False)
+            return
+        app.driver_index = 1 - app.driver_index
+        self.notify(one_line(f"Driver: {app.driver}", 80), markup=False)
+        self.refresh_all()
+
+    # -- filter -----------------------------------------------------------------------
+    def action_filter(self) -> None:
+        bar = self.query_one("#filter-bar")
+        bar.display = True
+        self.query_one("#filter", Input).focus()
+
+    @on(Input.Changed, "#filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        self.apply_filter(event.value)
+
+    def apply_filter(self, text: str) -> None:
+        app = self.app
+        status = self.query_one("#filter-status", Static)
+        try:
+            flt = parse_filter(text)
+        except FilterError as exc:
+            status.update(Text("✗ " + one_line(str(exc), 200)))
+            return
+        app.filter = flt if flt.active else None
+        if app.state is None:
+            return
+        self._filter_rows(app.filter)
+
+    @work(thread=True, exclusive=True, group="filter")
+    def _filter_rows(self, flt) -> None:  # noqa: ANN001
+        """Build the filtered rows off the event loop; a newer keystroke supersedes this one."""
+        app = self.app
+        rows = app.state.rows(flt, app.decisions, app.marked)
+        if get_current_worker().is_cancelled:
+            return
+        app.call_from_thread(self._show_filtered, flt, rows)
+
+    def _show_filtered(self, flt, rows: list[Row]) -> None:  # noqa: ANN001
+        if flt is not self.app.filter:  # superseded meanwhile
+            return
+        self.items.set_rows(rows)
+        shown = sum(1 for r in rows if r.kind == "item")
+        self.query_one("#filter-status", Static).update(
+            Text(f"{shown} item row(s) match" if flt is not None else "no filter"))
+
+    @on(Input.Submitted, "#filter")
+    def _filter_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        if not event.value.strip():
+            self.query_one("#filter-bar").display = False
+        self.items.focus()
+
+    def key_escape(self) -> None:
+        if self.query_one("#filter", Input).has_focus or self.app.filter is not None:
+            self.query_one("#filter", Input).value = ""
+            self.apply_filter("")
+            self.query_one("#filter-bar").display = False
+            self.items.focus()
+
+    # -- other screens ----------------------------------------------------------------
+    def action_trends(self) -> None:
+        from scars.tui.app.screens.trends import TrendsScreen
+
+        if self.app.feature is not None:
+            self.app.push_screen(TrendsScreen(self.app.feature, self.app.decisions))
+
+    def action_gate(self) -> None:
+        self.app.open_gate()
+
+    def action_help(self) -> None:
+        from scars.tui.app.screens.help import HelpScreen
+
+        self.app.push_screen(HelpScreen(self.BINDINGS, self.app.keymap_note()))
+
+    def action_loops(self) -> None:
+        """The Loops inbox of the repository this feature belongs to."""
+        app = self.app
+        root = app.feature.repo_root if app.feature is not None else None
+        if not root:
+            self.notify("No repository root: the Loops inbox needs a directory holding changes/.", markup=False)
+            return
+        from scars.core.loops import discover_loops
+        from scars.tui.app.screens.loops import LoopsScreen
+
+        app.push_screen(LoopsScreen(discover_loops(root), Path(root)))
+
+    def action_reload(self) -> None:
+        self.app.reload()
+
+    def action_quit(self) -> None:
+        self.app.exit()

@@ -1,0 +1,66 @@
+"""`t`: signal_lost per round, per-category counts and fixed/accepted/deferred per round."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from rich.console import Group
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Static
+
+from scars.core.model import CATEGORIES, CATEGORY_LABEL, Feature
+from scars.tui.app.viewmodel import decision_state
+from scars.tui.app.widgets.chart import BarChart, Series
+from scars.tui.app.widgets.header import signal_series
+
+
+def trend_charts(feature: Feature, decisions: Mapping[str, Any]) -> list[BarChart]:
+    log = feature.iteration_log
+    rounds = list(log.rounds) if log is not None else []
+    series = signal_series(feature)
+    labels = ["start"] + [f"R{r.round}" for r in rounds if r.signal_lost_after is not None]
+    labels = labels[: len(series)]
+    while len(labels) < len(series):
+        labels.append("now")
+    signal = BarChart("signal_lost per round", labels, [Series("signal_lost", series)], height=6,
+                      y_label="items")
+    counts = [int(feature.counts.get(c, 0)) for c in CATEGORIES]
+    cats = BarChart("Remaining items per category (now)", [CATEGORY_LABEL[c] for c in CATEGORIES],
+                    [Series("items", counts)], height=5, y_label="items")
+    fix, acc, dfr, x = [], [], [], []
+    for r in rounds:
+        x.append(f"R{r.round}")
+        fix.append(len(r.fix))
+        acc.append(len(r.accept))
+        dfr.append(len(r.defer))
+    states = [decision_state(d) for d in decisions.values()]
+    x.append("now")
+    fix.append(states.count("fix"))
+    acc.append(states.count("accept") + states.count("pending"))
+    dfr.append(states.count("defer"))
+    decided = BarChart("Decisions per round: fixed █ / accepted ▓ / deferred ░", x,
+                       [Series("fixed", fix, "█"), Series("accepted", acc, "▓"), Series("deferred", dfr, "░")],
+                       height=6, y_label="items")
+    return [signal, cats, decided]
+
+
+class TrendsScreen(Screen[None]):
+    BINDINGS = [Binding("escape,q,t", "app.pop_screen", "Back", id="trends.back")]
+
+    def __init__(self, feature: Feature, decisions: Mapping[str, Any]) -> None:
+        super().__init__()
+        self.feature = feature
+        self.decisions = dict(decisions)
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="trends"):
+            parts: list = []
+            for chart in trend_charts(self.feature, self.decisions):
+                parts.append(chart)
+                parts.append(Text(""))
+            yield Static(Group(*parts), id="trends-body")
+        yield Static(Text("escape / t / q: back to the items"), classes="form-hint")

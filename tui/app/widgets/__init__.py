@@ -1,0 +1,1 @@
+"""The app's widgets: header, item list, detail pane, warning bar, key hints, bar chart."""

@@ -1,0 +1,233 @@
+"""The detail pane: everything known about the item under the cursor.
+
+All text from input files is untrusted: it is passed through ``sanitize.visible`` and put
+into ``rich.text.Text`` objects (never parsed as markup). The code excerpt is read only
+when its real path lies inside the repository (``scars.core.samsara.locate``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from rich.console import Group, RenderableType
+from rich.syntax import Syntax
+from rich.text import Text
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+from scars.core.model import CATEGORY_LABEL, REGISTRY_FILE, Feature, ParseFailure, Registry, ScarItem
+from scars.core.sanitize import one_line, visible
+from scars.core.samsara.locate import Excerpt, read_excerpt
+from scars.tui.app.viewmodel import ALL_GROUP_LABEL, decision_state, item_text
+
+_EXCERPT_CACHE_MAX = 256
+
+
+def _label(name: str) -> Text:
+    return Text(name, style="bold")
+
+
+def _field(name: str, value: Any) -> Text:
+    t = Text()
+    t.append(f"{name}: ", style="bold")
+    t.append(visible(str(value)))
+    return t
+
+
+def describe_decision(decision: Any) -> Text:
+    """A decision as words: action, who, when, and its fields."""
+    state = decision_state(decision)
+    t = Text()
+    if decision is None:
+        t.append("Decision: ", style="bold")
+        t.append("undecided (f fix · a accept · d defer)")
+        return t
+    words = {"fix": "FIX", "accept": "ACCEPT", "pending": "ACCEPT — waiting for a second person", "defer": "DEFER"}
+    t.append("Decision: ", style="bold")
+    t.append(words.get(state, state), style="bold")
+    by = getattr(decision, "decided_by", "") or ""
+    at = getattr(decision, "decided_at", "") or ""
+    if by or at:
+        t.append(visible(f"  by {by}" if by else ""))
+        t.append(visible(f" at {at}" if at else ""))
+    for name in ("re_review_signal", "owner", "rationale", "watch", "reason", "revisit_when", "reviewed_by",
+                 "blocked_outcome"):
+        value = getattr(decision, name, None)
+        if value:
+            t.append("\n  ")
+            t.append(f"{name}: ", style="bold")
+            t.append(visible(str(value)))
+    return t
+
+
+def describe_reopen(rec: dict) -> Text:
+    """Why an accepted item is back in triage: the watch that fired and its cause."""
+    t = Text()
+    t.append("Reopened by a watch: ", style="bold")
+    t.append(visible(one_line(str(rec.get("cause") or "the watch fired"), 300)))
+    if rec.get("watch"):
+        t.append("\n  watch: ", style="bold")
+        t.append(visible(one_line(str(rec["watch"]), 200)))
+    if rec.get("at"):
+        t.append("\n  at: ", style="bold")
+        t.append(visible(str(rec["at"])))
+    return t
+
+
+def describe_unknown_registry(registry: Registry | None) -> str:
+    """Why a systemic ref is ``unknown``: the registry is missing or unreadable (formats.md §1.7)."""
+    if registry is not None and registry.state == "unreadable":
+        where = (registry.path or REGISTRY_FILE) + (f":{registry.line}" if registry.line else "")
+        return (f"unreadable ({where}: {one_line(registry.reason or '', 200)}). The ref cannot be described; "
+                "it is still counted in signal_lost, and the registry is listed under Parse failures.")
+    why = f" ({registry.reason})" if registry is not None and registry.reason else ""
+    return (f"missing — no {REGISTRY_FILE}{why}. The ref cannot be described; "
+            "it is still counted in signal_lost.")
+
+
+def describe_history(records: Iterable[dict]) -> Text | None:
+    lines = []
+    for rec in records:
+        if not isinstance(rec, dict):
+            continue
+        action = rec.get("action") or rec.get("kind") or rec.get("type") or "?"
+        who = rec.get("decided_by") or rec.get("user") or ""
+        at = rec.get("decided_at") or rec.get("at") or rec.get("timestamp") or ""
+        extra = [f"{k}={rec[k]}" for k in ("owner", "re_review_signal", "reason", "rationale") if rec.get(k)]
+        lines.append(one_line(f"{at} {who}: {action}" + (f" ({'; '.join(extra)})" if extra else ""), 160))
+    if not lines:
+        return None
+    t = Text()
+    t.append("Earlier decisions:", style="bold")
+    for line in lines:
+        t.append("\n  • " + line.strip())
+    return t
+
+
+class DetailPane(VerticalScroll):
+    """Scrollable details of one item or parse failure."""
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self._body = Static("", id="detail-body")
+        self._excerpts: dict[str, tuple[Excerpt | None, str | None]] = {}
+
+    def compose(self):
+        yield self._body
+
+    def show_nothing(self, message: str = "No item selected.") -> None:
+        self._body.update(Text(message))
+
+    def show_failure(self, pf: ParseFailure) -> None:
+        if pf.of_registry:
+            head = "Parse failure — the systemic registry is unreadable"
+            after = ("Every systemic_ref is unknown and still counted in signal_lost; the iteration-entry "
+                     "verdict stays unknown. Fix the file and reopen.")
+        else:
+            head = "Parse failure — this report's items are not counted"
+            after = "Fix the file and reopen; scars never drops a report silently."
+        parts: list[RenderableType] = [
+            Text(head, style="bold"),
+            _field("File", pf.file + (f":{pf.line}" if pf.line else "")),
+            _field("Reason", pf.reason),
+            Text(after),
+        ]
+        self._body.update(Group(*parts))
+        self.scroll_home(animate=False)
+
+    def reopened_for(self, feature: Feature) -> dict[str, dict]:
+        """Items a fired watch reopened (scars.core.samsara.watches), re-read only when the journal or
+        the watch log changed on disk."""
+        from pathlib import Path
+
+        from scars.core.samsara.decisions import reopened_now
+        from scars.core.samsara.watches import watches_path
+
+        key_parts = []
+        for p in (Path(feature.path) / ".scars" / "journal.jsonl", watches_path(feature.path)):
+            try:
+                st = p.stat()
+                key_parts.append((st.st_mtime_ns, st.st_size))
+            except OSError:
+                key_parts.append(None)
+        key = (feature.path, tuple(key_parts))
+        if getattr(self, "_reopened_key", None) != key:
+            try:
+                self._reopened = reopened_now(feature.path)
+            except Exception:  # advisory display only; never break the pane
+                self._reopened = {}
+            self._reopened_key = key
+        return self._reopened
+
+    def excerpt_for(self, feature: Feature, item: ScarItem) -> tuple[Excerpt | None, str | None]:
+        if item.id not in self._excerpts:
+            if len(self._excerpts) >= _EXCERPT_CACHE_MAX:
+                self._excerpts.clear()
+            self._excerpts[item.id] = read_excerpt(feature.repo_root, item.where)
+        return self._excerpts[item.id]
+
+    def show_item(self, feature: Feature, item: ScarItem, decision: Any, history: list[dict],
+                  group: str | None = None, tasks: Iterable[str] = ()) -> None:
+        parts: list[RenderableType] = []
+        head = Text()
+        head.append(CATEGORY_LABEL.get(item.category, item.category).upper(), style="bold")
+        head.append(f"  {item.id}")
+        if group:
+            head.append(f"  · {ALL_GROUP_LABEL.get(group, group)}")
+        parts.append(head)
+        parts.append(Text(visible(item_text(item))))
+        parts.append(Text(""))
+        parts.append(describe_decision(decision))
+        if decision is None:
+            reopened = self.reopened_for(feature).get(item.id)
+            if reopened:
+                parts.append(describe_reopen(reopened))
+        tasks = sorted(set(tasks) | ({item.task_id} if item.task_id else set()))
+        parts.append(_field("Task" + ("s" if len(tasks) > 1 else ""), ", ".join(tasks) if tasks else "—"))
+        parts.append(_field("Source", item.file + (f":{item.line}" if item.line else "")))
+        flags = []
+        if item.deferred:
+            flags.append("deferred to feature iteration")
+        if not item.counted:
+            flags.append("not counted (its report failed to parse)")
+        if item.status:
+            flags.append(f"status {item.status}")
+        if item.scar_id:
+            flags.append(item.scar_id)
+        if item.verified is None and item.category == "unverified_assumptions":
+            flags.append("verified: missing (counted as unverified)")
+        if flags:
+            parts.append(_field("Flags", "; ".join(flags)))
+        for name, value in (("Bites when", item.bites_when), ("Accepted because", item.accepted_because),
+                            ("Note", item.note if item.text else None), ("Where", item.where)):
+            if value:
+                parts.append(_field(name, value))
+        if item.systemic_ref:
+            parts.append(_field("Systemic ref", f"{item.systemic_ref} ({item.registry_state or 'unknown'})"))
+            if item.registry_description:
+                parts.append(_field("Registry", item.registry_description))
+            elif item.registry_state == "unknown":
+                parts.append(_field("Registry", describe_unknown_registry(feature.registry)))
+        contract = feature.contract
+        if contract is not None and contract.feedback_loop:
+            parts.append(Text(""))
+            parts.append(_label("Suggested first fix path (Evaluation Contract feedback loop):"))
+            parts.append(Text(visible(contract.feedback_loop)))
+        excerpt, reason = self.excerpt_for(feature, item)
+        if excerpt is not None:
+            parts.append(Text(""))
+            parts.append(_label(f"{excerpt.path}:"))
+            lexer = Syntax.guess_lexer(excerpt.path, code=None) if excerpt.path else "text"
+            parts.append(Syntax(visible(excerpt.text), lexer or "text", line_numbers=True,
+                                start_line=excerpt.first_line,
+                                highlight_lines=set(range(excerpt.highlight[0], excerpt.highlight[1] + 1))
+                                if excerpt.highlight else None,
+                                theme="ansi_dark", word_wrap=False, indent_guides=False))
+        elif reason:
+            parts.append(_field("Excerpt", reason))
+        hist = describe_history(history)
+        if hist is not None:
+            parts.append(Text(""))
+            parts.append(hist)
+        self._body.update(Group(*parts))
+        self.scroll_home(animate=False)

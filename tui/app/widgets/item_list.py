@@ -1,0 +1,240 @@
+"""The grouped item list: a Line-API widget that draws only the rows on screen.
+
+Rows come from ``scars.tui.app.viewmodel.TriageState.rows`` (headers, items, pattern labels,
+parse failures). A row's text is precomputed and inert; its decision word is looked up at
+draw time, so deciding an item redraws one line and rebuilds nothing. ``set_rows`` merges
+on the rows' stable keys: the cursor stays on the same item after a filter or a reload.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, ClassVar, Mapping
+
+from rich.cells import cell_len, set_cell_size
+from rich.segment import Segment
+from rich.style import Style
+from textual.geometry import Region, Size
+from textual.message import Message
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from scars.core.sanitize import one_line
+from scars.tui.app.viewmodel import CATEGORY_ABBR, DECISION_MARK, Row, decision_state
+
+DECISION_WIDTH = 9
+TASK_WIDTH = 18
+
+
+class ItemList(ScrollView, can_focus=True):
+    """Grouped scar items; only visible rows are rendered."""
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "item-list--header",
+        "item-list--pattern",
+        "item-list--cursor",
+        "item-list--marked",
+        "item-list--failure",
+        "item-list--fix",
+        "item-list--accept",
+        "item-list--pending",
+        "item-list--defer",
+        "item-list--undecided",
+        "item-list--dim",
+    }
+
+    class Highlighted(Message):
+        """The cursor moved to ``row`` (None when the list is empty)."""
+
+        def __init__(self, row: Row | None) -> None:
+            super().__init__()
+            self.row = row
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self.rows: list[Row] = []
+        self.cursor: int = 0
+        self._key_index: dict[str, int] | None = None
+        self.views: Mapping[str, Any] = {}
+        self.decisions_source: Callable[[], Mapping[str, Any]] = dict
+        self.marked: set[str] = set()
+        self.placeholder = "Loading…"
+
+    # -- data -------------------------------------------------------------------------
+    def set_rows(self, rows: list[Row], *, keep: bool = True) -> None:
+        """Replace the rows, keeping the cursor on the same row key (or the nearest row)."""
+        old_key = self.current_row.key if keep and self.current_row is not None else None
+        old_item = self.current_row.item_id if keep and self.current_row is not None else None
+        old_index = self.cursor
+        self.rows = rows
+        self._key_index = None  # built on first use: most row sets never need it
+        new = None
+        if old_key is not None:
+            new = next((i for i, r in enumerate(rows) if r.key == old_key), None)
+            if new is None and old_item is not None:
+                new = next((i for i, r in enumerate(rows) if r.item_id == old_item), None)
+        if new is None:
+            new = min(old_index, max(len(rows) - 1, 0))
+        self.virtual_size = Size(self.size.width, len(rows))
+        self._move_to(self._nearest_selectable(new, 1), post=True, force=True)
+        self.refresh()
+
+    @property
+    def current_row(self) -> Row | None:
+        if 0 <= self.cursor < len(self.rows):
+            return self.rows[self.cursor]
+        return None
+
+    def _index(self) -> dict[str, int]:
+        if self._key_index is None:
+            self._key_index = {r.key: i for i, r in enumerate(self.rows)}
+        return self._key_index
+
+    def index_of_key(self, key: str) -> int | None:
+        return self._index().get(key)
+
+    # -- cursor -----------------------------------------------------------------------
+    def _nearest_selectable(self, index: int, direction: int) -> int:
+        n = len(self.rows)
+        if n == 0:
+            return 0
+        index = max(0, min(index, n - 1))
+        i = index
+        while 0 <= i < n:
+            if self.rows[i].selectable:
+                return i
+            i += direction
+        i = index
+        while 0 <= i < n:
+            if self.rows[i].selectable:
+                return i
+            i -= direction
+        return index
+
+    def _move_to(self, index: int, *, post: bool = True, force: bool = False) -> None:
+        old = self.cursor
+        self.cursor = index
+        if old != index:
+            self.refresh_row(old)
+        self.refresh_row(index)
+        self.scroll_to_cursor()
+        if post and (force or old != index):
+            self.post_message(self.Highlighted(self.current_row))
+
+    def move_to(self, index: int) -> None:
+        self._move_to(self._nearest_selectable(index, 1))
+
+    def move_to_key(self, key: str) -> bool:
+        idx = self._index().get(key)
+        if idx is None:
+            return False
+        self._move_to(idx)
+        return True
+
+    def move(self, step: int) -> None:
+        n = len(self.rows)
+        if n == 0:
+            return
+        i = self.cursor + step
+        direction = 1 if step > 0 else -1
+        while 0 <= i < n and not self.rows[i].selectable:
+            i += direction
+        if 0 <= i < n:
+            self._move_to(i)
+
+    def page(self, direction: int) -> None:
+        height = max(self.scrollable_content_region.height - 1, 1)
+        target = max(0, min(len(self.rows) - 1, self.cursor + direction * height))
+        self._move_to(self._nearest_selectable(target, direction))
+
+    def scroll_to_cursor(self) -> None:
+        if not self.is_mounted or not self.rows:
+            return
+        self.scroll_to_region(
+            Region(0, self.cursor, 1, 1),
+            animate=False,
+            force=True,
+            immediate=True,
+            spacing=None,
+        )
+
+    def refresh_row(self, index: int) -> None:
+        y = index - int(self.scroll_offset.y)
+        if 0 <= y < self.size.height:
+            self.refresh(Region(0, y, self.size.width, 1))
+
+    def refresh_item(self, item_id: str) -> None:
+        """Redraw every visible row showing ``item_id`` (an item can sit in two groups)."""
+        top = int(self.scroll_offset.y)
+        for idx in range(top, min(top + self.size.height, len(self.rows))):
+            if self.rows[idx].item_id == item_id:
+                self.refresh_row(idx)
+
+    # -- events -----------------------------------------------------------------------
+    def on_click(self, event) -> None:  # noqa: ANN001 - textual event
+        idx = int(self.scroll_offset.y) + event.y
+        if 0 <= idx < len(self.rows) and self.rows[idx].selectable:
+            self._move_to(idx)
+
+    def on_resize(self) -> None:
+        self.virtual_size = Size(self.size.width, len(self.rows))
+
+    # -- rendering --------------------------------------------------------------------
+    def render_line(self, y: int) -> Strip:
+        scroll_y = int(self.scroll_offset.y)
+        index = scroll_y + y
+        width = self.size.width
+        base = self.rich_style
+        if not self.rows:
+            if y == 0:
+                return Strip([Segment(set_cell_size(" " + self.placeholder, width), base)], width)
+            return Strip.blank(width, base)
+        if index >= len(self.rows):
+            return Strip.blank(width, base)
+        row = self.rows[index]
+        segments = self._row_segments(row, index == self.cursor, width, base)
+        strip = Strip(segments)
+        return strip.crop_extend(0, width, base)
+
+    def _style(self, name: str) -> Style:
+        return self.get_component_rich_style(f"item-list--{name}", partial=True)
+
+    def _row_segments(self, row: Row, is_cursor: bool, width: int, base: Style) -> list[Segment]:
+        cur = self._style("cursor") if is_cursor else Style()
+        if row.kind == "header":
+            style = base + self._style("header")
+            return [Segment(set_cell_size("▾ " + row.label, width), style)]
+        if row.kind == "pattern":
+            style = base + self._style("pattern")
+            return [Segment(set_cell_size("   " + row.label, width), style)]
+        pointer = "▶" if is_cursor else " "
+        if row.kind == "failure":
+            pf = row.failure
+            where = f"{pf.file}:{pf.line}" if pf and pf.line else (pf.file if pf else "")
+            text = f"{pointer}  ✗ unparsed   {where} — {pf.reason if pf else ''}"
+            style = base + self._style("failure") + cur
+            return [Segment(set_cell_size(one_line(text), width), style)]
+        item_id = row.item_id or ""
+        view = self.views.get(item_id)
+        decisions = self.decisions_source()
+        state = decision_state(decisions.get(item_id))
+        mark = "*" if item_id in self.marked else " "
+        line_style = base + cur
+        if item_id in self.marked:
+            line_style = line_style + self._style("marked")
+        lead = f"{pointer}{mark} "
+        decision = DECISION_MARK[state].ljust(DECISION_WIDTH)
+        cat = CATEGORY_ABBR.get(view.item.category, "??") if view else "??"
+        task = view.task if view else ""
+        text = view.line_text if view else item_id
+        task_w = min(TASK_WIDTH, max(cell_len(task), 0))
+        fixed = len(lead) + DECISION_WIDTH + 3 + (task_w + 1 if task_w else 0)
+        text_w = max(width - fixed, 4)
+        segs = [
+            Segment(lead, line_style),
+            Segment(decision, line_style + self._style(state)),
+            Segment(cat + " ", line_style + self._style("dim")),
+            Segment(set_cell_size(text, text_w), line_style),
+        ]
+        if task_w:
+            segs.append(Segment(" " + set_cell_size(task, task_w), line_style + self._style("dim")))
+        return segs

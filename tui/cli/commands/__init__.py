@@ -1,0 +1,1 @@
+"""The sub-commands of `scars`: one module each (HELP, add_arguments(parser), run(args) -> int)."""

@@ -1,0 +1,83 @@
+"""Shared plumbing of the writing commands (decide, undo, round): the feature argument,
+opening a session, JSON / text output of decisions and errors. Standard library and
+scars.core only (no terminal library), like every command module."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from scars.core.errors import DecisionRefused, LockHeld, ScarsError
+from scars.core.sanitize import one_line
+
+
+def add_feature_arguments(parser: argparse.ArgumentParser, *, user: bool = True) -> None:
+    parser.add_argument(
+        "--feature",
+        metavar="DIR",
+        default=".",
+        help="the feature directory (changes/<date>_<feature>/) to act on (default: the current directory)",
+    )
+    if user:
+        parser.add_argument(
+            "--as",
+            dest="as_user",
+            metavar="NAME",
+            help="who decides (default: $SCARS_USER, then git's user.name, then the login name)",
+        )
+    parser.add_argument("--json", action="store_true", help="print one JSON object (errors too) instead of text")
+
+
+def open_session(args: argparse.Namespace, *, read_only: bool = False):
+    from scars.core.samsara.session import FeatureSession
+
+    return FeatureSession.open(Path(args.feature), read_only=read_only, user=getattr(args, "as_user", None))
+
+
+def emit(obj: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(obj, ensure_ascii=True, indent=2) + "\n")
+
+
+def error_json(exc: ScarsError) -> dict[str, Any]:
+    out: dict[str, Any] = {"ok": False, "error": type(exc).__name__, "message": str(exc), "exit_code": exc.exit_code}
+    if isinstance(exc, DecisionRefused):
+        out["fields"] = [{"field": e.field, "message": e.message} for e in exc.errors if hasattr(e, "field")]
+    if isinstance(exc, LockHeld):
+        out["holder"] = exc.holder
+    return out
+
+
+def run_json_aware(args: argparse.Namespace, body) -> int:
+    """Run ``body()``; with ``--json`` an error is also printed as JSON before it propagates."""
+    try:
+        return body()
+    except ScarsError as exc:
+        if getattr(args, "json", False):
+            emit(error_json(exc))
+        raise
+
+
+def decision_json(d) -> dict[str, Any]:
+    return d.to_dict()
+
+
+def decision_line(d, description: str | None = None) -> str:
+    what = {"fix": "fix", "accept": "accept", "defer": "defer"}.get(d.action, d.action)
+    parts = [f"{d.item_id}  {what.upper()}"]
+    if description:
+        parts.append(one_line(description, 60))
+    extra = []
+    if d.action == "accept":
+        extra.append(f"owner: {one_line(d.owner or '', 40)}")
+        extra.append(f"signal: {one_line(d.re_review_signal or '', 60)}")
+    if d.action == "defer" and d.reason:
+        extra.append(f"reason: {one_line(d.reason, 60)}")
+    if d.blocked_outcome:
+        extra.append(f"blocked fix: {d.blocked_outcome.replace('_', ' ')}")
+    if d.reviewed_by:
+        extra.append(f"reviewed by {one_line(d.reviewed_by, 40)}")
+    extra.append(f"by {one_line(d.decided_by, 40)} at {d.decided_at}")
+    return "  ".join(parts) + "\n    " + "; ".join(extra)

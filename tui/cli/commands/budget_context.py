@@ -1,0 +1,62 @@
+"""`scars budget-context [FEATURE_DIR] [--json]`: the iteration_budget_context envelope."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+HELP = "print the iteration_budget_context envelope for the next dispatch, with the safety valves"
+DESCRIPTION = (
+    "Compute, from the files on disk (scar reports, iteration-log.yaml and the decisions journal), "
+    "the iteration_budget_context envelope samsara's fix dispatch needs: round, max_rounds, "
+    "remaining_rounds, signal_lost_before, stagnation_count, net_rot_previous_round, "
+    "reviewer_retry_budget_remaining, expected_signal_reduction and strategy_hint; and the "
+    "safety valves and watch-fors with their figures. On a repository root, one envelope per "
+    "feature. The rules are in the README (section 'Budget context, advice and watches')."
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("path", nargs="?", default=".", metavar="FEATURE_DIR",
+                        help="feature directory, or a repository root holding changes/ (default: .)")
+    parser.add_argument("--json", action="store_true",
+                        help='print {"iteration_budget_context": {...}, "basis": {...}, "valves": [...]}')
+
+
+def envelope_json(feature, decisions) -> dict:
+    from scars.core.samsara.rounds import budget_basis, budget_context, evaluate_valves
+
+    return {
+        "feature": feature.name,
+        "path": feature.path,
+        "iteration_budget_context": budget_context(feature, decisions),
+        "basis": budget_basis(feature),
+        "valves": [v.to_dict() for v in evaluate_valves(feature, decisions)],
+    }
+
+
+def run(args: argparse.Namespace) -> int:
+    from scars.core.samsara.decisions import current_decisions
+    from scars.core.samsara.feature import read_feature
+    from scars.tui.cli.commands.status import resolve_target
+
+    kind, target, features = resolve_target(args.path)
+    dirs = [target] if kind == "feature" else features
+    outs = []
+    for d in dirs:
+        f = read_feature(d)
+        outs.append(envelope_json(f, current_decisions(d, f)))
+    if args.json:
+        out = outs[0] if kind == "feature" else {"root": str(target.absolute()), "features": outs}
+        sys.stdout.write(json.dumps(out, ensure_ascii=True, indent=2) + "\n")
+        return 0
+    from scars.tui.cli.render.advice import print_budget
+
+    if kind == "repo" and not outs:
+        print(f"No feature directories under {target}/changes.")
+    for i, o in enumerate(outs):
+        if i:
+            print()
+        print_budget(o)
+    return 0

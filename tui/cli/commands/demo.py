@@ -1,0 +1,78 @@
+"""`scars demo [--dir PATH]`: copy the bundled demo repository somewhere writable and open it."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+from scars.core.errors import UsageError
+
+HELP = "copy the bundled demo feature to a fresh directory and open it"
+DESCRIPTION = (
+    "Copy the bundled demo repository (one samsara feature, changes/2026-11-02_csv-export, with "
+    "every scar item form, a systemic registry, a finished round and an Evaluation Contract) to "
+    "a fresh writable directory, print where it is, and open the feature there. Decisions you "
+    "make in the demo are written into that copy only."
+)
+FEATURE = "changes/2026-11-02_csv-export"
+# The main job run on the copy: the triage app on a terminal, else the status summary.
+MAIN_JOB = "scars.tui.cli.commands.triage"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--dir", metavar="PATH", help="copy the demo here (must not exist or be empty; default: a new temporary directory)")
+    parser.add_argument("--json", action="store_true", help="print the status of the copy as JSON instead of opening it")
+
+
+def demo_source() -> Path:
+    """The bundled demo repository (package data of scars.core)."""
+    from importlib.resources import files
+
+    return Path(str(files("scars.core").joinpath("demo", "repo")))
+
+
+def copy_demo(dest: Path | None) -> Path:
+    """Copy the demo repository to ``dest`` (or a new temp dir); return the repository root."""
+    src = demo_source()
+    if not (src / FEATURE).is_dir():
+        raise UsageError(f"the bundled demo is missing from this installation ({src}); reinstall scars")
+    if dest is None:
+        dest = Path(tempfile.mkdtemp(prefix="scars-demo-")) / "ledger"
+    elif dest.exists():
+        if not dest.is_dir():
+            raise UsageError(f"{dest} exists and is not a directory; choose another --dir")
+        if any(dest.iterdir()):
+            raise UsageError(f"{dest} is not empty; choose a new or empty directory with --dir")
+        dest.rmdir()
+    shutil.copytree(src, dest, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    for p in [dest, *dest.rglob("*")]:  # package data may be read-only (wheel installs)
+        if not p.is_symlink():
+            p.chmod(0o755 if p.is_dir() else 0o644)
+    return dest
+
+
+def run(args: argparse.Namespace) -> int:
+    root = copy_demo(Path(args.dir) if args.dir else None)
+    feature = root / FEATURE
+    where = sys.stderr if args.json else sys.stdout  # keep --json output pure JSON
+    print(f"scars demo: copied the demo repository to {root}", file=where)
+    print(f"scars demo: feature {feature}", file=where)
+    print(f"scars demo: run `scars status {feature}` to see it again", file=where, flush=True)
+    status_args = argparse.Namespace(path=str(feature), json=bool(args.json), strict=False)
+    if not args.json and sys.stdin.isatty() and sys.stdout.isatty():
+        try:
+            main_job = importlib.import_module(MAIN_JOB)
+        except ModuleNotFoundError as exc:
+            if exc.name != MAIN_JOB:
+                raise
+        else:
+            parser = argparse.ArgumentParser(prog=f"scars {MAIN_JOB.rsplit('.', 1)[-1]}")
+            main_job.add_arguments(parser)
+            return int(main_job.run(parser.parse_args([str(feature)])) or 0)
+    from scars.tui.cli.commands import status
+
+    return status.run(status_args)

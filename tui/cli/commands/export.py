@@ -1,0 +1,100 @@
+"""`scars export [FEATURE_DIR] --format sarif|openvex|json [-o FILE]`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from scars.core.errors import PathNotFound, UsageError
+
+HELP = "export a samsara feature's scar items and decisions as SARIF 2.1.0, OpenVEX or JSON"
+DESCRIPTION = (
+    "Export a samsara feature's remaining scar items with their decisions. SARIF: every item a "
+    "result (ruleId = category), accept → suppression status accepted (kind external, rationale as "
+    "justification, owner / re-review signal / round in properties), defer → underReview, fix → no "
+    "suppression. OpenVEX: one statement per item with status_notes. JSON: items, decisions and "
+    "parse failures. FEATURE_DIR defaults to the current directory (or the only feature of the "
+    "repository). Reads decisions without taking the lock."
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("feature_dir", nargs="?", default=".", metavar="FEATURE_DIR",
+                        help="the feature directory changes/<date>_<name>/ (default: .)")
+    parser.add_argument("--format", "-f", dest="format", required=True, choices=("sarif", "openvex", "json"),
+                        help="output format")
+    parser.add_argument("-o", "--output", metavar="FILE", help="write to FILE (atomically) instead of stdout")
+    parser.add_argument("--author", help="OpenVEX author (default: the resolved scars user)")
+
+
+def resolve_feature_dir(path: str) -> Path:
+    """The feature directory named by ``path``, or the only feature of its repository."""
+    from scars.core.samsara.feature import find_features, find_repo_root, is_feature_dir
+
+    target = Path(path)
+    if not target.exists():
+        raise PathNotFound(f"{path}: no such file or directory")
+    if is_feature_dir(target):
+        return target
+    repo = find_repo_root(target)
+    features = find_features(repo) if repo is not None else []
+    if len(features) == 1:
+        return features[0]
+    if not features:
+        raise PathNotFound(f"{path}: not a samsara feature directory and no feature found under changes/")
+    names = ", ".join(f.name for f in features[:8]) + (" …" if len(features) > 8 else "")
+    raise UsageError(f"{path}: {len(features)} features found ({names}); name one as FEATURE_DIR")
+
+
+def load_decisions(feature_dir: Path):
+    """(feature, decisions, rounds per item, current round, problems) via a read-only session."""
+    from scars.core.samsara.export import decision_rounds
+    from scars.core.samsara.session import FeatureSession
+
+    with FeatureSession.open(feature_dir, read_only=True) as session:
+        decisions = dict(session.decisions)
+        round_number = session.current_round()
+        if round_number is None:
+            round_number = session.next_round_number()
+        rounds = decision_rounds(list(session.records), decisions)
+        problems = [str(p) for p in getattr(session, "problems", []) or []]
+        return session.feature, decisions, rounds, round_number, problems
+
+
+def run(args: argparse.Namespace) -> int:
+    from scars.core.samsara import export as ex
+
+    feature_dir = resolve_feature_dir(args.feature_dir)
+    feature, decisions, rounds, round_number, problems = load_decisions(feature_dir)
+    author = args.author
+    if args.format == "openvex" and not author:
+        from scars.core.samsara.decisions import resolve_user
+
+        author = resolve_user()
+    try:
+        from importlib.metadata import version
+
+        tool_version = version("scars")
+    except Exception:  # a source tree without metadata
+        tool_version = "0+unknown"
+    document = ex.export(feature, decisions, args.format, round_number=round_number, author=author,
+                         tool_version=tool_version, item_rounds=rounds)
+    data = (json.dumps(document, indent=2, ensure_ascii=True) + "\n").encode("utf-8")
+    for problem in problems:
+        print(f"scars: warning: {problem}", file=sys.stderr)
+    if args.output:
+        from scars.core.storage.durable import atomic_write
+
+        out = Path(args.output)
+        if out.exists() and out.is_dir():
+            raise UsageError(f"{args.output}: is a directory")
+        if not out.parent.exists():
+            raise PathNotFound(f"{out.parent}: no such directory for --output")
+        atomic_write(out, data)
+        print(f"scars: wrote {len(feature.items)} item(s) as {args.format} to {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.buffer.write(data) if hasattr(sys.stdout, "buffer") else sys.stdout.write(data.decode())
+        sys.stdout.flush()
+    return 0

@@ -1,0 +1,175 @@
+"""`scars gate GATE [PATH]`: answer one human gate of a loop, at a terminal or from a script.
+
+Shows the evidence (rich), asks (questionary: arrow keys or one letter per choice), records
+the answer in the loop's own files and prints the result (a line, or one JSON object with
+``--json``). Non-interactive: ``--answer VALUE [--reason TEXT]``, ``SCARS_ANSWER_<GATE>`` /
+``SCARS_REASON_<GATE>``, or ``--answers FILE``. Without a terminal and without an answer it
+exits 3 at once, naming the command that would answer it. The TTY check happens before
+questionary is imported.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from scars.core.errors import HumanNeeded, ScarsError, UsageError
+from scars.core import settings
+from scars.core.gates.catalog import GATES, answers_hint, get_gate
+
+HELP = "answer a step-mode gate (samsara, loop-spec, ARIS/Mechanist, bkit): show evidence, ask, record"
+
+DESCRIPTION = (
+    "Answer one human gate of an iteration loop. Gates: "
+    + "; ".join(f"{g.id} ({g.loop}: {', '.join(g.values) if g.id != 'triage' else 'item decisions'})" for g in GATES.values())
+    + ". PATH is the samsara feature directory, or the loop's state directory or file "
+    "(.loop-spec/features/<slug>, review-stage/, .bkit/state/pdca-status.json …); default: the "
+    "current directory. Exit codes: 0 answered; 2 usage error; 3 a human is needed (no TTY, no "
+    "answer); 4 invalid answer; 5 lock held; 130 interrupted (nothing recorded)."
+)
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("gate", metavar="GATE", choices=list(GATES), help="gate id: " + ", ".join(GATES))
+    parser.add_argument("path", metavar="PATH", nargs="?", default=None,
+                        help="feature directory or the loop's state directory/file (default: .)")
+    parser.add_argument("--answer", metavar="VALUE", help="answer without asking (its value or its letter)")
+    parser.add_argument("--reason", metavar="TEXT", help="the question-specific reason recorded with the answer")
+    parser.add_argument("--answers", metavar="FILE",
+                        help="YAML file mapping gate ids and item ids to answers; validated entirely, then replayed")
+    parser.add_argument("--item", metavar="ID", help="the scar item of blocked-fix")
+    parser.add_argument("--blocked", metavar="TEXT", help="blocked-fix: the implementer's BLOCKED / NEEDS_CONTEXT reason")
+    parser.add_argument("--feature", metavar="NAME", help="pdca-continue: the bkit feature (default: the primary feature)")
+    parser.add_argument("--as", dest="user", metavar="NAME", help="who decides (default: $SCARS_USER, git user, login)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of a line")
+
+
+def _user(explicit: str | None) -> str:
+    from scars.core.samsara.decisions import resolve_user
+
+    return resolve_user(explicit)
+
+
+def _is_interactive() -> bool:
+    try:
+        return sys.stdin.isatty() and sys.stdout.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _noninteractive_answer(args, gate) -> tuple[str | None, str | None, str]:
+    """(answer, reason, source) from the flag, SCARS_ANSWER_<GATE>, or loop-spec's variables."""
+    if args.answer is not None:
+        return args.answer, args.reason, "flag --answer"
+    env_answer = settings.gate_answer(gate.id)
+    if env_answer is not None and env_answer.strip():
+        reason = args.reason if args.reason is not None else settings.gate_reason(gate.id)
+        return env_answer, reason, f"environment {settings.env_var(gate.id)}"
+    if gate.id == "spec" and settings.loop_spec_non_interactive():
+        raw = settings.loop_spec_iterate_spec_answer()
+        value = raw.strip() or "reopen"
+        if value not in ("reopen", "ship"):
+            raise UsageError(f"LOOP_SPEC_ANSWER_ITERATE_SPEC={raw!r}: must be reopen (default) or ship")
+        reason = args.reason
+        if reason is None:
+            reason = f"LOOP_SPEC_ANSWER_ITERATE_SPEC={value} under LOOP_SPEC_NON_INTERACTIVE (prepared answer of this non-interactive run)"
+        return value, reason, "environment LOOP_SPEC_ANSWER_ITERATE_SPEC"
+    return None, args.reason, "terminal"
+
+
+def _emit(args, results: list, named: str) -> None:
+    from scars.core.sanitize import one_line
+
+    main = next((r for r in results if r.gate == named), results[-1])
+    if args.json:
+        obj = main.as_json()
+        others = [r.as_json() for r in results if r is not main]
+        if others:
+            obj["replayed"] = others
+        print(json.dumps(obj, ensure_ascii=True))
+        return
+    for r in results:
+        reason = f" — {one_line(r.reason, 100)}" if r.reason else ""
+        print(one_line(f"gate {r.gate}: {r.answer} → {r.decision} (by {r.decided_by}){reason}; "
+                       f"recorded: {', '.join(r.recorded) or 'nothing'}"))
+
+
+def _fail_json(args, gate_id: str, exc: ScarsError) -> None:
+    if args.json:
+        print(json.dumps({"gate": gate_id, "answer": None, "error": str(exc), "exit_code": exc.exit_code},
+                         ensure_ascii=True))
+
+
+def run(args) -> int:
+    gate = get_gate(args.gate)
+    try:
+        return _run(args, gate)
+    except ScarsError as exc:
+        _fail_json(args, gate.id, exc)
+        raise
+
+
+def _run(args, gate) -> int:
+    from scars.core import gates as core
+
+    path = args.path if args.path is not None else "."
+    options: dict[str, Any] = {"item": args.item, "blocked": args.blocked, "feature": args.feature}
+    if args.answers:
+        if args.answer is not None:
+            raise UsageError("give either --answer or --answers, not both")
+        results = core.replay_answers_file(gate.id, path, args.answers, user=_user(args.user), options=options)
+        _emit(args, results, gate.id)
+        return 0
+    if gate.id == "triage":
+        return _triage(args, path)
+    answer, reason, source = _noninteractive_answer(args, gate)
+    evidence = core.gather(gate.id, path, **options)
+    if answer is None:
+        if not _is_interactive():
+            raise HumanNeeded(
+                f"gate {gate.id} needs a human: no terminal and no answer given. Answer it with:\n  "
+                + answers_hint(gate, args.path)
+            )
+        answer, reason = _ask(evidence)
+        source = "terminal"
+    else:
+        # Validate before anything else so a bad flag never half-records.
+        core.validate_answer(evidence, answer, reason)
+    result = core.record(evidence, answer, reason, user=_user(args.user), source=source)
+    _emit(args, [result], gate.id)
+    return 0
+
+
+def _ask(evidence):
+    from scars.tui.cli.render.console import make_console
+    from scars.tui.cli.render.gate_prompts import ask, render_evidence
+
+    render_evidence(make_console(), evidence)
+    return ask(evidence)
+
+
+def _triage(args, path: str) -> int:
+    from scars.core import gates as core
+
+    if args.answer is not None:
+        raise UsageError("triage takes item decisions: use --answers FILE (or run it at a terminal)")
+    if not _is_interactive():
+        raise HumanNeeded("gate triage needs a human: no terminal and no answers file. Answer it with:\n  "
+                          + answers_hint(get_gate("triage"), args.path))
+    from scars.tui.cli.commands import triage as triage_cmd
+    import argparse
+
+    evidence = core.gather("triage", path)
+    app_args = argparse.Namespace(feature_dir=str(evidence.target), read_only=False, pair=None, require_second=[],
+                                  as_user=args.user, keymap=None)
+    code = int(triage_cmd.run(app_args) or 0)
+    if code != 0:
+        return code
+    result = core.record_triage(evidence, user=_user(args.user), source="terminal (scars triage app)")
+    if result is None:
+        print("gate triage: no decision was made in the app; nothing recorded", file=sys.stderr)
+        return 0
+    _emit(args, [result], "triage")
+    return 0
+

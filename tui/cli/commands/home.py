@@ -1,0 +1,96 @@
+"""Bare `scars`: open the most recent feature that still needs triage, or explain.
+
+In a repository with ``changes/`` it opens the newest feature (by its dated directory
+name) with an undecided item; elsewhere it says what scars is for and suggests
+``scars demo``. Without a terminal it never starts the app.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+HELP = "open the most recent feature that still needs triage"
+
+EXPLAIN = (
+    "scars is the human gate of agentic iteration loops: it shows leftover scar items of a samsara "
+    "feature (changes/<date>_<name>/), records fix / accept / defer decisions and round decisions "
+    "into the loop's own files.\n"
+    "No changes/ directory was found here or above.\n"
+    "  scars demo              try it on a bundled example feature\n"
+    "  scars triage DIR        open a feature directory\n"
+    "  scars --help            every command"
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:  # bare `scars` takes no arguments
+    return None
+
+
+def needs_triage(feature_dir: Path) -> bool:
+    """True when the feature has a counted item without a decision (read-only, never locks)."""
+    from scars.core.samsara.session import FeatureSession
+
+    try:
+        with FeatureSession.open(feature_dir, read_only=True) as session:
+            decided = session.decisions
+            return any(it.counted and it.id not in decided for it in session.feature.items)
+    except Exception:  # noqa: BLE001 - an unreadable feature is skipped here; `scars status` explains it
+        return False
+
+
+def pick_feature(start: Path) -> tuple[Path | None, list[Path]]:
+    """(newest feature needing triage or None, every feature needing triage, newest first)."""
+    from scars.core.samsara.feature import find_features, find_repo_root
+
+    root = find_repo_root(start)
+    if root is None:
+        return None, []
+    features = sorted(find_features(root), key=lambda p: p.name, reverse=True)
+    waiting = [f for f in features if needs_triage(f)]
+    return (waiting[0] if waiting else None), waiting
+
+
+def other_waiting_loops(root: Path) -> list:
+    """Loop states other than samsara features that wait for a person ([] when none or unreadable)."""
+    try:
+        from scars.core.loops import discover_loops
+
+        return [s for s in discover_loops(root) if s.waiting_for_human and s.kind != "samsara"]
+    except Exception:  # noqa: BLE001 - the inbox is a convenience; triage still works without it
+        return []
+
+
+def run(args: argparse.Namespace) -> int:
+    from scars.core.samsara.feature import find_repo_root
+    from scars.tui.cli.commands.triage import interactive, launch, refuse_without_tty
+
+    cwd = Path.cwd()
+    root = find_repo_root(cwd)
+    if root is None or not (root / "changes").is_dir():
+        print(EXPLAIN)
+        return 0
+    picked, waiting = pick_feature(cwd)
+    others = other_waiting_loops(root)
+    if picked is None and not others:
+        print(f"Nothing waits for triage in {root / 'changes'}: every feature's items are decided.\n"
+              "  scars status FEATURE    figures of one feature\n"
+              "  scars triage FEATURE    open one anyway")
+        return 0
+    if not interactive():
+        names = [p.name for p in waiting] + [f"{s.kind} {s.name}" for s in others]
+        print(f"Waiting for a person: {', '.join(names)}", file=sys.stderr)
+        return refuse_without_tty("")
+    if len(waiting) + len(others) > 1 or picked is None:
+        return launch_inbox(root)
+    return launch(picked)
+
+
+def launch_inbox(root: Path) -> int:
+    """The app on the Loops inbox (every loop of the repository, waiting ones first)."""
+    from scars.core.loops import discover_loops
+    from scars.tui.app.app import ScarsApp
+
+    app = ScarsApp(None, inbox=(discover_loops(root), root))
+    return int(app.run() or 0)

@@ -1,0 +1,114 @@
+"""`scars loops [PATH] [--json]`: every loop state under PATH, waiting ones first."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+
+HELP = "list every iteration loop under PATH (samsara, loop-spec, review, bkit, DAG), waiting ones first"
+DESCRIPTION = (
+    "Find every loop state under PATH (default: the current directory) and print one summary per "
+    "loop: budget used and left, the loop's own stop rule with its reasons, the next route, the "
+    "score trend, and whether a person is needed (WAITING, with why). Loops waiting for a person "
+    "come first. A state file may be given instead of a directory."
+)
+
+_BARS = "▁▂▃▄▅▆▇█"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("path", nargs="?", default=".", metavar="PATH",
+                        help="directory to search (default: .) or one loop state file")
+    parser.add_argument("--json", action="store_true", help="print the loops as JSON for scripts")
+    parser.add_argument("--waiting", action="store_true", help="only the loops waiting for a person")
+    parser.add_argument("--strict", action="store_true",
+                        help="exit 3 when any loop has a parse failure (after printing)")
+
+
+def sparkline(values: list[float] | tuple[float, ...]) -> str:
+    """Block characters for ``values`` (scaled between their min and max)."""
+    if not values:
+        return ""
+    lo, hi = min(values), max(values)
+    if hi == lo:
+        return _BARS[len(_BARS) // 2] * len(values)
+    return "".join(_BARS[round((v - lo) / (hi - lo) * (len(_BARS) - 1))] for v in values)
+
+
+def _fmt(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
+def run(args: argparse.Namespace) -> int:
+    from scars.core.loops import discover_loops
+
+    states = discover_loops(args.path)
+    if args.waiting:
+        states = [s for s in states if s.waiting_for_human]
+    waiting = sum(1 for s in states if s.waiting_for_human)
+    failures = sum(len(s.parse_failures) for s in states)
+    if args.json:
+        payload = {
+            "path": os.path.abspath(args.path),
+            "count": len(states),
+            "waiting": waiting,
+            "loops": [s.to_dict() for s in states],
+        }
+        print(json.dumps(payload, indent=2, ensure_ascii=True))
+    else:
+        _print_report(states, args.path, waiting)
+    return 3 if args.strict and failures else 0
+
+
+def _print_report(states, path: str, waiting: int) -> None:
+    from rich.text import Text
+
+    from scars.core.loops.base import KIND_LABEL
+    from scars.core.sanitize import one_line
+    from scars.tui.cli.render.console import make_console
+
+    console = make_console()
+    # Piped output is never wrapped (scripts and pagers get whole lines).
+    wrap = console.is_terminal
+    print_ = (lambda *a: console.print(*a)) if wrap else (lambda *a: console.print(*a, soft_wrap=True))
+    if not states:
+        print_(Text(f"No loop state found under {one_line(path)}."))
+        return
+    head = Text()
+    head.append(f"{len(states)} loop(s) under {one_line(path)}")
+    head.append(f" — {waiting} waiting for a person" if waiting else " — none waiting for a person",
+                style="bold" if waiting else "")
+    print_(head)
+    for state in states:
+        print_()
+        title = Text()
+        title.append("WAITING " if state.waiting_for_human else "        ", style="bold reverse" if state.waiting_for_human else "")
+        title.append(f"{KIND_LABEL.get(state.kind, state.kind):<16} ", style="bold")
+        title.append(one_line(state.name))
+        print_(title)
+        indent = "    "
+        lines = [("path", state.path)]
+        lines.append(("status", f"{state.status or 'unknown'} · {state.budget.describe()} · next {state.route or '—'}"))
+        met = {True: "met", False: "not met", None: "cannot be evaluated"}[state.stop_rule.met]
+        lines.append(("stop rule", met))
+        lines.extend(("", f"· {r}") for r in state.stop_rule.reasons)
+        if state.trend:
+            numbers = " → ".join(_fmt(v) for v in state.trend[-8:])
+            more = "… " if len(state.trend) > 8 else ""
+            lines.append(("trend", f"{state.trend_label}: {more}{numbers}  {sparkline(state.trend)}"))
+        if state.reason:
+            lines.append(("why" if state.waiting_for_human else "note", state.reason))
+        for label, text in lines:
+            line = Text(indent)
+            line.append(f"{label:<10}", style="dim")
+            line.append(one_line(text))
+            print_(line)
+        for failure in state.parse_failures[:5]:
+            where = failure.file + (f":{failure.line}" if failure.line else "")
+            line = Text(indent)
+            line.append(f"{'failure':<10}", style="bold")
+            line.append(one_line(f"{where}: {failure.reason}"))
+            print_(line)
+        if len(state.parse_failures) > 5:
+            print_(Text(f"{indent}{'':<10}… and {len(state.parse_failures) - 5} more parse failure(s) (--json lists all)"))

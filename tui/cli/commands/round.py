@@ -1,0 +1,135 @@
+"""`scars round start | close | status | flush`: the rounds of a samsara iteration."""
+
+from __future__ import annotations
+
+import argparse
+
+from scars.tui.cli.commands._feature import add_feature_arguments, emit, open_session, run_json_aware
+
+HELP = "start or close an iteration round (close writes the round to iteration-log.yaml)"
+DESCRIPTION = (
+    "`start` opens the next round and snapshots signal_lost_before and the budget context "
+    "(remaining rounds, stagnation, net rot of the previous round, strategy hint). `close` records "
+    "the round: fixes applied, new scar items since the start, signal_lost_after re-read from the "
+    "reports, the triage result (the decisions made since the previous round) and the round "
+    "decision, then appends the round to iteration-log.yaml without changing any earlier byte "
+    "(and an auto-decisions.md entry when the feature runs in auto mode). `status` shows the open "
+    "round; `flush` writes rounds the journal holds but iteration-log.yaml does not. "
+    "Exit 0 ok; 2 usage (no open round, a round already open); 4 refused; 5 lock held or the log "
+    "changed on disk in a way scars will not merge."
+)
+
+ROUND_DECISIONS = ("continue", "stop", "forced_stop", "interrupted")
+TRIGGERS = ("max_rounds", "stagnation", "net_rot", "reviewer_retry_limit")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="round_command", metavar="{start,close,status,flush}", required=True)
+    p = sub.add_parser("start", help="open the next round")
+    add_feature_arguments(p)
+    p = sub.add_parser("close", help="close the open round and write it to iteration-log.yaml")
+    p.add_argument("--decision", required=True, choices=ROUND_DECISIONS, help="the round decision")
+    p.add_argument("--reason", required=True, help="why (a forced stop must name its safety-valve trigger)")
+    p.add_argument("--trigger", choices=TRIGGERS, help="forced_stop: the safety valve that fired")
+    p.add_argument("--evidence", action="append", default=None, metavar="TEXT", help="evidence gained (repeatable)")
+    p.add_argument("--residual-risk", action="append", default=None, metavar="TEXT", help="residual risk (repeatable)")
+    p.add_argument("--budget-spent", metavar="K=N,…",
+                   help="budget spent, e.g. implementer_dispatches=1,reviewer_dispatches=2,reviewer_retries=0,validation_runs=2")
+    auto = p.add_mutually_exclusive_group()
+    auto.add_argument("--auto-entry", dest="auto_entry", action="store_const", const=True,
+                      help="also append the auto-decisions.md round-continuation entry (default: when the feature runs in auto mode)")
+    auto.add_argument("--no-auto-entry", dest="auto_entry", action="store_const", const=False,
+                      help="never append an auto-decisions.md entry")
+    add_feature_arguments(p)
+    p = sub.add_parser("status", help="show the open round and its triage so far")
+    add_feature_arguments(p, user=False)
+    p = sub.add_parser("flush", help="write rounds the journal closed that iteration-log.yaml lacks")
+    add_feature_arguments(p)
+
+
+def run(args: argparse.Namespace) -> int:
+    return run_json_aware(args, lambda: _run(args))
+
+
+def _budget_spent(text: str | None) -> dict | None:
+    from scars.core.errors import UsageError
+
+    if text is None:
+        return None
+    out = {}
+    for part in text.split(","):
+        if not part.strip():
+            continue
+        key, sep, value = part.partition("=")
+        if not sep or not key.strip() or not value.strip().isdigit():
+            raise UsageError(f"--budget-spent: {part.strip()!r} is not NAME=COUNT")
+        out[key.strip()] = int(value)
+    return out
+
+
+def _run(args: argparse.Namespace) -> int:
+    cmd = args.round_command
+    with open_session(args, read_only=(cmd == "status")) as session:
+        if cmd == "start":
+            info = session.start_round()
+            if args.json:
+                emit({"ok": True, **info})
+            else:
+                bc = info["budget_context"]
+                print(
+                    f"round {info['round']} started: signal_lost {info['signal_lost_before']}; "
+                    f"{bc['remaining_rounds_at_start']} round(s) remain after this one of {info['max_rounds']}; "
+                    f"stagnation {bc['stagnation_count_at_start']}; net rot of the previous round "
+                    f"{bc['net_rot_previous_round']}; strategy hint: {bc['strategy_hint']}"
+                )
+        elif cmd == "close":
+            fields = {"trigger": args.trigger, "auto_entry": args.auto_entry}
+            if args.evidence is not None:
+                fields["evidence_gained"] = list(args.evidence)
+            if args.residual_risk is not None:
+                fields["residual_risk"] = list(args.residual_risk)
+            spent = _budget_spent(args.budget_spent)
+            if spent is not None:
+                fields["budget_spent"] = spent
+            if args.trigger is None:
+                fields.pop("trigger")
+            entry = session.close_round(args.decision, args.reason, **fields)
+            if args.json:
+                emit({"ok": True, "round": entry, "iteration_log": "iteration-log.yaml"})
+            else:
+                tr = entry["triage_result"]
+                print(
+                    f"round {entry['round']} closed ({entry['decision']}): signal_lost "
+                    f"{entry['signal_lost_before']} \u2192 {entry['signal_lost_after']}; "
+                    f"{len(tr['fix'])} fix, {len(tr['accept'])} accept, {len(tr['defer'])} defer; "
+                    f"{entry['fixes_scar_count']} new scar item(s); written to iteration-log.yaml"
+                )
+        elif cmd == "flush":
+            written = session.flush()
+            if args.json:
+                emit({"ok": True, "written": written})
+            else:
+                print("iteration-log.yaml is up to date" if not written else f"wrote round(s) {', '.join(map(str, written))}")
+        else:
+            rnd = session.open_round()
+            triage = session.round_triage()
+            counts = {a: sum(1 for d in triage.values() if d.action == a) for a in ("fix", "accept", "defer")}
+            undecided = [i.id for i in session.feature.items if i.counted and i.id not in session.decisions]
+            if args.json:
+                emit({
+                    "ok": True,
+                    "open_round": None if rnd is None else {k: rnd.get(k) for k in ("round", "signal_lost_before", "budget_context", "at", "by")},
+                    "next_round": session.next_round_number() if rnd is None else None,
+                    "triage": {k: v for k, v in counts.items()},
+                    "undecided": undecided,
+                    "signal_lost": session.feature.signal_lost,
+                    "lock_holder": session.lock_holder,
+                })
+            else:
+                if rnd is None:
+                    print(f"no round open; the next is round {session.next_round_number()}")
+                else:
+                    print(f"round {rnd['round']} open since {rnd.get('at')} (signal_lost at start {rnd.get('signal_lost_before')})")
+                print(f"decided this round: {counts['fix']} fix, {counts['accept']} accept, {counts['defer']} defer; "
+                      f"{len(undecided)} item(s) undecided; signal_lost now {session.feature.signal_lost}")
+    return 0

@@ -1,0 +1,44 @@
+"""`scars undo`: revert the latest decision (or batch) of the open round."""
+
+from __future__ import annotations
+
+import argparse
+
+from scars.tui.cli.commands._feature import add_feature_arguments, emit, open_session, run_json_aware
+
+HELP = "revert the latest decision, batch, sign-off or blocked-fix outcome (a new journal record)"
+DESCRIPTION = (
+    "Revert the most recent decision of the current round (a batch made by one `scars decide` "
+    "with several items is reverted as a whole). The undo is itself a journal record, so nothing "
+    "is erased; decisions of a closed round are in iteration-log.yaml and are not undone. Prints "
+    "the items reverted and what each is decided now. Exit 0 (also when there is nothing to undo); "
+    "5 when another writer holds the lock."
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_feature_arguments(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    return run_json_aware(args, lambda: _run(args))
+
+
+def _run(args: argparse.Namespace) -> int:
+    with open_session(args) as session:
+        reverted = session.undo()
+        now = {i: session.decisions.get(i) for i in reverted}
+        if args.json:
+            emit({
+                "ok": True,
+                "reverted": reverted,
+                "now": {i: (d.to_dict() if d else None) for i, d in now.items()},
+                "can_undo_more": session.can_undo(),
+            })
+        elif not reverted:
+            print("nothing to undo in this round")
+        else:
+            for i in reverted:
+                d = now[i]
+                print(f"undone: {i}  now {'undecided' if d is None else d.action.upper()}")
+    return 0

@@ -1,0 +1,111 @@
+"""Terminal side of `scars gate`: the evidence printed with rich, the question with questionary.
+
+Every untrusted string (file contents, figures read from the loop's files) goes through
+``scars.core.sanitize`` and is rendered as ``Text`` — never as markup. Imported only after the
+TTY check of ``scars gate`` (questionary and prompt_toolkit are never touched without a terminal).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from scars.core.gates.evidence import Evidence
+from scars.core.text import generic_reason_problem
+from scars.core.sanitize import one_line, visible
+
+
+def _fit(text: str, cells: int) -> str:
+    """One inert line of at most ``cells`` terminal cells (wide CJK characters count two)."""
+    from rich.cells import cell_len, set_cell_size
+
+    line = one_line(text)
+    if cell_len(line) <= cells:
+        return line
+    return set_cell_size(line, max(cells - 1, 1)).rstrip() + "…"
+
+
+def render_evidence(console: Console, evidence: Evidence) -> None:
+    gate = evidence.gate
+    console.print(Text(f"scars gate {gate.id} — {gate.title}", style="bold"))
+    console.print(Text(f"loop: {gate.loop}   from: {gate.source}", style="dim"))
+    console.print()
+    console.print(Text("Prompt:", style="bold"))
+    console.print(Text(visible(evidence.workflow_prompt)))
+    console.print()
+    table = Table.grid(padding=(0, 2))
+    table.add_column(style="bold", no_wrap=True)
+    table.add_column(overflow="fold")
+    for label, value in evidence.figures:
+        table.add_row(Text(one_line(label)), Text(visible(str(value))))
+    console.print(table)
+    for w in evidence.warnings:
+        console.print(Text("! warning: ", style="bold yellow") + Text(visible(w)))
+    if evidence.advice:
+        console.print(Text("advice: ", style="bold") + Text(visible(evidence.advice)) + Text("  (your answer decides)", style="dim"))
+    if evidence.files_read:
+        console.print(Text("read: ", style="dim") + Text(one_line(", ".join(evidence.files_read)), style="dim"))
+    console.print()
+
+
+def ask(evidence: Evidence, *, input: Any = None, output: Any = None) -> tuple[str, str | None]:
+    """Ask for the answer (arrow keys or the choice's single key, then Enter) and, where the
+    record needs one, a question-specific reason (generic answers are refused and asked again).
+
+    Raises KeyboardInterrupt when the user interrupts (Ctrl-C / Ctrl-D): nothing is recorded.
+    """
+    import questionary
+    from questionary import Choice
+
+    kw: dict[str, Any] = {}
+    if input is not None:
+        kw["input"] = input
+    if output is not None:
+        kw["output"] = output
+    import shutil
+
+    gate = evidence.gate
+    width = max(40, min(shutil.get_terminal_size((80, 24)).columns, 160) - 6)
+    choices = []
+    for a in gate.answers:
+        refused = evidence.refused.get(a.value)
+        title = a.label if refused else f"{a.label} — {a.consequence}"
+        choices.append(Choice(title=_fit(title, width - (0 if not refused else 30)), value=a.value,
+                              shortcut_key=a.key, disabled=_fit(refused, 28) if refused else None))
+    default = evidence.default if evidence.default not in evidence.refused else None
+    default_choice = next((c for c in choices if c.value == default), None)
+    value = questionary.select(
+        "Answer:",
+        choices=choices,
+        default=default_choice,
+        use_shortcuts=True,
+        use_arrow_keys=True,
+        use_jk_keys=False,
+        show_selected=False,
+        instruction="(arrows or letter, then Enter)",
+        **kw,
+    ).unsafe_ask(patch_stdout=False)
+    if value is None:
+        raise KeyboardInterrupt
+    answer = gate.answer(value)
+    assert answer is not None
+    reason = None
+    if evidence.needs_reason(answer):
+        def _validate(text: str) -> bool | str:
+            problem = generic_reason_problem(text, gate)
+            if problem is None:
+                return True
+            return "a reason is required" if not text.strip() else "too generic: say why, for this question"
+
+        reason = questionary.text(
+            f"Why {answer.value}? (recorded verbatim)",
+            validate=_validate,
+            **kw,
+        ).unsafe_ask(patch_stdout=False)
+        if reason is None:
+            raise KeyboardInterrupt
+        reason = reason.strip()
+    return answer.value, reason

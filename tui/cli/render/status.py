@@ -1,0 +1,182 @@
+"""Rich summaries of a feature and of a repository (`scars status`).
+
+Every untrusted string goes through ``scars.core.sanitize`` and is rendered as a ``Text``
+object, never as markup. Meaning is carried by words, not colour alone.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from scars.core.model import CATEGORY_LABEL, GROUP_LABEL, GROUPS, Feature
+from scars.core.sanitize import one_line
+from scars.tui.cli.render.console import make_console
+
+MAX_ITEMS_PER_GROUP = 50
+TAG = {"known_shortcuts": "KS", "silent_failure_conditions": "SF", "unverified_assumptions": "UA"}
+VERDICT_STYLE = {"gate": "bold yellow", "skip": "green", "unknown": "bold red"}
+
+
+def _line(console: Console, *parts: tuple[str, str] | str) -> None:
+    t = Text(no_wrap=True, overflow="ellipsis")
+    for p in parts:
+        if isinstance(p, tuple):
+            t.append(p[0], style=p[1])
+        else:
+            t.append(p)
+    console.print(t, no_wrap=True, overflow="ellipsis")
+
+
+def print_feature(feature: Feature, console: Console | None = None) -> None:
+    c = console or make_console()
+    w = min(c.width, 80) if c.width else 80
+    _line(c, ("Feature ", "bold"), (one_line(feature.name, w - 8), "bold"))
+    counts = feature.counts
+    _line(
+        c,
+        ("signal_lost ", "bold"),
+        (str(feature.signal_lost), "bold"),
+        f"  = {counts.get('known_shortcuts', 0)} shortcuts"
+        f" + {counts.get('silent_failure_conditions', 0)} silent failures"
+        f" + {counts.get('unverified_assumptions', 0)} unverified assumptions",
+    )
+    reports = len(feature.reports)
+    uncounted = sum(1 for it in feature.items if not it.counted)
+    reg = feature.registry.state if feature.registry else "missing"
+    _line(c, f"{reports} report(s); {len(feature.resolved)} item(s) resolved or verified; "
+             f"{uncounted} not counted")
+    # Missing or unreadable: refs are unknown and still counted (formats.md §1.7); an
+    # unreadable registry is also listed under the parse failures below.
+    _line(c, f"systemic registry: {reg}" + ("" if reg == "present" else " — systemic_refs unknown, still counted"))
+    if feature.entry:
+        v = feature.entry.verdict
+        _line(c, ("Entry: ", "bold"), (v.upper(), VERDICT_STYLE.get(v, "")))
+        for chunk in _wrap(one_line(feature.entry.record), w - 2):
+            _line(c, "  " + chunk)
+    if feature.execution_mode:
+        _line(c, f"Execution mode: {one_line(feature.execution_mode, 40)}")
+
+    by_id = {it.id: it for it in feature.items}
+    for g in GROUPS:
+        ids = feature.groups.get(g, ())
+        c.print()
+        _line(c, (f"{GROUP_LABEL[g]} ({len(ids)})", "bold underline"))
+        if g == "cross_task_patterns" and feature.cross_task_patterns:
+            for n, pat in enumerate(feature.cross_task_patterns, 1):
+                _line(c, ("  pattern ", "dim"), f"{n}: {len(pat)} items in {len({by_id[i].file for i in pat if i in by_id})} reports")
+        for i in ids[:MAX_ITEMS_PER_GROUP]:
+            it = by_id[i]
+            _item_line(c, it, w)
+        if len(ids) > MAX_ITEMS_PER_GROUP:
+            _line(c, ("  … ", "dim"), f"{len(ids) - MAX_ITEMS_PER_GROUP} more (scars status --json lists all)")
+
+    if feature.possible_patterns:
+        c.print()
+        _line(c, (f"Possible patterns ({len(feature.possible_patterns)}) — similar wording, not counted as cross-task", "bold"))
+        for p in feature.possible_patterns[:10]:
+            _line(c, f"  {len(p['ids'])} items, similarity {p['similarity']:.2f}: ", ", ".join(p["ids"][:4]))
+
+    if feature.parse_failures:
+        c.print()
+        _line(c, (f"Parse failures ({len(feature.parse_failures)}) — a failed report's items are not counted", "bold red"))
+        for f in feature.parse_failures:
+            where = f.file + (f":{f.line}" if f.line else "")
+            _line(c, "  ✗ ", (one_line(where, 40), "bold"), " ", one_line(f.reason, 300))
+        uncounted_items = [it for it in feature.items if not it.counted]
+        for it in uncounted_items[:MAX_ITEMS_PER_GROUP]:
+            _item_line(c, it, w)
+    if feature.dangling_refs:
+        _line(c, ("Dangling systemic_refs: ", "bold red"), ", ".join(one_line(f"{f}: {i}", 80) for f, i in feature.dangling_refs))
+    if feature.warnings:
+        c.print()
+        _line(c, (f"Warnings ({len(feature.warnings)})", "bold"))
+        for wmsg in feature.warnings[:20]:
+            _line(c, "  ! ", one_line(wmsg, 300))
+        if len(feature.warnings) > 20:
+            _line(c, f"  … {len(feature.warnings) - 20} more")
+
+    from scars.core.samsara.status import reopened_json
+
+    reopened = reopened_json(feature)
+    if reopened:
+        c.print()
+        _line(c, (f"Reopened by a watch ({len(reopened)}) — back to triage", "bold"))
+        for r in reopened[:MAX_ITEMS_PER_GROUP]:
+            _line(c, "  ↺ ", (one_line(r["item_id"], 20), "bold"), " ", one_line(r.get("cause") or "", 300))
+
+    c.print()
+    log = feature.iteration_log
+    if log is None or not log.rounds:
+        _line(c, ("Rounds: ", "bold"), "none yet")
+    else:
+        _line(c, ("Rounds ", "bold"), f"({len(log.rounds)} of max {log.max_rounds})")
+        for r in log.rounds:
+            before = "?" if r.signal_lost_before is None else str(r.signal_lost_before)
+            after = "?" if r.signal_lost_after is None else str(r.signal_lost_after)
+            _line(
+                c,
+                f"  round {r.round}: signal_lost {before} → {after}; fix {len(r.fix)}, accept {len(r.accept)}, "
+                f"defer {len(r.defer)}; ",
+                (one_line(r.decision or "no decision", 20), "bold"),
+                (" — " + one_line(r.decision_reason, 200)) if r.decision_reason else "",
+            )
+
+
+def _wrap(text: str, width: int) -> list[str]:
+    import textwrap
+
+    return textwrap.wrap(text, width=max(width, 20)) or [""]
+
+
+def _item_line(c: Console, it, width: int) -> None:
+    flags = []
+    if it.deferred:
+        flags.append("deferred")
+    if it.systemic_ref:
+        flags.append(f"ref {it.systemic_ref}" + ("?" if it.registry_state != "found" else ""))
+    if not it.counted:
+        flags.append("NOT COUNTED")
+    if it.status and it.status not in ("open",):
+        flags.append(it.status)
+    loc = it.file.rsplit("/", 1)[-1] + (f":{it.line}" if it.line else "")
+    _line(
+        c,
+        "  ",
+        (TAG[it.category], "bold"),
+        " ",
+        (it.id, "dim"),
+        " ",
+        one_line(it.text, 2000),
+    )
+    meta = f"      {one_line(it.task_id or '-', 30)} · {one_line(loc, 40)}"
+    if flags:
+        meta += " · " + one_line(", ".join(flags), 60)
+    _line(c, (meta, "dim"))
+
+
+def print_repo(root: Path, features: list[Feature], console: Console | None = None) -> None:
+    c = console or make_console()
+    if not features:
+        _line(c, f"No feature directories under {one_line(str(root / 'changes'), 200)}")
+        return
+    table = Table(box=None, show_edge=False, pad_edge=False, expand=False)
+    table.add_column("feature", overflow="ellipsis", no_wrap=True, max_width=42)
+    table.add_column("signal_lost", justify="right", no_wrap=True, min_width=11)
+    table.add_column("entry", no_wrap=True)
+    table.add_column("failures", justify="right")
+    table.add_column("rounds", justify="right")
+    for f in features:
+        v = f.entry.verdict if f.entry else "unknown"
+        rounds = len(f.iteration_log.rounds) if f.iteration_log else 0
+        table.add_row(
+            Text(one_line(f.name)),
+            Text(str(f.signal_lost)),
+            Text(v, style=VERDICT_STYLE.get(v, "")),
+            Text(str(len(f.parse_failures)), style="bold red" if f.parse_failures else ""),
+            Text(str(rounds)),
+        )
+    c.print(table)

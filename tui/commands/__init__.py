@@ -1,1 +1,0 @@
-"""scars.tui.commands"""
