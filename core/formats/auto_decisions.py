@@ -1,4 +1,6 @@
-"""auto-decisions.md (formats.md §1.6): a line-based parser.
+"""auto-decisions.md (formats.md §1.6): the line-based parser and the entry writer.
+
+Reading.
 
 The entry body is not YAML of the intended shape (``uncertainty`` holds indented ``level`` /
 ``notes`` lines under a list item), so entries are read line by line. The parser never
@@ -6,6 +8,16 @@ raises on junk: everything odd is recorded in the entry's ``problems`` (missing 
 fields, fields out of template order, bad enum values, numbering out of order, a
 ``decision_id`` that does not repeat the heading's number); text outside any entry is
 ignored (a file may start with a title or notes).
+
+Writing. An entry is the heading ``## Decision NNN - <stage>.<gate-id>`` and the 13 fields in
+template order, the ``uncertainty`` block indented under its list item. The file is an
+append-only event log: entries are only ever appended (one ``os.write`` + fsync, under the
+feature lock, numbering continuing from the highest entry on disk); a correction is a new
+entry whose rationale names the decision it supersedes. Every free-text value is written as a
+one-line double-quoted string: backslash, quote, newlines and every other line-breaking or
+control character are escaped (``\\n``, ``\\"``, ``\\u2028`` …), so no value can start a line of
+its own — no value can forge a heading or a field. Enum values (stage, prompt_type, decision,
+level) and the gate id are checked against their allowed forms instead.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Writing ``iteration-log.yaml`` in the seed (era B) form of formats.md §1.5.
+"""``iteration-log.yaml`` (formats.md §1.5): read in any era (:func:`read_iteration_log`),
+written in the seed (era B) form.
 
 Principles (reliability notes §4–5):
 

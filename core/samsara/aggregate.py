@@ -3,10 +3,8 @@
 * remaining set: every item that is not resolved (in place or through ``resolved_items``) and
   not an assumption verified true; ``signal_lost`` and per-category counts over the remaining
   items that are *counted* (items of parse-failed reports are shown, never counted);
-* cross-task patterns, upstream's literal rule: the same whitespace-normalised text, or the
-  same ``systemic_ref`` id, in at least two different reports;
-* possible patterns (ours, never counted as the literal rule): near-duplicate texts in
-  different reports, by token-set Jaccard similarity with exact prefix filtering (below);
+* cross-task patterns (``scars.core.samsara.patterns``): upstream's literal rule and our
+  near-duplicate "possible patterns";
 * the three triage groups, each counted remaining item in exactly one;
 * the iteration-entry verdict gate / skip / unknown with its one-line reversible record.
 """

@@ -7,8 +7,13 @@ records who made it (``decided_by``) and when (``decided_at``, ISO 8601 with zon
 carry a second person's sign-off (``reviewed_by``). A fix the implementer reported blocked
 gets an outcome: retry with more context, or reclassify as defer.
 
-Validation lives here and returns :class:`FieldError` values; the app, the gates and the
-CLI show them and never decide a rule themselves.
+Validation lives here and returns :class:`~scars.core.errors.FieldError` values; the app,
+the gates and the CLI show them and never decide a rule themselves.
+
+The journal's records (``.scars/journal.jsonl``, framed by ``scars.core.storage.journal``) are
+replayed here into :class:`JournalState` (:func:`replay`, :func:`feature_state`): the current
+decisions, their history, the undo stack, the rounds, and the items a fired watch reopened
+(:func:`reopened_now`). Read-only callers use :func:`current_decisions` (no lock).
 """
 
 from __future__ import annotations

@@ -12,6 +12,9 @@ line separator, so a line is a record.
 Reading never raises on bad content: a torn last line (a crash mid-write) or a line whose
 checksum or JSON is wrong is skipped and reported in :attr:`JournalRead.problems`; records
 keep their order. Every record carries ``seq`` (1, 2, …) and ``type``.
+
+This module is the framing and the append / read side only; what the records mean (their
+types, and the state their replay gives) is ``scars.core.samsara.decisions``.
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 An item's ``where`` / ``debt_location`` (``src/export.py:40-88``) is text written by an
 agent or a person. Before scars reads a file it names (to show an excerpt: see
-``scars.core.samsara.locate``), or a symlinked input file, the path goes through ``resolve_inside``: it must be relative, free of NUL and control characters, and
+``scars.core.samsara.locate``), or a symlinked input file (:func:`symlink_refusal`), the path
+goes through ``resolve_inside``: it must be relative, free of NUL and control characters, and
 resolve — symlinks followed — to a regular file under the repository root. Anything else
 gives a one-line reason to show *instead of* an excerpt; the file is never opened.
 """

@@ -27,6 +27,15 @@ from scars.tui.app.backend import Backend
 from scars.tui.app.keymap import keymap_path, load_keymap
 from scars.tui.app.palette import ScarsCommands
 from scars.tui.app.viewmodel import Filter, Row, TriageState, owners_in_logs
+from scars.core.samsara.locate import codeowners, git_authors, parse_location
+from scars.tui.app.screens.forms import AcceptForm
+from scars.tui.app.screens.forms import DeferForm
+from scars.tui.app.screens.gate import RoundGate, advice_text, gate_summary
+from scars.tui.app.screens.loops import LoopsScreen
+from scars.tui.app.screens.main import MAIN_BINDINGS
+from scars.tui.app.screens.main import MainScreen
+from scars.tui.app.widgets.detail import DetailPane
+from scars.tui.app.widgets.item_list import ItemList
 
 
 def _valves(feature: Feature, decisions: dict) -> list:
@@ -155,11 +164,9 @@ class ScarsApp(App[int]):
     def on_mount(self) -> None:
         self.theme = "textual-dark"
         self._apply_keymap()
-        from scars.tui.app.screens.main import MainScreen
 
         self.push_screen(MainScreen())
         if self.inbox is not None:
-            from scars.tui.app.screens.loops import LoopsScreen
 
             states, root = self.inbox
             self.push_screen(LoopsScreen(states, root))
@@ -168,7 +175,6 @@ class ScarsApp(App[int]):
 
     def open_feature(self, feature_dir: Path) -> None:
         """Switch to another feature (from the Loops inbox): release this one, read that one."""
-        from scars.tui.app.screens.main import MainScreen
 
         if self.backend is not None:
             self.backend.close()
@@ -181,7 +187,6 @@ class ScarsApp(App[int]):
         self._loaded.clear()
         while not isinstance(self.screen, MainScreen):
             self.pop_screen()
-        from scars.tui.app.widgets.item_list import ItemList
 
         items = self.screen.query_one(ItemList)
         items.placeholder = "Loading…"
@@ -190,7 +195,6 @@ class ScarsApp(App[int]):
 
 
     def _apply_keymap(self) -> None:
-        from scars.tui.app.screens.main import MAIN_BINDINGS
 
         src = self._keymap_source
         known = {b.id for b in MAIN_BINDINGS if b.id}
@@ -237,8 +241,6 @@ class ScarsApp(App[int]):
         self.post_message(self.Loaded(backend, state, valves, keep_cursor, rows, user))
 
     def on_scars_app_loaded(self, message: "ScarsApp.Loaded") -> None:
-        from scars.tui.app.screens.main import MainScreen
-        from scars.tui.app.widgets.item_list import ItemList
 
         self.backend = message.backend
         self.state = message.state
@@ -270,8 +272,6 @@ class ScarsApp(App[int]):
 
     def on_scars_app_load_failed(self, message: "ScarsApp.LoadFailed") -> None:
         self.load_error = message.error
-        from scars.tui.app.screens.main import MainScreen
-        from scars.tui.app.widgets.detail import DetailPane
 
         text = str(message.error) if isinstance(message.error, ScarsError) else repr(message.error)
         screen = self._main_screen()
@@ -282,7 +282,6 @@ class ScarsApp(App[int]):
         self.exit(code, message=one_line(f"scars: {text}", 400))
 
     def _main_screen(self):  # noqa: ANN202
-        from scars.tui.app.screens.main import MainScreen
 
         for screen in self.screen_stack:
             if isinstance(screen, MainScreen):
@@ -301,7 +300,6 @@ class ScarsApp(App[int]):
 
     # -- forms --------------------------------------------------------------------------
     def owner_suggestions(self, item_ids: list[str]) -> list[str]:
-        from scars.core.samsara.locate import codeowners, git_authors, parse_location
 
         assert self.state is not None and self.feature is not None
         out: dict[str, None] = {o: None for o in owners_in_logs(self.feature, self.decisions)}
@@ -322,7 +320,6 @@ class ScarsApp(App[int]):
         return list(out)
 
     def open_accept_form(self, item_ids: list[str], callback: Callable[[dict | None], None]) -> None:
-        from scars.tui.app.screens.forms import AcceptForm
 
         assert self.state is not None
         subjects = [self.state.views[i].line_text for i in item_ids]
@@ -330,7 +327,6 @@ class ScarsApp(App[int]):
                          callback=callback)
 
     def open_defer_form(self, item_ids: list[str], callback: Callable[[dict | None], None]) -> None:
-        from scars.tui.app.screens.forms import DeferForm
 
         assert self.state is not None
         subjects = [self.state.views[i].line_text for i in item_ids]
@@ -342,7 +338,6 @@ class ScarsApp(App[int]):
 
     # -- round gate ---------------------------------------------------------------------
     def open_gate(self) -> None:
-        from scars.tui.app.screens.gate import RoundGate, advice_text, gate_summary
 
         if self.feature is None or self.backend is None:
             return

@@ -27,6 +27,11 @@ from scars.tui.app.widgets.header import ScarsHeader
 from scars.tui.app.widgets.item_list import ItemList
 from scars.tui.app.widgets.key_hints import KeyHints
 from scars.tui.app.widgets.warning_bar import WarningBar
+from scars.core.loops import discover_loops
+from scars.tui.app.screens.confirm import ConfirmBulk
+from scars.tui.app.screens.help import HelpScreen
+from scars.tui.app.screens.loops import LoopsScreen
+from scars.tui.app.screens.trends import TrendsScreen
 
 MAIN_BINDINGS = [
     Binding("j,down", "cursor_down", "Down", id="scars.down", show=False),
@@ -280,7 +285,6 @@ class MainScreen(Screen[None]):
             else:
                 app.open_defer_form(ids, callback=lambda fields: self._save("defer", ids, fields))
 
-        from scars.tui.app.screens.confirm import ConfirmBulk
 
         app.push_screen(ConfirmBulk(action, lines), callback=confirmed)
 
@@ -366,7 +370,6 @@ class MainScreen(Screen[None]):
 
     # -- other screens ----------------------------------------------------------------
     def action_trends(self) -> None:
-        from scars.tui.app.screens.trends import TrendsScreen
 
         if self.app.feature is not None:
             self.app.push_screen(TrendsScreen(self.app.feature, self.app.decisions))
@@ -375,7 +378,6 @@ class MainScreen(Screen[None]):
         self.app.open_gate()
 
     def action_help(self) -> None:
-        from scars.tui.app.screens.help import HelpScreen
 
         self.app.push_screen(HelpScreen(self.BINDINGS, self.app.keymap_note()))
 
@@ -386,8 +388,6 @@ class MainScreen(Screen[None]):
         if not root:
             self.notify("No repository root: the Loops inbox needs a directory holding changes/.", markup=False)
             return
-        from scars.core.loops import discover_loops
-        from scars.tui.app.screens.loops import LoopsScreen
 
         app.push_screen(LoopsScreen(discover_loops(root), Path(root)))
 

@@ -19,6 +19,8 @@ from scars.core.model import CATEGORY_LABEL, REGISTRY_FILE, Feature, ParseFailur
 from scars.core.sanitize import one_line, visible
 from scars.core.samsara.locate import Excerpt, read_excerpt
 from scars.tui.app.viewmodel import ALL_GROUP_LABEL, decision_state, item_text
+from scars.core.samsara.decisions import reopened_now
+from scars.core.samsara.watches import watches_path
 
 _EXCERPT_CACHE_MAX = 256
 
@@ -140,8 +142,6 @@ class DetailPane(VerticalScroll):
         the watch log changed on disk."""
         from pathlib import Path
 
-        from scars.core.samsara.decisions import reopened_now
-        from scars.core.samsara.watches import watches_path
 
         key_parts = []
         for p in (Path(feature.path) / ".scars" / "journal.jsonl", watches_path(feature.path)):

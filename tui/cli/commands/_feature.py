@@ -32,6 +32,7 @@ def add_feature_arguments(parser: argparse.ArgumentParser, *, user: bool = True)
 
 
 def open_session(args: argparse.Namespace, *, read_only: bool = False):
+    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
     from scars.core.samsara.session import FeatureSession
 
     return FeatureSession.open(Path(args.feature), read_only=read_only, user=getattr(args, "as_user", None))

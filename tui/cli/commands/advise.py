@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from scars.core.errors import PathNotFound, UsageError
+from scars.core.sanitize import one_line
 
 HELP = "advise on the next iteration: budget matrix, fixability, failure modes, convergence trend"
 DESCRIPTION = (
@@ -43,6 +44,7 @@ def _nonneg(text: str) -> float:
 def advices_for(path: str, *, token_budget=None, tokens_used=None) -> tuple[str, Path, list, list]:
     """(kind, target, [Advice], [skipped loops]) for a feature directory, or every loop under a
     directory (samsara features through their rounds, the other loops through their scores)."""
+    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
     from scars.core.advice.advisor import advise_feature, advise_loop_state
     from scars.core.samsara.decisions import current_decisions
     from scars.core.samsara.feature import is_feature_dir, read_feature
@@ -54,6 +56,7 @@ def advices_for(path: str, *, token_budget=None, tokens_used=None) -> tuple[str,
         f = read_feature(p)
         return "feature", p, [advise_feature(f, current_decisions(p, f), token_budget=token_budget,
                                              tokens_used=tokens_used)], []
+    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
     from scars.core.loops.discover import discover_loops
 
     root = p if p.is_dir() else p.parent
@@ -89,9 +92,9 @@ def run(args: argparse.Namespace) -> int:
                                                  "skipped": skipped}
         sys.stdout.write(json.dumps(out, ensure_ascii=True, indent=2) + "\n")
         return 0
+    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
     from scars.tui.cli.render.advice import print_advice
 
-    from scars.core.sanitize import one_line
 
     if not advices and not skipped:
         print(f"No iteration loop found under {one_line(str(target), 200)}.")

@@ -25,6 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def envelope_json(feature, decisions) -> dict:
+    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
     from scars.core.samsara.rounds import budget_basis, budget_context, evaluate_valves
 
     return {
@@ -37,6 +38,7 @@ def envelope_json(feature, decisions) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
+    # lazy: another command's module, loaded when this command runs
     from scars.core.samsara.decisions import current_decisions
     from scars.core.samsara.feature import read_feature
     from scars.tui.cli.commands.status import resolve_target
@@ -51,6 +53,7 @@ def run(args: argparse.Namespace) -> int:
         out = outs[0] if kind == "feature" else {"root": str(target.absolute()), "features": outs}
         sys.stdout.write(json.dumps(out, ensure_ascii=True, indent=2) + "\n")
         return 0
+    # lazy: rich output, loaded when this report is printed
     from scars.tui.cli.render.advice import print_budget
 
     if kind == "repo" and not outs:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from scars.tui.cli.commands._feature import add_feature_arguments, decision_json, decision_line, emit, open_session, run_json_aware
+from scars.core.errors import UsageError
 
 HELP = "record a fix / accept / defer decision for scar items (durable before it returns)"
 DESCRIPTION = (
@@ -52,7 +53,6 @@ def _fields(args: argparse.Namespace) -> dict:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from scars.core.errors import UsageError
 
     with open_session(args) as session:
         if args.sign_off is not None:

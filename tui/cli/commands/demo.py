@@ -73,6 +73,7 @@ def run(args: argparse.Namespace) -> int:
             parser = argparse.ArgumentParser(prog=f"scars {MAIN_JOB.rsplit('.', 1)[-1]}")
             main_job.add_arguments(parser)
             return int(main_job.run(parser.parse_args([str(feature)])) or 0)
+    # lazy: another command's module, loaded when this command runs
     from scars.tui.cli.commands import status
 
     return status.run(status_args)

@@ -31,6 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def resolve_feature_dir(path: str) -> Path:
     """The feature directory named by ``path``, or the only feature of its repository."""
+    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
     from scars.core.samsara.feature import find_features, find_repo_root, is_feature_dir
 
     target = Path(path)
@@ -50,6 +51,7 @@ def resolve_feature_dir(path: str) -> Path:
 
 def load_decisions(feature_dir: Path):
     """(feature, decisions, rounds per item, current round, problems) via a read-only session."""
+    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
     from scars.core.samsara.export import decision_rounds
     from scars.core.samsara.session import FeatureSession
 
@@ -64,12 +66,14 @@ def load_decisions(feature_dir: Path):
 
 
 def run(args: argparse.Namespace) -> int:
+    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
     from scars.core.samsara import export as ex
 
     feature_dir = resolve_feature_dir(args.feature_dir)
     feature, decisions, rounds, round_number, problems = load_decisions(feature_dir)
     author = args.author
     if args.format == "openvex" and not author:
+        # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
         from scars.core.samsara.decisions import resolve_user
 
         author = resolve_user()
@@ -85,6 +89,7 @@ def run(args: argparse.Namespace) -> int:
     for problem in problems:
         print(f"scars: warning: {problem}", file=sys.stderr)
     if args.output:
+        # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
         from scars.core.storage.durable import atomic_write
 
         out = Path(args.output)

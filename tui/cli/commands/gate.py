@@ -17,6 +17,7 @@ from typing import Any
 from scars.core.errors import HumanNeeded, ScarsError, UsageError
 from scars.core import settings
 from scars.core.gates.catalog import GATES, answers_hint, get_gate
+from scars.core.sanitize import one_line
 
 HELP = "answer a step-mode gate (samsara, loop-spec, ARIS/Mechanist, bkit): show evidence, ask, record"
 
@@ -46,6 +47,7 @@ def add_arguments(parser) -> None:
 
 
 def _user(explicit: str | None) -> str:
+    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
     from scars.core.samsara.decisions import resolve_user
 
     return resolve_user(explicit)
@@ -79,7 +81,6 @@ def _noninteractive_answer(args, gate) -> tuple[str | None, str | None, str]:
 
 
 def _emit(args, results: list, named: str) -> None:
-    from scars.core.sanitize import one_line
 
     main = next((r for r in results if r.gate == named), results[-1])
     if args.json:
@@ -111,6 +112,7 @@ def run(args) -> int:
 
 
 def _run(args, gate) -> int:
+    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
     from scars.core import gates as core
 
     path = args.path if args.path is not None else "."
@@ -142,6 +144,7 @@ def _run(args, gate) -> int:
 
 
 def _ask(evidence):
+    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
     from scars.tui.cli.render.console import make_console
     from scars.tui.cli.render.gate_prompts import ask, render_evidence
 
@@ -150,6 +153,7 @@ def _ask(evidence):
 
 
 def _triage(args, path: str) -> int:
+    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
     from scars.core import gates as core
 
     if args.answer is not None:
@@ -157,6 +161,7 @@ def _triage(args, path: str) -> int:
     if not _is_interactive():
         raise HumanNeeded("gate triage needs a human: no terminal and no answers file. Answer it with:\n  "
                           + answers_hint(get_gate("triage"), args.path))
+    # lazy: another command's module, loaded when this command runs
     from scars.tui.cli.commands import triage as triage_cmd
     import argparse
 

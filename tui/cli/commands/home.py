@@ -30,6 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:  # bare `scars` take
 
 def needs_triage(feature_dir: Path) -> bool:
     """True when the feature has a counted item without a decision (read-only, never locks)."""
+    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
     from scars.core.samsara.session import FeatureSession
 
     try:
@@ -42,6 +43,7 @@ def needs_triage(feature_dir: Path) -> bool:
 
 def pick_feature(start: Path) -> tuple[Path | None, list[Path]]:
     """(newest feature needing triage or None, every feature needing triage, newest first)."""
+    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
     from scars.core.samsara.feature import find_features, find_repo_root
 
     root = find_repo_root(start)
@@ -55,6 +57,7 @@ def pick_feature(start: Path) -> tuple[Path | None, list[Path]]:
 def other_waiting_loops(root: Path) -> list:
     """Loop states other than samsara features that wait for a person ([] when none or unreadable)."""
     try:
+        # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
         from scars.core.loops import discover_loops
 
         return [s for s in discover_loops(root) if s.waiting_for_human and s.kind != "samsara"]
@@ -63,6 +66,7 @@ def other_waiting_loops(root: Path) -> list:
 
 
 def run(args: argparse.Namespace) -> int:
+    # lazy: home and triage call each other
     from scars.core.samsara.feature import find_repo_root
     from scars.tui.cli.commands.triage import interactive, launch, refuse_without_tty
 
@@ -89,6 +93,7 @@ def run(args: argparse.Namespace) -> int:
 
 def launch_inbox(root: Path) -> int:
     """The app on the Loops inbox (every loop of the repository, waiting ones first)."""
+    # lazy: Textual loads only when the app starts (the CLI never imports the app at module level)
     from scars.core.loops import discover_loops
     from scars.tui.app.app import ScarsApp
 

@@ -6,6 +6,8 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from scars.core.errors import PathNotFound
+from scars.core.sanitize import one_line
 
 HELP = "check auto-decisions.md and iteration-log.yaml against each other and the reports"
 DESCRIPTION = (
@@ -31,10 +33,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from scars.core.errors import PathNotFound
+    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
     from scars.core.samsara.verify import verify_feature
-    from scars.core.sanitize import one_line
 
+    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
     from scars.core.samsara.feature import find_features, is_feature_dir
 
     target = Path(args.feature_dir or args.feature)

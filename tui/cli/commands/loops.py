@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+from scars.core.sanitize import one_line
 
 HELP = "list every iteration loop under PATH (samsara, loop-spec, review, bkit, DAG), waiting ones first"
 DESCRIPTION = (
@@ -41,6 +42,7 @@ def _fmt(value: float) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
     from scars.core.loops import discover_loops
 
     states = discover_loops(args.path)
@@ -62,10 +64,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _print_report(states, path: str, waiting: int) -> None:
+    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
     from rich.text import Text
 
+    # lazy: rich output, loaded when this report is printed
     from scars.core.loops.base import KIND_LABEL
-    from scars.core.sanitize import one_line
     from scars.tui.cli.render.console import make_console
 
     console = make_console()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from scars.tui.cli.commands._feature import add_feature_arguments, emit, open_session, run_json_aware
+from scars.core.errors import UsageError
 
 HELP = "start or close an iteration round (close writes the round to iteration-log.yaml)"
 DESCRIPTION = (
@@ -52,7 +53,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _budget_spent(text: str | None) -> dict | None:
-    from scars.core.errors import UsageError
 
     if text is None:
         return None

@@ -28,6 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def resolve_target(path: str) -> tuple[str, Path, list[Path]]:
     """("feature", dir, []) or ("repo", root, features). Raises PathNotFound otherwise."""
+    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
     from scars.core.samsara.feature import find_features, is_feature_dir
 
     p = Path(path)
@@ -46,6 +47,7 @@ def resolve_target(path: str) -> tuple[str, Path, list[Path]]:
 
 
 def run(args: argparse.Namespace) -> int:
+    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
     from scars.core.samsara.status import feature_to_json
     from scars.core.samsara.feature import read_feature
 
@@ -53,6 +55,7 @@ def run(args: argparse.Namespace) -> int:
     if kind == "feature":
         feats = [read_feature(target)]
     else:
+        # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
         from scars.core.samsara.feature import read_features
 
         feats = read_features(features)
@@ -65,6 +68,7 @@ def run(args: argparse.Namespace) -> int:
         indent = 2 if sys.stdout.isatty() else None
         sys.stdout.write(json.dumps(out, ensure_ascii=True, indent=indent) + "\n")
     else:
+        # lazy: rich output, loaded when this report is printed
         from scars.tui.cli.render.status import print_feature, print_repo
 
         if kind == "feature":

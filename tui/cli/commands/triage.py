@@ -77,6 +77,7 @@ def resolve_feature(arg: str | None) -> Path:
     cwd = Path.cwd()
     if is_feature_dir(cwd):
         return cwd
+    # lazy: home and triage call each other
     from scars.tui.cli.commands.home import pick_feature
 
     picked, _ = pick_feature(cwd)
@@ -101,6 +102,7 @@ def run(args: argparse.Namespace) -> int:
 
 def launch(feature_dir: Path, *, read_only: bool = False, pair=(), require_second=(), user=None,  # noqa: ANN001
            keymap: Path | None = None) -> int:
+    # lazy: Textual loads only when the app starts (the CLI never imports the app at module level)
     from scars.tui.app.app import ScarsApp
 
     if keymap is not None and not keymap.is_file():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from scars.core.errors import LockHeld
 
 HELP = "check the machine-checkable watches of accepted items; a fired watch reopens its item"
 DESCRIPTION = (
@@ -29,8 +30,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
     from scars.core.samsara.decisions import current_decisions
-    from scars.core.errors import LockHeld
     from scars.core.samsara.feature import read_feature
     from scars.core.samsara.watches import check_feature
     from scars.core.samsara.session import reopen_fired
@@ -67,6 +68,7 @@ def run(args: argparse.Namespace) -> int:
         out = reports[0] if kind == "feature" else {"root": str(target.absolute()), "features": reports}
         sys.stdout.write(json.dumps(out, ensure_ascii=True, indent=2) + "\n")
     else:
+        # lazy: rich output, loaded when this report is printed
         from scars.tui.cli.render.advice import print_watch_results
 
         for i, rep in enumerate(reports):

@@ -12,9 +12,10 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from scars.core.model import CATEGORY_LABEL, GROUP_LABEL, GROUPS, Feature
+from scars.core.model import GROUP_LABEL, GROUPS, Feature
 from scars.core.sanitize import one_line
 from scars.tui.cli.render.console import make_console
+from scars.core.samsara.status import reopened_json
 
 MAX_ITEMS_PER_GROUP = 50
 TAG = {"known_shortcuts": "KS", "silent_failure_conditions": "SF", "unverified_assumptions": "UA"}
@@ -99,7 +100,6 @@ def print_feature(feature: Feature, console: Console | None = None) -> None:
         if len(feature.warnings) > 20:
             _line(c, f"  … {len(feature.warnings) - 20} more")
 
-    from scars.core.samsara.status import reopened_json
 
     reopened = reopened_json(feature)
     if reopened:
