@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-UPSTREAM = ROOT.parent / "shared" / "fixtures" / "upstream"
+from tests.factories import UPSTREAM
 
 # Stable terminal-facing output in every test: no colour, no inherited Textual settings.
 # (pytest-textual-snapshot's own TEXTUAL_SNAPSHOT_* variables pass its temp dir to xdist workers.)
@@ -24,7 +23,7 @@ for _name in list(os.environ):
 os.environ.setdefault("NO_COLOR", "1")
 os.environ["SCARS_USER"] = os.environ.get("SCARS_TEST_USER", "test-user")
 # Tests read their inputs afresh: the feature cache (scars.core.storage.cache) stays off unless a test
-# turns it on for itself (tests/test_cache.py), so no test writes into ~/.cache.
+# turns it on for itself (tests/core/storage/test_cache.py), so no test writes into ~/.cache.
 os.environ["SCARS_NO_CACHE"] = "1"
 
 

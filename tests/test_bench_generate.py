@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.factories import ROOT
+
 
 
 def _load(name: str):

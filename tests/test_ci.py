@@ -9,7 +9,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from conftest import ROOT
+from tests.factories import ROOT
 
 
 def _pins() -> dict[str, Version]:

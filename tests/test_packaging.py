@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from tests.factories import ROOT
 
 pytestmark = pytest.mark.packaging
 

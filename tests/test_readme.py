@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from conftest import ROOT
+from tests.factories import ROOT
 
 
 def _quick_start_commands() -> list[str]:

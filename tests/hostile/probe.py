@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from corpus import SECRET
+from tests.hostile.corpus import SECRET
 
 # Raw bytes that must never reach a terminal from input text: C0 controls except \t \n
 # (and \r, which a console may emit itself), DEL, C1, bidi/zero-width format characters.

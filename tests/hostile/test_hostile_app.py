@@ -9,14 +9,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from corpus import REPORT_CASES, build_all, build_base, restore_permissions
-from injection import VISIBLE, write_injection_report
-from test_hostile_injection import _run_in_pty
+from tests.hostile.corpus import REPORT_CASES, build_all, build_base, restore_permissions
+from tests.hostile.injection import VISIBLE, write_injection_report
+from tests.hostile.test_hostile_injection import _run_in_pty
 
 from scars.tui.app.app import ScarsApp
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from app_fixtures import filter_shown  # noqa: E402
+from tests.factories import filter_shown  # noqa: E402
 
 SIZE = (160, 50)
 

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from corpus import (
+from tests.hostile.corpus import (
     FEATURE,
     GOOD_TEXTS,
     OK_REPORT_ITEMS,
@@ -31,8 +31,8 @@ from corpus import (
     restore_permissions,
     target_path,
 )
-from isolate import GIB, run_isolated
-from probe import probe
+from tests.hostile.isolate import GIB, run_isolated
+from tests.hostile.probe import probe
 
 HANG_GUARD = 30.0  # seconds; a hang guard only, not a performance bound
 

@@ -21,8 +21,8 @@ import time
 from pathlib import Path
 
 import pytest
-from durable_helpers import SyscallTrace
-from faults import ACCEPT, copy_feature, make_fault_feature
+from tests.factories import SyscallTrace
+from tests.hostile.faults import ACCEPT, copy_feature, make_fault_feature
 
 from scars.core.storage import durable
 from scars.core.formats.auto_decisions import parse_auto_decisions

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from corpus import build_base
+from tests.hostile.corpus import build_base
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -12,8 +12,8 @@ import time
 from pathlib import Path
 
 import pytest
-from corpus import build_base
-from injection import FORBIDDEN, PAYLOADS, VISIBLE, forbidden_in, write_injection_report
+from tests.hostile.corpus import build_base
+from tests.hostile.injection import FORBIDDEN, PAYLOADS, VISIBLE, forbidden_in, write_injection_report
 
 
 @pytest.fixture

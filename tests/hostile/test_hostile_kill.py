@@ -18,7 +18,7 @@ import random
 from pathlib import Path
 
 import pytest
-from faults import ACCEPT, Model, copy_feature, make_fault_feature, parse_events, run_and_kill
+from tests.hostile.faults import ACCEPT, Model, copy_feature, make_fault_feature, parse_events, run_and_kill
 
 from scars.core.formats.auto_decisions import parse_auto_decisions
 from scars.core.formats.iteration_log import read_iteration_log

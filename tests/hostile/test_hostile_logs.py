@@ -14,8 +14,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from faults import ACCEPT, make_fault_feature
-from injection import PAYLOADS, forbidden_in, write_injection_report
+from tests.hostile.faults import ACCEPT, make_fault_feature
+from tests.hostile.injection import PAYLOADS, forbidden_in, write_injection_report
 
 from scars.core.formats.auto_decisions import parse_auto_decisions
 from scars.core.formats.auto_decisions import unquote

@@ -13,10 +13,10 @@ import re
 from pathlib import Path
 
 import pytest
-from corpus import MB, SECRET, deep, restore_permissions
-from injection import PAYLOADS, forbidden_in
-from isolate import GIB, run_isolated
-from probe import RAW_CONTROL, run_cli
+from tests.hostile.corpus import MB, SECRET, deep, restore_permissions
+from tests.hostile.injection import PAYLOADS, forbidden_in
+from tests.hostile.isolate import GIB, run_isolated
+from tests.hostile.probe import RAW_CONTROL, run_cli
 
 STATE_FILES = {
     "loop-spec": ".loop-spec/features/hostile/feature.json",

@@ -1,0 +1,327 @@
+"""Round arithmetic, the budget-context envelope, safety valves and watch-fors (issue 5)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.factories import decisions, feature, item, log, rnd
+from scars.core.samsara.rounds import budget_context, evaluate_valves, files_of, round_rot, round_start_snapshot, stagnation_count, strategy_hint
+
+ENVELOPE_KEYS = [
+    "round", "max_rounds", "remaining_rounds", "signal_lost_before", "stagnation_count",
+    "net_rot_previous_round", "reviewer_retry_budget_remaining", "expected_signal_reduction",
+    "strategy_hint",
+]
+
+
+def valve(valves, vid):
+    (v,) = [v for v in valves if v.id == vid]
+    return v
+
+
+# ------------------------------------------------------------------ snapshot / envelope
+
+
+def test_no_log_is_round_one_with_full_budget():
+    snap = round_start_snapshot(None, 6)
+    assert snap == {
+        "remaining_rounds_at_start": 2,
+        "stagnation_count_at_start": 0,
+        "net_rot_previous_round": 0,
+        "strategy_hint": "explore",
+    }
+
+
+def test_envelope_keys_and_values_from_disk_state():
+    items = [item(1), item(2), item(3, "silent_failure_conditions"), item(4, "unverified_assumptions"),
+             item(5, "silent_failure_conditions"), item(6, "silent_failure_conditions")]
+    f = feature(items, log(rnd(1, 9, 6, new=1)))
+    env = budget_context(f)
+    assert list(env) == ENVELOPE_KEYS
+    assert env["round"] == 2
+    assert env["max_rounds"] == 3
+    assert env["remaining_rounds"] == 1
+    assert env["signal_lost_before"] == 6
+    assert env["stagnation_count"] == 0
+    assert env["net_rot_previous_round"] == -3  # 6 - 9
+    assert env["reviewer_retry_budget_remaining"] == 2
+    assert env["expected_signal_reduction"] == [
+        "silent_failure_conditions", "known_shortcuts", "unverified_assumptions"]
+    assert env["strategy_hint"] == "converge"  # one round remains
+
+
+def test_expected_reduction_follows_fix_decisions_when_given():
+    a, b, c = item(1), item(2, "unverified_assumptions"), item(3, "unverified_assumptions")
+    f = feature([a, b, c])
+    assert budget_context(f)["expected_signal_reduction"] == ["unverified_assumptions", "known_shortcuts"]
+    ds = decisions(fix=[a], accept=[b, c])
+    assert budget_context(f, ds)["expected_signal_reduction"] == ["known_shortcuts"]
+
+
+def test_expected_reduction_ties_keep_category_order_and_skip_uncounted():
+    f = feature([item(1, "unverified_assumptions"), item(2, "known_shortcuts"),
+                 item(3, "silent_failure_conditions", counted=False)])
+    assert budget_context(f)["expected_signal_reduction"] == ["known_shortcuts", "unverified_assumptions"]
+
+
+def test_open_round_is_the_current_round_and_its_retries_count():
+    lg = log(rnd(1, 6, 4), rnd(2, 4, None, decision=None, retries=1))
+    f = feature([item(1)] * 1, lg, signal=4)
+    env = budget_context(f)
+    assert env["round"] == 2
+    assert env["reviewer_retry_budget_remaining"] == 1
+    assert env["strategy_hint"] == "minimal_fix"  # retry budget low (1 of 2 left)
+
+
+def test_retries_spent_beyond_limit_clamp_to_zero():
+    lg = log(rnd(1, 6, None, decision=None, retries=5))
+    env = budget_context(feature([item(1)], lg))
+    assert env["reviewer_retry_budget_remaining"] == 0
+    assert env["strategy_hint"] == "minimal_fix"
+
+
+def test_remaining_rounds_never_negative_past_max():
+    lg = log(rnd(1, 9, 8), rnd(2, 8, 7), rnd(3, 7, 6), rnd(4, 6, 5))
+    env = budget_context(feature([item(i) for i in range(5)], lg))
+    assert env["round"] == 5 and env["remaining_rounds"] == 0
+    assert env["strategy_hint"] == "minimal_fix"
+
+
+def test_real_placement_log_snapshot(upstream):
+    import yaml
+
+    from scars.core.model import IterationLog, Round
+
+    # Upstream 2026-06-30 iteration-log.yaml: round 1, 6 -> 3, fixes_scar_count 1, stop.
+    path = upstream / "samsara/changes/2026-06-30_placement-consistency-gate/iteration-log.yaml"
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    rounds = tuple(
+        Round(round=r["round"], signal_lost_before=r["signal_lost_before"],
+              signal_lost_after=r["signal_lost_after"], fixes_scar_count=r["fixes_scar_count"],
+              decision=r["decision"])
+        for r in data["rounds"])
+    lg = IterationLog(file="iteration-log.yaml", max_rounds=data["budget"]["max_rounds"],
+                      reviewer_retry_limit=data["budget"]["reviewer_retry_limit"], rounds=rounds)
+    rot = round_rot(lg.rounds[0])
+    assert (rot["new"], rot["resolved"], rot["net_rot"]) == (1, 4, -3)
+    assert round_start_snapshot(lg, 3) == {
+        "remaining_rounds_at_start": 1, "stagnation_count_at_start": 0,
+        "net_rot_previous_round": -3, "strategy_hint": "converge"}
+    # Its own round-1 block was written with the same arithmetic (hint chosen by a human).
+    first = round_start_snapshot(None, data["rounds"][0]["signal_lost_before"])
+    ctx = data["rounds"][0]["budget_context"]
+    for key in ("remaining_rounds_at_start", "stagnation_count_at_start", "net_rot_previous_round"):
+        assert first[key] == ctx[key]
+
+
+# ------------------------------------------------------------------ stagnation
+
+
+@pytest.mark.parametrize(
+    "pairs, expected",
+    [
+        ([(6, 5)], 0),
+        ([(6, 6)], 1),
+        ([(6, 7)], 1),
+        ([(6, 6), (6, 6)], 2),  # exactly two flat rounds
+        ([(6, 5), (5, 5), (5, 6)], 2),
+        ([(6, 6), (6, 5)], 0),  # the latest round fell: the streak is broken
+        ([(6, 6), (None, 6), (6, 6)], 1),  # unknown before ends the count
+    ],
+)
+def test_stagnation_count(pairs, expected):
+    done = [rnd(i + 1, b, a) for i, (b, a) in enumerate(pairs)]
+    assert stagnation_count(done) == expected
+
+
+def test_stagnation_uses_signal_now_for_an_interrupted_latest_round():
+    done = [rnd(1, 6, 6), rnd(2, 6, None, decision="interrupted")]
+    assert stagnation_count(done, signal_now=6) == 2
+    assert stagnation_count(done, signal_now=5) == 0
+    assert stagnation_count(done) == 0
+
+
+# ------------------------------------------------------------------ strategy hint rules
+
+
+@pytest.mark.parametrize(
+    "remaining, stagnation, rot, low, hint",
+    [
+        (2, 0, 0, False, "explore"),
+        (5, 0, -4, False, "explore"),
+        (1, 0, 0, False, "converge"),  # exactly one round left
+        (2, 1, 0, False, "converge"),  # flat once
+        (0, 0, 0, False, "minimal_fix"),  # last allowed round
+        (2, 2, 0, False, "minimal_fix"),  # exactly two flat rounds: valve active
+        (2, 0, 1, False, "minimal_fix"),  # net rot
+        (2, 0, 0, True, "minimal_fix"),  # retry budget low
+        (1, 1, 0, False, "converge"),
+    ],
+)
+def test_strategy_hint_rules(remaining, stagnation, rot, low, hint):
+    assert strategy_hint(remaining_rounds=remaining, stagnation=stagnation, net_rot_previous=rot,
+                         retry_low=low)[0] == hint
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 10), st.integers(0, 10), st.integers(-20, 20), st.booleans())
+def test_strategy_hint_is_total_and_ordered(remaining, stagnation, rot, low):
+    hint, rule = strategy_hint(remaining_rounds=remaining, stagnation=stagnation, net_rot_previous=rot,
+                               retry_low=low)
+    valve_near = remaining == 0 or stagnation >= 2 or rot > 0 or low
+    assert (hint == "minimal_fix") == valve_near
+    if not valve_near:
+        assert (hint == "converge") == (stagnation >= 1 or remaining == 1)
+    assert rule
+
+
+# ------------------------------------------------------------------ net rot arithmetic
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 500), st.integers(0, 500), st.one_of(st.none(), st.integers(0, 100)))
+def test_net_rot_identity(before, after, new):
+    rot = round_rot(rnd(1, before, after, new=new))
+    n = new or 0
+    assert rot["resolved"] == before - after + n
+    assert rot["net_rot"] == after - before
+    assert rot["new"] - rot["resolved"] == rot["net_rot"]
+
+
+def test_net_rot_unknown_without_before_after():
+    rot = round_rot(rnd(1, None, None, new=3))
+    assert rot["known"] is False and rot["net_rot"] == 0
+
+
+# ------------------------------------------------------------------ safety valves
+
+
+def test_all_valves_reported_in_order_and_quiet_before_any_round():
+    vs = evaluate_valves(feature([item(1)]))
+    assert [v.id for v in vs] == ["max_rounds", "stagnation", "net_rot", "accept_ratio",
+                                  "level1_wholesale", "same_files"]
+    assert not any(v.active for v in vs)
+
+
+def test_max_rounds_near_then_active():
+    f2 = feature([item(1)], log(rnd(1, 6, 4), rnd(2, 4, 1)))
+    v = valve(evaluate_valves(f2), "max_rounds")
+    assert (v.active, v.near) == (False, True)
+    f3 = feature([item(1)], log(rnd(1, 6, 4), rnd(2, 4, 2), rnd(3, 2, 1)))
+    v = valve(evaluate_valves(f3), "max_rounds")
+    assert v.active and v.figures["rounds_done"] == 3 and "forced stop" in v.message
+
+
+def test_stagnation_valve_fires_at_exactly_two_flat_rounds():
+    one = valve(evaluate_valves(feature([item(1)], log(rnd(1, 5, 5), max_rounds=9))), "stagnation")
+    assert (one.active, one.near) == (False, True)
+    two = valve(evaluate_valves(feature([item(1)], log(rnd(1, 5, 5), rnd(2, 5, 5), max_rounds=9))), "stagnation")
+    assert two.active and two.figures["stagnation_count"] == 2
+    assert "5 → 5" in two.message
+
+
+def test_net_rot_valve_fires_when_new_exceeds_resolved():
+    # before 5, after 6, 3 new: resolved = 5 - 6 + 3 = 2 < 3 new.
+    v = valve(evaluate_valves(feature([item(1)], log(rnd(1, 5, 6, new=3)))), "net_rot")
+    assert v.active and v.figures["new"] == 3 and v.figures["resolved"] == 2
+    # equal: 5 -> 5 with 2 new: resolved 2 == new 2 -> quiet.
+    v = valve(evaluate_valves(feature([item(1)], log(rnd(1, 5, 5, new=2)))), "net_rot")
+    assert not v.active and v.figures["net_rot"] == 0
+
+
+# ------------------------------------------------------------------ watch-fors
+
+
+def test_accept_ratio_boundary_exactly_80_percent_is_quiet():
+    its = [item(i) for i in range(1, 6)]
+    f = feature(its)
+    # 4 of 5 accepted = 80 % with zero fixes (one defer): not above 80 %.
+    v = valve(evaluate_valves(f, decisions(accept=its[:4], defer=its[4:])), "accept_ratio")
+    assert not v.active and v.figures["ratio"] == 0.8
+    # 5 of 5 accepted: fires.
+    v = valve(evaluate_valves(f, decisions(accept=its)), "accept_ratio")
+    assert v.active
+    # 9 of 10 with one fix: quiet (fixes exist).
+    its10 = [item(i) for i in range(1, 11)]
+    v = valve(evaluate_valves(feature(its10), decisions(accept=its10[:9], fix=its10[9:])), "accept_ratio")
+    assert not v.active
+
+
+def test_accept_ratio_just_above_80_percent_fires():
+    its = [item(i) for i in range(1, 7)]
+    # 5 of 6 accepted = 83 % with zero fixes (one defer): above 80 %.
+    v = valve(evaluate_valves(feature(its), decisions(accept=its[:5], defer=its[5:])), "accept_ratio")
+    assert v.active and v.figures["ratio"] == 0.8333 and v.figures["limit"] == 0.8
+
+
+def test_accept_ratio_from_latest_log_round_without_decisions():
+    lg = log(rnd(1, 5, 5, accept=[{"description": "a"}, {"description": "b"}], defer=[]), max_rounds=5)
+    v = valve(evaluate_valves(feature([item(1)], lg)), "accept_ratio")
+    assert v.active and v.figures["source"] == "iteration-log round 1"
+
+
+def test_level1_wholesale_needs_two_and_all_accepted():
+    d1, d2, other = item(1, deferred=True), item(2, deferred=True), item(3)
+    f = feature([d1, d2, other])
+    assert valve(evaluate_valves(f, decisions(accept=[d1, d2], fix=[other])), "level1_wholesale").active
+    assert not valve(evaluate_valves(f, decisions(accept=[d1], fix=[d2, other])), "level1_wholesale").active
+    single = feature([item(1, deferred=True), item(2)])
+    assert not valve(evaluate_valves(single, decisions(accept=list(single.items))), "level1_wholesale").active
+
+
+def test_level1_wholesale_from_log_matches_by_normalised_text():
+    d1 = item(1, text="Retry  count hard-coded", deferred=True)
+    d2 = item(2, text="CSV skips rows", deferred=True)
+    lg = log(rnd(1, 2, 2, accept=[{"description": "retry count HARD-CODED"}, {"description": "csv skips rows"}]))
+    assert valve(evaluate_valves(feature([d1, d2], lg)), "level1_wholesale").active
+
+
+def test_same_files_watch():
+    a = item(1, where="src/export.py:40-88")
+    b = item(2, where="src/export.py, src/other.py")
+    c = item(3, where="docs/x.md")
+    f = feature([a, b, c])
+    v = valve(evaluate_valves(f, decisions(fix=[a, b, c])), "same_files")
+    assert v.active and v.figures["files"] == {"src/export.py": [a.id, b.id]}
+    v = valve(evaluate_valves(f, decisions(fix=[a, c], accept=[b])), "same_files")
+    assert not v.active
+
+
+@pytest.mark.parametrize(
+    "where, files",
+    [
+        ("src/export.py:40-88", ["src/export.py"]),
+        ("`core/a.py` and ./core/b.py:12:3; README.md#usage", ["core/a.py", "core/b.py", "README.md"]),
+        ("the scheduler boundary", []),
+        (None, []),
+        ("skills/iteration/SKILL.md Step 3", ["skills/iteration/SKILL.md"]),
+    ],
+)
+def test_files_of(where, files):
+    assert files_of(where) == files
+
+
+_opt_int = st.one_of(st.none(), st.integers(-5, 60))
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 8), _opt_int, _opt_int, _opt_int,
+                       st.sampled_from([None, "continue", "stop", "forced_stop", "interrupted"])), max_size=6),
+    st.integers(0, 6), st.integers(0, 4), st.integers(0, 40),
+)
+def test_envelope_and_valves_total_on_any_log(rows, max_rounds, retry_limit, signal):
+    from scars.core.advice.advisor import advise_feature
+
+    rounds = [rnd(n, b, a, new=new, decision=d) for n, b, a, new, d in rows]
+    f = feature([item(i) for i in range(3)], log(*rounds, max_rounds=max_rounds, retry_limit=retry_limit),
+                signal=signal)
+    env = budget_context(f)
+    assert list(env) == ENVELOPE_KEYS
+    assert env["remaining_rounds"] >= 0 and env["reviewer_retry_budget_remaining"] >= 0
+    assert env["strategy_hint"] in ("explore", "converge", "minimal_fix")
+    assert len(evaluate_valves(f)) == 6
+    a = advise_feature(f)
+    assert a.action in ("ITERATE", "REFINE", "FINAL_ATTEMPT", "ACCEPT", "ESCALATE")

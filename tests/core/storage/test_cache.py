@@ -1,0 +1,259 @@
+"""The feature cache is never wrong when a file changes; parallel and serial reads agree."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from scars.core.errors import PathNotFound
+from scars.core.samsara import feature as reader
+from scars.core.storage import cache, parallel
+from tests.factories import ROOT
+
+
+
+def _generator():
+    spec = importlib.util.spec_from_file_location("bench_generate_for_cache", ROOT / "bench" / "generate.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+gen = _generator()
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> tuple[Path, dict]:
+    out = tmp_path / "repo"
+    manifest = gen.generate("small", out, seed=3)
+    return out, manifest
+
+
+@pytest.fixture
+def cache_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The cache on, in tmp_path, with a short racy window (files settle after 50 ms)."""
+    d = tmp_path / "cache"
+    monkeypatch.setenv("SCARS_CACHE_DIR", str(d))
+    monkeypatch.delenv("SCARS_NO_CACHE", raising=False)
+    monkeypatch.setattr(cache, "RACY_NS", 50_000_000)
+    return d
+
+
+def _settle(repo: tuple[Path, dict]) -> None:
+    """Wait until every file of the repository is older than the racy window (``cache.RACY_NS``),
+    so that a read may be stored: a wait on the files' own stamps (what ``cache.store`` checks),
+    not a fixed time and not a timing assertion."""
+    out, _ = repo
+
+    def newest_ns() -> int:
+        return max(max(st.st_mtime_ns, st.st_ctime_ns) for st in map(os.lstat, [out, *out.rglob("*")]))
+
+    while newest_ns() >= time.time_ns() - cache.RACY_NS:
+        time.sleep(0.01)
+
+
+def _feature_dir(repo: tuple[Path, dict]) -> Path:
+    out, manifest = repo
+    return out / manifest["features"][0]["path"]
+
+
+def _no_reading(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*a, **k):
+        raise AssertionError("read the files although the cache should have answered")
+
+    monkeypatch.setattr(reader, "_read_feature_files", refuse)
+
+
+def test_unchanged_files_come_from_the_cache(repo, cache_on, monkeypatch):
+    fdir = _feature_dir(repo)
+    _settle(repo)
+    first = reader.read_feature(fdir)
+    assert cache.cache_file(fdir.absolute()).is_file()
+    _no_reading(monkeypatch)
+    again = reader.read_feature(fdir)
+    assert again == first
+    assert again.signal_lost == repo[1]["features"][0]["signal_lost"]
+
+
+def _flip_one_assumption(fdir: Path) -> Path:
+    """Turn one `verified: false` into `verified: true ` (same size), mtime put back."""
+    for p in sorted((fdir / "scar-reports").glob("*.yaml")):
+        data = p.read_bytes()
+        if b"verified: false  # could matter" in data:
+            st = os.stat(p)
+            new = data.replace(b"verified: false", b"verified: true ", 1)
+            assert len(new) == len(data)
+            with open(p, "r+b") as fh:  # in place: same inode
+                fh.write(new)
+            os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns))
+            after = os.stat(p)
+            assert (after.st_size, after.st_mtime_ns, after.st_ino) == (st.st_size, st.st_mtime_ns, st.st_ino)
+            return p
+    raise AssertionError("no unverified assumption to flip")
+
+
+def test_a_change_with_size_and_mtime_forced_back_is_detected(repo, cache_on):
+    fdir = _feature_dir(repo)
+    _settle(repo)
+    before = reader.read_feature(fdir)
+    _flip_one_assumption(fdir)
+    after = reader.read_feature(fdir)
+    assert after.signal_lost == before.signal_lost - 1
+    assert after.counts["unverified_assumptions"] == before.counts["unverified_assumptions"] - 1
+
+
+def test_an_added_or_removed_report_is_detected(repo, cache_on):
+    fdir = _feature_dir(repo)
+    _settle(repo)
+    before = reader.read_feature(fdir)
+    extra = fdir / "scar-reports" / "task-999-scar.yaml"
+    extra.write_text('task_id: task-999\ncompletion_status: done\nknown_shortcuts:\n  - "one more"\n'
+                     "silent_failure_conditions: []\nassumptions_made: []\n", encoding="utf-8")
+    assert reader.read_feature(fdir).signal_lost == before.signal_lost + 1
+    extra.unlink()
+    assert reader.read_feature(fdir).signal_lost == before.signal_lost
+
+
+def test_a_registry_change_is_detected(repo, cache_on):
+    out, _ = repo
+    fdir = _feature_dir(repo)
+    _settle(repo)
+    before = reader.read_feature(fdir)
+    assert before.registry.state == "present" and not before.dangling_refs[1:]
+    (out / ".samsara" / "systemic-scars.yaml").write_text("entries: []\n", encoding="utf-8")
+    after = reader.read_feature(fdir)
+    assert after.registry.entries == {}
+    assert len(after.dangling_refs) > len(before.dangling_refs)
+
+
+def test_files_changed_just_now_are_not_cached(repo, tmp_path, monkeypatch):
+    """Within the racy window a stamp cannot tell two writes apart: nothing is stored."""
+    d = tmp_path / "cache"
+    monkeypatch.setenv("SCARS_CACHE_DIR", str(d))
+    monkeypatch.delenv("SCARS_NO_CACHE", raising=False)
+    monkeypatch.setattr(cache, "RACY_NS", 3600 * 10**9)
+    fdir = _feature_dir(repo)
+    reader.read_feature(fdir)
+    assert not cache.cache_file(fdir.absolute()).exists()
+
+
+@pytest.mark.parametrize("garbage", [b"", b"not a pickle at all", b"\x80\x05\x95\xff\xff"])
+def test_a_corrupt_cache_file_is_ignored_and_replaced(repo, cache_on, garbage):
+    fdir = _feature_dir(repo)
+    _settle(repo)
+    good = reader.read_feature(fdir)
+    path = cache.cache_file(fdir.absolute())
+    path.write_bytes(garbage)
+    assert reader.read_feature(fdir) == good
+    assert path.stat().st_size > 1000  # the next store replaced it
+
+
+def test_a_cache_of_another_feature_is_never_used(repo, cache_on):
+    """A cache file copied over another feature's: the fingerprint names the feature."""
+    out, _ = repo
+    fdir = _feature_dir(repo)
+    _settle(repo)
+    reader.read_feature(fdir)
+    other = out / "changes" / "2026-03-02_other"
+    (other / "scar-reports").mkdir(parents=True)
+    (other / "scar-reports" / "task-1-scar.yaml").write_text(
+        'task_id: task-1\ncompletion_status: done\nknown_shortcuts: ["x"]\n'
+        "silent_failure_conditions: []\nassumptions_made: []\n", encoding="utf-8")
+    cache.cache_file(other.absolute()).write_bytes(cache.cache_file(fdir.absolute()).read_bytes())
+    assert reader.read_feature(other).signal_lost == 1
+
+
+def test_no_cache_writes_nothing(repo, tmp_path, monkeypatch):
+    d = tmp_path / "cache"
+    monkeypatch.setenv("SCARS_CACHE_DIR", str(d))
+    monkeypatch.setenv("SCARS_NO_CACHE", "1")
+    fdir = _feature_dir(repo)
+    reader.read_feature(fdir)
+    assert not d.exists()
+
+
+def test_an_unwritable_cache_dir_changes_nothing(repo, tmp_path, monkeypatch):
+    blocker = tmp_path / "file-not-dir"
+    blocker.write_text("x")
+    monkeypatch.setenv("SCARS_CACHE_DIR", str(blocker / "cache"))
+    monkeypatch.delenv("SCARS_NO_CACHE", raising=False)
+    monkeypatch.setattr(cache, "RACY_NS", 0)
+    fdir = _feature_dir(repo)
+    assert reader.read_feature(fdir).signal_lost == repo[1]["features"][0]["signal_lost"]
+
+
+# --- parallel reading ----------------------------------------------------------------------
+
+
+def test_parallel_and_serial_reads_give_identical_features(repo, monkeypatch):
+    fdir = _feature_dir(repo)
+    monkeypatch.setenv("SCARS_WORKERS", "1")
+    serial = reader.read_feature(fdir)
+    monkeypatch.setenv("SCARS_WORKERS", "2")
+    calls = []
+    real = parallel._pool_read
+    monkeypatch.setattr(parallel, "_pool_read", lambda *a: calls.append(a[2]) or real(*a))
+    par = reader.read_feature(fdir)
+    assert calls == [2]  # the pool really ran
+    assert par == serial
+    assert [r.file for r in par.reports] == [r.file for r in serial.reports]
+    assert [it.id for it in par.items] == [it.id for it in serial.items]
+    assert par.warnings == serial.warnings and par.parse_failures == serial.parse_failures
+
+
+def test_a_failing_pool_falls_back_to_the_serial_read(repo, monkeypatch):
+    fdir = _feature_dir(repo)
+    monkeypatch.setenv("SCARS_WORKERS", "1")
+    serial = reader.read_feature(fdir)
+
+    def broken(*a):
+        from concurrent.futures.process import BrokenProcessPool
+
+        raise BrokenProcessPool("a worker died")
+
+    monkeypatch.setenv("SCARS_WORKERS", "2")
+    monkeypatch.setattr(parallel, "_pool_read", broken)
+    assert reader.read_feature(fdir) == serial
+
+
+def test_worker_count_follows_the_threshold(monkeypatch):
+    monkeypatch.delenv("SCARS_WORKERS", raising=False)
+    assert parallel.workers_for(parallel.PARALLEL_THRESHOLD - 1) == 1
+    monkeypatch.setattr(parallel, "usable_cpus", lambda: 2)
+    assert parallel.workers_for(parallel.PARALLEL_THRESHOLD) == 2
+    monkeypatch.setattr(parallel, "usable_cpus", lambda: 64)
+    assert parallel.workers_for(10**6) == parallel.MAX_WORKERS
+
+
+def test_a_registry_change_is_seen_with_the_cache_off(repo, monkeypatch):
+    """The per-process registry memo follows the file's stamp too."""
+    monkeypatch.setattr(cache, "RACY_NS", 50_000_000)
+    out, _ = repo
+    fdir = _feature_dir(repo)
+    _settle(repo)
+    before = reader.read_feature(fdir)
+    (out / ".samsara" / "systemic-scars.yaml").write_text("entries: []\n", encoding="utf-8")
+    assert len(reader.read_feature(fdir).dangling_refs) > len(before.dangling_refs)
+
+
+def test_many_features_read_in_parallel_equal_the_serial_read(tmp_path, monkeypatch):
+    out = tmp_path / "wide"
+    gen.generate("small", out, seed=5)
+    base = out / "changes"
+    first = next(base.iterdir())
+    for k in range(3):  # four features (copies under other names)
+        import shutil
+
+        shutil.copytree(first, base / f"2026-04-0{k + 1}_copy-{k}")
+    paths = sorted(base.iterdir())
+    serial = reader.read_features(paths, workers=1)
+    par = reader.read_features(paths, workers=2)
+    assert par == serial and [f.name for f in par] == [p.name for p in paths]
+    with pytest.raises(PathNotFound):
+        reader.read_features([*paths, tmp_path / "missing"], workers=2)

@@ -1,0 +1,89 @@
+"""Property: random sequences of decisions, batches, undos and rounds, replayed from the
+journal, equal the in-memory state and a simple model; the written logs read back equal."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.factories import ACCEPT, csv_feature
+from scars.core.samsara.session import FeatureSession
+from scars.core.storage.journal import journal_path
+from scars.core.samsara.decisions import replay
+from scars.core.storage.journal import read_journal
+
+FIELDS = {"fix": {}, "accept": ACCEPT, "defer": {"reason": "next quarter"}}
+
+op = st.one_of(
+    st.tuples(st.just("decide"), st.integers(0, 3), st.sampled_from(["fix", "accept", "defer"])),
+    st.tuples(st.just("batch"), st.sets(st.integers(0, 3), min_size=1, max_size=4), st.sampled_from(["fix", "accept", "defer"])),
+    st.tuples(st.just("undo")),
+    st.tuples(st.just("start")),
+    st.tuples(st.just("close"), st.sampled_from(["continue", "stop"])),
+    st.tuples(st.just("reopen")),
+)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(op, min_size=1, max_size=25))
+def test_journal_replay_equals_state_and_model(ops):
+    root = Path(tempfile.mkdtemp(prefix="scars-prop-"))
+    try:
+        feature = csv_feature(root)
+        s = FeatureSession.open(feature)
+        ids = [i.id for i in s.feature.items]
+        model: dict[str, str] = {}
+        undo: list[dict[str, str]] = []  # model snapshots before each undoable change of this round
+        is_open = False
+        closed: list[dict] = []
+        for o in ops:
+            if o[0] == "decide":
+                undo.append(dict(model))
+                s.decide(ids[o[1]], o[2], **FIELDS[o[2]])
+                model[ids[o[1]]] = o[2]
+            elif o[0] == "batch":
+                undo.append(dict(model))
+                s.decide_many([ids[i] for i in sorted(o[1])], o[2], **FIELDS[o[2]])
+                for i in o[1]:
+                    model[ids[i]] = o[2]
+            elif o[0] == "undo":
+                reverted = s.undo()
+                if undo:
+                    before = undo.pop()
+                    changed = {k for k in set(before) | set(model) if before.get(k) != model.get(k)}
+                    assert changed <= set(reverted)
+                    model = before
+                else:
+                    assert reverted == []
+            elif o[0] == "start" and not is_open:
+                s.start_round()
+                is_open = True
+            elif o[0] == "close" and is_open:
+                closed.append(s.close_round(o[1], "the property test decided so"))
+                is_open = False
+                undo.clear()
+            elif o[0] == "reopen":
+                s.close()
+                s = FeatureSession.open(feature)
+            assert {k: d.action for k, d in s.decisions.items()} == model
+        s.close()
+        # replay from disk equals the state, reopening gives it back
+        replayed = replay(read_journal(journal_path(feature)).records)
+        assert {k: d.action for k, d in replayed.decisions.items()} == model
+        with FeatureSession.open(feature, read_only=True) as ro:
+            assert {k: d.action for k, d in ro.decisions.items()} == model
+            assert (ro.current_round() is not None) == is_open
+        # the written iteration-log.yaml reads back as the rounds closed
+        log = feature / "iteration-log.yaml"
+        if closed:
+            data = yaml.safe_load(log.read_text(encoding="utf-8"))
+            assert data["rounds"] == closed
+        else:
+            assert not log.exists()
+    finally:
+        shutil.rmtree(root, ignore_errors=True)

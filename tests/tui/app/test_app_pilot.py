@@ -1,0 +1,436 @@
+"""Pilot tests of the triage app: each key flow, checked on disk through a fresh session."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import html
+import re
+import sys
+from pathlib import Path
+
+import pytest
+from textual.command import CommandList
+from textual.widgets import Button
+
+from tests.factories import filter_shown, app_repo, wait_until  # noqa: E402
+
+from scars.core.samsara.session import FeatureSession
+from scars.tui.app.app import ScarsApp
+from scars.tui.app.widgets.item_list import ItemList
+
+SIZE = (120, 40)
+
+
+def aio(fn):
+    """Run an async test with asyncio.run (no asyncio plugin is needed)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        return asyncio.run(fn(*args, **kwargs))
+
+    return wrapper
+
+
+@pytest.fixture
+def feature_dir(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    root.mkdir()
+    return app_repo(root)
+
+
+def on_disk(feature_dir: Path) -> dict:
+    """The decisions as a new reader sees them (journal replayed from disk)."""
+    with FeatureSession.open(feature_dir, read_only=True) as s:
+        return dict(s.decisions)
+
+
+def current_item(app: ScarsApp) -> str | None:
+    row = app.screen.query_one(ItemList).current_row
+    return row.item_id if row is not None else None
+
+
+def item_rows(app: ScarsApp) -> list:
+    return [r for r in app.screen.query_one(ItemList).rows if r.kind == "item"]
+
+
+def record_notes(app: ScarsApp) -> list[tuple[str, str]]:
+    """Every notification the app posts, as (title, message): a refusal is waited for, not slept on."""
+    notes: list[tuple[str, str]] = []
+    notify = app.notify
+
+    def recording(message, *, title="", **kw):  # noqa: ANN001, ANN003, ANN202
+        notes.append((title, str(message)))
+        return notify(message, title=title, **kw)
+
+    app.notify = recording  # type: ignore[method-assign]
+    return notes
+
+
+async def on_screen(app: ScarsApp, pilot, name: str) -> None:  # noqa: ANN001
+    await wait_until(pilot, lambda: type(app.screen).__name__ == name, f"the {name} screen on top")
+
+
+def screen_text(app: ScarsApp) -> str:
+    svg = app.export_screenshot()
+    parts = re.findall(r">([^<]*)</text>", svg)
+    return html.unescape("".join(parts)).replace("\xa0", " ")
+
+
+def detail_text(app: ScarsApp) -> str:
+    """The detail pane's content as plain text (independent of wrapping and scrolling)."""
+    from rich.console import Console
+
+    console = Console(width=400, color_system=None, file=None, record=True)
+    with console.capture() as cap:
+        console.print(app.screen.query_one("#detail-body").content)
+    return cap.get()
+
+
+def fill(app: ScarsApp, **values: str) -> None:
+    """Set form fields directly (typing every character is slow and tests nothing more)."""
+    for name, value in values.items():
+        app.screen.query_one(f"#field-{name}").value = value
+
+
+async def start(app: ScarsApp, pilot) -> None:  # noqa: ANN001
+    await app.wait_loaded()
+    await pilot.pause()
+
+
+async def type_text(pilot, text: str) -> None:  # noqa: ANN001
+    for ch in text:
+        await pilot.press("space" if ch == " " else ch)
+
+
+async def filter_by(app: ScarsApp, pilot, text: str) -> None:  # noqa: ANN001
+    """Type a filter and wait until the list shows its rows (they are built in a thread worker)."""
+    await pilot.press("slash")
+    await type_text(pilot, text)
+    await pilot.press("enter")
+    await filter_shown(pilot, text)
+
+
+@aio
+async def test_fix_is_on_disk_and_undo_reverts_it(feature_dir):
+    app = ScarsApp(feature_dir, user="alice")
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        first = current_item(app)
+        await pilot.press("f")
+        await wait_until(pilot, lambda: first in app.decisions, "the fix recorded")
+        d = on_disk(feature_dir)
+        assert d[first].action == "fix" and d[first].decided_by == "alice"
+        assert current_item(app) != first  # moved on
+        await pilot.press("u")
+        await wait_until(pilot, lambda: first not in app.decisions, "the fix undone")
+        assert first not in on_disk(feature_dir)
+        assert current_item(app) == first
+
+
+@aio
+async def test_accept_form_refuses_until_valid_then_saves(feature_dir):
+    app = ScarsApp(feature_dir, user="alice")
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        item = current_item(app)
+        await pilot.press("a")
+        await on_screen(app, pilot, "AcceptForm")
+        form = app.screen
+        await pilot.click("#form-save")
+        await wait_until(pilot, lambda: form.query_one("#error-owner").has_class("shown"), "the owner error shown")
+        assert app.screen is form
+        err = str(form.query_one("#error-owner").render())
+        assert "owner" in err
+        assert item not in on_disk(feature_dir)  # nothing saved while invalid
+        await type_text(pilot, "when x")  # typed into the focused first field
+        fill(app, re_review_signal="a second writer appears", rationale="single process today")
+        await pilot.press("enter")
+        await type_text(pilot, "bob")
+        await pilot.press("enter", "enter", "enter")  # owner -> rationale -> watch (empty) -> save
+        await wait_until(pilot, lambda: item in app.decisions, "the accept recorded")
+        d = on_disk(feature_dir)[item]
+        assert (d.action, d.owner, d.re_review_signal, d.rationale) == (
+            "accept", "bob", "a second writer appears", "single process today")
+
+
+@aio
+async def test_bulk_defer_and_one_undo_reverts_the_batch(feature_dir):
+    app = ScarsApp(feature_dir, user="alice")
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        a = current_item(app)
+        await pilot.press("space")
+        b = current_item(app)
+        await pilot.press("space", "D")
+        await on_screen(app, pilot, "ConfirmBulk")
+        assert "Decide 2 marked items as DEFER" in screen_text(app)
+        await pilot.press("y")
+        await on_screen(app, pilot, "DeferForm")
+        fill(app, reason="scheduler lands first")
+        await pilot.press("enter", "enter")
+        await wait_until(pilot, lambda: a in app.decisions and b in app.decisions, "the batch recorded")
+        d = on_disk(feature_dir)
+        assert d[a].action == d[b].action == "defer" and d[a].batch_id and d[a].batch_id == d[b].batch_id
+        assert d[a].reason == "scheduler lands first"
+        await pilot.press("u")
+        await wait_until(pilot, lambda: a not in app.decisions, "the batch undone")
+        d = on_disk(feature_dir)
+        assert a not in d and b not in d
+
+
+@aio
+async def test_filter_then_decide_the_filtered_item(feature_dir):
+    app = ScarsApp(feature_dir, user="alice")
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        await filter_by(app, pilot, "cat:ua")
+        rows = item_rows(app)
+        assert [r.item_id[:3] for r in rows] == ["ua-"]
+        await pilot.press("f")
+        await wait_until(pilot, lambda: rows[0].item_id in app.decisions, "the fix recorded")
+        assert on_disk(feature_dir)[rows[0].item_id].action == "fix"
+        await pilot.press("escape")
+        await filter_shown(pilot, "")
+        assert len(item_rows(app)) > 1
+
+
+@aio
+async def test_round_gate_writes_both_logs(feature_dir):
+    app = ScarsApp(feature_dir, user="alice")
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        await pilot.press("f")
+        await wait_until(pilot, lambda: len(app.decisions) == 1, "the fix recorded")
+        await pilot.press("g")
+        await on_screen(app, pilot, "RoundGate")
+        assert "Round 2 done. signal_lost" in screen_text(app)
+        gate = app.screen
+        stop = gate.query_one("#gate-stop", Button)
+        await pilot.click("#gate-stop")  # no reason yet: refused, nothing written
+        await wait_until(pilot, lambda: gate.query_one("#gate-error").has_class("shown"), "the refusal shown")
+        assert "a reason is required" in str(gate.query_one("#gate-error").render())
+        assert app.screen is gate and "round: 2" not in (feature_dir / "iteration-log.yaml").read_text()
+        # Button ignores a click while its press effect (-active) lasts: click again once it takes clicks.
+        await wait_until(pilot, lambda: not stop.has_class("-active"), "the stop button taking clicks again")
+        gate.query_one("#gate-reason").value = "remaining items have owners"
+        await pilot.click("#gate-stop")
+        await wait_until(pilot, lambda: "decision: stop" in (feature_dir / "iteration-log.yaml").read_text(),
+                         "the round recorded (iteration-log.yaml is written last)")
+    log = (feature_dir / "iteration-log.yaml").read_text()
+    assert "round: 2" in log and "decision: stop" in log and "remaining items have owners" in log
+    assert log.startswith('feature: "csv-export"')  # the existing round is kept as it was
+    auto = (feature_dir / "auto-decisions.md").read_text()
+    assert "iteration.round-continuation" in auto and "Stop: remaining items have owners" in auto
+
+
+@aio
+async def test_pairing_accept_waits_for_the_second_person(feature_dir):
+    app = ScarsApp(feature_dir, pair=["alice", "bob"], require_second=["accept"])
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        item = current_item(app)
+        assert "driver alice" in screen_text(app)
+        notes = record_notes(app)
+        await pilot.press("a")
+        await on_screen(app, pilot, "AcceptForm")
+        fill(app, re_review_signal="second writer appears", owner="carol", rationale="single process")
+        await pilot.click("#form-save")
+        await wait_until(pilot, lambda: item in app.decisions, "the accept recorded")
+        d = on_disk(feature_dir)[item]
+        assert d.pending_review and d.decided_by == "alice" and not d.reviewed_by
+        await pilot.press("k", "s")  # alice cannot sign off her own accept
+        await wait_until(pilot, lambda: any("the other person signs off" in m for _, m in notes), "the refusal")
+        assert on_disk(feature_dir)[item].pending_review
+        await pilot.press("p", "s")
+        await wait_until(pilot, lambda: not app.decisions[item].pending_review, "the sign-off recorded")
+        d = on_disk(feature_dir)[item]
+        assert d.reviewed_by == "bob" and not d.pending_review
+
+
+@aio
+async def test_second_instance_is_read_only_and_names_the_holder(feature_dir):
+    holder = FeatureSession.open(feature_dir, user="zoe")
+    try:
+        app = ScarsApp(feature_dir, user="alice")
+        async with app.run_test(size=SIZE, notifications=True) as pilot:
+            await start(app, pilot)
+            assert app.backend.read_only
+            text = screen_text(app)
+            assert "READ-ONLY" in text and "zoe" in text
+            notes = record_notes(app)
+            await pilot.press("f")
+            await wait_until(pilot, lambda: [t for t, _ in notes] == ["Not recorded"], "the refusal")
+        assert holder.decisions == {} and on_disk(feature_dir) == {}
+    finally:
+        holder.close()
+
+
+@aio
+async def test_read_only_flag_records_nothing(feature_dir):
+    app = ScarsApp(feature_dir, read_only=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        notes = record_notes(app)
+        await pilot.press("f", "space", "F", "u")  # space (mark) writes nothing and is allowed
+        await wait_until(pilot, lambda: [t for t, _ in notes] == ["Not recorded"] * 3, "three refusals")
+    assert on_disk(feature_dir) == {}
+
+
+@aio
+async def test_reopen_resumes_on_first_undecided(feature_dir):
+    app = ScarsApp(feature_dir, user="alice")
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        first = current_item(app)
+        await pilot.press("f")
+        await wait_until(pilot, lambda: first in app.decisions, "the fix recorded")
+        second = current_item(app)
+    app = ScarsApp(feature_dir, user="alice")
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        assert current_item(app) == second != first
+        assert "[1/6]" in screen_text(app)
+
+
+@aio
+async def test_untrusted_text_is_shown_literally(feature_dir):
+    app = ScarsApp(feature_dir, user="alice")
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        await filter_by(app, pilot, "literally")
+        text = screen_text(app)
+        assert "[bold]shown[/bold]" in text
+        assert "[@click=app.quit]click[/]" in text
+        assert "\x1b" not in text and "␛[2Jescape" in text
+        detail = detail_text(app)
+        assert "[bold]shown[/bold]" in detail and "␛[2Jescape" in detail
+        assert "outside the repository; not read" in detail  # its debt_location is not read
+        assert "secret" not in text and "secret" not in detail
+
+
+@aio
+async def test_user_keymap_rebinds_a_binding_id(feature_dir):
+    app = ScarsApp(feature_dir, user="alice", keymap={"scars.fix": "x"})
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        item = current_item(app)
+        await pilot.press("x")
+        await wait_until(pilot, lambda: item in app.decisions, "the fix recorded")
+        assert on_disk(feature_dir)[item].action == "fix"
+
+
+@aio
+async def test_help_lists_binding_ids(feature_dir):
+    app = ScarsApp(feature_dir, user="alice")
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        await pilot.press("question_mark")
+        await on_screen(app, pilot, "HelpScreen")
+        text = screen_text(app)
+        for bid in ("scars.fix", "scars.accept", "scars.bulk_defer", "scars.gate", "scars.quit"):
+            assert bid in text
+
+
+@aio
+async def test_loops_inbox_opens_a_samsara_feature(feature_dir):
+    from scars.core.loops import discover_loops
+
+    root = feature_dir.parents[1]
+    states = discover_loops(root)
+    app = ScarsApp(None, inbox=(states, root))
+    async with app.run_test(size=SIZE) as pilot:
+        await on_screen(app, pilot, "LoopsScreen")
+        assert "Loops inbox" in screen_text(app) and "2026-07-01_csv-export" in screen_text(app)
+        row = next(i for i, s in enumerate(states) if s.kind == "samsara")
+        for _ in range(row):
+            await pilot.press("j")
+        await pilot.press("enter")
+        await app.wait_loaded()
+        await pilot.pause()
+        assert type(app.screen).__name__ == "MainScreen" and app.feature_dir == feature_dir
+        item = current_item(app)
+        await pilot.press("f")
+        await wait_until(pilot, lambda: item in app.decisions, "the fix recorded")
+        assert on_disk(feature_dir)[item].action == "fix"
+
+
+@aio
+async def test_blocked_fix_reclassified_at_the_gate(feature_dir):
+    (feature_dir / "scar-reports" / "task-5-scar.yaml").write_text(
+        "task_id: task-5\ncompletion_status: blocked\nknown_shortcuts:\n  - \"Vendor API rate limit unknown\"\n"
+        "silent_failure_conditions: []\nassumptions_made: []\ndebt_registered: true\ndebt_location: null\n")
+    app = ScarsApp(feature_dir, user="alice")
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        await filter_by(app, pilot, "vendor")
+        item = current_item(app)
+        await pilot.press("f", "g")
+        await on_screen(app, pilot, "RoundGate")
+        assert "Blocked fix" in screen_text(app)
+        app.screen.query_one("#blocked-0").query("RadioButton").last().value = True
+        app.screen.query_one("#gate-reason").value = "the vendor has not answered"
+        await pilot.click("#gate-continue")
+        await wait_until(pilot, lambda: "decision: continue" in (feature_dir / "iteration-log.yaml").read_text(),
+                         "the round recorded (iteration-log.yaml is written last)")
+    d = on_disk(feature_dir)[item]
+    assert d.blocked_outcome == "reclassify_as_defer"
+    assert "decision: continue" in (feature_dir / "iteration-log.yaml").read_text()
+
+
+@aio
+async def test_command_palette_reaches_an_action(feature_dir):
+    app = ScarsApp(feature_dir, user="alice")
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        item = current_item(app)
+        await pilot.press("ctrl+p")
+        await on_screen(app, pilot, "CommandPalette")
+        await type_text(pilot, "Fix")
+
+        def fix_highlighted() -> bool:  # the search for "Fix" is done and put "Fix" first
+            found = app.screen.query_one(CommandList)
+            return (found.highlighted is not None and all(w.is_finished for w in app.workers)
+                    and str(found.get_option_at_index(found.highlighted).prompt).split("\n")[0] == "Fix")
+
+        await wait_until(pilot, fix_highlighted, "the palette offering Fix")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: item in app.decisions, "the fix recorded")
+        assert on_disk(feature_dir)[item].action == "fix"
+
+
+@aio
+async def test_detail_pane_when_the_registry_is_unreadable(feature_dir):
+    """formats.md §1.7: a ref is `unknown` and still counted; the registry is its own failure."""
+    root = feature_dir.parent.parent
+    (root / ".samsara").mkdir()
+    (root / ".samsara" / "systemic-scars.yaml").write_text("- id: doc-only-guard\n", encoding="utf-8")
+    (feature_dir / "scar-reports" / "task-6-scar.yaml").write_text(
+        "task_id: task-6\ncompletion_status: done\nknown_shortcuts:\n  - systemic_ref: doc-only-guard\n"
+        "    note: \"grep-only check\"\nsilent_failure_conditions: []\nassumptions_made: []\n"
+        "debt_registered: true\ndebt_location: null\n", encoding="utf-8")
+    app = ScarsApp(feature_dir, user="alice")
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        assert app.feature.registry.state == "unreadable"
+        assert "PARSE FAILURES: 2 registry unreadable: systemic refs unknown, still counted; report(s) not counted" \
+            in screen_text(app)
+        await filter_by(app, pilot, "grep-only")
+        item = app.feature.item(current_item(app))
+        assert item.systemic_ref == "doc-only-guard" and item.registry_state == "unknown" and item.counted
+        detail = detail_text(app)
+        assert "Systemic ref: doc-only-guard (unknown)" in detail
+        assert "Registry: unreadable (.samsara/systemic-scars.yaml:1: not a mapping" in detail
+        assert "it is still counted in signal_lost, and the registry is listed under Parse failures" in detail
+        assert "its report failed to parse" not in detail and "dangling" not in detail
+        # The registry's own row under Parse failures.
+        await pilot.press("escape")
+        await filter_shown(pilot, "")
+        await filter_by(app, pilot, "unreadable")
+        row = app.screen.query_one(ItemList).current_row
+        assert row.kind == "failure" and row.failure.file == ".samsara/systemic-scars.yaml"
+        detail = detail_text(app)
+        assert "Parse failure — the systemic registry is unreadable" in detail
+        assert "File: .samsara/systemic-scars.yaml:1" in detail
+        assert "Every systemic_ref is unknown and still counted in signal_lost" in detail
+        assert "this report's items are not counted" not in detail

@@ -1,0 +1,171 @@
+"""The app's view model, location resolving, keymap loading and chart (no Textual app run)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.factories import triage_feature, item, sample_feature  # noqa: E402
+
+from scars.core.samsara.decisions import Decision
+from scars.tui.app.keymap import load_keymap
+from scars.core.samsara.locate import codeowners, parse_location, read_excerpt
+from scars.tui.app.viewmodel import FilterError, TriageState, parse_filter
+from scars.tui.app.widgets.chart import BarChart, Series
+
+
+def test_rows_follow_group_order_with_counts(tmp_path):
+    f = sample_feature(tmp_path)
+    rows = TriageState(f).rows()
+    headers = [r.label for r in rows if r.kind == "header"]
+    assert headers == ["Cross-task patterns (2)", "Deferred from Level 1 (1)", "Unaddressed (2)",
+                       "Not counted (1)", "Parse failures (1)"]
+    assert rows[-1].kind == "failure" and rows[-1].failure.file == "scar-reports/task-4-scar.yaml"
+
+
+def test_filter_by_category_task_state_and_words(tmp_path):
+    f = sample_feature(tmp_path)
+    st = TriageState(f)
+    ids = lambda flt, dec=None: [r.item_id for r in st.rows(parse_filter(flt), dec or {}) if r.kind == "item"]  # noqa: E731
+    assert [st.views[i].item.category for i in ids("cat:sf")] == ["silent_failure_conditions"]
+    assert {st.views[i].item.task_id for i in ids("task:task-3")} == {"task-3"}
+    assert len(ids("RETRY hard-coded")) == 2
+    first = ids("")[0]
+    decided = {first: Decision(first, "fix")}
+    assert first not in ids("state:undecided", decided)
+    assert ids("state:fix", decided) == [first]
+    assert ids("cat:ks task:task-1 state:undecided retry") == [first]
+    # a filter on category/state hides parse failures; a word filter can find them
+    assert all(r.kind != "failure" for r in st.rows(parse_filter("cat:ks")))
+    assert any(r.kind == "failure" for r in st.rows(parse_filter("mapping")))
+
+
+@pytest.mark.parametrize("bad", ["cat:zz", "state:maybe", "task:"])
+def test_bad_filter_says_what_is_wrong(bad):
+    with pytest.raises(FilterError):
+        parse_filter(bad)
+
+
+def test_progress_and_first_undecided(tmp_path):
+    f = sample_feature(tmp_path)
+    st = TriageState(f)
+    rows = st.rows()
+    first = st.first_undecided(rows, {})
+    assert rows[first].kind == "item"
+    dec = {rows[first].item_id: Decision(rows[first].item_id, "defer")}
+    nxt = st.first_undecided(rows, dec)
+    assert nxt != first and rows[nxt].item_id not in dec
+    assert st.progress(dec) == (1, len(f.items))
+
+
+def test_rows_keep_stable_keys_across_filters(tmp_path):
+    f = sample_feature(tmp_path)
+    st = TriageState(f)
+    all_keys = {r.key for r in st.rows()}
+    filtered = {r.key for r in st.rows(parse_filter("task:task-2"))}
+    assert filtered - {k for k in filtered if k.startswith("header:")} <= all_keys
+
+
+def test_excerpt_inside_repo_and_refusal_outside(tmp_path):
+    repo = tmp_path / "repo"
+    (repo / "src").mkdir(parents=True)
+    (repo / "src" / "a.py").write_text("".join(f"x{i} = {i}\n" for i in range(1, 31)))
+    (tmp_path / "secret.txt").write_text("top secret\n")
+    os.symlink(tmp_path / "secret.txt", repo / "src" / "link.txt")
+    ex, reason = read_excerpt(str(repo), "src/a.py:10-11")
+    assert reason is None and ex.highlight == (10, 11) and "x10 = 10" in ex.text and ex.first_line == 7
+    for where in ("../secret.txt", "src/link.txt", str(tmp_path / "secret.txt")):
+        ex, reason = read_excerpt(str(repo), where)
+        assert ex is None and reason and "secret" not in reason
+    ex, reason = read_excerpt(str(repo), "src/a.py:99")
+    assert ex is None and "30 lines" in reason
+
+
+def test_parse_location_forms():
+    def triple(text):
+        loc = parse_location(text)
+        return loc.path, loc.start, loc.end
+
+    assert triple("src/export.py:40-88") == ("src/export.py", 40, 88)
+    assert triple("src/x.py#L5") == ("src/x.py", 5, 5)
+    assert triple("src/x.py (the retry loop)") == ("src/x.py", None, None)
+
+
+def test_codeowners_last_match_wins(tmp_path):
+    (tmp_path / ".github").mkdir()
+    (tmp_path / ".github" / "CODEOWNERS").write_text("* @all\n/src/ @core # comment\n*.md @docs\n")
+    assert codeowners(str(tmp_path), ["src/a.py"]) == ["@core"]
+    assert codeowners(str(tmp_path), ["README.md"]) == ["@docs"]
+
+
+def test_keymap_file(tmp_path):
+    p = tmp_path / "keymap.toml"
+    p.write_text('"scars.fix" = "x"\n[keys]\n"scars.quit" = ["Q", "ctrl+q"]\n"nope" = "z"\n')
+    km, problems = load_keymap(p, {"scars.fix", "scars.quit"})
+    assert km == {"scars.fix": "x", "scars.quit": "Q,ctrl+q"}
+    assert len(problems) == 1 and "nope" in problems[0]
+    p.write_text("= broken")
+    km, problems = load_keymap(p, set())
+    assert km == {} and "not valid TOML" in problems[0]
+    assert load_keymap(tmp_path / "missing.toml") == ({}, [])
+
+
+def test_chart_draws_axis_labels_and_values():
+    chart = BarChart("signal_lost per round", ["start", "R1", "now"], [Series("s", [9, 5, 0])], height=4)
+    lines = [t.plain for t in chart.lines()]
+    assert lines[0] == "signal_lost per round"
+    assert lines[1].lstrip().startswith("9 ┤")
+    bars = lines[1:5]
+    # the 9 bar reaches the top row; a 0 value draws no bar
+    assert "██" in bars[0] and all(line.count("██") <= 2 for line in bars)
+    assert "start" in lines[-2] and "R1" in lines[-2]
+    assert lines[-1].split() == ["9", "5", "0"]
+
+
+def test_triage_without_tty_exits_2_and_names_commands(tmp_path):
+    fdir = tmp_path / "changes" / "2026-01-01_x"
+    (fdir / "scar-reports").mkdir(parents=True)
+    proc = subprocess.run([sys.executable, "-m", "scars.tui", "triage", str(fdir)], capture_output=True,
+                          text=True, stdin=subprocess.DEVNULL, timeout=30)
+    assert proc.returncode == 2
+    assert "scars status" in proc.stderr and "scars decide" in proc.stderr and "--answers" in proc.stderr
+
+
+def test_triage_missing_dir_is_usage_error(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "scars.tui", "triage", str(tmp_path / "nope")],
+                          capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=30)
+    assert proc.returncode == 2 and "no such directory" in proc.stderr
+
+
+def test_form_validation_is_cores_including_the_watch():
+    from scars.tui.app.backend import Backend
+
+    fields = {"re_review_signal": "a second writer appears", "owner": "tbd", "rationale": "single process"}
+    assert [p.field for p in Backend.validate("accept", fields)] == ["owner"]
+    fields["owner"] = "bob"
+    assert Backend.validate("accept", fields) == []
+    bad = Backend.validate("accept", {**fields, "watch": "pattern: ( in src/**"})
+    assert [p.field for p in bad] == ["watch"] and "regex" in bad[0].message
+    assert Backend.validate("accept", {**fields, "watch": "path-changed: src/**"}) == []
+
+
+def test_bare_scars_outside_a_repository_explains_itself(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "scars.tui"], capture_output=True, text=True, cwd=tmp_path,
+                          stdin=subprocess.DEVNULL, timeout=60)
+    assert proc.returncode == 0 and "scars demo" in proc.stdout and "changes/" in proc.stdout
+
+
+def test_bare_scars_without_tty_names_what_waits(tmp_path):
+    from tests.factories import app_repo
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    app_repo(root)
+    proc = subprocess.run([sys.executable, "-m", "scars.tui"], capture_output=True, text=True, cwd=root,
+                          stdin=subprocess.DEVNULL, timeout=60)
+    assert proc.returncode == 2
+    assert "2026-07-01_csv-export" in proc.stderr and "scars status" in proc.stderr

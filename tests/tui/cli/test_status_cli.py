@@ -1,0 +1,87 @@
+"""`scars status` in a subprocess without a TTY."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from tests.factories import write_feature, report
+
+CHANGES = "samsara/changes"
+
+
+def scars(*args: str, cwd=None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "80"}
+    return subprocess.run(
+        [sys.executable, "-m", "scars.tui.cli.main", *args],
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        stdin=subprocess.DEVNULL,
+        env=env,
+        cwd=cwd,
+        timeout=60,
+    )
+
+
+def test_json_on_each_upstream_feature(upstream):
+    expected = {
+        "2026-04-17_samsara-phase4-auto-iteration": (3, "skip", 2),
+        "2026-05-20_extract-pre-thinking-step": (0, "skip", 1),
+        "2026-06-30_placement-consistency-gate": (1, "skip", 1),
+        "2026-07-02_workflow-subtraction-optimization": (0, "skip", 1),
+    }
+    r = scars("status", "--json", str(upstream / "samsara"))
+    assert r.returncode == 0, r.stderr
+    data = json.loads(r.stdout)
+    got = {f["feature"]: (f["signal_lost"], f["entry"]["verdict"], len(f["rounds"])) for f in data["features"]}
+    assert got == expected
+    r = scars("status", "--json", str(upstream / CHANGES / "2026-04-17_samsara-phase4-auto-iteration"))
+    one = json.loads(r.stdout)
+    assert one["counts"] == {"known_shortcuts": 1, "silent_failure_conditions": 1, "unverified_assumptions": 1}
+    assert one["rounds"][0]["signal_lost_before"] == 9
+    assert r.stdout.isascii()  # ensure_ascii
+
+
+def test_summary_fits_80_columns_and_is_plain(upstream):
+    r = scars("status", str(upstream / CHANGES / "2026-06-30_placement-consistency-gate"))
+    assert r.returncode == 0, r.stderr
+    assert "signal_lost 1" in r.stdout and "Unaddressed (1)" in r.stdout and "Entry: SKIP" in r.stdout
+    assert "\x1b" not in r.stdout
+    assert max(len(line) for line in r.stdout.splitlines()) <= 80
+    r = scars("status", str(upstream / "samsara"))
+    assert r.returncode == 0 and len(r.stdout.strip().splitlines()) == 5
+    assert max(len(line) for line in r.stdout.splitlines()) <= 80
+
+
+def test_exit_codes(tmp_path):
+    assert scars("status", str(tmp_path / "nope")).returncode == 2
+    assert scars("status", str(tmp_path)).returncode == 2  # not a feature, no changes/
+    feat = write_feature(tmp_path, {"bad.yaml": "- a list\n", "ok.yaml": report(ks=['"x"'])})
+    r = scars("status", str(feat))
+    assert r.returncode == 0 and "Parse failures (1)" in r.stdout and "bad.yaml" in r.stdout
+    assert scars("status", "--strict", str(feat)).returncode == 3
+    r = scars("status", "--strict", "--json", str(tmp_path))
+    assert r.returncode == 3
+    data = json.loads(r.stdout)
+    assert data["features"][0]["parse_failures"] == [{"file": "scar-reports/bad.yaml", "line": 1, "reason": data["features"][0]["parse_failures"][0]["reason"]}]
+
+
+def test_default_path_is_the_current_directory(tmp_path):
+    feat = write_feature(tmp_path, {"ok.yaml": report(ks=['"x"'])})
+    r = scars("status", "--json", cwd=feat)
+    assert r.returncode == 0 and json.loads(r.stdout)["signal_lost"] == 1
+
+
+def test_hostile_text_is_inert(tmp_path):
+    evil = '"\\e]52;c;SGVsbG8=\\a [bold red]markup[/] \\u202e reversed \\e[2J"'
+    feat = write_feature(tmp_path, {"evil.yaml": report(ks=[evil])})
+    r = scars("status", str(feat))
+    assert r.returncode == 0
+    assert "\x1b" not in r.stdout and "\x07" not in r.stdout and "\u202e" not in r.stdout
+    assert "[bold red]markup[/]" in r.stdout  # shown literally, not interpreted
+    assert "<U+202E>" in r.stdout
+    d = json.loads(scars("status", "--json", str(feat)).stdout)
+    assert d["items"][0]["text"].startswith("\x1b]52")  # JSON keeps the exact text, escaped
