@@ -51,7 +51,7 @@ class Result:
     samples: dict = field(default_factory=dict)
     error: str | None = None
 
-    def judge(self) -> "Result":
+    def judge(self) -> Result:
         if self.error is not None or self.target is None:
             self.ok = None if self.error is None else False
             return self

@@ -7,4 +7,4 @@ import datetime as _dt
 
 def now_iso() -> str:
     """Now, ISO 8601 with the local zone offset, to the second."""
-    return _dt.datetime.now(_dt.timezone.utc).astimezone().isoformat(timespec="seconds")
+    return _dt.datetime.now(_dt.UTC).astimezone().isoformat(timespec="seconds")

@@ -10,6 +10,7 @@ Exit codes (documented in the README):
 """
 
 from __future__ import annotations
+
 from dataclasses import dataclass
 
 

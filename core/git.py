@@ -7,14 +7,13 @@ as an answer.
 
 from __future__ import annotations
 
-from scars.core import settings
-
 import datetime as _dt
 import os
 import shutil
 import subprocess
 from pathlib import Path
 
+from scars.core import settings
 
 GIT_TIMEOUT = 20.0
 

@@ -15,7 +15,6 @@ import unicodedata
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-
 _WS = re.compile(r"\s+")
 
 
@@ -31,11 +30,7 @@ def norm(text: Any) -> str:
 
 
 _STOPWORDS = frozenset(
-    "a an the and or but if then else of to in on at by for with from as is are was were be been "
-    "it its this that these those not no nor so than too very can will just do does did has have "
-    "had into over under out up down only own same such there their they them we you he she i "
-    "our your his her which who whom what when where why how all any both each few more most other "
-    "some".split()
+    ["a", "an", "the", "and", "or", "but", "if", "then", "else", "of", "to", "in", "on", "at", "by", "for", "with", "from", "as", "is", "are", "was", "were", "be", "been", "it", "its", "this", "that", "these", "those", "not", "no", "nor", "so", "than", "too", "very", "can", "will", "just", "do", "does", "did", "has", "have", "had", "into", "over", "under", "out", "up", "down", "only", "own", "same", "such", "there", "their", "they", "them", "we", "you", "he", "she", "i", "our", "your", "his", "her", "which", "who", "whom", "what", "when", "where", "why", "how", "all", "any", "both", "each", "few", "more", "most", "other", "some"]
 )
 
 
@@ -88,9 +83,7 @@ def is_meaningful(value: Any) -> bool:
     if folded in PLACEHOLDERS or folded.rstrip(".").strip() in PLACEHOLDERS:
         return False
     # Nothing but punctuation, symbols or invisible characters.
-    if not any(unicodedata.category(ch)[0] in "LN" for ch in text):
-        return False
-    return True
+    return any(unicodedata.category(ch)[0] in "LN" for ch in text)
 
 
 def why_not_meaningful(value: Any) -> str:

@@ -13,7 +13,6 @@ import yaml
 from tests.factories import ROOT
 
 
-
 def _load(name: str):
     spec = importlib.util.spec_from_file_location(f"bench_{name}", ROOT / "bench" / f"{name}.py")
     mod = importlib.util.module_from_spec(spec)

@@ -43,11 +43,11 @@ def test_every_requirement_and_test_extra_is_pinned_within_its_range():
 
 def test_ci_exports_the_constraints_before_any_install_and_runs_the_bench_smoke():
     lines = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
-    export = next(i for i, l in enumerate(lines) if l.startswith("export PIP_CONSTRAINT="))
+    export = next(i for i, line in enumerate(lines) if line.startswith("export PIP_CONSTRAINT="))
     assert '"$constraints"' in lines[export]
-    assert any(l == 'constraints="$PWD/constraints/test.txt"' for l in lines[:export])
-    installs = [i for i, l in enumerate(lines) if re.search(r"\bpip install\b", l)]
+    assert any(line == 'constraints="$PWD/constraints/test.txt"' for line in lines[:export])
+    installs = [i for i, line in enumerate(lines) if re.search(r"\bpip install\b", line)]
     assert installs and min(installs) > export
-    readme_line = next(i for i, l in enumerate(lines) if "pytest -n 2" in l)
-    smoke = [i for i, l in enumerate(lines) if l.strip() == "python bench/run.py --smoke"]
+    readme_line = next(i for i, line in enumerate(lines) if "pytest -n 2" in line)
+    smoke = [i for i, line in enumerate(lines) if line.strip() == "python bench/run.py --smoke"]
     assert smoke and smoke[0] > readme_line

@@ -12,7 +12,6 @@ import shutil
 import subprocess
 import sys
 import tomllib
-import venv
 import zipfile
 from pathlib import Path
 

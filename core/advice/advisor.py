@@ -48,17 +48,15 @@ Rules (the README section "Budget context, advice and watches" repeats them):
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
+
+from scars.core.advice.trend import ACCEPTABLE_QUALITY, TARGET_QUALITY, trend_analysis, variance
+from scars.core.model import CATEGORIES, Feature, Round
+from scars.core.samsara.rounds import DEFAULT_MAX_ROUNDS, split_rounds
 from scars.core.samsara.rounds import field_of as _attr
 from scars.core.samsara.rounds import norm as _norm
-from scars.core.model import CATEGORIES, Feature, Round
-from scars.core.advice.trend import ACCEPTABLE_QUALITY
-from scars.core.advice.trend import TARGET_QUALITY
-from scars.core.advice.trend import trend_analysis
-from scars.core.advice.trend import variance
-from scars.core.samsara.rounds import DEFAULT_MAX_ROUNDS, split_rounds
-
 
 FIXABILITY_MIN = 0.3
 

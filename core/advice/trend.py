@@ -8,7 +8,8 @@ the advisor (``scars.core.advice.advisor``) and the loops that report a quality 
 from __future__ import annotations
 
 import math
-from typing import Any, Protocol, Sequence
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 
 class Point(Protocol):

@@ -23,15 +23,14 @@ level) and the gate id are checked against their allowed forms instead.
 from __future__ import annotations
 
 import re
-
-from scars.core.model import AutoDecisionEntry
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
-from scars.core.errors import FieldError
-from scars.core.text import is_meaningful
+
 from scars.core.clock import now_iso
+from scars.core.errors import DecisionRefused, FieldError
+from scars.core.model import AutoDecisionEntry
 from scars.core.storage.durable import append_record
-from scars.core.errors import DecisionRefused
+from scars.core.text import is_meaningful
 
 # The 13 required fields, in template order (formats.md §1.6).
 FIELD_ORDER: tuple[str, ...] = (

@@ -24,18 +24,17 @@ written double-quoted (newlines and controls escaped), enums and numbers plain.
 from __future__ import annotations
 
 import io
-import re
-from pathlib import Path
-from typing import Any, Iterable
-
-from scars.core.storage.durable import Fingerprint, atomic_write, read_with_fingerprint
-from scars.core.errors import ChangedOnDisk
 import os
-from scars.core.errors import PathNotFound
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from scars.core.errors import ChangedOnDisk, PathNotFound
 from scars.core.model import IterationLog, Round
 from scars.core.storage import safe_read
-from scars.core.text import as_text
-from scars.core.text import opt_text
+from scars.core.storage.durable import Fingerprint, atomic_write, read_with_fingerprint
+from scars.core.text import as_text, opt_text
 
 LOG_NAME = "iteration-log.yaml"
 
@@ -275,10 +274,7 @@ def append_round_text(text: str, entry: dict[str, Any]) -> str:
 def _rounds_are_spaced(body: list[str], indent: tuple[int, int, int]) -> bool:
     """True when the existing rounds are separated by blank lines (keep that style)."""
     dash = " " * indent[2] + "- "
-    for k in range(1, len(body)):
-        if body[k].startswith(dash) and body[k - 1].strip() == "":
-            return True
-    return False
+    return any(body[k].startswith(dash) and body[k - 1].strip() == "" for k in range(1, len(body)))
 
 
 def _plain(text: str) -> Any:
@@ -407,9 +403,9 @@ class IterationLogFile:
         for _attempt in range(3):
             raw, fp = read_with_fingerprint(self.path)
             current = None if raw is None else raw.decode("utf-8")
-            if self.base_fp is not None or fp is not None:
-                if (self.base_fp is None) != (fp is None) or (fp is not None and not fp.same_content(self.base_fp)):
-                    self._check_disjoint(current)
+            changed = (self.base_fp is None) != (fp is None) or (fp is not None and not fp.same_content(self.base_fp))
+            if (self.base_fp is not None or fp is not None) and changed:
+                self._check_disjoint(current)
             if current is None:
                 text = render_new_log(feature, signal_lost_initial, max_rounds=max_rounds, reviewer_retry_limit=reviewer_retry_limit)
             else:

@@ -7,10 +7,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from scars.core.errors import FieldError
-from scars.core.errors import DecisionRefused, UsageError
-from scars.core.gates.catalog import GATES
 
+from scars.core.errors import DecisionRefused, FieldError, UsageError
+from scars.core.gates.catalog import GATES
 
 ITEM_ID = re.compile(r"^(ks|sf|ua)-[0-9a-f]{10}$")
 

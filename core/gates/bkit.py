@@ -3,24 +3,26 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-from scars.core.samsara.session import FeatureSession
+
 from scars.core.errors import PathNotFound, UsageError
-from scars.core.loops.base import fmt_number
-from scars.core.loops.bkit import no_improvement_run, project_of, read_status, status_files
 from scars.core.gates.catalog import Answer, Gate
 from scars.core.gates.evidence import Evidence, GateResult
 from scars.core.gates.review import _num
-from scars.core.gates.state_io import display_path
-from scars.core.gates.state_io import check_unchanged
-from scars.core.gates.state_io import gate_result
-from scars.core.gates.state_io import load_json_state
-from scars.core.gates.state_io import record_entry
-from scars.core.gates.state_io import state_lock
-from scars.core.gates.state_io import write_json_state
-
+from scars.core.gates.state_io import (
+    check_unchanged,
+    display_path,
+    gate_result,
+    load_json_state,
+    record_entry,
+    state_lock,
+    write_json_state,
+)
+from scars.core.loops.base import fmt_number
+from scars.core.loops.bkit import no_improvement_run, project_of, read_status, status_files
+from scars.core.samsara.session import FeatureSession
 
 BKIT_CRITICAL_MAX = 10
 
@@ -159,7 +161,7 @@ def apply_pdca(evidence: Evidence, ans: Answer, reason: str | None, *, user: str
         check_unchanged(sf, ctx["meta"]["fp"])
         data = json.loads(json.dumps(ctx["data"]))
         f = data["features"][name]
-        stamp = datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        stamp = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
         extra: list[str] = []
         rate = ctx["rate"]
         rate_text = "unmeasured" if rate is None else f"{rate:g}%"

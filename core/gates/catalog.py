@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Literal
+
 from scars.core.errors import UsageError
 from scars.core.settings import env_var
-
 
 GateDecision = Literal["proceed", "revise", "reject", "accept_gap"]
 

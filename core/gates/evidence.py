@@ -6,10 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from scars.core.errors import FieldError
-from scars.core.errors import DecisionRefused
-from scars.core.gates.catalog import Answer
-from scars.core.gates.catalog import Gate
+
+from scars.core.errors import DecisionRefused, FieldError
+from scars.core.gates.catalog import Answer, Gate
 from scars.core.text import generic_reason_problem
 
 

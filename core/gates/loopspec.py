@@ -2,28 +2,29 @@
 
 from __future__ import annotations
 
-from scars.core.samsara.session import FeatureSession
-from scars.core import settings
-
 import json
 import os
 from pathlib import Path
 from typing import Any
+
+from scars.core import settings
 from scars.core.errors import PathNotFound, UsageError
-from scars.core.loops.loopspec import gap_id, parse_backlog
 from scars.core.gates.catalog import GAP_PREFIX_SHIP, Answer, Gate
 from scars.core.gates.evidence import Evidence, GateResult
-from scars.core.gates.state_io import display_path
-from scars.core.gates.state_io import append_bytes
-from scars.core.gates.state_io import check_unchanged
-from scars.core.gates.state_io import gate_result
-from scars.core.gates.state_io import load_json_state
-from scars.core.gates.state_io import record_entry
-from scars.core.gates.state_io import state_lock
-from scars.core.gates.state_io import utc_date
-from scars.core.gates.state_io import utc_now_z
-from scars.core.gates.state_io import write_feature_json
-
+from scars.core.gates.state_io import (
+    append_bytes,
+    check_unchanged,
+    display_path,
+    gate_result,
+    load_json_state,
+    record_entry,
+    state_lock,
+    utc_date,
+    utc_now_z,
+    write_feature_json,
+)
+from scars.core.loops.loopspec import gap_id, parse_backlog
+from scars.core.samsara.session import FeatureSession
 
 LOOP_SPEC_PHASES = ("spec", "discuss", "plan", "execute", "verify", "iterate", "deliver", "completed")
 
@@ -143,7 +144,7 @@ def _progress(fdir: Path, text: str) -> Path:
         with open(path, "rb") as f:
             f.seek(-1, os.SEEK_END)
             prefix = "" if f.read(1) == b"\n" else "\n"
-    append_bytes(path, f"{prefix}- {utc_date()}: {' '.join(text.split())}\n".encode("utf-8"))
+    append_bytes(path, f"{prefix}- {utc_date()}: {' '.join(text.split())}\n".encode())
     return path
 
 
@@ -187,9 +188,8 @@ def apply_loop_spec(evidence: Evidence, ans: Answer, reason: str | None, *, user
             it["feedback"] = None
             it["lastRoute"] = "deliver"
             extra.append("feature.json: currentPhase deliver, the gap in warnings[] and on the backlog")
-        if ans.value in ("reopen", "ship"):
-            if "updatedAt" in data:
-                data["updatedAt"] = utc_now_z()
+        if ans.value in ("reopen", "ship") and "updatedAt" in data:
+            data["updatedAt"] = utc_now_z()
         ad_path, number = record_entry(evidence, ans, reason, user=user, source=source, now=now,
                                   extra_consequences=extra)
         recorded.append(ad_path)

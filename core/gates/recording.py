@@ -13,22 +13,17 @@ from __future__ import annotations
 import os
 from pathlib import Path
 from typing import Any
-from scars.core.errors import FieldError
-from scars.core.errors import DecisionRefused
-from scars.core.gates.evidence import Evidence, GateResult
+
 from scars.core.clock import now_iso
-from scars.core.samsara.session import FeatureSession
+from scars.core.errors import DecisionRefused, FieldError
 from scars.core.gates import samsara as samsara_gate
 from scars.core.gates.answers import load_answers
-from scars.core.gates.bkit import apply_pdca
-from scars.core.gates.bkit import gather_pdca
-from scars.core.gates.catalog import GATES
-from scars.core.gates.catalog import get_gate
-from scars.core.gates.evidence import validate_answer
-from scars.core.gates.loopspec import apply_loop_spec
-from scars.core.gates.loopspec import gather_loop_spec
-from scars.core.gates.review import apply_review
-from scars.core.gates.review import gather_review
+from scars.core.gates.bkit import apply_pdca, gather_pdca
+from scars.core.gates.catalog import GATES, get_gate
+from scars.core.gates.evidence import Evidence, GateResult, validate_answer
+from scars.core.gates.loopspec import apply_loop_spec, gather_loop_spec
+from scars.core.gates.review import apply_review, gather_review
+from scars.core.samsara.session import FeatureSession
 
 
 def gather(gate_id: str, path: str | os.PathLike | None = None, **options: Any) -> Evidence:

@@ -6,21 +6,33 @@ import json
 import re
 from pathlib import Path
 from typing import Any
-from scars.core.samsara.session import FeatureSession
+
 from scars.core.errors import PathNotFound, UsageError
-from scars.core.loops.base import fmt_number
-from scars.core.loops.review import ARIS_MAX_ROUNDS, BLOCKING_BUCKETS, MECHANIST_MAX_CLAIM_REENTRIES, MECHANIST_MAX_ITERATIONS, POSITIVE, STALL_LIMIT, TARGET_SCORE, parse_verify_buckets, score_met
-from scars.core.loops.review import canonical_verdict as _canonical_verdict
 from scars.core.gates.catalog import Answer, Gate
 from scars.core.gates.evidence import Evidence, GateResult
-from scars.core.gates.state_io import display_path
-from scars.core.gates.state_io import check_unchanged
-from scars.core.gates.state_io import gate_result
-from scars.core.gates.state_io import load_json_state
-from scars.core.gates.state_io import record_entry
-from scars.core.gates.state_io import state_lock
-from scars.core.gates.state_io import write_json_state
-
+from scars.core.gates.state_io import (
+    check_unchanged,
+    display_path,
+    gate_result,
+    load_json_state,
+    record_entry,
+    state_lock,
+    write_json_state,
+)
+from scars.core.loops.base import fmt_number
+from scars.core.loops.review import (
+    ARIS_MAX_ROUNDS,
+    BLOCKING_BUCKETS,
+    MECHANIST_MAX_CLAIM_REENTRIES,
+    MECHANIST_MAX_ITERATIONS,
+    POSITIVE,
+    STALL_LIMIT,
+    TARGET_SCORE,
+    parse_verify_buckets,
+    score_met,
+)
+from scars.core.loops.review import canonical_verdict as _canonical_verdict
+from scars.core.samsara.session import FeatureSession
 
 # The loops' constants and the STOP rule's score and verdict dimensions are the review reader's
 # (scars.core.loops.review): one rule, one place, so `scars loops` and this gate agree.

@@ -22,19 +22,24 @@ import re
 from pathlib import Path
 from typing import Any
 
-from scars.core.storage.durable import atomic_write, read_with_fingerprint
-from scars.core.errors import FieldError
-from scars.core.errors import ChangedOnDisk, DecisionRefused, UsageError
-from scars.core.gates.catalog import GATES, SAMSARA_MAX_ROUNDS_WARNING, SAMSARA_NET_ROT_WARNING, SAMSARA_STAGNATION_WARNING, Answer, Gate
-from scars.core.gates.answers import AnswersFile
-from scars.core.gates.evidence import Evidence, GateResult, entry_fields, validate_answer
 from scars.core.clock import now_iso
-from scars.core.model import GROUP_LABEL, GROUPS, REGISTRY_FILE
-from scars.core.sanitize import one_line
-from scars.core.model import IterationLog, Round
+from scars.core.errors import ChangedOnDisk, DecisionRefused, FieldError, UsageError
+from scars.core.gates.answers import AnswersFile
+from scars.core.gates.catalog import (
+    GATES,
+    SAMSARA_MAX_ROUNDS_WARNING,
+    SAMSARA_NET_ROT_WARNING,
+    SAMSARA_STAGNATION_WARNING,
+    Answer,
+    Gate,
+)
+from scars.core.gates.evidence import Evidence, GateResult, entry_fields, validate_answer
+from scars.core.model import GROUP_LABEL, GROUPS, REGISTRY_FILE, IterationLog, Round
 from scars.core.samsara.decisions import validate_decision
 from scars.core.samsara.rounds import evaluate_valves
 from scars.core.samsara.session import FeatureSession
+from scars.core.sanitize import one_line
+from scars.core.storage.durable import atomic_write, read_with_fingerprint
 from scars.core.text import generic_reason_problem
 
 SKIP_KEY = "iteration_skip_record"

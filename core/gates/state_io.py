@@ -19,15 +19,24 @@ import json
 import os
 import re
 import shutil
-from datetime import datetime, timezone
+from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Iterator
-from scars.core.storage.durable import Fingerprint, _fsync_dir, append_record, atomic_write, fingerprint, read_with_fingerprint
+from typing import Any
+
 from scars.core.errors import ChangedOnDisk, PathNotFound, UsageError
-from scars.core.storage.lock import FeatureLock
+from scars.core.formats.auto_decisions import append_entry as append_auto_decision_file
 from scars.core.gates.catalog import Answer
 from scars.core.gates.evidence import Evidence, GateResult, entry_fields
-from scars.core.formats.auto_decisions import append_entry as append_auto_decision_file
+from scars.core.storage.durable import (
+    Fingerprint,
+    _fsync_dir,
+    append_record,
+    atomic_write,
+    fingerprint,
+    read_with_fingerprint,
+)
+from scars.core.storage.lock import FeatureLock
 
 
 def append_bytes(path: Path, data: bytes) -> None:
@@ -161,11 +170,11 @@ def display_path(path: Path, root: Path | None) -> str:
 
 
 def utc_date() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%d")
+    return datetime.now(UTC).strftime("%Y-%m-%d")
 
 
 def utc_now_z() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def record_entry(evidence: Evidence, ans: Answer, reason: str | None, *, user: str, source: str, now: str,

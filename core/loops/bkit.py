@@ -13,7 +13,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from scars.core.loops.base import Budget, LoopState, StopRule, TrendPoint, as_int, as_number, fmt_number, make_points_trend, read_json, rel
+from scars.core.loops.base import (
+    Budget,
+    LoopState,
+    StopRule,
+    TrendPoint,
+    as_int,
+    as_number,
+    fmt_number,
+    make_points_trend,
+    read_json,
+    rel,
+)
 from scars.core.model import ParseFailure
 
 MATCH_RATE_THRESHOLD = 90.0

@@ -15,10 +15,27 @@ from pathlib import Path
 from statistics import pvariance
 from typing import Any
 
-from scars.core.loops.base import Budget, LoopState, StopRule, TrendPoint, as_int, as_number, fmt_number, make_points_trend, read_yaml, rel
-from scars.core.advice.trend import ACCEPTABLE_QUALITY, PLATEAU_VARIANCE, PREDICTION_HORIZON, SLOPE_EPSILON, TARGET_QUALITY
 from scars.core.advice.advisor import FIXABILITY_MIN
+from scars.core.advice.trend import (
+    ACCEPTABLE_QUALITY,
+    PLATEAU_VARIANCE,
+    PREDICTION_HORIZON,
+    SLOPE_EPSILON,
+    TARGET_QUALITY,
+)
 from scars.core.advice.trend import slope as advisor_slope
+from scars.core.loops.base import (
+    Budget,
+    LoopState,
+    StopRule,
+    TrendPoint,
+    as_int,
+    as_number,
+    fmt_number,
+    make_points_trend,
+    read_yaml,
+    rel,
+)
 from scars.core.model import ParseFailure
 
 ROOT_KEYS = ("iterationDecision", "convergenceReport")

@@ -20,12 +20,12 @@ import os
 from datetime import datetime
 from pathlib import Path
 
-from scars.core.errors import PathNotFound
-from scars.core.loops.base import KINDS, LoopState
 import scars.core.loops.bkit as bkit
 import scars.core.loops.dag as dag
 import scars.core.loops.loopspec as loopspec
 import scars.core.loops.review as review
+from scars.core.errors import PathNotFound
+from scars.core.loops.base import KINDS, LoopState
 from scars.core.loops.samsara import read_samsara_feature
 from scars.core.samsara.feature import find_features
 
@@ -98,9 +98,8 @@ def discover_loops(path: str | os.PathLike[str], *, now: datetime | None = None)
             states.append(loopspec.read_feature(here / "feature.json", root))
         if "REVIEW_STATE.json" in files or "AUTO_REVIEW.md" in files:
             review_dirs.add(here)
-        if here.name == "state" and here.parent.name == ".bkit":
-            if "pdca-status.json" in files:
-                states.extend(bkit.read_status(here / "pdca-status.json", root))
+        if here.name == "state" and here.parent.name == ".bkit" and "pdca-status.json" in files:
+            states.extend(bkit.read_status(here / "pdca-status.json", root))
         if here.name == "docs" and ".pdca-status.json" in files:
             current = here.parent / bkit.CURRENT_STATUS
             if not current.is_file():

@@ -16,7 +16,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from scars.core.loops.base import Budget, LoopState, StopRule, TrendPoint, as_int, as_number, inside, make_points_trend, read_json, read_text, rel
+from scars.core.loops.base import (
+    Budget,
+    LoopState,
+    StopRule,
+    TrendPoint,
+    as_int,
+    as_number,
+    inside,
+    make_points_trend,
+    read_json,
+    read_text,
+    rel,
+)
 from scars.core.model import ParseFailure
 
 DEFAULT_MAX_ITERATIONS = 10
@@ -192,9 +204,7 @@ def record_route(
     route = gap.get("type") if gap.get("type") in GAP_ROUTES else "execute"
     previous = history[-2] if len(history) >= 2 and isinstance(history[-2], dict) else None
     previous_gap = previous.get("gap") if previous and isinstance(previous.get("gap"), dict) else None
-    if gap.get("needs_operator") is True:
-        route = "escalate"
-    elif previous_gap is not None and _norm_fix(gap.get("fix_first")) and (
+    if gap.get("needs_operator") is True or previous_gap is not None and _norm_fix(gap.get("fix_first")) and (
         _norm_fix(gap.get("fix_first")) == _norm_fix(previous_gap.get("fix_first"))
     ):
         route = "escalate"

@@ -14,7 +14,22 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from scars.core.loops.base import Budget, LoopState, StopRule, TrendPoint, as_int, as_number, fmt_number, make_points_trend, now_utc, parse_time, read_json, read_text, rel, score_out_of_ten
+from scars.core.loops.base import (
+    Budget,
+    LoopState,
+    StopRule,
+    TrendPoint,
+    as_int,
+    as_number,
+    fmt_number,
+    make_points_trend,
+    now_utc,
+    parse_time,
+    read_json,
+    read_text,
+    rel,
+    score_out_of_ten,
+)
 from scars.core.model import ParseFailure
 
 # Mechanist constants (seed 003).

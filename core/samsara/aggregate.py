@@ -12,10 +12,9 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from scars.core.model import CATEGORIES, GROUPS, EntryVerdict, Feature
-from scars.core.samsara.patterns import literal_patterns
-from scars.core.samsara.patterns import possible_patterns
 
+from scars.core.model import CATEGORIES, GROUPS, EntryVerdict, Feature
+from scars.core.samsara.patterns import literal_patterns, possible_patterns
 
 ENTRY_THRESHOLD = 5  # signal_lost >= 5 asks the gate (upstream's uncalibrated estimate)
 

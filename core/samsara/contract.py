@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import re
-from scars.core.model import EvaluationContract
 
+from scars.core.model import EvaluationContract
 
 _CONTRACT_LABELS = {
     "primary evaluator": "primary_evaluator",

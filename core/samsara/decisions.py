@@ -18,28 +18,22 @@ decisions, their history, the undo stack, the rounds, and the items a fired watc
 
 from __future__ import annotations
 
-from scars.core import settings
-
 import getpass
 import os
-from dataclasses import asdict, dataclass, fields, replace
-from typing import Any, Literal
-from dataclasses import field
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
-from typing import Iterable
-from scars.core.clock import now_iso
-from scars.core.errors import FieldError
-from scars.core.git import user_name
-from scars.core.samsara.watches import reopened_items
-from scars.core.storage.journal import JOURNAL_NAME
-from scars.core.storage.journal import read_journal
-from scars.core.text import is_meaningful
-from scars.core.text import why_not_meaningful
-from scars.core.errors import DecisionRefused
-from scars.core.samsara.reports import item_fingerprint
-from scars.core.samsara.watches import validate_watch
-from scars.core.storage.lock import STATE_DIR
+from typing import Any, Literal
 
+from scars.core import settings
+from scars.core.clock import now_iso
+from scars.core.errors import DecisionRefused, FieldError
+from scars.core.git import user_name
+from scars.core.samsara.reports import item_fingerprint
+from scars.core.samsara.watches import reopened_items, validate_watch
+from scars.core.storage.journal import JOURNAL_NAME, read_journal
+from scars.core.storage.lock import STATE_DIR
+from scars.core.text import is_meaningful, why_not_meaningful
 
 Action = Literal["fix", "accept", "defer"]
 
@@ -109,11 +103,11 @@ class Decision:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Decision":
+    def from_dict(cls, data: dict[str, Any]) -> Decision:
         known = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in known})
 
-    def with_(self, **changes: Any) -> "Decision":
+    def with_(self, **changes: Any) -> Decision:
         return replace(self, **changes)
 
 
@@ -149,10 +143,9 @@ def validate_decision(action: str, **fields_: Any) -> list[FieldError]:
             errors.append(FieldError(name, f"must be text, not {type(value).__name__}"))
         elif len(value) > MAX_TEXT:
             errors.append(FieldError(name, f"is too long ({len(value)} characters; at most {MAX_TEXT})"))
-        elif name not in ACCEPT_REQUIRED or action != "accept":
+        elif (name not in ACCEPT_REQUIRED or action != "accept") and value != "" and not is_meaningful(value):
             # Optional texts: absent is fine, but a given one must say something.
-            if value != "" and not is_meaningful(value):
-                errors.append(FieldError(name, why_not_meaningful(value)))
+            errors.append(FieldError(name, why_not_meaningful(value)))
     watch = fields_.get("watch")
     if watch is not None and not isinstance(watch, (str, dict)):
         errors.append(FieldError("watch", "must be text or a mapping"))

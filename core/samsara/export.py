@@ -29,12 +29,13 @@ import hashlib
 import json
 import posixpath
 import re
-from datetime import datetime, timezone
+from collections.abc import Mapping
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
-from scars.core.samsara.status import item_to_json
 from scars.core.model import CATEGORIES, CATEGORY_LABEL, Feature, ParseFailure, ScarItem
+from scars.core.samsara.status import item_to_json
 
 FORMATS: tuple[str, ...] = ("sarif", "openvex", "json")
 SARIF_SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -328,7 +329,7 @@ def to_openvex(feature: Feature, decisions: Mapping[str, Any] | None = None, *, 
     """An OpenVEX 0.2.0 document: one statement per item (resolved items as ``fixed``)."""
     decisions = decisions or {}
     item_rounds = item_rounds or {}
-    stamp = timestamp or datetime.now(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+    stamp = timestamp or datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
     from urllib.parse import quote
 
     product = {"@id": f"pkg:generic/{quote(feature.name, safe='')}"}

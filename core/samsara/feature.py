@@ -13,20 +13,19 @@ from __future__ import annotations
 import os
 from pathlib import Path
 from typing import Any
-from scars.core.formats.auto_decisions import parse_auto_decisions
-from scars.core.storage import parallel
-from scars.core.storage.parallel import gc_paused, read_reports
+
 from scars.core.errors import PathNotFound
-from scars.core.model import Feature, ParseFailure, ScarItem, ScarReport
+from scars.core.formats.auto_decisions import parse_auto_decisions
 from scars.core.formats.iteration_log import read_iteration_log
+from scars.core.model import Feature, ParseFailure, ScarItem, ScarReport
+from scars.core.samsara.aggregate import aggregate
 from scars.core.samsara.contract import parse_contract
 from scars.core.samsara.registry import read_registry
 from scars.core.samsara.reports import REPORTS_DIR, read_report
 from scars.core.storage import cache as feature_cache
-from scars.core.storage import safe_read
+from scars.core.storage import parallel, safe_read
+from scars.core.storage.parallel import gc_paused, read_reports
 from scars.core.storage.paths import symlink_refusal
-from scars.core.samsara.aggregate import aggregate
-
 
 # Files whose presence makes a directory a samsara feature directory.
 FEATURE_MARKERS = (

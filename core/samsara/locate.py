@@ -12,9 +12,9 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+
 from scars.core.git import authors_of
 from scars.core.storage.paths import resolve_inside
-
 
 EXCERPT_MAX_BYTES = 2_000_000  # a larger file is not read for an excerpt
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from typing import Any
+
 from scars.core.model import ScarItem
 from scars.core.text import tokens
-
 
 # Possible patterns: Jaccard similarity of token sets at or above this, with at least
 # MIN_SHARED tokens in common, between items of different reports.

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+
 from scars.core.model import REGISTRY_FILE, Registry
 from scars.core.samsara.reports import describe_shape
 from scars.core.storage import cache as feature_cache
 from scars.core.storage import safe_read
 from scars.core.storage.paths import is_inside
 from scars.core.text import as_text
-
 
 REGISTRY_PATH = tuple(REGISTRY_FILE.split("/"))
 

@@ -16,12 +16,10 @@ import json
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
+
 from scars.core.model import SECTION_OF, ParseFailure, Registry, ScarItem, ScarReport
 from scars.core.storage import safe_read
-from scars.core.text import as_text
-from scars.core.text import normalize
-from scars.core.text import opt_text
-
+from scars.core.text import as_text, normalize, opt_text
 
 REPORTS_DIR = "scar-reports"
 
@@ -37,7 +35,7 @@ LIFECYCLE_STATUSES = frozenset({"open", "resolved", "accepted", "deferred", "blo
 
 def item_id(category: str, file: str, key: str, occurrence: int) -> str:
     """``<ks|sf|ua>-<10 hex>`` from the report file, category, normalised text, occurrence."""
-    digest = hashlib.sha1(f"{file}\x00{category}\x00{key}\x00{occurrence}".encode("utf-8")).hexdigest()
+    digest = hashlib.sha1(f"{file}\x00{category}\x00{key}\x00{occurrence}".encode()).hexdigest()
     return f"{ID_PREFIX[category]}-{digest[:10]}"
 
 
@@ -63,7 +61,7 @@ def item_fingerprint(item: ScarItem) -> str:
         body = json.dumps(raw, sort_keys=True, ensure_ascii=False, default=str)
     except (TypeError, ValueError):  # keys of mixed types: compare their text
         body = repr(raw)
-    digest = hashlib.sha1(f"{item.file}\x00{item.category}\x00{body}".encode("utf-8")).hexdigest()
+    digest = hashlib.sha1(f"{item.file}\x00{item.category}\x00{body}".encode()).hexdigest()
     return digest[:16]
 
 
@@ -125,7 +123,7 @@ def read_report(path: Path, rel: str, registry: Registry) -> tuple[ScarReport, l
         if not isinstance(ri, list):
             b.warn(kl.get("resolved_items"), "resolved_items is not a list; ignored")
         else:
-            for n, e in enumerate(ri):
+            for _n, e in enumerate(ri):
                 if isinstance(e, dict) and e.get("original_description") is not None:
                     resolved_keys[(as_text(e.get("original_section")), normalize(as_text(e["original_description"])))] = as_text(e.get("resolution"))
 

@@ -60,8 +60,9 @@ latest round's ``triage_result`` in the log:
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Literal, Mapping
+from typing import Any, Literal
 
 from scars.core.model import CATEGORIES, Feature, IterationLog, Round, ScarItem
 from scars.core.text import normalize
@@ -390,7 +391,7 @@ def _triage_view(feature: Feature, decisions: Mapping[str, Any] | None) -> dict[
 
                 def resolve(text: Any) -> ScarItem | str:
                     t = str(text)
-                    return by_text.get(_norm(t), t)
+                    return by_text.get(_norm(t), t)  # noqa: B023 - called in this iteration only
 
                 accepts = [resolve(_attr(a, "description") if isinstance(a, Mapping) else a) for a in r.accept]
                 return {

@@ -18,46 +18,46 @@ that a method had returned.
 
 from __future__ import annotations
 
+import os
 import re
 import uuid
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
-from scars.core.samsara.decisions import BLOCKED_OUTCOMES, Decision, format_errors, make_decision, resolve_user
-from scars.core.errors import FieldError
-from scars.core.text import is_meaningful
+from typing import Any
+
 from scars.core.clock import now_iso
-from scars.core.storage.durable import clean_stale_temps
-from scars.core.errors import DecisionRefused, PathNotFound, ScarsError, UsageError
+from scars.core.errors import DecisionRefused, FieldError, PathNotFound, ScarsError, UsageError
+from scars.core.formats.auto_decisions import append_entry, parse_auto_decisions
 from scars.core.formats.iteration_log import DECISIONS as ROUND_DECISIONS
 from scars.core.formats.iteration_log import IterationLogFile
-from scars.core.storage.lock import FeatureLock, current_holder
-import os
-from scars.core.samsara.decisions import AUTO_DECISION
-from scars.core.samsara.decisions import BLOCKED_FIX
-from scars.core.samsara.decisions import DECISION
-from scars.core.samsara.decisions import JournalState
-from scars.core.samsara.decisions import REOPEN
-from scars.core.samsara.decisions import ROUND_CLOSE
-from scars.core.samsara.decisions import ROUND_START
-from scars.core.samsara.decisions import SIGN_OFF
-from scars.core.samsara.decisions import UNDO
-from scars.core.samsara.decisions import apply
-from scars.core.samsara.decisions import check_items
-from scars.core.samsara.decisions import replay
-from scars.core.samsara.watches import WatchResult
-from scars.core.samsara.watches import _append
-from scars.core.samsara.watches import already_reopened
-from scars.core.samsara.watches import read_watch_log
-from scars.core.storage.journal import Journal
-from scars.core.storage.journal import journal_path
-from scars.core.storage.journal import read_journal
-from scars.core.formats.auto_decisions import append_entry
-from scars.core.formats.auto_decisions import parse_auto_decisions
 from scars.core.git import current_commit
+from scars.core.samsara.decisions import (
+    AUTO_DECISION,
+    BLOCKED_FIX,
+    BLOCKED_OUTCOMES,
+    DECISION,
+    REOPEN,
+    ROUND_CLOSE,
+    ROUND_START,
+    SIGN_OFF,
+    UNDO,
+    Decision,
+    JournalState,
+    apply,
+    check_items,
+    format_errors,
+    make_decision,
+    replay,
+    resolve_user,
+)
 from scars.core.samsara.feature import read_feature
 from scars.core.samsara.reports import item_fingerprint
 from scars.core.samsara.rounds import round_start_snapshot
-
+from scars.core.samsara.watches import WatchResult, _append, already_reopened, read_watch_log
+from scars.core.storage.durable import clean_stale_temps
+from scars.core.storage.journal import Journal, journal_path, read_journal
+from scars.core.storage.lock import FeatureLock, current_holder
+from scars.core.text import is_meaningful
 
 # Words that name a safety-valve trigger in a forced stop's reason (formats.md §1.4, Rule 6).
 VALVE_TRIGGERS = {
@@ -89,7 +89,7 @@ class FeatureSession:
     # ------------------------------------------------------------------ opening
 
     @classmethod
-    def open(cls, feature_dir: str | Path, *, read_only: bool = False, user: str | None = None) -> "FeatureSession":
+    def open(cls, feature_dir: str | Path, *, read_only: bool = False, user: str | None = None) -> FeatureSession:
         path = Path(feature_dir).expanduser()
         if not path.is_dir():
             raise PathNotFound(f"{feature_dir}: no such feature directory")
@@ -155,7 +155,7 @@ class FeatureSession:
             self._lock.release()
             self._lock = None
 
-    def __enter__(self) -> "FeatureSession":
+    def __enter__(self) -> FeatureSession:
         return self
 
     def __exit__(self, *exc) -> None:

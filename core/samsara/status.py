@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from typing import Any
+
 from scars.core.model import GROUPS, Feature, ScarItem
-from scars.core.samsara.decisions import JournalState
-from scars.core.samsara.decisions import feature_state
-from scars.core.samsara.decisions import reopened_now
+from scars.core.samsara.decisions import JournalState, feature_state, reopened_now
 
 
 def item_to_json(it: ScarItem) -> dict[str, Any]:

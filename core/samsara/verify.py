@@ -24,12 +24,12 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
-from scars.core.samsara.decisions import replay
-from scars.core.storage.journal import read_journal
+
 from scars.core.formats.auto_decisions import parse_auto_decisions
 from scars.core.formats.iteration_log import _plain_round, safe_load
+from scars.core.samsara.decisions import replay
 from scars.core.samsara.feature import read_feature
-from scars.core.storage.journal import journal_path
+from scars.core.storage.journal import journal_path, read_journal
 
 Level = Literal["failure", "unknown", "note"]
 

@@ -42,24 +42,18 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Literal, Mapping
+from typing import Any, Literal
+
+from scars.core.clock import now_iso
+from scars.core.git import GitUnavailable, changed_since, commit_at, current_commit, git_toplevel, run_git, tree_files
+from scars.core.model import Feature, ScarItem
 from scars.core.samsara.rounds import field_of as _attr
 from scars.core.samsara.rounds import norm as _norm
-from scars.core.model import Feature, ScarItem
-from scars.core.clock import now_iso
-from scars.core.git import GitUnavailable
-from scars.core.git import changed_since
-from scars.core.git import commit_at
-from scars.core.git import current_commit
-from scars.core.git import git_toplevel
-from scars.core.git import run_git
-from scars.core.git import tree_files
 from scars.core.storage.durable import append_record, ensure_private_dir
-from scars.core.storage.journal import frame
-from scars.core.storage.journal import unframe
-
+from scars.core.storage.journal import frame, unframe
 
 WATCHES_NAME = "watches.jsonl"
 

@@ -32,8 +32,7 @@ cached (the journal is replayed by the session on every open).
 
 from __future__ import annotations
 
-from scars.core import settings
-
+import contextlib
 import hashlib
 import os
 import pickle
@@ -43,6 +42,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from scars.core import settings
 
 FORMAT = 1
 RACY_NS = 2_000_000_000  # inputs changed within this window before a store are not cached
@@ -210,7 +211,5 @@ def store(feature_dir: Path, fp: dict[str, Any], feature: Any, now_ns: int | Non
         return False
     finally:
         if tmp is not None:
-            try:
+            with contextlib.suppress(OSError):
                 os.unlink(tmp)
-            except OSError:
-                pass

@@ -57,7 +57,7 @@ class Fingerprint:
     ctime_ns: int
     sha256: str
 
-    def same_content(self, other: "Fingerprint | None") -> bool:
+    def same_content(self, other: Fingerprint | None) -> bool:
         return other is not None and self.sha256 == other.sha256 and self.size == other.size
 
 

@@ -25,9 +25,9 @@ import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
 from scars.core.storage.durable import append_record
 from scars.core.storage.lock import STATE_DIR
-
 
 JOURNAL_NAME = "journal.jsonl"
 

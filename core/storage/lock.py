@@ -22,8 +22,8 @@ import socket
 import time
 from pathlib import Path
 
-from scars.core.storage.durable import ensure_private_dir
 from scars.core.errors import LockHeld, UsageError
+from scars.core.storage.durable import ensure_private_dir
 
 STATE_DIR = ".scars"
 LOCK_NAME = "lock"
@@ -82,7 +82,7 @@ class FeatureLock:
     def held(self) -> bool:
         return self._fd is not None
 
-    def acquire(self, timeout: float = 0.0) -> "FeatureLock":
+    def acquire(self, timeout: float = 0.0) -> FeatureLock:
         if self._fd is not None:
             return self
         try:
@@ -122,7 +122,7 @@ class FeatureLock:
             "pid": os.getpid(),
             "host": socket.gethostname(),
             "user": self.user,
-            "started": _dt.datetime.now(_dt.timezone.utc).astimezone().isoformat(timespec="seconds"),
+            "started": _dt.datetime.now(_dt.UTC).astimezone().isoformat(timespec="seconds"),
         }
         data = (json.dumps(self.holder, ensure_ascii=True) + "\n").encode()
         with contextlib.suppress(OSError):  # holder info is for messages only
@@ -140,7 +140,7 @@ class FeatureLock:
             fcntl.flock(fd, fcntl.LOCK_UN)
         os.close(fd)
 
-    def __enter__(self) -> "FeatureLock":
+    def __enter__(self) -> FeatureLock:
         return self.acquire()
 
     def __exit__(self, *exc) -> None:

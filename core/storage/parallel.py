@@ -19,17 +19,17 @@ the README section "Performance") and frozen objects are released afterwards.
 
 from __future__ import annotations
 
-from scars.core import settings
-
 import functools
 import gc
 import os
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
+
+from scars.core import settings
 
 # read_report(path, rel, registry) -> (report, failures, warnings, dangling): passed in by the reader.
 ReadReport = Callable[[Path, str, Any], Any]

@@ -15,6 +15,7 @@ import os
 import stat
 from pathlib import Path
 
+
 def resolve_inside(repo_root: str | os.PathLike[str], path: str) -> Path | str:
     """Return the real path of ``path`` (relative to ``repo_root``) or the reason it is refused.
 

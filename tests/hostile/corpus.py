@@ -500,7 +500,7 @@ def build_registry_missing(root: Path) -> Path:
 
 def restore_permissions(root: Path) -> None:
     """Give back read permission so tmp_path can be cleaned."""
-    for dirpath, dirnames, filenames in os.walk(root):
+    for dirpath, _dirnames, filenames in os.walk(root):
         for name in filenames:
             p = Path(dirpath) / name
             try:

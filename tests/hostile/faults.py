@@ -13,6 +13,7 @@ was in flight (if any).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -92,7 +93,7 @@ class Model:
         self.closed: list[int] = []
         self.open_round: int | None = None
 
-    def copy(self) -> "Model":
+    def copy(self) -> Model:
         m = Model(self.state)
         m.stack = [list(x) for x in self.stack]
         m.closed = list(self.closed)
@@ -206,10 +207,8 @@ def run_and_kill(feature: Path, seed: int, *, rounds: bool, delay: float, timeou
             os.close(rfd)
             drive(feature, wfd, seed, rounds=rounds)
         except BaseException as exc:  # reported to the parent as an event
-            try:
+            with contextlib.suppress(BaseException):
                 os.write(wfd, b"ERROR " + json.dumps(repr(exc)).encode() + b"\n")
-            except BaseException:
-                pass
             code = 1
         finally:
             os._exit(code)

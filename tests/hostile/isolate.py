@@ -9,6 +9,7 @@ the parent's mappings, so an absolute cap would be meaningless), and SIGKILL aft
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import resource
@@ -16,8 +17,9 @@ import select
 import signal
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 GIB = 1 << 30
 
@@ -54,10 +56,8 @@ def run_isolated(fn: Callable[[], Any], *, timeout: float = 30.0, mem_bytes: int
         code = 0
         try:
             os.close(rfd)
-            try:
+            with contextlib.suppress(ValueError, OSError):
                 resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-            except (ValueError, OSError):
-                pass
             try:
                 payload = {"ok": True, "value": fn()}
             except BaseException as exc:  # reported to the parent, which fails the test

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from tests.hostile.corpus import (
     FEATURE,
     GOOD_TEXTS,

@@ -21,16 +21,14 @@ import time
 from pathlib import Path
 
 import pytest
-from tests.factories import SyscallTrace
-from tests.hostile.faults import ACCEPT, copy_feature, make_fault_feature
 
-from scars.core.storage import durable
-from scars.core.formats.auto_decisions import parse_auto_decisions
 from scars.core.errors import ChangedOnDisk, LockHeld, ScarsError
+from scars.core.formats.auto_decisions import parse_auto_decisions
 from scars.core.formats.iteration_log import read_iteration_log
 from scars.core.samsara.session import FeatureSession
-from scars.core.storage.journal import journal_path
-from scars.core.storage.journal import read_journal
+from scars.core.storage.journal import journal_path, read_journal
+from tests.factories import SyscallTrace
+from tests.hostile.faults import ACCEPT, copy_feature, make_fault_feature
 
 
 @pytest.fixture(scope="module")
@@ -125,11 +123,10 @@ def test_injected_enospc_at_every_call(op, template, tmp_path, monkeypatch):
     # Dry run: how many calls does the operation make?
     dry = copy_feature(template, tmp_path / "dry")
     ids = _prepare(dry)
-    with FeatureSession.open(dry) as s:
-        with monkeypatch.context() as m:
-            inj = Injector(m, None)
-            OPS[op](s, ids)
-            total = inj.n
+    with FeatureSession.open(dry) as s, monkeypatch.context() as m:
+        inj = Injector(m, None)
+        OPS[op](s, ids)
+        total = inj.n
     assert total >= 2, f"{op} made {total} durable calls"
     # Every rename and every file the operation created is made durable by a directory fsync.
     assert inj.missing_dir_fsyncs() == [], f"{op}: {inj.missing_dir_fsyncs()}"

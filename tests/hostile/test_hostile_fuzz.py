@@ -19,12 +19,12 @@ from pathlib import Path
 
 import pytest
 import yaml
-from tests.hostile.corpus import build_base
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scars.core.formats.auto_decisions import parse_auto_decisions
 from scars.core.samsara.feature import read_feature
+from tests.hostile.corpus import build_base
 
 QUICK = int(os.environ.get("SCARS_FUZZ_EXAMPLES", "25"))
 LONG = int(os.environ.get("SCARS_FUZZ_EXAMPLES_SLOW", "3000"))

@@ -18,13 +18,12 @@ import random
 from pathlib import Path
 
 import pytest
-from tests.hostile.faults import ACCEPT, Model, copy_feature, make_fault_feature, parse_events, run_and_kill
 
 from scars.core.formats.auto_decisions import parse_auto_decisions
 from scars.core.formats.iteration_log import read_iteration_log
 from scars.core.samsara.session import FeatureSession
-from scars.core.storage.journal import journal_path
-from scars.core.storage.journal import read_journal
+from scars.core.storage.journal import journal_path, read_journal
+from tests.hostile.faults import ACCEPT, Model, copy_feature, make_fault_feature, parse_events, run_and_kill
 
 HAND_ROUNDS = {1}  # the template's iteration-log.yaml holds round 1, written by hand
 

@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 
 import pytest
+
 from tests.hostile.corpus import MB, SECRET, deep, restore_permissions
 from tests.hostile.injection import PAYLOADS, forbidden_in
 from tests.hostile.isolate import GIB, run_isolated

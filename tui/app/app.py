@@ -10,8 +10,9 @@ posts ``ScarsApp.Loaded`` when done; ``await app.wait_loaded()`` waits for it.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from textual import work
 from textual.app import App
@@ -19,6 +20,7 @@ from textual.message import Message
 
 from scars.core.errors import ScarsError
 from scars.core.model import Feature
+from scars.core.samsara.locate import codeowners, git_authors, parse_location
 from scars.core.samsara.rounds import evaluate_valves
 from scars.core.samsara.session import FeatureSession
 from scars.core.sanitize import one_line
@@ -26,14 +28,11 @@ from scars.core.storage.lock import describe_holder
 from scars.tui.app.backend import Backend
 from scars.tui.app.keymap import keymap_path, load_keymap
 from scars.tui.app.palette import ScarsCommands
-from scars.tui.app.viewmodel import Filter, Row, TriageState, owners_in_logs
-from scars.core.samsara.locate import codeowners, git_authors, parse_location
-from scars.tui.app.screens.forms import AcceptForm
-from scars.tui.app.screens.forms import DeferForm
+from scars.tui.app.screens.forms import AcceptForm, DeferForm
 from scars.tui.app.screens.gate import RoundGate, advice_text, gate_summary
 from scars.tui.app.screens.loops import LoopsScreen
-from scars.tui.app.screens.main import MAIN_BINDINGS
-from scars.tui.app.screens.main import MainScreen
+from scars.tui.app.screens.main import MAIN_BINDINGS, MainScreen
+from scars.tui.app.viewmodel import Filter, Row, TriageState, owners_in_logs
 from scars.tui.app.widgets.detail import DetailPane
 from scars.tui.app.widgets.item_list import ItemList
 
@@ -101,7 +100,7 @@ class ScarsApp(App[int]):
         self.inbox = inbox  # (loop states, repository root): start on the Loops inbox
 
     @classmethod
-    def from_feature(cls, feature: Feature, session: FeatureSession | None = None, **kwargs: Any) -> "ScarsApp":
+    def from_feature(cls, feature: Feature, session: FeatureSession | None = None, **kwargs: Any) -> ScarsApp:
         """An app over an already-read feature; without a session it is read-only."""
         return cls(Path(feature.path), feature=feature, session=session, **kwargs)
 
@@ -240,7 +239,7 @@ class ScarsApp(App[int]):
             return
         self.post_message(self.Loaded(backend, state, valves, keep_cursor, rows, user))
 
-    def on_scars_app_loaded(self, message: "ScarsApp.Loaded") -> None:
+    def on_scars_app_loaded(self, message: ScarsApp.Loaded) -> None:
 
         self.backend = message.backend
         self.state = message.state
@@ -270,7 +269,7 @@ class ScarsApp(App[int]):
                         title="Read-only", severity="warning", timeout=8, markup=False)
         self._loaded.set()
 
-    def on_scars_app_load_failed(self, message: "ScarsApp.LoadFailed") -> None:
+    def on_scars_app_load_failed(self, message: ScarsApp.LoadFailed) -> None:
         self.load_error = message.error
 
         text = str(message.error) if isinstance(message.error, ScarsError) else repr(message.error)

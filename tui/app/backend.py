@@ -40,7 +40,7 @@ class Backend:
 
     # -- opening ----------------------------------------------------------------------
     @classmethod
-    def open(cls, feature_dir: str | Path, *, read_only: bool = False, user: str | None = None) -> "Backend":
+    def open(cls, feature_dir: str | Path, *, read_only: bool = False, user: str | None = None) -> Backend:
         """Open a session; when another writer holds the lock, open read-only and say who."""
         holder = None
         try:

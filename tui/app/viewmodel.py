@@ -9,8 +9,9 @@ unless a ``state:`` filter depends on it.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Literal, Mapping, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from scars.core.model import GROUP_LABEL, GROUPS, Feature, ParseFailure, ScarItem
 from scars.core.sanitize import one_line

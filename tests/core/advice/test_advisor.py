@@ -8,9 +8,18 @@ from hypothesis import strategies as st
 
 from scars.core.advice import advisor as adv
 from scars.core.advice import trend
-from tests.factories import decisions, feature, item, log, rnd
-from scars.core.advice.advisor import QualityPoint, Trigger, advise_feature, advise_history, budget_matrix, failure_modes, fixability, samsara_history
+from scars.core.advice.advisor import (
+    QualityPoint,
+    Trigger,
+    advise_feature,
+    advise_history,
+    budget_matrix,
+    failure_modes,
+    fixability,
+    samsara_history,
+)
 from scars.core.advice.trend import trend_analysis, variance
+from tests.factories import decisions, feature, item, log, rnd
 
 
 def pts(*qualities, counts=None, strategies=None, triggers=None):

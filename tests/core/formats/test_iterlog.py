@@ -7,9 +7,9 @@ import os
 import pytest
 import yaml
 
+from scars.core.errors import ChangedOnDisk
 from scars.core.formats import iteration_log as L
 from scars.core.storage.durable import fingerprint
-from scars.core.errors import ChangedOnDisk
 
 UPSTREAM_LOGS = (
     "2026-04-17_samsara-phase4-auto-iteration",

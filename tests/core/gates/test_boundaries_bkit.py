@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.factories import bkit_project, clean_env
 from scars.core import gates
 from scars.core.errors import DecisionRefused
 from scars.core.loops import bkit, discover_loops
 from scars.tui.cli import main as cli
+from tests.factories import bkit_project, clean_env
 
 
 @pytest.fixture(autouse=True)

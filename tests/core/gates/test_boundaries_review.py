@@ -9,17 +9,17 @@ buckets and the 24 h staleness.
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
-from tests.factories import clean_env, mechanist_state
 from scars.core import gates
 from scars.core.errors import DecisionRefused
 from scars.core.loops import review
+from tests.factories import clean_env, mechanist_state
 
-NOW = datetime(2026, 3, 16, 12, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 3, 16, 12, 0, tzinfo=UTC)
 
 
 @pytest.fixture(autouse=True)

@@ -7,10 +7,10 @@ import json
 import pytest
 import yaml
 
-from tests.factories import clean_env, bkit_project, item_id, loop_spec_feature, mechanist_state, samsara_feature
 from scars.core.formats.auto_decisions import parse_auto_decisions
 from scars.core.samsara.session import FeatureSession
 from scars.tui.cli import main as cli
+from tests.factories import bkit_project, clean_env, item_id, loop_spec_feature, mechanist_state, samsara_feature
 
 
 def _samsara(tmp_path, *, round_open=True, flat_rounds=0, fix=False):

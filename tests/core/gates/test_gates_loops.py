@@ -7,11 +7,11 @@ import re
 
 import pytest
 
-from tests.factories import SPEC_GAP, bkit_project, copy_upstream, loop_spec_feature, mechanist_state, tree_hashes
 from scars.core import gates
 from scars.core.errors import DecisionRefused, LockHeld, PathNotFound, UsageError
 from scars.core.loops.loopspec import gap_id
 from scars.core.storage.lock import FeatureLock
+from tests.factories import SPEC_GAP, bkit_project, copy_upstream, loop_spec_feature, mechanist_state, tree_hashes
 
 USER = "alice"
 
@@ -152,9 +152,8 @@ def test_spec_changed_on_disk_between_read_and_write_writes_nothing(tmp_path):
 def test_a_held_lock_refuses_with_exit_5(tmp_path):
     fdir = loop_spec_feature(tmp_path)
     ev = gates.gather("spec", fdir)
-    with FeatureLock(fdir, user="bob"):
-        with pytest.raises(LockHeld) as exc:
-            gates.record(ev, "reopen", None, user=USER)
+    with FeatureLock(fdir, user="bob"), pytest.raises(LockHeld) as exc:
+        gates.record(ev, "reopen", None, user=USER)
     assert exc.value.exit_code == 5
     assert not (fdir / "auto-decisions.md").exists()
 

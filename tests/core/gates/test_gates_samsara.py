@@ -11,14 +11,14 @@ from prompt_toolkit.application import create_app_session
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
-from tests.factories import clean_env, item_id, samsara_feature, tree_hashes
 from scars.core import gates
-from scars.core.formats.auto_decisions import parse_auto_decisions
 from scars.core.errors import UsageError
-from scars.core.storage.lock import FeatureLock
+from scars.core.formats.auto_decisions import parse_auto_decisions
 from scars.core.samsara.session import FeatureSession
+from scars.core.storage.lock import FeatureLock
 from scars.tui.cli import main as cli
 from scars.tui.cli.commands import gate as gate_cmd
+from tests.factories import clean_env, item_id, samsara_feature, tree_hashes
 
 USER = "alice"
 
@@ -426,7 +426,7 @@ def test_answers_file_like_the_readme_example(tmp_path, capsys):
 
 
 def test_entry_default_skip_is_confirmed_without_a_reason(tmp_path):
-    from tests.factories import write_feature, report
+    from tests.factories import report, write_feature
 
     f = write_feature(tmp_path, {"task-1-scar.yaml": report("task-1", ks=['description: "One small shortcut"'])},
                      files={"index.yaml": "feature: small\n"})

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from scars.core.loops import discover_loops
 from scars.core.loops.base import read_json

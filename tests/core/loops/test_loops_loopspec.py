@@ -9,7 +9,17 @@ from pathlib import Path
 import pytest
 
 from scars.core.loops import loopspec
-from scars.core.loops.loopspec import converged_floor, extract_verdict, gap_id, harvest_warnings, iterate_block, limit_route, parse_backlog, parse_iteration_md, record_route
+from scars.core.loops.loopspec import (
+    converged_floor,
+    extract_verdict,
+    gap_id,
+    harvest_warnings,
+    iterate_block,
+    limit_route,
+    parse_backlog,
+    parse_iteration_md,
+    record_route,
+)
 
 
 def verdict(converged=False, gap=None, **extra):
@@ -264,8 +274,8 @@ def test_budget_spent_and_harvested(tmp_path):
     state = loopspec.read_feature(path, tmp_path)
     assert state.route == "deliver" and state.stop_rule.outcome == "budget_spent"
     (tmp_path / ".loop-spec/BACKLOG.md").write_text(
-        "# BACKLOG.md\n\n- [ ] (2026-08-01 f1 iterate-gap id=%s) d — fix first: f\n"
-        "- [ ] (2026-08-01 other manual) not ours\n" % gap_id("f"))
+        "# BACKLOG.md\n\n- [ ] (2026-08-01 f1 iterate-gap id={}) d — fix first: f\n"
+        "- [ ] (2026-08-01 other manual) not ours\n".format(gap_id("f")))
     state = loopspec.read_feature(path, tmp_path)
     assert [e["id"] for e in state.details["backlog"]] == [gap_id("f")]
 

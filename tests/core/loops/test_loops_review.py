@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -11,7 +11,7 @@ import pytest
 from scars.core.loops import review
 from scars.core.loops.review import canonical_verdict, parse_auto_review, parse_reviewer_memory, parse_verify_buckets
 
-NOW = datetime(2026, 3, 16, 12, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 3, 16, 12, 0, tzinfo=UTC)
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -204,7 +204,7 @@ def test_mechanist_seed_example_state(tmp_path):
             {"i": 2, "type": "claim_reentry", "target_claims": ["C2"], "produced_claims": ["C2_v2"]}],
         "claim_stage_reentries": ["C2"], "pending_upstream_calls": [], "runs_total": 5,
         "gpu_hours_total": 12.4, "thread_id": "th_01ABC123def456", "timestamp": "2026-03-15T10:00:00"}))
-    state = review.read_review_dir(stage, tmp_path, now=datetime(2026, 3, 15, 20, 0, tzinfo=timezone.utc))
+    state = review.read_review_dir(stage, tmp_path, now=datetime(2026, 3, 15, 20, 0, tzinfo=UTC))
     # iterations 2/6 → 4 left, display iteration 3; re-entries 1/2; score 5.0 < 6 → STOP not met;
     # 10 h old (no zone = UTC) → not stale; budget left → nobody waiting.
     assert state.kind == "mechanist"
@@ -213,5 +213,5 @@ def test_mechanist_seed_example_state(tmp_path):
     assert state.stop_rule.met is False and "score 5 < 6" in state.stop_rule.reasons
     assert not state.details["stale"] and not state.waiting_for_human
     assert state.details["thread_id"] == "th_01ABC123def456" and state.details["gpu_hours_total"] == 12.4
-    later = review.read_review_dir(stage, tmp_path, now=datetime(2026, 3, 16, 10, 0, 1, tzinfo=timezone.utc))
+    later = review.read_review_dir(stage, tmp_path, now=datetime(2026, 3, 16, 10, 0, 1, tzinfo=UTC))
     assert later.details["stale"]  # 24 h and one second

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from scars.core.loops import discover_loops
-from scars.core.loops import bkit, loopspec, review
+from scars.core.loops import bkit, discover_loops, loopspec, review
 
 
 def test_loopspec_gdd_feature(upstream):
@@ -90,7 +89,7 @@ def test_bkit_legacy_status(upstream):
     # formats.md §7 file 17: matchRate 95, iterationCount 6 — above the nominal max 5, shown.
     assert test.details["match_rate"] == 95 and test.budget.used == 6
     assert test.budget.limit == 5 and test.budget.over == 1 and test.budget.left == 0
-    assert "6/5 iterations (1 above the limit)" == test.budget.describe()
+    assert test.budget.describe() == "6/5 iterations (1 above the limit)"
     assert any("above the nominal limit 5" in r for r in test.stop_rule.reasons)
     # 95 ≥ 90 → the pass criterion holds: SUCCESS, next the report; nobody waiting.
     assert test.stop_rule.met is True and test.stop_rule.outcome == "success"

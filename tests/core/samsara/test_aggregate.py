@@ -5,12 +5,12 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.factories import REGISTRY, write_feature, report
+from scars.core.model import GROUPS
 from scars.core.samsara.aggregate import entry_verdict
+from scars.core.samsara.feature import read_feature
 from scars.core.samsara.status import feature_to_json
 from scars.core.text import tokens
-from scars.core.model import GROUPS
-from scars.core.samsara.feature import read_feature
+from tests.factories import REGISTRY, report, write_feature
 
 
 def test_literal_cross_task_pattern_by_normalised_text(tmp_path):

@@ -6,8 +6,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from scars.core.samsara.rounds import (
+    budget_context,
+    evaluate_valves,
+    files_of,
+    round_rot,
+    round_start_snapshot,
+    stagnation_count,
+    strategy_hint,
+)
 from tests.factories import decisions, feature, item, log, rnd
-from scars.core.samsara.rounds import budget_context, evaluate_valves, files_of, round_rot, round_start_snapshot, stagnation_count, strategy_hint
 
 ENVELOPE_KEYS = [
     "round", "max_rounds", "remaining_rounds", "signal_lost_before", "stagnation_count",

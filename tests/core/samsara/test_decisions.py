@@ -7,12 +7,14 @@ import subprocess
 import pytest
 
 from scars.core.errors import DecisionRefused
-from scars.core.samsara.decisions import ACCEPT_REQUIRED
-from scars.core.samsara.decisions import Decision
-from scars.core.samsara.decisions import FIELD_LABEL
-from scars.core.samsara.decisions import make_decision
-from scars.core.samsara.decisions import resolve_user
-from scars.core.samsara.decisions import validate_decision
+from scars.core.samsara.decisions import (
+    ACCEPT_REQUIRED,
+    FIELD_LABEL,
+    Decision,
+    make_decision,
+    resolve_user,
+    validate_decision,
+)
 
 GOOD = {"re_review_signal": "a second writer appears", "owner": "export team", "rationale": "single process today"}
 

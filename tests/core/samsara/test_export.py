@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import json
+from importlib.resources import files
 from pathlib import Path
 
 import jsonschema
 import pytest
 
-from importlib.resources import files
-
+from scars.core.model import EntryVerdict, Feature, ParseFailure, ScarItem, ScarReport
 from scars.core.samsara import export as ex
 from scars.core.samsara.decisions import Decision
-from scars.core.model import EntryVerdict, Feature, ParseFailure, ScarItem, ScarReport
 from scars.core.samsara.feature import read_feature
 from scars.tui.cli.main import main
 

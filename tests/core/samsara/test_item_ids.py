@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import json
 
-from tests.factories import write_feature, report
-from scars.core.samsara.status import feature_to_json
-from scars.core.samsara.reports import item_fingerprint
+from scars.core.samsara.decisions import check_items, replay
 from scars.core.samsara.feature import read_feature
+from scars.core.samsara.reports import item_fingerprint
 from scars.core.samsara.session import FeatureSession
-from scars.core.samsara.decisions import check_items
-from scars.core.samsara.decisions import replay
+from scars.core.samsara.status import feature_to_json
 from scars.core.storage.journal import read_journal
+from tests.factories import report, write_feature
 
 OLD = 'what: "Shared cache key"\nbites_when: "two tenants share a worker"\nwhere: "src/cache.py:40"'
 NEW = 'what: "Shared cache key"\nbites_when: "the CDN caches per path"\nwhere: "src/cdn.py:12"'

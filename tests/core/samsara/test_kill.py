@@ -16,16 +16,13 @@ import time
 import pytest
 import yaml
 
-from tests.factories import ACCEPT, csv_feature
 import scars.core.samsara.feature  # noqa: F401 - imported before forking so the writer starts at once
 import scars.core.samsara.rounds  # noqa: F401
 from scars.core.formats.auto_decisions import parse_auto_decisions
+from scars.core.samsara.decisions import DECISION, UNDO, replay
 from scars.core.samsara.session import FeatureSession
-from scars.core.storage.journal import journal_path
-from scars.core.samsara.decisions import DECISION
-from scars.core.samsara.decisions import UNDO
-from scars.core.samsara.decisions import replay
-from scars.core.storage.journal import read_journal
+from scars.core.storage.journal import journal_path, read_journal
+from tests.factories import ACCEPT, csv_feature
 
 
 def _writer(feature, wfd: int, seed: int) -> None:

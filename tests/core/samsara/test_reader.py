@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from tests.factories import REGISTRY, write_feature, report
-from scars.core.storage import safe_read
 from scars.core.errors import PathNotFound
 from scars.core.samsara.feature import read_feature
+from scars.core.storage import safe_read
+from tests.factories import REGISTRY, report, write_feature
 
 ALL_FORMS = report(
     "task-4",

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.factories import REGISTRY, write_feature, report
-from scars.core.storage import safe_read
 from scars.core.model import REGISTRY_FILE
 from scars.core.samsara.feature import read_feature
+from scars.core.storage import safe_read
+from tests.factories import REGISTRY, report, write_feature
 
 # Two refs to an id the readable REGISTRY holds, one to an id it lacks, one plain item.
 REF_REPORT = report(

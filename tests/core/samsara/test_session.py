@@ -5,11 +5,10 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from tests.factories import ACCEPT, add_report, csv_feature
 from scars.core.errors import ChangedOnDisk, DecisionRefused, LockHeld, UsageError
 from scars.core.samsara.session import FeatureSession
-from scars.core.storage.journal import journal_path
-from scars.core.storage.journal import read_journal
+from scars.core.storage.journal import journal_path, read_journal
+from tests.factories import ACCEPT, add_report, csv_feature
 
 
 @pytest.fixture
@@ -274,7 +273,6 @@ def test_auto_entries_lost_to_a_kill_are_written_on_reopen(tmp_path):
 def test_two_writers_at_once_one_is_refused_nothing_interleaves(feature):
     """Two processes open the same feature at the same moment: one writes, the other is refused."""
     import os
-    import signal
 
     import scars.core.samsara.rounds  # noqa: F401 - loaded before forking
 

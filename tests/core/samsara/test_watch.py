@@ -12,13 +12,22 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scars.core.samsara import watches as wmod
-from tests.factories import D, feature, item, log
 from scars.core.model import Round, ScarReport
-from scars.core.samsara.watches import WatchedAccept, WatchSyntaxError, check_feature, evaluate, glob_to_regex, match_paths, parse_watch, read_watch_log, record_base, validate_watch
-from scars.core.samsara.decisions import DECISION
-from scars.core.samsara.decisions import REOPEN
-from scars.core.samsara.decisions import replay
+from scars.core.samsara import watches as wmod
+from scars.core.samsara.decisions import DECISION, REOPEN, replay
+from scars.core.samsara.watches import (
+    WatchedAccept,
+    WatchSyntaxError,
+    check_feature,
+    evaluate,
+    glob_to_regex,
+    match_paths,
+    parse_watch,
+    read_watch_log,
+    record_base,
+    validate_watch,
+)
+from tests.factories import D, feature, item, log
 
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
@@ -363,10 +372,9 @@ def _feature_on_disk(repo: Path) -> Path:
 def test_watch_check_reopens_once_with_journal_and_auto_decision(repo, capsys):
     import json
 
-    from scars.core.samsara.decisions import current_decisions
+    from scars.core.samsara.decisions import current_decisions, reopened_now
     from scars.core.samsara.feature import read_feature
     from scars.core.samsara.session import FeatureSession
-    from scars.core.samsara.decisions import reopened_now
     from scars.tui.cli.main import main
 
     d = _feature_on_disk(repo)

@@ -11,12 +11,12 @@ import os
 
 import pytest
 
-from scars.core.storage import durable, safe_read
-from scars.core.samsara.decisions import validate_decision
 from scars.core.errors import UsageError
 from scars.core.gates.answers import load_answers
 from scars.core.loops.base import read_json
+from scars.core.samsara.decisions import validate_decision
 from scars.core.samsara.watches import WatchSyntaxError, parse_watch
+from scars.core.storage import durable, safe_read
 
 MiB = 1024 * 1024
 
@@ -181,18 +181,16 @@ def test_a_temporary_file_is_stale_at_60_seconds(tmp_path, monkeypatch, age, rem
 
 
 def _feature_with(tmp_path, reports: dict[str, str]):
-    from tests.factories import write_feature
-
     from scars.core.samsara.feature import read_feature
+    from tests.factories import write_feature
 
     return read_feature(write_feature(tmp_path, reports))
 
 
 @pytest.mark.parametrize("n, more", [(20, None), (21, "and 1 more scar reports in scar-reports/")])
 def test_a_samsara_gate_names_at_most_20_report_files(tmp_path, n, more):
-    from tests.factories import report
-
     from scars.core.gates.samsara import _files_read
+    from tests.factories import report
 
     f = _feature_with(tmp_path, {f"t{i:02d}.yaml": report(f"t{i}", ks=[f'"item {i}"']) for i in range(n)})
     files = _files_read(f)
@@ -203,9 +201,8 @@ def test_a_samsara_gate_names_at_most_20_report_files(tmp_path, n, more):
 
 @pytest.mark.parametrize("n, more", [(15, None), (16, "  - … and 1 more")])
 def test_the_triage_prompt_lists_at_most_15_items_per_group(tmp_path, n, more):
-    from tests.factories import report
-
     from scars.core.gates.samsara import _triage_groups
+    from tests.factories import report
 
     f = _feature_with(tmp_path, {"t.yaml": report("t", ks=[f'"distinct shortcut number {i}"' for i in range(n)])})
     text, _ = _triage_groups(f, {})
@@ -232,9 +229,8 @@ def _entries(numbers) -> str:
 
 @pytest.mark.parametrize("numbers, jump", [((1, 2, 3), None), ((1, 2, 4), "numbering jumps from 002 to 004")])
 def test_log_verify_flags_a_numbering_gap_of_one(tmp_path, numbers, jump):
-    from tests.factories import write_feature, report
-
     from scars.core.samsara.verify import verify_feature
+    from tests.factories import report, write_feature
 
     feat = write_feature(tmp_path, {"t.yaml": report("t", ks=['"x y z"'])}, files={"auto-decisions.md": _entries(numbers)})
     messages = [f.message for f in verify_feature(feat).findings]

@@ -16,7 +16,6 @@ from scars.core.storage import cache, parallel
 from tests.factories import ROOT
 
 
-
 def _generator():
     spec = importlib.util.spec_from_file_location("bench_generate_for_cache", ROOT / "bench" / "generate.py")
     mod = importlib.util.module_from_spec(spec)

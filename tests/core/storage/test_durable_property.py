@@ -11,11 +11,10 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.factories import ACCEPT, csv_feature
-from scars.core.samsara.session import FeatureSession
-from scars.core.storage.journal import journal_path
 from scars.core.samsara.decisions import replay
-from scars.core.storage.journal import read_journal
+from scars.core.samsara.session import FeatureSession
+from scars.core.storage.journal import journal_path, read_journal
+from tests.factories import ACCEPT, csv_feature
 
 FIELDS = {"fix": {}, "accept": ACCEPT, "defer": {"reason": "next quarter"}}
 

@@ -10,18 +10,10 @@ import textwrap
 
 import pytest
 
-from scars.core.samsara.decisions import Decision
 from scars.core.errors import LockHeld
+from scars.core.samsara.decisions import BLOCKED_FIX, DECISION, SIGN_OFF, UNDO, Decision, replay
+from scars.core.storage.journal import Journal, frame, read_journal, unframe
 from scars.core.storage.lock import FeatureLock, current_holder, lock_path
-from scars.core.samsara.decisions import BLOCKED_FIX
-from scars.core.samsara.decisions import DECISION
-from scars.core.samsara.decisions import SIGN_OFF
-from scars.core.samsara.decisions import UNDO
-from scars.core.samsara.decisions import replay
-from scars.core.storage.journal import Journal
-from scars.core.storage.journal import frame
-from scars.core.storage.journal import read_journal
-from scars.core.storage.journal import unframe
 
 
 def test_second_lock_is_refused_naming_the_holder(tmp_path):

@@ -6,18 +6,16 @@ import asyncio
 import functools
 import html
 import re
-import sys
 from pathlib import Path
 
 import pytest
 from textual.command import CommandList
 from textual.widgets import Button
 
-from tests.factories import filter_shown, app_repo, wait_until  # noqa: E402
-
 from scars.core.samsara.session import FeatureSession
 from scars.tui.app.app import ScarsApp
 from scars.tui.app.widgets.item_list import ItemList
+from tests.factories import app_repo, filter_shown, wait_until  # noqa: E402
 
 SIZE = (120, 40)
 

@@ -10,14 +10,12 @@ Regenerate after a deliberate UI change with ``pytest tests/tui/app/test_app_sna
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.factories import app_repo, wait_until  # noqa: E402
-
 from scars.tui.app.app import ScarsApp
+from tests.factories import app_repo, wait_until  # noqa: E402
 
 SIZES = [(80, 24), (120, 40)]
 

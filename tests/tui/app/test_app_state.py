@@ -5,17 +5,15 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-from tests.factories import triage_feature, item, sample_feature  # noqa: E402
-
 from scars.core.samsara.decisions import Decision
-from scars.tui.app.keymap import load_keymap
 from scars.core.samsara.locate import codeowners, parse_location, read_excerpt
+from scars.tui.app.keymap import load_keymap
 from scars.tui.app.viewmodel import FilterError, TriageState, parse_filter
 from scars.tui.app.widgets.chart import BarChart, Series
+from tests.factories import sample_feature  # noqa: E402
 
 
 def test_rows_follow_group_order_with_counts(tmp_path):

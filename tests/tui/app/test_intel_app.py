@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-import sys
-from pathlib import Path
-
-from tests.factories import app_repo  # noqa: E402
 
 from scars.core.samsara.session import FeatureSession
 from scars.tui.app.app import ScarsApp
 from scars.tui.app.widgets.item_list import ItemList
+from tests.factories import app_repo  # noqa: E402
 
 
 def _detail(app: ScarsApp) -> str:

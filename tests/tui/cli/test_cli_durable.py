@@ -13,8 +13,8 @@ from dataclasses import dataclass
 import pytest
 import yaml
 
-from tests.factories import ACCEPT, csv_feature
 from scars.tui.cli.main import main
+from tests.factories import ACCEPT, csv_feature
 
 
 @dataclass

@@ -12,10 +12,10 @@ from prompt_toolkit.application import create_app_session
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
-from tests.factories import clean_env, bkit_project, loop_spec_feature, mechanist_state, tree_hashes
 from scars.core.storage.lock import FeatureLock
 from scars.tui.cli import main as cli
 from scars.tui.cli.commands import gate as gate_cmd
+from tests.factories import bkit_project, clean_env, loop_spec_feature, mechanist_state, tree_hashes
 
 
 def _run(argv, capsys):

@@ -6,8 +6,8 @@ import re
 
 import yaml
 
-from tests.factories import ROOT
 from scars.tui.cli.main import COMMANDS
+from tests.factories import ROOT
 
 
 def _hooks() -> list[dict]:

@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 
-from tests.factories import write_feature, report
+from tests.factories import report, write_feature
 
 CHANGES = "samsara/changes"
 

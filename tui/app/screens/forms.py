@@ -8,7 +8,7 @@ Nothing is saved by the form itself.
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from rich.text import Text
 from textual.app import ComposeResult

@@ -7,8 +7,9 @@ defer. The screen returns the choice; the app records it through the session.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult

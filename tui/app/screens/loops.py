@@ -7,8 +7,9 @@ cell is an inert ``Text``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult

@@ -16,22 +16,22 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.worker import get_current_worker
 from textual.widgets import Input, Static
+from textual.worker import get_current_worker
 
 from scars.core.errors import ChangedOnDisk, DecisionRefused, ScarsError
+from scars.core.loops import discover_loops
 from scars.core.sanitize import one_line
+from scars.tui.app.screens.confirm import ConfirmBulk
+from scars.tui.app.screens.help import HelpScreen
+from scars.tui.app.screens.loops import LoopsScreen
+from scars.tui.app.screens.trends import TrendsScreen
 from scars.tui.app.viewmodel import FilterError, Row, decision_state, parse_filter
 from scars.tui.app.widgets.detail import DetailPane
 from scars.tui.app.widgets.header import ScarsHeader
 from scars.tui.app.widgets.item_list import ItemList
 from scars.tui.app.widgets.key_hints import KeyHints
 from scars.tui.app.widgets.warning_bar import WarningBar
-from scars.core.loops import discover_loops
-from scars.tui.app.screens.confirm import ConfirmBulk
-from scars.tui.app.screens.help import HelpScreen
-from scars.tui.app.screens.loops import LoopsScreen
-from scars.tui.app.screens.trends import TrendsScreen
 
 MAIN_BINDINGS = [
     Binding("j,down", "cursor_down", "Down", id="scars.down", show=False),

@@ -7,7 +7,8 @@ when its real path lies inside the repository (``scars.core.samsara.locate``).
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from rich.console import Group, RenderableType
 from rich.syntax import Syntax
@@ -16,11 +17,11 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from scars.core.model import CATEGORY_LABEL, REGISTRY_FILE, Feature, ParseFailure, Registry, ScarItem
-from scars.core.sanitize import one_line, visible
-from scars.core.samsara.locate import Excerpt, read_excerpt
-from scars.tui.app.viewmodel import ALL_GROUP_LABEL, decision_state, item_text
 from scars.core.samsara.decisions import reopened_now
+from scars.core.samsara.locate import Excerpt, read_excerpt
 from scars.core.samsara.watches import watches_path
+from scars.core.sanitize import one_line, visible
+from scars.tui.app.viewmodel import ALL_GROUP_LABEL, decision_state, item_text
 
 _EXCERPT_CACHE_MAX = 256
 

@@ -8,7 +8,8 @@ on the rows' stable keys: the cursor stays on the same item after a filter or a 
 
 from __future__ import annotations
 
-from typing import Any, Callable, ClassVar, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar
 
 from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment

@@ -5,7 +5,7 @@ It honours the user keymap: a rebound key shows its new key.
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from rich.text import Text
 from textual.binding import Binding

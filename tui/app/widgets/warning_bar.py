@@ -6,7 +6,8 @@ A firing safety valve, an applying watch-for, parse failures and decisions to ma
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from rich.text import Text
 from textual.widgets import Static

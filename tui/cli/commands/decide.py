@@ -4,8 +4,15 @@ from __future__ import annotations
 
 import argparse
 
-from scars.tui.cli.commands._feature import add_feature_arguments, decision_json, decision_line, emit, open_session, run_json_aware
 from scars.core.errors import UsageError
+from scars.tui.cli.commands._feature import (
+    add_feature_arguments,
+    decision_json,
+    decision_line,
+    emit,
+    open_session,
+    run_json_aware,
+)
 
 HELP = "record a fix / accept / defer decision for scar items (durable before it returns)"
 DESCRIPTION = (

@@ -14,8 +14,8 @@ import json
 import sys
 from typing import Any
 
-from scars.core.errors import HumanNeeded, ScarsError, UsageError
 from scars.core import settings
+from scars.core.errors import HumanNeeded, ScarsError, UsageError
 from scars.core.gates.catalog import GATES, answers_hint, get_gate
 from scars.core.sanitize import one_line
 
@@ -162,8 +162,9 @@ def _triage(args, path: str) -> int:
         raise HumanNeeded("gate triage needs a human: no terminal and no answers file. Answer it with:\n  "
                           + answers_hint(get_gate("triage"), args.path))
     # lazy: another command's module, loaded when this command runs
-    from scars.tui.cli.commands import triage as triage_cmd
     import argparse
+
+    from scars.tui.cli.commands import triage as triage_cmd
 
     evidence = core.gather("triage", path)
     app_args = argparse.Namespace(feature_dir=str(evidence.target), read_only=False, pair=None, require_second=[],

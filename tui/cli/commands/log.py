@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+
 from scars.core.errors import PathNotFound
 from scars.core.sanitize import one_line
 
@@ -34,10 +35,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
-    from scars.core.samsara.verify import verify_feature
-
     # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
     from scars.core.samsara.feature import find_features, is_feature_dir
+    from scars.core.samsara.verify import verify_feature
 
     target = Path(args.feature_dir or args.feature)
     try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+
 from scars.core.sanitize import one_line
 
 HELP = "list every iteration loop under PATH (samsara, loop-spec, review, bkit, DAG), waiting ones first"

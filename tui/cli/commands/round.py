@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from scars.tui.cli.commands._feature import add_feature_arguments, emit, open_session, run_json_aware
 from scars.core.errors import UsageError
+from scars.tui.cli.commands._feature import add_feature_arguments, emit, open_session, run_json_aware
 
 HELP = "start or close an iteration round (close writes the round to iteration-log.yaml)"
 DESCRIPTION = (

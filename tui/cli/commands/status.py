@@ -48,8 +48,8 @@ def resolve_target(path: str) -> tuple[str, Path, list[Path]]:
 
 def run(args: argparse.Namespace) -> int:
     # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
-    from scars.core.samsara.status import feature_to_json
     from scars.core.samsara.feature import read_feature
+    from scars.core.samsara.status import feature_to_json
 
     kind, target, features = resolve_target(args.path)
     if kind == "feature":

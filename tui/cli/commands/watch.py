@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+
 from scars.core.errors import LockHeld
 
 HELP = "check the machine-checkable watches of accepted items; a fired watch reopens its item"
@@ -33,8 +34,8 @@ def run(args: argparse.Namespace) -> int:
     # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
     from scars.core.samsara.decisions import current_decisions
     from scars.core.samsara.feature import read_feature
-    from scars.core.samsara.watches import check_feature
     from scars.core.samsara.session import reopen_fired
+    from scars.core.samsara.watches import check_feature
     from scars.tui.cli.commands.status import resolve_target
 
     kind, target, features = resolve_target(args.path)

@@ -14,8 +14,8 @@ from rich.table import Table
 from rich.text import Text
 
 from scars.core.gates.evidence import Evidence
-from scars.core.text import generic_reason_problem
 from scars.core.sanitize import one_line, visible
+from scars.core.text import generic_reason_problem
 
 
 def _fit(text: str, cells: int) -> str:

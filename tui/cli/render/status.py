@@ -13,9 +13,9 @@ from rich.table import Table
 from rich.text import Text
 
 from scars.core.model import GROUP_LABEL, GROUPS, Feature
+from scars.core.samsara.status import reopened_json
 from scars.core.sanitize import one_line
 from scars.tui.cli.render.console import make_console
-from scars.core.samsara.status import reopened_json
 
 MAX_ITEMS_PER_GROUP = 50
 TAG = {"known_shortcuts": "KS", "silent_failure_conditions": "SF", "unverified_assumptions": "UA"}
