@@ -57,43 +57,176 @@ CATEGORY_OF_SECTION = {
 
 # Sentences are built from several lists and an identifier so that texts are about as varied
 # as real scar descriptions (most words are rare; a few recur across many items).
-_ADJ = ["nightly", "legacy", "async", "shared", "regional", "primary", "fallback", "batched",
-        "cached", "streaming", "tenant-scoped", "retrying", "lazy", "optimistic", "external",
-        "internal", "bulk", "incremental", "signed", "compressed", "paginated", "sharded",
-        "versioned", "pooled", "background", "scheduled", "idempotent", "throttled"]
-_NOUNS = ["retry loop", "CSV exporter", "cache invalidator", "config loader", "token refresher",
-          "batch scheduler", "webhook dispatcher", "migration runner", "rate limiter",
-          "search indexer", "upload handler", "audit logger", "permission check",
-          "report renderer", "sync worker", "payment reconciler", "feature-flag client",
-          "notification fan-out", "session store", "invoice builder", "geo resolver",
-          "thumbnail pipeline", "ledger writer", "quota tracker", "schema validator",
-          "event replayer", "lock manager", "diff engine", "archive pruner", "mail relay",
-          "price calculator", "consent recorder", "backup verifier", "DNS prober",
-          "queue consumer", "metrics exporter", "template engine", "tax estimator"]
+_ADJ = [
+    "nightly",
+    "legacy",
+    "async",
+    "shared",
+    "regional",
+    "primary",
+    "fallback",
+    "batched",
+    "cached",
+    "streaming",
+    "tenant-scoped",
+    "retrying",
+    "lazy",
+    "optimistic",
+    "external",
+    "internal",
+    "bulk",
+    "incremental",
+    "signed",
+    "compressed",
+    "paginated",
+    "sharded",
+    "versioned",
+    "pooled",
+    "background",
+    "scheduled",
+    "idempotent",
+    "throttled",
+]
+_NOUNS = [
+    "retry loop",
+    "CSV exporter",
+    "cache invalidator",
+    "config loader",
+    "token refresher",
+    "batch scheduler",
+    "webhook dispatcher",
+    "migration runner",
+    "rate limiter",
+    "search indexer",
+    "upload handler",
+    "audit logger",
+    "permission check",
+    "report renderer",
+    "sync worker",
+    "payment reconciler",
+    "feature-flag client",
+    "notification fan-out",
+    "session store",
+    "invoice builder",
+    "geo resolver",
+    "thumbnail pipeline",
+    "ledger writer",
+    "quota tracker",
+    "schema validator",
+    "event replayer",
+    "lock manager",
+    "diff engine",
+    "archive pruner",
+    "mail relay",
+    "price calculator",
+    "consent recorder",
+    "backup verifier",
+    "DNS prober",
+    "queue consumer",
+    "metrics exporter",
+    "template engine",
+    "tax estimator",
+]
 _VERBS = [
-    "silently drops", "double counts", "never retries", "caches forever", "truncates",
-    "ignores", "reorders", "swallows the error of", "compares as UTC", "hard-codes",
-    "skips validation of", "holds a lock across", "re-reads on every call", "leaks",
-    "overwrites", "rounds down", "logs in clear text", "mis-sorts", "duplicates",
-    "serialises without escaping", "times out on", "loses the ordering of",
+    "silently drops",
+    "double counts",
+    "never retries",
+    "caches forever",
+    "truncates",
+    "ignores",
+    "reorders",
+    "swallows the error of",
+    "compares as UTC",
+    "hard-codes",
+    "skips validation of",
+    "holds a lock across",
+    "re-reads on every call",
+    "leaks",
+    "overwrites",
+    "rounds down",
+    "logs in clear text",
+    "mis-sorts",
+    "duplicates",
+    "serialises without escaping",
+    "times out on",
+    "loses the ordering of",
 ]
 _OBJECTS = [
-    "empty rows", "non-ASCII file names", "timezone-naive timestamps", "the last page",
-    "duplicate keys", "partial writes", "expired credentials", "negative amounts",
-    "concurrent writers", "a missing trailing newline", "records above 1 MiB",
-    "a slow upstream", "half-open connections", "retries after a 429", "leap days",
-    "soft-deleted rows", "unicode normalisation forms", "mixed line endings", "zero quantities",
-    "currency rounding", "stale ETags", "nested transactions", "symlinked paths",
-    "oversized headers", "out-of-order events", "duplicate webhooks", "null foreign keys",
+    "empty rows",
+    "non-ASCII file names",
+    "timezone-naive timestamps",
+    "the last page",
+    "duplicate keys",
+    "partial writes",
+    "expired credentials",
+    "negative amounts",
+    "concurrent writers",
+    "a missing trailing newline",
+    "records above 1 MiB",
+    "a slow upstream",
+    "half-open connections",
+    "retries after a 429",
+    "leap days",
+    "soft-deleted rows",
+    "unicode normalisation forms",
+    "mixed line endings",
+    "zero quantities",
+    "currency rounding",
+    "stale ETags",
+    "nested transactions",
+    "symlinked paths",
+    "oversized headers",
+    "out-of-order events",
+    "duplicate webhooks",
+    "null foreign keys",
 ]
-_IDENT = ["parse", "load", "flush", "merge", "split", "apply", "emit", "fetch", "store",
-          "resolve", "render", "encode", "decode", "match", "index", "prune", "retry", "sign",
-          "invoice", "ledger", "quota", "tenant", "batch", "page", "token", "event", "row",
-          "header", "slot", "window", "cursor", "offset", "bucket", "shard", "lease", "chunk"]
+_IDENT = [
+    "parse",
+    "load",
+    "flush",
+    "merge",
+    "split",
+    "apply",
+    "emit",
+    "fetch",
+    "store",
+    "resolve",
+    "render",
+    "encode",
+    "decode",
+    "match",
+    "index",
+    "prune",
+    "retry",
+    "sign",
+    "invoice",
+    "ledger",
+    "quota",
+    "tenant",
+    "batch",
+    "page",
+    "token",
+    "event",
+    "row",
+    "header",
+    "slot",
+    "window",
+    "cursor",
+    "offset",
+    "bucket",
+    "shard",
+    "lease",
+    "chunk",
+]
 _CONDITIONS = [
-    "two writers run at once", "the clock jumps backwards", "the disk fills up",
-    "the upstream returns 503 twice", "a user uploads a 2 GB file", "the queue backs up",
-    "a locale without UTF-8 is set", "the nightly job overlaps the backup",
+    "two writers run at once",
+    "the clock jumps backwards",
+    "the disk fills up",
+    "the upstream returns 503 twice",
+    "a user uploads a 2 GB file",
+    "the queue backs up",
+    "a locale without UTF-8 is set",
+    "the nightly job overlaps the backup",
 ]
 _CJK = [
     "在高並發下重試計數器可能溢出",
@@ -103,10 +236,19 @@ _CJK = [
     "跨任务的同一问题只能靠字面比对发现",
     "並列書き込み時にログ行が混ざる可能性がある",
 ]
-_MODULES = ["src/export", "src/sync", "src/auth", "src/billing", "src/search", "lib/queue",
-            "skills/implement", "agents/reviewer", "src/storage", "src/api"]
-_OWNERS = ["repo maintainer", "on-call engineer", "billing team", "platform team",
-           "the task author", "data steward"]
+_MODULES = [
+    "src/export",
+    "src/sync",
+    "src/auth",
+    "src/billing",
+    "src/search",
+    "lib/queue",
+    "skills/implement",
+    "agents/reviewer",
+    "src/storage",
+    "src/api",
+]
+_OWNERS = ["repo maintainer", "on-call engineer", "billing team", "platform team", "the task author", "data steward"]
 
 
 @dataclass
@@ -145,8 +287,10 @@ class _Gen:
 
     def _sentence(self, unique: bool = True) -> str:
         r = self.rng
-        text = (f"The {r.choice(_ADJ)} {r.choice(_NOUNS)} {r.choice(_VERBS)} {r.choice(_OBJECTS)}"
-                f" in {r.choice(_IDENT)}_{r.choice(_IDENT)}_{r.choice(_IDENT)}()")
+        text = (
+            f"The {r.choice(_ADJ)} {r.choice(_NOUNS)} {r.choice(_VERBS)} {r.choice(_OBJECTS)}"
+            f" in {r.choice(_IDENT)}_{r.choice(_IDENT)}_{r.choice(_IDENT)}()"
+        )
         if r.random() < 0.5:
             text += f" when {r.choice(_CONDITIONS)}"
         if unique:
@@ -201,17 +345,19 @@ class _Gen:
 
     # --- reports ----------------------------------------------------------------------
 
-    def report(self, file: str, task_id: str, n_items: int, fix_round: int | None,
-               failure: str | None) -> tuple[str, _Report]:
+    def report(
+        self, file: str, task_id: str, n_items: int, fix_round: int | None, failure: str | None
+    ) -> tuple[str, _Report]:
         r = self.rng
         rep = _Report(file=file, failure=failure)
         if failure == "markdown":
             # Markdown written where YAML belongs: n bullet points, none of them items.
             rep.entries = n_items
             bullets = "".join(f"- {self._sentence()}\n" for _ in range(n_items))
-            body = (f"# Scar report for {task_id}\n\n"
-                    "Written as markdown by mistake; the reader must list it as a parse failure.\n\n"
-                    + bullets)
+            body = (
+                f"# Scar report for {task_id}\n\n"
+                "Written as markdown by mistake; the reader must list it as a parse failure.\n\n" + bullets
+            )
             return body, rep
         if failure == "syntax":
             # A complete report whose last line breaks the YAML: every item is uncounted.
@@ -346,8 +492,7 @@ class _Gen:
             out.extend(self.scalar("    what: ", text, style, 6))
             out.append(f"    bites_when: {_q(r.choice(_CONDITIONS))}")
             out.append(f"    where: {_q(r.choice(_MODULES) + '.py:' + str(r.randint(1, 400)))}")
-            status = r.choices(["open", "resolved", "accepted", "deferred", "blocked"],
-                               weights=(40, 20, 15, 15, 10))[0]
+            status = r.choices(["open", "resolved", "accepted", "deferred", "blocked"], weights=(40, 20, 15, 15, 10))[0]
             out.append(f"    status: {status}")
             out.extend(self._iteration_map(status))
             resolved = status == "resolved"
@@ -372,16 +517,22 @@ class _Gen:
             action = {"open": "fix", "accepted": "accept", "deferred": "defer", "blocked": "block"}[status]
         lines = [f"{pad}iteration:", f"{pad}  round: {r.randint(1, 3)}", f"{pad}  action: {action}"]
         if action == "accept":
-            lines += [f"{pad}  rationale: {_q('risk is bounded by ' + r.choice(_OBJECTS))}",
-                      f"{pad}  re_review_signal: {_q('when ' + r.choice(_CONDITIONS))}",
-                      f"{pad}  owner: {_q(r.choice(_OWNERS))}"]
+            lines += [
+                f"{pad}  rationale: {_q('risk is bounded by ' + r.choice(_OBJECTS))}",
+                f"{pad}  re_review_signal: {_q('when ' + r.choice(_CONDITIONS))}",
+                f"{pad}  owner: {_q(r.choice(_OWNERS))}",
+            ]
         elif action == "defer":
-            lines += [f"{pad}  target: {_q('feature ' + r.choice(_MODULES))}",
-                      f"{pad}  resume_when: {_q('after ' + r.choice(_CONDITIONS))}",
-                      f"{pad}  owner: {_q(r.choice(_OWNERS))}"]
+            lines += [
+                f"{pad}  target: {_q('feature ' + r.choice(_MODULES))}",
+                f"{pad}  resume_when: {_q('after ' + r.choice(_CONDITIONS))}",
+                f"{pad}  owner: {_q(r.choice(_OWNERS))}",
+            ]
         elif action == "block":
-            lines += [f"{pad}  blocker: {_q('waiting on ' + r.choice(_OWNERS))}",
-                      f"{pad}  owner: {_q(r.choice(_OWNERS))}"]
+            lines += [
+                f"{pad}  blocker: {_q('waiting on ' + r.choice(_OWNERS))}",
+                f"{pad}  owner: {_q(r.choice(_OWNERS))}",
+            ]
         lines += [f"{pad}  evidence_refs:", f"{pad}    - {_q('tests/test_' + str(r.randint(1, 99)) + '.py')}"]
         return lines
 
@@ -428,27 +579,35 @@ class _Gen:
         return "\n".join(out) + "\n"
 
     def pre_thinking(self, feature: str) -> str:
-        return (f"# Pre-thinking: {feature}\n\n## Session: 2026-03-01\n\n"
-                "Execution mode: human-in-the-loop\n\n"
-                "## Step A — Design and Gap Map\n\n"
-                f"{self._long()}\n\n"
-                "## Evaluation Contract\n\n"
-                "**Primary evaluator:** the pytest suite under tests/\n"
-                "**Agent can perform it by:** `pytest -q`\n"
-                "**Pass signal:** every test passes\n"
-                "**Fail signal:** any test fails or errors\n"
-                "**Feedback loop:** run after each fix; failures name the test\n"
-                "**Out of scope validation:** none\n\n"
-                "## Step C — Commitment\n\n"
-                "**Date:** 2026-03-01\n**Decision:** Proceed\n**Accepted gaps:** none\n**Notes:** synthetic\n")
+        return (
+            f"# Pre-thinking: {feature}\n\n## Session: 2026-03-01\n\n"
+            "Execution mode: human-in-the-loop\n\n"
+            "## Step A — Design and Gap Map\n\n"
+            f"{self._long()}\n\n"
+            "## Evaluation Contract\n\n"
+            "**Primary evaluator:** the pytest suite under tests/\n"
+            "**Agent can perform it by:** `pytest -q`\n"
+            "**Pass signal:** every test passes\n"
+            "**Fail signal:** any test fails or errors\n"
+            "**Feedback loop:** run after each fix; failures name the test\n"
+            "**Out of scope validation:** none\n\n"
+            "## Step C — Commitment\n\n"
+            "**Date:** 2026-03-01\n**Decision:** Proceed\n**Accepted gaps:** none\n**Notes:** synthetic\n"
+        )
 
     def iteration_log(self, feature: str, signal_now: int, era_a: bool) -> str:
         r = self.rng
         s0 = signal_now + r.randint(3, 9)
         s1 = signal_now + r.randint(0, s0 - signal_now)
-        out = [f"# Iteration Log — {feature} (synthetic, generated by bench/generate.py)", "#",
-               "# 第一輪 triage 的紀錄；rounds below are earlier rounds.", "",
-               f"feature: {_q(feature)}", f"signal_lost_initial: {s0}  # aggregated at entry", ""]
+        out = [
+            f"# Iteration Log — {feature} (synthetic, generated by bench/generate.py)",
+            "#",
+            "# 第一輪 triage 的紀錄；rounds below are earlier rounds.",
+            "",
+            f"feature: {_q(feature)}",
+            f"signal_lost_initial: {s0}  # aggregated at entry",
+            "",
+        ]
         if not era_a:
             out += ["budget:", "  max_rounds: 3", "  reviewer_retry_limit: 2", ""]
         out.append("rounds:")
@@ -457,10 +616,13 @@ class _Gen:
             out.append(f"    signal_lost_before: {before}")
             if not era_a:
                 stagn = 0 if rnd == 1 or after < before else 1
-                out += ["    budget_context:", f"      remaining_rounds_at_start: {3 - rnd}",
-                        f"      stagnation_count_at_start: {stagn}",
-                        f"      net_rot_previous_round: {0 if rnd == 1 else r.randint(-2, 1)}",
-                        f"      strategy_hint: {'explore' if rnd == 1 else 'converge'}"]
+                out += [
+                    "    budget_context:",
+                    f"      remaining_rounds_at_start: {3 - rnd}",
+                    f"      stagnation_count_at_start: {stagn}",
+                    f"      net_rot_previous_round: {0 if rnd == 1 else r.randint(-2, 1)}",
+                    f"      strategy_hint: {'explore' if rnd == 1 else 'converge'}",
+                ]
             out.append(f"    items_triaged: {before}")
             out.append("    triage_result:")
             out.append("      fix:")
@@ -478,8 +640,10 @@ class _Gen:
             out.append(f"    fixes_applied: {max(1, before - after)}")
             out.append(f"    fixes_scar_count: {r.randint(0, 1)}  # new scar items from the fixes")
             if not era_a:
-                out.append("    budget_spent: {implementer_dispatches: 2, reviewer_dispatches: 4, "
-                           "reviewer_retries: 0, validation_runs: 3}")
+                out.append(
+                    "    budget_spent: {implementer_dispatches: 2, reviewer_dispatches: 4, "
+                    "reviewer_retries: 0, validation_runs: 3}"
+                )
                 out.append(f"    evidence_gained: [{_q('death test ' + str(r.randint(1, 99)))}]")
                 out.append("    residual_risk: []")
             out.append(f"    signal_lost_after: {after}")
@@ -488,8 +652,13 @@ class _Gen:
         return "\n".join(out) + "\n"
 
     def registry(self) -> str:
-        out = ["# Systemic Scar Registry (synthetic)", "#",
-               "# Cross-feature structural facts referenced by `systemic_ref: <id>`.", "", "entries:"]
+        out = [
+            "# Systemic Scar Registry (synthetic)",
+            "#",
+            "# Cross-feature structural facts referenced by `systemic_ref: <id>`.",
+            "",
+            "entries:",
+        ]
         for rid in self.registry_ids:
             out.append(f"  - id: {rid}")
             out.extend(self.scalar("    description: ", self._long(), "folded", 6))
@@ -565,16 +734,32 @@ def generate(size: str, outdir: Path | str, seed: int = 0) -> dict:
         figures.update(path=fdir_rel, name=name, iteration_log=has_log)
         features.append(figures)
 
-    totals = {k: sum(f[k] for f in features) for k in
-              ("reports", "entries", "signal_lost", "remaining_items", "uncounted_items",
-               "resolved_in_place", "verified_assumptions", "missing_verified")}
+    totals = {
+        k: sum(f[k] for f in features)
+        for k in (
+            "reports",
+            "entries",
+            "signal_lost",
+            "remaining_items",
+            "uncounted_items",
+            "resolved_in_place",
+            "verified_assumptions",
+            "missing_verified",
+        )
+    }
     totals["parse_failures"] = sum(len(f["parse_failures"]) for f in features)
     totals["dangling_refs"] = sum(len(f["dangling_refs"]) for f in features)
     totals["counts"] = {c: sum(f["counts"][c] for f in features) for c in CATEGORY_OF_SECTION.values()}
-    manifest = {"generator_version": GENERATOR_VERSION, "size": size, "seed": seed,
-                "features": features, "totals": totals}
-    (out / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True, ensure_ascii=False) + "\n",
-                                encoding="utf-8")
+    manifest = {
+        "generator_version": GENERATOR_VERSION,
+        "size": size,
+        "seed": seed,
+        "features": features,
+        "totals": totals,
+    }
+    (out / MANIFEST).write_text(
+        json.dumps(manifest, indent=1, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
     return manifest
 
 
@@ -600,16 +785,26 @@ def _figures(reports: list[_Report]) -> dict:
         for key in rep.pattern_keys:
             seen.setdefault(key, set()).add(rep.file)
     patterns = sum(1 for files in seen.values() if len(files) >= 2)
-    return {"reports": len(reports), "entries": entries, "signal_lost": sum(counts.values()),
-            "counts": counts, "remaining_items": remaining, "uncounted_items": uncounted,
-            "resolved_in_place": resolved, "verified_assumptions": verified,
-            "missing_verified": missing, "parse_failures": sorted(failures),
-            "dangling_refs": sorted(dangling), "cross_task_patterns": patterns}
+    return {
+        "reports": len(reports),
+        "entries": entries,
+        "signal_lost": sum(counts.values()),
+        "counts": counts,
+        "remaining_items": remaining,
+        "uncounted_items": uncounted,
+        "resolved_in_place": resolved,
+        "verified_assumptions": verified,
+        "missing_verified": missing,
+        "parse_failures": sorted(failures),
+        "dangling_refs": sorted(dangling),
+        "cross_task_patterns": patterns,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("size", choices=sorted(SIZES), help="which repository to generate")
     p.add_argument("outdir", type=Path, help="empty (or new) directory to become the repository root")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0); same seed, same bytes")
@@ -620,8 +815,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"generate.py: {exc}", file=sys.stderr)
         return 2
     t = m["totals"]
-    print(f"{args.size}: {len(m['features'])} feature(s), {t['reports']} reports, {t['entries']} items, "
-          f"signal_lost {t['signal_lost']}, {t['parse_failures']} parse failures -> {args.outdir}")
+    print(
+        f"{args.size}: {len(m['features'])} feature(s), {t['reports']} reports, {t['entries']} items, "
+        f"signal_lost {t['signal_lost']}, {t['parse_failures']} parse failures -> {args.outdir}"
+    )
     return 0
 
 

@@ -38,8 +38,9 @@ def yaml_inputs(path: Path) -> list[Path]:
     files are read by scars too but are not YAML, so the baseline does not parse them.)
     """
     path = Path(path)
-    features = [path] if (path / "scar-reports").is_dir() else sorted(
-        p for p in (path / "changes").iterdir() if p.is_dir())
+    features = (
+        [path] if (path / "scar-reports").is_dir() else sorted(p for p in (path / "changes").iterdir() if p.is_dir())
+    )
     out: list[Path] = []
     for f in features:
         rdir = f / "scar-reports"
@@ -80,8 +81,14 @@ def mem_read(feature: str) -> None:
 
     f = read_feature(feature)
     children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    _emit({"maxrss_kb": _maxrss_kb(), "children_maxrss_kb": children, "items": len(f.items) + len(f.resolved),
-           "signal_lost": f.signal_lost})
+    _emit(
+        {
+            "maxrss_kb": _maxrss_kb(),
+            "children_maxrss_kb": children,
+            "items": len(f.items) + len(f.resolved),
+            "signal_lost": f.signal_lost,
+        }
+    )
 
 
 def _percentile(xs: list[float], q: float) -> float:
@@ -107,8 +114,11 @@ def decide(repo: str, feature: str, n: int) -> None:
             action = ("fix", "accept", "defer")[k % 3]
             fields: dict = {}
             if action == "accept":
-                fields = {"re_review_signal": "a second writer appears in the logs", "owner": "platform team",
-                          "rationale": "single writer in production today"}
+                fields = {
+                    "re_review_signal": "a second writer appears in the logs",
+                    "owner": "platform team",
+                    "rationale": "single writer in production today",
+                }
             elif action == "defer":
                 fields = {"reason": "needs the scheduler redesign", "revisit_when": "after the Q3 scheduler work"}
             t = time.perf_counter()
@@ -116,9 +126,16 @@ def decide(repo: str, feature: str, n: int) -> None:
             times.append(time.perf_counter() - t)
     finally:
         session.close()
-    _emit({"n": len(times), "open_s": t_open, "p50_ms": 1000 * _percentile(times, 0.5),
-           "p99_ms": 1000 * _percentile(times, 0.99), "max_ms": 1000 * max(times),
-           "items": len(session.feature.items)})
+    _emit(
+        {
+            "n": len(times),
+            "open_s": t_open,
+            "p50_ms": 1000 * _percentile(times, 0.5),
+            "p99_ms": 1000 * _percentile(times, 0.99),
+            "max_ms": 1000 * max(times),
+            "items": len(session.feature.items),
+        }
+    )
 
 
 def app_probe(feature_dir: str, steps: int) -> None:
@@ -167,10 +184,16 @@ def app_probe(feature_dir: str, steps: int) -> None:
             unfilt = time.perf_counter() - t
         med = sorted(step)[len(step) // 2]
         idle_med = sorted(idle)[len(idle) // 2]
-        return {"first_paint_s": first_paint, "step_ms": 1000 * med, "idle_ms": 1000 * idle_med,
-                "step_net_ms": 1000 * max(0.0, med - idle_med), "filter_ms": 1000 * filt,
-                "unfilter_ms": 1000 * unfilt, "filter_rows": shown,
-                "items": len(feature.items)}
+        return {
+            "first_paint_s": first_paint,
+            "step_ms": 1000 * med,
+            "idle_ms": 1000 * idle_med,
+            "step_net_ms": 1000 * max(0.0, med - idle_med),
+            "filter_ms": 1000 * filt,
+            "unfilter_ms": 1000 * unfilt,
+            "filter_rows": shown,
+            "items": len(feature.items),
+        }
 
     _emit(asyncio.run(main()))
 

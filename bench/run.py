@@ -164,13 +164,18 @@ class Bench:
         feat = self.feature(size)
         cmd = self.scars + ["status", "--json", str(feat)]
         subj, base = self._cold_pairs(cmd, [str(feat)], self.reps(3))
-        r = Result(f"cold load: scars status --json ({size}, {self.items(size):,} items)", min(subj), "s",
-                   baseline=min(base), target=1.0,
-                   note="wall time of `scars status --json FEATURE` with an empty cache, interpreter start to exit "
-                        "(read, parse, aggregate, JSON to /dev/null); baseline: a fresh `python` that imports "
-                        "PyYAML and yaml.load(CSafeLoader)s every YAML file scars reads (reports, index.yaml, "
-                        "iteration-log.yaml, registry), one process, nothing else",
-                   samples={"subject": subj, "baseline": base})
+        r = Result(
+            f"cold load: scars status --json ({size}, {self.items(size):,} items)",
+            min(subj),
+            "s",
+            baseline=min(base),
+            target=1.0,
+            note="wall time of `scars status --json FEATURE` with an empty cache, interpreter start to exit "
+            "(read, parse, aggregate, JSON to /dev/null); baseline: a fresh `python` that imports "
+            "PyYAML and yaml.load(CSafeLoader)s every YAML file scars reads (reports, index.yaml, "
+            "iteration-log.yaml, registry), one process, nothing else",
+            samples={"subject": subj, "baseline": base},
+        )
         r.ratio = r.value / r.baseline
         self.cold_large = r.value
         return [r.judge()]
@@ -192,11 +197,16 @@ class Bench:
         cold = [wall(cmd, env)]  # fills the cache
         warm = [wall(cmd, env) for _ in range(self.reps(5))]
         cold_ref = getattr(self, "cold_large", None) or cold[0]
-        r = Result(f"warm reopen: scars status --json ({size}, unchanged files)", min(warm), "s",
-                   baseline=cold_ref, target=0.1,
-                   note="the same command again with the cache the first run wrote (every file re-checked "
-                        "by stat; files whose stamps are too recent to trust re-hashed); baseline: the cold run",
-                   samples={"warm": warm, "first": cold})
+        r = Result(
+            f"warm reopen: scars status --json ({size}, unchanged files)",
+            min(warm),
+            "s",
+            baseline=cold_ref,
+            target=0.1,
+            note="the same command again with the cache the first run wrote (every file re-checked "
+            "by stat; files whose stamps are too recent to trust re-hashed); baseline: the cold run",
+            samples={"warm": warm, "first": cold},
+        )
         r.ratio = r.value / r.baseline
         return [r.judge()]
 
@@ -206,11 +216,16 @@ class Bench:
         cmd = self.scars + ["status", str(repo)]
         subj, base = self._cold_pairs(cmd, [str(repo)], self.reps(2))
         m = json.loads((repo / generate.MANIFEST).read_text(encoding="utf-8"))
-        r = Result(f"wide: scars status on the repository root ({len(m['features']):,} features)", min(subj), "s",
-                   baseline=min(base), target=1.0,
-                   note="wall time of `scars status REPO` (one line per feature), empty cache; baseline: "
-                        "CSafeLoader over every YAML file of every feature in one fresh process",
-                   samples={"subject": subj, "baseline": base})
+        r = Result(
+            f"wide: scars status on the repository root ({len(m['features']):,} features)",
+            min(subj),
+            "s",
+            baseline=min(base),
+            target=1.0,
+            note="wall time of `scars status REPO` (one line per feature), empty cache; baseline: "
+            "CSafeLoader over every YAML file of every feature in one fresh process",
+            samples={"subject": subj, "baseline": base},
+        )
         r.ratio = r.value / r.baseline
         return [r.judge()]
 
@@ -228,10 +243,16 @@ class Bench:
             stat.append(wall(self.scars + ["status", str(small)], env_c))
         out = []
         for name, xs in (("start-up: scars --help", helpt), ("start-up: scars status (small)", stat)):
-            r = Result(name, min(xs), "s", baseline=min(py), target=6.0,
-                       note="wall time, interpreter start to exit; baseline: `python -c pass`; "
-                            "status on the small feature with its cache warm",
-                       samples={"subject": xs, "python -c pass": py})
+            r = Result(
+                name,
+                min(xs),
+                "s",
+                baseline=min(py),
+                target=6.0,
+                note="wall time, interpreter start to exit; baseline: `python -c pass`; "
+                "status on the small feature with its cache warm",
+                samples={"subject": xs, "python -c pass": py},
+            )
             r.ratio = r.value / r.baseline
             out.append(r.judge())
         return out
@@ -244,14 +265,23 @@ class Bench:
         rd = probe(["mem-read", str(feat)], env)
         items = self.items(size)
         per_item = (rd["maxrss_kb"] - imp["maxrss_kb"]) * 1024 / items
-        r = Result(f"peak memory per item ({size}, {items:,} items)", per_item, "B/item",
-                   baseline=imp["maxrss_kb"] / 1024, target=2048, target_of="value",
-                   note="(ru_maxrss of a process that runs read_feature, empty cache) minus (ru_maxrss of one "
-                        "that only imports scars.core.samsara.feature), divided by the items in the files; baseline "
-                        "column: the import-only process in MiB; parse workers are separate processes "
-                        f"(their peak: {rd.get('children_maxrss_kb', 0) / 1024:.0f} MiB)",
-                   samples={"read_maxrss_kb": rd["maxrss_kb"], "import_maxrss_kb": imp["maxrss_kb"],
-                            "children_maxrss_kb": rd.get("children_maxrss_kb")})
+        r = Result(
+            f"peak memory per item ({size}, {items:,} items)",
+            per_item,
+            "B/item",
+            baseline=imp["maxrss_kb"] / 1024,
+            target=2048,
+            target_of="value",
+            note="(ru_maxrss of a process that runs read_feature, empty cache) minus (ru_maxrss of one "
+            "that only imports scars.core.samsara.feature), divided by the items in the files; baseline "
+            "column: the import-only process in MiB; parse workers are separate processes "
+            f"(their peak: {rd.get('children_maxrss_kb', 0) / 1024:.0f} MiB)",
+            samples={
+                "read_maxrss_kb": rd["maxrss_kb"],
+                "import_maxrss_kb": imp["maxrss_kb"],
+                "children_maxrss_kb": rd.get("children_maxrss_kb"),
+            },
+        )
         return [r.judge()]
 
     def m_decide(self) -> list[Result]:
@@ -264,23 +294,42 @@ class Bench:
                 shutil.rmtree(copy)
             shutil.copytree(self.repo(size), copy)
             m = json.loads((copy / generate.MANIFEST).read_text(encoding="utf-8"))
-            res[role] = probe(["decide", str(copy), str(copy / m["features"][0]["path"]), str(n)],
-                              base_env(self.fresh_cache()))
+            res[role] = probe(
+                ["decide", str(copy), str(copy / m["features"][0]["path"]), str(n)], base_env(self.fresh_cache())
+            )
             if "skipped" in res[role]:
                 return [Result("decision save", None, "ms", note=res[role]["skipped"])]
         big, small = res["large"], res["small"]
         items_l, items_s = self.items(self.sizes()["large"]), self.items("small")
-        r1 = Result(f"decision save p50 ({items_l:,} vs {items_s:,} items)", big["p50_ms"], "ms",
-                    baseline=small["p50_ms"], target=1.5,
-                    note="FeatureSession.decide (validated, appended, fsynced before it returns), "
-                         f"{n} decisions each; baseline: the same at the small feature",
-                    samples={"large": big, "small": small})
+        r1 = Result(
+            f"decision save p50 ({items_l:,} vs {items_s:,} items)",
+            big["p50_ms"],
+            "ms",
+            baseline=small["p50_ms"],
+            target=1.5,
+            note="FeatureSession.decide (validated, appended, fsynced before it returns), "
+            f"{n} decisions each; baseline: the same at the small feature",
+            samples={"large": big, "small": small},
+        )
         r1.ratio = r1.value / r1.baseline if r1.baseline else None
-        r2 = Result(f"decision save p99 ({items_l:,} items)", big["p99_ms"], "ms", baseline=small["p99_ms"],
-                    target=10.0, target_of="value", note="p99 of the same runs; target 10 ms")
+        r2 = Result(
+            f"decision save p99 ({items_l:,} items)",
+            big["p99_ms"],
+            "ms",
+            baseline=small["p99_ms"],
+            target=10.0,
+            target_of="value",
+            note="p99 of the same runs; target 10 ms",
+        )
         r2.ratio = r2.value / r2.baseline if r2.baseline else None
-        r3 = Result(f"decision save p99 ratio ({items_l:,} vs {items_s:,})", big["p99_ms"], "ms",
-                    baseline=small["p99_ms"], target=1.5, note="p99 at large against p99 at small")
+        r3 = Result(
+            f"decision save p99 ratio ({items_l:,} vs {items_s:,})",
+            big["p99_ms"],
+            "ms",
+            baseline=small["p99_ms"],
+            target=1.5,
+            note="p99 at large against p99 at small",
+        )
         r3.ratio = r2.ratio
         return [r1.judge(), r2.judge(), r3.judge()]
 
@@ -292,23 +341,40 @@ class Bench:
         small = probe(["app", str(self.feature("small")), "--steps", steps], base_env(self.fresh_cache()))
         table = probe(["datatable", str(self.feature(self.sizes()["large"]))], base_env(self.fresh_cache()))
         n = big["items"]
-        r1 = Result(f"app: start to first paint ({n:,} items)", big["first_paint_s"], "s",
-                    baseline=table["first_paint_s"], target=1.0, target_of="value",
-                    note="ScarsApp.from_feature(feature) inside run_test(size=120x40) until the list is drawn "
-                         "and the app idle (feature already read); baseline: a minimal app putting the same "
-                         "items in Textual's DataTable, until it is idle after add_rows",
-                    samples={"scars": big, "datatable": table})
+        r1 = Result(
+            f"app: start to first paint ({n:,} items)",
+            big["first_paint_s"],
+            "s",
+            baseline=table["first_paint_s"],
+            target=1.0,
+            target_of="value",
+            note="ScarsApp.from_feature(feature) inside run_test(size=120x40) until the list is drawn "
+            "and the app idle (feature already read); baseline: a minimal app putting the same "
+            "items in Textual's DataTable, until it is idle after add_rows",
+            samples={"scars": big, "datatable": table},
+        )
         r1.ratio = r1.value / r1.baseline
-        r2 = Result(f"app: cursor step ({n:,} vs {small['items']:,} items)", big["step_ms"], "ms",
-                    baseline=small["step_ms"], target=1.5,
-                    note="median of action_cursor_down() + pilot.pause() (the pause alone costs "
-                         f"{big['idle_ms']:.1f} ms here); baseline: the same at the small feature",
-                    samples={"large": big["step_ms"], "small": small["step_ms"]})
+        r2 = Result(
+            f"app: cursor step ({n:,} vs {small['items']:,} items)",
+            big["step_ms"],
+            "ms",
+            baseline=small["step_ms"],
+            target=1.5,
+            note="median of action_cursor_down() + pilot.pause() (the pause alone costs "
+            f"{big['idle_ms']:.1f} ms here); baseline: the same at the small feature",
+            samples={"large": big["step_ms"], "small": small["step_ms"]},
+        )
         r2.ratio = r2.value / r2.baseline
-        r3 = Result(f"app: apply a filter ({n:,} items)", big["filter_ms"], "ms",
-                    baseline=small["filter_ms"], target=100.0, target_of="value",
-                    note="MainScreen.apply_filter('retry') + pilot.pause(): rows rebuilt and drawn "
-                         f"({big['filter_rows']:,} rows match); baseline column: the same at the small feature")
+        r3 = Result(
+            f"app: apply a filter ({n:,} items)",
+            big["filter_ms"],
+            "ms",
+            baseline=small["filter_ms"],
+            target=100.0,
+            target_of="value",
+            note="MainScreen.apply_filter('retry') + pilot.pause(): rows rebuilt and drawn "
+            f"({big['filter_rows']:,} rows match); baseline column: the same at the small feature",
+        )
         r3.ratio = r3.value / r3.baseline if r3.baseline else None
         return [r1.judge(), r2.judge(), r3.judge()]
 
@@ -344,26 +410,40 @@ def table(results: list[Result], markdown: bool) -> str:
     head = ["measurement", "value", "baseline", "ratio", "target", "ok"]
     rows = []
     for r in results:
-        tgt = "–" if r.target is None else (f"ratio ≤ {r.target:g}" if r.target_of == "ratio"
-                                              else f"≤ {r.target:g} {r.unit}")
+        tgt = (
+            "–"
+            if r.target is None
+            else (f"ratio ≤ {r.target:g}" if r.target_of == "ratio" else f"≤ {r.target:g} {r.unit}")
+        )
         ok = "error" if r.error else ("–" if r.ok is None else ("yes" if r.ok else "NO"))
         base_unit = "MiB" if r.unit == "B/item" else r.unit
-        rows.append([r.name, fmt(r.value, r.unit), fmt(r.baseline, base_unit),
-                     "–" if r.ratio is None else f"{r.ratio:.2f}", tgt, ok])
+        rows.append(
+            [
+                r.name,
+                fmt(r.value, r.unit),
+                fmt(r.baseline, base_unit),
+                "–" if r.ratio is None else f"{r.ratio:.2f}",
+                tgt,
+                ok,
+            ]
+        )
     if markdown:
         out = ["| " + " | ".join(head) + " |", "|" + "|".join(["---"] + ["---:"] * 4 + [":---:"]) + "|"]
         out += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in rows]
         return "\n".join(out)
     widths = [max(len(str(row[i])) for row in [head, *rows]) for i in range(len(head))]
-    lines = ["  ".join(str(c).ljust(w) if i == 0 else str(c).rjust(w) for i, (c, w) in enumerate(zip(row, widths)))
-             for row in [head, *rows]]
+    lines = [
+        "  ".join(str(c).ljust(w) if i == 0 else str(c).rjust(w) for i, (c, w) in enumerate(zip(row, widths)))
+        for row in [head, *rows]
+    ]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    p = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__
+    )
     p.add_argument("--smoke", action="store_true", help="small only, each measurement once; never judges time")
     p.add_argument("--json", action="store_true", help="print the results as a JSON list")
     p.add_argument("--markdown", action="store_true", help="print the table as markdown")

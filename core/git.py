@@ -27,8 +27,13 @@ def run_git(repo: str | os.PathLike, *args: str, check: bool = True) -> str:
     if not git:
         raise GitUnavailable("git is not installed")
     try:
-        cp = subprocess.run([git, "-C", str(repo), *args], capture_output=True, timeout=GIT_TIMEOUT, env=settings.git_env(),
-                            stdin=subprocess.DEVNULL)
+        cp = subprocess.run(
+            [git, "-C", str(repo), *args],
+            capture_output=True,
+            timeout=GIT_TIMEOUT,
+            env=settings.git_env(),
+            stdin=subprocess.DEVNULL,
+        )
     except subprocess.TimeoutExpired as exc:
         raise GitUnavailable(f"git {args[0]} timed out") from exc
     except OSError as exc:

@@ -141,8 +141,11 @@ class Registry:
         """The parse failure an unreadable registry is listed as (None when readable or missing)."""
         if self.state != "unreadable":
             return None
-        return ParseFailure(self.path or REGISTRY_FILE, self.line,
-                            f"registry unreadable: {self.reason}; every systemic_ref is unknown and still counted")
+        return ParseFailure(
+            self.path or REGISTRY_FILE,
+            self.line,
+            f"registry unreadable: {self.reason}; every systemic_ref is unknown and still counted",
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,7 +168,9 @@ class Round:
     decision_reason: str | None = None
     items_triaged: int | None = None
     fix: tuple[str, ...] = ()
-    accept: tuple[dict[str, Any], ...] = ()  # {description, re_review_signal, owner, rationale} or legacy {description, expiry_date, rationale}
+    accept: tuple[
+        dict[str, Any], ...
+    ] = ()  # {description, re_review_signal, owner, rationale} or legacy {description, expiry_date, rationale}
     defer: tuple[str, ...] = ()
     fixes_applied: int | None = None
     fixes_scar_count: int | None = None

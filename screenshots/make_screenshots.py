@@ -68,8 +68,12 @@ async def shoot(feature: Path, out: Path) -> list[Path]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent,
-                        help="directory for the SVGs (default: screenshots/)")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=Path(__file__).resolve().parent,
+        help="directory for the SVGs (default: screenshots/)",
+    )
     args = parser.parse_args()
     # The same stable conditions as the snapshot tests: no inherited Textual settings.
     for name in list(os.environ):

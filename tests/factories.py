@@ -67,7 +67,6 @@ def write_feature(
     return feat
 
 
-
 REGISTRY = """\
 entries:
   - id: doc-only-guard
@@ -75,7 +74,6 @@ entries:
     first_recorded: "2026-10-01"
     applies_when: "a task adds an instruction"
 """
-
 
 
 def report(task_id: str | None = "task-1", *, ks=(), sf=(), am=(), extra: str = "") -> str:
@@ -100,7 +98,6 @@ def report(task_id: str | None = "task-1", *, ks=(), sf=(), am=(), extra: str = 
     return "\n".join(out) + "\n"
 
 
-
 CSV_REPORT = """task_id: task-1
 completion_status: done_with_concerns
 known_shortcuts:
@@ -117,7 +114,6 @@ debt_location: "src/export.py"
 """
 
 
-
 CSV_EXTRA = """task_id: task-2
 completion_status: done
 known_shortcuts:
@@ -127,7 +123,6 @@ assumptions_made: []
 debt_registered: true
 debt_location: "src/other.py"
 """
-
 
 
 def csv_feature(root: Path, *, auto: bool = False, name: str = "2026-07-10_csv-export") -> Path:
@@ -143,14 +138,15 @@ def csv_feature(root: Path, *, auto: bool = False, name: str = "2026-07-10_csv-e
     return feature
 
 
-
 def add_report(feature: Path, text: str, n: int = 2) -> None:
     (feature / "scar-reports" / f"task-{n}-scar.yaml").write_text(CSV_EXTRA.format(text=text), encoding="utf-8")
 
 
-
-ACCEPT = {"re_review_signal": "a second process starts writing exports", "owner": "export team", "rationale": "single-process deployment today"}
-
+ACCEPT = {
+    "re_review_signal": "a second process starts writing exports",
+    "owner": "export team",
+    "rationale": "single-process deployment today",
+}
 
 
 APP_REPORTS = {
@@ -185,7 +181,6 @@ debt_location: "../../outside.txt"
 }
 
 
-
 APP_ITERATION_LOG = """\
 feature: "csv-export"
 signal_lost_initial: 9
@@ -217,7 +212,6 @@ rounds:
 """
 
 
-
 APP_PRE_THINKING = """\
 # Pre-thinking
 
@@ -234,9 +228,7 @@ Execution mode: human-in-the-loop
 """
 
 
-
 APP_EXPORT_PY = "".join(f"line_{i} = {i}\n" for i in range(1, 21))
-
 
 
 def app_repo(root: Path) -> Path:
@@ -253,24 +245,31 @@ def app_repo(root: Path) -> Path:
     return feature
 
 
-
-def samsara_feature(root: Path, *, index: str | None = "feature: demo  # keep me\nstatus: in_progress\ntasks:\n  - id: task-1\n    status: done\n") -> Path:
+def samsara_feature(
+    root: Path,
+    *,
+    index: str | None = "feature: demo  # keep me\nstatus: in_progress\ntasks:\n  - id: task-1\n    status: done\n",
+) -> Path:
     """A samsara feature: 5 counted items (one cross-task pattern), so the entry verdict is `gate`."""
     files = {"index.yaml": index} if index is not None else {}
-    return write_feature(root, {
-        "task-1-scar.yaml": report("task-1", ks=['description: "Retry count is hard-coded to 3"',
-                                                 'description: "Shared cache key"'],
-                                   sf=['"Timezone-naive timestamps compare as UTC"'],
-                                   am=['assumption: "Config is UTF-8"\nverified: false\nnote: "Latin-1 breaks it"']),
-        "task-2-scar.yaml": report("task-2", ks=['description: "Shared cache key"']),
-    }, files=files)
-
+    return write_feature(
+        root,
+        {
+            "task-1-scar.yaml": report(
+                "task-1",
+                ks=['description: "Retry count is hard-coded to 3"', 'description: "Shared cache key"'],
+                sf=['"Timezone-naive timestamps compare as UTC"'],
+                am=['assumption: "Config is UTF-8"\nverified: false\nnote: "Latin-1 breaks it"'],
+            ),
+            "task-2-scar.yaml": report("task-2", ks=['description: "Shared cache key"']),
+        },
+        files=files,
+    )
 
 
 def item_id(feature_dir: Path, text: str, file: str = "task-1") -> str:
     f = read_feature(feature_dir)
     return next(it.id for it in f.items if it.text == text and file in it.file)
-
 
 
 # ============================================================================ other loops on disk
@@ -281,7 +280,6 @@ SPEC_GAP = {
     "description": "the spec never says what 'offline' means for sync",
     "fix_first": "define offline mode in SPEC.md Goal",
 }
-
 
 
 def loop_spec_feature(root: Path, *, gap: dict | None = SPEC_GAP, exec_style: str = "step") -> Path:
@@ -302,8 +300,14 @@ def loop_spec_feature(root: Path, *, gap: dict | None = SPEC_GAP, exec_style: st
             "maxIterations": 10,
             "used": 2,
             "confirmationUsed": False,
-            "lastVerdict": {"iteration": 2, "converged": False, "deterministic_gate_passed": True,
-                            "gap": gap, "remaining_gaps": [], "summary": "goal unmet at the spec level"},
+            "lastVerdict": {
+                "iteration": 2,
+                "converged": False,
+                "deterministic_gate_passed": True,
+                "gap": gap,
+                "remaining_gaps": [],
+                "summary": "goal unmet at the spec level",
+            },
             "feedback": gap,
             "history": [],
             "lastRoute": "spec",
@@ -312,7 +316,6 @@ def loop_spec_feature(root: Path, *, gap: dict | None = SPEC_GAP, exec_style: st
     }
     (fdir / "feature.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     return fdir
-
 
 
 def mechanist_state(root: Path, *, score=7, verdict="Almost ready", consumed=2, fail_lines=0) -> Path:
@@ -343,7 +346,6 @@ def mechanist_state(root: Path, *, score=7, verdict="Almost ready", consumed=2, 
     return stage
 
 
-
 def bkit_project(root: Path, *, rate=82, count=2, history=(70, 78, 82)) -> Path:
     """.bkit/state/pdca-status.json with one feature in `check`, and a sprint iterateHistory."""
     state = root / ".bkit" / "state"
@@ -353,19 +355,28 @@ def bkit_project(root: Path, *, rate=82, count=2, history=(70, 78, 82)) -> Path:
         "lastUpdated": "2026-02-28T15:00:00.000Z",
         "activeFeatures": ["login"],
         "primaryFeature": "login",
-        "features": {"login": {"phase": "check", "phaseNumber": 4, "matchRate": rate, "iterationCount": count,
-                               "timestamps": {"started": "2026-02-28T12:00:00.000Z",
-                                              "lastUpdated": "2026-02-28T13:00:00.000Z"},
-                               "lastIterationStatus": "completed"}},
+        "features": {
+            "login": {
+                "phase": "check",
+                "phaseNumber": 4,
+                "matchRate": rate,
+                "iterationCount": count,
+                "timestamps": {"started": "2026-02-28T12:00:00.000Z", "lastUpdated": "2026-02-28T13:00:00.000Z"},
+                "lastIterationStatus": "completed",
+            }
+        },
         "history": [],
     }
     (state / "pdca-status.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-    sprint = {"id": "s1", "features": ["login"],
-              "iterateHistory": [{"iteration": i + 1, "matchRate": r, "fixedTaskIds": [], "durationMs": None}
-                                 for i, r in enumerate(history)]}
+    sprint = {
+        "id": "s1",
+        "features": ["login"],
+        "iterateHistory": [
+            {"iteration": i + 1, "matchRate": r, "fixedTaskIds": [], "durationMs": None} for i, r in enumerate(history)
+        ],
+    }
     (state / "sprints" / "s1.json").write_text(json.dumps(sprint), encoding="utf-8")
     return state / "pdca-status.json"
-
 
 
 def copy_upstream(upstream: Path, name: str, tmp: Path) -> Path:
@@ -382,44 +393,83 @@ def copy_upstream(upstream: Path, name: str, tmp: Path) -> Path:
 _PREFIX = {"known_shortcuts": "ks", "silent_failure_conditions": "sf", "unverified_assumptions": "ua"}
 
 
-def item(n: int, category: str = "known_shortcuts", *, text: str | None = None, task: str = "task-1",
-         file: str | None = None, line: int | None = None, **kw: Any) -> ScarItem:
+def item(
+    n: int,
+    category: str = "known_shortcuts",
+    *,
+    text: str | None = None,
+    task: str = "task-1",
+    file: str | None = None,
+    line: int | None = None,
+    **kw: Any,
+) -> ScarItem:
     """A remaining item ``<ks|sf|ua>-<n as 10 hex>`` of ``scar-reports/<task>-scar.yaml``;
     ``kw`` sets any other ScarItem field (deferred, where, counted, verified …)."""
     t = text if text is not None else f"item {n} of {category}"
     return ScarItem(
-        id=f"{_PREFIX[category]}-{n:010x}", category=category, text=t, task_id=task,  # type: ignore[arg-type]
-        file=file or f"scar-reports/{task}-scar.yaml", line=n if line is None else line, form="gen2",
-        normalized=" ".join(t.split()).casefold(), **kw,
+        id=f"{_PREFIX[category]}-{n:010x}",
+        category=category,
+        text=t,
+        task_id=task,  # type: ignore[arg-type]
+        file=file or f"scar-reports/{task}-scar.yaml",
+        line=n if line is None else line,
+        form="gen2",
+        normalized=" ".join(t.split()).casefold(),
+        **kw,
     )
 
 
-def rnd(n: int, before: int | None, after: int | None, *, decision: str | None = "continue",
-        new: int | None = 0, retries: int | None = None, fix=(), accept=(), defer=()) -> Round:
+def rnd(
+    n: int,
+    before: int | None,
+    after: int | None,
+    *,
+    decision: str | None = "continue",
+    new: int | None = 0,
+    retries: int | None = None,
+    fix=(),
+    accept=(),
+    defer=(),
+) -> Round:
     spent = None if retries is None else {"reviewer_retries": retries}
-    return Round(round=n, signal_lost_before=before, signal_lost_after=after, decision=decision,
-                 fixes_scar_count=new, budget_spent=spent, fix=tuple(fix), accept=tuple(accept),
-                 defer=tuple(defer))
-
+    return Round(
+        round=n,
+        signal_lost_before=before,
+        signal_lost_after=after,
+        decision=decision,
+        fixes_scar_count=new,
+        budget_spent=spent,
+        fix=tuple(fix),
+        accept=tuple(accept),
+        defer=tuple(defer),
+    )
 
 
 def log(*rounds: Round, max_rounds: int = 3, retry_limit: int = 2, initial: int | None = None) -> IterationLog:
     first = rounds[0].signal_lost_before if rounds else None
-    return IterationLog(file="iteration-log.yaml", feature="demo",
-                        signal_lost_initial=initial if initial is not None else first,
-                        max_rounds=max_rounds, reviewer_retry_limit=retry_limit, budget_present=True,
-                        rounds=tuple(rounds))
+    return IterationLog(
+        file="iteration-log.yaml",
+        feature="demo",
+        signal_lost_initial=initial if initial is not None else first,
+        max_rounds=max_rounds,
+        reviewer_retry_limit=retry_limit,
+        budget_present=True,
+        rounds=tuple(rounds),
+    )
 
 
-
-def feature(items=(), iteration_log: IterationLog | None = None, signal: int | None = None,
-            path: str = "/nonexistent/changes/2026-01-01_demo") -> Feature:
+def feature(
+    items=(),
+    iteration_log: IterationLog | None = None,
+    signal: int | None = None,
+    path: str = "/nonexistent/changes/2026-01-01_demo",
+) -> Feature:
     items = tuple(items)
     counts = {c: sum(1 for i in items if i.counted and i.category == c) for c in CATEGORIES}
     sl = signal if signal is not None else sum(counts.values())
-    return Feature(name="demo", path=path, repo_root=None, items=items, iteration_log=iteration_log,
-                   signal_lost=sl, counts=counts)
-
+    return Feature(
+        name="demo", path=path, repo_root=None, items=items, iteration_log=iteration_log, signal_lost=sl, counts=counts
+    )
 
 
 @dataclass(frozen=True)
@@ -433,7 +483,6 @@ class D:
     re_review_signal: str | None = None
 
 
-
 def decisions(**by_action: Any) -> dict[str, D]:
     out: dict[str, D] = {}
     for action, items in by_action.items():
@@ -442,18 +491,26 @@ def decisions(**by_action: Any) -> dict[str, D]:
     return out
 
 
-
-def triage_feature(path: Path, items: list[ScarItem], *, failures=(), rounds=(), repo_root: Path | None = None,
-                 contract: str | None = None) -> Feature:
+def triage_feature(
+    path: Path,
+    items: list[ScarItem],
+    *,
+    failures=(),
+    rounds=(),
+    repo_root: Path | None = None,
+    contract: str | None = None,
+) -> Feature:
     groups = {"cross_task_patterns": (), "deferred_from_level_1": (), "unaddressed": ()}
     cross = [i.id for i in items if i.counted and i.text.startswith("Shared")]
     deferred = [i.id for i in items if i.counted and i.deferred and i.id not in cross]
     rest = [i.id for i in items if i.counted and i.id not in cross and i.id not in deferred]
-    groups = {"cross_task_patterns": tuple(cross), "deferred_from_level_1": tuple(deferred),
-              "unaddressed": tuple(rest)}
+    groups = {"cross_task_patterns": tuple(cross), "deferred_from_level_1": tuple(deferred), "unaddressed": tuple(rest)}
     counts = {c: sum(1 for i in items if i.counted and i.category == c) for c in CATEGORIES}
-    log = IterationLog(file="iteration-log.yaml", feature="demo", signal_lost_initial=9, rounds=tuple(rounds)) \
-        if rounds else None
+    log = (
+        IterationLog(file="iteration-log.yaml", feature="demo", signal_lost_initial=9, rounds=tuple(rounds))
+        if rounds
+        else None
+    )
     return Feature(
         name=path.name,
         path=str(path),
@@ -470,7 +527,6 @@ def triage_feature(path: Path, items: list[ScarItem], *, failures=(), rounds=(),
     )
 
 
-
 def sample_feature(tmp_path: Path) -> Feature:
     repo = tmp_path / "repo"
     fdir = repo / "changes" / "2026-07-01_csv-export"
@@ -480,19 +536,42 @@ def sample_feature(tmp_path: Path) -> Feature:
     items = [
         item(1, text="Shared retry count is hard-coded to 3", task="task-1", where="src/export.py:40-42"),
         item(2, text="Shared retry count is hard-coded to 3", task="task-2"),
-        item(3, "silent_failure_conditions", text="Timezone-naive timestamps compare as UTC", task="task-2",
-                  deferred=True),
+        item(
+            3,
+            "silent_failure_conditions",
+            text="Timezone-naive timestamps compare as UTC",
+            task="task-2",
+            deferred=True,
+        ),
         item(4, "unverified_assumptions", text="Only one writer at a time", task="task-3", verified=False),
-        item(5, text="CSV export skips [bold]empty[/bold] rows [@click=app.quit]x[/] \x1b[2Jend", task="task-3",
-                  where="../../etc/passwd"),
+        item(
+            5,
+            text="CSV export skips [bold]empty[/bold] rows [@click=app.quit]x[/] \x1b[2Jend",
+            task="task-3",
+            where="../../etc/passwd",
+        ),
         item(6, text="Orphan item of a broken report", task="task-4", counted=False),
     ]
     failures = [ParseFailure(file="scar-reports/task-4-scar.yaml", line=3, reason="not a mapping")]
-    rounds = [Round(round=1, signal_lost_before=9, signal_lost_after=5, decision="continue",
-                    fix=("a", "b", "c"), accept=({"description": "x", "owner": "alice"},), defer=("d",))]
-    return triage_feature(fdir, items, failures=failures, rounds=rounds, repo_root=repo,
-                        contract="run pytest tests/test_export.py and read the failing assertion")
-
+    rounds = [
+        Round(
+            round=1,
+            signal_lost_before=9,
+            signal_lost_after=5,
+            decision="continue",
+            fix=("a", "b", "c"),
+            accept=({"description": "x", "owner": "alice"},),
+            defer=("d",),
+        )
+    ]
+    return triage_feature(
+        fdir,
+        items,
+        failures=failures,
+        rounds=rounds,
+        repo_root=repo,
+        contract="run pytest tests/test_export.py and read the failing assertion",
+    )
 
 
 # ============================================================================ environment and checks
@@ -500,9 +579,11 @@ def sample_feature(tmp_path: Path) -> Feature:
 
 def tree_hashes(root: Path) -> dict[str, str]:
     """Every file under root (path -> sha256), to prove a refused answer changed nothing."""
-    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(root.rglob("*")) if p.is_file()}
-
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
 
 
 def clean_env(monkeypatch, user: str = "alice") -> None:
@@ -511,7 +592,6 @@ def clean_env(monkeypatch, user: str = "alice") -> None:
         if name.startswith(("SCARS_ANSWER_", "SCARS_REASON_", "LOOP_SPEC_")):
             monkeypatch.delenv(name)
     monkeypatch.setenv("SCARS_USER", user)
-
 
 
 # ============================================================================ the durable layer's syscalls
@@ -594,14 +674,15 @@ class SyscallTrace:
         for i, (kind, path, flag) in enumerate(self.events):
             if kind == "replace" or (kind == "open" and flag):
                 directory = real_os.path.dirname(path)
-                if not any(k == "fsync" and p == directory and is_dir for k, p, is_dir in self.events[i + 1:]):
-                    missing.append(f"{'rename to' if kind == 'replace' else 'creation of'} {path}: "
-                                   f"no fsync of {directory} after it")
+                if not any(k == "fsync" and p == directory and is_dir for k, p, is_dir in self.events[i + 1 :]):
+                    missing.append(
+                        f"{'rename to' if kind == 'replace' else 'creation of'} {path}: "
+                        f"no fsync of {directory} after it"
+                    )
         return missing
 
     def dir_fsyncs(self) -> list[str]:
         return [p for k, p, is_dir in self.events if k == "fsync" and is_dir]
-
 
 
 def _is_dir(fd: int) -> bool:
@@ -611,7 +692,6 @@ def _is_dir(fd: int) -> bool:
     return real_stat.S_ISDIR(real_os.fstat(fd).st_mode)
 
 
-
 def _fd_path(fd: int) -> str:
     import os as real_os
 
@@ -619,7 +699,6 @@ def _fd_path(fd: int) -> str:
         return real_os.readlink(f"/proc/self/fd/{fd}")
     except OSError:
         return f"<fd {fd}>"
-
 
 
 # ============================================================================ waiting for the app (Pilot)
@@ -638,7 +717,6 @@ async def wait_until(pilot, condition: Callable[[], object], what: str, timeout:
         await pilot.pause()
 
 
-
 async def filter_shown(pilot, text: str) -> None:  # noqa: ANN001
     """Wait until the filter ``text`` ("" for none) is applied and its rows are shown.
 
@@ -652,4 +730,3 @@ async def filter_shown(pilot, text: str) -> None:  # noqa: ANN001
         return (flt.source if flt is not None else "") == text.strip() and all(w.is_finished for w in app.workers)
 
     await wait_until(pilot, shown, f"the rows of the filter {text!r}")
-

@@ -76,11 +76,26 @@ def test_every_form_and_era_is_present(small):
     out, manifest = small
     fdir = out / manifest["features"][0]["path"]
     texts = "".join(p.read_text(encoding="utf-8") for p in (fdir / "scar-reports").glob("*.yaml"))
-    for marker in ("\n  - \"",  # Gen 1 string
-                   "  - description:", "deferred_to_feature_iteration: true", "status: resolved",
-                   "  - systemic_ref:", "  - what:", "bites_when:", "scar_id: SC-", "status: accepted",
-                   "status: deferred", "status: blocked", "verified: true", "verified: false",
-                   "resolved_items:", ": >-", ": |-", "budget_spent:", "# "):
+    for marker in (
+        '\n  - "',  # Gen 1 string
+        "  - description:",
+        "deferred_to_feature_iteration: true",
+        "status: resolved",
+        "  - systemic_ref:",
+        "  - what:",
+        "bites_when:",
+        "scar_id: SC-",
+        "status: accepted",
+        "status: deferred",
+        "status: blocked",
+        "verified: true",
+        "verified: false",
+        "resolved_items:",
+        ": >-",
+        ": |-",
+        "budget_spent:",
+        "# ",
+    ):
         assert marker in texts, marker
     assert any("\u4e00" <= ch <= "\u9fff" for ch in texts)  # CJK text
     log = yaml.safe_load((fdir / "iteration-log.yaml").read_text(encoding="utf-8"))
@@ -107,6 +122,7 @@ def test_reports_parse_except_the_planned_failures(small):
 
 def test_read_feature_gives_the_manifest_figures(small):
     from scars.core.samsara import feature as reader
+
     out, manifest = small
     expected = manifest["features"][0]
     feature = reader.read_feature(out / expected["path"])

@@ -57,17 +57,22 @@ def _pip(bin_dir: Path, *args: str, cwd: Path | None = None) -> None:
     # The fresh venv has no pip of its own: drive the running interpreter's pip at it. The
     # build runs in pip's isolated build environment (setuptools from the configured index).
     subprocess.run(
-        [sys.executable, "-m", "pip", "--python", str(bin_dir / "python"), "install", "--quiet",
-         "--no-deps", *args],
-        check=True, cwd=cwd, timeout=300,
+        [sys.executable, "-m", "pip", "--python", str(bin_dir / "python"), "install", "--quiet", "--no-deps", *args],
+        check=True,
+        cwd=cwd,
+        timeout=300,
     )
 
 
 def _source_copy(tmp_path: Path) -> Path:
     """The tracked files of the project (what a clean clone holds), copied to tmp_path."""
     # Tracked files and new files not ignored: the tree a clean clone of this commit holds.
-    files = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                           cwd=ROOT, capture_output=True, check=True).stdout
+    files = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        capture_output=True,
+        check=True,
+    ).stdout
     src = tmp_path / "src"
     for rel in filter(None, files.decode().split("\0")):
         if not (ROOT / rel).is_file():
@@ -82,19 +87,39 @@ def _check_installed(bin_dir: Path, tmp_path: Path) -> str:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH",)}
     env["NO_COLOR"] = "1"
     out = tmp_path / "demo-copy"
-    r = subprocess.run([str(bin_dir / "scars"), "demo", "--dir", str(out), "--json"],
-                       capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL, timeout=120, cwd=tmp_path)
+    r = subprocess.run(
+        [str(bin_dir / "scars"), "demo", "--dir", str(out), "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+        cwd=tmp_path,
+    )
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["signal_lost"] == 13
     assert (out / ".samsara" / "systemic-scars.yaml").is_file()
-    r = subprocess.run([str(bin_dir / "scars"), "status", "--json", str(out)],
-                       capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL, timeout=120, cwd=tmp_path)
+    r = subprocess.run(
+        [str(bin_dir / "scars"), "status", "--json", str(out)],
+        capture_output=True,
+        text=True,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+        cwd=tmp_path,
+    )
     assert r.returncode == 0, r.stderr
     (feat,) = json.loads(r.stdout)["features"]
     assert feat["registry"] == "present" and feat["counts"]["unverified_assumptions"] == 2
     # The installed package is the one we built, not the development tree.
-    r = subprocess.run([str(bin_dir / "python"), "-c", "import scars.core.samsara.feature as m; print(m.__file__)"],
-                       capture_output=True, text=True, env=env, timeout=60, cwd=tmp_path)
+    r = subprocess.run(
+        [str(bin_dir / "python"), "-c", "import scars.core.samsara.feature as m; print(m.__file__)"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        cwd=tmp_path,
+    )
     return r.stdout.strip()
 
 
@@ -103,7 +128,9 @@ def test_wheel_install(tmp_path):
     wheels = tmp_path / "wheels"
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(wheels), str(src)],
-        check=True, timeout=300, cwd=tmp_path,
+        check=True,
+        timeout=300,
+        cwd=tmp_path,
     )
     (wheel,) = wheels.glob("scars-*.whl")
     names = zipfile.ZipFile(wheel).namelist()

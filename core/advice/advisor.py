@@ -82,8 +82,13 @@ ACTIONS = ("ITERATE", "REFINE", "FINAL_ATTEMPT", "ACCEPT", "ESCALATE")
 _CAUTION = {a: i for i, a in enumerate(ACTIONS)}  # higher = more cautious
 
 
-GATE_CHOICE = {"ITERATE": "continue", "REFINE": "continue", "FINAL_ATTEMPT": "continue",
-               "ACCEPT": "stop", "ESCALATE": "stop"}
+GATE_CHOICE = {
+    "ITERATE": "continue",
+    "REFINE": "continue",
+    "FINAL_ATTEMPT": "continue",
+    "ACCEPT": "stop",
+    "ESCALATE": "stop",
+}
 
 
 # samsara category -> dag trigger type (our mapping, see the module docstring)
@@ -146,8 +151,14 @@ class FailureMode:
     figures: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "name": self.name, "active": self.active, "evaluated": self.evaluated,
-                "message": self.message, "figures": dict(self.figures)}
+        return {
+            "id": self.id,
+            "name": self.name,
+            "active": self.active,
+            "evaluated": self.evaluated,
+            "message": self.message,
+            "figures": dict(self.figures),
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,9 +190,13 @@ class Advice:
             lines.append(
                 f"trend: {t['direction']} (slope {t['slope']:+.3f})"
                 + (", plateau" if t.get("is_plateauing") else "")
-                + (", target reached" if t["latest_quality"] >= t["target"] else
-                   f", converges ~ iteration {t['predicted_convergence_iteration']}"
-                   if t.get("predicted_convergence_iteration") is not None else "")
+                + (
+                    ", target reached"
+                    if t["latest_quality"] >= t["target"]
+                    else f", converges ~ iteration {t['predicted_convergence_iteration']}"
+                    if t.get("predicted_convergence_iteration") is not None
+                    else ""
+                )
             )
         if self.strategy:
             lines.append(f"strategy: {self.strategy}")
@@ -203,8 +218,13 @@ class Advice:
             "recommendations": [r.to_dict() for r in self.recommendations],
             "failure_modes": [f.to_dict() for f in self.failure_modes],
             "history": [
-                {"iteration": p.iteration, "quality": round(p.quality, 4), "trigger_count": p.count,
-                 "strategy": p.strategy, "label": p.label}
+                {
+                    "iteration": p.iteration,
+                    "quality": round(p.quality, 4),
+                    "trigger_count": p.count,
+                    "strategy": p.strategy,
+                    "label": p.label,
+                }
                 for p in self.history
             ],
         }
@@ -224,8 +244,11 @@ def budget_matrix(remaining: int, gap: float, token_share: float | None) -> tupl
         if gap >= 0.1:
             return "REFINE", f"{head}, medium gap {gap:.2f} (0.1–0.3)"
         return "ACCEPT", f"{head}, low gap {gap:.2f} (< 0.1)"
-    row = (f"{remaining} iteration(s) left, {tokens}" if remaining <= 2
-           else f"{remaining} iterations left but only {tokens} (the 1–2 row applies)")
+    row = (
+        f"{remaining} iteration(s) left, {tokens}"
+        if remaining <= 2
+        else f"{remaining} iterations left but only {tokens} (the 1–2 row applies)"
+    )
     if gap > 0.3:
         return "FINAL_ATTEMPT", f"{row}, high gap {gap:.2f} (> 0.3)"
     return "ACCEPT", f"{row}, gap {gap:.2f} (≤ 0.3)"
@@ -244,8 +267,9 @@ def _trigger_keys(p: QualityPoint) -> tuple | None:
     return tuple(sorted((t.type, t.key, round(t.severity, 4)) for t in p.triggers))
 
 
-def failure_modes(points: Sequence[QualityPoint], *, token_budget: float | None,
-                  tokens_used: float | None) -> list[FailureMode]:
+def failure_modes(
+    points: Sequence[QualityPoint], *, token_budget: float | None, tokens_used: float | None
+) -> list[FailureMode]:
     out: list[FailureMode] = []
     iterations = sum(1 for p in points if p.iteration >= 1)
 
@@ -260,14 +284,23 @@ def failure_modes(points: Sequence[QualityPoint], *, token_budget: float | None,
         run += 1
     evaluated = any(k for _, k in keyed)
     active = run >= SAME_TRIGGERS_MIN
-    out.append(FailureMode(
-        "infinite_loop", "infinite loop syndrome", active, evaluated,
-        (f"The same {len(ref or ())} triggers stayed open across the last {run} iterations: rotate the strategy "
-         "(retry → refine → expand → escalate)." if active else
-         f"Identical trigger sets in {run} latest iteration(s) (fires at {SAME_TRIGGERS_MIN})."
-         if evaluated else "Trigger identities are not known for this history."),
-        {"consecutive_identical": run, "threshold": SAME_TRIGGERS_MIN},
-    ))
+    out.append(
+        FailureMode(
+            "infinite_loop",
+            "infinite loop syndrome",
+            active,
+            evaluated,
+            (
+                f"The same {len(ref or ())} triggers stayed open across the last {run} iterations: rotate the strategy "
+                "(retry → refine → expand → escalate)."
+                if active
+                else f"Identical trigger sets in {run} latest iteration(s) (fires at {SAME_TRIGGERS_MIN})."
+                if evaluated
+                else "Trigger identities are not known for this history."
+            ),
+            {"consecutive_identical": run, "threshold": SAME_TRIGGERS_MIN},
+        )
+    )
 
     # 2. budget burn
     gains = [b.quality - a.quality for a, b in zip(points, points[1:])]
@@ -275,48 +308,102 @@ def failure_modes(points: Sequence[QualityPoint], *, token_budget: float | None,
     if token_budget and tokens_used is not None and token_budget > 0:
         share = tokens_used / token_budget
         active = share > BURN_SHARE and mean_gain is not None and mean_gain < MIN_GAIN
-        msg = (f"{share:.0%} of the token budget used with a mean quality gain of {mean_gain:.3f} per iteration: "
-               "escalate, consider decomposing the task." if active else
-               f"{share:.0%} of the token budget used; mean gain "
-               f"{'n/a' if mean_gain is None else f'{mean_gain:.3f}'} per iteration.")
-        out.append(FailureMode("budget_burn", "budget burn without progress", active, True, msg,
-                               {"token_share_used": round(share, 4), "mean_gain": mean_gain,
-                                "share_threshold": BURN_SHARE, "gain_threshold": MIN_GAIN}))
+        msg = (
+            f"{share:.0%} of the token budget used with a mean quality gain of {mean_gain:.3f} per iteration: "
+            "escalate, consider decomposing the task."
+            if active
+            else f"{share:.0%} of the token budget used; mean gain "
+            f"{'n/a' if mean_gain is None else f'{mean_gain:.3f}'} per iteration."
+        )
+        out.append(
+            FailureMode(
+                "budget_burn",
+                "budget burn without progress",
+                active,
+                True,
+                msg,
+                {
+                    "token_share_used": round(share, 4),
+                    "mean_gain": mean_gain,
+                    "share_threshold": BURN_SHARE,
+                    "gain_threshold": MIN_GAIN,
+                },
+            )
+        )
     else:
-        out.append(FailureMode("budget_burn", "budget burn without progress", False, False,
-                               "No token budget given (--token-budget/--tokens-used): not evaluated.",
-                               {"mean_gain": mean_gain}))
+        out.append(
+            FailureMode(
+                "budget_burn",
+                "budget burn without progress",
+                False,
+                False,
+                "No token budget given (--token-budget/--tokens-used): not evaluated.",
+                {"mean_gain": mean_gain},
+            )
+        )
 
     # 3. false improvement
     last3 = [p.quality for p in points[-3:]]
     var3 = variance(last3) if len(last3) == 3 else None
     active = iterations >= 3 and var3 is not None and var3 < FALSE_IMPROVEMENT_VARIANCE
-    out.append(FailureMode(
-        "false_improvement", "false improvement mirage", active, iterations >= 3,
-        (f"Quality variance over the last three iterations is {var3:.4f} (< {FALSE_IMPROVEMENT_VARIANCE}): "
-         "check for metric gaming; switch to human evaluation." if active else
-         f"Needs ≥ 3 iterations ({iterations} so far)." if iterations < 3 else
-         f"Quality variance over the last three iterations is {var3:.4f}."),
-        {"variance_last_three": None if var3 is None else round(var3, 6), "iterations": iterations,
-         "threshold": FALSE_IMPROVEMENT_VARIANCE},
-    ))
+    out.append(
+        FailureMode(
+            "false_improvement",
+            "false improvement mirage",
+            active,
+            iterations >= 3,
+            (
+                f"Quality variance over the last three iterations is {var3:.4f} (< {FALSE_IMPROVEMENT_VARIANCE}): "
+                "check for metric gaming; switch to human evaluation."
+                if active
+                else f"Needs ≥ 3 iterations ({iterations} so far)."
+                if iterations < 3
+                else f"Quality variance over the last three iterations is {var3:.4f}."
+            ),
+            {
+                "variance_last_three": None if var3 is None else round(var3, 6),
+                "iterations": iterations,
+                "threshold": FALSE_IMPROVEMENT_VARIANCE,
+            },
+        )
+    )
 
     # 4. trigger cascade
     counted = [p for p in points if p.count is not None]
     if len(counted) >= 2:
         prev, cur = counted[-2].count, counted[-1].count
         active = cur > CASCADE_FACTOR * prev
-        out.append(FailureMode(
-            "trigger_cascade", "trigger cascade explosion", active, True,
-            (f"Triggers grew from {prev} to {cur} (> {CASCADE_FACTOR}×): halt iteration, analyse how the "
-             "triggers depend on each other, consider reducing scope." if active else
-             f"Triggers {prev} → {cur} (fires above {CASCADE_FACTOR}× the previous count)."),
-            {"previous": prev, "current": cur, "factor": CASCADE_FACTOR,
-             "ratio": None if prev == 0 else round(cur / prev, 4)},
-        ))
+        out.append(
+            FailureMode(
+                "trigger_cascade",
+                "trigger cascade explosion",
+                active,
+                True,
+                (
+                    f"Triggers grew from {prev} to {cur} (> {CASCADE_FACTOR}×): halt iteration, analyse how the "
+                    "triggers depend on each other, consider reducing scope."
+                    if active
+                    else f"Triggers {prev} → {cur} (fires above {CASCADE_FACTOR}× the previous count)."
+                ),
+                {
+                    "previous": prev,
+                    "current": cur,
+                    "factor": CASCADE_FACTOR,
+                    "ratio": None if prev == 0 else round(cur / prev, 4),
+                },
+            )
+        )
     else:
-        out.append(FailureMode("trigger_cascade", "trigger cascade explosion", False, False,
-                               "Needs two points with a trigger count.", {}))
+        out.append(
+            FailureMode(
+                "trigger_cascade",
+                "trigger cascade explosion",
+                False,
+                False,
+                "Needs two points with a trigger count.",
+                {},
+            )
+        )
 
     # 5. strategy mismatch
     failed_runs: list[str] = []
@@ -325,68 +412,122 @@ def failure_modes(points: Sequence[QualityPoint], *, token_budget: float | None,
             failed_runs.append(b.strategy if b.quality <= a.quality else "")
     active = len(failed_runs) >= 2 and failed_runs[-1] != "" and failed_runs[-1] == failed_runs[-2]
     with_strategy = [p for p in points if p.strategy]
-    out.append(FailureMode(
-        "strategy_mismatch", "strategy mismatch persistence", active, bool(with_strategy),
-        (f"Strategy {failed_runs[-1]!s} failed twice in a row: rotate to another strategy." if active else
-         "No strategy failed twice in a row." if with_strategy else "No strategies recorded."),
-        {"failed_strategy": failed_runs[-1] if active else None,
-         "recent": failed_runs[-3:]},
-    ))
+    out.append(
+        FailureMode(
+            "strategy_mismatch",
+            "strategy mismatch persistence",
+            active,
+            bool(with_strategy),
+            (
+                f"Strategy {failed_runs[-1]!s} failed twice in a row: rotate to another strategy."
+                if active
+                else "No strategy failed twice in a row."
+                if with_strategy
+                else "No strategies recorded."
+            ),
+            {"failed_strategy": failed_runs[-1] if active else None, "recent": failed_runs[-3:]},
+        )
+    )
     return out
 
 
-def strategy_tree(points: Sequence[QualityPoint], triggers: Sequence[Trigger], max_iterations: int,
-                  current_iteration: int, trend_direction: str) -> Recommendation | None:
+def strategy_tree(
+    points: Sequence[QualityPoint],
+    triggers: Sequence[Trigger],
+    max_iterations: int,
+    current_iteration: int,
+    trend_direction: str,
+) -> Recommendation | None:
     if max_iterations > 0 and current_iteration >= max_iterations - 1:
         if trend_direction == "improving":
-            return Recommendation("strategy_tree.iteration_limit", "FINAL_RETRY",
-                                  f"Iteration {current_iteration} ≥ max − 1 ({max_iterations - 1}) with an improving "
-                                  "trend: one final retry with all fixes.",
-                                  {"iteration": current_iteration, "max": max_iterations, "trend": trend_direction})
-        return Recommendation("strategy_tree.iteration_limit", "ESCALATE",
-                              f"Iteration {current_iteration} ≥ max − 1 ({max_iterations - 1}) without improvement: "
-                              "escalate with a failure summary.",
-                              {"iteration": current_iteration, "max": max_iterations, "trend": trend_direction})
+            return Recommendation(
+                "strategy_tree.iteration_limit",
+                "FINAL_RETRY",
+                f"Iteration {current_iteration} ≥ max − 1 ({max_iterations - 1}) with an improving "
+                "trend: one final retry with all fixes.",
+                {"iteration": current_iteration, "max": max_iterations, "trend": trend_direction},
+            )
+        return Recommendation(
+            "strategy_tree.iteration_limit",
+            "ESCALATE",
+            f"Iteration {current_iteration} ≥ max − 1 ({max_iterations - 1}) without improvement: "
+            "escalate with a failure summary.",
+            {"iteration": current_iteration, "max": max_iterations, "trend": trend_direction},
+        )
     if not triggers:
         return None
     by_type: dict[str, list[Trigger]] = {}
     for t in triggers:
         by_type.setdefault(t.type, []).append(t)
     order = ("validation_failure", "low_confidence", "hallucination_detected", "user_rejection")
-    top = max(by_type, key=lambda k: (max(t.severity for t in by_type[k]), len(by_type[k]),
-                                      -(order.index(k) if k in order else len(order))))
+    top = max(
+        by_type,
+        key=lambda k: (
+            max(t.severity for t in by_type[k]),
+            len(by_type[k]),
+            -(order.index(k) if k in order else len(order)),
+        ),
+    )
     ts = by_type[top]
     figures = {"trigger_type": top, "count": len(ts), "max_severity": max(t.severity for t in ts)}
     prev_strategy = next((p.strategy for p in reversed(points) if p.strategy), None)
-    retry_failed = (len(points) >= 2 and (points[-1].strategy or "").upper() == "RETRY"
-                    and points[-1].quality <= points[-2].quality)
+    retry_failed = (
+        len(points) >= 2 and (points[-1].strategy or "").upper() == "RETRY" and points[-1].quality <= points[-2].quality
+    )
     if top == "validation_failure":
         if retry_failed:
-            return Recommendation("strategy_tree.validation_failure", "REFINE",
-                                  "Validation failures remain after a failed retry: refine with schema guidance.",
-                                  {**figures, "previous_strategy": prev_strategy})
-        return Recommendation("strategy_tree.validation_failure", "RETRY",
-                              "Validation failures (silent-failure conditions) open: retry with error fixes "
-                              "and a death test per item.", figures)
+            return Recommendation(
+                "strategy_tree.validation_failure",
+                "REFINE",
+                "Validation failures remain after a failed retry: refine with schema guidance.",
+                {**figures, "previous_strategy": prev_strategy},
+            )
+        return Recommendation(
+            "strategy_tree.validation_failure",
+            "RETRY",
+            "Validation failures (silent-failure conditions) open: retry with error fixes and a death test per item.",
+            figures,
+        )
     if top == "low_confidence":
-        return Recommendation("strategy_tree.low_confidence", "EXPAND",
-                              "Low confidence from missing evidence (unverified assumptions): expand — verify each "
-                              "assumption with a test or a pointer.", figures)
+        return Recommendation(
+            "strategy_tree.low_confidence",
+            "EXPAND",
+            "Low confidence from missing evidence (unverified assumptions): expand — verify each "
+            "assumption with a test or a pointer.",
+            figures,
+        )
     if top == "hallucination_detected":
-        return Recommendation("strategy_tree.hallucination", "RETRY",
-                              "Specific false claims identified: retry with the claims removed.", figures)
+        return Recommendation(
+            "strategy_tree.hallucination",
+            "RETRY",
+            "Specific false claims identified: retry with the claims removed.",
+            figures,
+        )
     if top == "user_rejection":
         if all(t.fixable for t in ts):
-            return Recommendation("strategy_tree.user_rejection", "REFINE",
-                                  "User rejection with a clear direction: refine with the user's guidance.", figures)
-        return Recommendation("strategy_tree.user_rejection", "ESCALATE",
-                              "User rejection with vague feedback: escalate to a human.", figures)
-    return Recommendation(f"strategy_tree.{top}", "REFINE",
-                          f"Open {top.replace('_', ' ')} triggers: refine the output towards the unmet items.", figures)
+            return Recommendation(
+                "strategy_tree.user_rejection",
+                "REFINE",
+                "User rejection with a clear direction: refine with the user's guidance.",
+                figures,
+            )
+        return Recommendation(
+            "strategy_tree.user_rejection",
+            "ESCALATE",
+            "User rejection with vague feedback: escalate to a human.",
+            figures,
+        )
+    return Recommendation(
+        f"strategy_tree.{top}",
+        "REFINE",
+        f"Open {top.replace('_', ' ')} triggers: refine the output towards the unmet items.",
+        figures,
+    )
 
 
-def monitor_action(trend: dict[str, Any], latest: QualityPoint | None, remaining: int,
-                   acceptable: float = ACCEPTABLE_QUALITY) -> tuple[str, str]:
+def monitor_action(
+    trend: dict[str, Any], latest: QualityPoint | None, remaining: int, acceptable: float = ACCEPTABLE_QUALITY
+) -> tuple[str, str]:
     q = latest.quality if latest else 0.0
     left = latest.improvements_remaining if latest else None
     converged = latest is not None and q >= trend["target"] and (left in (None, 0))
@@ -395,8 +536,11 @@ def monitor_action(trend: dict[str, Any], latest: QualityPoint | None, remaining
     if q >= acceptable and remaining <= 1:
         return "ACCEPT", f"acceptable quality (≥ {acceptable}) with ≤ 1 iteration left"
     if remaining <= 0:
-        return ("ACCEPT", "budget spent at acceptable quality") if q >= acceptable else \
-            ("ESCALATE", "budget spent below acceptable quality")
+        return (
+            ("ACCEPT", "budget spent at acceptable quality")
+            if q >= acceptable
+            else ("ESCALATE", "budget spent below acceptable quality")
+        )
     if trend["is_plateauing"] and q < acceptable:
         return "ESCALATE", "plateau below acceptable quality"
     if trend["direction"] == "declining" and trend["points"] >= 3:
@@ -438,25 +582,59 @@ def advise_history(
     recs: list[Recommendation] = []
 
     action, row = budget_matrix(remaining, gap, token_share)
-    recs.append(Recommendation("budget_matrix", action, f"Budget matrix: {row}.",
-                               {"remaining_iterations": remaining, "quality_gap": round(gap, 4),
-                                "token_share_left": None if token_share is None else round(token_share, 4)}))
+    recs.append(
+        Recommendation(
+            "budget_matrix",
+            action,
+            f"Budget matrix: {row}.",
+            {
+                "remaining_iterations": remaining,
+                "quality_gap": round(gap, 4),
+                "token_share_left": None if token_share is None else round(token_share, 4),
+            },
+        )
+    )
     fx = fixability(trig)
     if fx is not None:
         esc = fx < FIXABILITY_MIN
-        recs.append(Recommendation(
-            "fixability", "ESCALATE" if esc else "ITERATE",
-            (f"Only {fx:.0%} of the open triggers are fixable (< {FIXABILITY_MIN:.0%}): escalate." if esc else
-             f"{fx:.0%} of the open triggers are fixable."),
-            {"fixable": sum(1 for t in trig if t.fixable), "triggers": len(trig), "fixability": round(fx, 4),
-             "threshold": FIXABILITY_MIN}))
+        recs.append(
+            Recommendation(
+                "fixability",
+                "ESCALATE" if esc else "ITERATE",
+                (
+                    f"Only {fx:.0%} of the open triggers are fixable (< {FIXABILITY_MIN:.0%}): escalate."
+                    if esc
+                    else f"{fx:.0%} of the open triggers are fixable."
+                ),
+                {
+                    "fixable": sum(1 for t in trig if t.fixable),
+                    "triggers": len(trig),
+                    "fixability": round(fx, 4),
+                    "threshold": FIXABILITY_MIN,
+                },
+            )
+        )
     trend = trend_analysis(pts, remaining, target)
     m_action, m_rule = monitor_action(trend, latest, remaining, acceptable)
-    recs.append(Recommendation("convergence_monitor", m_action, f"Convergence monitor: {m_rule}.",
-                               {k: trend[k] for k in ("direction", "slope", "is_plateauing",
-                                                      "predicted_convergence_iteration", "latest_quality",
-                                                      "achievable")}
-                               | {"remaining_iterations": remaining, "acceptable": acceptable}))
+    recs.append(
+        Recommendation(
+            "convergence_monitor",
+            m_action,
+            f"Convergence monitor: {m_rule}.",
+            {
+                k: trend[k]
+                for k in (
+                    "direction",
+                    "slope",
+                    "is_plateauing",
+                    "predicted_convergence_iteration",
+                    "latest_quality",
+                    "achievable",
+                )
+            }
+            | {"remaining_iterations": remaining, "acceptable": acceptable},
+        )
+    )
     modes = failure_modes(pts, token_budget=token_budget, tokens_used=tokens_used)
     for f in modes:
         if not f.active:
@@ -472,22 +650,38 @@ def advise_history(
         active_ids = {f.id: f for f in modes if f.active}
         failed = active_ids.get("strategy_mismatch")
         step_up = "infinite_loop" in active_ids or (
-            failed is not None and str(failed.figures.get("failed_strategy", "")).upper() == strategy)
+            failed is not None and str(failed.figures.get("failed_strategy", "")).upper() == strategy
+        )
         if step_up and strategy in ladder:
             strategy = ladder[min(len(ladder) - 1, ladder.index(strategy) + 1)]
-    headline = max((r.action for r in recs if r.action in _CAUTION),
-                   key=lambda a: _CAUTION[a], default="ITERATE")
+    headline = max((r.action for r in recs if r.action in _CAUTION), key=lambda a: _CAUTION[a], default="ITERATE")
     if m_rule.startswith("converged"):
         headline = "ACCEPT"  # the goal is reached: budget and variance rules no longer apply
         strategy = None
     if token_share is not None:
-        budget = {"max_iterations": max_iterations, "current_iteration": cur, "remaining_iterations": remaining,
-                  "token_budget": token_budget, "tokens_used": tokens_used, "token_share_left": round(token_share, 4)}
+        budget = {
+            "max_iterations": max_iterations,
+            "current_iteration": cur,
+            "remaining_iterations": remaining,
+            "token_budget": token_budget,
+            "tokens_used": tokens_used,
+            "token_share_left": round(token_share, 4),
+        }
     else:
         budget = {"max_iterations": max_iterations, "current_iteration": cur, "remaining_iterations": remaining}
-    return Advice(source=source, subject=subject, action=headline, gate_choice=GATE_CHOICE[headline],
-                  strategy=strategy, recommendations=tuple(recs), failure_modes=tuple(modes), trend=trend,
-                  budget=budget, fixability=fx, history=tuple(pts))
+    return Advice(
+        source=source,
+        subject=subject,
+        action=headline,
+        gate_choice=GATE_CHOICE[headline],
+        strategy=strategy,
+        recommendations=tuple(recs),
+        failure_modes=tuple(modes),
+        trend=trend,
+        budget=budget,
+        fixability=fx,
+        history=tuple(pts),
+    )
 
 
 def _round_triggers(r: Round) -> tuple[Trigger, ...] | None:
@@ -510,8 +704,15 @@ def feature_triggers(feature: Feature, decisions: Mapping[str, Any] | None = Non
             continue
         action = _attr(ds.get(it.id), "action") if it.id in ds else None
         fixable = action not in ("accept", "defer") and it.systemic_ref is None and it.status != "blocked"
-        out.append(Trigger(CATEGORY_TRIGGER.get(it.category, it.category),
-                           it.systemic_ref or it.normalized or _norm(it.text), 1.0, fixable, it.file))
+        out.append(
+            Trigger(
+                CATEGORY_TRIGGER.get(it.category, it.category),
+                it.systemic_ref or it.normalized or _norm(it.text),
+                1.0,
+                fixable,
+                it.file,
+            )
+        )
     return out
 
 
@@ -542,8 +743,11 @@ def samsara_history(feature: Feature) -> tuple[list[QualityPoint], int, int]:
     current_triggers = tuple(feature_triggers(feature))
     points: list[QualityPoint] = []
     entry = done[0].signal_lost_before if done and done[0].signal_lost_before is not None else initial
-    points.append(QualityPoint(0, quality(entry), _round_triggers(done[0]) if done else current_triggers,
-                               entry, None, entry, 0, "entry"))
+    points.append(
+        QualityPoint(
+            0, quality(entry), _round_triggers(done[0]) if done else current_triggers, entry, None, entry, 0, "entry"
+        )
+    )
     for i, r in enumerate(done):
         nxt = done[i + 1] if i + 1 < len(done) else None
         after = r.signal_lost_after
@@ -553,22 +757,44 @@ def samsara_history(feature: Feature) -> tuple[list[QualityPoint], int, int]:
             after = now
         if after is None:
             continue
-        trig = (_round_triggers(nxt) if nxt is not None else current_triggers)
+        trig = _round_triggers(nxt) if nxt is not None else current_triggers
         hint = (r.budget_context or {}).get("strategy_hint") if isinstance(r.budget_context, Mapping) else None
-        points.append(QualityPoint(r.round, quality(after), trig, after, str(hint) if hint else None, after,
-                                   max(0, initial - after), f"round {r.round}"))
+        points.append(
+            QualityPoint(
+                r.round,
+                quality(after),
+                trig,
+                after,
+                str(hint) if hint else None,
+                after,
+                max(0, initial - after),
+                f"round {r.round}",
+            )
+        )
     max_it = log.max_rounds if log is not None else DEFAULT_MAX_ROUNDS
     current = points[-1].iteration
     return points, max_it, current
 
 
-def advise_feature(feature: Feature, decisions: Mapping[str, Any] | None = None, *,
-                   token_budget: float | None = None, tokens_used: float | None = None) -> Advice:
+def advise_feature(
+    feature: Feature,
+    decisions: Mapping[str, Any] | None = None,
+    *,
+    token_budget: float | None = None,
+    tokens_used: float | None = None,
+) -> Advice:
     """Advice for a samsara feature's next round (the app's advisor panel)."""
     points, max_it, current = samsara_history(feature)
-    return advise_history(points, max_iterations=max_it, current_iteration=current,
-                          triggers=feature_triggers(feature, decisions), token_budget=token_budget,
-                          tokens_used=tokens_used, source="samsara", subject=feature.name)
+    return advise_history(
+        points,
+        max_iterations=max_it,
+        current_iteration=current,
+        triggers=feature_triggers(feature, decisions),
+        token_budget=token_budget,
+        tokens_used=tokens_used,
+        source="samsara",
+        subject=feature.name,
+    )
 
 
 def trigger_counts_by_category(feature: Feature) -> dict[str, int]:
@@ -598,8 +824,11 @@ def _gap_triggers(verdict: Any) -> tuple[Trigger, ...] | None:
     out = []
     for g in gaps:
         key = _norm(g.get("fix_first") or g.get("description") or "gap")
-        out.append(Trigger(f"gap_{g.get('type') or 'execute'}", key, 1.0, g.get("needs_operator") is not True,
-                           "loop-spec verdict"))
+        out.append(
+            Trigger(
+                f"gap_{g.get('type') or 'execute'}", key, 1.0, g.get("needs_operator") is not True, "loop-spec verdict"
+            )
+        )
     return tuple(out)
 
 
@@ -621,8 +850,9 @@ def loop_history(state: Any) -> tuple[list[QualityPoint], float, float] | None:
     if kind == "dag-convergence" and isinstance(details.get("goal"), Mapping):
         g = details["goal"]
         target = float(g.get("targetQuality", target)) if isinstance(g.get("targetQuality"), (int, float)) else target
-        acceptable = (float(g["acceptableQuality"]) if isinstance(g.get("acceptableQuality"), (int, float))
-                      else acceptable)
+        acceptable = (
+            float(g["acceptableQuality"]) if isinstance(g.get("acceptableQuality"), (int, float)) else acceptable
+        )
     verdicts: list[Any] = []
     raw = getattr(state, "raw", None)
     if kind == "loop-spec" and isinstance(raw, Mapping) and isinstance(raw.get("iterate"), Mapping):
@@ -644,8 +874,9 @@ def loop_history(state: Any) -> tuple[list[QualityPoint], float, float] | None:
     return points, target, acceptable
 
 
-def advise_loop_state(state: Any, *, token_budget: float | None = None,
-                      tokens_used: float | None = None) -> Advice | None:
+def advise_loop_state(
+    state: Any, *, token_budget: float | None = None, tokens_used: float | None = None
+) -> Advice | None:
     """Advice for another loop's history (loop-spec judge scores, ARIS/Mechanist review
     scores, bkit match rates, DAG convergence reports); None when it has no quality history."""
     h = loop_history(state)
@@ -658,6 +889,15 @@ def advise_loop_state(state: Any, *, token_budget: float | None = None,
     max_it = limit if isinstance(limit, int) and limit > 0 else max(len(points), 1)
     current = used if isinstance(used, int) else points[-1].iteration
     triggers = list(points[-1].triggers or ())
-    return advise_history(points, max_iterations=max_it, current_iteration=current, triggers=triggers,
-                          token_budget=token_budget, tokens_used=tokens_used, target=target,
-                          acceptable=acceptable, source=state.kind, subject=state.name)
+    return advise_history(
+        points,
+        max_iterations=max_it,
+        current_iteration=current,
+        triggers=triggers,
+        token_budget=token_budget,
+        tokens_used=tokens_used,
+        target=target,
+        acceptable=acceptable,
+        source=state.kind,
+        subject=state.name,
+    )

@@ -71,7 +71,7 @@ def trend_analysis(points: Sequence[Point], remaining: int, target: float = TARG
     plateau_start = None
     if plateau:
         start = len(ys) - 3
-        while start > 0 and variance(ys[start - 1:]) < PLATEAU_VARIANCE:
+        while start > 0 and variance(ys[start - 1 :]) < PLATEAU_VARIANCE:
             start -= 1
         plateau_start = points[start].iteration
     latest = ys[-1] if ys else 0.0
@@ -94,6 +94,7 @@ def trend_analysis(points: Sequence[Point], remaining: int, target: float = TARG
         "predicted_convergence_iteration": predicted,
         "latest_quality": round(latest, 6),
         "target": target,
-        "achievable": (not plateau and direction != "declining" and predicted is not None
-                       and predicted - current <= remaining),
+        "achievable": (
+            not plateau and direction != "declining" and predicted is not None and predicted - current <= remaining
+        ),
     }

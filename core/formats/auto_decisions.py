@@ -64,7 +64,7 @@ _SUBITEM = re.compile(r"^\s{2,}- (.*)$")
 _UNCERTAINTY_SUB = re.compile(r"^\s{2,}(level|notes):(?:\s(.*))?$")
 
 
-_ESCAPE = re.compile(r'\\(u[0-9a-fA-F]{4}|.)')
+_ESCAPE = re.compile(r"\\(u[0-9a-fA-F]{4}|.)")
 _SIMPLE_ESCAPES = {"n": "\n", "r": "\r", "t": "\t", '"': '"', "\\": "\\"}
 
 
@@ -258,7 +258,7 @@ def quote(value: str) -> str:
     return "".join(out)
 
 
-_UNESCAPE = re.compile(r'\\(u[0-9a-fA-F]{4}|.)')
+_UNESCAPE = re.compile(r"\\(u[0-9a-fA-F]{4}|.)")
 
 
 def unquote(value: str) -> str:
@@ -313,7 +313,11 @@ def validate_entry(
     if not is_meaningful(answer):
         errors.append(FieldError("gatekeeper_answer", "is required"))
     elif answer.strip().strip(".!").strip().casefold() in WRITE_GENERIC_ANSWERS:
-        errors.append(FieldError("gatekeeper_answer", f"{answer.strip()!r} alone is generic; the answer must be question-specific"))
+        errors.append(
+            FieldError(
+                "gatekeeper_answer", f"{answer.strip()!r} alone is generic; the answer must be question-specific"
+            )
+        )
     if not is_meaningful(rationale):
         errors.append(FieldError("rationale", "is required"))
     if not any(is_meaningful(e) for e in evidence):
@@ -347,11 +351,22 @@ def format_entry(
     supersedes: int | None = None,
 ) -> str:
     """One entry's text (ending with a newline). Raises DecisionRefused naming bad fields."""
-    principles, considerations, evidence, consequences = (list(x) for x in (principles, considerations, evidence, consequences))
+    principles, considerations, evidence, consequences = (
+        list(x) for x in (principles, considerations, evidence, consequences)
+    )
     errors = validate_entry(
-        stage=stage, gate_id=gate_id, prompt_type=prompt_type, workflow_prompt=workflow_prompt, answer=answer,
-        decision=decision, rationale=rationale, evidence=evidence, uncertainty_level=uncertainty_level,
-        consequences=consequences, timestamp=timestamp, supersedes=supersedes,
+        stage=stage,
+        gate_id=gate_id,
+        prompt_type=prompt_type,
+        workflow_prompt=workflow_prompt,
+        answer=answer,
+        decision=decision,
+        rationale=rationale,
+        evidence=evidence,
+        uncertainty_level=uncertainty_level,
+        consequences=consequences,
+        timestamp=timestamp,
+        supersedes=supersedes,
     )
     if not isinstance(number, int) or number < 1:
         errors.insert(0, FieldError("number", "must be a positive integer"))

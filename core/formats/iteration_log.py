@@ -54,7 +54,12 @@ ROUND_KEYS: tuple[str, ...] = (
     "decision",
     "decision_reason",
 )
-BUDGET_CONTEXT_KEYS = ("remaining_rounds_at_start", "stagnation_count_at_start", "net_rot_previous_round", "strategy_hint")
+BUDGET_CONTEXT_KEYS = (
+    "remaining_rounds_at_start",
+    "stagnation_count_at_start",
+    "net_rot_previous_round",
+    "strategy_hint",
+)
 ACCEPT_KEYS = ("description", "re_review_signal", "owner", "rationale")
 DECISIONS = ("continue", "stop", "forced_stop", "interrupted")
 # Values written plain (not quoted): enums.
@@ -104,7 +109,7 @@ def detect_indent(text: str) -> tuple[int, int, int]:
         seq = _SEQ_LINE.match(cur)
         if seq and offset is None:
             offset = len(seq.group(1)) - base
-            rest = cur[len(seq.group(0)):]
+            rest = cur[len(seq.group(0)) :]
             extra = len(rest) - len(rest.lstrip(" "))
             sequence = offset + 2 + extra
         elif not seq and mapping is None:
@@ -174,7 +179,10 @@ def order_round(entry: dict[str, Any]) -> dict[str, Any]:
             out[k] = v
     if isinstance(out.get("budget_context"), dict):
         bc = out["budget_context"]
-        out["budget_context"] = {**{k: bc[k] for k in BUDGET_CONTEXT_KEYS if k in bc}, **{k: v for k, v in bc.items() if k not in BUDGET_CONTEXT_KEYS}}
+        out["budget_context"] = {
+            **{k: bc[k] for k in BUDGET_CONTEXT_KEYS if k in bc},
+            **{k: v for k, v in bc.items() if k not in BUDGET_CONTEXT_KEYS},
+        }
     return out
 
 
@@ -182,7 +190,7 @@ def render_round(entry: dict[str, Any], indent: tuple[int, int, int] = DEFAULT_I
     """The text of one round as an item of ``rounds:`` (lines start at the sequence's column)."""
     text = dump_rt({"rounds": [_styled(order_round(entry))]}, indent)
     assert text.startswith("rounds:\n")
-    return text[len("rounds:\n"):]
+    return text[len("rounds:\n") :]
 
 
 def render_new_log(
@@ -203,7 +211,9 @@ def render_new_log(
         },
         DEFAULT_INDENT,
     )
-    budget = dump_rt({"budget": {"max_rounds": max_rounds, "reviewer_retry_limit": reviewer_retry_limit}}, DEFAULT_INDENT)
+    budget = dump_rt(
+        {"budget": {"max_rounds": max_rounds, "reviewer_retry_limit": reviewer_retry_limit}}, DEFAULT_INDENT
+    )
     rounds = list(rounds)
     body = "rounds:\n" + "".join(render_round(r) for r in rounds) if rounds else "rounds: []\n"
     return head + "\n" + budget + "\n" + body
@@ -248,7 +258,7 @@ def append_round_text(text: str, entry: dict[str, Any]) -> str:
     else:
         m = _ROUNDS_LINE.match(lines[idx].rstrip("\r\n"))
         if m and m.group("rest"):  # `rounds: []` / `rounds: null` -> a block sequence
-            comment = lines[idx].rstrip("\r\n")[m.end("rest"):]
+            comment = lines[idx].rstrip("\r\n")[m.end("rest") :]
             lines[idx] = "rounds:" + (comment if comment.strip() else "") + "\n"
         end = len(lines)
         for j in range(idx + 1, len(lines)):
@@ -259,7 +269,7 @@ def append_round_text(text: str, entry: dict[str, Any]) -> str:
             while end - 1 > idx and (lines[end - 1].strip() == "" or lines[end - 1].startswith("#")):
                 end -= 1
         before, after = lines[:end], lines[end:]
-        sep = "\n" if _rounds_are_spaced(lines[idx + 1:end], indent) else ""
+        sep = "\n" if _rounds_are_spaced(lines[idx + 1 : end], indent) else ""
         if before[-1].strip() == "":
             sep = ""
         new_text = "".join(before) + sep + block + "".join(after)
@@ -281,7 +291,9 @@ def _plain(text: str) -> Any:
     try:
         return safe_load(text)
     except Exception as exc:
-        raise LogNotWritable(f"iteration-log.yaml does not parse as YAML ({type(exc).__name__}); scars will not rewrite it") from exc
+        raise LogNotWritable(
+            f"iteration-log.yaml does not parse as YAML ({type(exc).__name__}); scars will not rewrite it"
+        ) from exc
 
 
 def _plain_round(entry: dict[str, Any]) -> Any:
@@ -295,7 +307,9 @@ def append_round_rt(text: str, entry: dict[str, Any]) -> str:
     try:
         doc = y.load(text)
     except Exception as exc:
-        raise LogNotWritable(f"iteration-log.yaml does not load ({type(exc).__name__}); scars will not rewrite it") from exc
+        raise LogNotWritable(
+            f"iteration-log.yaml does not load ({type(exc).__name__}); scars will not rewrite it"
+        ) from exc
     if dump_rt(doc, indent) != text:
         raise LogNotWritable(
             "iteration-log.yaml uses constructs a rewrite would change (load + dump is not byte-identical); "
@@ -357,7 +371,11 @@ def _describe_change(base: Any, now: Any) -> list[str]:
         if i >= len(n_rounds):
             changes.append(f"round {num} was removed")
         elif n_rounds[i] != r:
-            keys = sorted(k for k in set(r) | set(n_rounds[i]) if r.get(k) != n_rounds[i].get(k)) if isinstance(n_rounds[i], dict) and isinstance(r, dict) else []
+            keys = (
+                sorted(k for k in set(r) | set(n_rounds[i]) if r.get(k) != n_rounds[i].get(k))
+                if isinstance(n_rounds[i], dict) and isinstance(r, dict)
+                else []
+            )
             changes.append(f"round {num} was edited" + (f" ({', '.join(map(str, keys))})" if keys else ""))
     return changes
 
@@ -407,7 +425,9 @@ class IterationLogFile:
             if (self.base_fp is not None or fp is not None) and changed:
                 self._check_disjoint(current)
             if current is None:
-                text = render_new_log(feature, signal_lost_initial, max_rounds=max_rounds, reviewer_retry_limit=reviewer_retry_limit)
+                text = render_new_log(
+                    feature, signal_lost_initial, max_rounds=max_rounds, reviewer_retry_limit=reviewer_retry_limit
+                )
             else:
                 text = current
             on_disk = {}
@@ -449,7 +469,9 @@ class IterationLogFile:
         base, now = _plain(self.base_text), _plain(current)
         changes = _describe_change(base, now)
         if changes:
-            raise ChangedOnDisk(f"{self.path} changed on disk since scars read it: {'; '.join(changes)}. Nothing was overwritten.")
+            raise ChangedOnDisk(
+                f"{self.path} changed on disk since scars read it: {'; '.join(changes)}. Nothing was overwritten."
+            )
 
 
 def _same(a: Fingerprint | None, b: Fingerprint | None) -> bool:
@@ -514,7 +536,15 @@ def read_iteration_log(path: str | os.PathLike[str]) -> IterationLog:
             warnings.append(f"line {line}: rounds[{n}] has no round number; numbered {n + 1}")
             number = n + 1
         tr = r.get("triage_result") if isinstance(r.get("triage_result"), dict) else {}
-        accepts = tuple(a if isinstance(a, dict) else {"description": as_text(a)} for a in (tr.get("accept") or []) if a is not None) if isinstance(tr.get("accept"), (list, type(None))) else ()
+        accepts = (
+            tuple(
+                a if isinstance(a, dict) else {"description": as_text(a)}
+                for a in (tr.get("accept") or [])
+                if a is not None
+            )
+            if isinstance(tr.get("accept"), (list, type(None)))
+            else ()
+        )
         bc = r.get("budget_context") if isinstance(r.get("budget_context"), dict) else None
         era = "A" if (bc is None or any("expiry_date" in a for a in accepts)) else "B"
         decision = opt_text(r.get("decision"))

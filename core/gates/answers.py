@@ -44,13 +44,17 @@ def load_answers(path: str | os.PathLike) -> AnswersFile:
     try:
         data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as exc:
-        raise DecisionRefused(f"{p}: not valid YAML ({str(exc).splitlines()[0]}); nothing was recorded",
-                              [FieldError("answers", "not YAML")]) from None
+        raise DecisionRefused(
+            f"{p}: not valid YAML ({str(exc).splitlines()[0]}); nothing was recorded",
+            [FieldError("answers", "not YAML")],
+        ) from None
     if data is None:
         data = {}
     if not isinstance(data, dict):
-        raise DecisionRefused(f"{p}: must map gate ids and item ids to answers; nothing was recorded",
-                              [FieldError("answers", "not a mapping")])
+        raise DecisionRefused(
+            f"{p}: must map gate ids and item ids to answers; nothing was recorded",
+            [FieldError("answers", "not a mapping")],
+        )
     errors: list[str] = []
     gates: dict[str, list[dict[str, Any]]] = {}
     items: dict[str, dict[str, Any]] = {}
@@ -70,7 +74,9 @@ def load_answers(path: str | os.PathLike) -> AnswersFile:
                 elif isinstance(v, dict):
                     unknown = set(map(str, v)) - GATE_KEYS
                     if unknown:
-                        errors.append(f"{k}: unknown key(s) {', '.join(sorted(unknown))} (allowed: {', '.join(sorted(GATE_KEYS))})")
+                        errors.append(
+                            f"{k}: unknown key(s) {', '.join(sorted(unknown))} (allowed: {', '.join(sorted(GATE_KEYS))})"
+                        )
                         continue
                     gates.setdefault(k, []).append({str(a): (None if b is None else str(b)) for a, b in v.items()})
                 else:
@@ -89,8 +95,12 @@ def load_answers(path: str | os.PathLike) -> AnswersFile:
             else:
                 errors.append(f"{k}: the decision must be fix / accept / defer or a mapping with action and its fields")
         else:
-            errors.append(f"{k!s}: neither a gate id ({', '.join(GATES)}) nor an item id (ks-/sf-/ua- and 10 hex digits)")
+            errors.append(
+                f"{k!s}: neither a gate id ({', '.join(GATES)}) nor an item id (ks-/sf-/ua- and 10 hex digits)"
+            )
     if errors:
-        raise DecisionRefused(f"{p}: invalid answers file, nothing was recorded:\n  " + "\n  ".join(errors),
-                              [FieldError("answers", e) for e in errors])
+        raise DecisionRefused(
+            f"{p}: invalid answers file, nothing was recorded:\n  " + "\n  ".join(errors),
+            [FieldError("answers", e) for e in errors],
+        )
     return AnswersFile(gates=gates, items=items, source=str(p))

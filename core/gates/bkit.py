@@ -72,8 +72,10 @@ def _sprint_trend(root: Path, feature: str) -> tuple[list[float | None], str | N
             continue
         hist = data.get("iterateHistory")
         if isinstance(hist, list) and hist:
-            return [(_num(h.get("matchRate")) if isinstance(h, dict) and h.get("matchRate") is not None else None)
-                    for h in hist], display_path(f, root)
+            return [
+                (_num(h.get("matchRate")) if isinstance(h, dict) and h.get("matchRate") is not None else None)
+                for h in hist
+            ], display_path(f, root)
     return [], None
 
 
@@ -86,7 +88,9 @@ def gather_pdca(gate: Gate, path: Path, *, feature: str | None = None, **_: Any)
         if isinstance(primary, str) and primary in features:
             feature = primary
         else:
-            active = [f for f, v in features.items() if isinstance(v, dict) and v.get("phase") in ("do", "check", "act")]
+            active = [
+                f for f, v in features.items() if isinstance(v, dict) and v.get("phase") in ("do", "check", "act")
+            ]
             if len(active) == 1:
                 feature = active[0]
             else:
@@ -115,7 +119,9 @@ def gather_pdca(gate: Gate, path: Path, *, feature: str | None = None, **_: Any)
     if rate is None:
         warnings.append("Match Rate not measured (null is never 100)")
     if count >= max_it:
-        warnings.append(f"iteration limit reached: {count} of max {max_it}" + (" (beyond the limit)" if count > max_it else ""))
+        warnings.append(
+            f"iteration limit reached: {count} of max {max_it}" + (" (beyond the limit)" if count > max_it else "")
+        )
         reason_required.add("iterate")
     if count >= BKIT_CRITICAL_MAX:
         refused["iterate"] = f"{count} iterations reached the critical maximum {BKIT_CRITICAL_MAX}"
@@ -143,17 +149,39 @@ def gather_pdca(gate: Gate, path: Path, *, feature: str | None = None, **_: Any)
     ]
     prompt = gate.prompt.format(feature=feature, rate=rate_text, threshold=thr_text, count=count, max=max_it)
     return Evidence(
-        gate=gate, target=sf.parent, state_file=sf, workflow_prompt=prompt,
-        figures=figures, warnings=warnings, files_read=files,
-        context={"root": root, "decisions_dir": sf.parent, "data": data, "meta": meta,
-                 "feature": feature, "rate": rate},
-        reason_required=reason_required, decision_overrides=overrides, refused=refused,
-        advice=advice, default="stop" if passes else ("iterate" if "iterate" not in refused else "partial"),
+        gate=gate,
+        target=sf.parent,
+        state_file=sf,
+        workflow_prompt=prompt,
+        figures=figures,
+        warnings=warnings,
+        files_read=files,
+        context={
+            "root": root,
+            "decisions_dir": sf.parent,
+            "data": data,
+            "meta": meta,
+            "feature": feature,
+            "rate": rate,
+        },
+        reason_required=reason_required,
+        decision_overrides=overrides,
+        refused=refused,
+        advice=advice,
+        default="stop" if passes else ("iterate" if "iterate" not in refused else "partial"),
     )
 
 
-def apply_pdca(evidence: Evidence, ans: Answer, reason: str | None, *, user: str, session: FeatureSession | None,
-               source: str, now: str) -> GateResult:
+def apply_pdca(
+    evidence: Evidence,
+    ans: Answer,
+    reason: str | None,
+    *,
+    user: str,
+    session: FeatureSession | None,
+    source: str,
+    now: str,
+) -> GateResult:
     sf: Path = evidence.state_file  # type: ignore[assignment]
     ctx = evidence.context
     name = ctx["feature"]
@@ -180,12 +208,18 @@ def apply_pdca(evidence: Evidence, ans: Answer, reason: str | None, *, user: str
             if "lastUpdated" in data:
                 data["lastUpdated"] = stamp
             hist = data.get("history") if isinstance(data.get("history"), list) else []
-            hist.append({"timestamp": stamp, "feature": name, "phase": f.get("phase"), "action": " ".join(action.split())})
+            hist.append(
+                {"timestamp": stamp, "feature": name, "phase": f.get("phase"), "action": " ".join(action.split())}
+            )
             data["history"] = hist[-BKIT_HISTORY_CAP:]
-            extra.append(f"pdca-status.json: features.{name}.lastIterationStatus {f['lastIterationStatus']}"
-                         + (", phase report" if ans.value == "partial" else "") + "; history entry added")
-        ad_path, number = record_entry(evidence, ans, reason, user=user, source=source, now=now,
-                                  extra_consequences=extra)
+            extra.append(
+                f"pdca-status.json: features.{name}.lastIterationStatus {f['lastIterationStatus']}"
+                + (", phase report" if ans.value == "partial" else "")
+                + "; history entry added"
+            )
+        ad_path, number = record_entry(
+            evidence, ans, reason, user=user, source=source, now=now, extra_consequences=extra
+        )
         recorded = [ad_path]
         if ans.value in ("partial", "stop"):
             write_json_state(sf, data, ctx["meta"])

@@ -98,7 +98,7 @@ SAMSARA_MAX_ROUNDS_WARNING = "Max rounds: {max_rounds} rounds. If reached → fo
 
 
 SAMSARA_BLOCKED_PROMPT = (
-    "Fix item \"{description}\" 被 implementer 回報 BLOCKED: {reason}。(A) 提供更多 context 重試 (B) 重新分類為 defer"
+    'Fix item "{description}" 被 implementer 回報 BLOCKED: {reason}。(A) 提供更多 context 重試 (B) 重新分類為 defer'
 )
 
 
@@ -113,8 +113,7 @@ SAMSARA_TRIAGE_PROMPT = (
 
 
 LOOP_SPEC_PROMPT = (
-    "ITERATE judges the goal still unmet because of a SPEC-level gap: {gap}. "
-    "Re-open SPEC/DISCUSS, ship as-is, or stop?"
+    "ITERATE judges the goal still unmet because of a SPEC-level gap: {gap}. Re-open SPEC/DISCUSS, ship as-is, or stop?"
 )
 
 
@@ -143,113 +142,274 @@ def _register(gate: Gate) -> Gate:
     return gate
 
 
-_register(Gate(
-    id="entry", loop="samsara", title="Enter iteration or skip to validate-and-ship",
-    stage="iteration", prompt_type="question",
-    answers=(
-        _a("enter", "a", "(A) enter iteration", "proceed", False,
-           "enter samsara:iteration; remove any iteration_skip_record from index.yaml", "A", "iterate"),
-        _a("skip", "b", "(B) skip to validate-and-ship", "accept_gap", True,
-           "write iteration_skip_record into index.yaml and invoke samsara:validate-and-ship", "B"),
-    ),
-    principle="iteration entry: cross-task pattern OR signal_lost >= 5 asks the gate; a parse failure is unknown and never skips",
-    source="samsara implement SKILL → Transition (formats.md §1.3)",
-    prompt=SAMSARA_ENTRY_PROMPT,
-))
-_register(Gate(
-    id="triage", loop="samsara", title="Triage every remaining item: fix / accept / defer",
-    stage="iteration", prompt_type="question",
-    answers=(
-        _a("done", "d", "triage recorded", "proceed", False,
-           "follow the recorded fix / accept / defer classification of each item", "recorded"),
-    ),
-    principle="triage is a recorded gate decision; an accept carries re_review_signal, owner and rationale",
-    source="samsara iteration SKILL Step 2 (formats.md §1.4)",
-    prompt=SAMSARA_TRIAGE_PROMPT,
-))
-_register(Gate(
-    id="round-continue", loop="samsara", title="Round continuation",
-    stage="iteration", prompt_type="question",
-    answers=(
-        _a("continue", "a", "(A) 繼續下一輪", "proceed", False,
-           "close the round with decision continue in iteration-log.yaml and triage the next round", "A"),
-        _a("stop", "b", "(B) 停止，進入 Validation", "proceed", True,
-           "close the round with decision stop in iteration-log.yaml and invoke samsara:validate-and-ship", "B"),
-    ),
-    principle="the execution-mode gate decides whether another round is worth it; the safety valve is advisory",
-    source="samsara iteration SKILL Step 4, round continuation gate",
-    prompt=SAMSARA_ROUND_PROMPT,
-))
-_register(Gate(
-    id="safety-valve", loop="samsara", title="Safety valve fired: continue despite it, or stop",
-    stage="iteration", prompt_type="question",
-    answers=(
-        _a("continue", "a", "(A) continue despite the warning", "accept_gap", True,
-           "close the round with decision continue, the warning named in decision_reason", "A"),
-        _a("stop", "b", "(B) stop, go to Validation", "proceed", False,
-           "close the round with decision stop (forced_stop at max rounds) naming the trigger; invoke samsara:validate-and-ship", "B"),
-    ),
-    principle="safety valve is advisory: the active execution-mode gate makes the final call and a forced stop names its trigger",
-    source="samsara iteration SKILL Step 4, safety valve checks",
-    prompt=SAMSARA_ROUND_PROMPT,
-))
-_register(Gate(
-    id="blocked-fix", loop="samsara", title="A fix item was reported BLOCKED",
-    stage="iteration", prompt_type="question",
-    answers=(
-        _a("retry", "a", "(A) 提供更多 context 重試", "revise", True,
-           "re-dispatch the fix with the added context (never retried automatically)", "A", "retry_with_context"),
-        _a("defer", "b", "(B) 重新分類為 defer", "accept_gap", True,
-           "reclassify the item as defer; the outcome is logged in the iteration log", "B", "reclassify_as_defer"),
-    ),
-    principle="a BLOCKED / NEEDS_CONTEXT fix is not retried automatically; the user decides",
-    source="samsara iteration SKILL Step 3, blocked fix handling",
-    prompt=SAMSARA_BLOCKED_PROMPT,
-    needs_item=True,
-))
-_register(Gate(
-    id="spec", loop="loop-spec", title="SPEC-level gap: re-open, ship as-is, or stop",
-    stage="iteration", prompt_type="question",
-    answers=(
-        _a("reopen", "r", "Re-open SPEC/DISCUSS", "revise", False,
-           "rewind to refine the spec toward the original goal (costs an iteration)", "re-open", "1"),
-        _a("ship", "s", "Ship as-is", "accept_gap", True,
-           "complete now; the accepted gap is recorded in warnings[] and the backlog", "ship-as-is", "2"),
-        _a("stop", "h", "Stop - hand back", "reject", False,
-           "pause the cycle and return control (resume later)", "hand-back", "3"),
-    ),
-    principle="a SPEC-level gap is the expensive rewind; step/interactive runs ask the operator",
-    source="loop-spec skills/iterate/SKILL.md step 3 (spec route)",
-    prompt=LOOP_SPEC_PROMPT,
-))
-_register(Gate(
-    id="review-continue", loop="aris", title="Review iteration done: continue or stop",
-    stage="iteration", prompt_type="question",
-    answers=(
-        _a("continue", "a", "(A) continue", "proceed", False,
-           "run the next review iteration within the budgets left", "A", "c"),
-        _a("stop", "b", "(B) stop", "accept_gap", True,
-           "terminate the loop: REVIEW_STATE.json status completed and the termination reason", "B", "s"),
-    ),
-    principle="STOP = score >= 6 AND verdict in {ready, almost} AND no FAIL / INCONCLUSIVE / ZERO_ELIGIBLE claim; unknown is never success",
-    source="Mechanist auto-iteration-loop Phase B / ARIS auto-review-loop (formats.md §3.3, §3.6)",
-    prompt=REVIEW_PROMPT,
-))
-_register(Gate(
-    id="pdca-continue", loop="bkit", title="PDCA check: iterate again, accept as PARTIAL, or stop",
-    stage="iteration", prompt_type="question",
-    answers=(
-        _a("iterate", "a", "(A) iterate again", "proceed", False,
-           "run another Act cycle (iterationCount grows by one)", "A", "i"),
-        _a("partial", "b", "(B) accept as PARTIAL", "accept_gap", True,
-           "finish as PARTIAL: the gap below the threshold is kept visible; go to the report", "B", "p"),
-        _a("stop", "c", "(C) stop", "reject", True,
-           "stop the iteration with a FAILURE outcome", "C", "s"),
-    ),
-    principle="pass at Match Rate >= 90 %; at most 5 iterations (critical 10); stop after 3 without improvement",
-    source="bkit agents/pdca-iterator.md, Iteration Control (formats.md §4.3)",
-    prompt=PDCA_PROMPT,
-))
+_register(
+    Gate(
+        id="entry",
+        loop="samsara",
+        title="Enter iteration or skip to validate-and-ship",
+        stage="iteration",
+        prompt_type="question",
+        answers=(
+            _a(
+                "enter",
+                "a",
+                "(A) enter iteration",
+                "proceed",
+                False,
+                "enter samsara:iteration; remove any iteration_skip_record from index.yaml",
+                "A",
+                "iterate",
+            ),
+            _a(
+                "skip",
+                "b",
+                "(B) skip to validate-and-ship",
+                "accept_gap",
+                True,
+                "write iteration_skip_record into index.yaml and invoke samsara:validate-and-ship",
+                "B",
+            ),
+        ),
+        principle="iteration entry: cross-task pattern OR signal_lost >= 5 asks the gate; a parse failure is unknown and never skips",
+        source="samsara implement SKILL → Transition (formats.md §1.3)",
+        prompt=SAMSARA_ENTRY_PROMPT,
+    )
+)
+_register(
+    Gate(
+        id="triage",
+        loop="samsara",
+        title="Triage every remaining item: fix / accept / defer",
+        stage="iteration",
+        prompt_type="question",
+        answers=(
+            _a(
+                "done",
+                "d",
+                "triage recorded",
+                "proceed",
+                False,
+                "follow the recorded fix / accept / defer classification of each item",
+                "recorded",
+            ),
+        ),
+        principle="triage is a recorded gate decision; an accept carries re_review_signal, owner and rationale",
+        source="samsara iteration SKILL Step 2 (formats.md §1.4)",
+        prompt=SAMSARA_TRIAGE_PROMPT,
+    )
+)
+_register(
+    Gate(
+        id="round-continue",
+        loop="samsara",
+        title="Round continuation",
+        stage="iteration",
+        prompt_type="question",
+        answers=(
+            _a(
+                "continue",
+                "a",
+                "(A) 繼續下一輪",
+                "proceed",
+                False,
+                "close the round with decision continue in iteration-log.yaml and triage the next round",
+                "A",
+            ),
+            _a(
+                "stop",
+                "b",
+                "(B) 停止，進入 Validation",
+                "proceed",
+                True,
+                "close the round with decision stop in iteration-log.yaml and invoke samsara:validate-and-ship",
+                "B",
+            ),
+        ),
+        principle="the execution-mode gate decides whether another round is worth it; the safety valve is advisory",
+        source="samsara iteration SKILL Step 4, round continuation gate",
+        prompt=SAMSARA_ROUND_PROMPT,
+    )
+)
+_register(
+    Gate(
+        id="safety-valve",
+        loop="samsara",
+        title="Safety valve fired: continue despite it, or stop",
+        stage="iteration",
+        prompt_type="question",
+        answers=(
+            _a(
+                "continue",
+                "a",
+                "(A) continue despite the warning",
+                "accept_gap",
+                True,
+                "close the round with decision continue, the warning named in decision_reason",
+                "A",
+            ),
+            _a(
+                "stop",
+                "b",
+                "(B) stop, go to Validation",
+                "proceed",
+                False,
+                "close the round with decision stop (forced_stop at max rounds) naming the trigger; invoke samsara:validate-and-ship",
+                "B",
+            ),
+        ),
+        principle="safety valve is advisory: the active execution-mode gate makes the final call and a forced stop names its trigger",
+        source="samsara iteration SKILL Step 4, safety valve checks",
+        prompt=SAMSARA_ROUND_PROMPT,
+    )
+)
+_register(
+    Gate(
+        id="blocked-fix",
+        loop="samsara",
+        title="A fix item was reported BLOCKED",
+        stage="iteration",
+        prompt_type="question",
+        answers=(
+            _a(
+                "retry",
+                "a",
+                "(A) 提供更多 context 重試",
+                "revise",
+                True,
+                "re-dispatch the fix with the added context (never retried automatically)",
+                "A",
+                "retry_with_context",
+            ),
+            _a(
+                "defer",
+                "b",
+                "(B) 重新分類為 defer",
+                "accept_gap",
+                True,
+                "reclassify the item as defer; the outcome is logged in the iteration log",
+                "B",
+                "reclassify_as_defer",
+            ),
+        ),
+        principle="a BLOCKED / NEEDS_CONTEXT fix is not retried automatically; the user decides",
+        source="samsara iteration SKILL Step 3, blocked fix handling",
+        prompt=SAMSARA_BLOCKED_PROMPT,
+        needs_item=True,
+    )
+)
+_register(
+    Gate(
+        id="spec",
+        loop="loop-spec",
+        title="SPEC-level gap: re-open, ship as-is, or stop",
+        stage="iteration",
+        prompt_type="question",
+        answers=(
+            _a(
+                "reopen",
+                "r",
+                "Re-open SPEC/DISCUSS",
+                "revise",
+                False,
+                "rewind to refine the spec toward the original goal (costs an iteration)",
+                "re-open",
+                "1",
+            ),
+            _a(
+                "ship",
+                "s",
+                "Ship as-is",
+                "accept_gap",
+                True,
+                "complete now; the accepted gap is recorded in warnings[] and the backlog",
+                "ship-as-is",
+                "2",
+            ),
+            _a(
+                "stop",
+                "h",
+                "Stop - hand back",
+                "reject",
+                False,
+                "pause the cycle and return control (resume later)",
+                "hand-back",
+                "3",
+            ),
+        ),
+        principle="a SPEC-level gap is the expensive rewind; step/interactive runs ask the operator",
+        source="loop-spec skills/iterate/SKILL.md step 3 (spec route)",
+        prompt=LOOP_SPEC_PROMPT,
+    )
+)
+_register(
+    Gate(
+        id="review-continue",
+        loop="aris",
+        title="Review iteration done: continue or stop",
+        stage="iteration",
+        prompt_type="question",
+        answers=(
+            _a(
+                "continue",
+                "a",
+                "(A) continue",
+                "proceed",
+                False,
+                "run the next review iteration within the budgets left",
+                "A",
+                "c",
+            ),
+            _a(
+                "stop",
+                "b",
+                "(B) stop",
+                "accept_gap",
+                True,
+                "terminate the loop: REVIEW_STATE.json status completed and the termination reason",
+                "B",
+                "s",
+            ),
+        ),
+        principle="STOP = score >= 6 AND verdict in {ready, almost} AND no FAIL / INCONCLUSIVE / ZERO_ELIGIBLE claim; unknown is never success",
+        source="Mechanist auto-iteration-loop Phase B / ARIS auto-review-loop (formats.md §3.3, §3.6)",
+        prompt=REVIEW_PROMPT,
+    )
+)
+_register(
+    Gate(
+        id="pdca-continue",
+        loop="bkit",
+        title="PDCA check: iterate again, accept as PARTIAL, or stop",
+        stage="iteration",
+        prompt_type="question",
+        answers=(
+            _a(
+                "iterate",
+                "a",
+                "(A) iterate again",
+                "proceed",
+                False,
+                "run another Act cycle (iterationCount grows by one)",
+                "A",
+                "i",
+            ),
+            _a(
+                "partial",
+                "b",
+                "(B) accept as PARTIAL",
+                "accept_gap",
+                True,
+                "finish as PARTIAL: the gap below the threshold is kept visible; go to the report",
+                "B",
+                "p",
+            ),
+            _a("stop", "c", "(C) stop", "reject", True, "stop the iteration with a FAILURE outcome", "C", "s"),
+        ),
+        principle="pass at Match Rate >= 90 %; at most 5 iterations (critical 10); stop after 3 without improvement",
+        source="bkit agents/pdca-iterator.md, Iteration Control (formats.md §4.3)",
+        prompt=PDCA_PROMPT,
+    )
+)
 
 
 def get_gate(gate_id: str) -> Gate:

@@ -69,8 +69,10 @@ def validate_answer(evidence: Evidence, answer_text: str | None, reason: str | N
     """Check an answer (and its reason) against the gate; raise DecisionRefused (exit 4)."""
     gate = evidence.gate
     if answer_text is None or not str(answer_text).strip():
-        raise DecisionRefused(f"gate {gate.id}: no answer given; valid answers: {gate.valid_answers_text()}",
-                              [FieldError("answer", "missing")])
+        raise DecisionRefused(
+            f"gate {gate.id}: no answer given; valid answers: {gate.valid_answers_text()}",
+            [FieldError("answer", "missing")],
+        )
     ans = gate.answer(answer_text)
     if ans is None:
         raise DecisionRefused(
@@ -78,14 +80,17 @@ def validate_answer(evidence: Evidence, answer_text: str | None, reason: str | N
             [FieldError("answer", "invalid")],
         )
     if ans.value in evidence.refused:
-        raise DecisionRefused(f"gate {gate.id}: answer {ans.value!r} refused: {evidence.refused[ans.value]}",
-                              [FieldError("answer", evidence.refused[ans.value])])
+        raise DecisionRefused(
+            f"gate {gate.id}: answer {ans.value!r} refused: {evidence.refused[ans.value]}",
+            [FieldError("answer", evidence.refused[ans.value])],
+        )
     reason = reason.strip() if isinstance(reason, str) and reason.strip() else None
     if evidence.needs_reason(ans):
         problem = generic_reason_problem(reason, gate)
         if problem:
-            raise DecisionRefused(f"gate {gate.id}: answer {ans.value!r} needs a reason: {problem}",
-                                  [FieldError("reason", problem)])
+            raise DecisionRefused(
+                f"gate {gate.id}: answer {ans.value!r} needs a reason: {problem}", [FieldError("reason", problem)]
+            )
     elif reason is not None:
         problem = generic_reason_problem(reason, gate)
         if problem and problem != "a reason is required":
@@ -93,9 +98,17 @@ def validate_answer(evidence: Evidence, answer_text: str | None, reason: str | N
     return ans, reason
 
 
-def entry_fields(evidence: Evidence, ans: Answer, reason: str | None, *, user: str, source: str,
-                 now: str, extra_consequences: list[str] | None = None,
-                 rationale: str | None = None) -> dict[str, Any]:
+def entry_fields(
+    evidence: Evidence,
+    ans: Answer,
+    reason: str | None,
+    *,
+    user: str,
+    source: str,
+    now: str,
+    extra_consequences: list[str] | None = None,
+    rationale: str | None = None,
+) -> dict[str, Any]:
     """The §1.6 fields of the entry for an answer (shared by every loop)."""
     gate = evidence.gate
     answer_text = ans.label if not reason else f"{ans.label}: {reason}"

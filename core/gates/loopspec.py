@@ -79,8 +79,11 @@ def gather_loop_spec(gate: Gate, path: Path, **_: Any) -> Evidence:
         ("original goal", str(data.get("feature_title") or "(none recorded)")),
         ("current phase", str(data.get("currentPhase"))),
         ("exec style", str(data.get("execStyle"))),
-        ("iterations", f"{it.get('used', 0)} of {it.get('maxIterations', 10)} used"
-                       f"{', confirmation used' if it.get('confirmationUsed') else ''}"),
+        (
+            "iterations",
+            f"{it.get('used', 0)} of {it.get('maxIterations', 10)} used"
+            f"{', confirmation used' if it.get('confirmationUsed') else ''}",
+        ),
         ("last route", str(it.get("lastRoute", "(none)"))),
         ("gap type", str(gap.get("type")) if gap else "(none)"),
         ("gap", desc),
@@ -97,14 +100,28 @@ def gather_loop_spec(gate: Gate, path: Path, **_: Any) -> Evidence:
         warnings.append(f"the last recorded route is {it.get('lastRoute')!r}, not 'spec'")
     if data.get("execStyle") in ("auto", "review-only") or data.get("autonomous") is True:
         warnings.append("upstream proceeds without asking in auto / review-only / autonomous runs")
-    refused = {"ship": "no gap is recorded to ship with (iterate.feedback and lastVerdict.gap are empty)"} if gap is None else {}
+    refused = (
+        {"ship": "no gap is recorded to ship with (iterate.feedback and lastVerdict.gap are empty)"}
+        if gap is None
+        else {}
+    )
     return Evidence(
-        gate=gate, target=fj.parent, state_file=fj, refused=refused,
+        gate=gate,
+        target=fj.parent,
+        state_file=fj,
+        refused=refused,
         workflow_prompt=gate.prompt.format(gap=desc),
-        figures=figures, warnings=warnings,
+        figures=figures,
+        warnings=warnings,
         files_read=[display_path(fj, root)],
-        context={"root": root, "decisions_dir": fj.parent, "data": data, "meta": meta,
-                 "gap_desc": desc, "gap_fix": fix},
+        context={
+            "root": root,
+            "decisions_dir": fj.parent,
+            "data": data,
+            "meta": meta,
+            "gap_desc": desc,
+            "gap_fix": fix,
+        },
         default="reopen",
     )
 
@@ -127,8 +144,7 @@ def backlog_add(path: Path, slug: str, text: str, gid: str) -> str:
             return "exists"
     entry = f"- [ ] ({utc_date()} {slug} iterate-gap id={gid}) {' '.join(text.split())}\n"
     if not existing:
-        data = ("# BACKLOG.md\n\nDeferred work queue of loop-spec: one line per item, "
-                "checked when done.\n\n" + entry)
+        data = "# BACKLOG.md\n\nDeferred work queue of loop-spec: one line per item, checked when done.\n\n" + entry
     else:
         data = ("" if existing.endswith("\n") else "\n") + entry
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -148,8 +164,16 @@ def _progress(fdir: Path, text: str) -> Path:
     return path
 
 
-def apply_loop_spec(evidence: Evidence, ans: Answer, reason: str | None, *, user: str, session: FeatureSession | None,
-                    source: str, now: str) -> GateResult:
+def apply_loop_spec(
+    evidence: Evidence,
+    ans: Answer,
+    reason: str | None,
+    *,
+    user: str,
+    session: FeatureSession | None,
+    source: str,
+    now: str,
+) -> GateResult:
     fj: Path = evidence.state_file  # type: ignore[assignment]
     ctx = evidence.context
     fdir = fj.parent
@@ -190,8 +214,9 @@ def apply_loop_spec(evidence: Evidence, ans: Answer, reason: str | None, *, user
             extra.append("feature.json: currentPhase deliver, the gap in warnings[] and on the backlog")
         if ans.value in ("reopen", "ship") and "updatedAt" in data:
             data["updatedAt"] = utc_now_z()
-        ad_path, number = record_entry(evidence, ans, reason, user=user, source=source, now=now,
-                                  extra_consequences=extra)
+        ad_path, number = record_entry(
+            evidence, ans, reason, user=user, source=source, now=now, extra_consequences=extra
+        )
         recorded.append(ad_path)
         if ans.value in ("reopen", "ship"):
             recorded.extend(write_feature_json(fj, data, ctx["meta"]))
@@ -202,5 +227,4 @@ def apply_loop_spec(evidence: Evidence, ans: Answer, reason: str | None, *, user
                 recorded.append(bl)
         label = {"reopen": "re-open SPEC/DISCUSS", "ship": "ship as-is", "stop": "stop - hand back"}[ans.value]
         recorded.append(_progress(fdir, f"ITERATE spec gate: {label} (decision-{number:03d}, {user} via scars gate)"))
-    return gate_result(evidence, ans, reason, user, recorded, number,
-                   **({"warning": warning} if warning else {}))
+    return gate_result(evidence, ans, reason, user, recorded, number, **({"warning": warning} if warning else {}))

@@ -33,9 +33,16 @@ def gather(gate_id: str, path: str | os.PathLike | None = None, **options: Any) 
     return GATHER[gate.loop](gate, Path(path) if path is not None else Path.cwd(), **options)
 
 
-def apply_answer(evidence: Evidence, answer_text: str, reason: str | None = None, *,
-                 user: str, session: FeatureSession | None = None, source: str = "terminal",
-                 now: str | None = None) -> GateResult:
+def apply_answer(
+    evidence: Evidence,
+    answer_text: str,
+    reason: str | None = None,
+    *,
+    user: str,
+    session: FeatureSession | None = None,
+    source: str = "terminal",
+    now: str | None = None,
+) -> GateResult:
     """Validate and record an answer; return what was recorded.
 
     ``source`` says where the answer came from (terminal, flag, environment, answers file) and
@@ -44,15 +51,16 @@ def apply_answer(evidence: Evidence, answer_text: str, reason: str | None = None
     """
     ans, reason = validate_answer(evidence, answer_text, reason)
 
-    return APPLY[evidence.gate.loop](evidence, ans, reason, user=user, session=session,
-                                                source=source, now=now or now_iso())
+    return APPLY[evidence.gate.loop](
+        evidence, ans, reason, user=user, session=session, source=source, now=now or now_iso()
+    )
 
 
-def record(evidence: Evidence, answer_text: str, reason: str | None = None, *, user: str,
-           source: str = "terminal") -> GateResult:
+def record(
+    evidence: Evidence, answer_text: str, reason: str | None = None, *, user: str, source: str = "terminal"
+) -> GateResult:
     """Record an answer: samsara gates under the feature's writer session, others directly."""
     if evidence.gate.loop == "samsara":
-
         return samsara_gate.record(evidence, answer_text, reason, user=user, source=source)
     return apply_answer(evidence, answer_text, reason, user=user, source=source)
 
@@ -63,8 +71,14 @@ def record_triage(evidence: Evidence, *, user: str, source: str) -> GateResult |
     return samsara_gate.record_triage(evidence, user=user, source=source)
 
 
-def replay_answers_file(named_gate: str, path: str | os.PathLike, answers_path: str | os.PathLike, *,
-                        user: str, options: dict[str, Any] | None = None) -> list[GateResult]:
+def replay_answers_file(
+    named_gate: str,
+    path: str | os.PathLike,
+    answers_path: str | os.PathLike,
+    *,
+    user: str,
+    options: dict[str, Any] | None = None,
+) -> list[GateResult]:
     """Validate every entry of an answers file, then record them all (or nothing)."""
     gate = get_gate(named_gate)
     af = load_answers(answers_path)
@@ -78,11 +92,11 @@ def replay_answers_file(named_gate: str, path: str | os.PathLike, answers_path: 
     if named_gate not in af.gates and not (named_gate == "triage" and af.items):
         errors.append(f"the answers file has no answer for gate {named_gate}")
     if errors:
-        raise DecisionRefused(f"{af.source}: nothing was recorded:\n  " + "\n  ".join(errors),
-                              [FieldError("answers", e) for e in errors])
+        raise DecisionRefused(
+            f"{af.source}: nothing was recorded:\n  " + "\n  ".join(errors), [FieldError("answers", e) for e in errors]
+        )
     source = f"answers file {Path(answers_path).name}"
     if gate.loop == "samsara":
-
         return samsara_gate.replay(path, af, user=user, options=options, source=source)
     evidences = []
     for gid, entries in af.gates.items():
@@ -97,13 +111,12 @@ def replay_answers_file(named_gate: str, path: str | os.PathLike, answers_path: 
             errors.append(str(exc))
         evidences.append((ev, e))
     if errors:
-        raise DecisionRefused(f"{af.source}: nothing was recorded:\n  " + "\n  ".join(errors),
-                              [FieldError("answers", e) for e in errors])
+        raise DecisionRefused(
+            f"{af.source}: nothing was recorded:\n  " + "\n  ".join(errors), [FieldError("answers", e) for e in errors]
+        )
     return [apply_answer(ev, e["answer"], e.get("reason"), user=user, source=source) for ev, e in evidences]
 
 
 # One gather / apply per loop (the loop of each gate is in the catalog).
-GATHER = {"loop-spec": gather_loop_spec, "aris": gather_review, "bkit": gather_pdca,
-          "samsara": samsara_gate.gather}
-APPLY = {"loop-spec": apply_loop_spec, "aris": apply_review, "bkit": apply_pdca,
-         "samsara": samsara_gate.apply}
+GATHER = {"loop-spec": gather_loop_spec, "aris": gather_review, "bkit": gather_pdca, "samsara": samsara_gate.gather}
+APPLY = {"loop-spec": apply_loop_spec, "aris": apply_review, "bkit": apply_pdca, "samsara": samsara_gate.apply}

@@ -120,9 +120,11 @@ def gather_review(gate: Gate, path: Path, **_: Any) -> Evidence:
             files.append(display_path(report, root))
             blocking = sum(buckets[b] for b in BLOCKING_BUCKETS)
             buckets_ok = blocking == 0
-            bucket_text = (f"FAIL {buckets['FAIL']}, INCONCLUSIVE {buckets['INCONCLUSIVE']}, "
-                           f"ZERO_ELIGIBLE_VARIANTS {buckets['ZERO_ELIGIBLE_VARIANTS']}, "
-                           f"PASS {buckets['PASS']}, INTEGRITY_ONLY {buckets['INTEGRITY_ONLY']}")
+            bucket_text = (
+                f"FAIL {buckets['FAIL']}, INCONCLUSIVE {buckets['INCONCLUSIVE']}, "
+                f"ZERO_ELIGIBLE_VARIANTS {buckets['ZERO_ELIGIBLE_VARIANTS']}, "
+                f"PASS {buckets['PASS']}, INTEGRITY_ONLY {buckets['INTEGRITY_ONLY']}"
+            )
             uncertainty = ("medium", "claim buckets counted from the verdict tokens of VERIFY_REPORT.md rows")
         stop_met = bool(score_ok and verdict_ok and buckets_ok)
         left_it = max(max_it - consumed, 0)
@@ -133,9 +135,15 @@ def gather_review(gate: Gate, path: Path, **_: Any) -> Evidence:
         figures = [
             ("lineage", "Mechanist auto-iteration-loop"),
             ("status", str(state.get("status"))),
-            ("score", f"{'?' if score is None else f'{score:g}'}/10 (target >= {fmt_number(TARGET_SCORE)}): {'met' if score_ok else 'not met'}"),
+            (
+                "score",
+                f"{'?' if score is None else f'{score:g}'}/10 (target >= {fmt_number(TARGET_SCORE)}): {'met' if score_ok else 'not met'}",
+            ),
             ("verdict", f"{raw_verdict!s} → {verdict}: {'positive' if verdict_ok else 'not positive'}"),
-            ("claim buckets", f"{bucket_text}: {'clear' if buckets_ok else ('unknown' if buckets_ok is None else 'blocking')}"),
+            (
+                "claim buckets",
+                f"{bucket_text}: {'clear' if buckets_ok else ('unknown' if buckets_ok is None else 'blocking')}",
+            ),
             ("STOP rule", "met" if stop_met else "not met"),
             ("iterations consumed", f"{consumed} of {max_it} ({left_it} left)"),
             ("claim re-entries", f"{reentries} of {MECHANIST_MAX_CLAIM_REENTRIES} ({left_re} left)"),
@@ -160,15 +168,22 @@ def gather_review(gate: Gate, path: Path, **_: Any) -> Evidence:
         figures = [
             ("lineage", "ARIS auto-review-loop"),
             ("status", str(state.get("status"))),
-            ("score", f"{'?' if score is None else f'{score:g}'}/10 (target >= {fmt_number(TARGET_SCORE)}): {'met' if score_ok else 'not met'}"),
+            (
+                "score",
+                f"{'?' if score is None else f'{score:g}'}/10 (target >= {fmt_number(TARGET_SCORE)}): {'met' if score_ok else 'not met'}",
+            ),
             ("verdict", f"{raw_verdict!s} → {verdict}: {'positive' if verdict_ok else 'not positive'}"),
             ("claim buckets", "n/a (auto-review-loop has no claim buckets)"),
             ("STOP rule", "met" if stop_met else "not met"),
             ("rounds", f"{rnd} of {max_rounds} ({left} left)"),
         ]
         if isinstance(state.get("score_trajectory"), list):
-            figures.append(("score trend", " → ".join(f"{_num(s):g}" if _num(s) is not None else "?"
-                                                      for s in state["score_trajectory"])))
+            figures.append(
+                (
+                    "score trend",
+                    " → ".join(f"{_num(s):g}" if _num(s) is not None else "?" for s in state["score_trajectory"]),
+                )
+            )
         if state.get("pending_experiments"):
             warnings.append(f"{len(state['pending_experiments'])} pending experiment(s) in REVIEW_STATE.json")
         if left == 0:
@@ -185,22 +200,52 @@ def gather_review(gate: Gate, path: Path, **_: Any) -> Evidence:
         advice = f"STOP rule not met and {refused['continue']}: the loop closes out"
     else:
         advice = f"STOP rule not met: the loop would continue ({budget} left)"
-    prompt = gate.prompt.format(unit=unit, unit_lower=unit.lower(), number=number,
-                                  next=number + 1, score="?" if score is None else f"{score:g}",
-                                  verdict=verdict, stop="met" if stop_met else "not met", budget=budget)
+    prompt = gate.prompt.format(
+        unit=unit,
+        unit_lower=unit.lower(),
+        number=number,
+        next=number + 1,
+        score="?" if score is None else f"{score:g}",
+        verdict=verdict,
+        stop="met" if stop_met else "not met",
+        budget=budget,
+    )
     return Evidence(
-        gate=gate, target=stage_dir, state_file=sf, workflow_prompt=prompt,
-        figures=figures, warnings=warnings, files_read=files,
-        context={"root": root, "decisions_dir": stage_dir, "data": state, "meta": meta,
-                 "mechanist": mechanist, "stop_met": stop_met,
-                 "exhausted": "continue" in refused and state.get("status") != "completed"},
-        reason_required=reason_required, decision_overrides=overrides, refused=refused,
-        advice=advice, default="stop" if stop_met else "continue", uncertainty=uncertainty,
+        gate=gate,
+        target=stage_dir,
+        state_file=sf,
+        workflow_prompt=prompt,
+        figures=figures,
+        warnings=warnings,
+        files_read=files,
+        context={
+            "root": root,
+            "decisions_dir": stage_dir,
+            "data": state,
+            "meta": meta,
+            "mechanist": mechanist,
+            "stop_met": stop_met,
+            "exhausted": "continue" in refused and state.get("status") != "completed",
+        },
+        reason_required=reason_required,
+        decision_overrides=overrides,
+        refused=refused,
+        advice=advice,
+        default="stop" if stop_met else "continue",
+        uncertainty=uncertainty,
     )
 
 
-def apply_review(evidence: Evidence, ans: Answer, reason: str | None, *, user: str, session: FeatureSession | None,
-                 source: str, now: str) -> GateResult:
+def apply_review(
+    evidence: Evidence,
+    ans: Answer,
+    reason: str | None,
+    *,
+    user: str,
+    session: FeatureSession | None,
+    source: str,
+    now: str,
+) -> GateResult:
     sf: Path = evidence.state_file  # type: ignore[assignment]
     ctx = evidence.context
     with state_lock(sf.parent, user):
@@ -218,10 +263,13 @@ def apply_review(evidence: Evidence, ans: Answer, reason: str | None, *, user: s
                     data["termination_reason"] = "iterations_exhausted"
                 else:
                     data["termination_reason"] = "human_stop"
-            extra.append(f"REVIEW_STATE.json: status completed"
-                         f"{', termination_reason ' + data['termination_reason'] if 'termination_reason' in data and ctx['mechanist'] else ''}")
-        ad_path, number = record_entry(evidence, ans, reason, user=user, source=source, now=now,
-                                  extra_consequences=extra)
+            extra.append(
+                f"REVIEW_STATE.json: status completed"
+                f"{', termination_reason ' + data['termination_reason'] if 'termination_reason' in data and ctx['mechanist'] else ''}"
+            )
+        ad_path, number = record_entry(
+            evidence, ans, reason, user=user, source=source, now=now, extra_consequences=extra
+        )
         recorded.append(ad_path)
         if ans.value == "stop":
             write_json_state(sf, data, ctx["meta"])

@@ -104,10 +104,14 @@ def _valves(feature, decisions, fig: dict[str, Any] | None = None):
     """The valves as the loop checks them after this round: the open round counted as done."""
     from dataclasses import replace
 
-
     if fig is not None:
-        pseudo = Round(round=fig["round"], signal_lost_before=fig["before"], signal_lost_after=fig["after"],
-                       fixes_scar_count=fig["new"], decision="pending")
+        pseudo = Round(
+            round=fig["round"],
+            signal_lost_before=fig["before"],
+            signal_lost_after=fig["after"],
+            fixes_scar_count=fig["new"],
+            decision="pending",
+        )
         log = feature.iteration_log
         if log is None:
             log = IterationLog(file="iteration-log.yaml", max_rounds=fig["max_rounds"] or 3)
@@ -120,8 +124,10 @@ def _round_figures(session: FeatureSession) -> dict[str, Any]:
     feature = session.feature
     open_round = session.open_round()
     if not open_round:
-        raise UsageError(f"{feature.name}: no round is open — there is nothing to continue or stop "
-                         "(start one with `scars round start`)")
+        raise UsageError(
+            f"{feature.name}: no round is open — there is nothing to continue or stop "
+            "(start one with `scars round start`)"
+        )
     number = open_round.get("round")
     before = open_round.get("signal_lost_before")
     after = feature.signal_lost
@@ -131,8 +137,16 @@ def _round_figures(session: FeatureSession) -> dict[str, Any]:
     remaining = sum(1 for it in feature.items if it.counted)
     start_ids = set(open_round.get("item_ids") or ())
     new = sum(1 for it in feature.items if it.counted and it.id not in start_ids)
-    return {"round": number, "before": before, "after": after, "fixed": fixed, "remaining": remaining,
-            "triaged": len(triage), "max_rounds": open_round.get("max_rounds"), "new": new}
+    return {
+        "round": number,
+        "before": before,
+        "after": after,
+        "fixed": fixed,
+        "remaining": remaining,
+        "triaged": len(triage),
+        "max_rounds": open_round.get("max_rounds"),
+        "new": new,
+    }
 
 
 def _valve_warning(v, fig: dict[str, Any]) -> str:
@@ -150,8 +164,15 @@ def _valve_warning(v, fig: dict[str, Any]) -> str:
     return v.message
 
 
-def gather(gate: Gate, path: Path, *, session: FeatureSession | None = None, item: str | None = None, blocked: str | None = None,
-           **_: Any) -> Evidence:
+def gather(
+    gate: Gate,
+    path: Path,
+    *,
+    session: FeatureSession | None = None,
+    item: str | None = None,
+    blocked: str | None = None,
+    **_: Any,
+) -> Evidence:
     own = session is None
     if own:
         session = _open_read_only(Path(path))
@@ -167,9 +188,17 @@ def _base(gate: Gate, session: FeatureSession, prompt: str, figures, warnings=No
     files = _files_read(feature)
     if gate.id != "entry" and (Path(feature.path) / ".scars" / "journal.jsonl").is_file():
         files.append(".scars/journal.jsonl (decisions and the open round)")
-    return Evidence(gate=gate, target=Path(feature.path), state_file=None, workflow_prompt=prompt,
-                    figures=figures, warnings=list(warnings or []), files_read=files,
-                    context={"root": Path(feature.path), "feature": feature.name}, **kw)
+    return Evidence(
+        gate=gate,
+        target=Path(feature.path),
+        state_file=None,
+        workflow_prompt=prompt,
+        figures=figures,
+        warnings=list(warnings or []),
+        files_read=files,
+        context={"root": Path(feature.path), "feature": feature.name},
+        **kw,
+    )
 
 
 def _gather_entry(gate: Gate, session: FeatureSession, **_: Any) -> Evidence:
@@ -183,21 +212,38 @@ def _gather_entry(gate: Gate, session: FeatureSession, **_: Any) -> Evidence:
         figures.append(("skip record on file", current))
     warnings = _failure_warnings(feature)
     if verdict == "unknown":
-        warnings.insert(0, "entry verdict unknown (an input file could not be used): never default-skip; the gate decides")
+        warnings.insert(
+            0, "entry verdict unknown (an input file could not be used): never default-skip; the gate decides"
+        )
     advice = {
         "gate": "the entry criterion holds (cross-task pattern or signal_lost >= 5): the loop asks whether to enter",
         "skip": "the criterion does not hold: the loop would default-skip with a reversible record",
         "unknown": "parse failures make the verdict unknown: decide between iteration and validate-and-ship",
     }.get(verdict)
-    prompt = gate.prompt.format(signal_lost=feature.signal_lost, patterns=len(feature.cross_task_patterns),
-                                         failures=len(feature.parse_failures), verdict=verdict)
-    ev = _base(gate, session, prompt, figures, warnings, advice=advice,
-               default="skip" if verdict == "skip" else "enter",
-               reason_optional={"skip"} if verdict == "skip" else set(),
-               uncertainty=("medium", "parse failures leave items uncounted") if verdict == "unknown" else ("low", ""))
-    ev.context.update(verdict=verdict, record=feature.entry.record if feature.entry else "",
-                      signal_lost=feature.signal_lost, patterns=len(feature.cross_task_patterns),
-                      failures=len(feature.parse_failures))
+    prompt = gate.prompt.format(
+        signal_lost=feature.signal_lost,
+        patterns=len(feature.cross_task_patterns),
+        failures=len(feature.parse_failures),
+        verdict=verdict,
+    )
+    ev = _base(
+        gate,
+        session,
+        prompt,
+        figures,
+        warnings,
+        advice=advice,
+        default="skip" if verdict == "skip" else "enter",
+        reason_optional={"skip"} if verdict == "skip" else set(),
+        uncertainty=("medium", "parse failures leave items uncounted") if verdict == "unknown" else ("low", ""),
+    )
+    ev.context.update(
+        verdict=verdict,
+        record=feature.entry.record if feature.entry else "",
+        signal_lost=feature.signal_lost,
+        patterns=len(feature.cross_task_patterns),
+        failures=len(feature.parse_failures),
+    )
     return ev
 
 
@@ -211,26 +257,32 @@ def _gather_round(gate: Gate, session: FeatureSession, **_: Any) -> Evidence:
     figures = _common(feature) + [
         ("round", f"{fig['round']} of {fig['max_rounds'] or '?'}"),
         ("signal_lost this round", f"{fig['before']} → {fig['after']}"),
-        ("fixed / remaining", f"{fig['fixed']} fixed, {fig['remaining']} remaining ({fig['triaged']} triaged this round)"),
+        (
+            "fixed / remaining",
+            f"{fig['fixed']} fixed, {fig['remaining']} remaining ({fig['triaged']} triaged this round)",
+        ),
     ]
     warnings = [f"safety valve {v.id}: {_valve_warning(v, fig)}" for v in active]
     warnings += [f"watch-for {v.id}: {v.message}" for v in watch]
     near = [v for v in valves if v.kind == "safety_valve" and v.near and not v.active]
     warnings += [f"near safety valve {v.id}: {v.message}" for v in near]
-    ev = _base(gate, session, prompt, figures, warnings,
-               default="stop" if active else "continue")
+    ev = _base(gate, session, prompt, figures, warnings, default="stop" if active else "continue")
     if gate.id == "safety-valve":
         if not active:
-            raise UsageError(f"{feature.name}: no safety valve is active for round {fig['round']}; "
-                             "answer `scars gate round-continue` instead")
+            raise UsageError(
+                f"{feature.name}: no safety valve is active for round {fig['round']}; "
+                "answer `scars gate round-continue` instead"
+            )
         lines = [_valve_warning(v, fig) for v in active]
         ev.workflow_prompt = "\n".join(lines) + "\n\n" + prompt
         ev.advice = "the safety valve suggests stopping; it is advisory — the gate decides"
         ev.default = "stop"
     elif active:
         ev.reason_required.add("continue")
-        ev.advice = (f"safety valve(s) {', '.join(v.id for v in active)} fired: continuing needs a reason "
-                     "(or answer `scars gate safety-valve`)")
+        ev.advice = (
+            f"safety valve(s) {', '.join(v.id for v in active)} fired: continuing needs a reason "
+            "(or answer `scars gate safety-valve`)"
+        )
     ev.context.update(fig=fig, valves=[v.id for v in active])
     return ev
 
@@ -245,7 +297,9 @@ def _blocked_reason(feature, item) -> str | None:
     return None
 
 
-def _gather_blocked(gate: Gate, session: FeatureSession, *, item: str | None = None, blocked: str | None = None, **_: Any) -> Evidence:
+def _gather_blocked(
+    gate: Gate, session: FeatureSession, *, item: str | None = None, blocked: str | None = None, **_: Any
+) -> Evidence:
     feature = session.feature
     if not item:
         raise UsageError("blocked-fix needs the item: --item ID (`scars status --json` lists the ids)")
@@ -253,7 +307,11 @@ def _gather_blocked(gate: Gate, session: FeatureSession, *, item: str | None = N
         it = feature.item(item)
     except KeyError:
         raise UsageError(f"{feature.name}: no item {item!r} (`scars status --json` lists the ids)") from None
-    reason = blocked or _blocked_reason(feature, it) or "(the implementer's reason is not recorded on disk; pass --blocked TEXT)"
+    reason = (
+        blocked
+        or _blocked_reason(feature, it)
+        or "(the implementer's reason is not recorded on disk; pass --blocked TEXT)"
+    )
     d = session.decisions.get(item)
     figures = _common(feature) + [
         ("item", f"{it.id} ({it.category}) in {it.file}" + (f":{it.line}" if it.line else "")),
@@ -312,8 +370,13 @@ def _gather_triage(gate: Gate, session: FeatureSession, **_: Any) -> Evidence:
     return ev
 
 
-_GATHER = {"entry": _gather_entry, "round-continue": _gather_round, "safety-valve": _gather_round,
-           "blocked-fix": _gather_blocked, "triage": _gather_triage}
+_GATHER = {
+    "entry": _gather_entry,
+    "round-continue": _gather_round,
+    "safety-valve": _gather_round,
+    "blocked-fix": _gather_blocked,
+    "triage": _gather_triage,
+}
 
 
 # --------------------------------------------------------------------------------------------
@@ -381,7 +444,9 @@ def write_skip_record(index_path: Path, value: str | None, feature_name: str) ->
     try:
         before = yaml.load(text, Loader=loader) if text.strip() else {}
     except yaml.YAMLError as exc:
-        raise UsageError(f"{index_path} is not valid YAML ({str(exc).splitlines()[0]}); the skip record was not written") from None
+        raise UsageError(
+            f"{index_path} is not valid YAML ({str(exc).splitlines()[0]}); the skip record was not written"
+        ) from None
     if before is None:
         before = {}
     if not isinstance(before, dict):
@@ -407,33 +472,56 @@ def write_skip_record(index_path: Path, value: str | None, feature_name: str) ->
 # --------------------------------------------------------------------------------------------
 
 
-def _append_entry(session: FeatureSession, evidence: Evidence, ans: Answer, reason: str | None, *, user: str, source: str,
-                  extra: list[str] | None = None, rationale: str | None = None) -> int:
-    fields = entry_fields(evidence, ans, reason, user=user, source=source, now=now_iso(),
-                          extra_consequences=extra, rationale=rationale)
+def _append_entry(
+    session: FeatureSession,
+    evidence: Evidence,
+    ans: Answer,
+    reason: str | None,
+    *,
+    user: str,
+    source: str,
+    extra: list[str] | None = None,
+    rationale: str | None = None,
+) -> int:
+    fields = entry_fields(
+        evidence, ans, reason, user=user, source=source, now=now_iso(), extra_consequences=extra, rationale=rationale
+    )
     fields.pop("timestamp", None)
     return session.append_auto_decision(**fields)
 
 
-def _result(evidence: Evidence, ans: Answer, reason: str | None, user: str, recorded: list[str], number: int,
-            **extra: Any) -> GateResult:
+def _result(
+    evidence: Evidence, ans: Answer, reason: str | None, user: str, recorded: list[str], number: int, **extra: Any
+) -> GateResult:
     seen: list[str] = []
     for r in recorded:
         if r not in seen:
             seen.append(r)
-    return GateResult(gate=evidence.gate.id, answer=ans.value, decision=evidence.decision_for(ans), reason=reason,
-                      decided_by=user, recorded=seen, entry_number=number, extra=extra)
+    return GateResult(
+        gate=evidence.gate.id,
+        answer=ans.value,
+        decision=evidence.decision_for(ans),
+        reason=reason,
+        decided_by=user,
+        recorded=seen,
+        entry_number=number,
+        extra=extra,
+    )
 
 
-def _apply_entry(session: FeatureSession, ev: Evidence, ans: Answer, reason: str | None, user: str, source: str) -> GateResult:
+def _apply_entry(
+    session: FeatureSession, ev: Evidence, ans: Answer, reason: str | None, user: str, source: str
+) -> GateResult:
     ctx = ev.context
     index = Path(session.feature.path) / "index.yaml"
     if ans.value == "skip":
         if ctx["verdict"] == "skip" and ctx.get("record"):
             line = f"{ctx['record']} — confirmed by {user}" + (f": {reason}" if reason else "")
         else:
-            line = (f"signal_lost={ctx['signal_lost']}, {ctx['patterns']} cross-task pattern(s), "
-                    f"{ctx['failures']} parse failure(s), iteration skipped by {user}: {reason} (reply to override)")
+            line = (
+                f"signal_lost={ctx['signal_lost']}, {ctx['patterns']} cross-task pattern(s), "
+                f"{ctx['failures']} parse failure(s), iteration skipped by {user}: {reason} (reply to override)"
+            )
         extra = [f"index.yaml: {SKIP_KEY} written (reversible: answer enter to remove it)"]
     else:
         line = None
@@ -445,13 +533,18 @@ def _apply_entry(session: FeatureSession, ev: Evidence, ans: Answer, reason: str
     return _result(ev, ans, reason, user, recorded, number, **({"skip_record": line} if line else {}))
 
 
-def _apply_round(session: FeatureSession, ev: Evidence, ans: Answer, reason: str | None, user: str, source: str) -> GateResult:
+def _apply_round(
+    session: FeatureSession, ev: Evidence, ans: Answer, reason: str | None, user: str, source: str
+) -> GateResult:
     fig = ev.context["fig"]
     valves = ev.context.get("valves") or []
     trigger = None
     if ans.value == "continue":
         decision = "continue"
-        why = reason or f"user chose to continue: signal_lost {fig['before']} → {fig['after']}, {fig['remaining']} remaining"
+        why = (
+            reason
+            or f"user chose to continue: signal_lost {fig['before']} → {fig['after']}, {fig['remaining']} remaining"
+        )
         if valves:
             why = f"continue despite safety valve {', '.join(valves)}: {why}"
     else:
@@ -461,7 +554,9 @@ def _apply_round(session: FeatureSession, ev: Evidence, ans: Answer, reason: str
             decision = "stop"
             if ev.gate.id == "safety-valve" and valves:
                 trigger = valves[0]
-        why = reason or f"user chose to stop: signal_lost {fig['before']} → {fig['after']}, {fig['remaining']} remaining"
+        why = (
+            reason or f"user chose to stop: signal_lost {fig['before']} → {fig['after']}, {fig['remaining']} remaining"
+        )
         if valves and ev.gate.id == "safety-valve":
             names = {"max_rounds": "max rounds", "stagnation": "stagnation", "net_rot": "net rot"}
             why = f"safety valve {', '.join(names.get(v, v) for v in valves)}: {why}"
@@ -471,40 +566,85 @@ def _apply_round(session: FeatureSession, ev: Evidence, ans: Answer, reason: str
     if decision == "forced_stop" and trigger:
         kwargs["trigger"] = trigger
     session.close_round(decision, why, **kwargs)
-    return _result(ev, ans, reason, user, ["auto-decisions.md", "iteration-log.yaml", ".scars/journal.jsonl"], number,
-                   round=fig["round"], round_decision=decision)
+    return _result(
+        ev,
+        ans,
+        reason,
+        user,
+        ["auto-decisions.md", "iteration-log.yaml", ".scars/journal.jsonl"],
+        number,
+        round=fig["round"],
+        round_decision=decision,
+    )
 
 
-def _apply_blocked(session: FeatureSession, ev: Evidence, ans: Answer, reason: str | None, user: str, source: str) -> GateResult:
+def _apply_blocked(
+    session: FeatureSession, ev: Evidence, ans: Answer, reason: str | None, user: str, source: str
+) -> GateResult:
     item = ev.context["item"]
     outcome = "retry_with_context" if ans.value == "retry" else "reclassify_as_defer"
-    number = _append_entry(session, ev, ans, reason, user=user, source=source,
-                           extra=[f"blocked-fix outcome {outcome} for {item} (journal; logged with the round)"])
+    number = _append_entry(
+        session,
+        ev,
+        ans,
+        reason,
+        user=user,
+        source=source,
+        extra=[f"blocked-fix outcome {outcome} for {item} (journal; logged with the round)"],
+    )
     session.record_blocked_fix(item, outcome, reason)
-    return _result(ev, ans, reason, user, ["auto-decisions.md", ".scars/journal.jsonl"], number,
-                   item=item, outcome=outcome)
+    return _result(
+        ev, ans, reason, user, ["auto-decisions.md", ".scars/journal.jsonl"], number, item=item, outcome=outcome
+    )
 
 
-def _apply_triage(session: FeatureSession, ev: Evidence, ans: Answer, reason: str | None, user: str, source: str) -> GateResult:
+def _apply_triage(
+    session: FeatureSession, ev: Evidence, ans: Answer, reason: str | None, user: str, source: str
+) -> GateResult:
     c = ev.context["counts"]
     undecided = ev.context["undecided"]
     summary = f"fix {c['fix']}, accept {c['accept']}, defer {c['defer']} of {ev.context['total']} items"
     if undecided:
         ev.decision_overrides["done"] = "revise"
-    answer = Answer(ans.value, ans.key, f"Triage recorded: {summary}" + (f"; {undecided} undecided" if undecided else ""),
-                    ans.decision, ans.needs_reason,
-                    ans.consequence if not undecided else f"re-run triage: {undecided} items are still undecided")
-    number = _append_entry(session, ev, answer, reason, user=user, source=source,
-                           rationale=reason or f"{user} triaged the remaining items: {summary}")
+    answer = Answer(
+        ans.value,
+        ans.key,
+        f"Triage recorded: {summary}" + (f"; {undecided} undecided" if undecided else ""),
+        ans.decision,
+        ans.needs_reason,
+        ans.consequence if not undecided else f"re-run triage: {undecided} items are still undecided",
+    )
+    number = _append_entry(
+        session,
+        ev,
+        answer,
+        reason,
+        user=user,
+        source=source,
+        rationale=reason or f"{user} triaged the remaining items: {summary}",
+    )
     return _result(ev, ans, reason, user, ["auto-decisions.md"], number, counts=dict(c), undecided=undecided)
 
 
-_APPLY = {"entry": _apply_entry, "round-continue": _apply_round, "safety-valve": _apply_round,
-          "blocked-fix": _apply_blocked, "triage": _apply_triage}
+_APPLY = {
+    "entry": _apply_entry,
+    "round-continue": _apply_round,
+    "safety-valve": _apply_round,
+    "blocked-fix": _apply_blocked,
+    "triage": _apply_triage,
+}
 
 
-def apply(evidence: Evidence, ans: Answer, reason: str | None, *, user: str, session: FeatureSession | None, source: str,
-          now: str) -> GateResult:
+def apply(
+    evidence: Evidence,
+    ans: Answer,
+    reason: str | None,
+    *,
+    user: str,
+    session: FeatureSession | None,
+    source: str,
+    now: str,
+) -> GateResult:
     if session is None or getattr(session, "read_only", True):
         raise UsageError("a samsara gate records under a writable FeatureSession")
     return _APPLY[evidence.gate.id](session, evidence, ans, reason, user, source)
@@ -523,8 +663,9 @@ def record(evidence: Evidence, answer_text: str, reason: str | None, *, user: st
     """Take the lock, re-read the evidence under it (state may have moved), validate, record."""
     gate = evidence.gate
     with _writable(evidence.target, user) as session:
-        fresh = gather(gate, evidence.target, session=session, item=evidence.context.get("item"),
-                       blocked=_blocked_option(evidence))
+        fresh = gather(
+            gate, evidence.target, session=session, item=evidence.context.get("item"), blocked=_blocked_option(evidence)
+        )
         ans, reason = validate_answer(fresh, answer_text, reason)
         return apply(fresh, ans, reason, user=user, session=session, source=source, now=now_iso())
 
@@ -598,11 +739,16 @@ def replay(path: str, af: AnswersFile, *, user: str, options: dict[str, Any], so
                     # Its figures depend on the decisions replayed first; checked again before writing.
                     ans = GATES[gid].answer(e.get("answer") or "")
                     if ans is None:
-                        errors.append(f"{gid}: {e.get('answer')!r} is not a valid answer; valid answers: "
-                                      f"{GATES[gid].valid_answers_text()}")
+                        errors.append(
+                            f"{gid}: {e.get('answer')!r} is not a valid answer; valid answers: "
+                            f"{GATES[gid].valid_answers_text()}"
+                        )
                     elif ans.needs_reason or gid == "safety-valve":
-
-                        problem = generic_reason_problem(e.get("reason"), GATES[gid]) if (ans.needs_reason or e.get("reason")) else None
+                        problem = (
+                            generic_reason_problem(e.get("reason"), GATES[gid])
+                            if (ans.needs_reason or e.get("reason"))
+                            else None
+                        )
                         if problem:
                             errors.append(f"{gid}: {problem}")
                     try:
@@ -621,8 +767,10 @@ def replay(path: str, af: AnswersFile, *, user: str, options: dict[str, Any], so
                     continue
                 plan.append((gid, {**e, **opts}))
     if errors:
-        raise DecisionRefused(f"{af.source}: invalid answers file, nothing was recorded:\n  " + "\n  ".join(errors),
-                              [FieldError("answers", e) for e in errors])
+        raise DecisionRefused(
+            f"{af.source}: invalid answers file, nothing was recorded:\n  " + "\n  ".join(errors),
+            [FieldError("answers", e) for e in errors],
+        )
     # 2. Replay under the writer lock, in the loop's order.
     results: list[GateResult] = []
     with _writable(feature_dir, user) as session:

@@ -84,8 +84,13 @@ def load_json_state(path: Path) -> tuple[dict, dict]:
         raise UsageError(f"{path} is not valid JSON ({exc}); fix the file before answering its gate") from None
     if not isinstance(data, dict):
         raise UsageError(f"{path} does not hold a JSON object")
-    meta = {"fp": fp, "indent": _detect_indent(text), "newline": text.endswith("\n"), "text": text,
-            "original": json.loads(text)}
+    meta = {
+        "fp": fp,
+        "indent": _detect_indent(text),
+        "newline": text.endswith("\n"),
+        "text": text,
+        "original": json.loads(text),
+    }
     return data, meta
 
 
@@ -104,7 +109,7 @@ def write_feature_json(path: Path, data: dict, meta: dict) -> list[Path]:
     try:
         view = memoryview(dump_json_state(data, meta))
         while view:
-            view = view[os.write(fd, view):]
+            view = view[os.write(fd, view) :]
         os.fsync(fd)
     finally:
         os.close(fd)
@@ -129,14 +134,17 @@ def _patch_top_level(text: str, original: dict, data: dict) -> str | None:
         if isinstance(value, (dict, list)):
             return None
         enc = json.dumps(value, ensure_ascii=False)
-        pat = re.compile(r'(?m)^(?P<ind>[ \t]*)' + re.escape(json.dumps(key, ensure_ascii=False))
-                         + r'(?P<sep>\s*:\s*)(?P<val>"(?:[^"\\]|\\.)*"|-?\d[\d.eE+-]*|true|false|null)')
+        pat = re.compile(
+            r"(?m)^(?P<ind>[ \t]*)"
+            + re.escape(json.dumps(key, ensure_ascii=False))
+            + r'(?P<sep>\s*:\s*)(?P<val>"(?:[^"\\]|\\.)*"|-?\d[\d.eE+-]*|true|false|null)'
+        )
         if key in original:
             matches = list(pat.finditer(out))
             if len(matches) != 1 or isinstance(original[key], (dict, list)):
                 return None
             m = matches[0]
-            out = out[: m.start("val")] + enc + out[m.end("val"):]
+            out = out[: m.start("val")] + enc + out[m.end("val") :]
         else:
             end = out.rstrip().rfind("}")
             body = out[:end].rstrip()
@@ -177,23 +185,55 @@ def utc_now_z() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def record_entry(evidence: Evidence, ans: Answer, reason: str | None, *, user: str, source: str, now: str,
-            extra_consequences: list[str] | None = None, rationale: str | None = None) -> tuple[Path, int]:
+def record_entry(
+    evidence: Evidence,
+    ans: Answer,
+    reason: str | None,
+    *,
+    user: str,
+    source: str,
+    now: str,
+    extra_consequences: list[str] | None = None,
+    rationale: str | None = None,
+) -> tuple[Path, int]:
     """Append the gate's auto-decisions.md entry next to the loop's state file."""
     directory = Path(evidence.context["decisions_dir"])
-    fields = entry_fields(evidence, ans, reason, user=user, source=source, now=now,
-                          extra_consequences=extra_consequences, rationale=rationale)
+    fields = entry_fields(
+        evidence,
+        ans,
+        reason,
+        user=user,
+        source=source,
+        now=now,
+        extra_consequences=extra_consequences,
+        rationale=rationale,
+    )
     number = append_auto_decision_file(directory, **fields)
     return directory / "auto-decisions.md", number
 
 
-def gate_result(evidence: Evidence, ans: Answer, reason: str | None, user: str, recorded: list[Path],
-            number: int | None, **extra: Any) -> GateResult:
+def gate_result(
+    evidence: Evidence,
+    ans: Answer,
+    reason: str | None,
+    user: str,
+    recorded: list[Path],
+    number: int | None,
+    **extra: Any,
+) -> GateResult:
     root = evidence.context.get("root")
     seen: list[str] = []
     for p in recorded:
         d = display_path(p, root)
         if d not in seen:
             seen.append(d)
-    return GateResult(gate=evidence.gate.id, answer=ans.value, decision=evidence.decision_for(ans),
-                      reason=reason, decided_by=user, recorded=seen, entry_number=number, extra=extra)
+    return GateResult(
+        gate=evidence.gate.id,
+        answer=ans.value,
+        decision=evidence.decision_for(ans),
+        reason=reason,
+        decided_by=user,
+        recorded=seen,
+        entry_number=number,
+        extra=extra,
+    )

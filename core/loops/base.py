@@ -168,9 +168,7 @@ class LoopState:
             "trend": list(self.trend),
             "history": [p.to_dict() for p in self.points],
             "details": _jsonable(self.details),
-            "parse_failures": [
-                {"file": f.file, "line": f.line, "reason": f.reason} for f in self.parse_failures
-            ],
+            "parse_failures": [{"file": f.file, "line": f.line, "reason": f.reason} for f in self.parse_failures],
         }
 
 

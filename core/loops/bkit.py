@@ -80,8 +80,10 @@ def pdca_settings(config: dict[str, Any]) -> tuple[float, int]:
     the ``pdca-continue`` gate, the advisor) takes its threshold from here.
     """
     limit = as_int(config.get("maxIterations"))
-    return (_configured(config.get("matchRateThreshold"), MATCH_RATE_THRESHOLD),
-            DEFAULT_MAX_ITERATIONS if limit is None else limit)
+    return (
+        _configured(config.get("matchRateThreshold"), MATCH_RATE_THRESHOLD),
+        DEFAULT_MAX_ITERATIONS if limit is None else limit,
+    )
 
 
 def _configured(value: Any, default: float) -> float:
@@ -117,12 +119,21 @@ def read_status(path: Path, root: Path | None = None) -> list[LoopState]:
     if failure is None and not isinstance(data.get("features"), dict):
         failure = ParseFailure(name, None, "pdca-status.json has no `features` object")
     if failure is not None:
-        return [LoopState(
-            kind="bkit", name=name, path=name, budget=Budget(None, None),
-            stop_rule=StopRule(None, ("status file unusable",)), route=None, trend=(),
-            waiting_for_human=False, reason=f"unusable: {failure.reason}",
-            parse_failures=tuple(failures + [failure]), status="unreadable",
-        )]
+        return [
+            LoopState(
+                kind="bkit",
+                name=name,
+                path=name,
+                budget=Budget(None, None),
+                stop_rule=StopRule(None, ("status file unusable",)),
+                route=None,
+                trend=(),
+                waiting_for_human=False,
+                reason=f"unusable: {failure.reason}",
+                parse_failures=tuple(failures + [failure]),
+                status="unreadable",
+            )
+        ]
     threshold, limit = pdca_settings(config)
     states = []
     for feature, entry in data["features"].items():
@@ -130,8 +141,15 @@ def read_status(path: Path, root: Path | None = None) -> list[LoopState]:
     return states
 
 
-def _feature_state(feature: str, entry: Any, file: str, threshold: float, default_limit: int,
-                   file_failures: list[ParseFailure], document: dict[str, Any]) -> LoopState:
+def _feature_state(
+    feature: str,
+    entry: Any,
+    file: str,
+    threshold: float,
+    default_limit: int,
+    file_failures: list[ParseFailure],
+    document: dict[str, Any],
+) -> LoopState:
     failures = list(file_failures)
     if not isinstance(entry, dict):
         failures.append(ParseFailure(file, None, f"features[{feature!r}] is not an object"))
@@ -139,10 +157,16 @@ def _feature_state(feature: str, entry: Any, file: str, threshold: float, defaul
     phase = entry.get("phase") if isinstance(entry.get("phase"), str) else None
     rate = as_number(entry.get("matchRate"))
     if entry.get("matchRate") is not None and rate is None:
-        failures.append(ParseFailure(file, None, f"features[{feature!r}].matchRate {entry.get('matchRate')!r} is not a number"))
+        failures.append(
+            ParseFailure(file, None, f"features[{feature!r}].matchRate {entry.get('matchRate')!r} is not a number")
+        )
     count = as_int(entry.get("iterationCount"))
     if entry.get("iterationCount") is not None and count is None:
-        failures.append(ParseFailure(file, None, f"features[{feature!r}].iterationCount {entry.get('iterationCount')!r} is not a count"))
+        failures.append(
+            ParseFailure(
+                file, None, f"features[{feature!r}].iterationCount {entry.get('iterationCount')!r} is not a count"
+            )
+        )
     limit = as_int(entry.get("maxIterations")) or default_limit
     budget = Budget(count if count is not None else 0, limit, "iterations")
     machine = entry.get("stateMachine") if isinstance(entry.get("stateMachine"), dict) else {}
@@ -155,8 +179,10 @@ def _feature_state(feature: str, entry: Any, file: str, threshold: float, defaul
     else:
         reasons.append(f"match rate {fmt_number(rate)}% {'≥' if passes else '<'} {fmt_number(threshold)}%")
     if budget.over:
-        reasons.append(f"iterationCount {count} is above the nominal limit {limit} "
-                       f"(critical work allows {CRITICAL_MAX_ITERATIONS})")
+        reasons.append(
+            f"iterationCount {count} is above the nominal limit {limit} "
+            f"(critical work allows {CRITICAL_MAX_ITERATIONS})"
+        )
     if passes:
         stop = StopRule(True, tuple(reasons), "success")
     elif budget.spent:
@@ -171,9 +197,11 @@ def _feature_state(feature: str, entry: Any, file: str, threshold: float, defaul
         waiting, reason = True, "circuit breaker open: the state machine stopped retrying"
     elif stop.outcome == "failure":
         waiting = True
-        reason = (f"iteration limit spent ({count}/{limit}) with match rate "
-                  f"{fmt_number(rate) + '%' if rate is not None else 'not measured'} below {fmt_number(threshold)}%: "
-                  "a person decides (raise the limit for critical work, or accept PARTIAL)")
+        reason = (
+            f"iteration limit spent ({count}/{limit}) with match rate "
+            f"{fmt_number(rate) + '%' if rate is not None else 'not measured'} below {fmt_number(threshold)}%: "
+            "a person decides (raise the limit for critical work, or accept PARTIAL)"
+        )
     elif stop.met:
         reason = "; ".join(stop.reasons[:2])
     else:
@@ -203,14 +231,27 @@ def _feature_state(feature: str, entry: Any, file: str, threshold: float, defaul
         "last_iteration_status": entry.get("lastIterationStatus"),
         "circuit_breaker_open": breaker,
         "primary": document.get("primaryFeature") == feature,
-        "active": feature in (document.get("activeFeatures") or []) if isinstance(document.get("activeFeatures"), list) else False,
+        "active": feature in (document.get("activeFeatures") or [])
+        if isinstance(document.get("activeFeatures"), list)
+        else False,
         "version": document.get("version"),
     }
     return LoopState(
-        kind="bkit", name=feature, path=file, budget=budget, stop_rule=stop, route=route,
-        trend=make_points_trend(points), waiting_for_human=waiting, reason=reason,
-        parse_failures=tuple(failures), raw=entry, status=phase or "unknown",
-        trend_label="match rate %", points=points, details=details,
+        kind="bkit",
+        name=feature,
+        path=file,
+        budget=budget,
+        stop_rule=stop,
+        route=route,
+        trend=make_points_trend(points),
+        waiting_for_human=waiting,
+        reason=reason,
+        parse_failures=tuple(failures),
+        raw=entry,
+        status=phase or "unknown",
+        trend_label="match rate %",
+        points=points,
+        details=details,
     )
 
 
@@ -238,9 +279,16 @@ def read_sprint(path: Path, root: Path | None = None) -> LoopState:
     sprint_id = path.stem
     if failure is not None:
         return LoopState(
-            kind="bkit-sprint", name=sprint_id, path=name, budget=Budget(None, None),
-            stop_rule=StopRule(None, ("sprint file unusable",)), route=None, trend=(),
-            waiting_for_human=False, reason=f"unusable: {failure.reason}", parse_failures=(failure,),
+            kind="bkit-sprint",
+            name=sprint_id,
+            path=name,
+            budget=Budget(None, None),
+            stop_rule=StopRule(None, ("sprint file unusable",)),
+            route=None,
+            trend=(),
+            waiting_for_human=False,
+            reason=f"unusable: {failure.reason}",
+            parse_failures=(failure,),
             status="unreadable",
         )
     failures: list[ParseFailure] = []
@@ -265,8 +313,13 @@ def read_sprint(path: Path, root: Path | None = None) -> LoopState:
         rate = as_number(entry.get("matchRate"))
         rates.append(rate)
         fixed = entry.get("fixedTaskIds") if isinstance(entry.get("fixedTaskIds"), list) else []
-        points.append(TrendPoint(f"iteration {as_int(entry.get('iteration')) or index}", rate,
-                                 f"{len(fixed)} task(s) fixed" if fixed else None))
+        points.append(
+            TrendPoint(
+                f"iteration {as_int(entry.get('iteration')) or index}",
+                rate,
+                f"{len(fixed)} task(s) fixed" if fixed else None,
+            )
+        )
     used = len(points)
     budget = Budget(used, limit, "iterations")
     latest = next((r for r in reversed(rates) if r is not None), None)
@@ -277,9 +330,17 @@ def read_sprint(path: Path, root: Path | None = None) -> LoopState:
         stop = StopRule(True, tuple(reasons + [f"target {fmt_number(target)}% reached"]), "success")
     elif budget.spent:
         ok = match_rate_met(latest, minimum)
-        stop = StopRule(True, tuple(reasons + [f"max iterations reached ({used}/{limit})",
-                                               f"{'at or above' if ok else 'below'} the minimum {fmt_number(minimum)}%"]),
-                        "partial" if ok else "iteration_exhausted")
+        stop = StopRule(
+            True,
+            tuple(
+                reasons
+                + [
+                    f"max iterations reached ({used}/{limit})",
+                    f"{'at or above' if ok else 'below'} the minimum {fmt_number(minimum)}%",
+                ]
+            ),
+            "partial" if ok else "iteration_exhausted",
+        )
     elif flat >= NO_IMPROVEMENT_LIMIT:
         stop = StopRule(True, tuple(reasons + [f"no improvement for {flat} consecutive iterations"]), "no_improvement")
     else:
@@ -293,9 +354,19 @@ def read_sprint(path: Path, root: Path | None = None) -> LoopState:
         reason = "; ".join(stop.reasons)
     route = "done" if stop.met and not waiting else ("paused" if waiting else "iterate")
     return LoopState(
-        kind="bkit-sprint", name=sprint_id, path=name, budget=budget, stop_rule=stop, route=route,
-        trend=make_points_trend(points), waiting_for_human=waiting, reason=reason,
-        parse_failures=tuple(failures), raw=data, status=str(data.get("status") or data.get("phase") or "unknown"),
-        trend_label="match rate %", points=tuple(points),
+        kind="bkit-sprint",
+        name=sprint_id,
+        path=name,
+        budget=budget,
+        stop_rule=stop,
+        route=route,
+        trend=make_points_trend(points),
+        waiting_for_human=waiting,
+        reason=reason,
+        parse_failures=tuple(failures),
+        raw=data,
+        status=str(data.get("status") or data.get("phase") or "unknown"),
+        trend_label="match rate %",
+        points=tuple(points),
         details={"target": target, "min_acceptable": minimum, "blocked": blocked, "no_improvement_run": flat},
     )

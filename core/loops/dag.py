@@ -80,9 +80,16 @@ def read_report(path: Path, root: Path | None = None) -> LoopState:
             failure = ParseFailure(name, None, "the report's root key does not hold a mapping")
     if failure is not None:
         return LoopState(
-            kind="dag-convergence" if "convergence" in path.name.lower() else "dag-iteration", name=path.stem,
-            path=name, budget=Budget(None, None), stop_rule=StopRule(None, ("report unusable",)), route=None,
-            trend=(), waiting_for_human=False, reason=f"unusable: {failure.reason}", parse_failures=(failure,),
+            kind="dag-convergence" if "convergence" in path.name.lower() else "dag-iteration",
+            name=path.stem,
+            path=name,
+            budget=Budget(None, None),
+            stop_rule=StopRule(None, ("report unusable",)),
+            route=None,
+            trend=(),
+            waiting_for_human=False,
+            reason=f"unusable: {failure.reason}",
+            parse_failures=(failure,),
             status="unreadable",
         )
     if "convergenceReport" in data:
@@ -118,7 +125,10 @@ def decision_state(report: dict[str, Any], file: str, default_name: str) -> Loop
     fixability = sum(fixable) / len(fixable) if fixable else None
     reasons = [f"{len(triggers)} trigger(s)" + (f", max severity {fmt_number(max(severities))}" if severities else "")]
     if fixability is not None:
-        reasons.append(f"fixability {fixability:.2f}" + (f" < {FIXABILITY_MIN:g} → escalate" if fixability < FIXABILITY_MIN else ""))
+        reasons.append(
+            f"fixability {fixability:.2f}"
+            + (f" < {FIXABILITY_MIN:g} → escalate" if fixability < FIXABILITY_MIN else "")
+        )
     if needs is False:
         stop = StopRule(True, tuple(["needsIteration: false"] + reasons), "no_iteration_needed")
     elif needs is True:
@@ -126,20 +136,46 @@ def decision_state(report: dict[str, Any], file: str, default_name: str) -> Loop
     else:
         stop = StopRule(None, tuple(["needsIteration missing"] + reasons), None)
     escalate = (strategy_type or "").lower() == "escalate" or (recommendation or "").lower() == "escalate"
-    route = (strategy_type or recommendation or ("accept" if needs is False else None))
-    reason = ("escalated to a person: " + (str(report.get("recommendation") or "") or f"strategy {strategy_type}, "
-              f"assessment {recommendation}")) if escalate else "; ".join(stop.reasons[:2])
+    route = strategy_type or recommendation or ("accept" if needs is False else None)
+    reason = (
+        (
+            "escalated to a person: "
+            + (str(report.get("recommendation") or "") or f"strategy {strategy_type}, assessment {recommendation}")
+        )
+        if escalate
+        else "; ".join(stop.reasons[:2])
+    )
     points = tuple(
-        TrendPoint(f"trigger {i} {t.get('type', '?')}", as_number(t.get("severity")), "fixable" if t.get("fixable") is True else "not fixable")
-        for i, t in enumerate(triggers, 1) if isinstance(t, dict)
+        TrendPoint(
+            f"trigger {i} {t.get('type', '?')}",
+            as_number(t.get("severity")),
+            "fixable" if t.get("fixable") is True else "not fixable",
+        )
+        for i, t in enumerate(triggers, 1)
+        if isinstance(t, dict)
     )
     return LoopState(
-        kind="dag-iteration", name=str(report.get("taskId") or default_name), path=file, budget=budget,
-        stop_rule=stop, route=route.lower() if isinstance(route, str) else route, trend=make_points_trend(points),
-        waiting_for_human=escalate, reason=reason, parse_failures=tuple(failures), raw=report,
-        status=str(decision.get("priority") or "unknown"), trend_label="trigger severity (0–1)", points=points,
-        details={"priority": decision.get("priority"), "strategy": strategy_type, "assessment": recommendation,
-                 "fixability": fixability, "next_steps": report.get("nextSteps") if isinstance(report.get("nextSteps"), list) else []},
+        kind="dag-iteration",
+        name=str(report.get("taskId") or default_name),
+        path=file,
+        budget=budget,
+        stop_rule=stop,
+        route=route.lower() if isinstance(route, str) else route,
+        trend=make_points_trend(points),
+        waiting_for_human=escalate,
+        reason=reason,
+        parse_failures=tuple(failures),
+        raw=report,
+        status=str(decision.get("priority") or "unknown"),
+        trend_label="trigger severity (0–1)",
+        points=points,
+        details={
+            "priority": decision.get("priority"),
+            "strategy": strategy_type,
+            "assessment": recommendation,
+            "fixability": fixability,
+            "next_steps": report.get("nextSteps") if isinstance(report.get("nextSteps"), list) else [],
+        },
     )
 
 
@@ -163,12 +199,24 @@ def trend_analysis(scores: list[float], iterations: list[int], target: float) ->
         needed = math.ceil((target - scores[-1]) / s)
         if needed <= PREDICTION_HORIZON:
             predicted = (iterations[-1] if iterations else len(scores)) + needed
-    return {"direction": direction, "slope": s, "acceleration": accel, "isPlateauing": plateau,
-            "predictedConvergenceIteration": predicted}
+    return {
+        "direction": direction,
+        "slope": s,
+        "acceleration": accel,
+        "isPlateauing": plateau,
+        "predictedConvergenceIteration": predicted,
+    }
 
 
-def recommend(quality: float | None, remaining_improvements: int | None, goal: dict[str, float],
-              left: int | None, trend: dict[str, Any], points: int, current: int | None = None) -> tuple[str, str]:
+def recommend(
+    quality: float | None,
+    remaining_improvements: int | None,
+    goal: dict[str, float],
+    left: int | None,
+    trend: dict[str, Any],
+    points: int,
+    current: int | None = None,
+) -> tuple[str, str]:
     """The monitor's recommendation (formats.md §5.2) and why."""
     target, acceptable = goal["targetQuality"], goal["acceptableQuality"]
     if quality is None:
@@ -180,14 +228,22 @@ def recommend(quality: float | None, remaining_improvements: int | None, goal: d
     if ok and left is not None and left <= 1:
         return "accept", f"acceptable ({quality:g} ≥ {acceptable:g}) with {left} iteration left"
     if left == 0:
-        return ("accept", "budget spent; quality acceptable") if ok else ("escalate", "budget spent below the acceptable quality")
+        return (
+            ("accept", "budget spent; quality acceptable")
+            if ok
+            else ("escalate", "budget spent below the acceptable quality")
+        )
     if trend["isPlateauing"] and not ok:
         return "escalate", f"plateau below the acceptable quality {acceptable:g}"
     if trend["direction"] == "declining" and points >= 3:
         return "escalate", "quality declining over 3+ iterations"
     predicted = trend["predictedConvergenceIteration"]
-    achievable = not trend["isPlateauing"] and trend["direction"] != "declining" and predicted is not None and (
-        left is None or predicted - (current if current is not None else points) <= left)
+    achievable = (
+        not trend["isPlateauing"]
+        and trend["direction"] != "declining"
+        and predicted is not None
+        and (left is None or predicted - (current if current is not None else points) <= left)
+    )
     if not achievable:
         return "escalate", "the goal is not achievable in the remaining budget at the current trend"
     return "continue", "improving toward the target"
@@ -216,7 +272,11 @@ def convergence_state(report: dict[str, Any], file: str, default_name: str) -> L
         q = as_number(point.get("qualityScore"))
         it = as_int(point.get("iteration")) or index
         left_items = as_int(point.get("improvementsRemaining"))
-        points.append(TrendPoint(f"iteration {it}", q, f"{left_items} improvement(s) remaining" if left_items is not None else None))
+        points.append(
+            TrendPoint(
+                f"iteration {it}", q, f"{left_items} improvement(s) remaining" if left_items is not None else None
+            )
+        )
         if q is not None:
             scores.append(q)
             iterations.append(it)
@@ -239,16 +299,28 @@ def convergence_state(report: dict[str, Any], file: str, default_name: str) -> L
     ]
     if isinstance(own_action, str) and own_action.lower() != action:
         reasons.append(f"the report itself recommends {own_action}")
-    stop = StopRule(converged or action in ("accept", "escalate", "abort"), tuple(reasons),
-                    "converged" if converged else (action if action != "continue" else None))
+    stop = StopRule(
+        converged or action in ("accept", "escalate", "abort"),
+        tuple(reasons),
+        "converged" if converged else (action if action != "continue" else None),
+    )
     effective = (own_action or action).lower() if isinstance(own_action, str) else action
     waiting = effective in ("escalate", "abort") or action in ("escalate", "abort")
     reason = f"{'escalate' if waiting else effective}: {why}"
     return LoopState(
-        kind="dag-convergence", name=str(report.get("taskId") or default_name), path=file, budget=budget,
-        stop_rule=stop, route=effective, trend=make_points_trend(points), waiting_for_human=waiting,
-        reason=reason, parse_failures=tuple(failures), raw=report,
-        status="converged" if converged else trend["direction"], trend_label="quality score (0–1)",
-        points=tuple(points), details={"goal": goal, "trend": trend, "recommendation": action,
-                                        "report_recommendation": own_action},
+        kind="dag-convergence",
+        name=str(report.get("taskId") or default_name),
+        path=file,
+        budget=budget,
+        stop_rule=stop,
+        route=effective,
+        trend=make_points_trend(points),
+        waiting_for_human=waiting,
+        reason=reason,
+        parse_failures=tuple(failures),
+        raw=report,
+        status="converged" if converged else trend["direction"],
+        trend_label="quality score (0–1)",
+        points=tuple(points),
+        details={"goal": goal, "trend": trend, "recommendation": action, "report_recommendation": own_action},
     )

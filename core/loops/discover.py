@@ -29,10 +29,24 @@ from scars.core.loops.base import KINDS, LoopState
 from scars.core.loops.samsara import read_samsara_feature
 from scars.core.samsara.feature import find_features
 
-SKIP_DIRS = frozenset({
-    ".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", ".tox", ".nox",
-    ".mypy_cache", ".pytest_cache", ".ruff_cache", "site-packages", ".scars",
-})
+SKIP_DIRS = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        "node_modules",
+        ".venv",
+        "venv",
+        "__pycache__",
+        ".tox",
+        ".nox",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        "site-packages",
+        ".scars",
+    }
+)
 YAML_SUFFIXES = (".yaml", ".yml")
 
 

@@ -204,8 +204,11 @@ def record_route(
     route = gap.get("type") if gap.get("type") in GAP_ROUTES else "execute"
     previous = history[-2] if len(history) >= 2 and isinstance(history[-2], dict) else None
     previous_gap = previous.get("gap") if previous and isinstance(previous.get("gap"), dict) else None
-    if gap.get("needs_operator") is True or previous_gap is not None and _norm_fix(gap.get("fix_first")) and (
-        _norm_fix(gap.get("fix_first")) == _norm_fix(previous_gap.get("fix_first"))
+    if (
+        gap.get("needs_operator") is True
+        or previous_gap is not None
+        and _norm_fix(gap.get("fix_first"))
+        and (_norm_fix(gap.get("fix_first")) == _norm_fix(previous_gap.get("fix_first")))
     ):
         route = "escalate"
     return route, verdict, gap
@@ -306,8 +309,14 @@ class BacklogEntry:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "line": self.line, "done": self.done, "date": self.date, "slug": self.slug,
-            "type": self.type, "id": self.id, "text": self.text, "terminal": self.terminal,
+            "line": self.line,
+            "done": self.done,
+            "date": self.date,
+            "slug": self.slug,
+            "type": self.type,
+            "id": self.id,
+            "text": self.text,
+            "terminal": self.terminal,
             "terminal_note": self.terminal_note,
         }
 
@@ -320,7 +329,9 @@ def parse_backlog(text: str, file: str = ".loop-spec/BACKLOG.md") -> tuple[list[
             continue
         m = _BACKLOG_LINE.match(line.rstrip())
         if not m:
-            failures.append(ParseFailure(file, number, "backlog entry not in the form `- [ ] (date slug type[ id=…]) text`"))
+            failures.append(
+                ParseFailure(file, number, "backlog entry not in the form `- [ ] (date slug type[ id=…]) text`")
+            )
             continue
         body = m.group("text")
         terminal = " -- TERMINAL: " in body
@@ -330,8 +341,17 @@ def parse_backlog(text: str, file: str = ".loop-spec/BACKLOG.md") -> tuple[list[
         if m.group("type") not in BACKLOG_TYPES:
             failures.append(ParseFailure(file, number, f"unknown backlog type {m.group('type')!r} (kept)"))
         entries.append(
-            BacklogEntry(number, m.group("mark") != " ", m.group("date"), m.group("slug"), m.group("type"),
-                         m.group("id"), body, terminal, note)
+            BacklogEntry(
+                number,
+                m.group("mark") != " ",
+                m.group("date"),
+                m.group("slug"),
+                m.group("type"),
+                m.group("id"),
+                body,
+                terminal,
+                note,
+            )
         )
     return entries, failures
 
@@ -349,8 +369,14 @@ def parse_iteration_md(text: str) -> list[dict[str, Any]]:
     for number, line in enumerate(text.splitlines(), 1):
         m = _ITER_HEADING.match(line)
         if m:
-            current = {"iteration": int(m.group(1)), "title": m.group(2).strip(" —-"), "line": number,
-                       "converged": None, "scores": [], "route": None}
+            current = {
+                "iteration": int(m.group(1)),
+                "title": m.group(2).strip(" —-"),
+                "line": number,
+                "converged": None,
+                "scores": [],
+                "route": None,
+            }
             sections.append(current)
             continue
         if current is None:
@@ -374,14 +400,23 @@ def parse_iteration_md(text: str) -> list[dict[str, Any]]:
 # --------------------------------------------------------------------------- reading a feature
 
 
-def _artifact(feature: dict[str, Any], key: str, default: str, project: Path,
-              failures: list[ParseFailure], root: Path, feature_file: str) -> Path | None:
+def _artifact(
+    feature: dict[str, Any],
+    key: str,
+    default: str,
+    project: Path,
+    failures: list[ParseFailure],
+    root: Path,
+    feature_file: str,
+) -> Path | None:
     artifacts = feature.get("artifacts") if isinstance(feature.get("artifacts"), dict) else {}
     value = artifacts.get(key)
     text = value if isinstance(value, str) and value.strip() else default
     candidate = Path(text)
     if candidate.is_absolute() or not inside(project / candidate, root):
-        failures.append(ParseFailure(feature_file, None, f"artifacts.{key} {text!r} points outside the repository; not read"))
+        failures.append(
+            ParseFailure(feature_file, None, f"artifacts.{key} {text!r} points outside the repository; not read")
+        )
         return None
     return project / candidate
 
@@ -408,10 +443,16 @@ def read_feature(feature_json: Path, root: Path | None = None) -> LoopState:
         failure = ParseFailure(name_rel, None, "feature.json is not a JSON object")
     if failure is not None:
         return LoopState(
-            kind="loop-spec", name=feature_dir.name, path=name_rel,
-            budget=Budget(None, None, "judge passes"), stop_rule=StopRule(None, ("feature.json unusable",)),
-            route=None, trend=(), waiting_for_human=False,
-            reason=f"feature.json unusable: {failure.reason}", parse_failures=(failure,),
+            kind="loop-spec",
+            name=feature_dir.name,
+            path=name_rel,
+            budget=Budget(None, None, "judge passes"),
+            stop_rule=StopRule(None, ("feature.json unusable",)),
+            route=None,
+            trend=(),
+            waiting_for_human=False,
+            reason=f"feature.json unusable: {failure.reason}",
+            parse_failures=(failure,),
         )
 
     slug = data.get("slug") if isinstance(data.get("slug"), str) and data.get("slug") else feature_dir.name
@@ -425,11 +466,17 @@ def read_feature(feature_json: Path, root: Path | None = None) -> LoopState:
     if last is not None:
         missing = [k for k in REQUIRED_VERDICT_KEYS if k not in last]
         if missing:
-            failures.append(ParseFailure(name_rel, None, "iterate.lastVerdict lacks " + ", ".join(missing) + " (malformed: never converged)"))
+            failures.append(
+                ParseFailure(
+                    name_rel, None, "iterate.lastVerdict lacks " + ", ".join(missing) + " (malformed: never converged)"
+                )
+            )
     phase = data.get("currentPhase") if isinstance(data.get("currentPhase"), str) else None
     exec_style = data.get("execStyle") if isinstance(data.get("execStyle"), str) else None
     autonomous = data.get("autonomous") is True
-    warnings = [w for w in data.get("warnings", []) if isinstance(w, str)] if isinstance(data.get("warnings"), list) else []
+    warnings = (
+        [w for w in data.get("warnings", []) if isinstance(w, str)] if isinstance(data.get("warnings"), list) else []
+    )
     harvest_done = [w for w in warnings if w.startswith(("iterate-budget-spent:", "iterate-terminal:"))]
     lim = limit_route(used, max_it, conf_used)
 
@@ -439,7 +486,9 @@ def read_feature(feature_json: Path, root: Path | None = None) -> LoopState:
     # when only a part of it was scanned.
     boundary = project if inside(root, project) else root
     spec_path = _artifact(data, "spec", f"{docs_default}/SPEC.md", project, failures, boundary, name_rel)
-    verif_path = _artifact(data, "verification", f"{docs_default}/VERIFICATION.md", project, failures, boundary, name_rel)
+    verif_path = _artifact(
+        data, "verification", f"{docs_default}/VERIFICATION.md", project, failures, boundary, name_rel
+    )
     iter_path = _artifact(data, "iteration", f"{docs_default}/ITERATION.md", project, failures, boundary, name_rel)
 
     def optional_text(path: Path | None) -> str | None:
@@ -467,12 +516,16 @@ def read_feature(feature_json: Path, root: Path | None = None) -> LoopState:
             extracted = extract_verdict(text)
             if not extracted.ok:
                 judge_problem = extracted.problem
-                failures.append(ParseFailure(rel(judge_out, root), None, f"judge output malformed: {extracted.problem}"))
+                failures.append(
+                    ParseFailure(rel(judge_out, root), None, f"judge output malformed: {extracted.problem}")
+                )
 
     # Route: the recorded one, else derived from the last verdict, else the limit gate.
     recorded = block.get("lastRoute") if block.get("lastRoute") in ROUTES else None
     if block.get("lastRoute") is not None and recorded is None:
-        failures.append(ParseFailure(name_rel, None, f"iterate.lastRoute {block.get('lastRoute')!r} is not a known route; ignored"))
+        failures.append(
+            ParseFailure(name_rel, None, f"iterate.lastRoute {block.get('lastRoute')!r} is not a known route; ignored")
+        )
     stored_verdict = last
     gap = last.get("gap") if last and isinstance(last.get("gap"), dict) else None
     if recorded is not None:
@@ -510,7 +563,9 @@ def read_feature(feature_json: Path, root: Path | None = None) -> LoopState:
             if floor_lines and verdict_converged(last):
                 reasons.append(f"converged floor vetoed: {floor_lines[0]}")
         if gap:
-            reasons.append(f"gap ({gap.get('type', '?')}): {gap.get('description') or gap.get('fix_first') or 'unspecified'}")
+            reasons.append(
+                f"gap ({gap.get('type', '?')}): {gap.get('description') or gap.get('fix_first') or 'unspecified'}"
+            )
         if lim == "confirmation":
             reasons.append(f"limit reached ({used}/{max_it}); one confirmation pass left")
         else:
@@ -524,7 +579,11 @@ def read_feature(feature_json: Path, root: Path | None = None) -> LoopState:
     if route == "escalate" and phase in _ITERATE_PHASES:
         waiting = True
         fix = (gap or {}).get("fix_first") or (gap or {}).get("description") or "see the last verdict"
-        why = "the gap needs an operator" if (gap or {}).get("needs_operator") is True else "the same fix_first survived a remediation round"
+        why = (
+            "the gap needs an operator"
+            if (gap or {}).get("needs_operator") is True
+            else "the same fix_first survived a remediation round"
+        )
         reason = f"escalated: {why}; fix first: {fix}"
     elif route == "spec" and phase in _ITERATE_PHASES:
         desc = (gap or {}).get("description") or "SPEC-level gap"
@@ -547,8 +606,11 @@ def read_feature(feature_json: Path, root: Path | None = None) -> LoopState:
             continue
         scores = verdict_scores(entry)
         label = f"iteration {as_int(entry.get('iteration')) or index}"
-        note = "converged" if verdict_converged(entry) else (
-            f"gap: {entry['gap'].get('type')}" if isinstance(entry.get("gap"), dict) else "not converged")
+        note = (
+            "converged"
+            if verdict_converged(entry)
+            else (f"gap: {entry['gap'].get('type')}" if isinstance(entry.get("gap"), dict) else "not converged")
+        )
         points.append(TrendPoint(label, sum(scores) / len(scores) if scores else None, note))
     iteration_sections: list[dict[str, Any]] = []
     iter_text = optional_text(iter_path)
@@ -558,7 +620,9 @@ def read_feature(feature_json: Path, root: Path | None = None) -> LoopState:
             for section in iteration_sections:
                 scores = section["scores"]
                 note = {True: "converged", False: "not converged", None: None}[section["converged"]]
-                points.append(TrendPoint(f"iteration {section['iteration']}", sum(scores) / len(scores) if scores else None, note))
+                points.append(
+                    TrendPoint(f"iteration {section['iteration']}", sum(scores) / len(scores) if scores else None, note)
+                )
 
     # The repository's backlog entries for this feature.
     backlog: list[dict[str, Any]] = []
@@ -584,12 +648,18 @@ def read_feature(feature_json: Path, root: Path | None = None) -> LoopState:
         "feedback": block.get("feedback"),
         "floor": floor_lines,
         "warnings": warnings,
-        "pending_remediation_tasks": len(data["pendingRemediationTasks"]) if isinstance(data.get("pendingRemediationTasks"), list) else 0,
+        "pending_remediation_tasks": len(data["pendingRemediationTasks"])
+        if isinstance(data.get("pendingRemediationTasks"), list)
+        else 0,
         "backlog": backlog,
         "iteration_md": iteration_sections,
         "gate_options": list(SPEC_GATE_OPTIONS) if route == "spec" else [],
     }
-    status = "converged" if outcome == "converged" else ("limit spent" if outcome == "budget_spent" else (phase or "unknown"))
+    status = (
+        "converged"
+        if outcome == "converged"
+        else ("limit spent" if outcome == "budget_spent" else (phase or "unknown"))
+    )
     return LoopState(
         kind="loop-spec",
         name=slug,

@@ -46,11 +46,29 @@ BLOCKING_BUCKETS = ("FAIL", "INCONCLUSIVE", "ZERO_ELIGIBLE_VARIANTS")
 BUCKETS = ("PASS",) + BLOCKING_BUCKETS + ("INTEGRITY_ONLY",)
 
 # Verdict canonicalisation tables (Phase B), checked before any substring rule.
-_READY_TERMS = {"ready", "accept", "accepted", "sufficient", "good enough", "looks ready",
-                "ready for submission", "yes"}
+_READY_TERMS = {
+    "ready",
+    "accept",
+    "accepted",
+    "sufficient",
+    "good enough",
+    "looks ready",
+    "ready for submission",
+    "yes",
+}
 _ALMOST_TERMS = {"almost", "almost ready", "nearly ready", "close", "minor revision", "minor revisions"}
-_NOT_READY_TERMS = {"not ready", "revise", "weak", "reject", "rejected", "needs major work",
-                    "major revision", "major revisions", "no", "not yet"}
+_NOT_READY_TERMS = {
+    "not ready",
+    "revise",
+    "weak",
+    "reject",
+    "rejected",
+    "needs major work",
+    "major revision",
+    "major revisions",
+    "no",
+    "not yet",
+}
 _NOT_READY_PATTERN = re.compile(r"\bnot\s+(?:yet\s+|quite\s+)?ready\b|\bnot\s+almost\b")
 
 
@@ -93,8 +111,10 @@ _REVIEW_SECTION = re.compile(r"^##\s+(?P<kind>Iteration|Round)\s+(?P<n>\d+)\b(?P
 _BUDGET_LINE = re.compile(r"budget after this iteration\W+iterations\s+(\d+)\s*/\s*\d+", re.IGNORECASE)
 _REENTRY_LINE = re.compile(r"claim[- ]re-?entries\s+(\d+)\s*/\s*\d+", re.IGNORECASE)
 _FENCE = re.compile(r"^\s*(```|~~~)")
-_LABEL = re.compile(r"^\s*(?:[-*+]\s+)?(?:\*\*|__)?\s*(?P<label>score|verdict)\s*(?:\*\*|__)?\s*:\s*(?:\*\*|__)?(?P<value>.*)$",
-                    re.IGNORECASE)
+_LABEL = re.compile(
+    r"^\s*(?:[-*+]\s+)?(?:\*\*|__)?\s*(?P<label>score|verdict)\s*(?:\*\*|__)?\s*:\s*(?:\*\*|__)?(?P<value>.*)$",
+    re.IGNORECASE,
+)
 
 
 def _unfenced_lines(text: str):
@@ -151,9 +171,18 @@ def parse_auto_review(text: str) -> list[dict[str, Any]]:
                 run = new_run(title)
             elif run["sections"] and n <= run["sections"][-1]["number"]:
                 run = new_run(None)
-            current = {"kind": m.group("kind").lower(), "number": n, "heading": line[3:].strip(), "line": number,
-                       "score": None, "verdict_text": None, "verdict": None, "final": "FINAL" in m.group("rest"),
-                       "iterations": None, "claim_reentries": None}
+            current = {
+                "kind": m.group("kind").lower(),
+                "number": n,
+                "heading": line[3:].strip(),
+                "line": number,
+                "score": None,
+                "verdict_text": None,
+                "verdict": None,
+                "final": "FINAL" in m.group("rest"),
+                "iterations": None,
+                "claim_reentries": None,
+            }
             run["sections"].append(current)
             continue
         if line.startswith("## "):
@@ -197,14 +226,16 @@ def parse_reviewer_memory(text: str) -> list[dict[str, Any]]:
         heading = m.group("heading").strip()
         verdict_m = re.search(r"Verdict:\s*(.+)$", heading, re.IGNORECASE)
         verdict_text = _verdict_value(verdict_m.group(1)) if verdict_m else None
-        sections.append({
-            "heading": heading,
-            "number": int(m.group("n")),
-            "line": number,
-            "score": score_out_of_ten(heading),
-            "verdict_text": verdict_text,
-            "verdict": canonical_verdict(verdict_text) if verdict_text else None,
-        })
+        sections.append(
+            {
+                "heading": heading,
+                "number": int(m.group("n")),
+                "line": number,
+                "score": score_out_of_ten(heading),
+                "verdict_text": verdict_text,
+                "verdict": canonical_verdict(verdict_text) if verdict_text else None,
+            }
+        )
     return sections
 
 
@@ -265,7 +296,9 @@ def read_review_dir(directory: Path, root: Path | None = None, *, now: datetime 
         else:
             runs = parse_auto_review(text)
             if not runs:
-                failures.append(ParseFailure(rel(review_path, root), None, "no `## Iteration N` / `## Round N` section found"))
+                failures.append(
+                    ParseFailure(rel(review_path, root), None, "no `## Iteration N` / `## Round N` section found")
+                )
     memory: list[dict[str, Any]] = []
     if memory_path.exists() or memory_path.is_symlink():
         text, failure = read_text(memory_path, root)
@@ -316,12 +349,14 @@ def score_met(score: float | None) -> bool:
     return score is not None and score >= TARGET_SCORE
 
 
-def _stop(score: float | None, verdict: str | None, buckets: dict[str, int] | None,
-          buckets_source: str) -> StopRule:
+def _stop(score: float | None, verdict: str | None, buckets: dict[str, int] | None, buckets_source: str) -> StopRule:
     reasons = []
     met_score = score_met(score)
-    reasons.append(f"score {fmt_number(score)} {'≥' if met_score else '<'} {fmt_number(TARGET_SCORE)}"
-                   if score is not None else "no score yet")
+    reasons.append(
+        f"score {fmt_number(score)} {'≥' if met_score else '<'} {fmt_number(TARGET_SCORE)}"
+        if score is not None
+        else "no score yet"
+    )
     met_verdict = verdict in POSITIVE
     reasons.append(f"verdict {verdict or 'unknown'} {'is' if met_verdict else 'is not'} ready/almost")
     met = met_score and met_verdict
@@ -339,8 +374,9 @@ def _stop(score: float | None, verdict: str | None, buckets: dict[str, int] | No
     return StopRule(met, tuple(reasons), "positive_verdict" if met else None)
 
 
-def _mechanist(directory: Path, root: Path, state: dict[str, Any] | None, runs, memory,
-               failures: list[ParseFailure], now: datetime) -> LoopState:
+def _mechanist(
+    directory: Path, root: Path, state: dict[str, Any] | None, runs, memory, failures: list[ParseFailure], now: datetime
+) -> LoopState:
     state = state or {}
     state_file = rel(directory / "REVIEW_STATE.json", root)
     used = as_int(state.get("iterations_consumed"))
@@ -392,7 +428,9 @@ def _mechanist(directory: Path, root: Path, state: dict[str, Any] | None, runs, 
         reasons.append(f"claim re-entry sub-budget spent ({reentries}/{MECHANIST_MAX_CLAIM_REENTRIES}): type ③ refused")
     if budget.spent:
         reasons.append(f"iteration budget spent ({used}/{MECHANIST_MAX_ITERATIONS})")
-    outcome = stop.outcome or ("stalled" if stalled else termination or ("iterations_exhausted" if budget.spent else None))
+    outcome = stop.outcome or (
+        "stalled" if stalled else termination or ("iterations_exhausted" if budget.spent else None)
+    )
     stop = StopRule(stop.met, tuple(reasons), outcome)
 
     pending = state.get("pending_upstream_calls") if isinstance(state.get("pending_upstream_calls"), list) else []
@@ -409,7 +447,9 @@ def _mechanist(directory: Path, root: Path, state: dict[str, Any] | None, runs, 
     waiting = False
     if stop.met is not True and (budget.spent or stalled):
         waiting = True
-        why = "the stall guard fired" if stalled else f"the iteration budget is spent ({used}/{MECHANIST_MAX_ITERATIONS})"
+        why = (
+            "the stall guard fired" if stalled else f"the iteration budget is spent ({used}/{MECHANIST_MAX_ITERATIONS})"
+        )
         reason = f"STOP rule not met and {why}: a person decides what happens to the open claims"
     elif stop.met:
         reason = "STOP rule met: " + "; ".join(stop.reasons[:2])
@@ -445,26 +485,54 @@ def _mechanist(directory: Path, root: Path, state: dict[str, Any] | None, runs, 
         "reviewer_memory": memory,
     }
     return LoopState(
-        kind="mechanist", name=_name(directory, root), path=rel(directory, root), budget=budget,
-        stop_rule=stop, route=route, trend=make_points_trend(points), waiting_for_human=waiting,
-        reason=reason, parse_failures=tuple(failures), raw=state, status=status or "unknown",
-        trend_label="review score /10", points=tuple(points), details=details,
+        kind="mechanist",
+        name=_name(directory, root),
+        path=rel(directory, root),
+        budget=budget,
+        stop_rule=stop,
+        route=route,
+        trend=make_points_trend(points),
+        waiting_for_human=waiting,
+        reason=reason,
+        parse_failures=tuple(failures),
+        raw=state,
+        status=status or "unknown",
+        trend_label="review score /10",
+        points=tuple(points),
+        details=details,
     )
 
 
 def _runs_summary(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [
-        {"title": run["title"], "sections": [
-            {k: s.get(k) for k in ("kind", "number", "heading", "line", "score", "verdict_text", "verdict", "final",
-                                   "iterations", "claim_reentries")}
-            for s in run["sections"]
-        ]}
+        {
+            "title": run["title"],
+            "sections": [
+                {
+                    k: s.get(k)
+                    for k in (
+                        "kind",
+                        "number",
+                        "heading",
+                        "line",
+                        "score",
+                        "verdict_text",
+                        "verdict",
+                        "final",
+                        "iterations",
+                        "claim_reentries",
+                    )
+                }
+                for s in run["sections"]
+            ],
+        }
         for run in runs
     ]
 
 
-def _aris(directory: Path, root: Path, state: dict[str, Any] | None, runs, memory,
-          failures: list[ParseFailure], now: datetime) -> LoopState:
+def _aris(
+    directory: Path, root: Path, state: dict[str, Any] | None, runs, memory, failures: list[ParseFailure], now: datetime
+) -> LoopState:
     state_file = rel(directory / "REVIEW_STATE.json", root)
     st = state or {}
     round_key = "round" if "round" in st else ("current_round" if "current_round" in st else None)
@@ -502,8 +570,13 @@ def _aris(directory: Path, root: Path, state: dict[str, Any] | None, runs, memor
     if not points and rounds:
         for index, r in enumerate(rounds, 1):
             if isinstance(r, dict):
-                points.append(TrendPoint(f"round {as_int(r.get('round')) or index}", as_number(r.get("score")),
-                                         canonical_verdict(r.get("verdict"))))
+                points.append(
+                    TrendPoint(
+                        f"round {as_int(r.get('round')) or index}",
+                        as_number(r.get("score")),
+                        canonical_verdict(r.get("verdict")),
+                    )
+                )
     if not points and isinstance(st.get("score_trajectory"), list):
         verdicts = st.get("verdict_trajectory") if isinstance(st.get("verdict_trajectory"), list) else []
         for index, value in enumerate(st["score_trajectory"], 1):
@@ -553,10 +626,23 @@ def _aris(directory: Path, root: Path, state: dict[str, Any] | None, runs, memor
         "reviewer_memory": memory,
     }
     return LoopState(
-        kind="aris", name=_name(directory, root), path=rel(directory, root), budget=budget,
-        stop_rule=StopRule(stop.met, stop.reasons + ((f"{used}/{limit} rounds",) if used is not None else ()),
-                           stop.outcome or ("rounds_exhausted" if budget.spent else None)),
-        route=route, trend=make_points_trend(points), waiting_for_human=waiting, reason=reason,
-        parse_failures=tuple(failures), raw=state, status=status or "unknown",
-        trend_label="review score /10", points=tuple(points), details=details,
+        kind="aris",
+        name=_name(directory, root),
+        path=rel(directory, root),
+        budget=budget,
+        stop_rule=StopRule(
+            stop.met,
+            stop.reasons + ((f"{used}/{limit} rounds",) if used is not None else ()),
+            stop.outcome or ("rounds_exhausted" if budget.spent else None),
+        ),
+        route=route,
+        trend=make_points_trend(points),
+        waiting_for_human=waiting,
+        reason=reason,
+        parse_failures=tuple(failures),
+        raw=state,
+        status=status or "unknown",
+        trend_label="review score /10",
+        points=tuple(points),
+        details=details,
     )

@@ -36,8 +36,14 @@ def _session_view(feature_dir: Path) -> tuple[Feature | None, dict[str, Any], in
         return None, {}, None, [f"decisions unreadable: {exc}"]
 
 
-def feature_state(feature: Feature, root: Path, *, decisions: dict[str, Any] | None = None,
-                  open_round: int | None = None, problems: list[str] | None = None) -> LoopState:
+def feature_state(
+    feature: Feature,
+    root: Path,
+    *,
+    decisions: dict[str, Any] | None = None,
+    open_round: int | None = None,
+    problems: list[str] | None = None,
+) -> LoopState:
     """Summarise an already read Feature (``decisions``: item id → Decision)."""
     decisions = decisions or {}
     path = rel(Path(feature.path), root)
@@ -89,8 +95,11 @@ def feature_state(feature: Feature, root: Path, *, decisions: dict[str, Any] | N
         reason = f"entry {verdict}; signal_lost {feature.signal_lost}"
     if verdict == "unknown" and feature.parse_failures:
         reason += f"; {len(feature.parse_failures)} parse failure(s)"
-    route = "triage" if waiting and reason.startswith("needs triage") else (
-        "round decision" if waiting else ("done" if stop.met else "iterate"))
+    route = (
+        "triage"
+        if waiting and reason.startswith("needs triage")
+        else ("round decision" if waiting else ("done" if stop.met else "iterate"))
+    )
     details = {
         "entry": verdict,
         "signal_lost": feature.signal_lost,
@@ -103,10 +112,21 @@ def feature_state(feature: Feature, root: Path, *, decisions: dict[str, Any] | N
         "execution_mode": feature.execution_mode,
     }
     return LoopState(
-        kind="samsara", name=feature.name, path=path, budget=budget, stop_rule=stop, route=route,
-        trend=make_points_trend(points), waiting_for_human=waiting, reason=reason,
-        parse_failures=tuple(failures), raw=None, status=verdict, trend_label="signal_lost",
-        points=tuple(points), details=details,
+        kind="samsara",
+        name=feature.name,
+        path=path,
+        budget=budget,
+        stop_rule=stop,
+        route=route,
+        trend=make_points_trend(points),
+        waiting_for_human=waiting,
+        reason=reason,
+        parse_failures=tuple(failures),
+        raw=None,
+        status=verdict,
+        trend_label="signal_lost",
+        points=tuple(points),
+        details=details,
     )
 
 
@@ -120,8 +140,16 @@ def read_samsara_feature(feature_dir: Path, root: Path) -> LoopState:
             feature = read_feature(feature_dir)
     except Exception as exc:  # the reader's typed errors (PathNotFound …) and anything unforeseen
         return LoopState(
-            kind="samsara", name=Path(feature_dir).name, path=name, budget=Budget(None, None, "rounds"),
-            stop_rule=StopRule(None, ("feature unreadable",)), route=None, trend=(), waiting_for_human=False,
-            reason=f"unreadable: {exc}", parse_failures=(ParseFailure(name, None, str(exc)),), status="unreadable",
+            kind="samsara",
+            name=Path(feature_dir).name,
+            path=name,
+            budget=Budget(None, None, "rounds"),
+            stop_rule=StopRule(None, ("feature unreadable",)),
+            route=None,
+            trend=(),
+            waiting_for_human=False,
+            reason=f"unreadable: {exc}",
+            parse_failures=(ParseFailure(name, None, str(exc)),),
+            status="unreadable",
         )
     return feature_state(feature, root, decisions=decisions, open_round=open_round, problems=problems)

@@ -152,13 +152,16 @@ def validate_decision(action: str, **fields_: Any) -> list[FieldError]:
     elif isinstance(watch, str) and watch and not is_meaningful(watch):
         errors.append(FieldError("watch", why_not_meaningful(watch)))
     elif watch:
-
         problem = validate_watch(watch)
         if problem:
             errors.append(FieldError("watch", problem))
     reviewed_by = fields_.get("reviewed_by")
     decided_by = fields_.get("decided_by")
-    if is_meaningful(reviewed_by) and decided_by and reviewed_by.strip().casefold() == str(decided_by).strip().casefold():
+    if (
+        is_meaningful(reviewed_by)
+        and decided_by
+        and reviewed_by.strip().casefold() == str(decided_by).strip().casefold()
+    ):
         errors.append(FieldError("reviewed_by", "a sign-off must come from a second person, not the one who decided"))
     outcome = fields_.get("blocked_outcome")
     if outcome is not None and outcome not in BLOCKED_OUTCOMES:
@@ -188,7 +191,9 @@ def resolve_user(explicit: str | None = None) -> str:
         return "unknown"
 
 
-def make_decision(item_id: str, action: str, *, decided_by: str, decided_at: str | None = None, **fields_: Any) -> Decision:
+def make_decision(
+    item_id: str, action: str, *, decided_by: str, decided_at: str | None = None, **fields_: Any
+) -> Decision:
     """A validated Decision; raises DecisionRefused naming every bad field."""
 
     clean = {k: (v.strip() if isinstance(v, str) else v) for k, v in fields_.items()}
@@ -372,8 +377,13 @@ def check_items(state: JournalState, items: Iterable[Any]) -> list[str]:
         dec = state.decisions.pop(item_id)
         text = state.descriptions.get(item_id, item.text)
         now_at = [i for i in prints.get(recorded, []) if i != item_id]
-        state.moved[item_id] = {"decision": dec, "recorded": recorded, "now": now, "text": text,
-                                "decided_item_now": now_at[0] if len(now_at) == 1 else None}
+        state.moved[item_id] = {
+            "decision": dec,
+            "recorded": recorded,
+            "now": now,
+            "text": text,
+            "decided_item_now": now_at[0] if len(now_at) == 1 else None,
+        }
         if len(now_at) == 1:
             where, redo = f"the item it was made on is now {now_at[0]}", "decide both again"
         else:
@@ -429,11 +439,21 @@ def reopened_now(feature_dir: str | os.PathLike) -> dict[str, dict[str, Any]]:
         if item_id in state.decisions:
             continue
         f = fired.get(item_id, {})
-        out[item_id] = {"cause": rec.get("cause"), "watch": rec.get("watch"), "at": rec.get("at"),
-                        "by": rec.get("by"), "auto_decision": f.get("auto_decision")}
+        out[item_id] = {
+            "cause": rec.get("cause"),
+            "watch": rec.get("watch"),
+            "at": rec.get("at"),
+            "by": rec.get("by"),
+            "auto_decision": f.get("auto_decision"),
+        }
     for item_id, f in fired.items():
         if item_id in out or item_id in state.decisions:
             continue
-        out[item_id] = {"cause": f.get("cause"), "watch": f.get("watch"), "at": f.get("at"), "by": f.get("by"),
-                        "auto_decision": f.get("auto_decision")}
+        out[item_id] = {
+            "cause": f.get("cause"),
+            "watch": f.get("watch"),
+            "at": f.get("at"),
+            "by": f.get("by"),
+            "auto_decision": f.get("auto_decision"),
+        }
     return out

@@ -91,8 +91,22 @@ def decision_dict(decision: Any) -> dict[str, Any] | None:
         return None
     if hasattr(decision, "to_dict"):
         return decision.to_dict()
-    keys = ("item_id", "action", "re_review_signal", "owner", "rationale", "reason", "revisit_when", "watch",
-            "decided_by", "decided_at", "reviewed_by", "pending_review", "batch_id", "blocked_outcome")
+    keys = (
+        "item_id",
+        "action",
+        "re_review_signal",
+        "owner",
+        "rationale",
+        "reason",
+        "revisit_when",
+        "watch",
+        "decided_by",
+        "decided_at",
+        "reviewed_by",
+        "pending_review",
+        "batch_id",
+        "blocked_outcome",
+    )
     return {k: getattr(decision, k, None) for k in keys}
 
 
@@ -181,7 +195,10 @@ def _suppression(decision: Any, round_number: int | None) -> dict[str, Any] | No
         suppression = {"kind": "external", "status": "underReview"}
         justification = _decision_field(decision, "reason") or _decision_field(decision, "rationale")
         put("revisitWhen", _decision_field(decision, "revisit_when"))
-        put("rationale", _decision_field(decision, "rationale") if justification != _decision_field(decision, "rationale") else None)
+        put(
+            "rationale",
+            _decision_field(decision, "rationale") if justification != _decision_field(decision, "rationale") else None,
+        )
     if justification:
         suppression["justification"] = justification
     put("round", round_number)
@@ -206,8 +223,14 @@ def _in_source_suppression(item: ScarItem) -> dict[str, Any] | None:
     return None
 
 
-def to_sarif(feature: Feature, decisions: Mapping[str, Any] | None = None, *, round_number: int | None = None,
-             tool_version: str = "0+unknown", item_rounds: Mapping[str, int] | None = None) -> dict[str, Any]:
+def to_sarif(
+    feature: Feature,
+    decisions: Mapping[str, Any] | None = None,
+    *,
+    round_number: int | None = None,
+    tool_version: str = "0+unknown",
+    item_rounds: Mapping[str, int] | None = None,
+) -> dict[str, Any]:
     """A SARIF 2.1.0 log with one run: every remaining item a result (see the module doc).
 
     ``item_rounds`` gives the round each decision was made in (else ``round_number``).
@@ -264,10 +287,14 @@ def to_sarif(feature: Feature, decisions: Mapping[str, Any] | None = None, *, ro
         {
             "level": "error",
             "message": {"text": f"{f.file}{':' + str(f.line) if f.line else ''}: {f.reason}"},
-            "locations": [{"physicalLocation": {
-                "artifactLocation": {"uri": f"{_feature_prefix(feature)}/{f.file}", "uriBaseId": SRCROOT},
-                **({"region": {"startLine": f.line}} if f.line else {}),
-            }}],
+            "locations": [
+                {
+                    "physicalLocation": {
+                        "artifactLocation": {"uri": f"{_feature_prefix(feature)}/{f.file}", "uriBaseId": SRCROOT},
+                        **({"region": {"startLine": f.line}} if f.line else {}),
+                    }
+                }
+            ],
         }
         for f in feature.parse_failures
     ]
@@ -288,8 +315,9 @@ def to_sarif(feature: Feature, decisions: Mapping[str, Any] | None = None, *, ro
 # --------------------------------------------------------------------------- OpenVEX
 
 
-def _vex_statement(item: ScarItem, decision: Any, product: dict[str, Any], round_number: int | None,
-                   resolved: bool = False) -> dict[str, Any]:
+def _vex_statement(
+    item: ScarItem, decision: Any, product: dict[str, Any], round_number: int | None, resolved: bool = False
+) -> dict[str, Any]:
     action = _decision_field(decision, "action")
     statement: dict[str, Any] = {
         "vulnerability": {"name": item.id, "description": item.text},
@@ -316,16 +344,23 @@ def _vex_statement(item: ScarItem, decision: Any, product: dict[str, Any], round
         statement["status"] = "under_investigation"
         revisit = _decision_field(decision, "revisit_when")
         statement["status_notes"] = f"deferred{where}: {_decision_field(decision, 'reason') or 'no reason given'}" + (
-            f"; revisit when: {revisit}" if revisit else "")
+            f"; revisit when: {revisit}" if revisit else ""
+        )
     else:
         statement["status"] = "under_investigation"
         statement["status_notes"] = "not triaged yet" + (" (deferred from Level 1)" if item.deferred else "")
     return statement
 
 
-def to_openvex(feature: Feature, decisions: Mapping[str, Any] | None = None, *, author: str = "scars",
-               round_number: int | None = None, timestamp: str | None = None,
-               item_rounds: Mapping[str, int] | None = None) -> dict[str, Any]:
+def to_openvex(
+    feature: Feature,
+    decisions: Mapping[str, Any] | None = None,
+    *,
+    author: str = "scars",
+    round_number: int | None = None,
+    timestamp: str | None = None,
+    item_rounds: Mapping[str, int] | None = None,
+) -> dict[str, Any]:
     """An OpenVEX 0.2.0 document: one statement per item (resolved items as ``fixed``)."""
     decisions = decisions or {}
     item_rounds = item_rounds or {}
@@ -333,8 +368,9 @@ def to_openvex(feature: Feature, decisions: Mapping[str, Any] | None = None, *, 
     from urllib.parse import quote
 
     product = {"@id": f"pkg:generic/{quote(feature.name, safe='')}"}
-    statements = [_vex_statement(it, decisions.get(it.id), product, item_rounds.get(it.id, round_number))
-                  for it in feature.items]
+    statements = [
+        _vex_statement(it, decisions.get(it.id), product, item_rounds.get(it.id, round_number)) for it in feature.items
+    ]
     statements += [_vex_statement(it, None, product, round_number, resolved=True) for it in feature.resolved]
     digest = hashlib.sha256(json.dumps(statements, sort_keys=True, default=str).encode("utf-8")).hexdigest()
     return {
@@ -352,8 +388,13 @@ def to_openvex(feature: Feature, decisions: Mapping[str, Any] | None = None, *, 
 # --------------------------------------------------------------------------- JSON
 
 
-def to_json(feature: Feature, decisions: Mapping[str, Any] | None = None, *,
-            round_number: int | None = None, item_rounds: Mapping[str, int] | None = None) -> dict[str, Any]:
+def to_json(
+    feature: Feature,
+    decisions: Mapping[str, Any] | None = None,
+    *,
+    round_number: int | None = None,
+    item_rounds: Mapping[str, int] | None = None,
+) -> dict[str, Any]:
     """Items with their decisions, the feature's figures and its parse failures."""
     decisions = decisions or {}
     item_rounds = item_rounds or {}
@@ -362,9 +403,14 @@ def to_json(feature: Feature, decisions: Mapping[str, Any] | None = None, *,
         "signal_lost": feature.signal_lost,
         "entry": feature.entry.verdict if feature.entry is not None else None,
         "round": round_number,
-        "items": [dict(item_to_json(it), decision=decision_dict(decisions.get(it.id)),
-                       decision_round=item_rounds.get(it.id) if it.id in decisions else None)
-                  for it in feature.items],
+        "items": [
+            dict(
+                item_to_json(it),
+                decision=decision_dict(decisions.get(it.id)),
+                decision_round=item_rounds.get(it.id) if it.id in decisions else None,
+            )
+            for it in feature.items
+        ],
         "resolved": [item_to_json(it) for it in feature.resolved],
         "parse_failures": [_failure(f) for f in feature.parse_failures],
         "decided": sum(1 for it in feature.items if it.id in decisions),
@@ -398,12 +444,22 @@ def export(feature: Feature, decisions: Mapping[str, Any] | None, fmt: str, **op
     """Dispatch on ``fmt`` (one of FORMATS)."""
     rounds = options.get("item_rounds")
     if fmt == "sarif":
-        return to_sarif(feature, decisions, round_number=options.get("round_number"),
-                        tool_version=options.get("tool_version", "0+unknown"), item_rounds=rounds)
+        return to_sarif(
+            feature,
+            decisions,
+            round_number=options.get("round_number"),
+            tool_version=options.get("tool_version", "0+unknown"),
+            item_rounds=rounds,
+        )
     if fmt == "openvex":
-        return to_openvex(feature, decisions, author=options.get("author") or "scars",
-                          round_number=options.get("round_number"), timestamp=options.get("timestamp"),
-                          item_rounds=rounds)
+        return to_openvex(
+            feature,
+            decisions,
+            author=options.get("author") or "scars",
+            round_number=options.get("round_number"),
+            timestamp=options.get("timestamp"),
+            item_rounds=rounds,
+        )
     if fmt == "json":
         return to_json(feature, decisions, round_number=options.get("round_number"), item_rounds=rounds)
     raise ValueError(f"unknown export format {fmt!r}; expected one of {', '.join(FORMATS)}")

@@ -143,8 +143,14 @@ def _read_feature_files(p: Path, repo_root: Path | None) -> Feature:
             refusal = symlink_refusal(fp, limit_root) or ("a directory, not a report file" if fp.is_dir() else None)
             if refusal is not None:
                 pf = ParseFailure(rel, None, refusal)
-                slots.append((ScarReport(file=rel, task_id=None, completion_status=None, items=(), parse_failure=pf),
-                              [pf], [], []))
+                slots.append(
+                    (
+                        ScarReport(file=rel, task_id=None, completion_status=None, items=(), parse_failure=pf),
+                        [pf],
+                        [],
+                        [],
+                    )
+                )
                 continue
             slots.append(len(jobs))
             jobs.append((fp, rel))
@@ -157,7 +163,9 @@ def _read_feature_files(p: Path, repo_root: Path | None) -> Feature:
             dangling.extend(d)
         if not names:
             warnings.append(f"{REPORTS_DIR}/ holds no .yaml report; signal_lost counts nothing here")
-        others = sorted(e.name for e in os.scandir(rdir) if not e.name.endswith((".yaml", ".yml")) and _entry_is_file(e))
+        others = sorted(
+            e.name for e in os.scandir(rdir) if not e.name.endswith((".yaml", ".yml")) and _entry_is_file(e)
+        )
         for name in others:
             if not name.startswith("."):
                 warnings.append(f"{REPORTS_DIR}/{name}: not a .yaml file; not read as a scar report")

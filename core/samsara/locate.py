@@ -26,7 +26,9 @@ EXCERPT_MAX_LINES = 40
 
 
 # "path", "path:12", "path:12-40", "path:L12", "path#L12-L40", "path line 12"
-_LOC = re.compile(r"^\s*`?(?P<path>[^\s:`#]+?)`?(?:(?::|#L?|\s+line\s+)L?(?P<a>\d+)(?:\s*[-–]\s*L?(?P<b>\d+))?)?\s*(?:[\s,;(].*)?$")
+_LOC = re.compile(
+    r"^\s*`?(?P<path>[^\s:`#]+?)`?(?:(?::|#L?|\s+line\s+)L?(?P<a>\d+)(?:\s*[-–]\s*L?(?P<b>\d+))?)?\s*(?:[\s,;(].*)?$"
+)
 
 
 @dataclass(frozen=True, slots=True)

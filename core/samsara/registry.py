@@ -57,13 +57,18 @@ def _read_registry(repo_root: Path | None) -> Registry:
     if data is None:
         return Registry(state="unreadable", path=rel, reason="empty file (no YAML document)")
     if not isinstance(data, dict):
-        return Registry(state="unreadable", path=rel, line=1,
-                        reason=f"not a mapping: the top level is {describe_shape(data)}, expected an 'entries' list")
+        return Registry(
+            state="unreadable",
+            path=rel,
+            line=1,
+            reason=f"not a mapping: the top level is {describe_shape(data)}, expected an 'entries' list",
+        )
     entries = data.get("entries")
     if not isinstance(entries, list):
         got = "missing" if "entries" not in data else f"{describe_shape(entries)}, not a list"
-        return Registry(state="unreadable", path=rel, reason=f"'entries' is {got}",
-                        line=loaded.key_lines.get("entries"))
+        return Registry(
+            state="unreadable", path=rel, reason=f"'entries' is {got}", line=loaded.key_lines.get("entries")
+        )
     out: dict[str, dict[str, Any]] = {}
     for e in entries:
         if isinstance(e, dict) and e.get("id") is not None:

@@ -41,8 +41,9 @@ def item_id(category: str, file: str, key: str, occurrence: int) -> str:
 
 # Keys of an item that its own lifecycle changes (resolved in place, verified, deferred,
 # accepted at level 1, era-D status and iteration map): not part of what the item *is*.
-_LIFECYCLE_KEYS = frozenset({"status", "resolution", "iteration", "deferred_to_feature_iteration", "verified",
-                             "accepted_because"})
+_LIFECYCLE_KEYS = frozenset(
+    {"status", "resolution", "iteration", "deferred_to_feature_iteration", "verified", "accepted_because"}
+)
 
 
 def item_fingerprint(item: ScarItem) -> str:
@@ -85,18 +86,23 @@ class _ReportBuilder:
     def add(self, category: str, key: str, **kw: Any) -> None:
         occ = self._occ.get((category, key), 0)
         self._occ[(category, key)] = occ + 1
-        self.items.append(
-            ScarItem(id=item_id(category, self.rel, key, occ), category=category, file=self.rel, **kw)
-        )
+        self.items.append(ScarItem(id=item_id(category, self.rel, key, occ), category=category, file=self.rel, **kw))
 
 
-def read_report(path: Path, rel: str, registry: Registry) -> tuple[ScarReport, list[ParseFailure], list[str], list[tuple[str, str]]]:
+def read_report(
+    path: Path, rel: str, registry: Registry
+) -> tuple[ScarReport, list[ParseFailure], list[str], list[tuple[str, str]]]:
     """Read one scar report. Returns (report, parse failures, warnings, dangling refs)."""
     b = _ReportBuilder(rel, registry)
     loaded, problem = safe_read.load_path_quiet(path)
     if problem is not None:
         b.fail(problem.line, problem.reason)
-        return ScarReport(file=rel, task_id=None, completion_status=None, items=(), parse_failure=b.failures[0]), b.failures, [], []
+        return (
+            ScarReport(file=rel, task_id=None, completion_status=None, items=(), parse_failure=b.failures[0]),
+            b.failures,
+            [],
+            [],
+        )
     for line, reason in loaded.problems:
         b.fail(line, reason)
     data = loaded.value
@@ -105,7 +111,12 @@ def read_report(path: Path, rel: str, registry: Registry) -> tuple[ScarReport, l
     elif not isinstance(data, dict):
         b.fail(1, f"not a mapping: the top level is {describe_shape(data)}, expected task_id/known_shortcuts/… keys")
     if not isinstance(data, dict):
-        return ScarReport(file=rel, task_id=None, completion_status=None, items=(), parse_failure=b.failures[0]), b.failures, [], []
+        return (
+            ScarReport(file=rel, task_id=None, completion_status=None, items=(), parse_failure=b.failures[0]),
+            b.failures,
+            [],
+            [],
+        )
 
     kl = loaded.key_lines
     task_id = data.get("task_id")
@@ -125,7 +136,9 @@ def read_report(path: Path, rel: str, registry: Registry) -> tuple[ScarReport, l
         else:
             for _n, e in enumerate(ri):
                 if isinstance(e, dict) and e.get("original_description") is not None:
-                    resolved_keys[(as_text(e.get("original_section")), normalize(as_text(e["original_description"])))] = as_text(e.get("resolution"))
+                    resolved_keys[
+                        (as_text(e.get("original_section")), normalize(as_text(e["original_description"])))
+                    ] = as_text(e.get("resolution"))
 
     for section in ("known_shortcuts", "silent_failure_conditions", "assumptions_made"):
         if section not in data:
@@ -160,8 +173,15 @@ def read_report(path: Path, rel: str, registry: Registry) -> tuple[ScarReport, l
 
 _KNOWN_TOP = frozenset(
     {
-        "task_id", "completion_status", "known_shortcuts", "silent_failure_conditions",
-        "assumptions_made", "debt_registered", "debt_location", "narrative", "resolved_items",
+        "task_id",
+        "completion_status",
+        "known_shortcuts",
+        "silent_failure_conditions",
+        "assumptions_made",
+        "debt_registered",
+        "debt_location",
+        "narrative",
+        "resolved_items",
     }
 )
 
@@ -199,7 +219,10 @@ def _read_item(
                 b.warn(line, f"{label} 'verified' is {v!r}, not true/false; counted as unverified")
                 verified = None
         else:
-            b.fail(line, f"{label}: unrecognised assumption shape ({describe_shape(raw)}); expected a map with 'assumption' and 'verified'")
+            b.fail(
+                line,
+                f"{label}: unrecognised assumption shape ({describe_shape(raw)}); expected a map with 'assumption' and 'verified'",
+            )
             b.add(category, "\x01" + normalize(as_text(raw)), text=as_text(raw), form="assumption", **common)
             return
         _check_text_fields(b, d, label, line)
@@ -248,7 +271,9 @@ def _read_item(
                 registry_description = opt_text(reg.entries[systemic_ref].get("description"))
             else:
                 registry_state = "dangling"
-                b.fail(line, f"{label}: systemic_ref {systemic_ref!r} is not in .samsara/systemic-scars.yaml (dangling)")
+                b.fail(
+                    line, f"{label}: systemic_ref {systemic_ref!r} is not in .samsara/systemic-scars.yaml (dangling)"
+                )
                 b.dangling.append((b.rel, systemic_ref))
         else:
             # Missing or unreadable registry: unknown, still counted (formats.md §1.3, §1.7).
@@ -268,7 +293,10 @@ def _read_item(
         form = "lifecycle" if ("scar_id" in raw or "iteration" in raw) else "gen2"
         text = as_text(raw.get("description"))
     else:
-        b.fail(line, f"{label}: unrecognised item shape ({describe_shape(raw)}); expected a string, description, what/bites_when/where or systemic_ref")
+        b.fail(
+            line,
+            f"{label}: unrecognised item shape ({describe_shape(raw)}); expected a string, description, what/bites_when/where or systemic_ref",
+        )
         b.add(category, "\x01" + normalize(as_text(raw)), text=as_text(raw), form="gen2", **common)
         return
 

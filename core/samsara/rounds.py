@@ -196,9 +196,7 @@ def retry_budget(log: IterationLog | None) -> dict[str, Any]:
     return {"limit": limit, "spent": spent, "remaining": remaining, "low": low}
 
 
-def strategy_hint(
-    *, remaining_rounds: int, stagnation: int, net_rot_previous: int, retry_low: bool
-) -> tuple[str, str]:
+def strategy_hint(*, remaining_rounds: int, stagnation: int, net_rot_previous: int, retry_low: bool) -> tuple[str, str]:
     """(hint, the rule that chose it)."""
     reasons = []
     if remaining_rounds <= 0:
@@ -430,17 +428,30 @@ def evaluate_valves(feature: Feature, decisions: Mapping[str, Any] | None = None
     else:
         msg = f"{done_n} of {max_rounds} rounds done."
     valves.append(
-        Valve("safety_valve", "max_rounds", msg,
-              {"rounds_done": done_n, "max_rounds": max_rounds, "next_round": nxt, "remaining_items": signal_now},
-              active, near)
+        Valve(
+            "safety_valve",
+            "max_rounds",
+            msg,
+            {"rounds_done": done_n, "max_rounds": max_rounds, "next_round": nxt, "remaining_items": signal_now},
+            active,
+            near,
+        )
     )
 
     # stagnation
     stag = stagnation_count(done, signal_now)
-    trail = [
-        {"round": r.round, "before": r.signal_lost_before, "after": _after(r, signal_now if r is done[-1] else None)}
-        for r in done[-max(stag, 1):]
-    ] if done else []
+    trail = (
+        [
+            {
+                "round": r.round,
+                "before": r.signal_lost_before,
+                "after": _after(r, signal_now if r is done[-1] else None),
+            }
+            for r in done[-max(stag, 1) :]
+        ]
+        if done
+        else []
+    )
     if stag >= STAGNATION_ROUNDS:
         first, last = trail[0], trail[-1]
         msg = (
@@ -452,9 +463,14 @@ def evaluate_valves(feature: Feature, decisions: Mapping[str, Any] | None = None
     else:
         msg = "signal_lost fell in the last round." if done else "No round has run yet."
     valves.append(
-        Valve("safety_valve", "stagnation", msg,
-              {"stagnation_count": stag, "threshold": STAGNATION_ROUNDS, "rounds": trail},
-              stag >= STAGNATION_ROUNDS, stag == STAGNATION_ROUNDS - 1)
+        Valve(
+            "safety_valve",
+            "stagnation",
+            msg,
+            {"stagnation_count": stag, "threshold": STAGNATION_ROUNDS, "rounds": trail},
+            stag >= STAGNATION_ROUNDS,
+            stag == STAGNATION_ROUNDS - 1,
+        )
     )
 
     # net rot
@@ -482,13 +498,25 @@ def evaluate_valves(feature: Feature, decisions: Mapping[str, Any] | None = None
     active = total > 0 and n_fix == 0 and ratio > ACCEPT_RATIO_LIMIT
     msg = (
         f"{n_acc} of {total} triaged items accepted ({ratio:.0%}) with zero fixes: cargo-cult triage?"
-        if active else f"{n_acc} of {total} triaged items accepted ({ratio:.0%}), {n_fix} fixes."
+        if active
+        else f"{n_acc} of {total} triaged items accepted ({ratio:.0%}), {n_fix} fixes."
     )
     valves.append(
-        Valve("watch_for", "accept_ratio", msg,
-              {"fix": n_fix, "accept": n_acc, "defer": n_def, "ratio": round(ratio, 4),
-               "limit": ACCEPT_RATIO_LIMIT, "source": view["source"]},
-              active, False)
+        Valve(
+            "watch_for",
+            "accept_ratio",
+            msg,
+            {
+                "fix": n_fix,
+                "accept": n_acc,
+                "defer": n_def,
+                "ratio": round(ratio, 4),
+                "limit": ACCEPT_RATIO_LIMIT,
+                "source": view["source"],
+            },
+            active,
+            False,
+        )
     )
 
     level1 = [it for it in feature.items if it.deferred and it.counted]
@@ -497,14 +525,24 @@ def evaluate_valves(feature: Feature, decisions: Mapping[str, Any] | None = None
     active = len(level1) >= LEVEL1_WHOLESALE_MIN and len(l1_accepted) == len(level1)
     msg = (
         f"All {len(level1)} items deferred from Level 1 were accepted: check each was scrutinised."
-        if active else f"{len(l1_accepted)} of {len(level1)} Level-1 deferred items accepted."
+        if active
+        else f"{len(l1_accepted)} of {len(level1)} Level-1 deferred items accepted."
     )
     valves.append(
-        Valve("watch_for", "level1_wholesale", msg,
-              {"level1_deferred": len(level1), "accepted": len(l1_accepted),
-               "minimum": LEVEL1_WHOLESALE_MIN, "items": [it.id for it in l1_accepted],
-               "source": view["source"]},
-              active, False)
+        Valve(
+            "watch_for",
+            "level1_wholesale",
+            msg,
+            {
+                "level1_deferred": len(level1),
+                "accepted": len(l1_accepted),
+                "minimum": LEVEL1_WHOLESALE_MIN,
+                "items": [it.id for it in l1_accepted],
+                "source": view["source"],
+            },
+            active,
+            False,
+        )
     )
 
     by_file: dict[str, list[str]] = {}
@@ -522,8 +560,14 @@ def evaluate_valves(feature: Feature, decisions: Mapping[str, Any] | None = None
     else:
         msg = f"{n_fix} fix items, no file named by two of them."
     valves.append(
-        Valve("watch_for", "same_files", msg, {"files": shared, "fix_items": n_fix, "source": view["source"]},
-              bool(shared), False)
+        Valve(
+            "watch_for",
+            "same_files",
+            msg,
+            {"files": shared, "fix_items": n_fix, "source": view["source"]},
+            bool(shared),
+            False,
+        )
     )
     return valves
 

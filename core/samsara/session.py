@@ -129,7 +129,9 @@ class FeatureSession:
                     try:
                         self._round_auto_entries(rec["entry"], int(rec.get("remaining") or 0))
                     except Exception as exc:  # reported, never fatal on open
-                        self.problems.append(f"auto-decisions.md entries of round {rec.get('round')} not written: {exc}")
+                        self.problems.append(
+                            f"auto-decisions.md entries of round {rec.get('round')} not written: {exc}"
+                        )
 
     def _replay(self) -> None:
         """The state the journal gives, with decisions made on another item than the one
@@ -220,12 +222,15 @@ class FeatureSession:
                 [FieldError("item_id", "unknown item")],
             ) from None
 
-    def _decision_record(self, item_id: str, action: str, batch_id: str | None, fields: dict[str, Any]) -> dict[str, Any]:
+    def _decision_record(
+        self, item_id: str, action: str, batch_id: str | None, fields: dict[str, Any]
+    ) -> dict[str, Any]:
         item = self._item(item_id)
         if item.resolved:
-            raise DecisionRefused(f"item {item_id} is already resolved in its report", [FieldError("item_id", "already resolved")])
+            raise DecisionRefused(
+                f"item {item_id} is already resolved in its report", [FieldError("item_id", "already resolved")]
+            )
         if action == "accept" and fields.get("watch") and not fields.get("watch_base"):
-
             base = current_commit(self.path)
             if base:
                 fields = {**fields, "watch_base": base}
@@ -283,7 +288,9 @@ class FeatureSession:
         if not is_meaningful(reviewed_by):
             errors.append(FieldError("reviewed_by", "a sign-off needs the reviewer's name"))
         elif reviewed_by.strip().casefold() == (current.decided_by or "").strip().casefold():
-            errors.append(FieldError("reviewed_by", "a sign-off must come from a second person, not the one who decided"))
+            errors.append(
+                FieldError("reviewed_by", "a sign-off must come from a second person, not the one who decided")
+            )
         if errors:
             raise DecisionRefused(f"sign-off refused for {item_id}: {format_errors(errors)}", errors)
         self._append(SIGN_OFF, item_id=item_id, reviewed_by=reviewed_by.strip(), round=self._round_of_change())
@@ -316,9 +323,12 @@ class FeatureSession:
                 stage="iteration",
                 gate_id="blocked-fix",
                 prompt_type="question",
-                workflow_prompt=(f"The fix of {item_id} ({self._describe(item_id)}) is BLOCKED / NEEDS_CONTEXT. "
-                                 "(A) retry with more context (B) reclassify as defer"),
-                answer=f"{'A' if outcome == 'retry_with_context' else 'B'}: {label}" + (f" - {reason.strip()}" if reason and reason.strip() else ""),
+                workflow_prompt=(
+                    f"The fix of {item_id} ({self._describe(item_id)}) is BLOCKED / NEEDS_CONTEXT. "
+                    "(A) retry with more context (B) reclassify as defer"
+                ),
+                answer=f"{'A' if outcome == 'retry_with_context' else 'B'}: {label}"
+                + (f" - {reason.strip()}" if reason and reason.strip() else ""),
                 decision="proceed" if outcome == "retry_with_context" else "revise",
                 rationale=(reason or "").strip() or f"the implementer reported the fix blocked; {label}",
                 principles=["a blocked fix is not retried automatically"],
@@ -416,7 +426,11 @@ class FeatureSession:
         if errors:
             raise DecisionRefused(f"round close refused: {format_errors(errors)}", errors)
         reason = reason.strip()
-        if decision == "forced_stop" and trigger and not VALVE_TRIGGERS.get(trigger, re.compile(re.escape(trigger))).search(reason):
+        if (
+            decision == "forced_stop"
+            and trigger
+            and not VALVE_TRIGGERS.get(trigger, re.compile(re.escape(trigger))).search(reason)
+        ):
             reason = f"{reason} (safety valve: {trigger})"
         self._refresh_feature()
         triage = self.round_triage()
@@ -440,8 +454,14 @@ class FeatureSession:
         entry["decision_reason"] = reason
         want_auto = bool(auto_entry) or (auto_entry is None and self._auto_mode())
         remaining = len([i for i in self.feature.items if i.counted])
-        self._append(ROUND_CLOSE, round=start["round"], entry=entry, new_item_ids=new_items,
-                     auto_entry=want_auto, remaining=remaining)
+        self._append(
+            ROUND_CLOSE,
+            round=start["round"],
+            entry=entry,
+            new_item_ids=new_items,
+            auto_entry=want_auto,
+            remaining=remaining,
+        )
         # From here the round is closed (in the journal): a later failure must say so, not
         # look like the close failed (tests/hostile: ENOSPC on auto-decisions.md).
         entry_error = None
@@ -493,10 +513,15 @@ class FeatureSession:
             stage="iteration",
             gate_id="triage",
             prompt_type="question",
-            workflow_prompt=(f"Round {r} triage: classify the {entry.get('items_triaged', 0)} remaining scar items "
-                             "as fix (F), accept (A: re-review signal, owner, rationale) or defer (D)"),
-            answer=(f"Round {r}: fix {nfix}, accept {nacc}"
-                    + (f" (owners: {', '.join(owners)})" if owners else "") + f", defer {ndef}"),
+            workflow_prompt=(
+                f"Round {r} triage: classify the {entry.get('items_triaged', 0)} remaining scar items "
+                "as fix (F), accept (A: re-review signal, owner, rationale) or defer (D)"
+            ),
+            answer=(
+                f"Round {r}: fix {nfix}, accept {nacc}"
+                + (f" (owners: {', '.join(owners)})" if owners else "")
+                + f", defer {ndef}"
+            ),
             decision="proceed",
             rationale=f"each item was decided in scars with its required fields; {nfix} fix item(s) go to the fix loop",
             principles=["an accept carries a re-review signal, an owner and a rationale"],
@@ -514,7 +539,12 @@ class FeatureSession:
             if d.action == "fix":
                 fix.append(desc)
             elif d.action == "accept":
-                a = {"description": desc, "re_review_signal": d.re_review_signal, "owner": d.owner, "rationale": d.rationale}
+                a = {
+                    "description": desc,
+                    "re_review_signal": d.re_review_signal,
+                    "owner": d.owner,
+                    "rationale": d.rationale,
+                }
                 if d.watch:
                     a["watch"] = d.watch
                     if d.watch_base:
@@ -536,7 +566,9 @@ class FeatureSession:
             f"Round {r} done. signal_lost {before} \u2192 {after}. Fixed {entry['fixes_applied']}, {remaining} remaining. "
             "(A) continue (B) stop, go to Validation"
         )
-        choice = {"continue": "Continue", "stop": "Stop", "forced_stop": "Forced stop", "interrupted": "Interrupted"}[entry["decision"]]
+        choice = {"continue": "Continue", "stop": "Stop", "forced_stop": "Forced stop", "interrupted": "Interrupted"}[
+            entry["decision"]
+        ]
         consequence = {
             "continue": f"start round {r + 1}",
             "stop": "write iteration-log.yaml and invoke samsara:validate-and-ship",
@@ -574,7 +606,11 @@ class FeatureSession:
             written = self._log.append_rounds(
                 missing,
                 feature=_feature_name(self.feature, self.path),
-                signal_lost_initial=(log.signal_lost_initial if log and log.signal_lost_initial is not None else first.get("signal_lost_before") or 0),
+                signal_lost_initial=(
+                    log.signal_lost_initial
+                    if log and log.signal_lost_initial is not None
+                    else first.get("signal_lost_before") or 0
+                ),
                 max_rounds=self._max_rounds(),
                 reviewer_retry_limit=log.reviewer_retry_limit if log is not None else 2,
             )
@@ -585,7 +621,6 @@ class FeatureSession:
             )
             self.problems.append(msg)
             if strict:
-
                 if isinstance(exc, ScarsError):
                     exc.args = (msg,)
                     raise
@@ -638,7 +673,9 @@ class FeatureSession:
             consequences=list(consequences),
             supersedes=supersedes,
         )
-        self._append(AUTO_DECISION, number=number, stage=stage, gate_id=gate_id, decision=decision, supersedes=supersedes)
+        self._append(
+            AUTO_DECISION, number=number, stage=stage, gate_id=gate_id, decision=decision, supersedes=supersedes
+        )
         return number
 
 
@@ -665,12 +702,20 @@ def _round_close_errors(decision: str, reason: Any, trigger: Any, fields: dict[s
     if decision == "forced_stop":
         if trigger is not None and trigger not in VALVE_TRIGGERS:
             errors.append(FieldError("trigger", f"must be one of {', '.join(VALVE_TRIGGERS)}"))
-        elif trigger is None and not (isinstance(reason, str) and any(p.search(reason) for p in VALVE_TRIGGERS.values())):
+        elif trigger is None and not (
+            isinstance(reason, str) and any(p.search(reason) for p in VALVE_TRIGGERS.values())
+        ):
             errors.append(
-                FieldError("decision_reason", "a forced stop must name its safety-valve trigger (max rounds, stagnation, net rot)")
+                FieldError(
+                    "decision_reason",
+                    "a forced stop must name its safety-valve trigger (max rounds, stagnation, net rot)",
+                )
             )
     spent = fields.get("budget_spent")
-    if spent is not None and not (isinstance(spent, dict) and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in spent.values())):
+    if spent is not None and not (
+        isinstance(spent, dict)
+        and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in spent.values())
+    ):
         errors.append(FieldError("budget_spent", "must map names to non-negative integers"))
     for key in ("evidence_gained", "residual_risk"):
         v = fields.get(key)
@@ -689,12 +734,16 @@ def _auto_entry_fields(r: WatchResult, feature_name: str) -> dict[str, Any]:
         stage="iteration",
         gate_id="watch-reopen",
         prompt_type="confirmation",
-        workflow_prompt=(f'Watch "{r.watch}" on the accepted item "{r.text}" ({r.item_id}) of {feature_name} '
-                         f"fired: {r.cause}. Reopen the item for triage?"),
+        workflow_prompt=(
+            f'Watch "{r.watch}" on the accepted item "{r.text}" ({r.item_id}) of {feature_name} '
+            f"fired: {r.cause}. Reopen the item for triage?"
+        ),
         answer=f"Reopen {r.item_id}: its re-review watch fired ({r.cause}).",
         decision="revise",
-        rationale=("The accept held only until its re-review signal; the machine-checkable watch "
-                   f'"{r.watch}" fired, so the accepted risk goes back to triage.'),
+        rationale=(
+            "The accept held only until its re-review signal; the machine-checkable watch "
+            f'"{r.watch}" fired, so the accepted risk goes back to triage.'
+        ),
         principles=["an accepted risk is re-reviewed when its re-review signal fires, not on a date"],
         considerations=[f"the accept came from the {r.origin}"],
         evidence=[f"scars watch check: {r.cause}"],
@@ -704,8 +753,9 @@ def _auto_entry_fields(r: WatchResult, feature_name: str) -> dict[str, Any]:
     )
 
 
-def reopen_fired(feature_dir: str | os.PathLike, results: list[WatchResult], *,
-                 user: str | None = None) -> list[dict[str, Any]]:
+def reopen_fired(
+    feature_dir: str | os.PathLike, results: list[WatchResult], *, user: str | None = None
+) -> list[dict[str, Any]]:
     """Reopen the items of fired watches that are not reopened yet.
 
     Under the feature lock (raises LockHeld when another writer holds it): per item one
@@ -724,17 +774,36 @@ def reopen_fired(feature_dir: str | os.PathLike, results: list[WatchResult], *,
         for r in fired:
             prior = already_reopened(r, log)
             if prior is not None:
-                outcomes.append({"item_id": r.item_id, "watch": r.watch, "reopened": False,
-                                 "already": prior.get("at"), "auto_decision": prior.get("auto_decision")})
+                outcomes.append(
+                    {
+                        "item_id": r.item_id,
+                        "watch": r.watch,
+                        "reopened": False,
+                        "already": prior.get("at"),
+                        "auto_decision": prior.get("auto_decision"),
+                    }
+                )
                 continue
             journal = r.item_id in s.decisions
             if journal:  # an accept only iteration-log.yaml holds has no journal decision to supersede
                 s.reopen(r.item_id, cause=r.cause, watch=r.watch)
             number = s.append_auto_decision(**_auto_entry_fields(r, name))
-            rec = _append(feature_dir, {"type": "fired", "item_id": r.item_id, "watch": r.watch, "cause": r.cause,
-                                        "text": r.text, "origin": r.origin, "by": s.user, "auto_decision": number,
-                                        "journal": journal})
+            rec = _append(
+                feature_dir,
+                {
+                    "type": "fired",
+                    "item_id": r.item_id,
+                    "watch": r.watch,
+                    "cause": r.cause,
+                    "text": r.text,
+                    "origin": r.origin,
+                    "by": s.user,
+                    "auto_decision": number,
+                    "journal": journal,
+                },
+            )
             log.append(rec)
-            outcomes.append({"item_id": r.item_id, "watch": r.watch, "reopened": True, "at": rec["at"],
-                             "auto_decision": number})
+            outcomes.append(
+                {"item_id": r.item_id, "watch": r.watch, "reopened": True, "at": rec["at"], "auto_decision": number}
+            )
     return outcomes

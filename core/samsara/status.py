@@ -55,9 +55,17 @@ def feature_to_json(feature: Feature) -> dict[str, Any]:
     # Decisions and rounds recorded by scars (.scars/journal.jsonl); a decision made on another
     # item than the one holding its id now is taken back and listed (README, Item ids).
     state = feature_state(feature.path, items=list(feature.items) + list(feature.resolved))
-    moved = [{"item_id": k, "action": m["decision"].action, "decided_by": m["decision"].decided_by,
-              "decided_at": m["decision"].decided_at, "text": m["text"], "decided_item_now": m["decided_item_now"]}
-             for k, m in sorted(state.moved.items())]
+    moved = [
+        {
+            "item_id": k,
+            "action": m["decision"].action,
+            "decided_by": m["decision"].decided_by,
+            "decided_at": m["decision"].decided_at,
+            "text": m["text"],
+            "decided_item_now": m["decided_item_now"],
+        }
+        for k, m in sorted(state.moved.items())
+    ]
     return {
         "feature": feature.name,
         "path": feature.path,
@@ -94,8 +102,16 @@ def reopened_json(feature: Feature) -> list[dict[str, Any]]:
     """Items a fired watch reopened and nobody has decided again (scars.core.samsara.watches)."""
 
     recs = reopened_now(feature.path)
-    return [{"item_id": k, "watch": r.get("watch"), "cause": r.get("cause"), "at": r.get("at"),
-             "auto_decision": r.get("auto_decision")} for k, r in sorted(recs.items())]
+    return [
+        {
+            "item_id": k,
+            "watch": r.get("watch"),
+            "cause": r.get("cause"),
+            "at": r.get("at"),
+            "auto_decision": r.get("auto_decision"),
+        }
+        for k, r in sorted(recs.items())
+    ]
 
 
 def status_rounds(disk_rounds: list[dict[str, Any]], state: JournalState) -> list[dict[str, Any]]:
@@ -108,30 +124,34 @@ def status_rounds(disk_rounds: list[dict[str, Any]], state: JournalState) -> lis
         if rec.get("round") in on_disk:
             continue
         tr = entry.get("triage_result") or {}
-        out.append({
-            "round": rec.get("round"),
-            "signal_lost_before": entry.get("signal_lost_before"),
-            "signal_lost_after": entry.get("signal_lost_after"),
-            "decision": entry.get("decision"),
-            "decision_reason": entry.get("decision_reason"),
-            "fixes_applied": entry.get("fixes_applied"),
-            "fixes_scar_count": entry.get("fixes_scar_count"),
-            "fix": len(tr.get("fix") or ()),
-            "accept": len(tr.get("accept") or ()),
-            "defer": len(tr.get("defer") or ()),
-            "era": "B",
-            "source": "journal",
-            "pending_write": True,
-        })
+        out.append(
+            {
+                "round": rec.get("round"),
+                "signal_lost_before": entry.get("signal_lost_before"),
+                "signal_lost_after": entry.get("signal_lost_after"),
+                "decision": entry.get("decision"),
+                "decision_reason": entry.get("decision_reason"),
+                "fixes_applied": entry.get("fixes_applied"),
+                "fixes_scar_count": entry.get("fixes_scar_count"),
+                "fix": len(tr.get("fix") or ()),
+                "accept": len(tr.get("accept") or ()),
+                "defer": len(tr.get("defer") or ()),
+                "era": "B",
+                "source": "journal",
+                "pending_write": True,
+            }
+        )
     if state.open_round:
         o = state.open_round
-        out.append({
-            "round": o.get("round"),
-            "signal_lost_before": o.get("signal_lost_before"),
-            "budget_context": o.get("budget_context"),
-            "started_at": o.get("at"),
-            "started_by": o.get("by"),
-            "open": True,
-            "source": "journal",
-        })
+        out.append(
+            {
+                "round": o.get("round"),
+                "signal_lost_before": o.get("signal_lost_before"),
+                "budget_context": o.get("budget_context"),
+                "started_at": o.get("at"),
+                "started_by": o.get("by"),
+                "open": True,
+                "source": "journal",
+            }
+        )
     return out

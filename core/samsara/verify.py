@@ -34,7 +34,9 @@ from scars.core.storage.journal import journal_path, read_journal
 Level = Literal["failure", "unknown", "note"]
 
 ROUND_DECISIONS = ("continue", "stop", "forced_stop", "interrupted")
-_TRIGGER = re.compile(r"max(imum)?[\s_-]*rounds?|stagnat|net[\s_-]*rot|(reviewer|re-?dispatch)[\s_-]*(retr|limit)", re.I)
+_TRIGGER = re.compile(
+    r"max(imum)?[\s_-]*rounds?|stagnat|net[\s_-]*rot|(reviewer|re-?dispatch)[\s_-]*(retr|limit)", re.I
+)
 _ROUND_IN_PROMPT = re.compile(r"\bround\s+(\d+)\b", re.I)
 
 
@@ -100,7 +102,11 @@ def _check_auto_decisions(path: Path, feature, v: Verification) -> list:
     f = path / "auto-decisions.md"
     if not f.is_file():
         v.checked["auto_decision_entries"] = 0
-        if (feature.execution_mode or "").strip().lower() == "auto" and feature.iteration_log and feature.iteration_log.rounds:
+        if (
+            (feature.execution_mode or "").strip().lower() == "auto"
+            and feature.iteration_log
+            and feature.iteration_log.rounds
+        ):
             v.add("failure", f.name, "the feature runs in auto mode but auto-decisions.md is missing")
         return []
     text = f.read_bytes().decode("utf-8", "replace")
@@ -115,7 +121,12 @@ def _check_auto_decisions(path: Path, feature, v: Verification) -> list:
         for problem in e.problems:
             v.add("failure", f.name, f"decision {e.number:03d}: {problem}", e.line)
         if e.number in seen:
-            v.add("failure", f.name, f"decision {e.number:03d} appears twice (lines {seen[e.number]} and {e.line})", e.line)
+            v.add(
+                "failure",
+                f.name,
+                f"decision {e.number:03d} appears twice (lines {seen[e.number]} and {e.line})",
+                e.line,
+            )
         seen.setdefault(e.number, e.line)
         if e.number > prev + 1 and prev > 0:
             v.add("failure", f.name, f"numbering jumps from {prev:03d} to {e.number:03d} (an entry is missing)", e.line)
@@ -163,7 +174,11 @@ def _check_iteration_log(path: Path, feature, v: Verification, entries: list) ->
         if f.is_file():
             v.add("failure", f.name, "iteration-log.yaml cannot be read (see `scars status` for the parse failure)")
         elif j_rounds:
-            v.add("failure", f.name, f"the journal closed round(s) {', '.join(map(str, sorted(j_rounds)))} but iteration-log.yaml is missing (run `scars round flush`)")
+            v.add(
+                "failure",
+                f.name,
+                f"the journal closed round(s) {', '.join(map(str, sorted(j_rounds)))} but iteration-log.yaml is missing (run `scars round flush`)",
+            )
         elif not entries:
             v.add("unknown", f.name, "neither iteration-log.yaml nor auto-decisions.md exists: nothing to verify")
         return
@@ -195,18 +210,38 @@ def _check_iteration_log(path: Path, feature, v: Verification, entries: list) ->
                 continue
             missing = [k for k in ("re_review_signal", "owner", "rationale") if not str(a.get(k) or "").strip()]
             if missing:
-                v.add("failure", f.name, f"{where}: accept {str(a.get('description', ''))[:60]!r} has no {', '.join(missing)}")
+                v.add(
+                    "failure",
+                    f.name,
+                    f"{where}: accept {str(a.get('description', ''))[:60]!r} has no {', '.join(missing)}",
+                )
         if legacy:
-            v.add("note", f.name, f"{where}: {len(legacy)} legacy accept(s) with expiry_date ({', '.join(sorted(set(legacy)))}) instead of re-review signal and owner")
+            v.add(
+                "note",
+                f.name,
+                f"{where}: {len(legacy)} legacy accept(s) with expiry_date ({', '.join(sorted(set(legacy)))}) instead of re-review signal and owner",
+            )
         written_by_scars = r.round in j_rounds
-        missing_items = [d for d in (*r.fix, *(a.get("description", "") for a in r.accept), *r.defer) if not _matches(d, texts)]
+        missing_items = [
+            d for d in (*r.fix, *(a.get("description", "") for a in r.accept), *r.defer) if not _matches(d, texts)
+        ]
         if missing_items:
             unmatched += len(missing_items)
-            examples = "; ".join(repr(str(d)[:50]) for d in missing_items[:3]) + (" …" if len(missing_items) > 3 else "")
+            examples = "; ".join(repr(str(d)[:50]) for d in missing_items[:3]) + (
+                " …" if len(missing_items) > 3 else ""
+            )
             if written_by_scars:
-                v.add("failure", f.name, f"{where}: {len(missing_items)} triaged item(s) scars recorded are in no scar report: {examples}")
+                v.add(
+                    "failure",
+                    f.name,
+                    f"{where}: {len(missing_items)} triaged item(s) scars recorded are in no scar report: {examples}",
+                )
             else:
-                v.add("unknown", f.name, f"{where}: {len(missing_items)} triaged description(s) match no scar item text (hand-written descriptions cannot be checked): {examples}")
+                v.add(
+                    "unknown",
+                    f.name,
+                    f"{where}: {len(missing_items)} triaged description(s) match no scar item text (hand-written descriptions cannot be checked): {examples}",
+                )
         if written_by_scars:
             try:
                 disk = (safe_load(f.read_bytes()) or {}).get("rounds") or []
@@ -216,7 +251,11 @@ def _check_iteration_log(path: Path, feature, v: Verification, entries: list) ->
             except Exception:  # unreadable: reported above through the reader's warnings
                 pass
     for num in sorted(set(j_rounds) - set(numbers)):
-        v.add("failure", f.name, f"round {num} is closed in the journal but missing from iteration-log.yaml (run `scars round flush`)")
+        v.add(
+            "failure",
+            f.name,
+            f"round {num} is closed in the journal but missing from iteration-log.yaml (run `scars round flush`)",
+        )
     known = {i.id for i in (*feature.items, *feature.resolved)}
     for item in sorted(j_items - known):
         v.add("failure", ".scars/journal.jsonl", f"decided item {item} is in no scar report any more")
@@ -236,23 +275,47 @@ def _check_logs_agree(feature, log, entries: list, v: Verification) -> None:
         if m:
             by_round.setdefault(int(m.group(1)), []).append(e)
         else:
-            v.add("unknown", "auto-decisions.md", f"decision {e.number:03d} cannot be matched to a round (its prompt names none)", e.line)
+            v.add(
+                "unknown",
+                "auto-decisions.md",
+                f"decision {e.number:03d} cannot be matched to a round (its prompt names none)",
+                e.line,
+            )
     for r in log.rounds:
         if r.decision is None:
             continue
         found = by_round.get(r.round, [])
         if not found:
             if auto:
-                v.add("failure", "auto-decisions.md", f"round {r.round} ({r.decision}) has no round-continuation / safety-valve entry")
+                v.add(
+                    "failure",
+                    "auto-decisions.md",
+                    f"round {r.round} ({r.decision}) has no round-continuation / safety-valve entry",
+                )
             continue
         e = found[-1]  # the latest entry for the round supersedes earlier ones
         d = e.fields.get("decision")
         if r.decision == "interrupted" and d == "proceed":
-            v.add("failure", "auto-decisions.md", f"decision {e.number:03d} says proceed but round {r.round} was interrupted", e.line)
+            v.add(
+                "failure",
+                "auto-decisions.md",
+                f"decision {e.number:03d} says proceed but round {r.round} was interrupted",
+                e.line,
+            )
         if r.decision in ("continue", "stop", "forced_stop") and d == "reject":
-            v.add("failure", "auto-decisions.md", f"decision {e.number:03d} says reject but round {r.round} decided {r.decision}", e.line)
+            v.add(
+                "failure",
+                "auto-decisions.md",
+                f"decision {e.number:03d} says reject but round {r.round} decided {r.decision}",
+                e.line,
+            )
     rounds = {r.round for r in log.rounds}
     for num, es in by_round.items():
         if num not in rounds:
             for e in es:
-                v.add("failure", "auto-decisions.md", f"decision {e.number:03d} is about round {num}, which iteration-log.yaml does not hold", e.line)
+                v.add(
+                    "failure",
+                    "auto-decisions.md",
+                    f"decision {e.number:03d} is about round {num}, which iteration-log.yaml does not hold",
+                    e.line,
+                )

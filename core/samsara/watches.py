@@ -120,8 +120,15 @@ class WatchResult:
     origin: str = "journal"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"item_id": self.item_id, "text": self.text, "watch": self.watch, "state": self.state,
-                "cause": self.cause, "figures": dict(self.figures), "origin": self.origin}
+        return {
+            "item_id": self.item_id,
+            "text": self.text,
+            "watch": self.watch,
+            "state": self.state,
+            "cause": self.cause,
+            "figures": dict(self.figures),
+            "origin": self.origin,
+        }
 
 
 _FORMS = "path-changed: <glob> | pattern: <regex> in <glob> | recurs"
@@ -224,7 +231,7 @@ def glob_to_regex(glob: str) -> re.Pattern[str]:
             if j == -1:
                 out.append(re.escape(c))
             else:
-                body = glob[i + 1:j]
+                body = glob[i + 1 : j]
                 neg = body.startswith(("!", "^"))
                 body = "".join(ch if ch == "-" else re.escape(ch) for ch in (body[1:] if neg else body))
                 piece = "[" + ("^" if neg else "") + body + "]"
@@ -287,8 +294,9 @@ print(json.dumps(res))
 """
 
 
-def search_bounded(regex: str, files: list[tuple[str, str]], *, timeout: float | None = None,
-                   cap: int | None = None) -> dict[str, Any]:
+def search_bounded(
+    regex: str, files: list[tuple[str, str]], *, timeout: float | None = None, cap: int | None = None
+) -> dict[str, Any]:
     """Search ``files`` ([(absolute path, shown path)]) for ``regex`` in a child process.
 
     Returns the child's result, or ``{"timeout": True}`` when it ran out of time (the child
@@ -296,8 +304,12 @@ def search_bounded(regex: str, files: list[tuple[str, str]], *, timeout: float |
     """
     job = json.dumps({"regex": regex, "files": files, "cap": cap if cap is not None else MAX_FILE_BYTES})
     try:
-        cp = subprocess.run([sys.executable, "-I", "-S", "-c", _CHILD], input=job.encode("utf-8"),
-                            capture_output=True, timeout=timeout if timeout is not None else REGEX_TIMEOUT)
+        cp = subprocess.run(
+            [sys.executable, "-I", "-S", "-c", _CHILD],
+            input=job.encode("utf-8"),
+            capture_output=True,
+            timeout=timeout if timeout is not None else REGEX_TIMEOUT,
+        )
     except subprocess.TimeoutExpired:
         return {"timeout": True}
     if cp.returncode != 0:
@@ -341,16 +353,32 @@ def _spec_text(spec: Any) -> str:
         return str(spec)
 
 
-def record_base(feature_dir: str | os.PathLike, item_id: str, spec: Any, *, text: str = "",
-                base: str | None = None, decided_at: str = "") -> str | None:
+def record_base(
+    feature_dir: str | os.PathLike,
+    item_id: str,
+    spec: Any,
+    *,
+    text: str = "",
+    base: str | None = None,
+    decided_at: str = "",
+) -> str | None:
     """Record the base commit of an accept's watch (HEAD now unless given). Call it when the
     accept is made; the caller holds the feature lock. Returns the commit recorded (None when
     there is no git history, in which case nothing is written)."""
     commit = base or current_commit(feature_dir)
     if not commit:
         return None
-    _append(feature_dir, {"type": "base", "item_id": item_id, "watch": _spec_text(spec), "base": commit,
-                          "text": text, "decided_at": decided_at})
+    _append(
+        feature_dir,
+        {
+            "type": "base",
+            "item_id": item_id,
+            "watch": _spec_text(spec),
+            "base": commit,
+            "text": text,
+            "decided_at": decided_at,
+        },
+    )
     return commit
 
 
@@ -378,8 +406,17 @@ def watched_accepts(feature: Feature, decisions: Mapping[str, Any] | None = None
         if spec is None or (isinstance(spec, str) and not spec.strip()):
             continue
         it = by_id.get(item_id)
-        out.append(WatchedAccept(item_id, it.text if it else "", spec, _attr(d, "decided_at") or "",
-                                 _attr(d, "watch_base"), "journal", it.file if it else None))
+        out.append(
+            WatchedAccept(
+                item_id,
+                it.text if it else "",
+                spec,
+                _attr(d, "decided_at") or "",
+                _attr(d, "watch_base"),
+                "journal",
+                it.file if it else None,
+            )
+        )
     log = feature.iteration_log
     if log is not None:
         by_text: dict[str, ScarItem] = {}
@@ -399,9 +436,17 @@ def watched_accepts(feature: Feature, decisions: Mapping[str, Any] | None = None
                     continue
                 if item_id is not None:
                     seen.add(item_id)
-                out.append(WatchedAccept(item_id, it.text if it else desc, spec,
-                                         str(a.get("decided_at") or ""), a.get("watch_base"),
-                                         f"iteration-log round {r.round}", it.file if it else None))
+                out.append(
+                    WatchedAccept(
+                        item_id,
+                        it.text if it else desc,
+                        spec,
+                        str(a.get("decided_at") or ""),
+                        a.get("watch_base"),
+                        f"iteration-log round {r.round}",
+                        it.file if it else None,
+                    )
+                )
     return out
 
 
@@ -412,16 +457,20 @@ def _repo_root(feature: Feature) -> Path:
     return p.parent.parent if p.parent.name == "changes" else p
 
 
-def _resolve_base(feature: Feature, wa: WatchedAccept, w: Watch, log: list[dict[str, Any]],
-                  top: Path) -> tuple[str | None, str]:
+def _resolve_base(
+    feature: Feature, wa: WatchedAccept, w: Watch, log: list[dict[str, Any]], top: Path
+) -> tuple[str | None, str]:
     if w.base:
         return w.base, "given with the watch"
     if wa.base:
         return str(wa.base), "watch_base of the accept"
     desc = w.describe()
     for rec in reversed(log):
-        if rec.get("type") == "base" and rec.get("watch") == desc and (
-                rec.get("item_id") == wa.item_id or (wa.item_id is None and rec.get("text") == wa.text)):
+        if (
+            rec.get("type") == "base"
+            and rec.get("watch") == desc
+            and (rec.get("item_id") == wa.item_id or (wa.item_id is None and rec.get("text") == wa.text))
+        ):
             return str(rec.get("base")), "recorded in .scars/watches.jsonl"
     if wa.decided_at:
         c = commit_at(top, wa.decided_at)
@@ -437,8 +486,9 @@ def _inside(root: Path, rel: str) -> bool:
         return False
 
 
-def evaluate(feature: Feature, wa: WatchedAccept, *, watch_log: list[dict[str, Any]] | None = None,
-             record: bool = False) -> WatchResult:
+def evaluate(
+    feature: Feature, wa: WatchedAccept, *, watch_log: list[dict[str, Any]] | None = None, record: bool = False
+) -> WatchResult:
     """Evaluate one watched accept. With ``record``, a base found through ``decided_at`` is
     written to watches.jsonl (the caller holds the feature lock)."""
     log = watch_log if watch_log is not None else read_watch_log(feature.path)
@@ -463,7 +513,7 @@ def evaluate(feature: Feature, wa: WatchedAccept, *, watch_log: list[dict[str, A
             files = tree_files(top)
             rel_prefix = os.path.relpath(root, top).replace(os.sep, "/")
             if rel_prefix != ".":
-                files = [f[len(rel_prefix) + 1:] for f in files if f.startswith(rel_prefix + "/")]
+                files = [f[len(rel_prefix) + 1 :] for f in files if f.startswith(rel_prefix + "/")]
         except GitUnavailable:
             files = _walk_files(root)
         matched = [f for f in match_paths(w.glob or "", files) if _inside(root, f) and (root / f).is_file()]
@@ -472,16 +522,23 @@ def evaluate(feature: Feature, wa: WatchedAccept, *, watch_log: list[dict[str, A
         capped = matched[:MAX_FILES]
         res = search_bounded(w.regex or "", [(str(root / f), f) for f in capped])
         if res.get("timeout"):
-            return result("unobservable", f"the regex did not finish within {REGEX_TIMEOUT:g} s "
-                          "(catastrophic backtracking?)", desc, files=len(capped))
+            return result(
+                "unobservable",
+                f"the regex did not finish within {REGEX_TIMEOUT:g} s (catastrophic backtracking?)",
+                desc,
+                files=len(capped),
+            )
         if "error" in res:
             return result("unobservable", f"the regex search failed: {res['error'][0]}", desc)
-        figures = {"files": len(matched), "searched": res["searched"], "truncated": res["truncated"][:20],
-                   "skipped_over_limit": max(0, len(matched) - MAX_FILES)}
+        figures = {
+            "files": len(matched),
+            "searched": res["searched"],
+            "truncated": res["truncated"][:20],
+            "skipped_over_limit": max(0, len(matched) - MAX_FILES),
+        }
         m = res.get("match")
         if m:
-            return result("fired", f"pattern {w.regex!r} appears in {m['file']}:{m['line']}", desc,
-                          match=m, **figures)
+            return result("fired", f"pattern {w.regex!r} appears in {m['file']}:{m['line']}", desc, match=m, **figures)
         note = ""
         if res["truncated"] or figures["skipped_over_limit"]:
             note = f" (searched the first {MAX_FILE_BYTES} bytes of each file, at most {MAX_FILES} files)"
@@ -494,13 +551,20 @@ def evaluate(feature: Feature, wa: WatchedAccept, *, watch_log: list[dict[str, A
             return result("unobservable", f"no git: {exc}", desc)
         base, how = _resolve_base(feature, wa, w, log, top)
         if not base:
-            return result("unobservable", "no base commit: the accept has no recorded commit and no "
-                          "commit predates its time", desc)
+            return result(
+                "unobservable",
+                "no base commit: the accept has no recorded commit and no commit predates its time",
+                desc,
+            )
         try:
             run_git(top, "cat-file", "-e", f"{base}^{{commit}}")
         except GitUnavailable:
-            return result("unobservable", f"the base commit {base[:12]} is not in this repository "
-                          "(history rewritten?)", desc, base=base)
+            return result(
+                "unobservable",
+                f"the base commit {base[:12]} is not in this repository (history rewritten?)",
+                desc,
+                base=base,
+            )
         if record and how.startswith("last commit") and wa.item_id:
             record_base(feature.path, wa.item_id, wa.spec, text=wa.text, base=base, decided_at=wa.decided_at)
         rel_prefix = os.path.relpath(root, top).replace(os.sep, "/")
@@ -511,17 +575,17 @@ def evaluate(feature: Feature, wa: WatchedAccept, *, watch_log: list[dict[str, A
             return result("unobservable", f"git failed: {exc}", desc, base=base)
         if rel_prefix != ".":
             pre = rel_prefix + "/"
-            changed = [c[len(pre):] for c in changed if c.startswith(pre)]
-            current = [c[len(pre):] for c in current if c.startswith(pre)]
+            changed = [c[len(pre) :] for c in changed if c.startswith(pre)]
+            current = [c[len(pre) :] for c in current if c.startswith(pre)]
         hits = match_paths(w.glob or "", changed)
         if hits:
             shown = ", ".join(hits[:5]) + (f" and {len(hits) - 5} more" if len(hits) > 5 else "")
-            return result("fired", f"{shown} changed since {base[:12]}", desc, base=base, base_from=how,
-                          changed=hits[:50])
+            return result(
+                "fired", f"{shown} changed since {base[:12]}", desc, base=base, base_from=how, changed=hits[:50]
+            )
         if not match_paths(w.glob or "", current):
             return result("unobservable", f"the glob {w.glob!r} matches no file any more", desc, base=base)
-        return result("quiet", f"no file matching {w.glob!r} changed since {base[:12]}", desc, base=base,
-                      base_from=how)
+        return result("quiet", f"no file matching {w.glob!r} changed since {base[:12]}", desc, base=base, base_from=how)
 
     # recurs
     text = _norm(wa.text) if wa.text else ""
@@ -534,15 +598,28 @@ def evaluate(feature: Feature, wa: WatchedAccept, *, watch_log: list[dict[str, A
         return result("unobservable", "the accepted item's text is unknown (its report is gone)", desc)
     later = _later_reports(feature, wa, log)
     if later is None:
-        return result("unobservable", "cannot tell which reports are later than the accept (no git base "
-                      "and no decision time)", desc)
-    hits = [it for it in feature.items
-            if it.id != wa.item_id and (it.normalized or _norm(it.text)) == text and it.file in later
-            and it.file != wa.item_file]
+        return result(
+            "unobservable",
+            "cannot tell which reports are later than the accept (no git base and no decision time)",
+            desc,
+        )
+    hits = [
+        it
+        for it in feature.items
+        if it.id != wa.item_id
+        and (it.normalized or _norm(it.text)) == text
+        and it.file in later
+        and it.file != wa.item_file
+    ]
     if hits:
         h = hits[0]
-        return result("fired", f"the same item is open again in {h.file}" + (f":{h.line}" if h.line else ""),
-                      desc, items=[x.id for x in hits], reports=sorted({x.file for x in hits}))
+        return result(
+            "fired",
+            f"the same item is open again in {h.file}" + (f":{h.line}" if h.line else ""),
+            desc,
+            items=[x.id for x in hits],
+            reports=sorted({x.file for x in hits}),
+        )
     return result("quiet", f"not seen again in {len(later)} later report(s)", desc, later_reports=len(later))
 
 
@@ -584,8 +661,9 @@ def _later_reports(feature: Feature, wa: WatchedAccept, log: list[dict[str, Any]
     return None
 
 
-def check_feature(feature: Feature, decisions: Mapping[str, Any] | None = None, *,
-                  record: bool = False) -> list[WatchResult]:
+def check_feature(
+    feature: Feature, decisions: Mapping[str, Any] | None = None, *, record: bool = False
+) -> list[WatchResult]:
     """Evaluate every watch of the feature (no reopening; see :func:`apply_results`)."""
     log = read_watch_log(feature.path)
     return [evaluate(feature, wa, watch_log=log, record=record) for wa in watched_accepts(feature, decisions)]

@@ -53,11 +53,20 @@ MAX_CACHE_BYTES = 512 * 1024 * 1024  # a cache file larger than this is ignored
 # install, a hot fix) must not see results computed by the old code.
 # Paths relative to the scars.core package directory.
 _CODE_MODULES = (
-    "model.py", "text.py",
-    "samsara/feature.py", "samsara/reports.py", "samsara/registry.py", "samsara/contract.py",
-    "samsara/aggregate.py", "samsara/patterns.py",
-    "formats/iteration_log.py", "formats/auto_decisions.py",
-    "storage/safe_read.py", "storage/paths.py", "storage/cache.py", "storage/parallel.py",
+    "model.py",
+    "text.py",
+    "samsara/feature.py",
+    "samsara/reports.py",
+    "samsara/registry.py",
+    "samsara/contract.py",
+    "samsara/aggregate.py",
+    "samsara/patterns.py",
+    "formats/iteration_log.py",
+    "formats/auto_decisions.py",
+    "storage/safe_read.py",
+    "storage/paths.py",
+    "storage/cache.py",
+    "storage/parallel.py",
 )
 
 
@@ -119,8 +128,14 @@ def fingerprint(feature_dir: Path, repo_root: Path | None) -> dict[str, Any]:
         for e in it:
             if not e.is_dir(follow_symlinks=False) or e.is_symlink():
                 files[e.name] = _entry(Path(e.path))
-    for name in ("scar-reports", "index.yaml", "pre-thinking.md", "1.5-pre-thinking.md", "iteration-log.yaml",
-                 "auto-decisions.md"):
+    for name in (
+        "scar-reports",
+        "index.yaml",
+        "pre-thinking.md",
+        "1.5-pre-thinking.md",
+        "iteration-log.yaml",
+        "auto-decisions.md",
+    ):
         files.setdefault(name, _entry(feature_dir / name))
     reports: dict[str, tuple] = {}
     rdir = feature_dir / "scar-reports"

@@ -209,7 +209,9 @@ def atomic_write(path: str | os.PathLike, data: bytes) -> None:
     except OSError as exc:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
-        raise WriteFailed(f"cannot write {target}: {_describe(exc)}; the previous content is intact", target, exc.errno) from exc
+        raise WriteFailed(
+            f"cannot write {target}: {_describe(exc)}; the previous content is intact", target, exc.errno
+        ) from exc
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
@@ -217,7 +219,9 @@ def atomic_write(path: str | os.PathLike, data: bytes) -> None:
     try:
         _fsync_dir(directory)
     except OSError as exc:
-        raise WriteFailed(f"wrote {target} but could not make the rename durable: {_describe(exc)}", target, exc.errno) from exc
+        raise WriteFailed(
+            f"wrote {target} but could not make the rename durable: {_describe(exc)}", target, exc.errno
+        ) from exc
 
 
 def append_record(path: str | os.PathLike, data: bytes) -> int:
@@ -274,7 +278,9 @@ def append_record(path: str | os.PathLike, data: bytes) -> int:
         try:
             _fsync_dir(os.path.dirname(target))
         except OSError as exc:
-            raise WriteFailed(f"created {target} but could not make it durable: {_describe(exc)}", target, exc.errno) from exc
+            raise WriteFailed(
+                f"created {target} but could not make it durable: {_describe(exc)}", target, exc.errno
+            ) from exc
     return start
 
 

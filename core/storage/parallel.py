@@ -81,8 +81,13 @@ def _chunks(jobs: Sequence[tuple[str, str]], n: int) -> list[Sequence[tuple[str,
     return [jobs[i : i + size] for i in range(0, len(jobs), size)]
 
 
-def read_reports(jobs: Sequence[tuple[str | os.PathLike[str], str]], registry: Any, read_one: ReadReport, *,
-                 workers: int | None = None) -> list[Any]:
+def read_reports(
+    jobs: Sequence[tuple[str | os.PathLike[str], str]],
+    registry: Any,
+    read_one: ReadReport,
+    *,
+    workers: int | None = None,
+) -> list[Any]:
     """``[read_one(path, rel, registry) for path, rel in jobs]``, in parallel when it pays.
 
     ``read_one`` is a module-level function (it is pickled by reference for the workers)."""
@@ -103,8 +108,9 @@ def _pool_read(jobs: list[tuple[str, str]], registry: Any, n: int, read_one: Rea
 FEATURES_THRESHOLD = 64  # features; reading a repository root with more uses the pool
 
 
-def read_features(paths: Sequence[str | os.PathLike[str]], read_one: Callable[[str], Any], *,
-                  workers: int | None = None) -> list[Any]:
+def read_features(
+    paths: Sequence[str | os.PathLike[str]], read_one: Callable[[str], Any], *, workers: int | None = None
+) -> list[Any]:
     """``[read_one(p) for p in paths]``: across processes for many features.
 
     Any failure in the pool (including a feature that raises) repeats the read serially, so
@@ -113,8 +119,11 @@ def read_features(paths: Sequence[str | os.PathLike[str]], read_one: Callable[[s
     plain = [os.fspath(p) for p in paths]
     if workers is None:
         env = settings.workers()
-        workers = (max(1, min(env, MAX_WORKERS)) if env is not None
-                   else (1 if len(plain) < FEATURES_THRESHOLD else min(usable_cpus(), MAX_WORKERS)))
+        workers = (
+            max(1, min(env, MAX_WORKERS))
+            if env is not None
+            else (1 if len(plain) < FEATURES_THRESHOLD else min(usable_cpus(), MAX_WORKERS))
+        )
     if workers > 1 and len(plain) > 1:
         try:
             return _pool_map(functools.partial(_read_feature_chunk, read_one=read_one), plain, workers)

@@ -47,7 +47,11 @@ def resolve_inside(repo_root: str | os.PathLike[str], path: str) -> Path | str:
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             return "a symlink loop; not read"
-        return "no such file in the repository" if isinstance(exc, FileNotFoundError) else f"cannot read: {exc.strerror or exc}"
+        return (
+            "no such file in the repository"
+            if isinstance(exc, FileNotFoundError)
+            else f"cannot read: {exc.strerror or exc}"
+        )
     if stat.S_ISDIR(st.st_mode):
         return "a directory, not a file"
     if not stat.S_ISREG(st.st_mode):

@@ -274,7 +274,9 @@ def _walk(root: yaml.Node, out: Loaded) -> None:
             for k, v in node.value:
                 for child in (k, v):
                     if id(child) in on_path:
-                        raise YamlProblem("an alias refers to its own ancestor (cyclic data)", child.start_mark.line + 1)
+                        raise YamlProblem(
+                            "an alias refers to its own ancestor (cyclic data)", child.start_mark.line + 1
+                        )
                     if id(child) not in size:
                         stack.append((child, depth + 1, False))
         else:

@@ -142,12 +142,12 @@ def _bytes(b: bytes) -> Callable[[Path, Path], None]:
 
 
 def _report_with(body: str) -> str:
-    return "task_id: task-h\ncompletion_status: done\n" + body + "debt_registered: true\ndebt_location: \"x.py:1\"\n"
+    return "task_id: task-h\ncompletion_status: done\n" + body + 'debt_registered: true\ndebt_location: "x.py:1"\n'
 
 
 def _write_huge(p: Path, root: Path, size: int = 50 * MB) -> None:
     """A syntactically valid YAML document of ``size`` bytes (many plain items)."""
-    line = "  - \"" + "filler text of a huge report " * 3 + "\"\n"
+    line = '  - "' + "filler text of a huge report " * 3 + '"\n'
     head = "task_id: task-huge\ncompletion_status: done\nknown_shortcuts:\n"
     with open(p, "w", encoding="utf-8") as f:
         f.write(head)
@@ -209,7 +209,7 @@ def _write_python_tag(p: Path, root: Path) -> None:
     p.write_text(
         _report_with(
             "known_shortcuts:\n"
-            f"  - !!python/object/apply:os.system [\"touch {marker}\"]\n"
+            f'  - !!python/object/apply:os.system ["touch {marker}"]\n'
             "  - !!python/object/new:builtins.dict {}\n"
         ),
         encoding="utf-8",
@@ -254,9 +254,9 @@ REPORT_CASES: tuple[Case, ...] = (
         "report",
         "accounted",
         _text(
-            "task_id: [1, 2]\ncompletion_status: {a: b}\nknown_shortcuts:\n  - \"ok item\"\n"
-            "silent_failure_conditions: []\nassumptions_made: []\ndebt_registered: \"yes\"\n"
-            "debt_location: [1]\nnarrative: 12\nresolved_items: \"nope\"\n"
+            'task_id: [1, 2]\ncompletion_status: {a: b}\nknown_shortcuts:\n  - "ok item"\n'
+            'silent_failure_conditions: []\nassumptions_made: []\ndebt_registered: "yes"\n'
+            'debt_location: [1]\nnarrative: 12\nresolved_items: "nope"\n'
         ),
         note="top-level scalars of the wrong type: a warning or a failure, never a crash",
     ),
@@ -274,7 +274,7 @@ REPORT_CASES: tuple[Case, ...] = (
         _text(
             _report_with(
                 'known_shortcuts:\n  - description: "x"\n    deferred_to_feature_iteration: "maybe"\n'
-                '    status: [resolved]\n    resolution: {a: 1}\n'
+                "    status: [resolved]\n    resolution: {a: 1}\n"
                 'assumptions_made:\n  - assumption: "y"\n    verified: "yes"\n    note: 7\n'
             )
         ),
@@ -319,7 +319,11 @@ REPORT_CASES: tuple[Case, ...] = (
         "alias-bomb-unknown-key",
         "report",
         "failure",
-        _text(_report_with('known_shortcuts:\n  - "fine"\n') + "bomb:\n" + "".join("  " + ln + "\n" for ln in billion_laughs().splitlines())),
+        _text(
+            _report_with('known_shortcuts:\n  - "fine"\n')
+            + "bomb:\n"
+            + "".join("  " + ln + "\n" for ln in billion_laughs().splitlines())
+        ),
         R_ALIAS,
         heavy=True,
         note="the bomb sits in an unknown top-level key, kept by the reader and walked by --json",
@@ -332,7 +336,14 @@ REPORT_CASES: tuple[Case, ...] = (
         heavy=True,
         note="a cyclic list in an unknown key",
     ),
-    Case("nesting-10000", "report", "failure", _text(_report_with("known_shortcuts: " + deep(10_000) + "\n")), R_DEPTH + "|" + R_YAML, heavy=True),
+    Case(
+        "nesting-10000",
+        "report",
+        "failure",
+        _text(_report_with("known_shortcuts: " + deep(10_000) + "\n")),
+        R_DEPTH + "|" + R_YAML,
+        heavy=True,
+    ),
     Case(
         "nesting-30000",
         "report",
@@ -366,7 +377,7 @@ REPORT_CASES: tuple[Case, ...] = (
         "invalid-utf8",
         "report",
         "failure",
-        _bytes(b"task_id: t\nknown_shortcuts:\n  - description: \"caf\xe9 \xff\xfe\"\n"),
+        _bytes(b'task_id: t\nknown_shortcuts:\n  - description: "caf\xe9 \xff\xfe"\n'),
         R_BINARY,
     ),
     Case("nul-bytes", "report", "failure", _bytes(b"task_id: t\x00\nknown_shortcuts: []\n"), R_BINARY),
@@ -374,7 +385,7 @@ REPORT_CASES: tuple[Case, ...] = (
     Case("utf8-bom", "report", "ok", _bytes(b"\xef\xbb\xbf" + OK_REPORT.encode())),
     Case("crlf", "report", "ok", _bytes(OK_REPORT.replace("\n", "\r\n").encode())),
     Case("cr-only", "report", "accounted", _bytes(OK_REPORT.replace("\n", "\r").encode())),
-    Case("tab-indent", "report", "failure", _text("task_id: t\nknown_shortcuts:\n\t- \"tabbed\"\n"), R_YAML),
+    Case("tab-indent", "report", "failure", _text('task_id: t\nknown_shortcuts:\n\t- "tabbed"\n'), R_YAML),
     Case("tab-in-values", "report", "ok", _text(OK_REPORT.replace("Encoded shortcut one", "Encoded\tshortcut\tone"))),
     Case(
         "duplicate-keys",
@@ -391,17 +402,29 @@ REPORT_CASES: tuple[Case, ...] = (
         R_DUP,
     ),
     Case("python-object-tag", "report", "failure", _write_python_tag, R_TAG),
-    Case("unknown-tag", "report", "failure", _text(_report_with("known_shortcuts:\n  - !evil {description: x}\n")), R_TAG),
+    Case(
+        "unknown-tag", "report", "failure", _text(_report_with("known_shortcuts:\n  - !evil {description: x}\n")), R_TAG
+    ),
     Case("two-documents", "report", "failure", _text(OK_REPORT + "---\n" + OK_REPORT), r"document|" + R_YAML),
     Case("symlink-outside", "report", "failure", _write_symlink_outside, R_OUTSIDE),
     Case("symlink-etc-passwd", "report", "failure", _write_symlink_abs_system, R_OUTSIDE),
     Case("symlink-dev-zero", "report", "failure", _write_symlink_devzero, R_OUTSIDE + "|" + R_NOTFILE, heavy=True),
     Case("loop-a", "report", "failure", _write_symlink_loop, R_LOOP),
     Case("symlink-dangling", "report", "failure", _write_symlink_dangling, R_LOOP),
-    Case("fifo", "report", "failure", _write_fifo, R_NOTFILE, heavy=True, note="opening a FIFO blocks a naive reader forever"),
+    Case(
+        "fifo",
+        "report",
+        "failure",
+        _write_fifo,
+        R_NOTFILE,
+        heavy=True,
+        note="opening a FIFO blocks a naive reader forever",
+    ),
     Case("directory", "report", "failure", _write_dir, R_NOTFILE),
     (
-        Case("unreadable", "report", "accounted", _write_unreadable, note="mode 0000: root reads it anyway (documented)")
+        Case(
+            "unreadable", "report", "accounted", _write_unreadable, note="mode 0000: root reads it anyway (documented)"
+        )
         if is_root()
         else Case("unreadable", "report", "failure", _write_unreadable, r"permission|read|denied")
     ),
@@ -413,7 +436,7 @@ _GENERIC: tuple[tuple[str, str, Callable[[Path, Path], None], bool], ...] = (
     ("not-yaml", "failure", _text("key: [unclosed\n  : : :\n\t- x\n"), False),
     ("top-list", "failure", _text("- a\n- b\n"), False),
     ("binary", "failure", _bytes(bytes(range(256)) * 64), False),
-    ("invalid-utf8", "failure", _bytes(b"feature: \"caf\xe9 \xff\"\n"), False),
+    ("invalid-utf8", "failure", _bytes(b'feature: "caf\xe9 \xff"\n'), False),
     ("alias-bomb", "failure", _text(billion_laughs()), True),
     ("nesting-10000", "failure", _text("a: " + deep(10_000) + "\n"), True),
     ("nesting-30000", "failure", _text("a: " + deep(30_000) + "\n"), True),
@@ -426,10 +449,24 @@ _GENERIC: tuple[tuple[str, str, Callable[[Path, Path], None], bool], ...] = (
 )
 
 # Markdown files: the YAML-specific cases do not apply (they are just text there).
-_MARKDOWN_SKIP = {"not-yaml", "top-list", "alias-bomb", "nesting-10000", "nesting-30000", "duplicate-keys", "python-object-tag"}
+_MARKDOWN_SKIP = {
+    "not-yaml",
+    "top-list",
+    "alias-bomb",
+    "nesting-10000",
+    "nesting-30000",
+    "duplicate-keys",
+    "python-object-tag",
+}
 
 OTHER_CASES: tuple[Case, ...] = tuple(
-    Case(name, target, "accounted" if (target in ("auto_decisions", "pre_thinking") and name not in ("huge-50mb",)) else expect, w, heavy=heavy)
+    Case(
+        name,
+        target,
+        "accounted" if (target in ("auto_decisions", "pre_thinking") and name not in ("huge-50mb",)) else expect,
+        w,
+        heavy=heavy,
+    )
     for target in ("registry", "index", "iteration_log", "auto_decisions", "pre_thinking")
     for (name, expect, w, heavy) in _GENERIC
     if not (target in ("auto_decisions", "pre_thinking") and name in _MARKDOWN_SKIP)
@@ -439,17 +476,19 @@ OTHER_CASES: tuple[Case, ...] = tuple(
         "iteration_log",
         "accounted",
         _text(
-            "feature: [x]\nsignal_lost_initial: \"many\"\nbudget: 3\nrounds:\n  - 1\n  - \"two\"\n"
-            "  - {round: \"three\", signal_lost_before: [1], triage_result: \"x\", decision: {a: 1}}\n"
+            'feature: [x]\nsignal_lost_initial: "many"\nbudget: 3\nrounds:\n  - 1\n  - "two"\n'
+            '  - {round: "three", signal_lost_before: [1], triage_result: "x", decision: {a: 1}}\n'
         ),
     ),
-    Case("wrong-types", "index", "accounted", _text("feature: [x]\nstatus: 12\ntasks: \"none\"\n")),
+    Case("wrong-types", "index", "accounted", _text('feature: [x]\nstatus: 12\ntasks: "none"\n')),
     Case("wrong-types", "registry", "accounted", _text("entries:\n  - 1\n  - {id: [x]}\n  - {description: no-id}\n")),
     Case(
         "forged-entries",
         "auto_decisions",
         "accounted",
-        _text("## Decision 1 - x\n## Decision 999999999999999999999 - iteration.x\n- decision_id: \x00\n- uncertainty:\n    level: [\n"),
+        _text(
+            "## Decision 1 - x\n## Decision 999999999999999999999 - iteration.x\n- decision_id: \x00\n- uncertainty:\n    level: [\n"
+        ),
     ),
 )
 

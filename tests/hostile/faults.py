@@ -64,7 +64,12 @@ def make_fault_feature(root: Path, *, items: int = 40, auto: bool = False, log: 
         lines = [f"task_id: task-{r // per + 1}", "completion_status: done", "known_shortcuts:"]
         for i in range(r, min(r + per, items)):
             lines.append(f'  - description: "Shortcut number {i}: something hard-coded in module {i}"')
-        lines += ["silent_failure_conditions: []", "assumptions_made: []", "debt_registered: true", f'debt_location: "src/m{r}.py:1"']
+        lines += [
+            "silent_failure_conditions: []",
+            "assumptions_made: []",
+            "debt_registered: true",
+            f'debt_location: "src/m{r}.py:1"',
+        ]
         (reports / f"task-{r // per + 1}-scar.yaml").write_text("\n".join(lines) + "\n", encoding="utf-8")
     if log:
         (feature / "iteration-log.yaml").write_text(LOG_HEAD.format(n=items), encoding="utf-8")

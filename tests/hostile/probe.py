@@ -71,7 +71,9 @@ def probe(feature: Path, *, status: bool = True) -> dict:
         ],
         "dangling": [list(d) for d in f.dangling_refs],
         "warnings": [_cut(w, 500) for w in f.warnings][:100],
-        "registry": None if f.registry is None else {"state": f.registry.state, "reason": _cut(f.registry.reason or "", 500)},
+        "registry": None
+        if f.registry is None
+        else {"state": f.registry.state, "reason": _cut(f.registry.reason or "", 500)},
         "log_warnings": [] if log is None else [_cut(w, 500) for w in log.warnings][:100],
         "signal_lost": f.signal_lost,
     }

@@ -82,6 +82,7 @@ def test_whole_hostile_corpus_loads_in_the_app(tmp_path: Path):
     root = tmp_path / "repo"
     feature = build_all(root, heavy=False)
     try:
+
         async def run() -> str:
             app = ScarsApp(feature, read_only=True, user="alice")
             async with app.run_test(size=SIZE) as pilot:
@@ -105,8 +106,17 @@ def test_app_in_a_real_pty_lets_no_sequence_through(feature: Path):
     argv = [sys.executable, "-m", "scars.tui.cli.main", "triage", "--read-only", str(feature)]
     rc, out = _run_in_pty(argv, send=b"q", send_when=b"MARK", send_after=30.0, timeout=60.0, rows=50, cols=160)
     assert out, "the app wrote nothing"
-    app_forbidden = [b"\x1b]8;;https://evil", b"\x1b]52;", b"\x1b]0;PWNED", b"\x1b[31;5m", "\x9b31m".encode(),
-                     "\u202e".encode(), "\u2066".encode(), "\u200b".encode(), b"\x08\x08\x08XYZ"]
+    app_forbidden = [
+        b"\x1b]8;;https://evil",
+        b"\x1b]52;",
+        b"\x1b]0;PWNED",
+        b"\x1b[31;5m",
+        "\x9b31m".encode(),
+        "\u202e".encode(),
+        "\u2066".encode(),
+        "\u200b".encode(),
+        b"\x08\x08\x08XYZ",
+    ]
     found = [s for s in app_forbidden if s in out]
     assert found == [], f"input-borne sequences reached the terminal: {found}"
     assert b"Traceback" not in out

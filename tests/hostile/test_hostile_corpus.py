@@ -87,7 +87,9 @@ def test_hostile_report(case: Case, repo: Path):
     if case.expect == "failure":
         assert pf is not None, f"{case.name}: not listed as a parse failure; failures={res['failures']}"
         assert pf["reason"].strip(), f"{case.name}: empty reason"
-        assert re.search(case.reason, pf["reason"], re.I), f"{case.name}: reason {pf['reason']!r} does not say why ({case.reason})"
+        assert re.search(case.reason, pf["reason"], re.I), (
+            f"{case.name}: reason {pf['reason']!r} does not say why ({case.reason})"
+        )
         assert fname in res["status_json"].get("json_failures", []) or any(
             Path(x).name == fname for x in res["status_json"].get("json_failures", [])
         ), f"{case.name}: missing from status --json parse_failures"
@@ -163,7 +165,9 @@ def test_hostile_other_file(case: Case, repo: Path):
         # listed, never dropped (the good report's resolved ref is looked up too).
         assert res["registry"]["state"] == "present"
         assert sorted(map(tuple, res["dangling"])) == [
-            ("scar-reports/good-scar.yaml", "known-systemic-fact"), ("scar-reports/ref-scar.yaml", "some-id")]
+            ("scar-reports/good-scar.yaml", "known-systemic-fact"),
+            ("scar-reports/ref-scar.yaml", "some-id"),
+        ]
         assert _failure_for(res, "ref-scar.yaml") and _failure_for(res, "good-scar.yaml")
     if case.target != "registry" or case.expect == "failure":
         # Scar reports are read and counted whatever happened to the other file.

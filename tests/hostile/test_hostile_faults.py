@@ -69,8 +69,14 @@ class Injector(SyscallTrace):
 
     CALLS = ("write", "fsync", "replace", "open", "ftruncate", "mkdir")
 
-    def __init__(self, monkeypatch, fail_at: int | None, err: int = errno.ENOSPC, only: tuple[str, ...] = CALLS,
-                 fail_from: bool = False):
+    def __init__(
+        self,
+        monkeypatch,
+        fail_at: int | None,
+        err: int = errno.ENOSPC,
+        only: tuple[str, ...] = CALLS,
+        fail_from: bool = False,
+    ):
         self.fail_from = fail_from
         self.n = 0
         self.fail_at = fail_at
@@ -96,9 +102,15 @@ OPS = {
     "undo": lambda s, ids: s.undo(),
     "close_round": lambda s, ids: s.close_round("continue", "round closed under injected faults"),
     "auto_decision": lambda s, ids: s.append_auto_decision(
-        stage="iteration", gate_id="triage", prompt_type="question", workflow_prompt="Triage?",
-        answer="Fix the two hard-coded limits first", decision="proceed", rationale="they bite first",
-        evidence=["scar reports"], consequences=["fix round"],
+        stage="iteration",
+        gate_id="triage",
+        prompt_type="question",
+        workflow_prompt="Triage?",
+        answer="Fix the two hard-coded limits first",
+        decision="proceed",
+        rationale="they bite first",
+        evidence=["scar reports"],
+        consequences=["fix round"],
     ),
 }
 
@@ -150,7 +162,9 @@ def test_injected_enospc_at_every_call(op, template, tmp_path, monkeypatch):
                 # Only a call whose failure is harmless may pass (e.g. a temp-file cleanup).
                 continue
             msg = str(raised)
-            assert re.search(r"disk|No space|not updated|recorded in the journal", msg), f"{label}: unclear message {msg!r}"
+            assert re.search(r"disk|No space|not updated|recorded in the journal", msg), (
+                f"{label}: unclear message {msg!r}"
+            )
             # The same session goes on after the fault.
             free = [i for i in ids if i not in before_state][-1]
             s.decide(free, "fix")
@@ -273,8 +287,11 @@ def test_read_only_filesystem(template, tmpfs):
         assert "read-only" in str(info.value).lower(), str(info.value)
         with FeatureSession.open(feature, read_only=True) as ro:
             assert ro.decisions[ids[5]].action == "fix"
-        p = subprocess.run([sys.executable, "-m", "scars.tui.cli.main", "decide", ids[1], "--fix", "--feature", str(feature)],
-                           capture_output=True, timeout=60)
+        p = subprocess.run(
+            [sys.executable, "-m", "scars.tui.cli.main", "decide", ids[1], "--fix", "--feature", str(feature)],
+            capture_output=True,
+            timeout=60,
+        )
         assert p.returncode != 0 and b"Traceback" not in p.stderr, p.stderr
         assert b"read-only" in p.stderr.lower(), p.stderr
     finally:
@@ -430,8 +447,11 @@ def test_second_writer_refused_while_first_holds(template, tmp_path):
         with pytest.raises(LockHeld) as info:
             FeatureSession.open(feature, user="bob")
         assert info.value.holder.get("pid") == os.getpid()
-        p = subprocess.run([sys.executable, "-m", "scars.tui.cli.main", "decide", ids[0], "--fix", "--feature", str(feature)],
-                           capture_output=True, timeout=60)
+        p = subprocess.run(
+            [sys.executable, "-m", "scars.tui.cli.main", "decide", ids[0], "--fix", "--feature", str(feature)],
+            capture_output=True,
+            timeout=60,
+        )
         assert p.returncode == 5, p.stderr
         assert str(os.getpid()).encode() in p.stderr and b"Traceback" not in p.stderr
         first.decide(ids[0], "fix")

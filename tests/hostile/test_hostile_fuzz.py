@@ -56,16 +56,41 @@ def _check_report(feature: Path, data: bytes) -> None:
 
 KEYS = st.sampled_from(
     [
-        "task_id", "completion_status", "known_shortcuts", "silent_failure_conditions",
-        "assumptions_made", "debt_registered", "debt_location", "narrative", "resolved_items",
-        "description", "deferred_to_feature_iteration", "status", "resolution", "systemic_ref",
-        "note", "what", "bites_when", "where", "accepted_because", "scar_id", "iteration",
-        "assumption", "verified", "original_section", "original_description", "x",
+        "task_id",
+        "completion_status",
+        "known_shortcuts",
+        "silent_failure_conditions",
+        "assumptions_made",
+        "debt_registered",
+        "debt_location",
+        "narrative",
+        "resolved_items",
+        "description",
+        "deferred_to_feature_iteration",
+        "status",
+        "resolution",
+        "systemic_ref",
+        "note",
+        "what",
+        "bites_when",
+        "where",
+        "accepted_because",
+        "scar_id",
+        "iteration",
+        "assumption",
+        "verified",
+        "original_section",
+        "original_description",
+        "x",
     ]
 )
 SCALARS = st.one_of(
-    st.none(), st.booleans(), st.integers(), st.floats(allow_nan=True),
-    st.text(max_size=30), st.sampled_from(["resolved", "open", "accepted", "known-systemic-fact", "SC-1", "done"]),
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(allow_nan=True),
+    st.text(max_size=30),
+    st.sampled_from(["resolved", "open", "accepted", "known-systemic-fact", "SC-1", "done"]),
 )
 VALUES = st.recursive(
     SCALARS,
@@ -86,7 +111,28 @@ def mutated(draw):
     for _ in range(draw(st.integers(0, 4))):
         op = draw(st.sampled_from(["replace", "insert", "cut"]))
         pos = draw(st.integers(0, max(len(data) - 1, 0)))
-        chunk = draw(st.sampled_from([b"[", b"{", b"&a ", b"*a", b"!!python/object ", b"\t", b"\x00", b"\xff", b"- ", b": ", b"\n", b"'", b'"', b"? ", b"---\n", b"%YAML 1.1\n"]))
+        chunk = draw(
+            st.sampled_from(
+                [
+                    b"[",
+                    b"{",
+                    b"&a ",
+                    b"*a",
+                    b"!!python/object ",
+                    b"\t",
+                    b"\x00",
+                    b"\xff",
+                    b"- ",
+                    b": ",
+                    b"\n",
+                    b"'",
+                    b'"',
+                    b"? ",
+                    b"---\n",
+                    b"%YAML 1.1\n",
+                ]
+            )
+        )
         if op == "replace" and data:
             data[pos : pos + len(chunk)] = chunk
         elif op == "insert":
@@ -119,15 +165,41 @@ def test_fuzz_reader_bytes(feature, data):
 LINES = st.one_of(
     st.sampled_from(
         [
-            "## Decision 001 - iteration.triage", "## Decision 002 - iteration.round-continuation",
-            "## Decision 1 - x", "## Decision 999999999999999999999999 - a.b", "## Decision abc - x",
-            "## Decision 003 -", "## Decision", "- decision_id: decision-001", "- timestamp: 2026-01-01T00:00:00Z",
-            "- stage: iteration", "- prompt_type: question", '- workflow_prompt: "Round 1 done"',
-            '- gatekeeper_answer: "Stop"', "- decision: proceed", "- decision: nonsense",
-            '- rationale: "r"', "- principles_used:", '  - "p"', "- architecture_considerations:",
-            "- evidence_checked:", "- uncertainty:", "  level: low", "  level: [", '  notes: "n"',
-            "- consequences:", "  -", "- ", "-", "", "# heading", "```", "\t- decision: reject",
-            "- decision_id:", "- uncertainty: high", "    level: medium",
+            "## Decision 001 - iteration.triage",
+            "## Decision 002 - iteration.round-continuation",
+            "## Decision 1 - x",
+            "## Decision 999999999999999999999999 - a.b",
+            "## Decision abc - x",
+            "## Decision 003 -",
+            "## Decision",
+            "- decision_id: decision-001",
+            "- timestamp: 2026-01-01T00:00:00Z",
+            "- stage: iteration",
+            "- prompt_type: question",
+            '- workflow_prompt: "Round 1 done"',
+            '- gatekeeper_answer: "Stop"',
+            "- decision: proceed",
+            "- decision: nonsense",
+            '- rationale: "r"',
+            "- principles_used:",
+            '  - "p"',
+            "- architecture_considerations:",
+            "- evidence_checked:",
+            "- uncertainty:",
+            "  level: low",
+            "  level: [",
+            '  notes: "n"',
+            "- consequences:",
+            "  -",
+            "- ",
+            "-",
+            "",
+            "# heading",
+            "```",
+            "\t- decision: reject",
+            "- decision_id:",
+            "- uncertainty: high",
+            "    level: medium",
         ]
     ),
     st.text(max_size=60).map(lambda s: s.replace("\n", " ")),

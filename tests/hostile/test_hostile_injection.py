@@ -27,9 +27,7 @@ def feature(tmp_path: Path) -> Path:
 def _scars(*args: str, env_extra: dict | None = None) -> subprocess.CompletedProcess:
     env = dict(os.environ, NO_COLOR="1", COLUMNS="100")
     env.update(env_extra or {})
-    return subprocess.run(
-        [sys.executable, "-m", "scars.tui.cli.main", *args], capture_output=True, timeout=60, env=env
-    )
+    return subprocess.run([sys.executable, "-m", "scars.tui.cli.main", *args], capture_output=True, timeout=60, env=env)
 
 
 def test_status_output_is_inert_and_readable(feature: Path):
@@ -60,9 +58,17 @@ def test_status_json_is_escaped_and_round_trips(feature: Path):
         assert payload in texts, f"{key}: text changed in --json"
 
 
-def _run_in_pty(argv: list[str], *, send: bytes | None = None, send_after: float = 0.0, timeout: float = 30.0,
-                rows: int = 40, cols: int = 120, env_extra: dict | None = None,
-                send_when: bytes | None = None) -> tuple[int, bytes]:
+def _run_in_pty(
+    argv: list[str],
+    *,
+    send: bytes | None = None,
+    send_after: float = 0.0,
+    timeout: float = 30.0,
+    rows: int = 40,
+    cols: int = 120,
+    env_extra: dict | None = None,
+    send_when: bytes | None = None,
+) -> tuple[int, bytes]:
     """Run ``argv`` with a real pty as its terminal; return (exit status, everything it wrote).
 
     ``send`` is written to the terminal once ``send_when`` appeared in the output, or after
@@ -129,7 +135,9 @@ def test_status_in_a_real_pty(feature: Path):
 
 def test_forbidden_list_detects_a_raw_payload():
     """The detector itself: a raw payload written to a pty is found."""
-    rc, out = _run_in_pty([sys.executable, "-c", f"import sys; sys.stdout.write({PAYLOADS['osc52']!r} + {PAYLOADS['csi']!r})"])
+    rc, out = _run_in_pty(
+        [sys.executable, "-c", f"import sys; sys.stdout.write({PAYLOADS['osc52']!r} + {PAYLOADS['csi']!r})"]
+    )
     assert rc == 0
     assert b"\x1b]52;" in forbidden_in(out) and b"\x1b[2J" in forbidden_in(out)
     assert len(FORBIDDEN) > 5

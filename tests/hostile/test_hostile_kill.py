@@ -67,7 +67,9 @@ def one_trial(template: Path, root: Path, trial: int, *, rounds: bool) -> dict:
 
     # 1. The journal: intact records, at most a torn last line.
     read = read_journal(journal_path(feature))
-    assert len(read.problems) <= 1 and (not read.problems or read.torn_tail), f"{label}: journal damaged: {read.problems}"
+    assert len(read.problems) <= 1 and (not read.problems or read.torn_tail), (
+        f"{label}: journal damaged: {read.problems}"
+    )
 
     # 2. iteration-log.yaml parses, and holds every round reported closed (earlier bytes kept).
     text = (feature / "iteration-log.yaml").read_bytes()
@@ -102,8 +104,12 @@ def one_trial(template: Path, root: Path, trial: int, *, rounds: bool) -> dict:
     assert closed["round"] in _log_rounds(feature)
     entries_after = parse_auto_decisions(ad.read_text(encoding="utf-8")) if ad.exists() else []
     assert all(not e.problems for e in entries_after)
-    return {"reported_ops": len(done), "inflight": inflight is not None, "torn_tail": read.torn_tail,
-            "rounds_closed": len(reported.closed)}
+    return {
+        "reported_ops": len(done),
+        "inflight": inflight is not None,
+        "torn_tail": read.torn_tail,
+        "rounds_closed": len(reported.closed),
+    }
 
 
 def _record(name: str, results: list[dict]) -> None:

@@ -61,20 +61,34 @@ CONTENTS = {
     "directory": lambda p, r: p.mkdir(),
     "symlink-outside": _outside,
     "symlink-loop": _loop,
-    "nan-and-huge-numbers": lambda p, r: p.write_text('{"iterations_consumed": 1e999, "last_score": NaN, "round": -Infinity}'),
+    "nan-and-huge-numbers": lambda p, r: p.write_text(
+        '{"iterations_consumed": 1e999, "last_score": NaN, "round": -Infinity}'
+    ),
 }
 
 
 def _payload_json() -> str:
     s = {k: v for k, v in PAYLOADS.items() if k != "long-line"}
-    return json.dumps({
-        "slug": s["osc52"], "feature_title": s["csi"], "warnings": list(s.values()),
-        "iterate": {"maxIterations": 10, "used": 1, "lastVerdict": {"verdict": s["bidi"], "gap": s["markup-click"]},
-                    "history": [{"verdict": s["osc8"], "gap": s["forged-heading"]}]},
-        "status": "in_progress", "last_verdict": s["osc0-title"], "last_score": 5, "round": 2, "thread_id": s["c1-csi"],
-        "primaryFeature": s["zero-width"],
-        "features": {s["osc52"]: {"phase": s["csi"], "matchRate": 80, "iterationCount": 1}},
-    })
+    return json.dumps(
+        {
+            "slug": s["osc52"],
+            "feature_title": s["csi"],
+            "warnings": list(s.values()),
+            "iterate": {
+                "maxIterations": 10,
+                "used": 1,
+                "lastVerdict": {"verdict": s["bidi"], "gap": s["markup-click"]},
+                "history": [{"verdict": s["osc8"], "gap": s["forged-heading"]}],
+            },
+            "status": "in_progress",
+            "last_verdict": s["osc0-title"],
+            "last_score": 5,
+            "round": 2,
+            "thread_id": s["c1-csi"],
+            "primaryFeature": s["zero-width"],
+            "features": {s["osc52"]: {"phase": s["csi"], "matchRate": 80, "iterationCount": 1}},
+        }
+    )
 
 
 def _probe_loops(root: Path) -> dict:
@@ -133,9 +147,16 @@ def test_payloads_in_loop_state_are_inert(tmp_path: Path):
         p = root / rel
         p.parent.mkdir(parents=True, exist_ok=True)
         if where == "aris-log":
-            p.write_text("# Auto review\n\n## Round 1 (2026-01-01)\n### Assessment (Summary)\n- Score: 5/10\n- Verdict: "
-                         + PAYLOADS["osc52"] + "\n- Key criticisms: " + PAYLOADS["bidi"] + "\n### Status\n"
-                         + PAYLOADS["forged-heading"] + "\n", encoding="utf-8")
+            p.write_text(
+                "# Auto review\n\n## Round 1 (2026-01-01)\n### Assessment (Summary)\n- Score: 5/10\n- Verdict: "
+                + PAYLOADS["osc52"]
+                + "\n- Key criticisms: "
+                + PAYLOADS["bidi"]
+                + "\n### Status\n"
+                + PAYLOADS["forged-heading"]
+                + "\n",
+                encoding="utf-8",
+            )
         else:
             p.write_text(_payload_json(), encoding="utf-8")
     out = run_isolated(lambda: _probe_loops(root), timeout=30.0, mem_bytes=GIB)

@@ -79,8 +79,18 @@ def test_app_excerpt_resolver_never_reads_outside(repo: Path, tmp_path: Path):
     os.mkfifo(repo / "src" / "pipe.py")
     (repo / "src" / "big.py").write_bytes(b"x = 1\n" * 400_000)
     (repo / "src" / "bin.py").write_bytes(b"\0\1\2" * 100)
-    for where in ("../secret.txt:1", "/etc/passwd:1", "src/out.py:1", "src/a.py:1", "src/pipe.py:1",
-                  "src/x\x00.py:1", "~/secret.txt", "src/big.py:3", "src/bin.py:1", "../../../../etc/shadow"):
+    for where in (
+        "../secret.txt:1",
+        "/etc/passwd:1",
+        "src/out.py:1",
+        "src/a.py:1",
+        "src/pipe.py:1",
+        "src/x\x00.py:1",
+        "~/secret.txt",
+        "src/big.py:3",
+        "src/bin.py:1",
+        "../../../../etc/shadow",
+    ):
         ex, reason = read_excerpt(str(repo), where)
         assert ex is None and reason, f"{where!r}: {ex}"
         assert "SECRET" not in reason

@@ -50,8 +50,9 @@ class ScarsApp(App[int]):
     class Loaded(Message):
         """The feature is read and the rows are built (posted from the loader thread)."""
 
-        def __init__(self, backend: Backend, state: TriageState, valves: list, keep_cursor: bool,
-                     rows: list[Row], user: str) -> None:
+        def __init__(
+            self, backend: Backend, state: TriageState, valves: list, keep_cursor: bool, rows: list[Row], user: str
+        ) -> None:
             super().__init__()
             self.backend = backend
             self.state = state
@@ -166,7 +167,6 @@ class ScarsApp(App[int]):
 
         self.push_screen(MainScreen())
         if self.inbox is not None:
-
             states, root = self.inbox
             self.push_screen(LoopsScreen(states, root))
         if self.feature_dir is not None:
@@ -192,7 +192,6 @@ class ScarsApp(App[int]):
         items.set_rows([], keep=False)
         self._load(keep_cursor=False)
 
-
     def _apply_keymap(self) -> None:
 
         src = self._keymap_source
@@ -210,7 +209,7 @@ class ScarsApp(App[int]):
 
     def keymap_note(self) -> str:
         path = self._keymap_source if isinstance(self._keymap_source, Path) else keymap_path()
-        note = f"Rebind keys in {path} — e.g.  \"scars.fix\" = \"x\""
+        note = f'Rebind keys in {path} — e.g.  "scars.fix" = "x"'
         if self._keymap_problems:
             note += "\nProblems: " + "; ".join(self._keymap_problems)
         return note
@@ -222,9 +221,13 @@ class ScarsApp(App[int]):
                 backend = self.backend
                 backend.reload()
             elif self._given_feature is not None:
-                backend = Backend(self._given_feature, self._given_session,
-                                  read_only=True if self._given_session is None else
-                                  (self.read_only_requested or bool(getattr(self._given_session, "read_only", False))))
+                backend = Backend(
+                    self._given_feature,
+                    self._given_session,
+                    read_only=True
+                    if self._given_session is None
+                    else (self.read_only_requested or bool(getattr(self._given_session, "read_only", False))),
+                )
             else:
                 assert self.feature_dir is not None
                 backend = Backend.open(self.feature_dir, read_only=self.read_only_requested, user=self.user)
@@ -265,8 +268,13 @@ class ScarsApp(App[int]):
                 items.move_to(first)
         screen.refresh_all()
         if self.backend.lock_holder:
-            self.notify(one_line(f"Opened read-only: the lock is held by {describe_holder(self.backend.lock_holder)}.", 300),
-                        title="Read-only", severity="warning", timeout=8, markup=False)
+            self.notify(
+                one_line(f"Opened read-only: the lock is held by {describe_holder(self.backend.lock_holder)}.", 300),
+                title="Read-only",
+                severity="warning",
+                timeout=8,
+                markup=False,
+            )
         self._loaded.set()
 
     def on_scars_app_load_failed(self, message: ScarsApp.LoadFailed) -> None:
@@ -322,8 +330,9 @@ class ScarsApp(App[int]):
 
         assert self.state is not None
         subjects = [self.state.views[i].line_text for i in item_ids]
-        self.push_screen(AcceptForm(subjects, self._validate, suggestions=self.owner_suggestions(item_ids)),
-                         callback=callback)
+        self.push_screen(
+            AcceptForm(subjects, self._validate, suggestions=self.owner_suggestions(item_ids)), callback=callback
+        )
 
     def open_defer_form(self, item_ids: list[str], callback: Callable[[dict | None], None]) -> None:
 
@@ -346,8 +355,9 @@ class ScarsApp(App[int]):
                 screen._refuse_if_read_only()
             return
         info = self.backend.round_info()
-        summary = gate_summary(self.feature, info["triage"], info["round"], self.valves,
-                               before=info["signal_lost_before"])
+        summary = gate_summary(
+            self.feature, info["triage"], info["round"], self.valves, before=info["signal_lost_before"]
+        )
         advice = advice_text(self.feature, self.decisions)
         self.push_screen(RoundGate(self.feature, summary, self.valves, advice), callback=self._record_gate)
 
@@ -360,8 +370,9 @@ class ScarsApp(App[int]):
                 self.backend.record_blocked_fix(item_id, outcome, result["reason"], decided_by=self.driver)
             extra = {"trigger": result["trigger"]} if result.get("trigger") else {}
             # The human's choice goes into both logs: iteration-log.yaml and auto-decisions.md.
-            self.backend.close_round(result["decision"], result["reason"], decided_by=self.driver,
-                                     auto_entry=True, **extra)
+            self.backend.close_round(
+                result["decision"], result["reason"], decided_by=self.driver, auto_entry=True, **extra
+            )
         except ScarsError as exc:
             self.notify(one_line(str(exc), 300), title="Round not recorded", severity="error", markup=False)
             return

@@ -25,8 +25,15 @@ class ReadOnly(DecisionRefused):
 class Backend:
     """Decisions, history and round records of one feature, through a FeatureSession."""
 
-    def __init__(self, feature: Feature, session: FeatureSession | None = None, *, read_only: bool | None = None,
-                 lock_holder: dict | None = None, read_only_reason: str | None = None):
+    def __init__(
+        self,
+        feature: Feature,
+        session: FeatureSession | None = None,
+        *,
+        read_only: bool | None = None,
+        lock_holder: dict | None = None,
+        read_only_reason: str | None = None,
+    ):
         self.session = session
         self.feature = feature
         self.lock_holder = lock_holder
@@ -34,7 +41,8 @@ class Backend:
             read_only = session is None or session.read_only
         self.read_only = read_only
         self.read_only_reason = read_only_reason or (
-            f"read-only: the lock is held by {describe_holder(lock_holder)}" if lock_holder
+            f"read-only: the lock is held by {describe_holder(lock_holder)}"
+            if lock_holder
             else ("read-only: no session" if session is None else ("read-only (--read-only)" if read_only else None))
         )
 
@@ -48,8 +56,9 @@ class Backend:
         except LockHeld as exc:
             holder = exc.holder or {}
             session = FeatureSession.open(feature_dir, read_only=True, user=user)
-        return cls(session.feature, session, read_only=read_only or holder is not None or session.read_only,
-                   lock_holder=holder)
+        return cls(
+            session.feature, session, read_only=read_only or holder is not None or session.read_only, lock_holder=holder
+        )
 
     # -- reads ------------------------------------------------------------------------
     @property
@@ -97,8 +106,11 @@ class Backend:
             return {"round": self.current_round(), "signal_lost_before": None, "triage": dict(self.decisions)}
         open_round = s.open_round() or {}
         number = open_round.get("round") or s.next_round_number()
-        return {"round": number, "signal_lost_before": open_round.get("signal_lost_before"),
-                "triage": dict(s.round_triage())}
+        return {
+            "round": number,
+            "signal_lost_before": open_round.get("signal_lost_before"),
+            "triage": dict(s.round_triage()),
+        }
 
     # -- validation -------------------------------------------------------------------
     @staticmethod

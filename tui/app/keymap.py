@@ -44,7 +44,7 @@ def load_keymap(path: Path | None = None, known_ids: set[str] | None = None) -> 
         if isinstance(keys, list) and all(isinstance(k, str) for k in keys):
             keys = ",".join(keys)
         if not isinstance(keys, str) or not keys.strip():
-            problems.append(f"{path}: '{bid}' must be a key string, e.g. \"x\" or \"x,ctrl+x\"")
+            problems.append(f'{path}: \'{bid}\' must be a key string, e.g. "x" or "x,ctrl+x"')
             continue
         if known_ids is not None and bid not in known_ids:
             problems.append(f"{path}: unknown binding id '{bid}' (press ? to list them)")

@@ -176,8 +176,10 @@ def build_view(item: ScarItem, _tasks: dict[str, str] | None = None) -> ItemView
             task = _tasks[raw_task] = one_line(raw_task, 24)
     else:
         task = one_line(raw_task, 24)
-    search = (f"{text} {raw_task} {item.file} {CATEGORY_ABBR.get(item.category, '')} {item.id} "
-              f"{item.systemic_ref or ''} {item.where or ''}").lower()
+    search = (
+        f"{text} {raw_task} {item.file} {CATEGORY_ABBR.get(item.category, '')} {item.id} "
+        f"{item.systemic_ref or ''} {item.where or ''}"
+    ).lower()
     return ItemView(item=item, line_text=line, task=task, search=search)
 
 

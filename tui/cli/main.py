@@ -52,8 +52,7 @@ def _import_command(name: str, module_name: str):  # noqa: ANN202 - a module
         return importlib.import_module(module_name)
     except Exception as exc:  # missing or broken: never a command silently left out
         raise CommandModuleError(
-            f"the '{name}' command cannot be loaded ({module_name}: {type(exc).__name__}: {exc}); "
-            "reinstall scars"
+            f"the '{name}' command cannot be loaded ({module_name}: {type(exc).__name__}: {exc}); reinstall scars"
         ) from exc
 
 

@@ -25,12 +25,15 @@ from tests.factories import decisions, feature, item, log, rnd
 def pts(*qualities, counts=None, strategies=None, triggers=None):
     out = []
     for i, q in enumerate(qualities):
-        out.append(QualityPoint(
-            iteration=i + 1, quality=q,
-            trigger_count=None if counts is None else counts[i],
-            strategy=None if strategies is None else strategies[i],
-            triggers=None if triggers is None else triggers[i],
-        ))
+        out.append(
+            QualityPoint(
+                iteration=i + 1,
+                quality=q,
+                trigger_count=None if counts is None else counts[i],
+                strategy=None if strategies is None else strategies[i],
+                triggers=None if triggers is None else triggers[i],
+            )
+        )
     return out
 
 
@@ -91,8 +94,9 @@ def test_fixability_none_without_triggers():
 
 
 def test_trigger_cascade_exactly_1_2_times_is_quiet():
-    assert not mode(failure_modes(pts(0.2, 0.3, counts=[10, 12]), token_budget=None, tokens_used=None),
-                    "trigger_cascade").active
+    assert not mode(
+        failure_modes(pts(0.2, 0.3, counts=[10, 12]), token_budget=None, tokens_used=None), "trigger_cascade"
+    ).active
     m = mode(failure_modes(pts(0.2, 0.3, counts=[10, 13]), token_budget=None, tokens_used=None), "trigger_cascade")
     assert m.active and m.figures["ratio"] == 1.3
 
@@ -107,11 +111,15 @@ def test_infinite_loop_needs_three_identical_trigger_sets():
     assert m.active and m.figures["consecutive_identical"] == 3
     # order of triggers does not matter; a different severity does
     rev = tuple(reversed(same))
-    assert mode(failure_modes(pts(0.1, 0.2, 0.3, triggers=[same, rev, same]), token_budget=None,
-                              tokens_used=None), "infinite_loop").active
+    assert mode(
+        failure_modes(pts(0.1, 0.2, 0.3, triggers=[same, rev, same]), token_budget=None, tokens_used=None),
+        "infinite_loop",
+    ).active
     sev = (Trigger("validation_failure", "a", 0.7), Trigger("low_confidence", "b"))
-    assert not mode(failure_modes(pts(0.1, 0.2, 0.3, triggers=[same, sev, same]), token_budget=None,
-                                  tokens_used=None), "infinite_loop").active
+    assert not mode(
+        failure_modes(pts(0.1, 0.2, 0.3, triggers=[same, sev, same]), token_budget=None, tokens_used=None),
+        "infinite_loop",
+    ).active
 
 
 def test_budget_burn_boundaries():
@@ -280,8 +288,13 @@ def test_samsara_strategy_hints_feed_strategy_mismatch():
     from scars.core.model import Round
 
     def r(n, b, a):
-        return Round(round=n, signal_lost_before=b, signal_lost_after=a, decision="continue",
-                     budget_context={"strategy_hint": "converge"})
+        return Round(
+            round=n,
+            signal_lost_before=b,
+            signal_lost_after=a,
+            decision="continue",
+            budget_context={"strategy_hint": "converge"},
+        )
 
     f = feature([item(i) for i in range(5)], log(r(1, 6, 5), r(2, 5, 5), r(3, 5, 5), max_rounds=5))
     a = advise_feature(f)
@@ -295,14 +308,25 @@ def _state(kind, values, used, limit, **kw):
     from scars.core.loops.base import Budget, LoopState, StopRule, TrendPoint
 
     points = tuple(TrendPoint(f"iteration {i}", v) for i, v in enumerate(values, 1))
-    return LoopState(kind=kind, name="x", path="x", budget=Budget(used, limit), stop_rule=StopRule(None),
-                     route=None, trend=tuple(v for v in values if v is not None), waiting_for_human=False,
-                     reason="", points=points, **kw)
+    return LoopState(
+        kind=kind,
+        name="x",
+        path="x",
+        budget=Budget(used, limit),
+        stop_rule=StopRule(None),
+        route=None,
+        trend=tuple(v for v in values if v is not None),
+        waiting_for_human=False,
+        reason="",
+        points=points,
+        **kw,
+    )
 
 
 def test_loop_scores_are_scaled_and_unmeasured_points_skipped():
-    a = adv.advise_loop_state(_state("bkit-sprint", [60.0, None, 70.0, 71.0], 4, 5,
-                                     details={"target": 100, "min_acceptable": 90}))
+    a = adv.advise_loop_state(
+        _state("bkit-sprint", [60.0, None, 70.0, 71.0], 4, 5, details={"target": 100, "min_acceptable": 90})
+    )
     assert [p.quality for p in a.history] == [0.6, 0.7, 0.71]
     assert a.trend["target"] == 1.0
     assert adv.advise_loop_state(_state("dag-iteration", [0.7], 1, 5)) is None

@@ -135,7 +135,10 @@ def test_dag_recommend_acceptable_with_at_most_one_left(left, action):
 
 def test_dag_uses_the_advisors_thresholds():
     assert (dag.SLOPE_EPSILON, dag.MONITOR_PLATEAU_VARIANCE, dag.PREDICTION_HORIZON) == (
-        trend.SLOPE_EPSILON, trend.PLATEAU_VARIANCE, trend.PREDICTION_HORIZON)
+        trend.SLOPE_EPSILON,
+        trend.PLATEAU_VARIANCE,
+        trend.PREDICTION_HORIZON,
+    )
     assert (dag.DEFAULT_TARGET, dag.DEFAULT_ACCEPTABLE) == (trend.TARGET_QUALITY, trend.ACCEPTABLE_QUALITY)
 
 
@@ -151,8 +154,10 @@ def test_loop_spec_max_iterations_range_is_1_to_100(value, used):
 
 @pytest.mark.parametrize("fixable, escalate_text", [(3, False), (2, True)])
 def test_dag_report_fixability_below_0_3_is_flagged(tmp_path, fixable, escalate_text):
-    triggers = "".join(f"    - {{type: validation_failure, source: s{i}, severity: 0.5, fixable: {'true' if i < fixable else 'false'}}}\n"
-                       for i in range(10))
+    triggers = "".join(
+        f"    - {{type: validation_failure, source: s{i}, severity: 0.5, fixable: {'true' if i < fixable else 'false'}}}\n"
+        for i in range(10)
+    )
     path = tmp_path / "reports" / "dag" / "d.yaml"
     path.parent.mkdir(parents=True)
     path.write_text("iterationDecision:\n  taskId: t\n  decision: {needsIteration: true}\n  triggers:\n" + triggers)

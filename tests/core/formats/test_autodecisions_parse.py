@@ -42,8 +42,12 @@ def test_a_valid_entry_parses_without_problems():
 
 
 def test_problems_are_recorded_per_entry():
-    bad = ENTRY.replace("decision: proceed", "decision: maybe").replace("- rationale: \"No fix-class items remain.\"\n", "")
-    bad = bad.replace("Decision 004", "Decision 003").replace('"Stop: the 4 remaining items are 1 accept and 3 defers with owners."', '"approved"')
+    bad = ENTRY.replace("decision: proceed", "decision: maybe").replace(
+        '- rationale: "No fix-class items remain."\n', ""
+    )
+    bad = bad.replace("Decision 004", "Decision 003").replace(
+        '"Stop: the 4 remaining items are 1 accept and 3 defers with owners."', '"approved"'
+    )
     entries = parse_auto_decisions(ENTRY + "\n" + bad)
     assert entries[0].problems == ()
     probs = " | ".join(entries[1].problems)
@@ -69,6 +73,8 @@ def test_never_raises_on_junk(text):
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.lists(st.sampled_from(ENTRY.splitlines() + ["## Decision x - y", "junk", "  - z", "  level: high"]), max_size=40))
+@given(
+    st.lists(st.sampled_from(ENTRY.splitlines() + ["## Decision x - y", "junk", "  - z", "  level: high"]), max_size=40)
+)
 def test_never_raises_on_shuffled_lines(lines):
     parse_auto_decisions("\n".join(lines))

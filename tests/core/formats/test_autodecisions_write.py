@@ -63,7 +63,7 @@ def test_forged_heading_and_field_stay_inside_the_value(tmp_path):
     assert [ln for ln in lines if ln.startswith("- decision:")] == ["- decision: proceed"]
     assert len(lines) == len(EXPECTED.splitlines())
     rationale = next(ln for ln in lines if ln.startswith("- rationale: "))
-    assert W.unquote(rationale[len("- rationale: "):]) == evil
+    assert W.unquote(rationale[len("- rationale: ") :]) == evil
 
 
 @given(st.text())
@@ -83,8 +83,17 @@ def test_generic_answers_are_refused(answer):
 
 def test_bad_enums_and_missing_evidence_are_refused():
     with pytest.raises(DecisionRefused) as info:
-        W.format_entry(1, **dict(FIELDS, stage="nope", decision="maybe", gate_id="a b\n## x", evidence=[], uncertainty_level="huge"))
-    assert {e.field for e in info.value.errors} == {"stage", "decision", "gate_id", "evidence_checked", "uncertainty_level"}
+        W.format_entry(
+            1,
+            **dict(FIELDS, stage="nope", decision="maybe", gate_id="a b\n## x", evidence=[], uncertainty_level="huge"),
+        )
+    assert {e.field for e in info.value.errors} == {
+        "stage",
+        "decision",
+        "gate_id",
+        "evidence_checked",
+        "uncertainty_level",
+    }
 
 
 def test_append_numbers_from_the_last_entry_on_disk(tmp_path):

@@ -30,7 +30,14 @@ ROUND = {
     "items_triaged": 3,
     "triage_result": {
         "fix": ['quote " and backslash \\ and\nnewline\n## Decision 999 - x\n- decision: proceed'],
-        "accept": [{"description": "中文 text", "re_review_signal": "a second writer", "owner": "ops", "rationale": "one process"}],
+        "accept": [
+            {
+                "description": "中文 text",
+                "re_review_signal": "a second writer",
+                "owner": "ops",
+                "rationale": "one process",
+            }
+        ],
         "defer": [],
     },
     "fixes_applied": 1,
@@ -66,18 +73,22 @@ def test_adding_a_round_keeps_every_earlier_byte(upstream, name):
 def test_spaced_rounds_stay_spaced(upstream):
     text = (upstream / "samsara" / "changes" / UPSTREAM_LOGS[0] / "iteration-log.yaml").read_text(encoding="utf-8")
     new = L.add_round(text, ROUND)
-    assert new[len(text):].startswith("\n  - round: 7\n")
+    assert new[len(text) :].startswith("\n  - round: 7\n")
 
 
 def test_new_round_keys_in_era_b_order():
-    text = L.render_round({"decision": "continue", "round": 2, "decision_reason": "x", "signal_lost_before": 3, "extra": 1})
+    text = L.render_round(
+        {"decision": "continue", "round": 2, "decision_reason": "x", "signal_lost_before": 3, "extra": 1}
+    )
     keys = [ln.strip().lstrip("- ").split(":")[0] for ln in text.splitlines()]
     assert keys == ["round", "signal_lost_before", "decision", "decision_reason", "extra"]
 
 
 def test_new_log_has_header_and_parses():
     text = L.render_new_log("csv-export", 6, [ROUND])
-    assert text.startswith('feature: "csv-export"\nsignal_lost_initial: 6\n\nbudget:\n  max_rounds: 3\n  reviewer_retry_limit: 2\n\nrounds:\n  - round: 7\n')
+    assert text.startswith(
+        'feature: "csv-export"\nsignal_lost_initial: 6\n\nbudget:\n  max_rounds: 3\n  reviewer_retry_limit: 2\n\nrounds:\n  - round: 7\n'
+    )
     data = yaml.safe_load(text)
     assert data["rounds"][0]["budget_context"]["strategy_hint"] == "minimal_fix"
     assert L.canary(text)
@@ -153,8 +164,10 @@ def test_round_on_disk_differing_from_journal_is_refused(tmp_path):
         f.append_rounds([dict(ROUND, decision_reason="other")], feature="x", signal_lost_initial=5)
 
 
-FLOW_ROUNDS = ('feature: "demo"\nsignal_lost_initial: 4\n\n'
-               'rounds: [ {round: 1,  signal_lost_before: 4, decision: continue,   decision_reason: "x y"} ]\n')
+FLOW_ROUNDS = (
+    'feature: "demo"\nsignal_lost_initial: 4\n\n'
+    'rounds: [ {round: 1,  signal_lost_before: 4, decision: continue,   decision_reason: "x y"} ]\n'
+)
 
 
 def test_canary_fails_on_flow_rounds_with_odd_spacing_and_add_round_refuses():

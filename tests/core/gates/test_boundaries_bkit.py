@@ -44,14 +44,17 @@ def _gate(root: Path):
 # ---------------------------------------------------------------- default threshold 90 %
 
 
-@pytest.mark.parametrize("rate, met", [
-    (80, False),    # the old mutant 90 -> 80 passes this
-    (85, False),    # between 80 and 90
-    (89.9, False),  # just below
-    (90, True),     # exactly at the threshold (>= , not >)
-    (90.1, True),   # just above
-    (92, True),     # the mutant 90 -> 95 fails this
-])
+@pytest.mark.parametrize(
+    "rate, met",
+    [
+        (80, False),  # the old mutant 90 -> 80 passes this
+        (85, False),  # between 80 and 90
+        (89.9, False),  # just below
+        (90, True),  # exactly at the threshold (>= , not >)
+        (90.1, True),  # just above
+        (92, True),  # the mutant 90 -> 95 fails this
+    ],
+)
 def test_default_match_rate_threshold_both_paths(tmp_path, rate, met):
     _project(tmp_path, rate)
     state = _reader(tmp_path)
@@ -78,16 +81,19 @@ def test_unmeasured_rate_never_passes_even_at_threshold_zero(tmp_path):
 # ---------------------------------------------------------------- configured thresholds: agreement
 
 
-@pytest.mark.parametrize("threshold, rate, met", [
-    (92.5, 92, False),    # int(92.5) == 92 would pass it: a configured fraction is kept
-    (92.5, 92.4, False),
-    (92.5, 92.5, True),   # exactly at the fractional threshold
-    (92.5, 92.6, True),
-    (0, 0, True),         # 0 is used as configured, never read as "absent -> 90"
-    (0, 50, True),
-    (85, 84.9, False),
-    (85, 85, True),
-])
+@pytest.mark.parametrize(
+    "threshold, rate, met",
+    [
+        (92.5, 92, False),  # int(92.5) == 92 would pass it: a configured fraction is kept
+        (92.5, 92.4, False),
+        (92.5, 92.5, True),  # exactly at the fractional threshold
+        (92.5, 92.6, True),
+        (0, 0, True),  # 0 is used as configured, never read as "absent -> 90"
+        (0, 50, True),
+        (85, 84.9, False),
+        (85, 85, True),
+    ],
+)
 def test_configured_threshold_reader_and_gate_agree(tmp_path, threshold, rate, met):
     _project(tmp_path, rate, config={"matchRateThreshold": threshold})
     state = _reader(tmp_path)
@@ -170,11 +176,14 @@ def test_critical_maximum_boundary(tmp_path, count, refused):
             gates.record(ev, "iterate", "one more cycle for the login form", user="alice")
 
 
-@pytest.mark.parametrize("history, streak", [
-    ((70, 70, 70), 2),          # two flat steps: one short of the limit
-    ((70, 70, 70, 70), 3),      # three: the rule fires
-    ((70, 70, 69, 71), 0),      # a rise resets the run
-])
+@pytest.mark.parametrize(
+    "history, streak",
+    [
+        ((70, 70, 70), 2),  # two flat steps: one short of the limit
+        ((70, 70, 70, 70), 3),  # three: the rule fires
+        ((70, 70, 69, 71), 0),  # a rise resets the run
+    ],
+)
 def test_no_improvement_boundary_in_the_gate(tmp_path, history, streak):
     _project(tmp_path, history[-1], count=len(history) - 1, history=history)
     ev = gates.gather("pdca-continue", tmp_path)
@@ -192,18 +201,35 @@ def _sprint(root: Path, rates, **config) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     conf = {"maxIterations": 5, "matchRateTarget": 100, "matchRateMinAcceptable": 90}
     conf.update(config)
-    path.write_text(json.dumps({"id": "s1", "config": conf, "phases": {"iterate": {"iterateHistory": [
-        {"iteration": i, "matchRate": r, "fixedTaskIds": [], "durationMs": None} for i, r in enumerate(rates, 1)]}}}))
+    path.write_text(
+        json.dumps(
+            {
+                "id": "s1",
+                "config": conf,
+                "phases": {
+                    "iterate": {
+                        "iterateHistory": [
+                            {"iteration": i, "matchRate": r, "fixedTaskIds": [], "durationMs": None}
+                            for i, r in enumerate(rates, 1)
+                        ]
+                    }
+                },
+            }
+        )
+    )
     return path
 
 
-@pytest.mark.parametrize("rates, outcome", [
-    ((70, 75, 80, 85, 89.9), "iteration_exhausted"),  # just below the minimum at the limit
-    ((70, 75, 80, 85, 90), "partial"),                # exactly at the minimum
-    ((70, 75, 80, 85, 99.9), "partial"),              # just below the target
-    ((70, 100), "success"),                           # exactly at the target
-    ((70, 75, 80, 85), None),                         # one iteration left
-])
+@pytest.mark.parametrize(
+    "rates, outcome",
+    [
+        ((70, 75, 80, 85, 89.9), "iteration_exhausted"),  # just below the minimum at the limit
+        ((70, 75, 80, 85, 90), "partial"),  # exactly at the minimum
+        ((70, 75, 80, 85, 99.9), "partial"),  # just below the target
+        ((70, 100), "success"),  # exactly at the target
+        ((70, 75, 80, 85), None),  # one iteration left
+    ],
+)
 def test_sprint_target_and_minimum_boundaries(tmp_path, rates, outcome):
     state = bkit.read_sprint(_sprint(tmp_path, rates), tmp_path)
     assert state.stop_rule.outcome == outcome
@@ -216,29 +242,44 @@ def test_sprint_configured_zero_minimum_is_kept(tmp_path):
     assert state.stop_rule.outcome == "iteration_exhausted"
 
 
-@pytest.mark.parametrize("rates, fired", [
-    ((80, 80, 80), False),       # 2 flat steps
-    ((80, 80, 80, 80), True),    # 3 flat steps
-    ((80, 79, 78, 77), True),    # falling counts as no improvement
-    ((80, 80, 80, 81), False),
-])
+@pytest.mark.parametrize(
+    "rates, fired",
+    [
+        ((80, 80, 80), False),  # 2 flat steps
+        ((80, 80, 80, 80), True),  # 3 flat steps
+        ((80, 79, 78, 77), True),  # falling counts as no improvement
+        ((80, 80, 80, 81), False),
+    ],
+)
 def test_sprint_no_improvement_boundary(tmp_path, rates, fired):
     state = bkit.read_sprint(_sprint(tmp_path, rates, maxIterations=10), tmp_path)
     assert (state.stop_rule.outcome == "no_improvement") is fired
     assert state.waiting_for_human is fired
 
 
-@pytest.mark.parametrize("rates, outcome", [
-    ((80, 85, 88, 89, 89.9), "iteration_exhausted"),  # 5 iterations (the default limit), below 90
-    ((80, 85, 88, 89, 90), "partial"),                # exactly the default minimum 90
-    ((80, 85, 88, 99.9), None),                       # below the default target 100, 1 iteration left
-    ((80, 100), "success"),                           # exactly the default target
-])
+@pytest.mark.parametrize(
+    "rates, outcome",
+    [
+        ((80, 85, 88, 89, 89.9), "iteration_exhausted"),  # 5 iterations (the default limit), below 90
+        ((80, 85, 88, 89, 90), "partial"),  # exactly the default minimum 90
+        ((80, 85, 88, 99.9), None),  # below the default target 100, 1 iteration left
+        ((80, 100), "success"),  # exactly the default target
+    ],
+)
 def test_sprint_defaults_without_config(tmp_path, rates, outcome):
     path = tmp_path / ".bkit/state/sprints/s1.json"
     path.parent.mkdir(parents=True)
-    path.write_text(json.dumps({"id": "s1", "iterateHistory": [
-        {"iteration": i, "matchRate": r, "fixedTaskIds": [], "durationMs": None} for i, r in enumerate(rates, 1)]}))
+    path.write_text(
+        json.dumps(
+            {
+                "id": "s1",
+                "iterateHistory": [
+                    {"iteration": i, "matchRate": r, "fixedTaskIds": [], "durationMs": None}
+                    for i, r in enumerate(rates, 1)
+                ],
+            }
+        )
+    )
     state = bkit.read_sprint(path, tmp_path)
     assert (state.details["target"], state.details["min_acceptable"], state.budget.limit) == (100, 90, 5)
     assert state.stop_rule.outcome == outcome

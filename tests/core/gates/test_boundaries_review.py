@@ -37,8 +37,15 @@ def _edit_state(stage: Path, **changes) -> None:
 def _aris(root: Path, **state) -> Path:
     stage = root / "review-stage"
     stage.mkdir(parents=True)
-    data = {"round": 2, "threadId": "t", "status": "in_progress", "last_score": 6, "last_verdict": "almost",
-            "pending_experiments": [], "timestamp": "2026-03-16T10:00:00Z"}
+    data = {
+        "round": 2,
+        "threadId": "t",
+        "status": "in_progress",
+        "last_score": 6,
+        "last_verdict": "almost",
+        "pending_experiments": [],
+        "timestamp": "2026-03-16T10:00:00Z",
+    }
     data.update(state)
     (stage / "REVIEW_STATE.json").write_text(json.dumps(data, indent=2) + "\n")
     return stage

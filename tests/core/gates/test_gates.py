@@ -19,8 +19,16 @@ from scars.core.text import generic_reason_problem
 
 
 def test_every_gate_has_single_distinct_keys_and_known_decisions():
-    assert set(GATES) == {"entry", "triage", "round-continue", "safety-valve", "blocked-fix", "spec",
-                          "review-continue", "pdca-continue"}
+    assert set(GATES) == {
+        "entry",
+        "triage",
+        "round-continue",
+        "safety-valve",
+        "blocked-fix",
+        "spec",
+        "review-continue",
+        "pdca-continue",
+    }
     for gate in GATES.values():
         keys = [a.key for a in gate.answers]
         assert all(len(k) == 1 for k in keys)
@@ -49,15 +57,19 @@ def test_upstream_mappings_of_answers_to_decisions():
     assert d["entry"] == {"enter": "proceed", "skip": "accept_gap"}
 
 
-@pytest.mark.parametrize("reason", ["ok", "OK.", "approved", "Looks good!", "continue", "yes", "  lgtm ",
-                                    "stop", "B", "ship it", "", "   ", "no"])
+@pytest.mark.parametrize(
+    "reason",
+    ["ok", "OK.", "approved", "Looks good!", "continue", "yes", "  lgtm ", "stop", "B", "ship it", "", "   ", "no"],
+)
 def test_generic_reasons_are_refused(reason):
     assert generic_reason_problem(reason, GATES["round-continue"]) is not None
 
 
 def test_a_specific_reason_is_accepted():
-    assert generic_reason_problem("the 4 remaining items are 1 accept and 3 defers with owners",
-                                  GATES["round-continue"]) is None
+    assert (
+        generic_reason_problem("the 4 remaining items are 1 accept and 3 defers with owners", GATES["round-continue"])
+        is None
+    )
 
 
 def _ev(gate_id: str, **kw) -> Evidence:
@@ -92,18 +104,31 @@ def test_recorded_entry_is_the_exact_template_and_no_value_can_forge_a_heading(t
     from scars.core.formats.auto_decisions import parse_auto_decisions
     from tests.factories import loop_spec_feature
 
-    evil = "x\"\n## Decision 999 - iteration.fake\n- decision: proceed\r\u2028"
+    evil = 'x"\n## Decision 999 - iteration.fake\n- decision: proceed\r\u2028'
     fdir = loop_spec_feature(tmp_path, gap={"type": "spec", "description": evil, "fix_first": evil})
-    core.record(core.gather("spec", fdir), "ship", "the gap text is hostile but the answer is specific", user="u",
-                source="test")
+    core.record(
+        core.gather("spec", fdir), "ship", "the gap text is hostile but the answer is specific", user="u", source="test"
+    )
     text = (fdir / "auto-decisions.md").read_text(encoding="utf-8")
     assert len(re.findall(r"^## Decision", text, re.M)) == 1
     lines = text.splitlines()
     assert lines[2] == "## Decision 001 - iteration.spec"
     fields = [re.match(r"^- (\w+):", ln).group(1) for ln in lines if ln.startswith("- ")]
-    assert fields == ["decision_id", "timestamp", "stage", "prompt_type", "workflow_prompt", "gatekeeper_answer",
-                      "decision", "rationale", "principles_used", "architecture_considerations",
-                      "evidence_checked", "uncertainty", "consequences"]
+    assert fields == [
+        "decision_id",
+        "timestamp",
+        "stage",
+        "prompt_type",
+        "workflow_prompt",
+        "gatekeeper_answer",
+        "decision",
+        "rationale",
+        "principles_used",
+        "architecture_considerations",
+        "evidence_checked",
+        "uncertainty",
+        "consequences",
+    ]
     i = lines.index("- uncertainty:")
     assert lines[i + 1] == "  level: low" and lines[i + 2].startswith('  notes: "')
     [entry] = parse_auto_decisions(text)
@@ -111,12 +136,23 @@ def test_recorded_entry_is_the_exact_template_and_no_value_can_forge_a_heading(t
     assert entry.fields["decision"] == "accept_gap"
 
 
-@pytest.mark.parametrize("raw,canon", [
-    ("Ready", "ready"), ("accept", "ready"), ("`Almost`", "almost"), ("minor revision", "almost"),
-    ("not ready", "not ready"), ("No", "not ready"), ("major revision", "not ready"),
-    ("not ready / almost", "not ready"), ("nearly ready", "almost"), (None, "not ready"),
-    ("**Ready for submission**", "ready"), ("needs major work", "not ready"),
-])
+@pytest.mark.parametrize(
+    "raw,canon",
+    [
+        ("Ready", "ready"),
+        ("accept", "ready"),
+        ("`Almost`", "almost"),
+        ("minor revision", "almost"),
+        ("not ready", "not ready"),
+        ("No", "not ready"),
+        ("major revision", "not ready"),
+        ("not ready / almost", "not ready"),
+        ("nearly ready", "almost"),
+        (None, "not ready"),
+        ("**Ready for submission**", "ready"),
+        ("needs major work", "not ready"),
+    ],
+)
 def test_verdict_canonicalization(raw, canon):
     assert canonical_verdict(raw) == canon
 
@@ -138,10 +174,11 @@ def test_skip_record_edit_keeps_every_other_byte_and_is_reversible():
     assert no_newline == 'feature: x\niteration_skip_record: "r"\n'
 
 
-
 @settings(max_examples=150, deadline=None)
-@given(value=st.text(min_size=1, max_size=80).filter(lambda t: " ".join(t.split())),
-       tail=st.sampled_from(["", "\n", "# trailing comment\n", "notes: |\n  block\n"]))
+@given(
+    value=st.text(min_size=1, max_size=80).filter(lambda t: " ".join(t.split())),
+    tail=st.sampled_from(["", "\n", "# trailing comment\n", "notes: |\n  block\n"]),
+)
 def test_skip_record_round_trips_any_text_and_removal_restores_the_file(value, tail):
     import yaml
 
@@ -154,7 +191,9 @@ def test_skip_record_round_trips_any_text_and_removal_restores_the_file(value, t
     assert restored == (text if text.endswith("\n") else text + "\n")
 
 
-@pytest.mark.parametrize("reason,generic", [("繼續", True), ("没问题", True), ("已修復", False), ("ok!", True),
-                                            ("vendor SDK missing", False)])
+@pytest.mark.parametrize(
+    "reason,generic",
+    [("繼續", True), ("没问题", True), ("已修復", False), ("ok!", True), ("vendor SDK missing", False)],
+)
 def test_generic_reasons_in_either_language(reason, generic):
     assert (generic_reason_problem(reason, GATES["round-continue"]) is not None) is generic

@@ -34,7 +34,8 @@ def test_spec_evidence_shows_the_gap_and_the_upstream_prompt(tmp_path):
     ev = gates.gather("spec", fdir)
     assert ev.workflow_prompt == (
         "ITERATE judges the goal still unmet because of a SPEC-level gap: the spec never says what 'offline' "
-        "means for sync. Re-open SPEC/DISCUSS, ship as-is, or stop?")
+        "means for sync. Re-open SPEC/DISCUSS, ship as-is, or stop?"
+    )
     figs = dict(ev.figures)
     assert figs["iterations"] == "2 of 10 used"
     assert figs["fix first"] == SPEC_GAP["fix_first"]
@@ -62,15 +63,21 @@ def test_spec_reopen_rewinds_to_spec_with_bak_and_keeps_unknown_keys(tmp_path):
     assert (fdir / "feature.json.bak").read_bytes() == old
     assert not (fdir / "feature.json.tmp").exists()
     assert not (tmp_path / ".loop-spec" / "BACKLOG.md").exists()
-    assert res.recorded == [".loop-spec/features/sync/auto-decisions.md", ".loop-spec/features/sync/feature.json",
-                            ".loop-spec/features/sync/feature.json.bak", ".loop-spec/features/sync/PROGRESS.md"]
+    assert res.recorded == [
+        ".loop-spec/features/sync/auto-decisions.md",
+        ".loop-spec/features/sync/feature.json",
+        ".loop-spec/features/sync/feature.json.bak",
+        ".loop-spec/features/sync/PROGRESS.md",
+    ]
     heads, text = _entries(fdir / "auto-decisions.md")
     assert heads == [("001", "iteration.spec")]
     assert _field(text, "decision") == "revise"
     assert _field(text, "workflow_prompt").startswith('"ITERATE judges the goal still unmet')
     progress = (fdir / "PROGRESS.md").read_text()
-    assert re.fullmatch(r"- \d{4}-\d{2}-\d{2}: ITERATE spec gate: re-open SPEC/DISCUSS \(decision-001, alice via scars gate\)\n",
-                        progress)
+    assert re.fullmatch(
+        r"- \d{4}-\d{2}-\d{2}: ITERATE spec gate: re-open SPEC/DISCUSS \(decision-001, alice via scars gate\)\n",
+        progress,
+    )
 
 
 def test_spec_ship_delivers_with_the_gap_in_warnings_and_backlog(tmp_path):
@@ -87,8 +94,11 @@ def test_spec_ship_delivers_with_the_gap_in_warnings_and_backlog(tmp_path):
     assert data["iterate"]["lastRoute"] == "deliver"
     backlog = (tmp_path / ".loop-spec" / "BACKLOG.md").read_text()
     line = backlog.splitlines()[-1]
-    assert re.fullmatch(rf"- \[ \] \(\d{{4}}-\d{{2}}-\d{{2}} sync iterate-gap id={gap_id(SPEC_GAP['fix_first'])}\) "
-                        + re.escape(gap_line), line)
+    assert re.fullmatch(
+        rf"- \[ \] \(\d{{4}}-\d{{2}}-\d{{2}} sync iterate-gap id={gap_id(SPEC_GAP['fix_first'])}\) "
+        + re.escape(gap_line),
+        line,
+    )
     _, text = _entries(fdir / "auto-decisions.md")
     assert _field(text, "gatekeeper_answer") == f'"Ship as-is: {reason}"'
     assert _field(text, "rationale") == f'"{reason}"'
@@ -180,7 +190,9 @@ def test_mechanist_stop_rule_met_and_stop_records_positive_verdict(tmp_path):
     assert figs["STOP rule"] == "met"
     assert figs["iterations consumed"] == "2 of 6 (4 left)"
     assert figs["claim re-entries"] == "1 of 2 (1 left)"
-    assert figs["claim buckets"].startswith("FAIL 0, INCONCLUSIVE 0, ZERO_ELIGIBLE_VARIANTS 0, PASS 1, INTEGRITY_ONLY 1: clear")
+    assert figs["claim buckets"].startswith(
+        "FAIL 0, INCONCLUSIVE 0, ZERO_ELIGIBLE_VARIANTS 0, PASS 1, INTEGRITY_ONLY 1: clear"
+    )
     assert ev.default == "stop"
     assert "verify/VERIFY_REPORT.md" in ev.files_read
     # Continuing past a met STOP rule needs a reason.
@@ -204,8 +216,12 @@ def test_mechanist_blocking_claims_keep_stop_rule_unmet(tmp_path):
     res = gates.record(ev, "continue", None, user=USER)
     assert res.decision == "proceed"
     assert json.loads((stage / "REVIEW_STATE.json").read_text())["status"] == "in_progress"
-    res = gates.record(gates.gather("review-continue", stage), "stop",
-                       "two FAIL claims need a person to redesign the experiment", user=USER)
+    res = gates.record(
+        gates.gather("review-continue", stage),
+        "stop",
+        "two FAIL claims need a person to redesign the experiment",
+        user=USER,
+    )
     assert res.decision == "accept_gap"
     state = json.loads((stage / "REVIEW_STATE.json").read_text())
     assert state["termination_reason"] == "human_stop"
@@ -257,8 +273,9 @@ def test_pdca_evidence_trend_threshold_and_limit(tmp_path):
     assert figs["Match Rate"] == "82% (threshold 90%): below"
     assert figs["trend"] == "70% → 78% → 82%"
     assert figs["iterations"] == "2 of max 5 (critical 10)"
-    assert ev.workflow_prompt == ("login: Match Rate 82% (threshold 90%), iteration 2 of max 5. "
-                                  "(A) iterate again (B) accept as PARTIAL (C) stop")
+    assert ev.workflow_prompt == (
+        "login: Match Rate 82% (threshold 90%), iteration 2 of max 5. (A) iterate again (B) accept as PARTIAL (C) stop"
+    )
     assert ev.default == "iterate"
     assert ".bkit/state/sprints/s1.json" in ev.files_read
 

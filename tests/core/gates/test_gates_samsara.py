@@ -58,8 +58,10 @@ def test_entry_evidence(tmp_path):
     figs = dict(ev.figures)
     assert figs["signal_lost"].startswith("5 ")
     assert figs["cross-task patterns"] == "1" and figs["entry verdict"] == "gate"
-    assert ev.workflow_prompt == ("Iteration entry: signal_lost=5, cross-task patterns=1, parse failures=0; "
-                                  "entry verdict: gate. (A) enter iteration (B) skip to validate-and-ship")
+    assert ev.workflow_prompt == (
+        "Iteration entry: signal_lost=5, cross-task patterns=1, parse failures=0; "
+        "entry verdict: gate. (A) enter iteration (B) skip to validate-and-ship"
+    )
     assert ev.files_read == ["scar-reports/task-1-scar.yaml", "scar-reports/task-2-scar.yaml", "index.yaml"]
     assert ev.default == "enter"
 
@@ -71,17 +73,27 @@ def test_entry_skip_writes_the_reversible_record_and_enter_removes_it(tmp_path, 
     code, out, _ = _run(["gate", "entry", str(f), "--answer", "skip", "--reason", reason, "--json"], capsys)
     assert code == 0
     obj = json.loads(out)
-    assert (obj["answer"], obj["decision"], obj["recorded"]) == ("skip", "accept_gap", ["auto-decisions.md", "index.yaml"])
+    assert (obj["answer"], obj["decision"], obj["recorded"]) == (
+        "skip",
+        "accept_gap",
+        ["auto-decisions.md", "index.yaml"],
+    )
     text = (f / "index.yaml").read_text()
     assert text.startswith(original)  # every earlier byte kept, comment included
     record = yaml.safe_load(text)["iteration_skip_record"]
-    assert record == (f"signal_lost=5, 1 cross-task pattern(s), 0 parse failure(s), iteration skipped by {USER}: "
-                      f"{reason} (reply to override)")
+    assert record == (
+        f"signal_lost=5, 1 cross-task pattern(s), 0 parse failure(s), iteration skipped by {USER}: "
+        f"{reason} (reply to override)"
+    )
     [e] = _entries(f)
     assert (e.number, e.heading_stage, e.gate_id) == (1, "iteration", "entry")
     assert e.fields["decision"] == "accept_gap"
     assert e.fields["gatekeeper_answer"] == f"(B) skip to validate-and-ship: {reason}"
-    assert e.fields["evidence_checked"] == ["scar-reports/task-1-scar.yaml", "scar-reports/task-2-scar.yaml", "index.yaml"]
+    assert e.fields["evidence_checked"] == [
+        "scar-reports/task-1-scar.yaml",
+        "scar-reports/task-2-scar.yaml",
+        "index.yaml",
+    ]
     assert e.fields["uncertainty"]["level"] == "low"
     assert not e.problems
     code, out, _ = _run(["gate", "entry", str(f), "--answer", "a", "--json"], capsys)
@@ -119,7 +131,10 @@ def test_round_continue_stop_closes_the_round_in_iteration_log(tmp_path, capsys)
     retry = item_id(f, "Retry count is hard-coded to 3")
     _open_round(f, (retry, "fix"))
     ev = gates.gather("round-continue", f)
-    assert ev.workflow_prompt == "Round 1 完成。signal_lost: 5 → 5。修復了 0 個 items，剩餘 5 個。\n\n(A) 繼續下一輪 (B) 停止，進入 Validation"
+    assert (
+        ev.workflow_prompt
+        == "Round 1 完成。signal_lost: 5 → 5。修復了 0 個 items，剩餘 5 個。\n\n(A) 繼續下一輪 (B) 停止，進入 Validation"
+    )
     assert ".scars/journal.jsonl (decisions and the open round)" in ev.files_read
     reason = "the fix needs the vendor SDK; the other four are cross-feature"
     code, out, _ = _run(["gate", "round-continue", str(f), "--answer", "B", "--reason", reason, "--json"], capsys)
@@ -170,7 +185,9 @@ def test_stagnation_fires_and_continuing_needs_a_reason(tmp_path, capsys):
     _flat_rounds(f, 1)
     _open_round(f)
     ev = gates.gather("safety-valve", f)
-    assert ev.workflow_prompt.startswith("signal_lost 連續 2 輪未下降（5 → 5）。Iteration 可能在原地轉圈。建議停止。\n\nRound 2 完成。")
+    assert ev.workflow_prompt.startswith(
+        "signal_lost 連續 2 輪未下降（5 → 5）。Iteration 可能在原地轉圈。建議停止。\n\nRound 2 完成。"
+    )
     assert ev.default == "stop"
     rc = gates.gather("round-continue", f)
     assert "continue" in rc.reason_required and any("stagnation" in w for w in rc.warnings)
@@ -199,8 +216,9 @@ def test_safety_valve_continue_with_reason(tmp_path):
     f = samsara_feature(tmp_path)
     _flat_rounds(f, 1)
     _open_round(f)
-    res = gates.record(gates.gather("safety-valve", f), "continue", "the last fix lands tomorrow; one more round",
-                       user=USER)
+    res = gates.record(
+        gates.gather("safety-valve", f), "continue", "the last fix lands tomorrow; one more round", user=USER
+    )
     assert res.decision == "accept_gap"
     r = _log(f)["rounds"][-1]
     assert r["decision"] == "continue" and "stagnation" in r["decision_reason"]
@@ -214,18 +232,39 @@ def test_blocked_fix_records_the_outcome(tmp_path, capsys):
     retry = item_id(f, "Retry count is hard-coded to 3")
     _open_round(f, (retry, "fix"))
     ctx = "paste src/retry.py and the config loader into the dispatch"
-    code, out, _ = _run(["gate", "blocked-fix", str(f), "--item", retry, "--blocked", "NEEDS_CONTEXT: config source unknown",
-                         "--answer", "retry", "--reason", ctx, "--json"], capsys)
+    code, out, _ = _run(
+        [
+            "gate",
+            "blocked-fix",
+            str(f),
+            "--item",
+            retry,
+            "--blocked",
+            "NEEDS_CONTEXT: config source unknown",
+            "--answer",
+            "retry",
+            "--reason",
+            ctx,
+            "--json",
+        ],
+        capsys,
+    )
     assert code == 0
     obj = json.loads(out)
-    assert (obj["answer"], obj["decision"], obj["outcome"], obj["item"]) == ("retry", "revise", "retry_with_context", retry)
+    assert (obj["answer"], obj["decision"], obj["outcome"], obj["item"]) == (
+        "retry",
+        "revise",
+        "retry_with_context",
+        retry,
+    )
     with FeatureSession.open(f, read_only=True) as s:
         d = s.decisions[retry]
     assert d.blocked_outcome == "retry_with_context"
     [e] = _entries(f)
     assert e.fields["workflow_prompt"] == (
         'Fix item "Retry count is hard-coded to 3" 被 implementer 回報 BLOCKED: NEEDS_CONTEXT: config source unknown。'
-        "(A) 提供更多 context 重試 (B) 重新分類為 defer")
+        "(A) 提供更多 context 重試 (B) 重新分類為 defer"
+    )
     assert e.fields["evidence_checked"][0] == f"scar-reports/task-1-scar.yaml (item {retry})"
 
 
@@ -234,8 +273,20 @@ def test_blocked_fix_needs_an_item_decided_fix(tmp_path, capsys):
     retry = item_id(f, "Retry count is hard-coded to 3")
     code, _, err = _run(["gate", "blocked-fix", str(f), "--answer", "b", "--reason", "vendor API unreachable"], capsys)
     assert code == 2 and "--item" in err
-    code, _, err = _run(["gate", "blocked-fix", str(f), "--item", retry, "--answer", "defer",
-                         "--reason", "vendor API unreachable from CI"], capsys)
+    code, _, err = _run(
+        [
+            "gate",
+            "blocked-fix",
+            str(f),
+            "--item",
+            retry,
+            "--answer",
+            "defer",
+            "--reason",
+            "vendor API unreachable from CI",
+        ],
+        capsys,
+    )
     assert code == 4 and "not decided fix" in err
     code, _, err = _run(["gate", "blocked-fix", str(f), "--item", "ks-0000000000", "--answer", "b"], capsys)
     assert code == 2 and "no item" in err
@@ -256,13 +307,21 @@ def test_answers_file_replays_triage_and_its_gates(tmp_path, capsys):
     utf8 = item_id(f, "Config is UTF-8")
     tz = item_id(f, "Timezone-naive timestamps compare as UTC")
     _open_round(f)
-    p = _answers(tmp_path, f, {
-        retry: "fix",
-        utf8: {"action": "accept", "re_review_signal": "a non-UTF-8 config is reported", "owner": "config team",
-               "rationale": "every shipped config is generated as UTF-8"},
-        tz: {"action": "defer", "reason": "needs the scheduler rework"},
-        "round-continue": {"answer": "stop", "reason": "one fix in flight; the rest is accepted or deferred"},
-    })
+    p = _answers(
+        tmp_path,
+        f,
+        {
+            retry: "fix",
+            utf8: {
+                "action": "accept",
+                "re_review_signal": "a non-UTF-8 config is reported",
+                "owner": "config team",
+                "rationale": "every shipped config is generated as UTF-8",
+            },
+            tz: {"action": "defer", "reason": "needs the scheduler rework"},
+            "round-continue": {"answer": "stop", "reason": "one fix in flight; the rest is accepted or deferred"},
+        },
+    )
     code, out, err = _run(["gate", "triage", str(f), "--answers", str(p), "--json"], capsys)
     assert code == 0, err
     obj = json.loads(out)
@@ -271,21 +330,32 @@ def test_answers_file_replays_triage_and_its_gates(tmp_path, capsys):
     assert [r["gate"] for r in obj["replayed"]] == ["round-continue"]
     with FeatureSession.open(f, read_only=True) as s:
         ds = s.decisions
-    assert ds[retry].action == "fix" and ds[utf8].owner == "config team" and ds[tz].reason == "needs the scheduler rework"
+    assert (
+        ds[retry].action == "fix" and ds[utf8].owner == "config team" and ds[tz].reason == "needs the scheduler rework"
+    )
     [r] = _log(f)["rounds"]
     assert r["decision"] == "stop"
-    assert r["triage_result"]["accept"] == [{"description": "Config is UTF-8", "re_review_signal": "a non-UTF-8 config is reported",
-                                             "owner": "config team", "rationale": "every shipped config is generated as UTF-8"}]
+    assert r["triage_result"]["accept"] == [
+        {
+            "description": "Config is UTF-8",
+            "re_review_signal": "a non-UTF-8 config is reported",
+            "owner": "config team",
+            "rationale": "every shipped config is generated as UTF-8",
+        }
+    ]
     entries = _entries(f)
     assert [e.gate_id for e in entries] == ["triage", "round-continue"]
     assert "file answers.yaml" in entries[0].fields["principles_used"][1]
 
 
-@pytest.mark.parametrize("bad", [
-    {"accept_without_owner": True},
-    {"unknown_item": True},
-    {"generic_stop": True},
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"accept_without_owner": True},
+        {"unknown_item": True},
+        {"generic_stop": True},
+    ],
+)
 def test_an_invalid_answers_file_changes_no_file(tmp_path, capsys, bad):
     f = samsara_feature(tmp_path / "repo")
     retry = item_id(f, "Retry count is hard-coded to 3")
@@ -345,8 +415,12 @@ def _interactive(monkeypatch, keys, argv, capsys):
 def test_terminal_round_continue_letter_and_reason(tmp_path, monkeypatch, capsys):
     f = samsara_feature(tmp_path)
     _open_round(f)
-    code, out, _ = _interactive(monkeypatch, "b\r" + "continue\r" + "\x7f" * 8 + "nothing actionable is left this round\r",
-                                ["gate", "round-continue", str(f), "--json"], capsys)
+    code, out, _ = _interactive(
+        monkeypatch,
+        "b\r" + "continue\r" + "\x7f" * 8 + "nothing actionable is left this round\r",
+        ["gate", "round-continue", str(f), "--json"],
+        capsys,
+    )
     assert code == 0
     obj = json.loads(out.strip().splitlines()[-1])
     assert (obj["answer"], obj["reason"]) == ("stop", "nothing actionable is left this round")
@@ -363,8 +437,12 @@ def test_terminal_blocked_fix_defer(tmp_path, monkeypatch, capsys):
     f = samsara_feature(tmp_path)
     retry = item_id(f, "Retry count is hard-coded to 3")
     _open_round(f, (retry, "fix"))
-    code, out, _ = _interactive(monkeypatch, "b\rthe vendor sandbox is down until March\r",
-                                ["gate", "blocked-fix", str(f), "--item", retry, "--json"], capsys)
+    code, out, _ = _interactive(
+        monkeypatch,
+        "b\rthe vendor sandbox is down until March\r",
+        ["gate", "blocked-fix", str(f), "--item", retry, "--json"],
+        capsys,
+    )
     assert code == 0
     assert json.loads(out.strip().splitlines()[-1])["outcome"] == "reclassify_as_defer"
 
@@ -428,8 +506,11 @@ def test_answers_file_like_the_readme_example(tmp_path, capsys):
 def test_entry_default_skip_is_confirmed_without_a_reason(tmp_path):
     from tests.factories import report, write_feature
 
-    f = write_feature(tmp_path, {"task-1-scar.yaml": report("task-1", ks=['description: "One small shortcut"'])},
-                     files={"index.yaml": "feature: small\n"})
+    f = write_feature(
+        tmp_path,
+        {"task-1-scar.yaml": report("task-1", ks=['description: "One small shortcut"'])},
+        files={"index.yaml": "feature: small\n"},
+    )
     ev = gates.gather("entry", f)
     assert dict(ev.figures)["entry verdict"] == "skip" and ev.default == "skip"
     res = gates.record(ev, "skip", None, user=USER)

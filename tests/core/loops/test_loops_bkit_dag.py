@@ -36,15 +36,20 @@ def test_limit_spent_below_threshold_waits(tmp_path):
 
 
 def test_config_overrides_threshold_and_limit(tmp_path):
-    path = status(tmp_path, {"f": {"phase": "act", "matchRate": 85, "iterationCount": 5}},
-                  config={"matchRateThreshold": 80, "maxIterations": 7})
+    path = status(
+        tmp_path,
+        {"f": {"phase": "act", "matchRate": 85, "iterationCount": 5}},
+        config={"matchRateThreshold": 80, "maxIterations": 7},
+    )
     (state,) = bkit.read_status(path, tmp_path)
     assert state.budget.limit == 7 and state.stop_rule.outcome == "success"
 
 
 def test_circuit_breaker_waits(tmp_path):
-    path = status(tmp_path, {"f": {"phase": "act", "matchRate": 50, "iterationCount": 1,
-                                   "stateMachine": {"circuitBreakerOpen": True}}})
+    path = status(
+        tmp_path,
+        {"f": {"phase": "act", "matchRate": 50, "iterationCount": 1, "stateMachine": {"circuitBreakerOpen": True}}},
+    )
     (state,) = bkit.read_status(path, tmp_path)
     assert state.waiting_for_human and "circuit breaker" in state.reason
 
@@ -67,16 +72,21 @@ def test_unusable_status_is_one_failed_state(tmp_path):
 def sprint(root: Path, history: list, **extra) -> Path:
     path = root / ".bkit/state/sprints/s1.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    data = {"id": "s1", "phases": {"iterate": {"iterateHistory": history}},
-            "config": {"maxIterations": 5, "matchRateTarget": 100, "matchRateMinAcceptable": 90}}
+    data = {
+        "id": "s1",
+        "phases": {"iterate": {"iterateHistory": history}},
+        "config": {"maxIterations": 5, "matchRateTarget": 100, "matchRateMinAcceptable": 90},
+    }
     data.update(extra)
     path.write_text(json.dumps(data))
     return path
 
 
 def h(*rates):
-    return [{"iteration": i, "matchRate": r, "fixedTaskIds": ["t"] if r else [], "durationMs": None}
-            for i, r in enumerate(rates, 1)]
+    return [
+        {"iteration": i, "matchRate": r, "fixedTaskIds": ["t"] if r else [], "durationMs": None}
+        for i, r in enumerate(rates, 1)
+    ]
 
 
 def test_sprint_history_trend_and_rules(tmp_path):
@@ -135,17 +145,21 @@ def test_dag_decision_escalates_to_a_person(tmp_path):
 def convergence(scores, remaining, goal="{targetQuality: 0.85, acceptableQuality: 0.7, maxIterations: 5}", extra=""):
     points = "\n".join(
         f"    - {{iteration: {i}, qualityScore: {q}, improvementsRemaining: {r}}}"
-        for i, (q, r) in enumerate(zip(scores, remaining), 1))
+        for i, (q, r) in enumerate(zip(scores, remaining), 1)
+    )
     return f"convergenceReport:\n  taskId: t\n  currentIteration: {len(scores)}\n  goal: {goal}\n  qualityHistory:\n{points}\n{extra}"
 
 
-@pytest.mark.parametrize("scores, remaining, action, waiting", [
-    ([0.6, 0.75, 0.9], [3, 1, 0], "accept", False),       # converged
-    ([0.3, 0.5, 0.7], [5, 4, 3], "continue", False),      # improving, achievable (variance 0.027: no plateau)
-    ([0.5, 0.51, 0.505], [5, 5, 5], "escalate", True),    # plateau below acceptable
-    ([0.8, 0.7, 0.6], [1, 2, 3], "escalate", True),       # declining
-    ([0.6, 0.65, 0.7, 0.72], [4, 3, 3, 2], "accept", False),  # acceptable with 1 iteration left
-])
+@pytest.mark.parametrize(
+    "scores, remaining, action, waiting",
+    [
+        ([0.6, 0.75, 0.9], [3, 1, 0], "accept", False),  # converged
+        ([0.3, 0.5, 0.7], [5, 4, 3], "continue", False),  # improving, achievable (variance 0.027: no plateau)
+        ([0.5, 0.51, 0.505], [5, 5, 5], "escalate", True),  # plateau below acceptable
+        ([0.8, 0.7, 0.6], [1, 2, 3], "escalate", True),  # declining
+        ([0.6, 0.65, 0.7, 0.72], [4, 3, 3, 2], "accept", False),  # acceptable with 1 iteration left
+    ],
+)
 def test_dag_convergence_rules(tmp_path, scores, remaining, action, waiting):
     state = dag.read_report(write_yaml(tmp_path, "conv.yaml", convergence(scores, remaining)), tmp_path)
     assert state.kind == "dag-convergence"

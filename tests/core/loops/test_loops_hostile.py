@@ -49,13 +49,21 @@ def test_directory_symlink_loop_terminates(tmp_path):
 def test_wrong_shapes_everywhere(tmp_path):
     lf = tmp_path / ".loop-spec/features/odd"
     lf.mkdir(parents=True)
-    (lf / "feature.json").write_text(json.dumps({"iterate": {"maxIterations": "ten", "used": "x", "history": {},
-                                                             "lastVerdict": [1], "lastRoute": 7},
-                                                 "warnings": "nope", "artifacts": [], "pendingRemediationTasks": 3}))
+    (lf / "feature.json").write_text(
+        json.dumps(
+            {
+                "iterate": {"maxIterations": "ten", "used": "x", "history": {}, "lastVerdict": [1], "lastRoute": 7},
+                "warnings": "nope",
+                "artifacts": [],
+                "pendingRemediationTasks": 3,
+            }
+        )
+    )
     stage = tmp_path / "review-stage"
     stage.mkdir()
-    (stage / "REVIEW_STATE.json").write_text(json.dumps({"round": "four", "last_score": True, "last_verdict": 3,
-                                                         "rounds": "none", "status": ["x"]}))
+    (stage / "REVIEW_STATE.json").write_text(
+        json.dumps({"round": "four", "last_score": True, "last_verdict": 3, "rounds": "none", "status": ["x"]})
+    )
     sprints = tmp_path / ".bkit/state/sprints"
     sprints.mkdir(parents=True)
     (sprints / "s.json").write_text(json.dumps({"iterateHistory": [1, {"matchRate": "high"}], "config": "x"}))

@@ -23,8 +23,14 @@ from scars.core.loops.loopspec import (
 
 
 def verdict(converged=False, gap=None, **extra):
-    v = {"converged": converged, "deterministic_gate_passed": True, "summary": "s",
-         "gap": gap, "remaining_gaps": [], "scores": [{"criterion": "c", "score": 6}]}
+    v = {
+        "converged": converged,
+        "deterministic_gate_passed": True,
+        "summary": "s",
+        "gap": gap,
+        "remaining_gaps": [],
+        "scores": [{"criterion": "c", "score": 6}],
+    }
     v.update(extra)
     return v
 
@@ -32,14 +38,21 @@ def verdict(converged=False, gap=None, **extra):
 def make_feature(root: Path, slug: str = "f1", **fields) -> Path:
     d = root / ".loop-spec" / "features" / slug
     d.mkdir(parents=True, exist_ok=True)
-    data = {"schemaVersion": 7, "slug": slug, "feature_title": "goal", "execStyle": "step",
-            "currentPhase": "iterate", "warnings": []}
+    data = {
+        "schemaVersion": 7,
+        "slug": slug,
+        "feature_title": "goal",
+        "execStyle": "step",
+        "currentPhase": "iterate",
+        "warnings": [],
+    }
     data.update(fields)
     (d / "feature.json").write_text(json.dumps(data), encoding="utf-8")
     return d / "feature.json"
 
 
 # --------------------------------------------------------------------------- extraction
+
 
 def test_fenced_json_block_wins_over_other_braces():
     message = 'Thinking {not json}\n```json\n{"converged": true, "deterministic_gate_passed": true, "summary": "ok"}\n```\ntrailing }'
@@ -48,18 +61,23 @@ def test_fenced_json_block_wins_over_other_braces():
 
 
 def test_greedy_brace_span_without_fence():
-    message = 'Verdict: {"converged": false, "deterministic_gate_passed": true, "summary": "x", "gap": {"type": "plan"}} done'
+    message = (
+        'Verdict: {"converged": false, "deterministic_gate_passed": true, "summary": "x", "gap": {"type": "plan"}} done'
+    )
     got = extract_verdict(message)
     assert got.ok and got.source == "braces" and got.verdict["gap"]["type"] == "plan"
 
 
-@pytest.mark.parametrize("message, problem", [
-    ('{"converged": true, "summary": "x"}', "deterministic_gate_passed"),
-    ("no json at all", "no JSON object"),
-    ("{broken", "no JSON object"),
-    ('{"converged": true,}', "not valid JSON"),
-    ('```json\n["a"]\n```', "no JSON object"),
-])
+@pytest.mark.parametrize(
+    "message, problem",
+    [
+        ('{"converged": true, "summary": "x"}', "deterministic_gate_passed"),
+        ("no json at all", "no JSON object"),
+        ("{broken", "no JSON object"),
+        ('{"converged": true,}', "not valid JSON"),
+        ('```json\n["a"]\n```', "no JSON object"),
+    ],
+)
 def test_malformed_verdicts_are_never_converged(message, problem):
     got = extract_verdict(message)
     assert not got.ok and problem in got.problem
@@ -68,14 +86,18 @@ def test_malformed_verdicts_are_never_converged(message, problem):
 
 # --------------------------------------------------------------------------- limit / record
 
-@pytest.mark.parametrize("used, max_it, conf, route", [
-    (0, 10, False, "judge"),
-    (9, 10, False, "judge"),
-    (10, 10, False, "confirmation"),
-    (10, 10, True, "harvest"),
-    (0, 0, False, "harvest"),  # used >= max but used == 0: no confirmation pass
-    (12, 10, False, "confirmation"),
-])
+
+@pytest.mark.parametrize(
+    "used, max_it, conf, route",
+    [
+        (0, 10, False, "judge"),
+        (9, 10, False, "judge"),
+        (10, 10, False, "confirmation"),
+        (10, 10, True, "harvest"),
+        (0, 0, False, "harvest"),  # used >= max but used == 0: no confirmation pass
+        (12, 10, False, "confirmation"),
+    ],
+)
 def test_limit_routes(used, max_it, conf, route):
     assert limit_route(used, max_it, conf) == route
 
@@ -129,16 +151,21 @@ def test_confirmation_pass_routes_to_harvest():
 
 
 def test_harvest_warnings_and_terminal_rule():
-    v = verdict(gap={"type": "execute", "description": "writer ignores flag", "fix_first": "pass the flag"},
-                remaining_gaps=[{"type": "plan", "description": "docs"}])
+    v = verdict(
+        gap={"type": "execute", "description": "writer ignores flag", "fix_first": "pass the flag"},
+        remaining_gaps=[{"type": "plan", "description": "docs"}],
+    )
     warnings, terminal = harvest_warnings(v, "f1", None)
-    assert warnings == ["iterate-budget-spent: writer ignores flag — fix first: pass the flag",
-                        "iterate-budget-spent: docs — fix first: docs"]
+    assert warnings == [
+        "iterate-budget-spent: writer ignores flag — fix first: pass the flag",
+        "iterate-budget-spent: docs — fix first: docs",
+    ]
     assert terminal is False
     warnings, terminal = harvest_warnings(v, "f1", gap_id("pass the flag"))
     assert terminal and warnings[0].startswith("iterate-terminal:")
     assert harvest_warnings(None, "f1", None)[0] == [
-        "iterate-budget-spent: final remediation was never re-judged against the original goal"]
+        "iterate-budget-spent: final remediation was never re-judged against the original goal"
+    ]
 
 
 # --------------------------------------------------------------------------- floor
@@ -172,6 +199,7 @@ def test_floor_fails_open_on_spec_and_closed_on_verification():
 
 
 # --------------------------------------------------------------------------- backlog / ITERATION.md
+
 
 def test_gap_id_normalises_then_hashes():
     expected = hashlib.sha256(b"add the json flag").hexdigest()[:8]
@@ -212,26 +240,35 @@ def test_iteration_md_sections():
 """
     sections = parse_iteration_md(text)
     assert [(s["iteration"], s["converged"], s["scores"], s["route"]) for s in sections] == [
-        (1, False, [6.0, 8.0], "execute"), (2, True, [], None)]
+        (1, False, [6.0, 8.0], "execute"),
+        (2, True, [], None),
+    ]
 
 
 # --------------------------------------------------------------------------- whole features
 
+
 def test_spec_route_waits_in_step_mode_and_not_unattended(tmp_path):
     gap = {"type": "spec", "description": "goal needs a new boundary", "fix_first": "re-scope"}
     v = verdict(gap=gap)
-    path = make_feature(tmp_path, iterate={"maxIterations": 3, "used": 1, "lastVerdict": v,
-                                           "history": [v], "lastRoute": "spec"})
+    path = make_feature(
+        tmp_path, iterate={"maxIterations": 3, "used": 1, "lastVerdict": v, "history": [v], "lastRoute": "spec"}
+    )
     state = loopspec.read_feature(path, tmp_path)
     assert state.route == "spec" and state.waiting_for_human
     assert "Re-open SPEC/DISCUSS" in state.reason and "goal needs a new boundary" in state.reason
     assert state.details["gate_options"] == ["Re-open SPEC/DISCUSS", "Ship as-is", "Stop - hand back"]
-    path = make_feature(tmp_path, execStyle="auto", iterate={"maxIterations": 3, "used": 1, "lastVerdict": v,
-                                                             "history": [v], "lastRoute": "spec"})
+    path = make_feature(
+        tmp_path,
+        execStyle="auto",
+        iterate={"maxIterations": 3, "used": 1, "lastVerdict": v, "history": [v], "lastRoute": "spec"},
+    )
     state = loopspec.read_feature(path, tmp_path)
     assert state.route == "spec" and not state.waiting_for_human
     # Once DISCUSS runs, the rewind happened: no longer waiting.
-    path = make_feature(tmp_path, currentPhase="discuss", iterate={"used": 1, "lastVerdict": v, "history": [v], "lastRoute": "spec"})
+    path = make_feature(
+        tmp_path, currentPhase="discuss", iterate={"used": 1, "lastVerdict": v, "history": [v], "lastRoute": "spec"}
+    )
     assert not loopspec.read_feature(path, tmp_path).waiting_for_human
 
 
@@ -264,25 +301,40 @@ def test_converged_with_floor_documents(tmp_path):
 
 def test_budget_spent_and_harvested(tmp_path):
     v = verdict(gap={"type": "execute", "description": "d", "fix_first": "f"})
-    path = make_feature(tmp_path, iterate={"maxIterations": 2, "used": 2, "confirmationUsed": True,
-                                           "lastVerdict": v, "history": [v, v]})
+    path = make_feature(
+        tmp_path, iterate={"maxIterations": 2, "used": 2, "confirmationUsed": True, "lastVerdict": v, "history": [v, v]}
+    )
     state = loopspec.read_feature(path, tmp_path)
-    assert state.details["limit_route"] == "harvest" and state.stop_rule.met and state.stop_rule.outcome == "budget_spent"
-    path = make_feature(tmp_path, warnings=["iterate-budget-spent: d — fix first: f"],
-                        iterate={"maxIterations": 2, "used": 2, "confirmationUsed": True, "lastVerdict": v,
-                                 "history": [v, v], "lastRoute": "harvest"})
+    assert (
+        state.details["limit_route"] == "harvest" and state.stop_rule.met and state.stop_rule.outcome == "budget_spent"
+    )
+    path = make_feature(
+        tmp_path,
+        warnings=["iterate-budget-spent: d — fix first: f"],
+        iterate={
+            "maxIterations": 2,
+            "used": 2,
+            "confirmationUsed": True,
+            "lastVerdict": v,
+            "history": [v, v],
+            "lastRoute": "harvest",
+        },
+    )
     state = loopspec.read_feature(path, tmp_path)
     assert state.route == "deliver" and state.stop_rule.outcome == "budget_spent"
     (tmp_path / ".loop-spec/BACKLOG.md").write_text(
         "# BACKLOG.md\n\n- [ ] (2026-08-01 f1 iterate-gap id={}) d — fix first: f\n"
-        "- [ ] (2026-08-01 other manual) not ours\n".format(gap_id("f")))
+        "- [ ] (2026-08-01 other manual) not ours\n".format(gap_id("f"))
+    )
     state = loopspec.read_feature(path, tmp_path)
     assert [e["id"] for e in state.details["backlog"]] == [gap_id("f")]
 
 
 def test_confirmation_left(tmp_path):
     v = verdict(gap={"type": "plan", "description": "d", "fix_first": "f"})
-    path = make_feature(tmp_path, iterate={"maxIterations": 1, "used": 1, "lastVerdict": v, "history": [v], "lastRoute": "plan"})
+    path = make_feature(
+        tmp_path, iterate={"maxIterations": 1, "used": 1, "lastVerdict": v, "history": [v], "lastRoute": "plan"}
+    )
     state = loopspec.read_feature(path, tmp_path)
     assert state.route == "plan" and state.details["limit_route"] == "confirmation"
     assert any("one confirmation pass left" in r for r in state.stop_rule.reasons)
@@ -302,8 +354,9 @@ def test_unusable_files_are_parse_failures(tmp_path):
 
 
 def test_malformed_judge_output_and_outside_artifact_are_listed(tmp_path):
-    path = make_feature(tmp_path, artifacts={"spec": "../../etc/SPEC.md", "iteration": "/abs/ITERATION.md"},
-                        iterate={"used": 0})
+    path = make_feature(
+        tmp_path, artifacts={"spec": "../../etc/SPEC.md", "iteration": "/abs/ITERATION.md"}, iterate={"used": 0}
+    )
     (path.parent / ".iterate-judge.out").write_text("the judge forgot its JSON")
     state = loopspec.read_feature(path, tmp_path)
     reasons = [f.reason for f in state.parse_failures]
@@ -316,7 +369,9 @@ def test_iteration_md_gives_the_trend_without_history(tmp_path):
     path = make_feature(tmp_path, iterate={"used": 1})
     docs = tmp_path / "docs/loop-spec/features/f1"
     docs.mkdir(parents=True)
-    (docs / "ITERATION.md").write_text("## Iteration 1 — not converged\n- Converged: no\n| a | 4 | w |\n| b | 6 | w |\n")
+    (docs / "ITERATION.md").write_text(
+        "## Iteration 1 — not converged\n- Converged: no\n| a | 4 | w |\n| b | 6 | w |\n"
+    )
     state = loopspec.read_feature(path, tmp_path)
     assert state.trend == (5.0,) and state.details["iteration_md"][0]["iteration"] == 1
 

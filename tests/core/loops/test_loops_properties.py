@@ -10,8 +10,22 @@ from scars.core.loops.review import canonical_verdict, parse_auto_review, parse_
 
 TEXT = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=400)
 MARKDOWNISH = st.lists(
-    st.sampled_from(["## Round 1", "## Iteration 2 (x)", "# Night", "```", "- Score: 7/10", "- **Verdict:** Almost",
-                     "| a | b | FAIL |", "- [ ] x", "### Good Enough", "- criterion: GE-001", "text", ""]),
+    st.sampled_from(
+        [
+            "## Round 1",
+            "## Iteration 2 (x)",
+            "# Night",
+            "```",
+            "- Score: 7/10",
+            "- **Verdict:** Almost",
+            "| a | b | FAIL |",
+            "- [ ] x",
+            "### Good Enough",
+            "- criterion: GE-001",
+            "text",
+            "",
+        ]
+    ),
     max_size=30,
 ).map("\n".join)
 

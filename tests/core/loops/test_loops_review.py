@@ -14,17 +14,37 @@ from scars.core.loops.review import canonical_verdict, parse_auto_review, parse_
 NOW = datetime(2026, 3, 16, 12, 0, tzinfo=UTC)
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("ready", "ready"), ("Ready", "ready"), ("**READY**", "ready"), ("`ready`", "ready"),
-    ("accept", "ready"), ("Sufficient.", "ready"), ("good enough", "ready"), ("looks ready", "ready"),
-    ("ready for submission", "ready"),
-    ("almost", "almost"), ("Almost", "almost"), ("nearly ready", "almost"), ("close", "almost"),
-    ("minor revision", "almost"), ("Almost (minor fixes)", "almost"),
-    ("not ready", "not ready"), ("Not Ready!", "not ready"), ("not ready / almost", "not ready"),
-    ("not yet ready", "not ready"), ("No", "not ready"), ("major revision", "not ready"),
-    ("revise", "not ready"), ("weak", "not ready"), ("reject", "not ready"), ("needs major work", "not ready"),
-    ("something else", "not ready"),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("ready", "ready"),
+        ("Ready", "ready"),
+        ("**READY**", "ready"),
+        ("`ready`", "ready"),
+        ("accept", "ready"),
+        ("Sufficient.", "ready"),
+        ("good enough", "ready"),
+        ("looks ready", "ready"),
+        ("ready for submission", "ready"),
+        ("almost", "almost"),
+        ("Almost", "almost"),
+        ("nearly ready", "almost"),
+        ("close", "almost"),
+        ("minor revision", "almost"),
+        ("Almost (minor fixes)", "almost"),
+        ("not ready", "not ready"),
+        ("Not Ready!", "not ready"),
+        ("not ready / almost", "not ready"),
+        ("not yet ready", "not ready"),
+        ("No", "not ready"),
+        ("major revision", "not ready"),
+        ("revise", "not ready"),
+        ("weak", "not ready"),
+        ("reject", "not ready"),
+        ("needs major work", "not ready"),
+        ("something else", "not ready"),
+    ],
+)
 def test_canonical_verdict(text, expected):
     assert canonical_verdict(text) == expected
 
@@ -64,7 +84,9 @@ def test_auto_review_lenient_headings_scores_and_fences():
     assert len(runs) == 1
     sections = runs[0]["sections"]
     assert [(s["kind"], s["number"], s["score"], s["verdict"]) for s in sections] == [
-        ("iteration", 1, 6.5, "almost"), ("iteration", 2, 4.0, "not ready")]
+        ("iteration", 1, 6.5, "almost"),
+        ("iteration", 2, 4.0, "not ready"),
+    ]
 
 
 def test_auto_review_new_run_when_numbering_restarts():
@@ -73,10 +95,14 @@ def test_auto_review_new_run_when_numbering_restarts():
 
 
 def test_reviewer_memory_headings():
-    text = "# Reviewer Memory\n## Iteration 1 — Score: 5/10, Verdict: not ready\n- **New suspicions**: x\n" \
-           "## Iteration 2 — Score: 6.5/10, Verdict: almost\n### Patterns\n"
+    text = (
+        "# Reviewer Memory\n## Iteration 1 — Score: 5/10, Verdict: not ready\n- **New suspicions**: x\n"
+        "## Iteration 2 — Score: 6.5/10, Verdict: almost\n### Patterns\n"
+    )
     assert [(m["number"], m["score"], m["verdict"]) for m in parse_reviewer_memory(text)] == [
-        (1, 5.0, "not ready"), (2, 6.5, "almost")]
+        (1, 5.0, "not ready"),
+        (2, 6.5, "almost"),
+    ]
 
 
 def test_verify_buckets():
@@ -88,9 +114,15 @@ def test_verify_buckets():
 def mechanist(tmp_path: Path, verify: str | None = None, **state) -> Path:
     stage = tmp_path / "review-stage"
     stage.mkdir(parents=True, exist_ok=True)
-    data = {"iterations_consumed": 2, "claim_reentries_consumed": 0, "status": "in_progress",
-            "last_score": 5.0, "last_verdict": "not ready", "consecutive_noop_count": 0,
-            "timestamp": "2026-03-16T10:00:00"}
+    data = {
+        "iterations_consumed": 2,
+        "claim_reentries_consumed": 0,
+        "status": "in_progress",
+        "last_score": 5.0,
+        "last_verdict": "not ready",
+        "consecutive_noop_count": 0,
+        "timestamp": "2026-03-16T10:00:00",
+    }
     data.update(state)
     (stage / "REVIEW_STATE.json").write_text(json.dumps(data))
     if verify is not None:
@@ -127,7 +159,9 @@ def test_mechanist_unknown_buckets_are_not_success(tmp_path):
     state = review.read_review_dir(mechanist(tmp_path, last_score=8, last_verdict="ready"), tmp_path, now=NOW)
     assert state.stop_rule.met is None
     assert any("VERIFY_REPORT.md not found" in r for r in state.stop_rule.reasons)
-    done = mechanist(tmp_path, last_score=8, last_verdict="ready", status="completed", termination_reason="positive_verdict")
+    done = mechanist(
+        tmp_path, last_score=8, last_verdict="ready", status="completed", termination_reason="positive_verdict"
+    )
     assert review.read_review_dir(done, tmp_path, now=NOW).stop_rule.met is True
 
 
@@ -149,8 +183,12 @@ def test_mechanist_staleness_and_awaiting_upstream(tmp_path):
     stale = mechanist(tmp_path, timestamp="2026-03-14T10:00:00")
     state = review.read_review_dir(stale, tmp_path, now=NOW)
     assert state.details["stale"] and "stale" in state.reason
-    upstream = mechanist(tmp_path, timestamp="2026-03-14T10:00:00", status="awaiting_upstream",
-                         pending_upstream_calls=[{"skill": "auto-claim", "args": {}}, {"skill": "auto-verify"}])
+    upstream = mechanist(
+        tmp_path,
+        timestamp="2026-03-14T10:00:00",
+        status="awaiting_upstream",
+        pending_upstream_calls=[{"skill": "auto-claim", "args": {}}, {"skill": "auto-verify"}],
+    )
     state = review.read_review_dir(upstream, tmp_path, now=NOW)
     assert not state.details["stale"]  # awaiting_upstream is exempt from the 24 h check
     assert state.route == "upstream: auto-claim → auto-verify" and not state.waiting_for_human
@@ -159,8 +197,9 @@ def test_mechanist_staleness_and_awaiting_upstream(tmp_path):
 def test_aris_round_budget_spent_without_stop_waits(tmp_path):
     stage = tmp_path / "review-stage"
     stage.mkdir()
-    (stage / "REVIEW_STATE.json").write_text(json.dumps(
-        {"round": 4, "threadId": "t1", "status": "in_progress", "last_score": 5, "last_verdict": "weak"}))
+    (stage / "REVIEW_STATE.json").write_text(
+        json.dumps({"round": 4, "threadId": "t1", "status": "in_progress", "last_score": 5, "last_verdict": "weak"})
+    )
     state = review.read_review_dir(stage, tmp_path, now=NOW)
     assert state.kind == "aris" and state.details["thread_id"] == "t1"
     assert state.waiting_for_human and "round budget is spent (4/4)" in state.reason
@@ -169,7 +208,9 @@ def test_aris_round_budget_spent_without_stop_waits(tmp_path):
 def test_aris_log_only_and_unreadable_state(tmp_path):
     stage = tmp_path / "review-stage"
     stage.mkdir()
-    (stage / "AUTO_REVIEW.md").write_text("## Round 1 (t)\n- Score: 4/10\n- Verdict: No\n## Round 2 (t)\n- Score: 7/10\n- Verdict: Ready\n")
+    (stage / "AUTO_REVIEW.md").write_text(
+        "## Round 1 (t)\n- Score: 4/10\n- Verdict: No\n## Round 2 (t)\n- Score: 7/10\n- Verdict: Ready\n"
+    )
     state = review.read_review_dir(stage, tmp_path, now=NOW)
     assert state.budget.used == 2 and state.trend == (4.0, 7.0) and state.stop_rule.met is True
     (stage / "REVIEW_STATE.json").write_text("{\n oops")
@@ -185,7 +226,8 @@ def test_mechanist_log_without_state_uses_the_budget_line(tmp_path):
         "## Iteration 1 (t)\n### Assessment (Summary)\n- Score: 4/10\n- Verdict: not ready\n"
         "- Budget after this iteration: iterations 1/6, claim-reentries 0/2\n"
         "## Iteration 2 (t)\n### Assessment (Summary)\n- Score: 5/10\n- Verdict: not ready\n"
-        "- Budget after this iteration: iterations 3/6, claim-reentries 1/2\n")
+        "- Budget after this iteration: iterations 3/6, claim-reentries 1/2\n"
+    )
     state = review.read_review_dir(stage, tmp_path, now=NOW)
     assert state.kind == "mechanist"
     assert state.budget.used == 3 and state.details["claim_reentries"]["used"] == 1
@@ -196,14 +238,28 @@ def test_mechanist_seed_example_state(tmp_path):
     # The REVIEW_STATE.json example of seed 003 (State Persistence), verbatim values.
     stage = tmp_path / "review-stage"
     stage.mkdir()
-    (stage / "REVIEW_STATE.json").write_text(json.dumps({
-        "iterations_consumed": 2, "claim_reentries_consumed": 1, "status": "in_progress",
-        "last_score": 5.0, "last_verdict": "not ready", "consecutive_noop_count": 0,
-        "iteration_breakdown": [
-            {"i": 1, "type": "variant_fix", "target_claims": ["C1"], "produced_claims": []},
-            {"i": 2, "type": "claim_reentry", "target_claims": ["C2"], "produced_claims": ["C2_v2"]}],
-        "claim_stage_reentries": ["C2"], "pending_upstream_calls": [], "runs_total": 5,
-        "gpu_hours_total": 12.4, "thread_id": "th_01ABC123def456", "timestamp": "2026-03-15T10:00:00"}))
+    (stage / "REVIEW_STATE.json").write_text(
+        json.dumps(
+            {
+                "iterations_consumed": 2,
+                "claim_reentries_consumed": 1,
+                "status": "in_progress",
+                "last_score": 5.0,
+                "last_verdict": "not ready",
+                "consecutive_noop_count": 0,
+                "iteration_breakdown": [
+                    {"i": 1, "type": "variant_fix", "target_claims": ["C1"], "produced_claims": []},
+                    {"i": 2, "type": "claim_reentry", "target_claims": ["C2"], "produced_claims": ["C2_v2"]},
+                ],
+                "claim_stage_reentries": ["C2"],
+                "pending_upstream_calls": [],
+                "runs_total": 5,
+                "gpu_hours_total": 12.4,
+                "thread_id": "th_01ABC123def456",
+                "timestamp": "2026-03-15T10:00:00",
+            }
+        )
+    )
     state = review.read_review_dir(stage, tmp_path, now=datetime(2026, 3, 15, 20, 0, tzinfo=UTC))
     # iterations 2/6 → 4 left, display iteration 3; re-entries 1/2; score 5.0 < 6 → STOP not met;
     # 10 h old (no zone = UTC) → not stale; budget left → nobody waiting.

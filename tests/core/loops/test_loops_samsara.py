@@ -15,7 +15,8 @@ def make_feature(root: Path, items: int, log: str | None = None) -> Path:
     shortcuts = "\n".join(f'  - "shortcut number {i} in module {i}"' for i in range(items))
     (feature / "scar-reports" / "task-1-scar.yaml").write_text(
         f"task_id: task-1\ncompletion_status: done\nknown_shortcuts:\n{shortcuts or '  []'}\n"
-        "silent_failure_conditions: []\nassumptions_made: []\n")
+        "silent_failure_conditions: []\nassumptions_made: []\n"
+    )
     if log is not None:
         (feature / "iteration-log.yaml").write_text(log)
     return feature

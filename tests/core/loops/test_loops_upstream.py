@@ -51,14 +51,26 @@ def test_aris_night3_review_stage(upstream):
     night2, night3 = state.details["auto_review_runs"]
     assert night2["title"].startswith("Auto-Review Loop") and night3["title"].startswith("Night 3")
     assert [(s["number"], s["score"], s["verdict"]) for s in night2["sections"]] == [
-        (0, None, None), (1, 4.5, "not ready"), (2, 5.5, "not ready"), (3, 7.0, "almost"), (4, 8.0, "almost")]
+        (0, None, None),
+        (1, 4.5, "not ready"),
+        (2, 5.5, "not ready"),
+        (3, 7.0, "almost"),
+        (4, 8.0, "almost"),
+    ]
     # The "## Score" / "## Verdict" headings inside the fenced raw reviewer response are not sections.
     assert [s["number"] for s in night3["sections"]] == [1, 2, 3, 4]
     # REVIEWER_MEMORY.md: 8 `## … Round N — Score: X/10, Verdict: V` headings over both nights.
     memory = state.details["reviewer_memory"]
     assert [(m["number"], m["score"], m["verdict"]) for m in memory] == [
-        (1, 4.5, "not ready"), (2, 5.5, "not ready"), (3, 7.0, "almost"), (4, 8.0, "almost"),
-        (1, 5.0, "not ready"), (2, 7.5, "almost"), (3, 8.5, "almost"), (4, 9.0, "ready")]
+        (1, 4.5, "not ready"),
+        (2, 5.5, "not ready"),
+        (3, 7.0, "almost"),
+        (4, 8.0, "almost"),
+        (1, 5.0, "not ready"),
+        (2, 7.5, "almost"),
+        (3, 8.5, "almost"),
+        (4, 9.0, "ready"),
+    ]
     assert state.parse_failures == ()
 
 

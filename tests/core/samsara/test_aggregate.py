@@ -39,7 +39,10 @@ def test_systemic_ref_pattern_across_reports(tmp_path):
     ref = 'systemic_ref: doc-only-guard\nnote: "{}"'
     feat = write_feature(
         tmp_path,
-        {"a.yaml": report("a", ks=[ref.format("lands in step 2")]), "b.yaml": report("b", sf=[ref.format("lands elsewhere")])},
+        {
+            "a.yaml": report("a", ks=[ref.format("lands in step 2")]),
+            "b.yaml": report("b", sf=[ref.format("lands elsewhere")]),
+        },
         registry=REGISTRY,
     )
     f = read_feature(feat)
@@ -50,7 +53,9 @@ def test_groups_partition_counted_items(tmp_path):
     feat = write_feature(
         tmp_path,
         {
-            "a.yaml": report("a", ks=['"shared rot"', 'description: "later"\ndeferred_to_feature_iteration: true', '"plain"']),
+            "a.yaml": report(
+                "a", ks=['"shared rot"', 'description: "later"\ndeferred_to_feature_iteration: true', '"plain"']
+            ),
             "b.yaml": report("b", ks=['description: "shared rot"\ndeferred_to_feature_iteration: true']),
             "c.yaml": "- not a mapping\n",
         },
@@ -67,7 +72,9 @@ def test_groups_partition_counted_items(tmp_path):
 
 def test_entry_verdicts_and_records():
     assert entry_verdict(4, 0, 0).verdict == "skip"
-    assert entry_verdict(4, 0, 0).record == "signal_lost=4, no cross-task pattern, iteration skipped (reply to override)"
+    assert (
+        entry_verdict(4, 0, 0).record == "signal_lost=4, no cross-task pattern, iteration skipped (reply to override)"
+    )
     assert entry_verdict(5, 0, 0).verdict == "gate"
     assert entry_verdict(0, 2, 0).verdict == "gate"
     v = entry_verdict(9, 1, 2)
@@ -115,7 +122,18 @@ def test_tokens_handle_cjk():
 def test_feature_json_shape(tmp_path):
     feat = write_feature(tmp_path, {"a.yaml": report("a", ks=['"x"'], am=['assumption: "y"\nverified: false'])})
     d = feature_to_json(read_feature(feat))
-    for key in ("feature", "signal_lost", "counts", "groups", "possible_patterns", "parse_failures", "dangling_refs", "entry", "items", "rounds"):
+    for key in (
+        "feature",
+        "signal_lost",
+        "counts",
+        "groups",
+        "possible_patterns",
+        "parse_failures",
+        "dangling_refs",
+        "entry",
+        "items",
+        "rounds",
+    ):
         assert key in d
     assert d["counts"] == {"known_shortcuts": 1, "silent_failure_conditions": 0, "unverified_assumptions": 1}
     assert set(d["groups"]) == set(GROUPS)
@@ -162,7 +180,9 @@ def test_signal_lost_is_the_sum_of_counted_remaining_items(tmp_path_factory, spe
 
 
 def _pair(tmp_path, first: str, second: str):
-    feat = write_feature(tmp_path, {"a.yaml": report("a", ks=[f'"{first}"']), "b.yaml": report("b", ks=[f'"{second}"'])})
+    feat = write_feature(
+        tmp_path, {"a.yaml": report("a", ks=[f'"{first}"']), "b.yaml": report("b", ks=[f'"{second}"'])}
+    )
     return read_feature(feat).possible_patterns
 
 

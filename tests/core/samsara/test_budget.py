@@ -18,8 +18,14 @@ from scars.core.samsara.rounds import (
 from tests.factories import decisions, feature, item, log, rnd
 
 ENVELOPE_KEYS = [
-    "round", "max_rounds", "remaining_rounds", "signal_lost_before", "stagnation_count",
-    "net_rot_previous_round", "reviewer_retry_budget_remaining", "expected_signal_reduction",
+    "round",
+    "max_rounds",
+    "remaining_rounds",
+    "signal_lost_before",
+    "stagnation_count",
+    "net_rot_previous_round",
+    "reviewer_retry_budget_remaining",
+    "expected_signal_reduction",
     "strategy_hint",
 ]
 
@@ -43,8 +49,14 @@ def test_no_log_is_round_one_with_full_budget():
 
 
 def test_envelope_keys_and_values_from_disk_state():
-    items = [item(1), item(2), item(3, "silent_failure_conditions"), item(4, "unverified_assumptions"),
-             item(5, "silent_failure_conditions"), item(6, "silent_failure_conditions")]
+    items = [
+        item(1),
+        item(2),
+        item(3, "silent_failure_conditions"),
+        item(4, "unverified_assumptions"),
+        item(5, "silent_failure_conditions"),
+        item(6, "silent_failure_conditions"),
+    ]
     f = feature(items, log(rnd(1, 9, 6, new=1)))
     env = budget_context(f)
     assert list(env) == ENVELOPE_KEYS
@@ -56,7 +68,10 @@ def test_envelope_keys_and_values_from_disk_state():
     assert env["net_rot_previous_round"] == -3  # 6 - 9
     assert env["reviewer_retry_budget_remaining"] == 2
     assert env["expected_signal_reduction"] == [
-        "silent_failure_conditions", "known_shortcuts", "unverified_assumptions"]
+        "silent_failure_conditions",
+        "known_shortcuts",
+        "unverified_assumptions",
+    ]
     assert env["strategy_hint"] == "converge"  # one round remains
 
 
@@ -69,8 +84,13 @@ def test_expected_reduction_follows_fix_decisions_when_given():
 
 
 def test_expected_reduction_ties_keep_category_order_and_skip_uncounted():
-    f = feature([item(1, "unverified_assumptions"), item(2, "known_shortcuts"),
-                 item(3, "silent_failure_conditions", counted=False)])
+    f = feature(
+        [
+            item(1, "unverified_assumptions"),
+            item(2, "known_shortcuts"),
+            item(3, "silent_failure_conditions", counted=False),
+        ]
+    )
     assert budget_context(f)["expected_signal_reduction"] == ["known_shortcuts", "unverified_assumptions"]
 
 
@@ -106,17 +126,29 @@ def test_real_placement_log_snapshot(upstream):
     path = upstream / "samsara/changes/2026-06-30_placement-consistency-gate/iteration-log.yaml"
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
     rounds = tuple(
-        Round(round=r["round"], signal_lost_before=r["signal_lost_before"],
-              signal_lost_after=r["signal_lost_after"], fixes_scar_count=r["fixes_scar_count"],
-              decision=r["decision"])
-        for r in data["rounds"])
-    lg = IterationLog(file="iteration-log.yaml", max_rounds=data["budget"]["max_rounds"],
-                      reviewer_retry_limit=data["budget"]["reviewer_retry_limit"], rounds=rounds)
+        Round(
+            round=r["round"],
+            signal_lost_before=r["signal_lost_before"],
+            signal_lost_after=r["signal_lost_after"],
+            fixes_scar_count=r["fixes_scar_count"],
+            decision=r["decision"],
+        )
+        for r in data["rounds"]
+    )
+    lg = IterationLog(
+        file="iteration-log.yaml",
+        max_rounds=data["budget"]["max_rounds"],
+        reviewer_retry_limit=data["budget"]["reviewer_retry_limit"],
+        rounds=rounds,
+    )
     rot = round_rot(lg.rounds[0])
     assert (rot["new"], rot["resolved"], rot["net_rot"]) == (1, 4, -3)
     assert round_start_snapshot(lg, 3) == {
-        "remaining_rounds_at_start": 1, "stagnation_count_at_start": 0,
-        "net_rot_previous_round": -3, "strategy_hint": "converge"}
+        "remaining_rounds_at_start": 1,
+        "stagnation_count_at_start": 0,
+        "net_rot_previous_round": -3,
+        "strategy_hint": "converge",
+    }
     # Its own round-1 block was written with the same arithmetic (hint chosen by a human).
     first = round_start_snapshot(None, data["rounds"][0]["signal_lost_before"])
     ctx = data["rounds"][0]["budget_context"]
@@ -169,15 +201,15 @@ def test_stagnation_uses_signal_now_for_an_interrupted_latest_round():
     ],
 )
 def test_strategy_hint_rules(remaining, stagnation, rot, low, hint):
-    assert strategy_hint(remaining_rounds=remaining, stagnation=stagnation, net_rot_previous=rot,
-                         retry_low=low)[0] == hint
+    assert (
+        strategy_hint(remaining_rounds=remaining, stagnation=stagnation, net_rot_previous=rot, retry_low=low)[0] == hint
+    )
 
 
 @settings(max_examples=100, deadline=None)
 @given(st.integers(0, 10), st.integers(0, 10), st.integers(-20, 20), st.booleans())
 def test_strategy_hint_is_total_and_ordered(remaining, stagnation, rot, low):
-    hint, rule = strategy_hint(remaining_rounds=remaining, stagnation=stagnation, net_rot_previous=rot,
-                               retry_low=low)
+    hint, rule = strategy_hint(remaining_rounds=remaining, stagnation=stagnation, net_rot_previous=rot, retry_low=low)
     valve_near = remaining == 0 or stagnation >= 2 or rot > 0 or low
     assert (hint == "minimal_fix") == valve_near
     if not valve_near:
@@ -208,8 +240,14 @@ def test_net_rot_unknown_without_before_after():
 
 def test_all_valves_reported_in_order_and_quiet_before_any_round():
     vs = evaluate_valves(feature([item(1)]))
-    assert [v.id for v in vs] == ["max_rounds", "stagnation", "net_rot", "accept_ratio",
-                                  "level1_wholesale", "same_files"]
+    assert [v.id for v in vs] == [
+        "max_rounds",
+        "stagnation",
+        "net_rot",
+        "accept_ratio",
+        "level1_wholesale",
+        "same_files",
+    ]
     assert not any(v.active for v in vs)
 
 
@@ -316,16 +354,27 @@ _opt_int = st.one_of(st.none(), st.integers(-5, 60))
 
 @settings(max_examples=50, deadline=None)
 @given(
-    st.lists(st.tuples(st.integers(0, 8), _opt_int, _opt_int, _opt_int,
-                       st.sampled_from([None, "continue", "stop", "forced_stop", "interrupted"])), max_size=6),
-    st.integers(0, 6), st.integers(0, 4), st.integers(0, 40),
+    st.lists(
+        st.tuples(
+            st.integers(0, 8),
+            _opt_int,
+            _opt_int,
+            _opt_int,
+            st.sampled_from([None, "continue", "stop", "forced_stop", "interrupted"]),
+        ),
+        max_size=6,
+    ),
+    st.integers(0, 6),
+    st.integers(0, 4),
+    st.integers(0, 40),
 )
 def test_envelope_and_valves_total_on_any_log(rows, max_rounds, retry_limit, signal):
     from scars.core.advice.advisor import advise_feature
 
     rounds = [rnd(n, b, a, new=new, decision=d) for n, b, a, new, d in rows]
-    f = feature([item(i) for i in range(3)], log(*rounds, max_rounds=max_rounds, retry_limit=retry_limit),
-                signal=signal)
+    f = feature(
+        [item(i) for i in range(3)], log(*rounds, max_rounds=max_rounds, retry_limit=retry_limit), signal=signal
+    )
     env = budget_context(f)
     assert list(env) == ENVELOPE_KEYS
     assert env["remaining_rounds"] >= 0 and env["reviewer_retry_budget_remaining"] >= 0

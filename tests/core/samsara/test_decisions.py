@@ -24,7 +24,9 @@ def test_accept_with_all_three_fields_is_valid():
 
 
 @pytest.mark.parametrize("field", ACCEPT_REQUIRED)
-@pytest.mark.parametrize("bad", [None, "", "   ", "n/a", "N/A", "na", "TBD", "todo", "none", "-", "?", "…", "...", "tbd.", " None "])
+@pytest.mark.parametrize(
+    "bad", [None, "", "   ", "n/a", "N/A", "na", "TBD", "todo", "none", "-", "?", "…", "...", "tbd.", " None "]
+)
 def test_accept_refuses_missing_or_placeholder_field(field, bad):
     fields = dict(GOOD, **{field: bad})
     errors = validate_decision("accept", **fields)

@@ -22,34 +22,78 @@ def validate_sarif(doc: dict) -> None:
     jsonschema.Draft4Validator(SCHEMA, format_checker=jsonschema.FormatChecker()).validate(doc)
 
 
-def item(n: int, category="known_shortcuts", where=None, line=3, file="scar-reports/task-1-scar.yaml", **kw) -> ScarItem:
-    return ScarItem(id=f"ks-{n:010x}", category=category, text=f"item {n} text", task_id="task-1", file=file,
-                    line=line, form="gen2", where=where, **kw)
+def item(
+    n: int, category="known_shortcuts", where=None, line=3, file="scar-reports/task-1-scar.yaml", **kw
+) -> ScarItem:
+    return ScarItem(
+        id=f"ks-{n:010x}",
+        category=category,
+        text=f"item {n} text",
+        task_id="task-1",
+        file=file,
+        line=line,
+        form="gen2",
+        where=where,
+        **kw,
+    )
 
 
 def feature(tmp_path: Path, items, resolved=(), failures=(), debt_location=None) -> Feature:
     feature_dir = tmp_path / "changes" / "2026-01-01_demo"
     return Feature(
-        name="2026-01-01_demo", path=str(feature_dir), repo_root=str(tmp_path),
-        reports=(ScarReport(file="scar-reports/task-1-scar.yaml", task_id="task-1", completion_status="done",
-                            items=tuple(items), debt_location=debt_location),),
-        items=tuple(items), resolved=tuple(resolved), parse_failures=tuple(failures),
-        signal_lost=len(items), entry=EntryVerdict("gate", "record"),
+        name="2026-01-01_demo",
+        path=str(feature_dir),
+        repo_root=str(tmp_path),
+        reports=(
+            ScarReport(
+                file="scar-reports/task-1-scar.yaml",
+                task_id="task-1",
+                completion_status="done",
+                items=tuple(items),
+                debt_location=debt_location,
+            ),
+        ),
+        items=tuple(items),
+        resolved=tuple(resolved),
+        parse_failures=tuple(failures),
+        signal_lost=len(items),
+        entry=EntryVerdict("gate", "record"),
     )
 
 
-ACCEPT = Decision("ks-0000000001", "accept", re_review_signal="when the cache grows past 1 GB", owner="alice",
-                  rationale="cheap enough for now", decided_by="bob", decided_at="2026-01-02T10:00:00Z")
-DEFER = Decision("ks-0000000002", "defer", reason="needs the new API", revisit_when="after v2",
-                 decided_by="bob", decided_at="2026-01-02T10:01:00Z")
+ACCEPT = Decision(
+    "ks-0000000001",
+    "accept",
+    re_review_signal="when the cache grows past 1 GB",
+    owner="alice",
+    rationale="cheap enough for now",
+    decided_by="bob",
+    decided_at="2026-01-02T10:00:00Z",
+)
+DEFER = Decision(
+    "ks-0000000002",
+    "defer",
+    reason="needs the new API",
+    revisit_when="after v2",
+    decided_by="bob",
+    decided_at="2026-01-02T10:01:00Z",
+)
 FIX = Decision("ks-0000000003", "fix", decided_by="bob", decided_at="2026-01-02T10:02:00Z")
 
 
 def sample(tmp_path):
-    items = [item(1, where="core/cache.py:42"), item(2, category="silent_failure_conditions"),
-             item(3, category="unverified_assumptions", where="/etc/passwd"), item(4, where="../outside.py")]
-    return feature(tmp_path, items, resolved=[item(9, resolved=True, resolution="done in r1")],
-                   failures=[ParseFailure("scar-reports/bad.yaml", 7, "not YAML")])
+    items = [
+        item(1, where="core/cache.py:42"),
+        item(2, category="silent_failure_conditions"),
+        item(3, category="unverified_assumptions", where="/etc/passwd"),
+        item(4, where="../outside.py"),
+    ]
+    return feature(
+        tmp_path,
+        items,
+        resolved=[item(9, resolved=True, resolution="done in r1")],
+        failures=[ParseFailure("scar-reports/bad.yaml", 7, "not YAML")],
+    )
 
 
 def test_sarif_mapping_and_schema(tmp_path):
@@ -61,13 +105,24 @@ def test_sarif_mapping_and_schema(tmp_path):
     assert len(results) == 4  # resolved items are not results
     accepted = results["ks-0000000001"]
     assert accepted["ruleId"] == "known_shortcuts" and accepted["message"]["text"] == "item 1 text"
-    assert accepted["suppressions"] == [{
-        "kind": "external", "status": "accepted", "justification": "cheap enough for now",
-        "properties": {"owner": "alice", "reReviewSignal": "when the cache grows past 1 GB", "round": 2,
-                       "decidedBy": "bob", "decidedAt": "2026-01-02T10:00:00Z"},
-    }]
+    assert accepted["suppressions"] == [
+        {
+            "kind": "external",
+            "status": "accepted",
+            "justification": "cheap enough for now",
+            "properties": {
+                "owner": "alice",
+                "reReviewSignal": "when the cache grows past 1 GB",
+                "round": 2,
+                "decidedBy": "bob",
+                "decidedAt": "2026-01-02T10:00:00Z",
+            },
+        }
+    ]
     assert accepted["locations"][0]["physicalLocation"] == {
-        "artifactLocation": {"uri": "core/cache.py", "uriBaseId": "SRCROOT"}, "region": {"startLine": 42}}
+        "artifactLocation": {"uri": "core/cache.py", "uriBaseId": "SRCROOT"},
+        "region": {"startLine": 42},
+    }
     deferred = results["ks-0000000002"]
     assert deferred["ruleId"] == "silent_failure_conditions"
     assert deferred["suppressions"][0]["status"] == "underReview"
@@ -89,9 +144,15 @@ def test_sarif_mapping_and_schema(tmp_path):
 
 
 def test_sarif_uses_report_debt_location_and_survives_hostile_text(tmp_path):
-    hostile = ScarItem(id="sf-00000000aa", category="silent_failure_conditions",
-                       text="\x1b]52;c;cHdu\x07 [bold]x[/bold] \u202e", task_id=None,
-                       file="scar-reports/task-1-scar.yaml", line=None, form="gen1")
+    hostile = ScarItem(
+        id="sf-00000000aa",
+        category="silent_failure_conditions",
+        text="\x1b]52;c;cHdu\x07 [bold]x[/bold] \u202e",
+        task_id=None,
+        file="scar-reports/task-1-scar.yaml",
+        line=None,
+        form="gen1",
+    )
     doc = ex.to_sarif(feature(tmp_path, [hostile], debt_location="agents/reviewer.md Step 2 + prose"))
     validate_sarif(doc)
     result = doc["runs"][0]["results"][0]
@@ -100,14 +161,23 @@ def test_sarif_uses_report_debt_location_and_survives_hostile_text(tmp_path):
     assert "\x1b" not in json.dumps(doc, ensure_ascii=True)
 
 
-@pytest.mark.parametrize("where, expected", [
-    ("core/reader.py:120", ("core/reader.py", 120, None)),
-    ("src/a.py:3:7, then prose", ("src/a.py", 3, 7)),
-    ("src/a.py#L12", ("src/a.py", 12, None)),
-    ("docs/x.md line 4", ("docs/x.md", 4, None)),
-    ("module X", None), ("1.5 seconds", None), ("/etc/passwd", None), ("../x.py", None),
-    ("a/../../x.py", None), ("https://example.org/a.py", None), ("~/a.py", None), ("", None),
-])
+@pytest.mark.parametrize(
+    "where, expected",
+    [
+        ("core/reader.py:120", ("core/reader.py", 120, None)),
+        ("src/a.py:3:7, then prose", ("src/a.py", 3, 7)),
+        ("src/a.py#L12", ("src/a.py", 12, None)),
+        ("docs/x.md line 4", ("docs/x.md", 4, None)),
+        ("module X", None),
+        ("1.5 seconds", None),
+        ("/etc/passwd", None),
+        ("../x.py", None),
+        ("a/../../x.py", None),
+        ("https://example.org/a.py", None),
+        ("~/a.py", None),
+        ("", None),
+    ],
+)
 def test_repo_relative_location(where, expected):
     assert ex.repo_relative_location(where, None) == expected
 
@@ -134,9 +204,18 @@ def test_openvex_statements(tmp_path):
     assert "re-review when: when the cache grows past 1 GB" in by["ks-0000000001"]["action_statement"]
     assert "owner: alice" in by["ks-0000000001"]["action_statement"]
     assert by["ks-0000000001"]["status_notes"] == "cheap enough for now"
-    assert by["ks-0000000002"]["status"] == "under_investigation" and "revisit when: after v2" in by["ks-0000000002"]["status_notes"]
-    assert by["ks-0000000003"]["status"] == "affected" and "Fix decided (round 2)" in by["ks-0000000003"]["action_statement"]
-    assert by["ks-0000000004"]["status"] == "under_investigation" and by["ks-0000000004"]["status_notes"] == "not triaged yet"
+    assert (
+        by["ks-0000000002"]["status"] == "under_investigation"
+        and "revisit when: after v2" in by["ks-0000000002"]["status_notes"]
+    )
+    assert (
+        by["ks-0000000003"]["status"] == "affected"
+        and "Fix decided (round 2)" in by["ks-0000000003"]["action_statement"]
+    )
+    assert (
+        by["ks-0000000004"]["status"] == "under_investigation"
+        and by["ks-0000000004"]["status_notes"] == "not triaged yet"
+    )
     assert by["ks-0000000009"]["status"] == "fixed" and "done in r1" in by["ks-0000000009"]["status_notes"]
     for s in by.values():
         assert s["status"] in ("not_affected", "affected", "fixed", "under_investigation")
@@ -164,8 +243,9 @@ def make_repo(root: Path) -> Path:
     (f / "scar-reports").mkdir(parents=True)
     (f / "scar-reports" / "task-1-scar.yaml").write_text(
         "task_id: task-1\ncompletion_status: done\ndebt_location: src/app.py:10\n"
-        "known_shortcuts:\n  - \"no retry on timeout\"\n  - \"cache never evicts\"\n"
-        "silent_failure_conditions: []\nassumptions_made: []\n")
+        'known_shortcuts:\n  - "no retry on timeout"\n  - "cache never evicts"\n'
+        "silent_failure_conditions: []\nassumptions_made: []\n"
+    )
     return f
 
 
@@ -221,7 +301,9 @@ def test_era_d_report_states_become_in_source_suppressions(tmp_path):
     doc = ex.to_sarif(feature(tmp_path, [accepted, deferred, item(7)]), {})
     validate_sarif(doc)
     results = doc["runs"][0]["results"]
-    assert results[0]["suppressions"] == [{"kind": "inSource", "status": "accepted", "justification": "documented limitation"}]
+    assert results[0]["suppressions"] == [
+        {"kind": "inSource", "status": "accepted", "justification": "documented limitation"}
+    ]
     assert results[1]["suppressions"] == [{"kind": "inSource", "status": "underReview"}]
     assert "suppressions" not in results[2]
     # A decision made in scars wins over the report's own state.
@@ -236,8 +318,13 @@ def test_export_reads_decisions_recorded_through_the_session(tmp_path, capsys):
     feat = read_feature(f)
     first, second = (it.id for it in feat.items)
     with FeatureSession.open(f, user="erin") as session:
-        session.decide(first, "accept", re_review_signal="a second timeout report", owner="erin",
-                       rationale="the retry lands next quarter")
+        session.decide(
+            first,
+            "accept",
+            re_review_signal="a second timeout report",
+            owner="erin",
+            rationale="the retry lands next quarter",
+        )
         session.decide(second, "defer", reason="needs the cache redesign", revisit_when="after the redesign")
     out = tmp_path / "out.sarif"
     assert main(["export", str(f), "--format", "sarif", "-o", str(out)]) == 0
@@ -265,8 +352,9 @@ def test_loops_inbox_counts_session_decisions(tmp_path):
     f = make_repo(tmp_path)
     # Grow the feature past the entry threshold (signal_lost 5) so it is gated.
     (f / "scar-reports" / "task-2-scar.yaml").write_text(
-        "task_id: task-2\nknown_shortcuts:\n  - \"a\"\n  - \"b\"\n  - \"c\"\n"
-        "silent_failure_conditions: []\nassumptions_made: []\n")
+        'task_id: task-2\nknown_shortcuts:\n  - "a"\n  - "b"\n  - "c"\n'
+        "silent_failure_conditions: []\nassumptions_made: []\n"
+    )
     (state,) = discover_loops(tmp_path)
     assert state.waiting_for_human and state.details["undecided"] == 5
     ids = [it.id for it in read_feature(f).items]

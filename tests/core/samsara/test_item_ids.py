@@ -55,7 +55,7 @@ def test_a_same_text_item_inserted_before_does_not_inherit_the_decision(tmp_path
     with FeatureSession.open(feat) as s:
         holder = s.feature.item(old.id)
         assert holder.where == "src/cdn.py:12"  # the inserted item holds the old id now ...
-        assert old.id not in s.decisions       # ... but not the decision made on the other item
+        assert old.id not in s.decisions  # ... but not the decision made on the other item
         moved_to = next(i for i in s.feature.items if i.where == "src/cache.py:40")
         assert moved_to.id != old.id and moved_to.id not in s.decisions
         assert set(s.moved) == {old.id}
@@ -121,7 +121,8 @@ def test_lifecycle_keys_and_lines_do_not_change_the_fingerprint(tmp_path):
     feat = write_feature(tmp_path, {"t.yaml": report("t", ks=['description: "x y z"'])})
     (before,) = read_feature(feat).items
     (feat / "scar-reports" / "t.yaml").write_text(
-        report("t", ks=['"first"', 'description: "x y z"\ndeferred_to_feature_iteration: true\nstatus: open']))
+        report("t", ks=['"first"', 'description: "x y z"\ndeferred_to_feature_iteration: true\nstatus: open'])
+    )
     after = read_feature(feat).item(before.id)
     assert after.line != before.line
     assert item_fingerprint(after) == item_fingerprint(before)

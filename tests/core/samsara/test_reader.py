@@ -81,7 +81,11 @@ def test_legacy_resolved_items_match_a_still_listed_item(tmp_path):
 def test_report_file_names_are_free_and_yml_is_read(tmp_path):
     feat = write_feature(
         tmp_path,
-        {"iter-fix-A-scar.yaml": report("iteration-r1", ks=['"a1 thing"']), "free name.yml": report("gen3-demo", sf=['"b1 thing"']), "notes.txt": "x"},
+        {
+            "iter-fix-A-scar.yaml": report("iteration-r1", ks=['"a1 thing"']),
+            "free name.yml": report("gen3-demo", sf=['"b1 thing"']),
+            "notes.txt": "x",
+        },
     )
     f = read_feature(feat)
     assert sorted(it.task_id for it in f.items) == ["gen3-demo", "iteration-r1"]
@@ -147,7 +151,7 @@ def test_unrecognised_item_shape_names_key_and_line_and_stays_readable(tmp_path)
 
 
 def test_section_that_is_not_a_list(tmp_path):
-    rep = "task_id: t\nknown_shortcuts: \"one string\"\nsilent_failure_conditions: []\n"
+    rep = 'task_id: t\nknown_shortcuts: "one string"\nsilent_failure_conditions: []\n'
     (pf,) = read_feature(write_feature(tmp_path, {"t.yaml": rep})).parse_failures
     assert "known_shortcuts" in pf.reason and pf.line == 2
 
@@ -253,7 +257,11 @@ def test_item_ids_are_stable(tmp_path):
     assert len(set(ids)) == 5 and all(len(i) == 13 for i in ids)
     assert [i[:3] for i in ids] == ["ks-", "ks-", "ks-", "sf-", "ks-"]
     # Add items (also before the old ones) and a report that sorts first.
-    b = report("task-1", ks=['"new first"', '"beta shortcut"', '"alpha shortcut"', '"alpha shortcut"'], sf=['"gamma"', '"more"'])
+    b = report(
+        "task-1",
+        ks=['"new first"', '"beta shortcut"', '"alpha shortcut"', '"alpha shortcut"'],
+        sf=['"gamma"', '"more"'],
+    )
     (feat / "scar-reports" / "task-1-scar.yaml").write_text(b)
     (feat / "scar-reports" / "a-first-scar.yaml").write_text(report("task-0", ks=['"beta shortcut"']))
     after = read_feature(feat)

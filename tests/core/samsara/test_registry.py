@@ -35,6 +35,7 @@ def _write(text: str | bytes):
             path.write_bytes(text)
         else:
             path.write_text(text, encoding="utf-8")
+
     return write
 
 
@@ -146,8 +147,11 @@ def test_readable_registry_holding_every_id_counts_them_found(tmp_path):
     assert f.signal_lost == MISSING_SIGNAL_LOST
 
 
-@pytest.mark.parametrize("text", ["entries: []\n", "entries:\n  - 1\n  - {id: [x]}\n  - {description: no-id}\n"],
-                         ids=["empty-list", "junk-entries"])
+@pytest.mark.parametrize(
+    "text",
+    ["entries: []\n", "entries:\n  - 1\n  - {id: [x]}\n  - {description: no-id}\n"],
+    ids=["empty-list", "junk-entries"],
+)
 def test_readable_but_useless_registry_makes_refs_dangle(tmp_path, text):
     """A list of entries is readable, even empty or holding junk: every ref then dangles."""
     f = read_feature(_feature(tmp_path, _write(text)))
@@ -253,6 +257,7 @@ def test_detail_pane_tells_missing_from_unreadable():
     assert missing.startswith(f"missing — no {REGISTRY_FILE}.") and "still counted in signal_lost" in missing
     assert "Parse failures" not in missing  # a missing registry is not a parse failure
     unreadable = describe_unknown_registry(
-        Registry(state="unreadable", path=REGISTRY_FILE, reason="duplicate key 'entries'", line=7))
+        Registry(state="unreadable", path=REGISTRY_FILE, reason="duplicate key 'entries'", line=7)
+    )
     assert unreadable.startswith(f"unreadable ({REGISTRY_FILE}:7: duplicate key 'entries').")
     assert "still counted in signal_lost, and the registry is listed under Parse failures" in unreadable

@@ -115,7 +115,12 @@ def test_round_close_writes_the_seed_form(feature):
         a, b, c, d = ids(s)
         info = s.start_round()
         assert info["round"] == 1 and info["signal_lost_before"] == 4
-        assert set(info["budget_context"]) == {"remaining_rounds_at_start", "stagnation_count_at_start", "net_rot_previous_round", "strategy_hint"}
+        assert set(info["budget_context"]) == {
+            "remaining_rounds_at_start",
+            "stagnation_count_at_start",
+            "net_rot_previous_round",
+            "strategy_hint",
+        }
         with pytest.raises(UsageError, match="already open"):
             s.start_round()
         s.decide(a, "fix")
@@ -123,18 +128,42 @@ def test_round_close_writes_the_seed_form(feature):
         s.decide(c, "defer", reason="later on")
         # the fix lands: item a resolved in its report, and a new scar item appears
         rpt = feature / "scar-reports" / "task-1-scar.yaml"
-        rpt.write_text(rpt.read_text().replace('  - description: "Retry count is hard-coded to 3"\n', '  - description: "Retry count is hard-coded to 3"\n    status: resolved\n    resolution: "configurable"\n'))
+        rpt.write_text(
+            rpt.read_text().replace(
+                '  - description: "Retry count is hard-coded to 3"\n',
+                '  - description: "Retry count is hard-coded to 3"\n    status: resolved\n    resolution: "configurable"\n',
+            )
+        )
         add_report(feature, "The new retry config is not validated")
-        entry = s.close_round("continue", "two items may still be actionable", evidence_gained=["death test"], budget_spent={"implementer_dispatches": 1})
+        entry = s.close_round(
+            "continue",
+            "two items may still be actionable",
+            evidence_gained=["death test"],
+            budget_spent={"implementer_dispatches": 1},
+        )
         assert s.current_round() is None
     log = yaml.safe_load((feature / "iteration-log.yaml").read_text())
     assert log["feature"] == "csv-export" and log["signal_lost_initial"] == 4
     assert log["budget"] == {"max_rounds": 3, "reviewer_retry_limit": 2}
     r = log["rounds"][0]
-    assert list(r) == ["round", "signal_lost_before", "budget_context", "items_triaged", "triage_result", "fixes_applied",
-                       "fixes_scar_count", "budget_spent", "evidence_gained", "signal_lost_after", "decision", "decision_reason"]
+    assert list(r) == [
+        "round",
+        "signal_lost_before",
+        "budget_context",
+        "items_triaged",
+        "triage_result",
+        "fixes_applied",
+        "fixes_scar_count",
+        "budget_spent",
+        "evidence_gained",
+        "signal_lost_after",
+        "decision",
+        "decision_reason",
+    ]
     assert r["triage_result"]["fix"] == ["Retry count is hard-coded to 3"]
-    assert r["triage_result"]["accept"] == [{"description": "Only one writer at a time", **ACCEPT, "watch": "path-changed: src/export/**"}]
+    assert r["triage_result"]["accept"] == [
+        {"description": "Only one writer at a time", **ACCEPT, "watch": "path-changed: src/export/**"}
+    ]
     assert r["triage_result"]["defer"] == ["Timezone-naive timestamps compare as UTC"]
     assert (r["items_triaged"], r["fixes_applied"], r["fixes_scar_count"]) == (3, 1, 1)
     assert (r["signal_lost_before"], r["signal_lost_after"]) == (4, 4)  # one resolved, one new
@@ -236,15 +265,27 @@ def test_auto_mode_appends_the_round_gate_entries(tmp_path):
         s.record_blocked_fix(b, "reclassify_as_defer", "needs a design decision first")
         s.close_round("stop", "no fix-class items remain after this round")
         n = s.append_auto_decision(
-            stage="iteration", gate_id="round-continuation", prompt_type="question", workflow_prompt="Round 1 done. (A) continue (B) stop",
-            answer="Continue: the deferred item turned out actionable", decision="proceed", rationale="one actionable item",
-            evidence=["scar-reports/task-1-scar.yaml"], consequences=["start round 2"], supersedes=3,
+            stage="iteration",
+            gate_id="round-continuation",
+            prompt_type="question",
+            workflow_prompt="Round 1 done. (A) continue (B) stop",
+            answer="Continue: the deferred item turned out actionable",
+            decision="proceed",
+            rationale="one actionable item",
+            evidence=["scar-reports/task-1-scar.yaml"],
+            consequences=["start round 2"],
+            supersedes=3,
         )
         assert n == 4
     from scars.core.formats.auto_decisions import parse_auto_decisions
 
     entries = parse_auto_decisions((feature / "auto-decisions.md").read_text())
-    assert [(e.number, e.gate_id) for e in entries] == [(1, "blocked-fix"), (2, "triage"), (3, "round-continuation"), (4, "round-continuation")]
+    assert [(e.number, e.gate_id) for e in entries] == [
+        (1, "blocked-fix"),
+        (2, "triage"),
+        (3, "round-continuation"),
+        (4, "round-continuation"),
+    ]
     assert all(not e.problems for e in entries), [e.problems for e in entries]
     assert entries[1].fields["gatekeeper_answer"] == "Round 1: fix 1, accept 0, defer 1"
     assert entries[2].fields["workflow_prompt"].startswith("Round 1 done. signal_lost 4")

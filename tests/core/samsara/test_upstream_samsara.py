@@ -126,7 +126,9 @@ def test_registry_and_repo_discovery(upstream):
     assert find_repo_root(root / CHANGES.split("/", 1)[1] / "2026-06-30_placement-consistency-gate") == root
 
 
-@pytest.mark.parametrize("feature", ["2026-05-20_extract-pre-thinking-step", "2026-07-02_workflow-subtraction-optimization"])
+@pytest.mark.parametrize(
+    "feature", ["2026-05-20_extract-pre-thinking-step", "2026-07-02_workflow-subtraction-optimization"]
+)
 def test_log_only_features_read_without_failures(upstream, feature):
     f = read_feature(upstream / CHANGES / feature)
     assert f.parse_failures == () and f.signal_lost == 0 and len(f.iteration_log.rounds) == 1

@@ -38,8 +38,9 @@ def git(repo: Path, *args: str) -> str:
     if args and args[0] == "commit" and "--date-later" in args:
         args = tuple(a for a in args if a != "--date-later")
         env.update(GIT_AUTHOR_DATE="2026-03-01T00:00:00+00:00", GIT_COMMITTER_DATE="2026-03-01T00:00:00+00:00")
-    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True,
-                          env=env).stdout.strip()
+    return subprocess.run(
+        ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True, env=env
+    ).stdout.strip()
 
 
 @pytest.fixture
@@ -63,8 +64,10 @@ def repo(tmp_path: Path) -> Path:
 def feat(repo: Path, items=(), **kw):
     path = repo / "changes" / "2026-01-01_demo"
     f = feature(items, path=str(path), **kw)
-    reports = tuple(ScarReport(file=p, task_id=None, completion_status=None, items=())
-                    for p in sorted({it.file for it in items} | {"scar-reports/task-1-scar.yaml"}))
+    reports = tuple(
+        ScarReport(file=p, task_id=None, completion_status=None, items=())
+        for p in sorted({it.file for it in items} | {"scar-reports/task-1-scar.yaml"})
+    )
     return replace(f, repo_root=str(repo), reports=reports)
 
 
@@ -94,8 +97,19 @@ def test_parse_watch(spec, kind, glob, regex):
 
 @pytest.mark.parametrize(
     "spec",
-    ["", "when it breaks", "path-changed:", "path-changed: /etc/passwd", "path-changed: ../x/*",
-     "path-changed: a/../../b", "pattern: foo", "pattern:  in src/*", "recurs\nrecurs", 42, {"nope": 1}],
+    [
+        "",
+        "when it breaks",
+        "path-changed:",
+        "path-changed: /etc/passwd",
+        "path-changed: ../x/*",
+        "path-changed: a/../../b",
+        "pattern: foo",
+        "pattern:  in src/*",
+        "recurs\nrecurs",
+        42,
+        {"nope": 1},
+    ],
 )
 def test_parse_watch_refuses(spec):
     with pytest.raises(WatchSyntaxError):
@@ -335,9 +349,24 @@ def test_recurs_unobservable_without_text_or_time(tmp_path):
 def test_watches_from_iteration_log_accepts(repo):
     it = item(1, text="Only one writer at a time")
     base = git(repo, "rev-parse", "HEAD")
-    rounds = (Round(round=1, signal_lost_before=1, signal_lost_after=1, decision="stop",
-                    accept=({"description": "only one writer at a time", "re_review_signal": "x", "owner": "y",
-                             "rationale": "z", "watch": "path-changed: src/*.py", "watch_base": base},)),)
+    rounds = (
+        Round(
+            round=1,
+            signal_lost_before=1,
+            signal_lost_after=1,
+            decision="stop",
+            accept=(
+                {
+                    "description": "only one writer at a time",
+                    "re_review_signal": "x",
+                    "owner": "y",
+                    "rationale": "z",
+                    "watch": "path-changed: src/*.py",
+                    "watch_base": base,
+                },
+            ),
+        ),
+    )
     f = feat(repo, [it], iteration_log=log(*rounds))
     (r,) = check_feature(f)
     assert r.item_id == it.id and r.origin == "iteration-log round 1" and r.state == "quiet"
@@ -359,9 +388,11 @@ def _feature_on_disk(repo: Path) -> Path:
     d = repo / "changes" / "2026-01-01_demo"
     (d / "scar-reports" / "task-1-scar.yaml").write_text(
         "task_id: task-1\ncompletion_status: done_with_concerns\n"
-        "known_shortcuts:\n  - \"Export retries are hard-coded\"\n"
+        'known_shortcuts:\n  - "Export retries are hard-coded"\n'
         "silent_failure_conditions: []\nassumptions_made: []\n"
-        "debt_registered: true\ndebt_location: \"src/export.py:1-2\"\n", encoding="utf-8")
+        'debt_registered: true\ndebt_location: "src/export.py:1-2"\n',
+        encoding="utf-8",
+    )
     (d / "index.yaml").write_text("feature: demo\nstatus: in_progress\ntasks: []\n", encoding="utf-8")
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "feature")
@@ -380,8 +411,14 @@ def test_watch_check_reopens_once_with_journal_and_auto_decision(repo, capsys):
     d = _feature_on_disk(repo)
     (item_id,) = [it.id for it in read_feature(d).items]
     with FeatureSession.open(d) as s:
-        s.decide(item_id, "accept", re_review_signal="export starts retrying", owner="export owner",
-                 rationale="single retry path today", watch="path-changed: src/export.py")
+        s.decide(
+            item_id,
+            "accept",
+            re_review_signal="export starts retrying",
+            owner="export owner",
+            rationale="single retry path today",
+            watch="path-changed: src/export.py",
+        )
     assert main(["watch", "check", str(d), "--json"]) == 0
     (w,) = json.loads(capsys.readouterr().out)["watches"]
     assert w["state"] == "quiet"
@@ -436,11 +473,18 @@ def test_accept_with_watch_records_its_base_and_refuses_a_bad_watch(repo):
     head = git(repo, "rev-parse", "HEAD")
     with FeatureSession.open(d) as s:
         with pytest.raises(DecisionRefused) as exc:
-            s.decide(item_id, "accept", re_review_signal="s", owner="o", rationale="r",
-                     watch="pattern: ([broken in src/*.py")
+            s.decide(
+                item_id, "accept", re_review_signal="s", owner="o", rationale="r", watch="pattern: ([broken in src/*.py"
+            )
         assert exc.value.errors[0].field == "watch" and "invalid regex" in exc.value.errors[0].message
-        dec = s.decide(item_id, "accept", re_review_signal="retries start", owner="o", rationale="r",
-                       watch="path-changed: src/*.py")
+        dec = s.decide(
+            item_id,
+            "accept",
+            re_review_signal="retries start",
+            owner="o",
+            rationale="r",
+            watch="path-changed: src/*.py",
+        )
     assert dec.watch_base == head
 
 
@@ -460,8 +504,9 @@ def test_iteration_log_accept_reopens_once(repo):
         '        - description: "Export retries are hard-coded"\n'
         '          re_review_signal: "retries start"\n          owner: "o"\n          rationale: "r"\n'
         f'          watch: "pattern: return 1 in src/export.py"\n          watch_base: "{base}"\n'
-        "      defer: []\n    signal_lost_after: 1\n    decision: stop\n    decision_reason: \"done\"\n",
-        encoding="utf-8")
+        '      defer: []\n    signal_lost_after: 1\n    decision: stop\n    decision_reason: "done"\n',
+        encoding="utf-8",
+    )
     f = read_feature(d)
     (r,) = check_feature(f)
     assert r.state == "fired" and r.origin == "iteration-log round 1"

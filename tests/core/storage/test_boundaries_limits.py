@@ -224,7 +224,8 @@ def test_a_samsara_gate_lists_at_most_10_parse_failures(tmp_path, n, more):
 
 def _entries(numbers) -> str:
     return "# Auto Decisions\n\n" + "".join(
-        f"## Decision {n:03d} - iteration.triage\n- decision_id: decision-{n:03d}\n\n" for n in numbers)
+        f"## Decision {n:03d} - iteration.triage\n- decision_id: decision-{n:03d}\n\n" for n in numbers
+    )
 
 
 @pytest.mark.parametrize("numbers, jump", [((1, 2, 3), None), ((1, 2, 4), "numbering jumps from 002 to 004")])
@@ -232,17 +233,22 @@ def test_log_verify_flags_a_numbering_gap_of_one(tmp_path, numbers, jump):
     from scars.core.samsara.verify import verify_feature
     from tests.factories import report, write_feature
 
-    feat = write_feature(tmp_path, {"t.yaml": report("t", ks=['"x y z"'])}, files={"auto-decisions.md": _entries(numbers)})
+    feat = write_feature(
+        tmp_path, {"t.yaml": report("t", ks=['"x y z"'])}, files={"auto-decisions.md": _entries(numbers)}
+    )
     messages = [f.message for f in verify_feature(feat).findings]
     assert any(jump in m for m in messages) if jump else not any("numbering jumps" in m for m in messages)
 
 
-@pytest.mark.parametrize("desc, matched", [
-    ("etry count i", True),                     # 12 characters: a part of an item text is enough
-    ("try count i", False),                     # 11: only the whole text matches
-    ("Retry  count is hard-coded to 3", True),  # the whole text, normalised
-    ("x", False),
-])
+@pytest.mark.parametrize(
+    "desc, matched",
+    [
+        ("etry count i", True),  # 12 characters: a part of an item text is enough
+        ("try count i", False),  # 11: only the whole text matches
+        ("Retry  count is hard-coded to 3", True),  # the whole text, normalised
+        ("x", False),
+    ],
+)
 def test_log_verify_matches_descriptions_of_at_least_12_characters_by_substring(desc, matched):
     from scars.core.samsara.verify import _matches
 

@@ -112,8 +112,11 @@ def test_an_added_or_removed_report_is_detected(repo, cache_on):
     _settle(repo)
     before = reader.read_feature(fdir)
     extra = fdir / "scar-reports" / "task-999-scar.yaml"
-    extra.write_text('task_id: task-999\ncompletion_status: done\nknown_shortcuts:\n  - "one more"\n'
-                     "silent_failure_conditions: []\nassumptions_made: []\n", encoding="utf-8")
+    extra.write_text(
+        'task_id: task-999\ncompletion_status: done\nknown_shortcuts:\n  - "one more"\n'
+        "silent_failure_conditions: []\nassumptions_made: []\n",
+        encoding="utf-8",
+    )
     assert reader.read_feature(fdir).signal_lost == before.signal_lost + 1
     extra.unlink()
     assert reader.read_feature(fdir).signal_lost == before.signal_lost
@@ -163,7 +166,9 @@ def test_a_cache_of_another_feature_is_never_used(repo, cache_on):
     (other / "scar-reports").mkdir(parents=True)
     (other / "scar-reports" / "task-1-scar.yaml").write_text(
         'task_id: task-1\ncompletion_status: done\nknown_shortcuts: ["x"]\n'
-        "silent_failure_conditions: []\nassumptions_made: []\n", encoding="utf-8")
+        "silent_failure_conditions: []\nassumptions_made: []\n",
+        encoding="utf-8",
+    )
     cache.cache_file(other.absolute()).write_bytes(cache.cache_file(fdir.absolute()).read_bytes())
     assert reader.read_feature(other).signal_lost == 1
 

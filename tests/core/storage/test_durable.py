@@ -171,7 +171,7 @@ def test_atomic_write_fsyncs_the_directory_after_the_rename(tmp_path, monkeypatc
         assert trace.missing_dir_fsyncs() == []
         # The directory fsync comes after the rename, not only before it.
         last_replace = max(i for i, e in enumerate(trace.events) if e[0] == "replace")
-        assert ("fsync", str(tmp_path), True) in trace.events[last_replace + 1:]
+        assert ("fsync", str(tmp_path), True) in trace.events[last_replace + 1 :]
 
 
 def test_atomic_write_through_a_symlink_fsyncs_the_target_directory(tmp_path, monkeypatch):
@@ -211,4 +211,6 @@ def test_the_trace_catches_a_dropped_directory_fsync(tmp_path, monkeypatch):
     atomic_write(tmp_path / "a", b"x")
     append_record(tmp_path / "b", b"y\n")
     assert [m.split(":")[0] for m in trace.missing_dir_fsyncs()] == [
-        f"rename to {tmp_path / 'a'}", f"creation of {tmp_path / 'b'}"]
+        f"rename to {tmp_path / 'a'}",
+        f"creation of {tmp_path / 'b'}",
+    ]

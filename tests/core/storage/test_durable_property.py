@@ -20,7 +20,11 @@ FIELDS = {"fix": {}, "accept": ACCEPT, "defer": {"reason": "next quarter"}}
 
 op = st.one_of(
     st.tuples(st.just("decide"), st.integers(0, 3), st.sampled_from(["fix", "accept", "defer"])),
-    st.tuples(st.just("batch"), st.sets(st.integers(0, 3), min_size=1, max_size=4), st.sampled_from(["fix", "accept", "defer"])),
+    st.tuples(
+        st.just("batch"),
+        st.sets(st.integers(0, 3), min_size=1, max_size=4),
+        st.sampled_from(["fix", "accept", "defer"]),
+    ),
     st.tuples(st.just("undo")),
     st.tuples(st.just("start")),
     st.tuples(st.just("close"), st.sampled_from(["continue", "stop"])),

@@ -72,7 +72,7 @@ def test_lock_held_by_another_process_is_refused(tmp_path):
 
 
 def test_frame_roundtrip_and_corruption():
-    rec = {"type": "decision", "seq": 1, "text": "line\nbreak \u2028 \"q\" é"}
+    rec = {"type": "decision", "seq": 1, "text": 'line\nbreak \u2028 "q" é'}
     line = frame(rec)
     assert line.endswith(b"\n") and line.count(b"\n") == 1
     assert unframe(line[:-1]) == rec

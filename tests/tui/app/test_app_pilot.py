@@ -149,7 +149,11 @@ async def test_accept_form_refuses_until_valid_then_saves(feature_dir):
         await wait_until(pilot, lambda: item in app.decisions, "the accept recorded")
         d = on_disk(feature_dir)[item]
         assert (d.action, d.owner, d.re_review_signal, d.rationale) == (
-            "accept", "bob", "a second writer appears", "single process today")
+            "accept",
+            "bob",
+            "a second writer appears",
+            "single process today",
+        )
 
 
 @aio
@@ -213,8 +217,11 @@ async def test_round_gate_writes_both_logs(feature_dir):
         await wait_until(pilot, lambda: not stop.has_class("-active"), "the stop button taking clicks again")
         gate.query_one("#gate-reason").value = "remaining items have owners"
         await pilot.click("#gate-stop")
-        await wait_until(pilot, lambda: "decision: stop" in (feature_dir / "iteration-log.yaml").read_text(),
-                         "the round recorded (iteration-log.yaml is written last)")
+        await wait_until(
+            pilot,
+            lambda: "decision: stop" in (feature_dir / "iteration-log.yaml").read_text(),
+            "the round recorded (iteration-log.yaml is written last)",
+        )
     log = (feature_dir / "iteration-log.yaml").read_text()
     assert "round: 2" in log and "decision: stop" in log and "remaining items have owners" in log
     assert log.startswith('feature: "csv-export"')  # the existing round is kept as it was
@@ -356,8 +363,9 @@ async def test_loops_inbox_opens_a_samsara_feature(feature_dir):
 @aio
 async def test_blocked_fix_reclassified_at_the_gate(feature_dir):
     (feature_dir / "scar-reports" / "task-5-scar.yaml").write_text(
-        "task_id: task-5\ncompletion_status: blocked\nknown_shortcuts:\n  - \"Vendor API rate limit unknown\"\n"
-        "silent_failure_conditions: []\nassumptions_made: []\ndebt_registered: true\ndebt_location: null\n")
+        'task_id: task-5\ncompletion_status: blocked\nknown_shortcuts:\n  - "Vendor API rate limit unknown"\n'
+        "silent_failure_conditions: []\nassumptions_made: []\ndebt_registered: true\ndebt_location: null\n"
+    )
     app = ScarsApp(feature_dir, user="alice")
     async with app.run_test(size=SIZE) as pilot:
         await start(app, pilot)
@@ -369,8 +377,11 @@ async def test_blocked_fix_reclassified_at_the_gate(feature_dir):
         app.screen.query_one("#blocked-0").query("RadioButton").last().value = True
         app.screen.query_one("#gate-reason").value = "the vendor has not answered"
         await pilot.click("#gate-continue")
-        await wait_until(pilot, lambda: "decision: continue" in (feature_dir / "iteration-log.yaml").read_text(),
-                         "the round recorded (iteration-log.yaml is written last)")
+        await wait_until(
+            pilot,
+            lambda: "decision: continue" in (feature_dir / "iteration-log.yaml").read_text(),
+            "the round recorded (iteration-log.yaml is written last)",
+        )
     d = on_disk(feature_dir)[item]
     assert d.blocked_outcome == "reclassify_as_defer"
     assert "decision: continue" in (feature_dir / "iteration-log.yaml").read_text()
@@ -388,8 +399,11 @@ async def test_command_palette_reaches_an_action(feature_dir):
 
         def fix_highlighted() -> bool:  # the search for "Fix" is done and put "Fix" first
             found = app.screen.query_one(CommandList)
-            return (found.highlighted is not None and all(w.is_finished for w in app.workers)
-                    and str(found.get_option_at_index(found.highlighted).prompt).split("\n")[0] == "Fix")
+            return (
+                found.highlighted is not None
+                and all(w.is_finished for w in app.workers)
+                and str(found.get_option_at_index(found.highlighted).prompt).split("\n")[0] == "Fix"
+            )
 
         await wait_until(pilot, fix_highlighted, "the palette offering Fix")
         await pilot.press("enter")
@@ -405,14 +419,18 @@ async def test_detail_pane_when_the_registry_is_unreadable(feature_dir):
     (root / ".samsara" / "systemic-scars.yaml").write_text("- id: doc-only-guard\n", encoding="utf-8")
     (feature_dir / "scar-reports" / "task-6-scar.yaml").write_text(
         "task_id: task-6\ncompletion_status: done\nknown_shortcuts:\n  - systemic_ref: doc-only-guard\n"
-        "    note: \"grep-only check\"\nsilent_failure_conditions: []\nassumptions_made: []\n"
-        "debt_registered: true\ndebt_location: null\n", encoding="utf-8")
+        '    note: "grep-only check"\nsilent_failure_conditions: []\nassumptions_made: []\n'
+        "debt_registered: true\ndebt_location: null\n",
+        encoding="utf-8",
+    )
     app = ScarsApp(feature_dir, user="alice")
     async with app.run_test(size=SIZE) as pilot:
         await start(app, pilot)
         assert app.feature.registry.state == "unreadable"
-        assert "PARSE FAILURES: 2 registry unreadable: systemic refs unknown, still counted; report(s) not counted" \
+        assert (
+            "PARSE FAILURES: 2 registry unreadable: systemic refs unknown, still counted; report(s) not counted"
             in screen_text(app)
+        )
         await filter_by(app, pilot, "grep-only")
         item = app.feature.item(current_item(app))
         assert item.systemic_ref == "doc-only-guard" and item.registry_state == "unknown" and item.counted

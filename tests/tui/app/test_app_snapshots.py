@@ -58,8 +58,9 @@ def test_accept_form_with_validation_errors(snap_compare, feature_dir, size):
         await _on_screen(pilot, "AcceptForm")
         pilot.app.screen.query_one("#field-owner").value = "tbd"
         await pilot.click("#form-save")
-        await wait_until(pilot, lambda: pilot.app.screen.query_one("#error-owner").has_class("shown"),
-                         "the owner error shown")
+        await wait_until(
+            pilot, lambda: pilot.app.screen.query_one("#error-owner").has_class("shown"), "the owner error shown"
+        )
         # The clicked button is drawn pressed while its -active effect lasts: snapshot it after.
         save = pilot.app.screen.query_one("#form-save")
         await wait_until(pilot, lambda: not save.has_class("-active"), "the save button's press effect over")

@@ -20,8 +20,13 @@ def test_rows_follow_group_order_with_counts(tmp_path):
     f = sample_feature(tmp_path)
     rows = TriageState(f).rows()
     headers = [r.label for r in rows if r.kind == "header"]
-    assert headers == ["Cross-task patterns (2)", "Deferred from Level 1 (1)", "Unaddressed (2)",
-                       "Not counted (1)", "Parse failures (1)"]
+    assert headers == [
+        "Cross-task patterns (2)",
+        "Deferred from Level 1 (1)",
+        "Unaddressed (2)",
+        "Not counted (1)",
+        "Parse failures (1)",
+    ]
     assert rows[-1].kind == "failure" and rows[-1].failure.file == "scar-reports/task-4-scar.yaml"
 
 
@@ -127,15 +132,25 @@ def test_chart_draws_axis_labels_and_values():
 def test_triage_without_tty_exits_2_and_names_commands(tmp_path):
     fdir = tmp_path / "changes" / "2026-01-01_x"
     (fdir / "scar-reports").mkdir(parents=True)
-    proc = subprocess.run([sys.executable, "-m", "scars.tui", "triage", str(fdir)], capture_output=True,
-                          text=True, stdin=subprocess.DEVNULL, timeout=30)
+    proc = subprocess.run(
+        [sys.executable, "-m", "scars.tui", "triage", str(fdir)],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=30,
+    )
     assert proc.returncode == 2
     assert "scars status" in proc.stderr and "scars decide" in proc.stderr and "--answers" in proc.stderr
 
 
 def test_triage_missing_dir_is_usage_error(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "scars.tui", "triage", str(tmp_path / "nope")],
-                          capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=30)
+    proc = subprocess.run(
+        [sys.executable, "-m", "scars.tui", "triage", str(tmp_path / "nope")],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=30,
+    )
     assert proc.returncode == 2 and "no such directory" in proc.stderr
 
 
@@ -152,8 +167,14 @@ def test_form_validation_is_cores_including_the_watch():
 
 
 def test_bare_scars_outside_a_repository_explains_itself(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "scars.tui"], capture_output=True, text=True, cwd=tmp_path,
-                          stdin=subprocess.DEVNULL, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "scars.tui"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+    )
     assert proc.returncode == 0 and "scars demo" in proc.stdout and "changes/" in proc.stdout
 
 
@@ -163,7 +184,13 @@ def test_bare_scars_without_tty_names_what_waits(tmp_path):
     root = tmp_path / "repo"
     root.mkdir()
     app_repo(root)
-    proc = subprocess.run([sys.executable, "-m", "scars.tui"], capture_output=True, text=True, cwd=root,
-                          stdin=subprocess.DEVNULL, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "scars.tui"],
+        capture_output=True,
+        text=True,
+        cwd=root,
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+    )
     assert proc.returncode == 2
     assert "2026-07-01_csv-export" in proc.stderr and "scars status" in proc.stderr

@@ -33,8 +33,14 @@ def test_detail_pane_shows_the_reopen_cause(tmp_path):
 
     item_id = asyncio.run(first_item())
     with FeatureSession.open(fdir, user="alice") as s:
-        s.decide(item_id, "accept", re_review_signal="retries start", owner="bob", rationale="one path today",
-                 watch="path-changed: src/*.py")
+        s.decide(
+            item_id,
+            "accept",
+            re_review_signal="retries start",
+            owner="bob",
+            rationale="one path today",
+            watch="path-changed: src/*.py",
+        )
         s.reopen(item_id, cause="src/export.py changed since 0123456789ab", watch="path-changed: src/*.py")
 
     async def shown() -> str:

@@ -48,8 +48,15 @@ def scars(*args, cwd=None, check_rc=None):
 
 def scars_subprocess(*args, cwd=None):
     e = dict(os.environ, SCARS_USER="cli-user", NO_COLOR="1")
-    return subprocess.run([sys.executable, "-m", "scars.tui", *args], capture_output=True, text=True, cwd=cwd, env=e,
-                          stdin=subprocess.DEVNULL, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "scars.tui", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=e,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+    )
 
 
 @pytest.fixture
@@ -67,22 +74,62 @@ def test_decide_undo_round_cycle(feature):
     p = scars("decide", a, "--fix", "--json", cwd=feature, check_rc=0)
     out = json.loads(p.stdout)
     assert out["ok"] and out["saved"][0]["action"] == "fix" and out["saved"][0]["decided_by"] == "cli-user"
-    p = scars("decide", b, "--accept", "--signal", "", "--owner", "tbd", "--rationale", ACCEPT["rationale"],
-              "--feature", str(feature), "--json", check_rc=4)
+    p = scars(
+        "decide",
+        b,
+        "--accept",
+        "--signal",
+        "",
+        "--owner",
+        "tbd",
+        "--rationale",
+        ACCEPT["rationale"],
+        "--feature",
+        str(feature),
+        "--json",
+        check_rc=4,
+    )
     err = json.loads(p.stdout)
     assert {f["field"] for f in err["fields"]} == {"re_review_signal", "owner"}
     assert "owner" in p.stderr
-    scars("decide", b, "--accept", "--signal", ACCEPT["re_review_signal"], "--owner", ACCEPT["owner"],
-          "--rationale", ACCEPT["rationale"], "--as", "alice", "--feature", str(feature), check_rc=0)
+    scars(
+        "decide",
+        b,
+        "--accept",
+        "--signal",
+        ACCEPT["re_review_signal"],
+        "--owner",
+        ACCEPT["owner"],
+        "--rationale",
+        ACCEPT["rationale"],
+        "--as",
+        "alice",
+        "--feature",
+        str(feature),
+        check_rc=0,
+    )
     p = scars("decide", c, d, "--defer", "--reason", "next quarter", "--feature", str(feature), check_rc=0)
     assert p.stdout.count("saved: ") == 2
     p = scars("undo", "--feature", str(feature), "--json", check_rc=0)
     assert sorted(json.loads(p.stdout)["reverted"]) == sorted([c, d])
     scars("round", "start", "--feature", str(feature), check_rc=0)
     scars("round", "start", "--feature", str(feature), check_rc=2)
-    p = scars("round", "close", "--decision", "stop", "--reason", "nothing actionable remains",
-              "--evidence", "tests green", "--budget-spent", "implementer_dispatches=1,validation_runs=2",
-              "--feature", str(feature), "--json", check_rc=0)
+    p = scars(
+        "round",
+        "close",
+        "--decision",
+        "stop",
+        "--reason",
+        "nothing actionable remains",
+        "--evidence",
+        "tests green",
+        "--budget-spent",
+        "implementer_dispatches=1,validation_runs=2",
+        "--feature",
+        str(feature),
+        "--json",
+        check_rc=0,
+    )
     r = json.loads(p.stdout)["round"]
     assert r["triage_result"]["fix"] == ["Retry count is hard-coded to 3"]
     assert r["budget_spent"] == {"implementer_dispatches": 1, "validation_runs": 2}
@@ -101,17 +148,24 @@ def test_usage_errors(feature, tmp_path):
     p = scars("round", "close", "--decision", "forced_stop", "--reason", "we stopped", "--feature", str(feature))
     assert p.returncode == 2  # no open round comes first
     scars("round", "start", "--feature", str(feature), check_rc=0)
-    p = scars("round", "close", "--decision", "forced_stop", "--reason", "we stopped", "--feature", str(feature), check_rc=4)
+    p = scars(
+        "round", "close", "--decision", "forced_stop", "--reason", "we stopped", "--feature", str(feature), check_rc=4
+    )
     assert "trigger" in p.stderr
 
 
 def test_second_writer_gets_exit_5_naming_the_holder(feature):
     a = item_ids(feature)[0]
     holder = subprocess.Popen(
-        [sys.executable, "-c",
-         "import sys\nfrom scars.core.samsara.session import FeatureSession\n"
-         f"s = FeatureSession.open({str(feature)!r}, user='holder-person')\nprint('open', flush=True)\nsys.stdin.read()\n"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-c",
+            "import sys\nfrom scars.core.samsara.session import FeatureSession\n"
+            f"s = FeatureSession.open({str(feature)!r}, user='holder-person')\nprint('open', flush=True)\nsys.stdin.read()\n",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         assert holder.stdout.readline().strip() == "open"
@@ -139,8 +193,32 @@ def test_log_verify(feature):
     assert json.loads(p.stdout)["outcome"] == "unknown"
     scars("round", "start", "--feature", str(feature), check_rc=0)
     scars("decide", a, "--fix", "--feature", str(feature), check_rc=0)
-    scars("decide", b, "--accept", "--signal", "x grows", "--owner", "ops", "--rationale", "cheap to watch", "--feature", str(feature), check_rc=0)
-    scars("round", "close", "--decision", "stop", "--reason", "all decided", "--auto-entry", "--feature", str(feature), check_rc=0)
+    scars(
+        "decide",
+        b,
+        "--accept",
+        "--signal",
+        "x grows",
+        "--owner",
+        "ops",
+        "--rationale",
+        "cheap to watch",
+        "--feature",
+        str(feature),
+        check_rc=0,
+    )
+    scars(
+        "round",
+        "close",
+        "--decision",
+        "stop",
+        "--reason",
+        "all decided",
+        "--auto-entry",
+        "--feature",
+        str(feature),
+        check_rc=0,
+    )
     p = scars("log", "verify", str(feature), "--json", check_rc=0)
     assert json.loads(p.stdout)["outcome"] == "success"
     p = scars("log", "verify", "--feature", str(feature), check_rc=0)

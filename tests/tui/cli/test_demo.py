@@ -70,7 +70,11 @@ def test_scars_demo_without_a_tty_runs_status(tmp_path):
     env = {**os.environ, "NO_COLOR": "1"}
     r = subprocess.run(
         [sys.executable, "-m", "scars.tui.cli.main", "demo", "--dir", str(tmp_path / "d"), "--json"],
-        capture_output=True, text=True, stdin=subprocess.DEVNULL, env=env, timeout=60,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        env=env,
+        timeout=60,
     )
     assert r.returncode == 0, r.stderr
     data = json.loads(r.stdout)
@@ -78,6 +82,10 @@ def test_scars_demo_without_a_tty_runs_status(tmp_path):
     assert str(tmp_path / "d") in r.stderr
     r = subprocess.run(
         [sys.executable, "-m", "scars.tui.cli.main", "demo", "--dir", str(tmp_path / "d")],
-        capture_output=True, text=True, stdin=subprocess.DEVNULL, env=env, timeout=60,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        env=env,
+        timeout=60,
     )
     assert r.returncode == 2 and "not empty" in r.stderr

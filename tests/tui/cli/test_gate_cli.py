@@ -33,8 +33,14 @@ def test_no_tty_and_no_answer_exits_3_at_once_naming_the_command(tmp_path):
     fdir = loop_spec_feature(tmp_path)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SCARS_ANSWER_", "LOOP_SPEC_"))}
     # A gate that waited for input would hit the timeout (TimeoutExpired fails the test).
-    proc = subprocess.run([sys.executable, "-m", "scars.tui", "gate", "spec", str(fdir)], stdin=subprocess.DEVNULL,
-                          capture_output=True, text=True, timeout=10, env=env)
+    proc = subprocess.run(
+        [sys.executable, "-m", "scars.tui", "gate", "spec", str(fdir)],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=10,
+        env=env,
+    )
     assert proc.returncode == 3
     assert f"scars gate spec {fdir} --answer reopen" in proc.stderr
     assert "SCARS_ANSWER_SPEC" in proc.stderr
@@ -47,20 +53,36 @@ def test_no_tty_path_never_imports_questionary(tmp_path):
         "import sys; from scars.tui.cli import main as cli; rc = cli.main(['gate', 'spec', sys.argv[1]]);"
         "print('questionary' in sys.modules, 'prompt_toolkit' in sys.modules, rc)"
     )
-    proc = subprocess.run([sys.executable, "-c", code, str(fdir)], stdin=subprocess.DEVNULL, capture_output=True,
-                          text=True, timeout=10)
+    proc = subprocess.run(
+        [sys.executable, "-c", code, str(fdir)], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=10
+    )
     assert proc.stdout.split() == ["False", "False", "3"]
 
 
 def test_answer_flag_records_and_prints_one_json_object(tmp_path, capsys):
     fdir = loop_spec_feature(tmp_path)
-    code, out, _ = _run(["gate", "spec", str(fdir), "--answer", "ship", "--reason",
-                         "offline sync is v2 scope; backlog entry keeps it", "--json"], capsys)
+    code, out, _ = _run(
+        [
+            "gate",
+            "spec",
+            str(fdir),
+            "--answer",
+            "ship",
+            "--reason",
+            "offline sync is v2 scope; backlog entry keeps it",
+            "--json",
+        ],
+        capsys,
+    )
     assert code == 0
     obj = json.loads(out)
     assert {k: obj[k] for k in ("gate", "answer", "decision", "reason", "decided_by")} == {
-        "gate": "spec", "answer": "ship", "decision": "accept_gap",
-        "reason": "offline sync is v2 scope; backlog entry keeps it", "decided_by": "alice"}
+        "gate": "spec",
+        "answer": "ship",
+        "decision": "accept_gap",
+        "reason": "offline sync is v2 scope; backlog entry keeps it",
+        "decided_by": "alice",
+    }
     assert obj["recorded"][0] == ".loop-spec/features/sync/auto-decisions.md"
     assert ".loop-spec/BACKLOG.md" in obj["recorded"]
 
@@ -69,7 +91,9 @@ def test_human_line_without_json(tmp_path, capsys):
     stage = mechanist_state(tmp_path, score=5, verdict="not ready")
     code, out, _ = _run(["gate", "review-continue", str(stage), "--answer", "a"], capsys)
     assert code == 0
-    assert out.startswith("gate review-continue: continue → proceed (by alice); recorded: review-stage/auto-decisions.md")
+    assert out.startswith(
+        "gate review-continue: continue → proceed (by alice); recorded: review-stage/auto-decisions.md"
+    )
 
 
 def test_invalid_answer_exits_4_listing_the_valid_ones_and_records_nothing(tmp_path, capsys):
@@ -84,7 +108,9 @@ def test_invalid_answer_exits_4_listing_the_valid_ones_and_records_nothing(tmp_p
 
 def test_generic_reason_exits_4(tmp_path, capsys):
     sf = bkit_project(tmp_path)
-    code, _, err = _run(["gate", "pdca-continue", str(tmp_path), "--answer", "partial", "--reason", "looks good"], capsys)
+    code, _, err = _run(
+        ["gate", "pdca-continue", str(tmp_path), "--answer", "partial", "--reason", "looks good"], capsys
+    )
     assert code == 4 and "generic" in err
     assert json.loads(sf.read_text())["features"]["login"]["phase"] == "check"
 
@@ -146,15 +172,18 @@ def test_answers_file_for_another_loop(tmp_path, capsys):
     assert json.loads((fdir / "feature.json").read_text())["currentPhase"] == "deliver"
 
 
-@pytest.mark.parametrize("content", [
-    "spec: ship\n",  # ship needs a reason
-    "spec: [1, 2\n",  # not YAML
-    "spec: reopen\nround-continue: stop\n",  # a samsara gate in a loop-spec file
-    "ks-0123456789: fix\nspec: reopen\n",  # item decisions only for samsara
-    "speck: reopen\n",  # unknown key
-    "- spec\n",  # not a mapping
-    "review-continue: continue\n",  # no answer for the named gate
-])
+@pytest.mark.parametrize(
+    "content",
+    [
+        "spec: ship\n",  # ship needs a reason
+        "spec: [1, 2\n",  # not YAML
+        "spec: reopen\nround-continue: stop\n",  # a samsara gate in a loop-spec file
+        "ks-0123456789: fix\nspec: reopen\n",  # item decisions only for samsara
+        "speck: reopen\n",  # unknown key
+        "- spec\n",  # not a mapping
+        "review-continue: continue\n",  # no answer for the named gate
+    ],
+)
 def test_an_invalid_answers_file_changes_no_file(tmp_path, capsys, content):
     fdir = loop_spec_feature(tmp_path / "p")
     f = tmp_path / "answers.yaml"
@@ -199,8 +228,12 @@ def test_terminal_reason_refuses_generic_and_asks_again(tmp_path, monkeypatch, c
 def test_terminal_arrow_keys_pick_the_default_and_next(tmp_path, monkeypatch, capsys):
     bkit_project(tmp_path)
     down = "\x1b[B"
-    code, out, _ = _interactive(monkeypatch, down + "\r" + "two UX states left, tracked in the report\r",
-                                ["gate", "pdca-continue", str(tmp_path), "--json"], capsys)
+    code, out, _ = _interactive(
+        monkeypatch,
+        down + "\r" + "two UX states left, tracked in the report\r",
+        ["gate", "pdca-continue", str(tmp_path), "--json"],
+        capsys,
+    )
     assert code == 0 and json.loads(out.strip().splitlines()[-1])["answer"] == "partial"
 
 

@@ -92,8 +92,14 @@ def test_budget_context_json(fdir, capsys):
         "strategy_hint": "converge",
     }
     assert out["basis"]["strategy_rule"] == "one round remains"
-    assert [v["id"] for v in out["valves"]] == ["max_rounds", "stagnation", "net_rot", "accept_ratio",
-                                                "level1_wholesale", "same_files"]
+    assert [v["id"] for v in out["valves"]] == [
+        "max_rounds",
+        "stagnation",
+        "net_rot",
+        "accept_ratio",
+        "level1_wholesale",
+        "same_files",
+    ]
     assert next(v for v in out["valves"] if v["id"] == "max_rounds")["near"] is False
 
 
@@ -140,7 +146,8 @@ def test_hostile_text_is_inert_in_reports(tmp_path, capsys):
     (d / "scar-reports" / "task-1-scar.yaml").write_text(
         'task_id: t\ncompletion_status: done\nknown_shortcuts:\n  - "[bold red]x[/] \\e]8;;http://evil\\a"\n'
         "silent_failure_conditions: []\nassumptions_made: []\ndebt_registered: true\ndebt_location: null\n",
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     assert main(["budget-context", str(d)]) == 0
     assert main(["advise", str(d)]) == 0
     out = capsys.readouterr().out
@@ -148,9 +155,11 @@ def test_hostile_text_is_inert_in_reports(tmp_path, capsys):
 
 
 def test_commands_do_not_import_textual():
-    code = ("import sys\nfrom scars.tui.cli.main import main\n"
-            "import scars.tui.cli.commands.budget_context, scars.tui.cli.commands.advise\n"
-            "print('textual' in sys.modules)")
+    code = (
+        "import sys\nfrom scars.tui.cli.main import main\n"
+        "import scars.tui.cli.commands.budget_context, scars.tui.cli.commands.advise\n"
+        "print('textual' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
 

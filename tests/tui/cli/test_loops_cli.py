@@ -38,17 +38,31 @@ def make_tree(root: Path) -> None:
     d = root / ".loop-spec/features/needs-human"
     d.mkdir(parents=True)
     gap = {"type": "spec", "description": "boundary \x1b]52;c;cHdu\x07 wrong [bold]x[/bold]", "fix_first": "re-scope"}
-    v = {"converged": False, "deterministic_gate_passed": True, "summary": "s", "gap": gap,
-         "scores": [{"criterion": "c", "score": 5}]}
-    (d / "feature.json").write_text(json.dumps({"slug": "needs-human", "execStyle": "interactive", "currentPhase": "iterate",
-                                                "iterate": {"maxIterations": 4, "used": 1, "lastVerdict": v,
-                                                            "history": [v], "lastRoute": "spec"}}))
+    v = {
+        "converged": False,
+        "deterministic_gate_passed": True,
+        "summary": "s",
+        "gap": gap,
+        "scores": [{"criterion": "c", "score": 5}],
+    }
+    (d / "feature.json").write_text(
+        json.dumps(
+            {
+                "slug": "needs-human",
+                "execStyle": "interactive",
+                "currentPhase": "iterate",
+                "iterate": {"maxIterations": 4, "used": 1, "lastVerdict": v, "history": [v], "lastRoute": "spec"},
+            }
+        )
+    )
     d = root / ".loop-spec/features/fine"
     d.mkdir(parents=True)
     (d / "feature.json").write_text(json.dumps({"slug": "fine", "currentPhase": "execute"}))
     bk = root / ".bkit/state"
     bk.mkdir(parents=True)
-    (bk / "pdca-status.json").write_text(json.dumps({"features": {"pdca-f": {"phase": "act", "matchRate": 93, "iterationCount": 2}}}))
+    (bk / "pdca-status.json").write_text(
+        json.dumps({"features": {"pdca-f": {"phase": "act", "matchRate": 93, "iterationCount": 2}}})
+    )
 
 
 def test_loops_report_lists_waiting_first(tmp_path):

@@ -30,6 +30,10 @@ def test_hook_file_filter():
     pattern = re.compile(hook["files"])  # pre-commit applies it with re.search to staged paths
     for path in ("changes/2026-07-02_x/iteration-log.yaml", "changes/a/auto-decisions.md", "iteration-log.yaml"):
         assert pattern.search(path), path
-    for path in ("changes/a/my-iteration-log.yaml", "changes/a/iteration-log.yaml.bak", "docs/auto-decisions.md.txt",
-                 "changes/a/scar-reports/task-1-scar.yaml"):
+    for path in (
+        "changes/a/my-iteration-log.yaml",
+        "changes/a/iteration-log.yaml.bak",
+        "docs/auto-decisions.md.txt",
+        "changes/a/scar-reports/task-1-scar.yaml",
+    ):
         assert not pattern.search(path), path

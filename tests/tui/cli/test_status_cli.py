@@ -66,7 +66,9 @@ def test_exit_codes(tmp_path):
     r = scars("status", "--strict", "--json", str(tmp_path))
     assert r.returncode == 3
     data = json.loads(r.stdout)
-    assert data["features"][0]["parse_failures"] == [{"file": "scar-reports/bad.yaml", "line": 1, "reason": data["features"][0]["parse_failures"][0]["reason"]}]
+    assert data["features"][0]["parse_failures"] == [
+        {"file": "scar-reports/bad.yaml", "line": 1, "reason": data["features"][0]["parse_failures"][0]["reason"]}
+    ]
 
 
 def test_default_path_is_the_current_directory(tmp_path):

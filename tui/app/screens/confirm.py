@@ -31,8 +31,9 @@ class ConfirmBulk(ModalScreen[bool]):
     def compose(self) -> ComposeResult:
         n = len(self.lines)
         with Vertical(id="confirm", classes="form"):
-            yield Label(Text(f"Decide {n} marked item{'s' if n != 1 else ''} as {self.action_name.upper()}?",
-                             style="bold"))
+            yield Label(
+                Text(f"Decide {n} marked item{'s' if n != 1 else ''} as {self.action_name.upper()}?", style="bold")
+            )
             with VerticalScroll(id="confirm-list"):
                 for line in self.lines[:500]:
                     yield Static(Text("• " + one_line(line, 200)))

@@ -45,8 +45,14 @@ class DecisionForm(ModalScreen[dict | None]):
         Binding("escape", "cancel", "Cancel", id="form.cancel"),
     ]
 
-    def __init__(self, subjects: Sequence[str], validate: Validator, *, suggestions: Iterable[str] = (),
-                 initial: dict | None = None) -> None:
+    def __init__(
+        self,
+        subjects: Sequence[str],
+        validate: Validator,
+        *,
+        suggestions: Iterable[str] = (),
+        initial: dict | None = None,
+    ) -> None:
         super().__init__()
         self.subjects = list(subjects)
         self._validate = validate
@@ -66,11 +72,19 @@ class DecisionForm(ModalScreen[dict | None]):
                 suggester = None
                 if name == "owner" and self.suggestions:
                     suggester = SuggestFromList(self.suggestions, case_sensitive=False)
-                yield Input(value=self.initial.get(name) or "", placeholder=placeholder, id=f"field-{name}",
-                            suggester=suggester, compact=True)
+                yield Input(
+                    value=self.initial.get(name) or "",
+                    placeholder=placeholder,
+                    id=f"field-{name}",
+                    suggester=suggester,
+                    compact=True,
+                )
                 if name == "owner" and self.suggestions:
-                    yield Static(Text("suggested: " + one_line(", ".join(self.suggestions[:6]), 160)),
-                                 id="owner-suggestions", classes="form-hint")
+                    yield Static(
+                        Text("suggested: " + one_line(", ".join(self.suggestions[:6]), 160)),
+                        id="owner-suggestions",
+                        classes="form-hint",
+                    )
                 yield Static("", id=f"error-{name}", classes="form-error")
             yield Static("", id="form-summary", classes="form-error")
             with Horizontal(id="form-buttons"):

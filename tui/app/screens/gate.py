@@ -42,12 +42,19 @@ class GateSummary:
 
     @property
     def prompt(self) -> str:
-        return (f"Round {self.round_no} done. signal_lost {self.before} → {self.after}. "
-                f"Fixed {self.fixed}, {self.remaining} remaining. (A) continue (B) stop, go to Validation")
+        return (
+            f"Round {self.round_no} done. signal_lost {self.before} → {self.after}. "
+            f"Fixed {self.fixed}, {self.remaining} remaining. (A) continue (B) stop, go to Validation"
+        )
 
 
-def gate_summary(feature: Feature, decisions: Mapping[str, Any], round_no: int | None,
-                 valves: Sequence[Any] = (), before: int | None = None) -> GateSummary:
+def gate_summary(
+    feature: Feature,
+    decisions: Mapping[str, Any],
+    round_no: int | None,
+    valves: Sequence[Any] = (),
+    before: int | None = None,
+) -> GateSummary:
     """The round summary; ``decisions`` are this round's triage, ``before`` its starting signal."""
     log = feature.iteration_log
     rounds = list(log.rounds) if log is not None else []
@@ -80,8 +87,18 @@ def gate_summary(feature: Feature, decisions: Mapping[str, Any], round_no: int |
             blocked.append((item_id, one_line(item_text(it), 120)))
     forced = any(getattr(v, "id", "") == "max_rounds" and getattr(v, "active", False) for v in valves)
     max_rounds = log.max_rounds if log is not None else 3
-    return GateSummary(rno, int(before), int(feature.signal_lost), fixed, int(feature.signal_lost),
-                       accepted, deferred, max_rounds, blocked, forced)
+    return GateSummary(
+        rno,
+        int(before),
+        int(feature.signal_lost),
+        fixed,
+        int(feature.signal_lost),
+        accepted,
+        deferred,
+        max_rounds,
+        blocked,
+        forced,
+    )
 
 
 def advice_text(feature: Feature, decisions: Mapping[str, Any]) -> Text | None:
@@ -129,8 +146,10 @@ class RoundGate(ModalScreen[dict | None]):
                         for k, (_, label) in enumerate(OUTCOMES):
                             yield RadioButton(label, value=(k == 0))
             if s.forced:
-                yield Static(Text("Safety valve max_rounds fires: stopping is recorded as forced_stop."),
-                             classes="form-error shown")
+                yield Static(
+                    Text("Safety valve max_rounds fires: stopping is recorded as forced_stop."),
+                    classes="form-error shown",
+                )
             yield Label("Reason (recorded as decision_reason)", classes="form-label")
             yield Input(placeholder="why continue or stop", id="gate-reason", compact=True)
             yield Static("", id="gate-error", classes="form-error")
@@ -153,8 +172,13 @@ class RoundGate(ModalScreen[dict | None]):
             rs = self.query_one(f"#blocked-{n}", RadioSet)
             idx = rs.pressed_index if rs.pressed_index >= 0 else 0
             blocked[item_id] = OUTCOMES[idx][0]
-        return {"decision": decision, "reason": reason, "blocked": blocked, "trigger": trigger,
-                "prompt": self.summary.prompt}
+        return {
+            "decision": decision,
+            "reason": reason,
+            "blocked": blocked,
+            "trigger": trigger,
+            "prompt": self.summary.prompt,
+        }
 
     def choose(self, choice: str) -> None:
         res = self.result(choice)

@@ -41,9 +41,11 @@ class HelpScreen(ModalScreen[None]):
                 yield Static(bindings_table(self.app, self.bindings_list))
                 filt = Text()
                 filt.append("Filter (/): ", style="bold")
-                filt.append("words match text, task, file and id; cat:ks|sf|ua  task:NAME  "
-                            "state:undecided|decided|fix|accept|defer|pending|marked  file:PART — "
-                            "e.g. cat:sf task:task-3 state:undecided retry")
+                filt.append(
+                    "words match text, task, file and id; cat:ks|sf|ua  task:NAME  "
+                    "state:undecided|decided|fix|accept|defer|pending|marked  file:PART — "
+                    "e.g. cat:sf task:task-3 state:undecided retry"
+                )
                 yield Static(filt)
                 if self.keymap_note:
                     yield Static(Text(self.keymap_note))

@@ -66,8 +66,13 @@ class LoopsScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         waiting = sum(1 for s in self.states if s.waiting_for_human)
-        yield Static(Text(f"Loops inbox — {waiting} of {len(self.states)} waiting for a person "
-                          f"({one_line(str(self.root), 80)})", style="bold"), id="loops-title")
+        yield Static(
+            Text(
+                f"Loops inbox — {waiting} of {len(self.states)} waiting for a person ({one_line(str(self.root), 80)})",
+                style="bold",
+            ),
+            id="loops-title",
+        )
         table = DataTable(id="loops-table", cursor_type="row", zebra_stripes=False)
         yield table
         yield Static("", id="loops-detail")
@@ -101,8 +106,14 @@ class LoopsScreen(Screen[None]):
         met = {True: "met", False: "not met", None: "cannot be evaluated"}[rule.met]
         t.append("\n" + one_line(f"stop rule: {met}" + (f" — {'; '.join(rule.reasons)}" if rule.reasons else ""), 200))
         if s.parse_failures:
-            t.append("\n" + one_line(f"parse failures: {len(s.parse_failures)} ({s.parse_failures[0].file}: "
-                                     f"{s.parse_failures[0].reason})", 200))
+            t.append(
+                "\n"
+                + one_line(
+                    f"parse failures: {len(s.parse_failures)} ({s.parse_failures[0].file}: "
+                    f"{s.parse_failures[0].reason})",
+                    200,
+                )
+            )
         t.append("\n" + one_line(next_step(s, self.root), 200))
         self.query_one("#loops-detail", Static).update(t)
 

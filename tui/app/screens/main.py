@@ -73,8 +73,10 @@ class MainScreen(Screen[None]):
             yield ItemList(id="items")
             yield DetailPane(id="detail")
         with Vertical(id="filter-bar"):
-            yield Input(placeholder="filter: words  cat:ks|sf|ua  task:NAME  state:undecided|fix|accept|defer|pending|marked",
-                        id="filter")
+            yield Input(
+                placeholder="filter: words  cat:ks|sf|ua  task:NAME  state:undecided|fix|accept|defer|pending|marked",
+                id="filter",
+            )
             yield Static("", id="filter-status")
         yield KeyHints(MAIN_BINDINGS, id="key-hints")
 
@@ -129,8 +131,14 @@ class MainScreen(Screen[None]):
             pane.show_nothing()
             return
         view = app.state.views[row.item_id]
-        pane.show_item(app.feature, view.item, app.decisions.get(row.item_id), app.backend.history(row.item_id),
-                       group=row.group, tasks=app.state.tasks_of(view.item))
+        pane.show_item(
+            app.feature,
+            view.item,
+            app.decisions.get(row.item_id),
+            app.backend.history(row.item_id),
+            group=row.group,
+            tasks=app.state.tasks_of(view.item),
+        )
 
     @on(ItemList.Highlighted)
     def _highlighted(self, event: ItemList.Highlighted) -> None:
@@ -140,8 +148,7 @@ class MainScreen(Screen[None]):
         backend = self.app.backend
         if backend is None or backend.read_only:
             reason = backend.read_only_reason if backend is not None else "still loading"
-            self.notify(one_line(reason or "read-only", 200), title="Not recorded", severity="warning",
-                        markup=False)
+            self.notify(one_line(reason or "read-only", 200), title="Not recorded", severity="warning", markup=False)
             return True
         return False
 
@@ -162,8 +169,9 @@ class MainScreen(Screen[None]):
         try:
             return fn(*args, **kwargs)
         except ChangedOnDisk as exc:
-            self.notify(one_line(str(exc), 300) + " — reloading.", title="Changed on disk", severity="error",
-                        markup=False)
+            self.notify(
+                one_line(str(exc), 300) + " — reloading.", title="Changed on disk", severity="error", markup=False
+            )
             self.action_reload()
         except DecisionRefused as exc:
             self.notify(one_line(str(exc), 300), title="Not recorded", severity="error", markup=False)
@@ -285,7 +293,6 @@ class MainScreen(Screen[None]):
             else:
                 app.open_defer_form(ids, callback=lambda fields: self._save("defer", ids, fields))
 
-
         app.push_screen(ConfirmBulk(action, lines), callback=confirmed)
 
     def action_sign_off(self) -> None:
@@ -299,8 +306,11 @@ class MainScreen(Screen[None]):
             return
         reviewer = app.driver
         if reviewer and reviewer == getattr(d, "decided_by", None):
-            self.notify(one_line(f"{reviewer} made this accept; the other person signs off (p swaps the driver).",
-                                 200), severity="warning", markup=False)
+            self.notify(
+                one_line(f"{reviewer} made this accept; the other person signs off (p swaps the driver).", 200),
+                severity="warning",
+                markup=False,
+            )
             return
         if self._record(app.backend.sign_off, item_id, reviewer) is not None:
             self._after_decision([item_id], advance=True)
@@ -352,7 +362,8 @@ class MainScreen(Screen[None]):
         self.items.set_rows(rows)
         shown = sum(1 for r in rows if r.kind == "item")
         self.query_one("#filter-status", Static).update(
-            Text(f"{shown} item row(s) match" if flt is not None else "no filter"))
+            Text(f"{shown} item row(s) match" if flt is not None else "no filter")
+        )
 
     @on(Input.Submitted, "#filter")
     def _filter_submitted(self, event: Input.Submitted) -> None:

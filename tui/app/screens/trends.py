@@ -27,11 +27,15 @@ def trend_charts(feature: Feature, decisions: Mapping[str, Any]) -> list[BarChar
     labels = labels[: len(series)]
     while len(labels) < len(series):
         labels.append("now")
-    signal = BarChart("signal_lost per round", labels, [Series("signal_lost", series)], height=6,
-                      y_label="items")
+    signal = BarChart("signal_lost per round", labels, [Series("signal_lost", series)], height=6, y_label="items")
     counts = [int(feature.counts.get(c, 0)) for c in CATEGORIES]
-    cats = BarChart("Remaining items per category (now)", [CATEGORY_LABEL[c] for c in CATEGORIES],
-                    [Series("items", counts)], height=5, y_label="items")
+    cats = BarChart(
+        "Remaining items per category (now)",
+        [CATEGORY_LABEL[c] for c in CATEGORIES],
+        [Series("items", counts)],
+        height=5,
+        y_label="items",
+    )
     fix, acc, dfr, x = [], [], [], []
     for r in rounds:
         x.append(f"R{r.round}")
@@ -43,9 +47,13 @@ def trend_charts(feature: Feature, decisions: Mapping[str, Any]) -> list[BarChar
     fix.append(states.count("fix"))
     acc.append(states.count("accept") + states.count("pending"))
     dfr.append(states.count("defer"))
-    decided = BarChart("Decisions per round: fixed █ / accepted ▓ / deferred ░", x,
-                       [Series("fixed", fix, "█"), Series("accepted", acc, "▓"), Series("deferred", dfr, "░")],
-                       height=6, y_label="items")
+    decided = BarChart(
+        "Decisions per round: fixed █ / accepted ▓ / deferred ░",
+        x,
+        [Series("fixed", fix, "█"), Series("accepted", acc, "▓"), Series("deferred", dfr, "░")],
+        height=6,
+        y_label="items",
+    )
     return [signal, cats, decided]
 
 

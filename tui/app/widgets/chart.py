@@ -42,8 +42,10 @@ class BarChart:
         top = self.max_value()
         height = max(self.height, 2)
         axis_w = max(len(str(top)), len(self.y_label[:6]), 1)
-        group_w = max(len(self.series) * (self.bar_width) + (len(self.series) - 1) + 2,
-                      min(max((len(x) for x in self.x_labels), default=1) + 1, 16))
+        group_w = max(
+            len(self.series) * (self.bar_width) + (len(self.series) - 1) + 2,
+            min(max((len(x) for x in self.x_labels), default=1) + 1, 16),
+        )
         out: list[Text] = []
         out.append(Text(self.title, style="bold"))
         if not self.x_labels:

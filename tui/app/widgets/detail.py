@@ -53,8 +53,16 @@ def describe_decision(decision: Any) -> Text:
     if by or at:
         t.append(visible(f"  by {by}" if by else ""))
         t.append(visible(f" at {at}" if at else ""))
-    for name in ("re_review_signal", "owner", "rationale", "watch", "reason", "revisit_when", "reviewed_by",
-                 "blocked_outcome"):
+    for name in (
+        "re_review_signal",
+        "owner",
+        "rationale",
+        "watch",
+        "reason",
+        "revisit_when",
+        "reviewed_by",
+        "blocked_outcome",
+    ):
         value = getattr(decision, name, None)
         if value:
             t.append("\n  ")
@@ -81,11 +89,12 @@ def describe_unknown_registry(registry: Registry | None) -> str:
     """Why a systemic ref is ``unknown``: the registry is missing or unreadable (formats.md §1.7)."""
     if registry is not None and registry.state == "unreadable":
         where = (registry.path or REGISTRY_FILE) + (f":{registry.line}" if registry.line else "")
-        return (f"unreadable ({where}: {one_line(registry.reason or '', 200)}). The ref cannot be described; "
-                "it is still counted in signal_lost, and the registry is listed under Parse failures.")
+        return (
+            f"unreadable ({where}: {one_line(registry.reason or '', 200)}). The ref cannot be described; "
+            "it is still counted in signal_lost, and the registry is listed under Parse failures."
+        )
     why = f" ({registry.reason})" if registry is not None and registry.reason else ""
-    return (f"missing — no {REGISTRY_FILE}{why}. The ref cannot be described; "
-            "it is still counted in signal_lost.")
+    return f"missing — no {REGISTRY_FILE}{why}. The ref cannot be described; it is still counted in signal_lost."
 
 
 def describe_history(records: Iterable[dict]) -> Text | None:
@@ -124,8 +133,10 @@ class DetailPane(VerticalScroll):
     def show_failure(self, pf: ParseFailure) -> None:
         if pf.of_registry:
             head = "Parse failure — the systemic registry is unreadable"
-            after = ("Every systemic_ref is unknown and still counted in signal_lost; the iteration-entry "
-                     "verdict stays unknown. Fix the file and reopen.")
+            after = (
+                "Every systemic_ref is unknown and still counted in signal_lost; the iteration-entry "
+                "verdict stays unknown. Fix the file and reopen."
+            )
         else:
             head = "Parse failure — this report's items are not counted"
             after = "Fix the file and reopen; scars never drops a report silently."
@@ -142,7 +153,6 @@ class DetailPane(VerticalScroll):
         """Items a fired watch reopened (scars.core.samsara.watches), re-read only when the journal or
         the watch log changed on disk."""
         from pathlib import Path
-
 
         key_parts = []
         for p in (Path(feature.path) / ".scars" / "journal.jsonl", watches_path(feature.path)):
@@ -167,8 +177,15 @@ class DetailPane(VerticalScroll):
             self._excerpts[item.id] = read_excerpt(feature.repo_root, item.where)
         return self._excerpts[item.id]
 
-    def show_item(self, feature: Feature, item: ScarItem, decision: Any, history: list[dict],
-                  group: str | None = None, tasks: Iterable[str] = ()) -> None:
+    def show_item(
+        self,
+        feature: Feature,
+        item: ScarItem,
+        decision: Any,
+        history: list[dict],
+        group: str | None = None,
+        tasks: Iterable[str] = (),
+    ) -> None:
         parts: list[RenderableType] = []
         head = Text()
         head.append(CATEGORY_LABEL.get(item.category, item.category).upper(), style="bold")
@@ -199,8 +216,12 @@ class DetailPane(VerticalScroll):
             flags.append("verified: missing (counted as unverified)")
         if flags:
             parts.append(_field("Flags", "; ".join(flags)))
-        for name, value in (("Bites when", item.bites_when), ("Accepted because", item.accepted_because),
-                            ("Note", item.note if item.text else None), ("Where", item.where)):
+        for name, value in (
+            ("Bites when", item.bites_when),
+            ("Accepted because", item.accepted_because),
+            ("Note", item.note if item.text else None),
+            ("Where", item.where),
+        ):
             if value:
                 parts.append(_field(name, value))
         if item.systemic_ref:
@@ -219,11 +240,20 @@ class DetailPane(VerticalScroll):
             parts.append(Text(""))
             parts.append(_label(f"{excerpt.path}:"))
             lexer = Syntax.guess_lexer(excerpt.path, code=None) if excerpt.path else "text"
-            parts.append(Syntax(visible(excerpt.text), lexer or "text", line_numbers=True,
-                                start_line=excerpt.first_line,
-                                highlight_lines=set(range(excerpt.highlight[0], excerpt.highlight[1] + 1))
-                                if excerpt.highlight else None,
-                                theme="ansi_dark", word_wrap=False, indent_guides=False))
+            parts.append(
+                Syntax(
+                    visible(excerpt.text),
+                    lexer or "text",
+                    line_numbers=True,
+                    start_line=excerpt.first_line,
+                    highlight_lines=set(range(excerpt.highlight[0], excerpt.highlight[1] + 1))
+                    if excerpt.highlight
+                    else None,
+                    theme="ansi_dark",
+                    word_wrap=False,
+                    indent_guides=False,
+                )
+            )
         elif reason:
             parts.append(_field("Excerpt", reason))
         hist = describe_history(history)

@@ -29,8 +29,9 @@ def signal_series(feature: Feature) -> list[int]:
     return series
 
 
-def header_text(feature: Feature, *, round_no: int | None, progress: tuple[int, int], driver: str | None,
-                read_only: str | None) -> Text:
+def header_text(
+    feature: Feature, *, round_no: int | None, progress: tuple[int, int], driver: str | None, read_only: str | None
+) -> Text:
     log = feature.iteration_log
     max_rounds = log.max_rounds if log is not None else 3
     t = Text(no_wrap=True, overflow="ellipsis")
@@ -56,14 +57,22 @@ class ScarsHeader(Horizontal):
         yield Static("", id="header-signal")
         yield Sparkline([], id="header-spark")
 
-    def show(self, feature: Feature, *, round_no: int | None, progress: tuple[int, int], driver: str | None,
-             read_only: str | None) -> None:
+    def show(
+        self,
+        feature: Feature,
+        *,
+        round_no: int | None,
+        progress: tuple[int, int],
+        driver: str | None,
+        read_only: str | None,
+    ) -> None:
         self.query_one("#header-facts", Static).update(
             header_text(feature, round_no=round_no, progress=progress, driver=driver, read_only=read_only)
         )
         series = signal_series(feature)
         trend = " → ".join(str(v) for v in series[-4:])
-        self.query_one("#header-signal", Static).update(Text(f"signal_lost {feature.signal_lost} ({trend})",
-                                                             no_wrap=True, overflow="ellipsis"))
+        self.query_one("#header-signal", Static).update(
+            Text(f"signal_lost {feature.signal_lost} ({trend})", no_wrap=True, overflow="ellipsis")
+        )
         spark = self.query_one("#header-spark", Sparkline)
         spark.data = series if len(series) > 1 else series * 2

@@ -50,9 +50,15 @@ def warning_lines(feature: Feature, valves: Iterable[Any], moved: dict[str, Any]
         # Decisions made on another item than the one holding their id now (README, Item ids).
         t = Text(no_wrap=True, overflow="ellipsis")
         t.append(f"⚠ DECIDE AGAIN: {len(moved)} ", style="bold")
-        t.append(one_line("decision(s) made on another item with the same text (an item was inserted "
-                          "before it, or edited), not applied: " + ", ".join(sorted(moved)[:4])
-                          + (f" +{len(moved) - 4} more" if len(moved) > 4 else ""), 200))
+        t.append(
+            one_line(
+                "decision(s) made on another item with the same text (an item was inserted "
+                "before it, or edited), not applied: "
+                + ", ".join(sorted(moved)[:4])
+                + (f" +{len(moved) - 4} more" if len(moved) > 4 else ""),
+                200,
+            )
+        )
         lines.append(t)
     return lines
 

@@ -23,8 +23,13 @@ DESCRIPTION = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("path", nargs="?", default=".", metavar="PATH",
-                        help="a feature directory, a loop state file, or a directory to search for loops (default: .)")
+    parser.add_argument(
+        "path",
+        nargs="?",
+        default=".",
+        metavar="PATH",
+        help="a feature directory, a loop state file, or a directory to search for loops (default: .)",
+    )
     parser.add_argument("--json", action="store_true", help="print the advice as JSON")
     parser.add_argument("--token-budget", type=_nonneg, metavar="N", help="the token budget of the loop")
     parser.add_argument("--tokens-used", type=_nonneg, metavar="N", help="tokens used so far")
@@ -53,8 +58,12 @@ def advices_for(path: str, *, token_budget=None, tokens_used=None) -> tuple[str,
         raise PathNotFound(f"{path} does not exist")
     if p.is_dir() and is_feature_dir(p):
         f = read_feature(p)
-        return "feature", p, [advise_feature(f, current_decisions(p, f), token_budget=token_budget,
-                                             tokens_used=tokens_used)], []
+        return (
+            "feature",
+            p,
+            [advise_feature(f, current_decisions(p, f), token_budget=token_budget, tokens_used=tokens_used)],
+            [],
+        )
     # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
     from scars.core.loops.discover import discover_loops
 
@@ -65,14 +74,24 @@ def advices_for(path: str, *, token_budget=None, tokens_used=None) -> tuple[str,
             d = (root / state.path) if state.path not in ("", ".") else root
             if is_feature_dir(d):
                 feature = read_feature(d)
-                advices.append(advise_feature(feature, current_decisions(d, feature), token_budget=token_budget,
-                                              tokens_used=tokens_used))
+                advices.append(
+                    advise_feature(
+                        feature, current_decisions(d, feature), token_budget=token_budget, tokens_used=tokens_used
+                    )
+                )
                 continue
         a = advise_loop_state(state, token_budget=token_budget, tokens_used=tokens_used)
         if a is None:
-            skipped.append({"kind": state.kind, "name": state.name, "path": state.path,
-                            "reason": "no measured quality history yet" if state.kind != "dag-iteration"
-                            else "a DAG iteration report holds a decision, not a quality history"})
+            skipped.append(
+                {
+                    "kind": state.kind,
+                    "name": state.name,
+                    "path": state.path,
+                    "reason": "no measured quality history yet"
+                    if state.kind != "dag-iteration"
+                    else "a DAG iteration report holds a decision, not a quality history",
+                }
+            )
         else:
             advices.append(a)
     return "tree", p, advices, skipped
@@ -83,17 +102,16 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("give both --token-budget and --tokens-used, or neither")
     if args.token_budget is not None and args.token_budget <= 0:
         raise UsageError("--token-budget must be greater than 0")
-    kind, target, advices, skipped = advices_for(args.path, token_budget=args.token_budget,
-                                                 tokens_used=args.tokens_used)
+    kind, target, advices, skipped = advices_for(
+        args.path, token_budget=args.token_budget, tokens_used=args.tokens_used
+    )
     if args.json:
         objs = [a.to_dict() for a in advices]
-        out = objs[0] if kind == "feature" else {"root": str(target.absolute()), "advice": objs,
-                                                 "skipped": skipped}
+        out = objs[0] if kind == "feature" else {"root": str(target.absolute()), "advice": objs, "skipped": skipped}
         sys.stdout.write(json.dumps(out, ensure_ascii=True, indent=2) + "\n")
         return 0
     # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
     from scars.tui.cli.render.advice import print_advice
-
 
     if not advices and not skipped:
         print(f"No iteration loop found under {one_line(str(target), 200)}.")

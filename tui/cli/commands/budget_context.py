@@ -18,10 +18,16 @@ DESCRIPTION = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("path", nargs="?", default=".", metavar="FEATURE_DIR",
-                        help="feature directory, or a repository root holding changes/ (default: .)")
-    parser.add_argument("--json", action="store_true",
-                        help='print {"iteration_budget_context": {...}, "basis": {...}, "valves": [...]}')
+    parser.add_argument(
+        "path",
+        nargs="?",
+        default=".",
+        metavar="FEATURE_DIR",
+        help="feature directory, or a repository root holding changes/ (default: .)",
+    )
+    parser.add_argument(
+        "--json", action="store_true", help='print {"iteration_budget_context": {...}, "basis": {...}, "valves": [...]}'
+    )
 
 
 def envelope_json(feature, decisions) -> dict:

@@ -31,19 +31,35 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("item_ids", nargs="+", metavar="ITEM_ID", help="item id(s) from `scars status --json`")
     action = parser.add_mutually_exclusive_group(required=True)
     action.add_argument("--fix", dest="action", action="store_const", const="fix", help="fix the item this round")
-    action.add_argument("--accept", dest="action", action="store_const", const="accept",
-                        help="accept as a known risk (needs --signal, --owner, --rationale)")
+    action.add_argument(
+        "--accept",
+        dest="action",
+        action="store_const",
+        const="accept",
+        help="accept as a known risk (needs --signal, --owner, --rationale)",
+    )
     action.add_argument("--defer", dest="action", action="store_const", const="defer", help="not handled now")
-    action.add_argument("--blocked", choices=sorted(BLOCKED), metavar="{retry,reclassify}",
-                        help="outcome of a fix the implementer reported blocked: retry with more context, or reclassify as defer")
+    action.add_argument(
+        "--blocked",
+        choices=sorted(BLOCKED),
+        metavar="{retry,reclassify}",
+        help="outcome of a fix the implementer reported blocked: retry with more context, or reclassify as defer",
+    )
     action.add_argument("--sign-off", metavar="NAME", help="a second person signs off the item's current decision")
-    parser.add_argument("--signal", dest="re_review_signal", metavar="S",
-                        help="accept: the observable condition that triggers a re-review")
+    parser.add_argument(
+        "--signal",
+        dest="re_review_signal",
+        metavar="S",
+        help="accept: the observable condition that triggers a re-review",
+    )
     parser.add_argument("--owner", metavar="O", help="accept: who watches for the signal")
     parser.add_argument("--rationale", metavar="R", help="why (required for an accept)")
-    parser.add_argument("--watch", metavar="W",
-                        help="accept: a machine-checkable watch that reopens the item: 'path-changed: GLOB', "
-                             "'pattern: REGEX in GLOB' or 'recurs' (see scars watch check)")
+    parser.add_argument(
+        "--watch",
+        metavar="W",
+        help="accept: a machine-checkable watch that reopens the item: 'path-changed: GLOB', "
+        "'pattern: REGEX in GLOB' or 'recurs' (see scars watch check)",
+    )
     parser.add_argument("--reason", metavar="R", help="defer / blocked: why")
     parser.add_argument("--revisit-when", metavar="W", help="defer: when to look at it again")
     parser.add_argument("--reviewed-by", metavar="NAME", help="a second person who reviewed this decision")
@@ -84,13 +100,15 @@ def _run(args: argparse.Namespace) -> int:
             except KeyError:
                 descriptions[d.item_id] = None
         if args.json:
-            emit({
-                "ok": True,
-                "saved": [decision_json(d) for d in saved],
-                "feature": str(session.path),
-                "round": session.current_round(),
-                "journal": ".scars/journal.jsonl",
-            })
+            emit(
+                {
+                    "ok": True,
+                    "saved": [decision_json(d) for d in saved],
+                    "feature": str(session.path),
+                    "round": session.current_round(),
+                    "journal": ".scars/journal.jsonl",
+                }
+            )
         else:
             for d in saved:
                 print("saved: " + decision_line(d, descriptions.get(d.item_id)))

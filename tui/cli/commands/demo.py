@@ -24,8 +24,14 @@ MAIN_JOB = "scars.tui.cli.commands.triage"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--dir", metavar="PATH", help="copy the demo here (must not exist or be empty; default: a new temporary directory)")
-    parser.add_argument("--json", action="store_true", help="print the status of the copy as JSON instead of opening it")
+    parser.add_argument(
+        "--dir",
+        metavar="PATH",
+        help="copy the demo here (must not exist or be empty; default: a new temporary directory)",
+    )
+    parser.add_argument(
+        "--json", action="store_true", help="print the status of the copy as JSON instead of opening it"
+    )
 
 
 def demo_source() -> Path:

@@ -21,10 +21,16 @@ DESCRIPTION = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("feature_dir", nargs="?", default=".", metavar="FEATURE_DIR",
-                        help="the feature directory changes/<date>_<name>/ (default: .)")
-    parser.add_argument("--format", "-f", dest="format", required=True, choices=("sarif", "openvex", "json"),
-                        help="output format")
+    parser.add_argument(
+        "feature_dir",
+        nargs="?",
+        default=".",
+        metavar="FEATURE_DIR",
+        help="the feature directory changes/<date>_<name>/ (default: .)",
+    )
+    parser.add_argument(
+        "--format", "-f", dest="format", required=True, choices=("sarif", "openvex", "json"), help="output format"
+    )
     parser.add_argument("-o", "--output", metavar="FILE", help="write to FILE (atomically) instead of stdout")
     parser.add_argument("--author", help="OpenVEX author (default: the resolved scars user)")
 
@@ -83,8 +89,15 @@ def run(args: argparse.Namespace) -> int:
         tool_version = version("scars")
     except Exception:  # a source tree without metadata
         tool_version = "0+unknown"
-    document = ex.export(feature, decisions, args.format, round_number=round_number, author=author,
-                         tool_version=tool_version, item_rounds=rounds)
+    document = ex.export(
+        feature,
+        decisions,
+        args.format,
+        round_number=round_number,
+        author=author,
+        tool_version=tool_version,
+        item_rounds=rounds,
+    )
     data = (json.dumps(document, indent=2, ensure_ascii=True) + "\n").encode("utf-8")
     for problem in problems:
         print(f"scars: warning: {problem}", file=sys.stderr)

@@ -23,7 +23,9 @@ HELP = "answer a step-mode gate (samsara, loop-spec, ARIS/Mechanist, bkit): show
 
 DESCRIPTION = (
     "Answer one human gate of an iteration loop. Gates: "
-    + "; ".join(f"{g.id} ({g.loop}: {', '.join(g.values) if g.id != 'triage' else 'item decisions'})" for g in GATES.values())
+    + "; ".join(
+        f"{g.id} ({g.loop}: {', '.join(g.values) if g.id != 'triage' else 'item decisions'})" for g in GATES.values()
+    )
     + ". PATH is the samsara feature directory, or the loop's state directory or file "
     "(.loop-spec/features/<slug>, review-stage/, .bkit/state/pdca-status.json …); default: the "
     "current directory. Exit codes: 0 answered; 2 usage error; 3 a human is needed (no TTY, no "
@@ -33,15 +35,27 @@ DESCRIPTION = (
 
 def add_arguments(parser) -> None:
     parser.add_argument("gate", metavar="GATE", choices=list(GATES), help="gate id: " + ", ".join(GATES))
-    parser.add_argument("path", metavar="PATH", nargs="?", default=None,
-                        help="feature directory or the loop's state directory/file (default: .)")
+    parser.add_argument(
+        "path",
+        metavar="PATH",
+        nargs="?",
+        default=None,
+        help="feature directory or the loop's state directory/file (default: .)",
+    )
     parser.add_argument("--answer", metavar="VALUE", help="answer without asking (its value or its letter)")
     parser.add_argument("--reason", metavar="TEXT", help="the question-specific reason recorded with the answer")
-    parser.add_argument("--answers", metavar="FILE",
-                        help="YAML file mapping gate ids and item ids to answers; validated entirely, then replayed")
+    parser.add_argument(
+        "--answers",
+        metavar="FILE",
+        help="YAML file mapping gate ids and item ids to answers; validated entirely, then replayed",
+    )
     parser.add_argument("--item", metavar="ID", help="the scar item of blocked-fix")
-    parser.add_argument("--blocked", metavar="TEXT", help="blocked-fix: the implementer's BLOCKED / NEEDS_CONTEXT reason")
-    parser.add_argument("--feature", metavar="NAME", help="pdca-continue: the bkit feature (default: the primary feature)")
+    parser.add_argument(
+        "--blocked", metavar="TEXT", help="blocked-fix: the implementer's BLOCKED / NEEDS_CONTEXT reason"
+    )
+    parser.add_argument(
+        "--feature", metavar="NAME", help="pdca-continue: the bkit feature (default: the primary feature)"
+    )
     parser.add_argument("--as", dest="user", metavar="NAME", help="who decides (default: $SCARS_USER, git user, login)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a line")
 
@@ -92,14 +106,21 @@ def _emit(args, results: list, named: str) -> None:
         return
     for r in results:
         reason = f" — {one_line(r.reason, 100)}" if r.reason else ""
-        print(one_line(f"gate {r.gate}: {r.answer} → {r.decision} (by {r.decided_by}){reason}; "
-                       f"recorded: {', '.join(r.recorded) or 'nothing'}"))
+        print(
+            one_line(
+                f"gate {r.gate}: {r.answer} → {r.decision} (by {r.decided_by}){reason}; "
+                f"recorded: {', '.join(r.recorded) or 'nothing'}"
+            )
+        )
 
 
 def _fail_json(args, gate_id: str, exc: ScarsError) -> None:
     if args.json:
-        print(json.dumps({"gate": gate_id, "answer": None, "error": str(exc), "exit_code": exc.exit_code},
-                         ensure_ascii=True))
+        print(
+            json.dumps(
+                {"gate": gate_id, "answer": None, "error": str(exc), "exit_code": exc.exit_code}, ensure_ascii=True
+            )
+        )
 
 
 def run(args) -> int:
@@ -159,16 +180,19 @@ def _triage(args, path: str) -> int:
     if args.answer is not None:
         raise UsageError("triage takes item decisions: use --answers FILE (or run it at a terminal)")
     if not _is_interactive():
-        raise HumanNeeded("gate triage needs a human: no terminal and no answers file. Answer it with:\n  "
-                          + answers_hint(get_gate("triage"), args.path))
+        raise HumanNeeded(
+            "gate triage needs a human: no terminal and no answers file. Answer it with:\n  "
+            + answers_hint(get_gate("triage"), args.path)
+        )
     # lazy: another command's module, loaded when this command runs
     import argparse
 
     from scars.tui.cli.commands import triage as triage_cmd
 
     evidence = core.gather("triage", path)
-    app_args = argparse.Namespace(feature_dir=str(evidence.target), read_only=False, pair=None, require_second=[],
-                                  as_user=args.user, keymap=None)
+    app_args = argparse.Namespace(
+        feature_dir=str(evidence.target), read_only=False, pair=None, require_second=[], as_user=args.user, keymap=None
+    )
     code = int(triage_cmd.run(app_args) or 0)
     if code != 0:
         return code
@@ -178,4 +202,3 @@ def _triage(args, path: str) -> int:
         return 0
     _emit(args, [result], "triage")
     return 0
-

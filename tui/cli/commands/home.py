@@ -78,9 +78,11 @@ def run(args: argparse.Namespace) -> int:
     picked, waiting = pick_feature(cwd)
     others = other_waiting_loops(root)
     if picked is None and not others:
-        print(f"Nothing waits for triage in {root / 'changes'}: every feature's items are decided.\n"
-              "  scars status FEATURE    figures of one feature\n"
-              "  scars triage FEATURE    open one anyway")
+        print(
+            f"Nothing waits for triage in {root / 'changes'}: every feature's items are decided.\n"
+            "  scars status FEATURE    figures of one feature\n"
+            "  scars triage FEATURE    open one anyway"
+        )
         return 0
     if not interactive():
         names = [p.name for p in waiting] + [f"{s.kind} {s.name}" for s in others]

@@ -13,7 +13,7 @@ from scars.core.sanitize import one_line
 HELP = "check auto-decisions.md and iteration-log.yaml against each other and the reports"
 DESCRIPTION = (
     "`verify` checks auto-decisions.md (well-formed entries, numbering, decision values, generic "
-    "answers such as \"approved\" or \"looks good\" flagged), iteration-log.yaml (required round "
+    'answers such as "approved" or "looks good" flagged), iteration-log.yaml (required round '
     "fields, every accept with re-review signal, owner and rationale — legacy expiry_date accepts "
     "are reported as legacy —, every triaged item present in the reports), that the two logs agree, "
     "and that the rounds scars recorded in its journal are in iteration-log.yaml as recorded. "
@@ -26,9 +26,14 @@ DESCRIPTION = (
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="log_command", metavar="{verify}", required=True)
     p = sub.add_parser("verify", help="check the logs; exit 0 only on success")
-    p.add_argument("feature_dir", nargs="?", default=None, metavar="FEATURE_DIR",
-                   help="the feature directory, or a repository root holding changes/ to verify every feature "
-                        "(default: --feature, else the current directory)")
+    p.add_argument(
+        "feature_dir",
+        nargs="?",
+        default=None,
+        metavar="FEATURE_DIR",
+        help="the feature directory, or a repository root holding changes/ to verify every feature "
+        "(default: --feature, else the current directory)",
+    )
     p.add_argument("--feature", metavar="DIR", default=".", help="same as FEATURE_DIR")
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -49,7 +54,9 @@ def run(args: argparse.Namespace) -> int:
             repo = False
     except PathNotFound as exc:
         if args.json:
-            sys.stdout.write(json.dumps({"ok": False, "error": "PathNotFound", "message": str(exc), "exit_code": 2}) + "\n")
+            sys.stdout.write(
+                json.dumps({"ok": False, "error": "PathNotFound", "message": str(exc), "exit_code": 2}) + "\n"
+            )
         raise
     outcome = _overall([r.outcome for r in results])
     if args.json:

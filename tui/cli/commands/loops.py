@@ -20,12 +20,14 @@ _BARS = "▁▂▃▄▅▆▇█"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("path", nargs="?", default=".", metavar="PATH",
-                        help="directory to search (default: .) or one loop state file")
+    parser.add_argument(
+        "path", nargs="?", default=".", metavar="PATH", help="directory to search (default: .) or one loop state file"
+    )
     parser.add_argument("--json", action="store_true", help="print the loops as JSON for scripts")
     parser.add_argument("--waiting", action="store_true", help="only the loops waiting for a person")
-    parser.add_argument("--strict", action="store_true",
-                        help="exit 3 when any loop has a parse failure (after printing)")
+    parser.add_argument(
+        "--strict", action="store_true", help="exit 3 when any loop has a parse failure (after printing)"
+    )
 
 
 def sparkline(values: list[float] | tuple[float, ...]) -> str:
@@ -81,13 +83,18 @@ def _print_report(states, path: str, waiting: int) -> None:
         return
     head = Text()
     head.append(f"{len(states)} loop(s) under {one_line(path)}")
-    head.append(f" — {waiting} waiting for a person" if waiting else " — none waiting for a person",
-                style="bold" if waiting else "")
+    head.append(
+        f" — {waiting} waiting for a person" if waiting else " — none waiting for a person",
+        style="bold" if waiting else "",
+    )
     print_(head)
     for state in states:
         print_()
         title = Text()
-        title.append("WAITING " if state.waiting_for_human else "        ", style="bold reverse" if state.waiting_for_human else "")
+        title.append(
+            "WAITING " if state.waiting_for_human else "        ",
+            style="bold reverse" if state.waiting_for_human else "",
+        )
         title.append(f"{KIND_LABEL.get(state.kind, state.kind):<16} ", style="bold")
         title.append(one_line(state.name))
         print_(title)
@@ -115,4 +122,6 @@ def _print_report(states, path: str, waiting: int) -> None:
             line.append(one_line(f"{where}: {failure.reason}"))
             print_(line)
         if len(state.parse_failures) > 5:
-            print_(Text(f"{indent}{'':<10}… and {len(state.parse_failures) - 5} more parse failure(s) (--json lists all)"))
+            print_(
+                Text(f"{indent}{'':<10}… and {len(state.parse_failures) - 5} more parse failure(s) (--json lists all)")
+            )

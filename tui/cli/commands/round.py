@@ -34,13 +34,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--trigger", choices=TRIGGERS, help="forced_stop: the safety valve that fired")
     p.add_argument("--evidence", action="append", default=None, metavar="TEXT", help="evidence gained (repeatable)")
     p.add_argument("--residual-risk", action="append", default=None, metavar="TEXT", help="residual risk (repeatable)")
-    p.add_argument("--budget-spent", metavar="K=N,…",
-                   help="budget spent, e.g. implementer_dispatches=1,reviewer_dispatches=2,reviewer_retries=0,validation_runs=2")
+    p.add_argument(
+        "--budget-spent",
+        metavar="K=N,…",
+        help="budget spent, e.g. implementer_dispatches=1,reviewer_dispatches=2,reviewer_retries=0,validation_runs=2",
+    )
     auto = p.add_mutually_exclusive_group()
-    auto.add_argument("--auto-entry", dest="auto_entry", action="store_const", const=True,
-                      help="also append the auto-decisions.md round-continuation entry (default: when the feature runs in auto mode)")
-    auto.add_argument("--no-auto-entry", dest="auto_entry", action="store_const", const=False,
-                      help="never append an auto-decisions.md entry")
+    auto.add_argument(
+        "--auto-entry",
+        dest="auto_entry",
+        action="store_const",
+        const=True,
+        help="also append the auto-decisions.md round-continuation entry (default: when the feature runs in auto mode)",
+    )
+    auto.add_argument(
+        "--no-auto-entry",
+        dest="auto_entry",
+        action="store_const",
+        const=False,
+        help="never append an auto-decisions.md entry",
+    )
     add_feature_arguments(p)
     p = sub.add_parser("status", help="show the open round and its triage so far")
     add_feature_arguments(p, user=False)
@@ -109,27 +122,39 @@ def _run(args: argparse.Namespace) -> int:
             if args.json:
                 emit({"ok": True, "written": written})
             else:
-                print("iteration-log.yaml is up to date" if not written else f"wrote round(s) {', '.join(map(str, written))}")
+                print(
+                    "iteration-log.yaml is up to date"
+                    if not written
+                    else f"wrote round(s) {', '.join(map(str, written))}"
+                )
         else:
             rnd = session.open_round()
             triage = session.round_triage()
             counts = {a: sum(1 for d in triage.values() if d.action == a) for a in ("fix", "accept", "defer")}
             undecided = [i.id for i in session.feature.items if i.counted and i.id not in session.decisions]
             if args.json:
-                emit({
-                    "ok": True,
-                    "open_round": None if rnd is None else {k: rnd.get(k) for k in ("round", "signal_lost_before", "budget_context", "at", "by")},
-                    "next_round": session.next_round_number() if rnd is None else None,
-                    "triage": {k: v for k, v in counts.items()},
-                    "undecided": undecided,
-                    "signal_lost": session.feature.signal_lost,
-                    "lock_holder": session.lock_holder,
-                })
+                emit(
+                    {
+                        "ok": True,
+                        "open_round": None
+                        if rnd is None
+                        else {k: rnd.get(k) for k in ("round", "signal_lost_before", "budget_context", "at", "by")},
+                        "next_round": session.next_round_number() if rnd is None else None,
+                        "triage": {k: v for k, v in counts.items()},
+                        "undecided": undecided,
+                        "signal_lost": session.feature.signal_lost,
+                        "lock_holder": session.lock_holder,
+                    }
+                )
             else:
                 if rnd is None:
                     print(f"no round open; the next is round {session.next_round_number()}")
                 else:
-                    print(f"round {rnd['round']} open since {rnd.get('at')} (signal_lost at start {rnd.get('signal_lost_before')})")
-                print(f"decided this round: {counts['fix']} fix, {counts['accept']} accept, {counts['defer']} defer; "
-                      f"{len(undecided)} item(s) undecided; signal_lost now {session.feature.signal_lost}")
+                    print(
+                        f"round {rnd['round']} open since {rnd.get('at')} (signal_lost at start {rnd.get('signal_lost_before')})"
+                    )
+                print(
+                    f"decided this round: {counts['fix']} fix, {counts['accept']} accept, {counts['defer']} defer; "
+                    f"{len(undecided)} item(s) undecided; signal_lost now {session.feature.signal_lost}"
+                )
     return 0

@@ -20,8 +20,13 @@ DESCRIPTION = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("path", nargs="?", default=".", metavar="PATH",
-                        help="feature directory or repository root (default: the current directory)")
+    parser.add_argument(
+        "path",
+        nargs="?",
+        default=".",
+        metavar="PATH",
+        help="feature directory or repository root (default: the current directory)",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the summary")
     parser.add_argument("--strict", action="store_true", help="exit 3 when any parse failure exists")
 

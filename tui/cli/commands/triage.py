@@ -24,17 +24,34 @@ NON_INTERACTIVE = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("feature_dir", nargs="?", metavar="FEATURE_DIR",
-                        help="the feature directory (default: see above)")
-    parser.add_argument("--read-only", action="store_true",
-                        help="look without recording anything (also used when another writer holds the lock)")
-    parser.add_argument("--pair", metavar="NAME1,NAME2",
-                        help="pair triage: decisions record the current driver; p swaps the driver")
-    parser.add_argument("--require-second", metavar="ACTION", action="append", choices=["accept"], default=[],
-                        help="keep an accept pending until the other person signs it off (s)")
-    parser.add_argument("--as", dest="as_user", metavar="NAME", help="record decisions as NAME (default: $SCARS_USER, git user.name, login)")
-    parser.add_argument("--keymap", metavar="FILE", type=Path,
-                        help="keymap TOML (default: $XDG_CONFIG_HOME/scars/keymap.toml)")
+    parser.add_argument(
+        "feature_dir", nargs="?", metavar="FEATURE_DIR", help="the feature directory (default: see above)"
+    )
+    parser.add_argument(
+        "--read-only",
+        action="store_true",
+        help="look without recording anything (also used when another writer holds the lock)",
+    )
+    parser.add_argument(
+        "--pair", metavar="NAME1,NAME2", help="pair triage: decisions record the current driver; p swaps the driver"
+    )
+    parser.add_argument(
+        "--require-second",
+        metavar="ACTION",
+        action="append",
+        choices=["accept"],
+        default=[],
+        help="keep an accept pending until the other person signs it off (s)",
+    )
+    parser.add_argument(
+        "--as",
+        dest="as_user",
+        metavar="NAME",
+        help="record decisions as NAME (default: $SCARS_USER, git user.name, login)",
+    )
+    parser.add_argument(
+        "--keymap", metavar="FILE", type=Path, help="keymap TOML (default: $XDG_CONFIG_HOME/scars/keymap.toml)"
+    )
 
 
 def interactive() -> bool:
@@ -46,8 +63,11 @@ def interactive() -> bool:
 
 
 def refuse_without_tty(command: str) -> int:
-    print(f"scars {command}: needs an interactive terminal (stdin and stdout are not both a TTY); "
-          f"the app was not started.\n{NON_INTERACTIVE}", file=sys.stderr)
+    print(
+        f"scars {command}: needs an interactive terminal (stdin and stdout are not both a TTY); "
+        f"the app was not started.\n{NON_INTERACTIVE}",
+        file=sys.stderr,
+    )
     return 2
 
 
@@ -61,8 +81,9 @@ def parse_pair(value: str | None) -> list[str]:
 
 
 def is_feature_dir(path: Path) -> bool:
-    return path.is_dir() and ((path / "scar-reports").is_dir() or (path / "iteration-log.yaml").is_file()
-                              or (path / "index.yaml").is_file())
+    return path.is_dir() and (
+        (path / "scar-reports").is_dir() or (path / "iteration-log.yaml").is_file() or (path / "index.yaml").is_file()
+    )
 
 
 def resolve_feature(arg: str | None) -> Path:
@@ -82,8 +103,10 @@ def resolve_feature(arg: str | None) -> Path:
 
     picked, _ = pick_feature(cwd)
     if picked is None:
-        raise PathNotFound("no feature directory here: give FEATURE_DIR, or run inside a repository with "
-                           "changes/<date>_<name>/ (try `scars demo`)")
+        raise PathNotFound(
+            "no feature directory here: give FEATURE_DIR, or run inside a repository with "
+            "changes/<date>_<name>/ (try `scars demo`)"
+        )
     return picked
 
 
@@ -96,18 +119,30 @@ def run(args: argparse.Namespace) -> int:
     feature_dir = resolve_feature(args.feature_dir)
     if not interactive():
         return refuse_without_tty("triage")
-    return launch(feature_dir, read_only=args.read_only, pair=pair, require_second=args.require_second,
-                  user=args.as_user, keymap=args.keymap)
+    return launch(
+        feature_dir,
+        read_only=args.read_only,
+        pair=pair,
+        require_second=args.require_second,
+        user=args.as_user,
+        keymap=args.keymap,
+    )
 
 
-def launch(feature_dir: Path, *, read_only: bool = False, pair=(), require_second=(), user=None,  # noqa: ANN001
-           keymap: Path | None = None) -> int:
+def launch(
+    feature_dir: Path,
+    *,
+    read_only: bool = False,
+    pair=(),
+    require_second=(),
+    user=None,  # noqa: ANN001
+    keymap: Path | None = None,
+) -> int:
     # lazy: Textual loads only when the app starts (the CLI never imports the app at module level)
     from scars.tui.app.app import ScarsApp
 
     if keymap is not None and not keymap.is_file():
         raise PathNotFound(f"{keymap}: keymap file not found")
-    app = ScarsApp(feature_dir, read_only=read_only, pair=pair, require_second=require_second,
-                   user=user, keymap=keymap)
+    app = ScarsApp(feature_dir, read_only=read_only, pair=pair, require_second=require_second, user=user, keymap=keymap)
     rc = app.run()
     return int(rc or 0)

@@ -29,12 +29,14 @@ def _run(args: argparse.Namespace) -> int:
         reverted = session.undo()
         now = {i: session.decisions.get(i) for i in reverted}
         if args.json:
-            emit({
-                "ok": True,
-                "reverted": reverted,
-                "now": {i: (d.to_dict() if d else None) for i, d in now.items()},
-                "can_undo_more": session.can_undo(),
-            })
+            emit(
+                {
+                    "ok": True,
+                    "reverted": reverted,
+                    "now": {i: (d.to_dict() if d else None) for i, d in now.items()},
+                    "can_undo_more": session.can_undo(),
+                }
+            )
         elif not reverted:
             print("nothing to undo in this round")
         else:

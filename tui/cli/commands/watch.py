@@ -21,10 +21,16 @@ DESCRIPTION = (
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="watch_command", metavar="ACTION", required=True)
-    check = sub.add_parser("check", help="evaluate every watch; reopen the items whose watch fired",
-                           description=DESCRIPTION)
-    check.add_argument("path", nargs="?", default=".", metavar="PATH",
-                       help="feature directory or repository root holding changes/ (default: .)")
+    check = sub.add_parser(
+        "check", help="evaluate every watch; reopen the items whose watch fired", description=DESCRIPTION
+    )
+    check.add_argument(
+        "path",
+        nargs="?",
+        default=".",
+        metavar="PATH",
+        help="feature directory or repository root holding changes/ (default: .)",
+    )
     check.add_argument("--json", action="store_true", help="print the results as JSON")
     check.add_argument("--dry-run", action="store_true", help="evaluate only; reopen nothing, record nothing")
     check.add_argument("--user", metavar="NAME", help="who reopens (default: SCARS_USER, git user.name, login)")
@@ -59,8 +65,11 @@ def run(args: argparse.Namespace) -> int:
             row = r.to_dict()
             o = by_item.get(r.item_id)
             if o is not None:
-                row["reopened"] = (f"now (auto-decisions entry {o['auto_decision']:03d})" if o["reopened"]
-                                   else f"already, at {o['already']}")
+                row["reopened"] = (
+                    f"now (auto-decisions entry {o['auto_decision']:03d})"
+                    if o["reopened"]
+                    else f"already, at {o['already']}"
+                )
             elif r.state == "fired":
                 row["reopened"] = note or ("not reopened (--dry-run)" if args.dry_run else None)
             rows.append(row)

@@ -47,8 +47,11 @@ def print_budget(o: dict[str, Any], console: Console | None = None) -> None:
     if basis.get("strategy_rule"):
         _line(c, "strategy_hint rule: ", basis["strategy_rule"])
     if basis.get("last_round_decision") in ("stop", "forced_stop"):
-        _line(c, f"note: the last round ended with decision {basis['last_round_decision']}; "
-                 "the envelope is for a round after it")
+        _line(
+            c,
+            f"note: the last round ended with decision {basis['last_round_decision']}; "
+            "the envelope is for a round after it",
+        )
     if basis.get("iteration_log") is None:
         _line(c, "no iteration-log.yaml: round 1, defaults max_rounds 3, reviewer_retry_limit 2")
     _print_valves(c, o.get("valves") or [])
@@ -63,28 +66,46 @@ def _print_valves(c: Console, valves: list[dict[str, Any]]) -> None:
     for v in shown:
         state = "ACTIVE" if v["active"] else "near"
         kind = "valve" if v["kind"] == "safety_valve" else "watch-for"
-        _line(c, "  ", (f"{state:<6}", "bold red" if v["active"] else "yellow"), f" {kind} {v['id']}: ",
-              one_line(v["message"], 300))
+        _line(
+            c,
+            "  ",
+            (f"{state:<6}", "bold red" if v["active"] else "yellow"),
+            f" {kind} {v['id']}: ",
+            one_line(v["message"], 300),
+        )
 
 
 def print_advice(a: dict[str, Any], console: Console | None = None) -> None:
     c = console or make_console()
-    _line(c, ("Advice for ", "bold"), (one_line(a["subject"] or a["source"], 60), "bold"),
-          f" ({a['source']})")
-    _line(c, ("Recommended: ", "bold"), (a["action"], "bold"), f"  (gate: {a['gate_choice']})",
-          f"  strategy: {a['strategy']}" if a.get("strategy") else "")
+    _line(c, ("Advice for ", "bold"), (one_line(a["subject"] or a["source"], 60), "bold"), f" ({a['source']})")
+    _line(
+        c,
+        ("Recommended: ", "bold"),
+        (a["action"], "bold"),
+        f"  (gate: {a['gate_choice']})",
+        f"  strategy: {a['strategy']}" if a.get("strategy") else "",
+    )
     b = a["budget"]
     extra = ""
     if "token_share_left" in b:
         extra = f"; tokens left {b['token_share_left']:.0%}"
-    _line(c, f"Iterations: {b['current_iteration']} of {b['max_iterations']} done, "
-             f"{b['remaining_iterations']} left{extra}")
+    _line(
+        c,
+        f"Iterations: {b['current_iteration']} of {b['max_iterations']} done, {b['remaining_iterations']} left{extra}",
+    )
     t = a["trend"]
     pred = t.get("predicted_convergence_iteration")
-    _line(c, f"Trend: {t['direction']} (slope {t['slope']:+.3f}), latest quality {t['latest_quality']:.2f} "
-             f"of target {t['target']:.2f}" + (", plateau" if t.get("is_plateauing") else "")
-             + (", target reached" if t["latest_quality"] >= t["target"] else
-                (f", converges ~ iteration {pred}" if pred is not None else ", no convergence predicted")))
+    _line(
+        c,
+        f"Trend: {t['direction']} (slope {t['slope']:+.3f}), latest quality {t['latest_quality']:.2f} "
+        f"of target {t['target']:.2f}"
+        + (", plateau" if t.get("is_plateauing") else "")
+        + (
+            ", target reached"
+            if t["latest_quality"] >= t["target"]
+            else (f", converges ~ iteration {pred}" if pred is not None else ", no convergence predicted")
+        ),
+    )
     if a.get("fixability") is not None:
         _line(c, f"Fixability: {a['fixability']:.0%}")
     table = Table(show_header=True, box=None, pad_edge=False, header_style="bold")
@@ -118,8 +139,15 @@ def print_watch_results(feature_name: str, results: list[dict[str, Any]], consol
         _line(c, "  no accepted item carries a watch")
         return
     for r in results:
-        _line(c, "  ", (f"{STATE_WORD[r['state']]:<12}", STATE_STYLE[r["state"]]), " ",
-              one_line(r.get("item_id") or "(item not found)", 20), "  ", one_line(r["watch"], 60))
+        _line(
+            c,
+            "  ",
+            (f"{STATE_WORD[r['state']]:<12}", STATE_STYLE[r["state"]]),
+            " ",
+            one_line(r.get("item_id") or "(item not found)", 20),
+            "  ",
+            one_line(r["watch"], 60),
+        )
         _line(c, "    ", one_line(r.get("text") or "", 100))
         _line(c, "    ", one_line(r["cause"], 200))
         if r.get("reopened"):

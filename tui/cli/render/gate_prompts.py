@@ -45,7 +45,11 @@ def render_evidence(console: Console, evidence: Evidence) -> None:
     for w in evidence.warnings:
         console.print(Text("! warning: ", style="bold yellow") + Text(visible(w)))
     if evidence.advice:
-        console.print(Text("advice: ", style="bold") + Text(visible(evidence.advice)) + Text("  (your answer decides)", style="dim"))
+        console.print(
+            Text("advice: ", style="bold")
+            + Text(visible(evidence.advice))
+            + Text("  (your answer decides)", style="dim")
+        )
     if evidence.files_read:
         console.print(Text("read: ", style="dim") + Text(one_line(", ".join(evidence.files_read)), style="dim"))
     console.print()
@@ -73,8 +77,14 @@ def ask(evidence: Evidence, *, input: Any = None, output: Any = None) -> tuple[s
     for a in gate.answers:
         refused = evidence.refused.get(a.value)
         title = a.label if refused else f"{a.label} — {a.consequence}"
-        choices.append(Choice(title=_fit(title, width - (0 if not refused else 30)), value=a.value,
-                              shortcut_key=a.key, disabled=_fit(refused, 28) if refused else None))
+        choices.append(
+            Choice(
+                title=_fit(title, width - (0 if not refused else 30)),
+                value=a.value,
+                shortcut_key=a.key,
+                disabled=_fit(refused, 28) if refused else None,
+            )
+        )
     default = evidence.default if evidence.default not in evidence.refused else None
     default_choice = next((c for c in choices if c.value == default), None)
     value = questionary.select(
@@ -94,6 +104,7 @@ def ask(evidence: Evidence, *, input: Any = None, output: Any = None) -> tuple[s
     assert answer is not None
     reason = None
     if evidence.needs_reason(answer):
+
         def _validate(text: str) -> bool | str:
             problem = generic_reason_problem(text, gate)
             if problem is None:

@@ -48,8 +48,7 @@ def print_feature(feature: Feature, console: Console | None = None) -> None:
     reports = len(feature.reports)
     uncounted = sum(1 for it in feature.items if not it.counted)
     reg = feature.registry.state if feature.registry else "missing"
-    _line(c, f"{reports} report(s); {len(feature.resolved)} item(s) resolved or verified; "
-             f"{uncounted} not counted")
+    _line(c, f"{reports} report(s); {len(feature.resolved)} item(s) resolved or verified; {uncounted} not counted")
     # Missing or unreadable: refs are unknown and still counted (formats.md §1.7); an
     # unreadable registry is also listed under the parse failures below.
     _line(c, f"systemic registry: {reg}" + ("" if reg == "present" else " — systemic_refs unknown, still counted"))
@@ -68,7 +67,11 @@ def print_feature(feature: Feature, console: Console | None = None) -> None:
         _line(c, (f"{GROUP_LABEL[g]} ({len(ids)})", "bold underline"))
         if g == "cross_task_patterns" and feature.cross_task_patterns:
             for n, pat in enumerate(feature.cross_task_patterns, 1):
-                _line(c, ("  pattern ", "dim"), f"{n}: {len(pat)} items in {len({by_id[i].file for i in pat if i in by_id})} reports")
+                _line(
+                    c,
+                    ("  pattern ", "dim"),
+                    f"{n}: {len(pat)} items in {len({by_id[i].file for i in pat if i in by_id})} reports",
+                )
         for i in ids[:MAX_ITEMS_PER_GROUP]:
             it = by_id[i]
             _item_line(c, it, w)
@@ -77,13 +80,21 @@ def print_feature(feature: Feature, console: Console | None = None) -> None:
 
     if feature.possible_patterns:
         c.print()
-        _line(c, (f"Possible patterns ({len(feature.possible_patterns)}) — similar wording, not counted as cross-task", "bold"))
+        _line(
+            c,
+            (
+                f"Possible patterns ({len(feature.possible_patterns)}) — similar wording, not counted as cross-task",
+                "bold",
+            ),
+        )
         for p in feature.possible_patterns[:10]:
             _line(c, f"  {len(p['ids'])} items, similarity {p['similarity']:.2f}: ", ", ".join(p["ids"][:4]))
 
     if feature.parse_failures:
         c.print()
-        _line(c, (f"Parse failures ({len(feature.parse_failures)}) — a failed report's items are not counted", "bold red"))
+        _line(
+            c, (f"Parse failures ({len(feature.parse_failures)}) — a failed report's items are not counted", "bold red")
+        )
         for f in feature.parse_failures:
             where = f.file + (f":{f.line}" if f.line else "")
             _line(c, "  ✗ ", (one_line(where, 40), "bold"), " ", one_line(f.reason, 300))
@@ -91,7 +102,11 @@ def print_feature(feature: Feature, console: Console | None = None) -> None:
         for it in uncounted_items[:MAX_ITEMS_PER_GROUP]:
             _item_line(c, it, w)
     if feature.dangling_refs:
-        _line(c, ("Dangling systemic_refs: ", "bold red"), ", ".join(one_line(f"{f}: {i}", 80) for f, i in feature.dangling_refs))
+        _line(
+            c,
+            ("Dangling systemic_refs: ", "bold red"),
+            ", ".join(one_line(f"{f}: {i}", 80) for f, i in feature.dangling_refs),
+        )
     if feature.warnings:
         c.print()
         _line(c, (f"Warnings ({len(feature.warnings)})", "bold"))
@@ -99,7 +114,6 @@ def print_feature(feature: Feature, console: Console | None = None) -> None:
             _line(c, "  ! ", one_line(wmsg, 300))
         if len(feature.warnings) > 20:
             _line(c, f"  … {len(feature.warnings) - 20} more")
-
 
     reopened = reopened_json(feature)
     if reopened:
