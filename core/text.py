@@ -5,7 +5,6 @@
 * :func:`tokens` — the token set of the near-duplicate (possible pattern) rule;
 * :func:`is_meaningful` — a decision field is not empty, a placeholder or punctuation only;
 * :func:`generic_reason_problem` — a gate reason is question-specific, not a generic answer;
-* :func:`as_text` / :func:`opt_text` — a value read from YAML, as text.
 """
 
 from __future__ import annotations
@@ -309,15 +308,3 @@ def generic_reason_problem(reason: str | None, gate: _AnswerSet | None = None) -
             "(e.g. which items or figures made you decide)"
         )
     return None
-
-
-def as_text(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    return str(value)
-
-
-def opt_text(value: Any) -> str | None:
-    return None if value is None else as_text(value)

@@ -372,6 +372,7 @@ def failure_modes(
     counted = [p for p in points if p.count is not None]
     if len(counted) >= 2:
         prev, cur = counted[-2].count, counted[-1].count
+        assert prev is not None and cur is not None  # `counted` keeps points with a count
         active = cur > CASCADE_FACTOR * prev
         out.append(
             FailureMode(

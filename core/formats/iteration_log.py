@@ -28,13 +28,13 @@ import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from scars.core.errors import ChangedOnDisk, PathNotFound
 from scars.core.model import IterationLog, Round
 from scars.core.storage import safe_read
 from scars.core.storage.durable import Fingerprint, atomic_write, read_with_fingerprint
-from scars.core.text import as_text, opt_text
+from scars.core.values import as_dict, as_text, opt_text
 
 LOG_NAME = "iteration-log.yaml"
 
@@ -436,7 +436,7 @@ class IterationLogFile:
                     on_disk[r["round"]] = r
             written: list[int] = []
             for e in entries:
-                num = e.get("round")
+                num: Any = e.get("round")
                 if num in on_disk:
                     if on_disk[num] != _plain_round(e):
                         raise ChangedOnDisk(
@@ -510,7 +510,7 @@ def read_iteration_log(path: str | os.PathLike[str]) -> IterationLog:
     if not isinstance(data, dict):
         raise safe_read.YamlProblem("not a mapping", 1)
     warnings = [f"line {ln}: {reason}" for ln, reason in loaded.problems]
-    budget = data.get("budget")
+    budget: Any = data.get("budget")
     budget_present = isinstance(budget, dict)
     max_rounds, retry = 3, 2
     if budget_present:
@@ -535,7 +535,7 @@ def read_iteration_log(path: str | os.PathLike[str]) -> IterationLog:
         if number is None:
             warnings.append(f"line {line}: rounds[{n}] has no round number; numbered {n + 1}")
             number = n + 1
-        tr = r.get("triage_result") if isinstance(r.get("triage_result"), dict) else {}
+        tr = as_dict(r.get("triage_result"))
         accepts = (
             tuple(
                 a if isinstance(a, dict) else {"description": as_text(a)}
@@ -546,7 +546,7 @@ def read_iteration_log(path: str | os.PathLike[str]) -> IterationLog:
             else ()
         )
         bc = r.get("budget_context") if isinstance(r.get("budget_context"), dict) else None
-        era = "A" if (bc is None or any("expiry_date" in a for a in accepts)) else "B"
+        era: Literal["A", "B"] = "A" if (bc is None or any("expiry_date" in a for a in accepts)) else "B"
         decision = opt_text(r.get("decision"))
         if decision != "interrupted":
             for req in ("signal_lost_before", "signal_lost_after", "decision"):

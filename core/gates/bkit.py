@@ -23,6 +23,7 @@ from scars.core.gates.state_io import (
 from scars.core.loops.base import fmt_number
 from scars.core.loops.bkit import no_improvement_run, project_of, read_status, status_files
 from scars.core.samsara.session import FeatureSession
+from scars.core.values import as_dict, as_list
 
 BKIT_CRITICAL_MAX = 10
 
@@ -67,7 +68,7 @@ def _sprint_trend(root: Path, feature: str) -> tuple[list[float | None], str | N
             continue
         if not isinstance(data, dict):
             continue
-        names = data.get("features") if isinstance(data.get("features"), list) else []
+        names = as_list(data.get("features"))
         if feature not in names and data.get("feature") != feature:
             continue
         hist = data.get("iterateHistory")
@@ -82,7 +83,7 @@ def _sprint_trend(root: Path, feature: str) -> tuple[list[float | None], str | N
 def gather_pdca(gate: Gate, path: Path, *, feature: str | None = None, **_: Any) -> Evidence:
     sf, root = locate_pdca(path)
     data, meta = load_json_state(sf)
-    features = data.get("features") if isinstance(data.get("features"), dict) else {}
+    features = as_dict(data.get("features"))
     if feature is None:
         primary = data.get("primaryFeature")
         if isinstance(primary, str) and primary in features:
@@ -207,7 +208,7 @@ def apply_pdca(
                 f["timestamps"]["lastUpdated"] = stamp
             if "lastUpdated" in data:
                 data["lastUpdated"] = stamp
-            hist = data.get("history") if isinstance(data.get("history"), list) else []
+            hist = as_list(data.get("history"))
             hist.append(
                 {"timestamp": stamp, "feature": name, "phase": f.get("phase"), "action": " ".join(action.split())}
             )

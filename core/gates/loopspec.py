@@ -25,6 +25,7 @@ from scars.core.gates.state_io import (
 )
 from scars.core.loops.loopspec import gap_id, parse_backlog
 from scars.core.samsara.session import FeatureSession
+from scars.core.values import as_dict, as_list
 
 LOOP_SPEC_PHASES = ("spec", "discuss", "plan", "execute", "verify", "iterate", "deliver", "completed")
 
@@ -69,11 +70,11 @@ def gather_loop_spec(gate: Gate, path: Path, **_: Any) -> Evidence:
     fj = locate_loop_spec(path)
     data, meta = load_json_state(fj)
     root = _loop_spec_root(fj)
-    it = data.get("iterate") if isinstance(data.get("iterate"), dict) else {}
+    it = as_dict(data.get("iterate"))
     gap = _gap_of(it)
     desc = str(gap.get("description") or "gap") if gap else "gap"
     fix = str(gap.get("fix_first") or gap.get("description") or "gap") if gap else "gap"
-    lv = it.get("lastVerdict") if isinstance(it.get("lastVerdict"), dict) else {}
+    lv = as_dict(it.get("lastVerdict"))
     figures = [
         ("feature", str(data.get("slug") or fj.parent.name)),
         ("original goal", str(data.get("feature_title") or "(none recorded)")),
@@ -198,14 +199,14 @@ def apply_loop_spec(
         elif ans.value == "ship":
             # Ship as-is: deliver, the gap kept visible in warnings[] and on the backlog.
             warning = f"{GAP_PREFIX_SHIP} {desc} — fix first: {fix}"
-            warns = data.get("warnings") if isinstance(data.get("warnings"), list) else []
+            warns = as_list(data.get("warnings"))
             if warning not in warns:
                 warns.append(warning)
             data["warnings"] = warns
             data["currentPhase"] = "deliver"
             if "currentPhaseStartedAt" in data:
                 data["currentPhaseStartedAt"] = None
-            done = data.get("completedPhases") if isinstance(data.get("completedPhases"), list) else []
+            done = as_list(data.get("completedPhases"))
             if "iterate" not in done:
                 done.append("iterate")
             data["completedPhases"] = done

@@ -18,6 +18,7 @@ the loop's own state:
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -52,7 +53,7 @@ MAX_ITEMS_IN_PROMPT = 15
 # --------------------------------------------------------------------------------------------
 
 
-def _open_read_only(path: Path):
+def _open_read_only(path: Path) -> FeatureSession:
 
     return FeatureSession.open(path, read_only=True)
 
@@ -173,14 +174,10 @@ def gather(
     blocked: str | None = None,
     **_: Any,
 ) -> Evidence:
-    own = session is None
-    if own:
-        session = _open_read_only(Path(path))
-    try:
+    if session is not None:
         return _GATHER[gate.id](gate, session, item=item, blocked=blocked)
-    finally:
-        if own:
-            session.close()
+    with _open_read_only(Path(path)) as own:
+        return _GATHER[gate.id](gate, own, item=item, blocked=blocked)
 
 
 def _base(gate: Gate, session: FeatureSession, prompt: str, figures, warnings=None, **kw) -> Evidence:
@@ -650,7 +647,7 @@ def apply(
     return _APPLY[evidence.gate.id](session, evidence, ans, reason, user, source)
 
 
-def _writable(path: Path, user: str):
+def _writable(path: Path, user: str) -> FeatureSession:
 
     return FeatureSession.open(path, user=user)
 
@@ -701,7 +698,7 @@ def _validate_items(session: FeatureSession, items: dict[str, dict[str, Any]]) -
     feature = session.feature
     for item_id, entry in items.items():
         fields = {k: v for k, v in entry.items() if k != "action"}
-        action = entry.get("action")
+        action: Any = entry.get("action")  # checked by validate_decision below
         try:
             it = feature.item(item_id)
         except KeyError:
@@ -715,7 +712,9 @@ def _validate_items(session: FeatureSession, items: dict[str, dict[str, Any]]) -
     return errors
 
 
-def replay(path: str, af: AnswersFile, *, user: str, options: dict[str, Any], source: str) -> list[GateResult]:
+def replay(
+    path: str | os.PathLike[str], af: AnswersFile, *, user: str, options: dict[str, Any], source: str
+) -> list[GateResult]:
     feature_dir = Path(path)
     errors: list[str] = []
     plan: list[tuple[str, dict[str, Any]]] = []

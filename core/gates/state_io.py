@@ -115,7 +115,7 @@ def write_feature_json(path: Path, data: dict, meta: dict) -> list[Path]:
         os.close(fd)
     shutil.copy2(path, bak)
     os.replace(tmp, path)
-    _fsync_dir(path.parent)
+    _fsync_dir(str(path.parent))
     return [path, bak]
 
 

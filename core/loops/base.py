@@ -256,6 +256,7 @@ def read_json(path: Path, root: Path, cap: int = JSON_MAX_BYTES) -> tuple[Any, P
     data, failure = _bounded_bytes(path, root, cap, "JSON file")
     if failure is not None:
         return None, failure
+    assert data is not None  # _bounded_bytes returns the bytes or the failure
     name = rel(path, root)
     try:
         text = data.decode("utf-8-sig")
@@ -276,6 +277,7 @@ def read_text(path: Path, root: Path, cap: int = TEXT_MAX_BYTES) -> tuple[str | 
     data, failure = _bounded_bytes(path, root, cap, "file")
     if failure is not None:
         return None, failure
+    assert data is not None  # _bounded_bytes returns the bytes or the failure
     return data.decode("utf-8-sig", errors="replace"), None
 
 
@@ -285,6 +287,7 @@ def read_yaml(path: Path, root: Path, cap: int = YAML_MAX_BYTES) -> tuple[Any, P
     data, failure = _bounded_bytes(path, root, cap, "YAML file")
     if failure is not None:
         return None, failure
+    assert data is not None  # _bounded_bytes returns the bytes or the failure
     try:
         loaded = safe_read.loads(safe_read.decode(data))
     except ValueError as exc:  # YamlProblem: reason and line

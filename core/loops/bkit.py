@@ -26,6 +26,7 @@ from scars.core.loops.base import (
     rel,
 )
 from scars.core.model import ParseFailure
+from scars.core.values import as_dict, as_list
 
 MATCH_RATE_THRESHOLD = 90.0
 DEFAULT_MAX_ITERATIONS = 5
@@ -169,7 +170,7 @@ def _feature_state(
         )
     limit = as_int(entry.get("maxIterations")) or default_limit
     budget = Budget(count if count is not None else 0, limit, "iterations")
-    machine = entry.get("stateMachine") if isinstance(entry.get("stateMachine"), dict) else {}
+    machine = as_dict(entry.get("stateMachine"))
     breaker = machine.get("circuitBreakerOpen") is True
 
     reasons = []
@@ -207,6 +208,7 @@ def _feature_state(
     else:
         reason = f"phase {phase or 'unknown'}; " + "; ".join(stop.reasons)
 
+    route: str | None
     if phase in ("completed", "archived"):
         route = "done"
     elif stop.outcome == "success":
@@ -312,7 +314,7 @@ def read_sprint(path: Path, root: Path | None = None) -> LoopState:
             continue
         rate = as_number(entry.get("matchRate"))
         rates.append(rate)
-        fixed = entry.get("fixedTaskIds") if isinstance(entry.get("fixedTaskIds"), list) else []
+        fixed = as_list(entry.get("fixedTaskIds"))
         points.append(
             TrendPoint(
                 f"iteration {as_int(entry.get('iteration')) or index}",

@@ -37,6 +37,7 @@ from scars.core.loops.base import (
     rel,
 )
 from scars.core.model import ParseFailure
+from scars.core.values import as_dict, as_list
 
 ROOT_KEYS = ("iterationDecision", "convergenceReport")
 _ROOT_LINE = re.compile(r"^(iterationDecision|convergenceReport)\s*:", re.MULTILINE)
@@ -102,11 +103,11 @@ def read_report(path: Path, root: Path | None = None) -> LoopState:
 
 def decision_state(report: dict[str, Any], file: str, default_name: str) -> LoopState:
     failures: list[ParseFailure] = []
-    decision = report.get("decision") if isinstance(report.get("decision"), dict) else {}
-    strategy = report.get("strategy") if isinstance(report.get("strategy"), dict) else {}
-    budget_block = report.get("budget") if isinstance(report.get("budget"), dict) else {}
-    assessment = report.get("assessment") if isinstance(report.get("assessment"), dict) else {}
-    triggers = report.get("triggers") if isinstance(report.get("triggers"), list) else []
+    decision = as_dict(report.get("decision"))
+    strategy = as_dict(report.get("strategy"))
+    budget_block = as_dict(report.get("budget"))
+    assessment = as_dict(report.get("assessment"))
+    triggers = as_list(report.get("triggers"))
     needs = decision.get("needsIteration", report.get("needsIteration"))
     strategy_type = strategy.get("type") if isinstance(strategy.get("type"), str) else None
     if strategy_type is not None and strategy_type.lower() not in STRATEGIES:
@@ -119,8 +120,8 @@ def decision_state(report: dict[str, Any], file: str, default_name: str) -> Loop
         limit = current + remaining
     budget = Budget(current, limit, "iterations")
 
-    severities = [as_number(t.get("severity")) for t in triggers if isinstance(t, dict)]
-    severities = [s for s in severities if s is not None]
+    numbers = [as_number(t.get("severity")) for t in triggers if isinstance(t, dict)]
+    severities = [s for s in numbers if s is not None]
     fixable = [t.get("fixable") is True for t in triggers if isinstance(t, dict)]
     fixability = sum(fixable) / len(fixable) if fixable else None
     reasons = [f"{len(triggers)} trigger(s)" + (f", max severity {fmt_number(max(severities))}" if severities else "")]
@@ -174,7 +175,7 @@ def decision_state(report: dict[str, Any], file: str, default_name: str) -> Loop
             "strategy": strategy_type,
             "assessment": recommendation,
             "fixability": fixability,
-            "next_steps": report.get("nextSteps") if isinstance(report.get("nextSteps"), list) else [],
+            "next_steps": as_list(report.get("nextSteps")),
         },
     )
 
@@ -251,7 +252,7 @@ def recommend(
 
 def convergence_state(report: dict[str, Any], file: str, default_name: str) -> LoopState:
     failures: list[ParseFailure] = []
-    goal_block = report.get("goal") if isinstance(report.get("goal"), dict) else {}
+    goal_block = as_dict(report.get("goal"))
     goal = {
         "targetQuality": as_number(goal_block.get("targetQuality")) or DEFAULT_TARGET,
         "acceptableQuality": as_number(goal_block.get("acceptableQuality")) or DEFAULT_ACCEPTABLE,

@@ -97,7 +97,7 @@ def discover_loops(path: str | os.PathLike[str], *, now: datetime | None = None)
             )
         return sorted(states, key=sort_key)
     root = start
-    states: list[LoopState] = []
+    states = []
     review_dirs: set[Path] = set()
     samsara_dirs: list[Path] = []
     if root.parent.name == "changes":  # a samsara feature directory given directly

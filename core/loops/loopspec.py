@@ -30,6 +30,7 @@ from scars.core.loops.base import (
     rel,
 )
 from scars.core.model import ParseFailure
+from scars.core.values import as_dict
 
 DEFAULT_MAX_ITERATIONS = 10
 MAX_ITERATIONS_RANGE = (1, 100)
@@ -201,7 +202,8 @@ def record_route(
     gap = verdict.get("gap") if isinstance(verdict.get("gap"), dict) else None
     if gap is None:
         gap = default_gap(verdict)
-    route = gap.get("type") if gap.get("type") in GAP_ROUTES else "execute"
+    kind = gap.get("type")
+    route = str(kind) if kind in GAP_ROUTES else "execute"
     previous = history[-2] if len(history) >= 2 and isinstance(history[-2], dict) else None
     previous_gap = previous.get("gap") if previous and isinstance(previous.get("gap"), dict) else None
     if (
@@ -409,7 +411,7 @@ def _artifact(
     root: Path,
     feature_file: str,
 ) -> Path | None:
-    artifacts = feature.get("artifacts") if isinstance(feature.get("artifacts"), dict) else {}
+    artifacts = as_dict(feature.get("artifacts"))
     value = artifacts.get(key)
     text = value if isinstance(value, str) and value.strip() else default
     candidate = Path(text)
@@ -530,7 +532,7 @@ def read_feature(feature_json: Path, root: Path | None = None) -> LoopState:
     gap = last.get("gap") if last and isinstance(last.get("gap"), dict) else None
     if recorded is not None:
         route = recorded
-        if route == "deliver" and verdict_converged(last) and floor_lines:
+        if route == "deliver" and last is not None and verdict_converged(last) and floor_lines:
             # The floor no longer holds on the documents as they are now.
             route, stored_verdict, gap = record_route(last, history or [last], floor=floor_lines)
     elif last is not None:
@@ -606,7 +608,7 @@ def read_feature(feature_json: Path, root: Path | None = None) -> LoopState:
             continue
         scores = verdict_scores(entry)
         label = f"iteration {as_int(entry.get('iteration')) or index}"
-        note = (
+        note: str | None = (
             "converged"
             if verdict_converged(entry)
             else (f"gap: {entry['gap'].get('type')}" if isinstance(entry.get("gap"), dict) else "not converged")

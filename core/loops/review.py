@@ -31,6 +31,7 @@ from scars.core.loops.base import (
     score_out_of_ten,
 )
 from scars.core.model import ParseFailure
+from scars.core.values import as_list
 
 # Mechanist constants (seed 003).
 MECHANIST_MAX_ITERATIONS = 6
@@ -148,7 +149,7 @@ def parse_auto_review(text: str) -> list[dict[str, Any]]:
     current: dict[str, Any] | None = None
 
     def new_run(run_title: str | None) -> dict[str, Any]:
-        run = {"title": run_title, "sections": []}
+        run: dict[str, Any] = {"title": run_title, "sections": []}
         runs.append(run)
         return run
 
@@ -294,7 +295,7 @@ def read_review_dir(directory: Path, root: Path | None = None, *, now: datetime 
         if failure is not None:
             failures.append(failure)
         else:
-            runs = parse_auto_review(text)
+            runs = parse_auto_review(text or "")
             if not runs:
                 failures.append(
                     ParseFailure(rel(review_path, root), None, "no `## Iteration N` / `## Round N` section found")
@@ -305,7 +306,7 @@ def read_review_dir(directory: Path, root: Path | None = None, *, now: datetime 
         if failure is not None:
             failures.append(failure)
         else:
-            memory = parse_reviewer_memory(text)
+            memory = parse_reviewer_memory(text or "")
 
     lineage = _lineage(state)
     if lineage == "mechanist" or (state is None and runs and runs[-1]["sections"][-1]["kind"] == "iteration"):
@@ -359,7 +360,7 @@ def _stop(score: float | None, verdict: str | None, buckets: dict[str, int] | No
     )
     met_verdict = verdict in POSITIVE
     reasons.append(f"verdict {verdict or 'unknown'} {'is' if met_verdict else 'is not'} ready/almost")
-    met = met_score and met_verdict
+    met: bool | None = met_score and met_verdict
     if buckets is not None:
         blocking = {b: buckets.get(b, 0) for b in BLOCKING_BUCKETS if buckets.get(b, 0)}
         if blocking:
@@ -407,7 +408,7 @@ def _mechanist(
             failures.append(failure)
             source = "claim buckets unknown: verify/VERIFY_REPORT.md unreadable"
         else:
-            buckets = parse_verify_buckets(text)
+            buckets = parse_verify_buckets(text or "")
             source = "verify/VERIFY_REPORT.md"
     elif status == "completed" and termination == "positive_verdict":
         buckets = {}
@@ -433,7 +434,7 @@ def _mechanist(
     )
     stop = StopRule(stop.met, tuple(reasons), outcome)
 
-    pending = state.get("pending_upstream_calls") if isinstance(state.get("pending_upstream_calls"), list) else []
+    pending = as_list(state.get("pending_upstream_calls"))
     if status == "completed":
         route = "done"
     elif status == "awaiting_upstream":
@@ -536,7 +537,7 @@ def _aris(
     state_file = rel(directory / "REVIEW_STATE.json", root)
     st = state or {}
     round_key = "round" if "round" in st else ("current_round" if "current_round" in st else None)
-    rounds = st.get("rounds") if isinstance(st.get("rounds"), list) else []
+    rounds = as_list(st.get("rounds"))
     used = as_int(st.get(round_key)) if round_key else None
     if round_key and used is None:
         failures.append(ParseFailure(state_file, None, f"{round_key} {st.get(round_key)!r} is not a round number"))
@@ -578,7 +579,7 @@ def _aris(
                     )
                 )
     if not points and isinstance(st.get("score_trajectory"), list):
-        verdicts = st.get("verdict_trajectory") if isinstance(st.get("verdict_trajectory"), list) else []
+        verdicts = as_list(st.get("verdict_trajectory"))
         for index, value in enumerate(st["score_trajectory"], 1):
             v = verdicts[index - 1] if index - 1 < len(verdicts) else None
             points.append(TrendPoint(f"round {index}", as_number(value), canonical_verdict(v)))
@@ -619,7 +620,7 @@ def _aris(
         # The run's own threshold, when its state records one (kept as written, not evaluated).
         "own_threshold": st.get("positive_threshold_effective"),
         "own_threshold_met": st.get("positive_threshold_met"),
-        "pending_experiments": st.get("pending_experiments") if isinstance(st.get("pending_experiments"), list) else [],
+        "pending_experiments": as_list(st.get("pending_experiments")),
         "timestamp": st.get("timestamp"),
         "stale": stale,
         "auto_review_runs": _runs_summary(runs),

@@ -49,7 +49,7 @@ def entry_verdict(signal_lost: int, patterns: int, failures: int) -> EntryVerdic
 def aggregate(feature: Feature) -> Feature:
     """Fill counts, signal_lost, patterns, groups and the entry verdict of ``feature``."""
     counted = [it for it in feature.items if it.counted]
-    counts = {c: 0 for c in CATEGORIES}
+    counts: dict[str, int] = {c: 0 for c in CATEGORIES}
     for it in counted:
         counts[it.category] += 1
     signal_lost = sum(counts.values())

@@ -158,7 +158,8 @@ def validate_decision(action: str, **fields_: Any) -> list[FieldError]:
     reviewed_by = fields_.get("reviewed_by")
     decided_by = fields_.get("decided_by")
     if (
-        is_meaningful(reviewed_by)
+        isinstance(reviewed_by, str)
+        and is_meaningful(reviewed_by)
         and decided_by
         and reviewed_by.strip().casefold() == str(decided_by).strip().casefold()
     ):
@@ -196,14 +197,20 @@ def make_decision(
 ) -> Decision:
     """A validated Decision; raises DecisionRefused naming every bad field."""
 
-    clean = {k: (v.strip() if isinstance(v, str) else v) for k, v in fields_.items()}
+    clean: dict[str, Any] = {k: (v.strip() if isinstance(v, str) else v) for k, v in fields_.items()}
     clean = {k: v for k, v in clean.items() if not (v == "" and k in TEXT_FIELDS)}
     errors = validate_decision(action, decided_by=decided_by, **clean)
     if not item_id or not isinstance(item_id, str):
         errors.insert(0, FieldError("item_id", "is required"))
     if errors:
         raise DecisionRefused(f"decision refused for {item_id}: {format_errors(errors)}", errors)
-    return Decision(item_id=item_id, action=action, decided_by=decided_by, decided_at=decided_at or now_iso(), **clean)
+    return Decision(
+        item_id=item_id,
+        action=action,  # type: ignore[arg-type]  # validate_decision refused any other action
+        decided_by=decided_by,
+        decided_at=decided_at or now_iso(),
+        **clean,
+    )
 
 
 # Record types.
@@ -272,7 +279,7 @@ def apply(state: JournalState, rec: dict[str, Any]) -> None:
     """Apply one record to ``state`` (records named in ``state.undone`` are skipped)."""
 
     kind = rec.get("type")
-    seq = rec.get("seq")
+    seq: Any = rec.get("seq")  # a journal record is untrusted JSON
     if kind in UNDOABLE:
         if seq in state.undone:
             return
@@ -304,7 +311,7 @@ def apply(state: JournalState, rec: dict[str, Any]) -> None:
             else:  # recorded before fingerprints were: nothing to compare
                 state.fingerprints.pop(dec.item_id, None)
     elif kind == SIGN_OFF:
-        item = rec.get("item_id")
+        item: Any = rec.get("item_id")
         prev = supersede(item)
         if prev is not None:
             state.decisions[item] = prev.with_(reviewed_by=rec.get("reviewed_by"), pending_review=False)

@@ -186,7 +186,7 @@ def _suppression(decision: Any, round_number: int | None) -> dict[str, Any] | No
             props[key] = value
 
     if action == "accept":
-        suppression = {"kind": "external", "status": "accepted"}
+        suppression: dict[str, Any] = {"kind": "external", "status": "accepted"}
         justification = _decision_field(decision, "rationale")
         put("owner", _decision_field(decision, "owner"))
         put("reReviewSignal", _decision_field(decision, "re_review_signal"))
@@ -214,7 +214,7 @@ def _suppression(decision: Any, round_number: int | None) -> dict[str, Any] | No
 def _in_source_suppression(item: ScarItem) -> dict[str, Any] | None:
     """An era-D report that itself marks the item accepted / deferred (no scars decision)."""
     if item.status == "accepted":
-        suppression: dict[str, Any] = {"kind": "inSource", "status": "accepted"}
+        suppression = {"kind": "inSource", "status": "accepted"}
         if item.accepted_because:
             suppression["justification"] = item.accepted_because
         return suppression
@@ -430,7 +430,8 @@ def decision_rounds(records: list[dict[str, Any]], decisions: Mapping[str, Any])
         for entry in record.get("decisions") or []:
             if not isinstance(entry, dict):
                 continue
-            current = decisions.get(entry.get("item_id"))
+            item_id: Any = entry.get("item_id")
+            current = decisions.get(item_id)
             if current is not None and getattr(current, "decided_at", None) == entry.get("decided_at"):
                 out[entry["item_id"]] = record["round"]
     return out

@@ -184,12 +184,14 @@ def _read_feature_files(p: Path, repo_root: Path | None) -> Feature:
         loaded, problem = safe_read.load_path_quiet(ip)
         if problem is not None:
             failures.append(ParseFailure("index.yaml", problem.line, problem.reason))
-        elif loaded.value is not None and not isinstance(loaded.value, dict):
-            failures.append(ParseFailure("index.yaml", 1, "not a mapping"))
         else:
-            index = loaded.value or {}
-            for ln, reason in loaded.problems:
-                warnings.append(f"index.yaml:{ln}: {reason}")
+            assert loaded is not None  # load_path_quiet returns the file or its problem
+            if loaded.value is not None and not isinstance(loaded.value, dict):
+                failures.append(ParseFailure("index.yaml", 1, "not a mapping"))
+            else:
+                index = loaded.value or {}
+                for ln, reason in loaded.problems:
+                    warnings.append(f"index.yaml:{ln}: {reason}")
 
     contract = None
     for name in ("pre-thinking.md", "1.5-pre-thinking.md"):

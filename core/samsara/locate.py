@@ -118,7 +118,8 @@ def read_excerpt(repo_root: str | None, where: str | None) -> tuple[Excerpt | No
         hl = (loc.start, min(loc.end or loc.start, len(lines)))
         start = max(1, loc.start - EXCERPT_CONTEXT)
         end = min(len(lines), hl[1] + EXCERPT_CONTEXT, start + EXCERPT_MAX_LINES - 1)
-    rel = str(real.relative_to(Path(os.path.realpath(repo_root))))  # type: ignore[arg-type]
+    assert repo_root is not None  # resolve_in_repo refused a missing root above
+    rel = str(real.relative_to(Path(os.path.realpath(repo_root))))
     return Excerpt(rel, start, "\n".join(lines[start - 1 : end]), hl), None
 
 

@@ -125,7 +125,7 @@ def possible_patterns(items: list[ScarItem], literal: list[tuple[str, ...]]) -> 
     clusters: dict[int, list[int]] = defaultdict(list)
     for n in best_sim:
         clusters[find(n)].append(n)
-    out = []
+    out: list[dict[str, Any]] = []
     for members in clusters.values():
         members.sort()
         if len({files[m] for m in members}) < 2:

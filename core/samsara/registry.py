@@ -10,7 +10,7 @@ from scars.core.samsara.reports import describe_shape
 from scars.core.storage import cache as feature_cache
 from scars.core.storage import safe_read
 from scars.core.storage.paths import is_inside
-from scars.core.text import as_text
+from scars.core.values import as_text
 
 REGISTRY_PATH = tuple(REGISTRY_FILE.split("/"))
 
@@ -50,6 +50,7 @@ def _read_registry(repo_root: Path | None) -> Registry:
     loaded, problem = safe_read.load_path_quiet(path)
     if problem is not None:
         return Registry(state="unreadable", path=rel, reason=problem.reason, line=problem.line)
+    assert loaded is not None  # load_path_quiet returns the file or its problem
     if loaded.problems:  # duplicate keys: which list of ids is meant is not knowable
         line, reason = loaded.problems[0]
         return Registry(state="unreadable", path=rel, reason=reason, line=line)

@@ -19,7 +19,8 @@ from typing import Any
 
 from scars.core.model import SECTION_OF, ParseFailure, Registry, ScarItem, ScarReport
 from scars.core.storage import safe_read
-from scars.core.text import as_text, normalize, opt_text
+from scars.core.text import normalize
+from scars.core.values import as_text, opt_text
 
 REPORTS_DIR = "scar-reports"
 
@@ -86,7 +87,14 @@ class _ReportBuilder:
     def add(self, category: str, key: str, **kw: Any) -> None:
         occ = self._occ.get((category, key), 0)
         self._occ[(category, key)] = occ + 1
-        self.items.append(ScarItem(id=item_id(category, self.rel, key, occ), category=category, file=self.rel, **kw))
+        self.items.append(
+            ScarItem(
+                id=item_id(category, self.rel, key, occ),
+                category=category,  # type: ignore[arg-type]  # one of CATEGORIES (CATEGORY_OF_SECTION)
+                file=self.rel,
+                **kw,
+            )
+        )
 
 
 def read_report(
@@ -103,6 +111,7 @@ def read_report(
             [],
             [],
         )
+    assert loaded is not None  # load_path_quiet returns the file or its problem
     for line, reason in loaded.problems:
         b.fail(line, reason)
     data = loaded.value

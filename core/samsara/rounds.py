@@ -297,11 +297,11 @@ def expected_signal_reduction(feature: Feature, decisions: Mapping[str, Any] | N
     fixes = _decisions_by_action(decisions, feature)["fix"]
     if fixes:
         items = [it for it in fixes if it.counted]
-    counts = {c: 0 for c in CATEGORIES}
+    counts: dict[str, int] = {c: 0 for c in CATEGORIES}
     for it in items:
         if it.category in counts:
             counts[it.category] += 1
-    order = sorted((c for c in CATEGORIES if counts[c] > 0), key=lambda c: (-counts[c], CATEGORIES.index(c)))
+    order: list[str] = sorted((c for c in CATEGORIES if counts[c] > 0), key=lambda c: (-counts[c], CATEGORIES.index(c)))
     return order
 
 

@@ -31,6 +31,7 @@ from scars.core.formats.auto_decisions import append_entry, parse_auto_decisions
 from scars.core.formats.iteration_log import DECISIONS as ROUND_DECISIONS
 from scars.core.formats.iteration_log import IterationLogFile
 from scars.core.git import current_commit
+from scars.core.model import Feature
 from scars.core.samsara.decisions import (
     AUTO_DECISION,
     BLOCKED_FIX,
@@ -79,7 +80,7 @@ class FeatureSession:
         self.lock_holder: dict | None = None
         self.problems: list[str] = []  # journal lines skipped, logs not written …
         self.moved_warnings: list[str] = []  # decisions taken back: made on another item (see moved)
-        self.feature = None
+        self.feature: Feature = None  # type: ignore[assignment]  # set by _load(), which open() runs first
         self._journal: Journal | None = None
         self._records: list[dict[str, Any]] = []
         self._state = JournalState()
@@ -89,7 +90,9 @@ class FeatureSession:
     # ------------------------------------------------------------------ opening
 
     @classmethod
-    def open(cls, feature_dir: str | Path, *, read_only: bool = False, user: str | None = None) -> FeatureSession:
+    def open(
+        cls, feature_dir: str | os.PathLike[str], *, read_only: bool = False, user: str | None = None
+    ) -> FeatureSession:
         path = Path(feature_dir).expanduser()
         if not path.is_dir():
             raise PathNotFound(f"{feature_dir}: no such feature directory")
@@ -364,7 +367,7 @@ class FeatureSession:
 
     def _next_round_number(self) -> int:
         on_disk = self._log.rounds_on_disk()
-        journal = [r.get("round") for r in self._state.closed_rounds if isinstance(r.get("round"), int)]
+        journal: list[int] = [r["round"] for r in self._state.closed_rounds if isinstance(r.get("round"), int)]
         return max(on_disk + journal + [0]) + 1
 
     def start_round(self) -> dict[str, Any]:
@@ -593,7 +596,9 @@ class FeatureSession:
 
     def _flush_rounds(self, *, strict: bool) -> list[int]:
         """Write the rounds the journal closed that iteration-log.yaml does not hold (idempotent)."""
-        entries = [r.get("entry") for r in self._state.closed_rounds if isinstance(r.get("entry"), dict)]
+        entries: list[dict[str, Any]] = [
+            r["entry"] for r in self._state.closed_rounds if isinstance(r.get("entry"), dict)
+        ]
         if not entries:
             return []
         on_disk = set(self._log.rounds_on_disk()) if self._log.exists else set()
@@ -784,6 +789,7 @@ def reopen_fired(
                     }
                 )
                 continue
+            assert r.item_id is not None  # `fired` keeps only results with an item
             journal = r.item_id in s.decisions
             if journal:  # an accept only iteration-log.yaml holds has no journal decision to supersede
                 s.reopen(r.item_id, cause=r.cause, watch=r.watch)

@@ -133,7 +133,7 @@ def _check_auto_decisions(path: Path, feature, v: Verification) -> list:
         prev = max(prev, e.number)
         for name in ("principles_used", "architecture_considerations", "consequences"):
             if e.fields.get(name) == []:
-                level = "failure" if name == "consequences" else "note"
+                level: Level = "failure" if name == "consequences" else "note"
                 v.add(level, f.name, f"decision {e.number:03d}: {name} is empty", e.line)
     if entries and entries[0].number != 1:
         v.add("note", f.name, f"numbering starts at {entries[0].number:03d}")

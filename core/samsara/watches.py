@@ -603,7 +603,7 @@ def evaluate(
             "cannot tell which reports are later than the accept (no git base and no decision time)",
             desc,
         )
-    hits = [
+    again = [
         it
         for it in feature.items
         if it.id != wa.item_id
@@ -611,14 +611,14 @@ def evaluate(
         and it.file in later
         and it.file != wa.item_file
     ]
-    if hits:
-        h = hits[0]
+    if again:
+        h = again[0]
         return result(
             "fired",
             f"the same item is open again in {h.file}" + (f":{h.line}" if h.line else ""),
             desc,
-            items=[x.id for x in hits],
-            reports=sorted({x.file for x in hits}),
+            items=[x.id for x in again],
+            reports=sorted({x.file for x in again}),
         )
     return result("quiet", f"not seen again in {len(later)} later report(s)", desc, later_reports=len(later))
 

@@ -222,7 +222,7 @@ def _walk_tree(root: yaml.Node, out: Loaded) -> None:
             if depth > MAX_DEPTH:
                 raise YamlProblem(f"nesting deeper than {MAX_DEPTH} levels", node.start_mark.line + 1)
             if len(node.value) > 1:
-                _check_keys(node, out)
+                _check_keys(node, out)  # type: ignore[arg-type]  # node.__class__ is MappingNode (checked above)
             for k, v in node.value:
                 if k.__class__ is not yaml.ScalarNode:
                     push((k, depth + 1))
