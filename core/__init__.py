@@ -1,7 +1,7 @@
 """scars.core — the domain and the file formats of scars.
 
 Pure Python: this package never imports textual, rich, questionary or scars.tui (an
-import-linter contract in pyproject.toml, and tests/test_purity.py). The public face is
+import-linter contract in pyproject.toml, and tests/core/test_purity.py). The public face is
 ``__all__`` below; the names are imported on first use (PEP 562), so ``import scars.core``
 stays cheap for ``scars --help`` and ``scars status``. docs/ARCHITECTURE.md describes the layers.
 """

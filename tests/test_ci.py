@@ -26,6 +26,25 @@ def _pins() -> dict[str, Version]:
     return pins
 
 
+def test_ci_and_make_check_run_the_same_checks():
+    """.ci/check holds the machine checks; CI runs it after the tests and `make check` runs it."""
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    readme_line = next(i for i, line in enumerate(ci) if "pytest -n 2" in line)
+    check = [i for i, line in enumerate(ci) if line.strip() == "bash .ci/check"]
+    assert check and check[0] > readme_line
+    make = (ROOT / "Makefile").read_text(encoding="utf-8")
+    assert "\ncheck:\n\tbash .ci/check\n" in make
+    steps = [
+        line
+        for line in (ROOT / ".ci" / "check").read_text(encoding="utf-8").splitlines()
+        if line and not line.startswith("#")
+    ]
+    for tool in ("lint-imports", "ruff check .", "ruff format --check .", "mypy -p scars.core"):
+        assert any(tool in line for line in steps), tool
+    for target in ("setup", "check", "test", "snapshots", "screenshots", "bench"):
+        assert f"\n{target}:" in make, target
+
+
 def _requirements() -> list[Requirement]:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     return [Requirement(r) for r in project["dependencies"] + project["optional-dependencies"]["test"]]
