@@ -8,8 +8,7 @@ stays cheap for ``scars --help`` and ``scars status``. docs/ARCHITECTURE.md desc
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from scars.core.lazy import public_face
 
 # public name -> module that defines it (a package for `gates`)
 _PUBLIC = {
@@ -22,15 +21,4 @@ _PUBLIC = {
 __all__ = sorted(_PUBLIC)
 
 
-def __getattr__(name: str) -> Any:
-    module = _PUBLIC.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    loaded = importlib.import_module(module)
-    value = loaded if name == "gates" else getattr(loaded, name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = public_face(__name__, globals(), _PUBLIC)

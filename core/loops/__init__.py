@@ -8,8 +8,7 @@ returns one :class:`LoopState` each, waiting ones first. One module per loop:
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from scars.core.lazy import public_face
 
 # public name -> module that defines it
 _PUBLIC = {
@@ -23,14 +22,4 @@ _PUBLIC = {
 __all__ = sorted(_PUBLIC)
 
 
-def __getattr__(name: str) -> Any:
-    module = _PUBLIC.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = public_face(__name__, globals(), _PUBLIC)

@@ -7,6 +7,8 @@ import pkgutil
 import subprocess
 import sys
 
+import pytest
+
 FORBIDDEN = ("textual", "rich", "questionary", "prompt_toolkit", "scars.tui")
 
 
@@ -50,3 +52,27 @@ def test_every_command_module_exposes_the_command_protocol():
         module = importlib.import_module(module_name)  # every listed command is present
         assert callable(module.add_arguments) and callable(module.run), module_name
         assert isinstance(module.HELP, str) and module.HELP, module_name
+
+
+def test_the_public_face_is_cheap_to_import_and_resolves_every_name():
+    code = (
+        "import sys, scars.core\n"
+        "print(','.join(sorted(m for m in sys.modules if m.startswith('scars.core'))))\n"
+        "import scars.core.gates, scars.core.loops\n"
+        "print(','.join(sorted(m for m in sys.modules if m.startswith('scars.core'))))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    first, second = out.stdout.strip().splitlines()
+    assert first.split(",") == ["scars.core", "scars.core.lazy"]  # nothing is read at import
+    assert set(second.split(",")) == {"scars.core", "scars.core.lazy", "scars.core.gates", "scars.core.loops"}
+    import scars.core
+    import scars.core.gates
+    import scars.core.loops
+
+    for package in (scars.core, scars.core.gates, scars.core.loops):
+        for name in package.__all__:
+            assert getattr(package, name) is not None, (package.__name__, name)
+        assert set(package.__all__) <= set(dir(package))
+    assert scars.core.gates.record.__module__ == "scars.core.gates.recording"  # the function, not a module
+    with pytest.raises(AttributeError):
+        scars.core.nothing_of_that_name  # noqa: B018

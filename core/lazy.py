@@ -1,0 +1,30 @@
+"""PEP 562 public faces: a package's ``__getattr__`` / ``__dir__`` that import a public name's
+module on first use, so importing the package itself stays cheap (``scars --help``)."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from typing import Any
+
+
+def public_face(
+    package: str, namespace: dict[str, Any], public: Mapping[str, str]
+) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """``(__getattr__, __dir__)`` for ``package``: ``public`` maps each public name to the module
+    that defines it; a name that is itself a module (``public[name] == f"{package}.{name}"``) is
+    that module. A loaded name is kept in ``namespace`` (the package's globals)."""
+
+    def getattr_(name: str) -> Any:
+        module = public.get(name)
+        if module is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        loaded = importlib.import_module(module)
+        value = loaded if module == f"{package}.{name}" else getattr(loaded, name)
+        namespace[name] = value
+        return value
+
+    def dir_() -> list[str]:
+        return sorted(set(namespace) | set(public))
+
+    return getattr_, dir_
