@@ -183,7 +183,7 @@ def apply_pdca(
     source: str,
     now: str,
 ) -> GateResult:
-    sf: Path = evidence.state_file  # type: ignore[assignment]
+    sf: Path = evidence.state_file  # type: ignore[assignment]  # this gate's gather always sets it
     ctx = evidence.context
     name = ctx["feature"]
     with state_lock(sf.parent, user):

@@ -175,7 +175,7 @@ def apply_loop_spec(
     source: str,
     now: str,
 ) -> GateResult:
-    fj: Path = evidence.state_file  # type: ignore[assignment]
+    fj: Path = evidence.state_file  # type: ignore[assignment]  # this gate's gather always sets it
     ctx = evidence.context
     fdir = fj.parent
     with state_lock(fdir, user):

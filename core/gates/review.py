@@ -246,7 +246,7 @@ def apply_review(
     source: str,
     now: str,
 ) -> GateResult:
-    sf: Path = evidence.state_file  # type: ignore[assignment]
+    sf: Path = evidence.state_file  # type: ignore[assignment]  # this gate's gather always sets it
     ctx = evidence.context
     with state_lock(sf.parent, user):
         check_unchanged(sf, ctx["meta"]["fp"])
