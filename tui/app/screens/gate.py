@@ -19,8 +19,10 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Static
 
 from scars.core.advice.advisor import advise_feature
+from scars.core.gates.catalog import GATES
 from scars.core.model import Feature
 from scars.core.sanitize import one_line
+from scars.core.text import text_problem
 from scars.tui.app.viewmodel import decision_state, item_text
 from scars.tui.app.widgets.warning_bar import warning_lines
 
@@ -182,8 +184,11 @@ class RoundGate(ModalScreen[dict | None]):
 
     def choose(self, choice: str) -> None:
         res = self.result(choice)
-        if not res["reason"]:
-            self.query_one("#gate-error", Static).update(Text("✗ a reason is required (it is recorded in the log)"))
+        problem = text_problem(res["reason"], question=GATES["round-continue"])
+        if problem:
+            self.query_one("#gate-error", Static).update(
+                Text("✗ " + one_line(f"{problem} (it is recorded in the log)", 200))
+            )
             self.query_one("#gate-error", Static).add_class("shown")
             self.query_one("#gate-reason", Input).focus()
             return
