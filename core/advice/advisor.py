@@ -52,7 +52,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from scars.core.advice.trend import ACCEPTABLE_QUALITY, TARGET_QUALITY, trend_analysis, variance
+from scars.core.advice.trend import (
+    ACCEPTABLE_QUALITY,
+    TARGET_QUALITY,
+    monitor_recommendation,
+    trend_analysis,
+    variance,
+)
 from scars.core.model import CATEGORIES, Feature, Round
 from scars.core.samsara.rounds import DEFAULT_MAX_ROUNDS, split_rounds
 from scars.core.samsara.rounds import field_of as _attr
@@ -80,6 +86,10 @@ ACTIONS = ("ITERATE", "REFINE", "FINAL_ATTEMPT", "ACCEPT", "ESCALATE")
 
 
 _CAUTION = {a: i for i, a in enumerate(ACTIONS)}  # higher = more cautious
+
+
+# the monitor's action (formats.md §5.2) -> the advisor's
+MONITOR_ACTION = {"continue": "ITERATE", "accept": "ACCEPT", "escalate": "ESCALATE"}
 
 
 GATE_CHOICE = {
@@ -526,31 +536,6 @@ def strategy_tree(
     )
 
 
-def monitor_action(
-    trend: dict[str, Any], latest: QualityPoint | None, remaining: int, acceptable: float = ACCEPTABLE_QUALITY
-) -> tuple[str, str]:
-    q = latest.quality if latest else 0.0
-    left = latest.improvements_remaining if latest else None
-    converged = latest is not None and q >= trend["target"] and (left in (None, 0))
-    if converged:
-        return "ACCEPT", "converged (quality ≥ target, nothing remaining)"
-    if q >= acceptable and remaining <= 1:
-        return "ACCEPT", f"acceptable quality (≥ {acceptable}) with ≤ 1 iteration left"
-    if remaining <= 0:
-        return (
-            ("ACCEPT", "budget spent at acceptable quality")
-            if q >= acceptable
-            else ("ESCALATE", "budget spent below acceptable quality")
-        )
-    if trend["is_plateauing"] and q < acceptable:
-        return "ESCALATE", "plateau below acceptable quality"
-    if trend["direction"] == "declining" and trend["points"] >= 3:
-        return "ESCALATE", "quality declining over ≥ 3 points"
-    if trend["points"] >= 2 and not trend["achievable"]:
-        return "ESCALATE", "target not reachable within the remaining iterations at the current trend"
-    return "ITERATE", "on track: continue"
-
-
 def advise_history(
     points: Sequence[QualityPoint],
     *,
@@ -616,12 +601,18 @@ def advise_history(
             )
         )
     trend = trend_analysis(pts, remaining, target)
-    m_action, m_rule = monitor_action(trend, latest, remaining, acceptable)
+    monitor = monitor_recommendation(
+        trend,
+        latest.quality if latest else None,
+        latest.improvements_remaining if latest else None,
+        remaining,
+        acceptable,
+    )
     recs.append(
         Recommendation(
             "convergence_monitor",
-            m_action,
-            f"Convergence monitor: {m_rule}.",
+            MONITOR_ACTION[monitor.action],
+            f"Convergence monitor: {monitor.reason}.",
             {
                 k: trend[k]
                 for k in (
@@ -656,7 +647,7 @@ def advise_history(
         if step_up and strategy in ladder:
             strategy = ladder[min(len(ladder) - 1, ladder.index(strategy) + 1)]
     headline = max((r.action for r in recs if r.action in _CAUTION), key=lambda a: _CAUTION[a], default="ITERATE")
-    if m_rule.startswith("converged"):
+    if monitor.converged:
         headline = "ACCEPT"  # the goal is reached: budget and variance rules no longer apply
         strategy = None
     if token_share is not None:
