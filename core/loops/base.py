@@ -336,6 +336,20 @@ def as_int(value: Any) -> int | None:
     return None
 
 
+def configured_number(value: Any, default: float) -> float:
+    """A configured number exactly as written (fractional, or 0); ``default`` only when the value
+    is absent or not a number. Every loop's configured threshold is read through here."""
+    number = as_number(value)
+    return default if number is None else number
+
+
+def configured_count(value: Any, default: int) -> int:
+    """A configured count (a whole number ≥ 0, 0 included) exactly as written; ``default`` only
+    when the value is absent or not a count. Every loop's configured limit is read through here."""
+    count = as_int(value)
+    return default if count is None or count < 0 else count
+
+
 def parse_time(value: Any) -> datetime | None:
     """An ISO 8601 timestamp (``Z`` accepted; no zone means UTC), or None."""
     if not isinstance(value, str) or not value.strip():

@@ -20,6 +20,8 @@ from scars.core.loops.base import (
     TrendPoint,
     as_int,
     as_number,
+    configured_count,
+    configured_number,
     fmt_number,
     make_points_trend,
     read_json,
@@ -80,17 +82,10 @@ def pdca_settings(config: dict[str, Any]) -> tuple[float, int]:
     ``maxIterations``), falls back to 90 % and 5. Every reader of bkit state (``scars loops``,
     the ``pdca-continue`` gate, the advisor) takes its threshold from here.
     """
-    limit = as_int(config.get("maxIterations"))
     return (
-        _configured(config.get("matchRateThreshold"), MATCH_RATE_THRESHOLD),
-        DEFAULT_MAX_ITERATIONS if limit is None else limit,
+        configured_number(config.get("matchRateThreshold"), MATCH_RATE_THRESHOLD),
+        configured_count(config.get("maxIterations"), DEFAULT_MAX_ITERATIONS),
     )
-
-
-def _configured(value: Any, default: float) -> float:
-    """A configured percentage exactly as written (fractional, or 0); the default when absent."""
-    number = as_number(value)
-    return default if number is None else number
 
 
 def match_rate_met(rate: float | None, threshold: float) -> bool:
@@ -168,7 +163,7 @@ def _feature_state(
                 file, None, f"features[{feature!r}].iterationCount {entry.get('iterationCount')!r} is not a count"
             )
         )
-    limit = as_int(entry.get("maxIterations")) or default_limit
+    limit = configured_count(entry.get("maxIterations"), default_limit)
     budget = Budget(count if count is not None else 0, limit, "iterations")
     machine = as_dict(entry.get("stateMachine"))
     breaker = machine.get("circuitBreakerOpen") is True
@@ -303,9 +298,9 @@ def read_sprint(path: Path, root: Path | None = None) -> LoopState:
         history = []
     config, _ = _find_key(data, "config")
     config = config if isinstance(config, dict) else {}
-    limit = as_int(config.get("maxIterations")) or DEFAULT_MAX_ITERATIONS
-    target = _configured(config.get("matchRateTarget"), SPRINT_TARGET)
-    minimum = _configured(config.get("matchRateMinAcceptable"), SPRINT_MIN_ACCEPTABLE)
+    limit = configured_count(config.get("maxIterations"), DEFAULT_MAX_ITERATIONS)
+    target = configured_number(config.get("matchRateTarget"), SPRINT_TARGET)
+    minimum = configured_number(config.get("matchRateMinAcceptable"), SPRINT_MIN_ACCEPTABLE)
     points = []
     rates: list[float | None] = []
     for index, entry in enumerate(history, 1):

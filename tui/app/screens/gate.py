@@ -21,6 +21,7 @@ from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Static
 from scars.core.advice.advisor import advise_feature
 from scars.core.gates.catalog import GATES
 from scars.core.model import Feature
+from scars.core.samsara.rounds import signal_before_round
 from scars.core.sanitize import one_line
 from scars.core.text import text_problem
 from scars.tui.app.viewmodel import decision_state, item_text
@@ -61,17 +62,8 @@ def gate_summary(
     log = feature.iteration_log
     rounds = list(log.rounds) if log is not None else []
     rno = round_no or (rounds[-1].round + 1 if rounds else 1)
-    this = next((r for r in rounds if r.round == rno), None)
-    if before is not None:
-        pass
-    elif this is not None and this.signal_lost_before is not None:
-        before = this.signal_lost_before
-    elif rounds and rounds[-1].signal_lost_after is not None and rounds[-1].round < rno:
-        before = rounds[-1].signal_lost_after
-    elif log is not None and log.signal_lost_initial is not None:
-        before = log.signal_lost_initial
-    else:
-        before = feature.signal_lost
+    if before is None:
+        before = signal_before_round(log, rno, feature.signal_lost)
     states = {i: decision_state(d) for i, d in decisions.items()}
     fixed = sum(1 for s in states.values() if s == "fix")
     accepted = sum(1 for s in states.values() if s in ("accept", "pending"))
