@@ -154,9 +154,15 @@ async def _refused_by_form(app, pilot, form, field: str, values: dict[str, str])
     for name, value in values.items():
         form.query_one(f"#field-{name}").value = value
     form.show_errors([])  # no error shown before the save: the one awaited is this save's
-    form.query_one(f"#field-{form.FIELDS[-1][0]}").focus()
+    last = form.query_one(f"#field-{form.FIELDS[-1][0]}")
+    last.focus()
+    await wait_until(pilot, lambda: last.has_focus, "the last field focused")
     await pilot.press("enter")  # Enter on the last field saves
-    await wait_until(pilot, lambda: form.query_one(f"#error-{field}").has_class("shown"), f"{field} refused")
+    await wait_until(
+        pilot,
+        lambda: form.query_one(f"#error-{field}").has_class("shown") and form.query_one(f"#field-{field}").has_focus,
+        f"{field} refused (its error shown, the field focused)",
+    )
     assert app.screen is form
 
 
@@ -202,12 +208,18 @@ async def test_app_round_gate_refuses_the_list_as_its_reason(tmp_path):
         await wait_until(pilot, lambda: type(app.screen).__name__ == "RoundGate", "the round gate")
         gate = app.screen
         stop = gate.query_one("#gate-stop", Button)
+        stop.active_effect_duration = 0  # no press animation, during which a Button ignores presses
         for value in REFUSED:
             gate.query_one("#gate-reason").value = value
             gate.query_one("#gate-error").remove_class("shown")
-            await wait_until(pilot, lambda: not stop.has_class("-active"), "the stop button taking clicks")
-            await pilot.click("#gate-stop")
-            await wait_until(pilot, lambda: gate.query_one("#gate-error").has_class("shown"), f"{value!r} refused")
+            stop.focus()  # the refusal focuses the reason: Enter on the focused (B) button presses it
+            await wait_until(pilot, lambda: stop.has_focus, "the stop button focused")
+            await pilot.press("enter")
+            await wait_until(
+                pilot,
+                lambda: gate.query_one("#gate-error").has_class("shown") and gate.query_one("#gate-reason").has_focus,
+                f"{value!r} refused (the error shown, the reason focused again)",
+            )
             assert app.screen is gate, value
     assert (feature_dir / "iteration-log.yaml").read_bytes() == log_before
     assert not (feature_dir / "auto-decisions.md").exists()
