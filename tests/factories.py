@@ -249,9 +249,14 @@ def samsara_feature(
     root: Path,
     *,
     index: str | None = "feature: demo  # keep me\nstatus: in_progress\ntasks:\n  - id: task-1\n    status: done\n",
+    auto: bool = False,
 ) -> Path:
-    """A samsara feature: 5 counted items (one cross-task pattern), so the entry verdict is `gate`."""
+    """A samsara feature: 5 counted items (one cross-task pattern), so the entry verdict is `gate`.
+    ``auto``: pre-thinking.md says ``Execution mode: auto`` (gates append their auto-decisions.md
+    entries); otherwise no execution mode is given (human: no entry)."""
     files = {"index.yaml": index} if index is not None else {}
+    if auto:
+        files["pre-thinking.md"] = "# Pre-thinking\n\nExecution mode: auto\n"
     return write_feature(
         root,
         {

@@ -267,9 +267,7 @@ def apply_review(
                 f"REVIEW_STATE.json: status completed"
                 f"{', termination_reason ' + data['termination_reason'] if 'termination_reason' in data and ctx['mechanist'] else ''}"
             )
-        ad_path, number = record_entry(
-            evidence, ans, reason, user=user, source=source, now=now, extra_consequences=extra
-        )
+        ad_path, number = record_entry(evidence, ans, reason, user=user, now=now, extra_consequences=extra)
         recorded.append(ad_path)
         if ans.value == "stop":
             write_json_state(sf, data, ctx["meta"])
