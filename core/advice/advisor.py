@@ -868,7 +868,7 @@ def advise_loop_state(
     budget = getattr(state, "budget", None)
     limit = getattr(budget, "limit", None)
     used = getattr(budget, "used", None)
-    max_it = limit if isinstance(limit, int) and limit > 0 else max(len(points), 1)
+    max_it = limit if isinstance(limit, int) else max(len(points), 1)  # a limit of 0 is a limit
     current = used if isinstance(used, int) else points[-1].iteration
     triggers = list(points[-1].triggers or ())
     return advise_history(

@@ -35,6 +35,8 @@ from scars.core.gates.catalog import (
     Gate,
 )
 from scars.core.gates.evidence import Evidence, GateResult, entry_fields, validate_answer
+from scars.core.gates.state_io import loop_extra
+from scars.core.loops.samsara import feature_state
 from scars.core.model import GROUP_LABEL, GROUPS, REGISTRY_FILE, IterationLog, Round
 from scars.core.samsara.decisions import validate_decision
 from scars.core.samsara.rounds import evaluate_valves
@@ -193,7 +195,13 @@ def _base(gate: Gate, session: FeatureSession, prompt: str, figures, warnings=No
         figures=figures,
         warnings=list(warnings or []),
         files_read=files,
-        context={"root": Path(feature.path), "feature": feature.name},
+        context={
+            "root": Path(feature.path),
+            "feature": feature.name,
+            "loop_state": feature_state(
+                feature, Path(feature.path), decisions=dict(session.decisions), open_round=session.current_round()
+            ),
+        },
         **kw,
     )
 
@@ -502,7 +510,7 @@ def _result(
         decided_by=user,
         recorded=seen,
         entry_number=number,
-        extra=extra,
+        extra={**loop_extra(evidence), **extra},
     )
 
 

@@ -149,6 +149,16 @@ def iterate_block(feature: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     return out, problems
 
 
+def recorded_gap(block: dict[str, Any]) -> dict[str, Any] | None:
+    """The gap the re-entered phase fixes first, as recorded: ``iterate.feedback``, else the
+    last verdict's ``gap`` (None when neither holds one; nothing is derived)."""
+    gap = block.get("feedback")
+    if not isinstance(gap, dict):
+        last = block.get("lastVerdict")
+        gap = last.get("gap") if isinstance(last, dict) else None
+    return gap if isinstance(gap, dict) else None
+
+
 def limit_route(used: int, max_iterations: int, confirmation_used: bool) -> str:
     """``iterate limit``: judge while rounds remain, one confirmation pass, then harvest."""
     if used < max_iterations:
@@ -648,6 +658,8 @@ def read_feature(feature_json: Path, root: Path | None = None) -> LoopState:
         "converged": verdict_converged(stored_verdict),
         "gap": gap,
         "feedback": block.get("feedback"),
+        "recorded_gap": recorded_gap(block),
+        "judge_summary": last.get("summary") if last is not None else None,
         "floor": floor_lines,
         "warnings": warnings,
         "pending_remediation_tasks": len(data["pendingRemediationTasks"])
