@@ -23,7 +23,7 @@ from scars.core.gates.state_io import (
     utc_now_z,
     write_feature_json,
 )
-from scars.core.loops.loopspec import UNATTENDED_STYLES, gap_id, parse_backlog, read_feature
+from scars.core.loops.loopspec import UNATTENDED_STYLES, gap_id, parse_backlog, project_of, read_feature
 from scars.core.samsara.session import FeatureSession
 from scars.core.values import as_list
 
@@ -51,19 +51,12 @@ def locate_loop_spec(path: Path) -> Path:
     raise PathNotFound(f"no loop-spec feature.json at {p} (give .loop-spec/features/<slug> or its feature.json)")
 
 
-def _loop_spec_root(feature_json: Path) -> Path:
-    fdir = feature_json.parent
-    if fdir.parent.name == "features" and fdir.parent.parent.name == ".loop-spec":
-        return fdir.parent.parent.parent
-    return fdir
-
-
 def gather_loop_spec(gate: Gate, path: Path, **_: Any) -> Evidence:
     """The evidence of the spec gate: the budget, the routes and the recorded gap are the
     loop-spec reader's (scars.core.loops.loopspec), so `scars loops` and this gate agree."""
     fj = locate_loop_spec(path)
     data, meta = load_json_state(fj)
-    root = _loop_spec_root(fj)
+    root = project_of(fj)
     loop = read_feature(fj, root)
     d = loop.details
     gap = d["recorded_gap"]

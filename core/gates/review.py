@@ -22,9 +22,11 @@ from scars.core.loops.base import Budget, fmt_number
 from scars.core.loops.review import (
     BLOCKING_BUCKETS,
     POSITIVE,
+    STAGE_DIR,
     STALL_LIMIT,
     TARGET_SCORE,
     VERIFY_REPORT,
+    project_of,
     read_review_dir,
     score_met,
 )
@@ -39,7 +41,7 @@ def locate_review_state(path: Path) -> Path:
         return p
     if not p.exists():
         raise PathNotFound(f"{p} does not exist")
-    for cand in (p / "review-stage" / "REVIEW_STATE.json", p / "REVIEW_STATE.json"):
+    for cand in (p / STAGE_DIR / "REVIEW_STATE.json", p / "REVIEW_STATE.json"):
         if cand.is_file():
             return cand
     raise PathNotFound(f"no REVIEW_STATE.json at {p} (looked in review-stage/ and the directory itself)")
@@ -67,7 +69,7 @@ def gather_review(gate: Gate, path: Path, **_: Any) -> Evidence:
     sf = locate_review_state(path)
     state, meta = load_json_state(sf)
     stage_dir = sf.parent
-    root = stage_dir.parent if stage_dir.name == "review-stage" else stage_dir
+    root = project_of(stage_dir)
     loop = read_review_dir(stage_dir, root)
     d = loop.details
     mechanist = loop.kind == "mechanist"

@@ -433,6 +433,15 @@ def _artifact(
     return project / candidate
 
 
+def project_of(feature_json: Path) -> Path:
+    """The project of ``<project>/.loop-spec/features/<slug>/feature.json``; a feature.json
+    elsewhere is its own directory's."""
+    feature_dir = feature_json.parent
+    if feature_dir.parent.name == "features" and feature_dir.parent.parent.name == ".loop-spec":
+        return feature_dir.parent.parent.parent
+    return feature_dir
+
+
 def find_features(root: Path) -> list[Path]:
     """``feature.json`` files under ``<root>/.loop-spec/features/*/``."""
     base = root / ".loop-spec" / "features"
@@ -445,7 +454,7 @@ def read_feature(feature_json: Path, root: Path | None = None) -> LoopState:
     """One loop-spec feature as a :class:`LoopState`. Never raises on bad input."""
     feature_json = Path(feature_json)
     feature_dir = feature_json.parent
-    project = feature_dir.parent.parent.parent  # <project>/.loop-spec/features/<slug>/
+    project = project_of(feature_json)
     root = Path(root) if root is not None else project
     name_rel = rel(feature_json, root)
     failures: list[ParseFailure] = []

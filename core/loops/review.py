@@ -265,6 +265,15 @@ def parse_verify_buckets(text: str) -> dict[str, int]:
 # --------------------------------------------------------------------------- reading a loop
 
 
+STAGE_DIR = "review-stage"
+
+
+def project_of(directory: Path) -> Path:
+    """The project of a review loop's directory: the parent of ``review-stage/``, else the
+    directory itself (the legacy layout keeps the files at the project root)."""
+    return directory.parent if directory.name == STAGE_DIR else directory
+
+
 def _lineage(state: dict[str, Any] | None) -> str:
     if isinstance(state, dict) and ("iterations_consumed" in state or "claim_reentries_consumed" in state):
         return "mechanist"
@@ -401,7 +410,7 @@ def _mechanist(
     verdict = canonical_verdict(verdict_text)
 
     # Buckets from verify/VERIFY_REPORT.md next to the review stage (project root).
-    project = directory.parent if directory.name == "review-stage" else directory
+    project = project_of(directory)
     buckets = None
     verify_path = project / VERIFY_REPORT
     if verify_path.exists() or verify_path.is_symlink():
