@@ -23,6 +23,7 @@ from scars.core.loops.base import (
     TrendPoint,
     as_int,
     as_number,
+    fmt_number,
     inside,
     make_points_trend,
     read_json,
@@ -33,6 +34,7 @@ from scars.core.model import ParseFailure
 from scars.core.values import as_dict
 
 DEFAULT_MAX_ITERATIONS = 10
+CRITERION_CONVERGED = 8.0  # the judge converges when every criterion scores at least this (1–10)
 MAX_ITERATIONS_RANGE = (1, 100)
 REQUIRED_VERDICT_KEYS = ("converged", "deterministic_gate_passed", "summary")
 GAP_ROUTES = ("execute", "plan", "spec", "verify")
@@ -565,7 +567,9 @@ def read_feature(feature_json: Path, root: Path | None = None) -> LoopState:
     reasons: list[str] = []
     if verdict_converged(stored_verdict):
         met, outcome = True, "converged"
-        reasons.append("judge: converged (deterministic gate passed, every criterion ≥ 8)")
+        reasons.append(
+            f"judge: converged (deterministic gate passed, every criterion ≥ {fmt_number(CRITERION_CONVERGED)})"
+        )
         reasons.append("converged floor held" if floor_checked else "converged floor: no Good-Enough criteria to check")
     elif harvest_done:
         met, outcome = True, "budget_spent"
@@ -665,6 +669,7 @@ def read_feature(feature_json: Path, root: Path | None = None) -> LoopState:
         "limit_route": lim,
         "last_route": block.get("lastRoute"),
         "converged": verdict_converged(stored_verdict),
+        "criterion_converged": CRITERION_CONVERGED,
         "gap": gap,
         "feedback": block.get("feedback"),
         "recorded_gap": recorded_gap(block),
