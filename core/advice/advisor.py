@@ -52,9 +52,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from scars.core.advice.trend import ACCEPTABLE_QUALITY, TARGET_QUALITY, trend_analysis, variance
+from scars.core.advice.trend import (
+    ACCEPTABLE_QUALITY,
+    TARGET_QUALITY,
+    monitor_recommendation,
+    trend_analysis,
+    variance,
+)
 from scars.core.model import CATEGORIES, Feature, Round
-from scars.core.samsara.rounds import DEFAULT_MAX_ROUNDS, split_rounds
+from scars.core.samsara.rounds import DEFAULT_MAX_ROUNDS, signal_series, split_rounds
 from scars.core.samsara.rounds import field_of as _attr
 from scars.core.samsara.rounds import norm as _norm
 
@@ -80,6 +86,10 @@ ACTIONS = ("ITERATE", "REFINE", "FINAL_ATTEMPT", "ACCEPT", "ESCALATE")
 
 
 _CAUTION = {a: i for i, a in enumerate(ACTIONS)}  # higher = more cautious
+
+
+# the monitor's action (formats.md §5.2) -> the advisor's
+MONITOR_ACTION = {"continue": "ITERATE", "accept": "ACCEPT", "escalate": "ESCALATE"}
 
 
 GATE_CHOICE = {
@@ -526,31 +536,6 @@ def strategy_tree(
     )
 
 
-def monitor_action(
-    trend: dict[str, Any], latest: QualityPoint | None, remaining: int, acceptable: float = ACCEPTABLE_QUALITY
-) -> tuple[str, str]:
-    q = latest.quality if latest else 0.0
-    left = latest.improvements_remaining if latest else None
-    converged = latest is not None and q >= trend["target"] and (left in (None, 0))
-    if converged:
-        return "ACCEPT", "converged (quality ≥ target, nothing remaining)"
-    if q >= acceptable and remaining <= 1:
-        return "ACCEPT", f"acceptable quality (≥ {acceptable}) with ≤ 1 iteration left"
-    if remaining <= 0:
-        return (
-            ("ACCEPT", "budget spent at acceptable quality")
-            if q >= acceptable
-            else ("ESCALATE", "budget spent below acceptable quality")
-        )
-    if trend["is_plateauing"] and q < acceptable:
-        return "ESCALATE", "plateau below acceptable quality"
-    if trend["direction"] == "declining" and trend["points"] >= 3:
-        return "ESCALATE", "quality declining over ≥ 3 points"
-    if trend["points"] >= 2 and not trend["achievable"]:
-        return "ESCALATE", "target not reachable within the remaining iterations at the current trend"
-    return "ITERATE", "on track: continue"
-
-
 def advise_history(
     points: Sequence[QualityPoint],
     *,
@@ -616,12 +601,18 @@ def advise_history(
             )
         )
     trend = trend_analysis(pts, remaining, target)
-    m_action, m_rule = monitor_action(trend, latest, remaining, acceptable)
+    monitor = monitor_recommendation(
+        trend,
+        latest.quality if latest else None,
+        latest.improvements_remaining if latest else None,
+        remaining,
+        acceptable,
+    )
     recs.append(
         Recommendation(
             "convergence_monitor",
-            m_action,
-            f"Convergence monitor: {m_rule}.",
+            MONITOR_ACTION[monitor.action],
+            f"Convergence monitor: {monitor.reason}.",
             {
                 k: trend[k]
                 for k in (
@@ -656,7 +647,7 @@ def advise_history(
         if step_up and strategy in ladder:
             strategy = ladder[min(len(ladder) - 1, ladder.index(strategy) + 1)]
     headline = max((r.action for r in recs if r.action in _CAUTION), key=lambda a: _CAUTION[a], default="ITERATE")
-    if m_rule.startswith("converged"):
+    if monitor.converged:
         headline = "ACCEPT"  # the goal is reached: budget and variance rules no longer apply
         strategy = None
     if token_share is not None:
@@ -718,58 +709,48 @@ def feature_triggers(feature: Feature, decisions: Mapping[str, Any] | None = Non
 
 
 def samsara_history(feature: Feature) -> tuple[list[QualityPoint], int, int]:
-    """(points, max_iterations, current_iteration) from the iteration log and the current state.
+    """(points, max_iterations, current_iteration) from the feature's signal_lost series.
 
-    quality = 1 − signal_lost / initial signal_lost (initial: ``signal_lost_initial``, else the
-    first round's ``signal_lost_before``, else the current signal_lost; 1.0 when it is 0).
-    Point 0 is the iteration entry; point r is after done round r. A point's trigger set is
-    the set of items triaged at the start of the next round, and the current open items for
-    the latest point.
+    The series is :func:`scars.core.samsara.rounds.signal_series` (the one the header, the
+    trends screen, ``scars loops`` and the gates show): point 0 is its start (the iteration
+    entry; the current signal_lost when no start is recorded), point r its value after done
+    round r; its "now" point is not an iteration and is left out. quality = 1 − signal_lost /
+    the start value (1.0 when that is 0). A point's trigger set is the set of items triaged at
+    the start of the next round, and the current open items for the latest point.
     """
 
     log = feature.iteration_log
     done, _ = split_rounds(log)
-    now = feature.signal_lost
-    initial = None
-    if log is not None:
-        initial = log.signal_lost_initial
-        if initial is None and done and done[0].signal_lost_before is not None:
-            initial = done[0].signal_lost_before
-    if initial is None:
-        initial = now
+    by_round = {r.round: r for r in done}
+    series = signal_series(log, feature.signal_lost)
+    start = next((p.value for p in series if p.label == "start"), feature.signal_lost)
 
     def quality(s: int) -> float:
-        return 1.0 if initial <= 0 else 1.0 - s / initial
+        return 1.0 if start <= 0 else 1.0 - s / start
 
     current_triggers = tuple(feature_triggers(feature))
-    points: list[QualityPoint] = []
-    entry = done[0].signal_lost_before if done and done[0].signal_lost_before is not None else initial
-    points.append(
+    points: list[QualityPoint] = [
         QualityPoint(
-            0, quality(entry), _round_triggers(done[0]) if done else current_triggers, entry, None, entry, 0, "entry"
+            0, quality(start), _round_triggers(done[0]) if done else current_triggers, start, None, start, 0, "start"
         )
-    )
-    for i, r in enumerate(done):
-        nxt = done[i + 1] if i + 1 < len(done) else None
-        after = r.signal_lost_after
-        if after is None:
-            after = nxt.signal_lost_before if nxt is not None and nxt.signal_lost_before is not None else None
-        if after is None and nxt is None:
-            after = now
-        if after is None:
+    ]
+    for p in series:
+        if p.round is None:
             continue
+        r = by_round[p.round]
+        nxt = next((d for d in done if d.round > r.round), None)
         trig = _round_triggers(nxt) if nxt is not None else current_triggers
         hint = (r.budget_context or {}).get("strategy_hint") if isinstance(r.budget_context, Mapping) else None
         points.append(
             QualityPoint(
                 r.round,
-                quality(after),
+                quality(p.value),
                 trig,
-                after,
+                p.value,
                 str(hint) if hint else None,
-                after,
-                max(0, initial - after),
-                f"round {r.round}",
+                p.value,
+                max(0, start - p.value),
+                p.label,
             )
         )
     max_it = log.max_rounds if log is not None else DEFAULT_MAX_ROUNDS
@@ -802,15 +783,47 @@ def trigger_counts_by_category(feature: Feature) -> dict[str, int]:
     return {c: sum(1 for it in feature.items if it.counted and it.category == c) for c in CATEGORIES}
 
 
-# kind -> (divisor that maps the loop's score to 0..1, default target, default acceptable)
-LOOP_SCALES: dict[str, tuple[float, float, float]] = {
-    "loop-spec": (10.0, 0.8, 0.7),  # judge criteria 1–10; converged needs every criterion ≥ 8
-    "mechanist": (10.0, 0.6, 0.6),  # STOP needs score ≥ 6
-    "aris": (10.0, 0.6, 0.6),
-    "bkit": (100.0, 0.9, 0.9),  # match rate %, pass at 90 %
-    "bkit-sprint": (100.0, 1.0, 0.9),  # sprint target 100 %, minimum acceptable 90 %
-    "dag-convergence": (1.0, TARGET_QUALITY, ACCEPTABLE_QUALITY),
+# kind -> the divisor that maps the loop's score to 0..1 (review scores /10, match rates %, …)
+LOOP_SCALES: dict[str, float] = {
+    "loop-spec": 10.0,
+    "mechanist": 10.0,
+    "aris": 10.0,
+    "bkit": 100.0,
+    "bkit-sprint": 100.0,
+    "dag-convergence": 1.0,
 }
+
+
+# Ours: loop-spec has no "acceptable" level below its converged criterion score; 7 of 10.
+LOOP_SPEC_ACCEPTABLE = 0.7
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def loop_goal(kind: str, details: Mapping[str, Any]) -> tuple[float, float] | None:
+    """(target, acceptable) on 0..1, from the goal the loop's reader evaluated (its details):
+    the review STOP score, loop-spec's converged criterion score, bkit's threshold, a sprint's
+    target and minimum, a DAG report's goal. None when the reader gave none."""
+    div = LOOP_SCALES[kind]
+    if kind in ("mechanist", "aris"):
+        t = _number(details.get("target_score"))
+        return None if t is None else (t / div, t / div)
+    if kind == "loop-spec":
+        t = _number(details.get("criterion_converged"))
+        return None if t is None else (t / div, LOOP_SPEC_ACCEPTABLE)
+    if kind == "bkit":
+        t = _number(details.get("threshold"))
+        return None if t is None else (t / div, t / div)
+    if kind == "bkit-sprint":
+        t, m = _number(details.get("target")), _number(details.get("min_acceptable"))
+        return None if t is None or m is None else (t / div, m / div)
+    goal = details.get("goal")
+    if not isinstance(goal, Mapping):
+        return None
+    t, a = _number(goal.get("targetQuality")), _number(goal.get("acceptableQuality"))
+    return None if t is None or a is None else (t / div, a / div)
 
 
 def _gap_triggers(verdict: Any) -> tuple[Trigger, ...] | None:
@@ -840,20 +853,12 @@ def loop_history(state: Any) -> tuple[list[QualityPoint], float, float] | None:
     kind = getattr(state, "kind", None)
     if kind not in LOOP_SCALES:
         return None
-    div, target, acceptable = LOOP_SCALES[kind]
+    div = LOOP_SCALES[kind]
     details = getattr(state, "details", None) or {}
-    if kind == "bkit-sprint":
-        t, m = details.get("target"), details.get("min_acceptable")
-        target = float(t) / div if isinstance(t, (int, float)) else target
-        acceptable = float(m) / div if isinstance(m, (int, float)) else acceptable
-    if kind == "bkit" and isinstance(details.get("threshold"), (int, float)):
-        target = acceptable = float(details["threshold"]) / div
-    if kind == "dag-convergence" and isinstance(details.get("goal"), Mapping):
-        g = details["goal"]
-        target = float(g.get("targetQuality", target)) if isinstance(g.get("targetQuality"), (int, float)) else target
-        acceptable = (
-            float(g["acceptableQuality"]) if isinstance(g.get("acceptableQuality"), (int, float)) else acceptable
-        )
+    goal = loop_goal(kind, details)
+    if goal is None:
+        return None
+    target, acceptable = goal
     verdicts: list[Any] = []
     raw = getattr(state, "raw", None)
     if kind == "loop-spec" and isinstance(raw, Mapping) and isinstance(raw.get("iterate"), Mapping):
@@ -887,7 +892,7 @@ def advise_loop_state(
     budget = getattr(state, "budget", None)
     limit = getattr(budget, "limit", None)
     used = getattr(budget, "used", None)
-    max_it = limit if isinstance(limit, int) and limit > 0 else max(len(points), 1)
+    max_it = limit if isinstance(limit, int) else max(len(points), 1)  # a limit of 0 is a limit
     current = used if isinstance(used, int) else points[-1].iteration
     triggers = list(points[-1].triggers or ())
     return advise_history(

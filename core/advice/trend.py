@@ -1,14 +1,22 @@
-"""The convergence monitor's arithmetic: variance, least-squares slope and the trend of a history.
+"""The convergence monitor, once: variance, slope, the trend of a history and the monitor's action.
 
-Pure functions over numbers (and points that have an ``iteration`` and a ``quality``), shared by
-the advisor (``scars.core.advice.advisor``) and the loops that report a quality history
-(``scars.core.loops.dag``). The thresholds are those of seed 000 and formats.md §5.
+Pure functions over numbers (and points that have an ``iteration`` and a ``quality``), used by
+the advisor (``scars.core.advice.advisor``) and by the DAG convergence reports
+(``scars.core.loops.dag``). The thresholds are those of seed 000 and formats.md §5.2; where the
+two former copies disagreed the monitor's own rule was kept:
+
+* slope: least squares over the points' iteration numbers (the monitor's index when iterations
+  are numbered 1, 2, 3 …, as its ``trackProgress`` numbers them);
+* acceleration: slope of the last three points minus slope of the three before them;
+* achievable: not plateauing, not declining, and the predicted iteration at most the remaining
+  budget after the last point.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 
@@ -58,14 +66,26 @@ def slope(xs: Sequence[float], ys: Sequence[float]) -> float:
     return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / den
 
 
-def trend_analysis(points: Sequence[Point], remaining: int, target: float = TARGET_QUALITY) -> dict[str, Any]:
+def _acceleration(xs: Sequence[float], ys: Sequence[float]) -> float:
+    """The change in rate: the slope of the last three points minus the slope of the three
+    before them (a slope of fewer than two points is 0), as the monitor's ``analyzeTrend`` has it."""
+    if len(ys) < 2:
+        return 0.0
+    return slope(xs[-3:], ys[-3:]) - slope(xs[-6:-3], ys[-6:-3])
+
+
+def trend_analysis(points: Sequence[Point], remaining: int | None, target: float = TARGET_QUALITY) -> dict[str, Any]:
+    """The convergence monitor's TrendAnalysis of a history (formats.md §5.2).
+
+    ``remaining`` is the iterations left in the budget (None: no limit known); ``target`` the
+    goal's target quality. ``achievable`` is the goal-achievable rule: not plateauing, not
+    declining, and the predicted iteration at most ``remaining`` iterations after the last point.
+    """
     xs = [float(p.iteration) for p in points]
     ys = [float(p.quality) for p in points]
     s = slope(xs, ys)
     direction = "improving" if s > SLOPE_EPSILON else "declining" if s < -SLOPE_EPSILON else "stable"
-    accel = 0.0
-    if len(ys) >= 3:
-        accel = (ys[-1] - ys[-2]) - (ys[-2] - ys[-3])
+    accel = _acceleration(xs, ys)
     last3 = ys[-3:]
     plateau = len(ys) >= 3 and variance(last3) < PLATEAU_VARIANCE
     plateau_start = None
@@ -95,6 +115,66 @@ def trend_analysis(points: Sequence[Point], remaining: int, target: float = TARG
         "latest_quality": round(latest, 6),
         "target": target,
         "achievable": (
-            not plateau and direction != "declining" and predicted is not None and predicted - current <= remaining
+            not plateau
+            and direction != "declining"
+            and predicted is not None
+            and (remaining is None or predicted - current <= remaining)
         ),
     }
+
+
+@dataclass(frozen=True, slots=True)
+class MonitorVerdict:
+    """The monitor's recommendation: ``action`` (continue / accept / escalate), the rule that chose it."""
+
+    action: str
+    reason: str
+    converged: bool = False
+
+
+def converged(quality: float | None, improvements_remaining: int | None, target: float) -> bool:
+    """Converged ⇔ quality ≥ target and no improvement remaining (unknown remaining counts as none)."""
+    return quality is not None and quality >= target and improvements_remaining in (None, 0)
+
+
+def monitor_recommendation(
+    trend: dict[str, Any],
+    quality: float | None,
+    improvements_remaining: int | None,
+    remaining: int | None,
+    acceptable: float = ACCEPTABLE_QUALITY,
+) -> MonitorVerdict:
+    """The monitor's action (formats.md §5.2), the first rule that holds:
+
+    accept when converged; accept when acceptable with at most one iteration left; with none
+    left accept if acceptable else escalate; escalate on a plateau below acceptable, on a
+    decline over three or more points, or when the target is not achievable at the current
+    trend (judged from two or more points: one point has no slope); else continue.
+    """
+    target = trend["target"]
+    if quality is None:
+        return MonitorVerdict("continue", "no quality measured yet")
+    if converged(quality, improvements_remaining, target):
+        return MonitorVerdict(
+            "accept", f"converged: quality {quality:g} ≥ target {target:g} and no improvement remaining", True
+        )
+    ok = quality >= acceptable
+    if ok and remaining is not None and remaining <= 1:
+        return MonitorVerdict(
+            "accept", f"acceptable quality ({quality:g} ≥ {acceptable:g}) with {remaining} iteration(s) left"
+        )
+    if remaining is not None and remaining <= 0:
+        if ok:
+            return MonitorVerdict("accept", "budget spent at acceptable quality")
+        return MonitorVerdict("escalate", f"budget spent below the acceptable quality {acceptable:g}")
+    if trend["is_plateauing"] and not ok:
+        return MonitorVerdict("escalate", f"plateau below the acceptable quality {acceptable:g}")
+    if trend["direction"] == "declining" and trend["points"] >= 3:
+        return MonitorVerdict("escalate", "quality declining over 3 or more points")
+    if trend["points"] < 2:
+        return MonitorVerdict("continue", "one point: no trend yet")
+    if not trend["achievable"]:
+        return MonitorVerdict(
+            "escalate", "the target is not reachable within the remaining iterations at the current trend"
+        )
+    return MonitorVerdict("continue", "on track: the target is reachable within the remaining iterations")

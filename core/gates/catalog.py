@@ -429,7 +429,9 @@ _register(
             ),
             _a("stop", "c", "(C) stop", "reject", True, "stop the iteration with a FAILURE outcome", "C", "s"),
         ),
-        principle="pass at Match Rate >= 90 %; at most 5 iterations (critical 10); stop after 3 without improvement",
+        # the rule as the bkit reader has it configured (bkit.config.json), filled in by the gate
+        principle="pass at Match Rate >= {threshold} %; at most {max} iterations (critical {critical}); "
+        "stop after {no_improvement} without improvement",
         source="bkit agents/pdca-iterator.md, Iteration Control (formats.md §4.3)",
         prompt=PDCA_PROMPT,
     )

@@ -49,6 +49,8 @@ from scars.core.gates.catalog import (
     Gate,
 )
 from scars.core.gates.evidence import Evidence, GateResult, build_entry, validate_answer
+from scars.core.gates.state_io import loop_extra
+from scars.core.loops.samsara import feature_state
 from scars.core.model import GROUP_LABEL, GROUPS, REGISTRY_FILE, Feature, ScarItem
 from scars.core.samsara.decisions import validate_decision
 from scars.core.samsara.rounds import RoundFigures, Valve, valves_after_round
@@ -165,7 +167,13 @@ def _base(gate: Gate, session: FeatureSession, prompt: str, figures, warnings=No
         figures=figures,
         warnings=list(warnings or []),
         files_read=files,
-        context={"root": Path(feature.path), "feature": feature.name},
+        context={
+            "root": Path(feature.path),
+            "feature": feature.name,
+            "loop_state": feature_state(
+                feature, Path(feature.path), decisions=dict(session.decisions), open_round=session.current_round()
+            ),
+        },
         **kw,
     )
 
@@ -240,7 +248,7 @@ def _gather_round(gate: Gate, session: FeatureSession, **_: Any) -> Evidence:
         )
     # The decision point follows the state: a fired valve makes it the safety valve's.
     point = GATES["safety-valve"] if active else GATES["round-continue"]
-    before = fig.signal_lost_before if fig.signal_lost_before is not None else "?"
+    before = fig.signal_lost_before
     prompt = point.prompt.format(
         round=fig.round, before=before, after=fig.signal_lost_after, fixed=fig.fixed, remaining=fig.remaining
     )
@@ -517,7 +525,7 @@ def _result(
         decided_by=user,
         recorded=seen,
         entry_number=number,
-        extra={"evidence": evidence.as_json(), **extra},
+        extra={"evidence": evidence.as_json(), **loop_extra(evidence), **extra},
     )
 
 
@@ -617,9 +625,9 @@ def _close(
         why = reason or ""
     else:
         verb = "continue" if decision == "continue" else "stop"
-        before = fig.signal_lost_before if fig.signal_lost_before is not None else "?"
-        why = (
-            reason or f"user chose to {verb}: signal_lost {before} → {fig.signal_lost_after}, {fig.remaining} remaining"
+        why = reason or (
+            f"user chose to {verb}: signal_lost {fig.signal_lost_before} → {fig.signal_lost_after}, "
+            f"{fig.remaining} remaining"
         )
         if valves and decision == "continue":
             why = f"continue despite safety valve {', '.join(valves)}: {why}"

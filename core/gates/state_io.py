@@ -200,6 +200,17 @@ def record_entry(
     return directory / "auto-decisions.md", append_entry(directory, entry)
 
 
+def loop_extra(evidence: Evidence) -> dict[str, Any]:
+    """The loop a gate stands in, as its reader has it (``loop_state``; a bkit feature's sprint
+    as ``sprint_state``): the same budget and stop rule as ``scars loops --json`` shows for it."""
+    out: dict[str, Any] = {}
+    for key in ("loop_state", "sprint_state"):
+        state = evidence.context.get(key)
+        if state is not None:
+            out[key] = state.brief()
+    return out
+
+
 def gate_result(
     evidence: Evidence,
     ans: Answer,
@@ -210,6 +221,7 @@ def gate_result(
     **extra: Any,
 ) -> GateResult:
     root = evidence.context.get("root")
+    extra = {**loop_extra(evidence), **extra}
     seen: list[str] = []
     for p in recorded:
         d = display_path(p, root)

@@ -152,6 +152,17 @@ class LoopState:
         """Every point of the loop's history, oldest first (what a chart draws)."""
         return list(self.points)
 
+    def brief(self) -> dict[str, Any]:
+        """What a gate reports of the loop it stands in (``scars gate … --json`` ``loop``): the
+        same budget and stop rule as ``scars loops --json``."""
+        return {
+            "kind": self.kind,
+            "name": self.name,
+            "budget": self.budget.to_dict(),
+            "stop_rule": self.stop_rule.to_dict(),
+            "waiting_for_human": self.waiting_for_human,
+        }
+
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready summary (``scars loops --json``); ``raw`` is left out."""
         return {
@@ -334,6 +345,20 @@ def as_int(value: Any) -> int | None:
     if isinstance(value, str) and value.strip().lstrip("+-").isdigit():
         return int(value.strip())
     return None
+
+
+def configured_number(value: Any, default: float) -> float:
+    """A configured number exactly as written (fractional, or 0); ``default`` only when the value
+    is absent or not a number. Every loop's configured threshold is read through here."""
+    number = as_number(value)
+    return default if number is None else number
+
+
+def configured_count(value: Any, default: int) -> int:
+    """A configured count (a whole number ≥ 0, 0 included) exactly as written; ``default`` only
+    when the value is absent or not a count. Every loop's configured limit is read through here."""
+    count = as_int(value)
+    return default if count is None or count < 0 else count
 
 
 def parse_time(value: Any) -> datetime | None:

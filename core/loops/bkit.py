@@ -20,6 +20,8 @@ from scars.core.loops.base import (
     TrendPoint,
     as_int,
     as_number,
+    configured_count,
+    configured_number,
     fmt_number,
     make_points_trend,
     read_json,
@@ -47,6 +49,14 @@ def status_files(project: Path) -> list[Path]:
         if candidate.is_file() or candidate.is_symlink():
             return [candidate]
     return []
+
+
+def sprint_files(project: Path) -> list[Path]:
+    """The project's sprint state files (``.bkit/state/sprints/*.json``), by name."""
+    directory = project / SPRINTS_DIR
+    if not directory.is_dir():
+        return []
+    return sorted(p for p in directory.glob("*.json") if p.is_file() or p.is_symlink())
 
 
 def project_of(path: Path) -> Path:
@@ -80,17 +90,10 @@ def pdca_settings(config: dict[str, Any]) -> tuple[float, int]:
     ``maxIterations``), falls back to 90 % and 5. Every reader of bkit state (``scars loops``,
     the ``pdca-continue`` gate, the advisor) takes its threshold from here.
     """
-    limit = as_int(config.get("maxIterations"))
     return (
-        _configured(config.get("matchRateThreshold"), MATCH_RATE_THRESHOLD),
-        DEFAULT_MAX_ITERATIONS if limit is None else limit,
+        configured_number(config.get("matchRateThreshold"), MATCH_RATE_THRESHOLD),
+        configured_count(config.get("maxIterations"), DEFAULT_MAX_ITERATIONS),
     )
-
-
-def _configured(value: Any, default: float) -> float:
-    """A configured percentage exactly as written (fractional, or 0); the default when absent."""
-    number = as_number(value)
-    return default if number is None else number
 
 
 def match_rate_met(rate: float | None, threshold: float) -> bool:
@@ -168,7 +171,7 @@ def _feature_state(
                 file, None, f"features[{feature!r}].iterationCount {entry.get('iterationCount')!r} is not a count"
             )
         )
-    limit = as_int(entry.get("maxIterations")) or default_limit
+    limit = configured_count(entry.get("maxIterations"), default_limit)
     budget = Budget(count if count is not None else 0, limit, "iterations")
     machine = as_dict(entry.get("stateMachine"))
     breaker = machine.get("circuitBreakerOpen") is True
@@ -270,6 +273,14 @@ def _find_key(value: Any, key: str, depth: int = 0) -> tuple[Any, dict[str, Any]
     return None, None
 
 
+def sprint_features(data: dict[str, Any]) -> list[str]:
+    """The features a sprint covers: its ``features`` list and its ``feature``."""
+    names = [str(f) for f in as_list(data.get("features")) if isinstance(f, str)]
+    if isinstance(data.get("feature"), str) and data["feature"] not in names:
+        names.append(data["feature"])
+    return names
+
+
 def read_sprint(path: Path, root: Path | None = None) -> LoopState:
     """One sprint file and its ``iterateHistory``. Never raises on bad input."""
     path = Path(path)
@@ -303,9 +314,9 @@ def read_sprint(path: Path, root: Path | None = None) -> LoopState:
         history = []
     config, _ = _find_key(data, "config")
     config = config if isinstance(config, dict) else {}
-    limit = as_int(config.get("maxIterations")) or DEFAULT_MAX_ITERATIONS
-    target = _configured(config.get("matchRateTarget"), SPRINT_TARGET)
-    minimum = _configured(config.get("matchRateMinAcceptable"), SPRINT_MIN_ACCEPTABLE)
+    limit = configured_count(config.get("maxIterations"), DEFAULT_MAX_ITERATIONS)
+    target = configured_number(config.get("matchRateTarget"), SPRINT_TARGET)
+    minimum = configured_number(config.get("matchRateMinAcceptable"), SPRINT_MIN_ACCEPTABLE)
     points = []
     rates: list[float | None] = []
     for index, entry in enumerate(history, 1):
@@ -370,5 +381,11 @@ def read_sprint(path: Path, root: Path | None = None) -> LoopState:
         status=str(data.get("status") or data.get("phase") or "unknown"),
         trend_label="match rate %",
         points=tuple(points),
-        details={"target": target, "min_acceptable": minimum, "blocked": blocked, "no_improvement_run": flat},
+        details={
+            "target": target,
+            "min_acceptable": minimum,
+            "blocked": blocked,
+            "no_improvement_run": flat,
+            "features": sprint_features(data),
+        },
     )

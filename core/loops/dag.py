@@ -9,21 +9,12 @@ ours, never replaced by it.
 
 from __future__ import annotations
 
-import math
 import re
 from pathlib import Path
-from statistics import pvariance
 from typing import Any
 
-from scars.core.advice.advisor import FIXABILITY_MIN
-from scars.core.advice.trend import (
-    ACCEPTABLE_QUALITY,
-    PLATEAU_VARIANCE,
-    PREDICTION_HORIZON,
-    SLOPE_EPSILON,
-    TARGET_QUALITY,
-)
-from scars.core.advice.trend import slope as advisor_slope
+from scars.core.advice.advisor import FIXABILITY_MIN, QualityPoint
+from scars.core.advice.trend import ACCEPTABLE_QUALITY, TARGET_QUALITY, monitor_recommendation, trend_analysis
 from scars.core.loops.base import (
     Budget,
     LoopState,
@@ -31,6 +22,8 @@ from scars.core.loops.base import (
     TrendPoint,
     as_int,
     as_number,
+    configured_count,
+    configured_number,
     fmt_number,
     make_points_trend,
     read_yaml,
@@ -43,12 +36,11 @@ ROOT_KEYS = ("iterationDecision", "convergenceReport")
 _ROOT_LINE = re.compile(r"^(iterationDecision|convergenceReport)\s*:", re.MULTILINE)
 PEEK_BYTES = 64 * 1024
 
-# dag-convergence-monitor defaults (the seed's example goal) and thresholds: the advisor's,
-# one rule in one place (scars.core.advice.advisor).
+# dag-convergence-monitor defaults (the seed's example goal); the monitor's thresholds and rules
+# are scars.core.advice.trend's (one monitor for the DAG reports and the advisor).
 DEFAULT_TARGET = TARGET_QUALITY
 DEFAULT_ACCEPTABLE = ACCEPTABLE_QUALITY
 DEFAULT_MAX_ITERATIONS = 5
-MONITOR_PLATEAU_VARIANCE = PLATEAU_VARIANCE
 STRATEGIES = ("retry", "refine", "expand", "simplify", "escalate")
 ACTIONS = ("continue", "accept", "escalate", "abort")
 
@@ -183,88 +175,22 @@ def decision_state(report: dict[str, Any], file: str, default_name: str) -> Loop
 # --------------------------------------------------------------------------- convergence monitor
 
 
-def slope(values: list[float]) -> float:
-    """Least-squares slope of ``values`` over their index (0 for fewer than two points)."""
-    return advisor_slope(range(len(values)), values)
-
-
-def trend_analysis(scores: list[float], iterations: list[int], target: float) -> dict[str, Any]:
-    s = slope(scores)
-    direction = "improving" if s > SLOPE_EPSILON else ("declining" if s < -SLOPE_EPSILON else "stable")
-    plateau = len(scores) >= 3 and pvariance(scores[-3:]) < MONITOR_PLATEAU_VARIANCE
-    accel = slope(scores[-3:]) - slope(scores[-4:-1]) if len(scores) >= 4 else 0.0
-    predicted = None
-    if scores and scores[-1] >= target:
-        predicted = iterations[-1] if iterations else len(scores)
-    elif s > 0 and scores:
-        needed = math.ceil((target - scores[-1]) / s)
-        if needed <= PREDICTION_HORIZON:
-            predicted = (iterations[-1] if iterations else len(scores)) + needed
-    return {
-        "direction": direction,
-        "slope": s,
-        "acceleration": accel,
-        "isPlateauing": plateau,
-        "predictedConvergenceIteration": predicted,
-    }
-
-
-def recommend(
-    quality: float | None,
-    remaining_improvements: int | None,
-    goal: dict[str, float],
-    left: int | None,
-    trend: dict[str, Any],
-    points: int,
-    current: int | None = None,
-) -> tuple[str, str]:
-    """The monitor's recommendation (formats.md §5.2) and why."""
-    target, acceptable = goal["targetQuality"], goal["acceptableQuality"]
-    if quality is None:
-        return "continue", "no quality measured yet"
-    converged = quality >= target and (remaining_improvements or 0) == 0
-    if converged:
-        return "accept", f"converged: quality {quality:g} ≥ target {target:g} and no improvement remaining"
-    ok = quality >= acceptable
-    if ok and left is not None and left <= 1:
-        return "accept", f"acceptable ({quality:g} ≥ {acceptable:g}) with {left} iteration left"
-    if left == 0:
-        return (
-            ("accept", "budget spent; quality acceptable")
-            if ok
-            else ("escalate", "budget spent below the acceptable quality")
-        )
-    if trend["isPlateauing"] and not ok:
-        return "escalate", f"plateau below the acceptable quality {acceptable:g}"
-    if trend["direction"] == "declining" and points >= 3:
-        return "escalate", "quality declining over 3+ iterations"
-    predicted = trend["predictedConvergenceIteration"]
-    achievable = (
-        not trend["isPlateauing"]
-        and trend["direction"] != "declining"
-        and predicted is not None
-        and (left is None or predicted - (current if current is not None else points) <= left)
-    )
-    if not achievable:
-        return "escalate", "the goal is not achievable in the remaining budget at the current trend"
-    return "continue", "improving toward the target"
-
-
 def convergence_state(report: dict[str, Any], file: str, default_name: str) -> LoopState:
     failures: list[ParseFailure] = []
     goal_block = as_dict(report.get("goal"))
     goal = {
-        "targetQuality": as_number(goal_block.get("targetQuality")) or DEFAULT_TARGET,
-        "acceptableQuality": as_number(goal_block.get("acceptableQuality")) or DEFAULT_ACCEPTABLE,
+        "targetQuality": configured_number(goal_block.get("targetQuality"), DEFAULT_TARGET),
+        "acceptableQuality": configured_number(goal_block.get("acceptableQuality"), DEFAULT_ACCEPTABLE),
     }
-    limit = as_int(goal_block.get("maxIterations")) or DEFAULT_MAX_ITERATIONS
+    limit = configured_count(goal_block.get("maxIterations"), DEFAULT_MAX_ITERATIONS)
     history = report.get("qualityHistory")
     if history is None:
         history = []
     elif not isinstance(history, list):
         failures.append(ParseFailure(file, None, "qualityHistory is not a list; ignored"))
         history = []
-    points, scores, iterations = [], [], []
+    points: list[TrendPoint] = []
+    measured: list[QualityPoint] = []
     remaining_improvements = None
     for index, point in enumerate(history, 1):
         if not isinstance(point, dict):
@@ -279,23 +205,22 @@ def convergence_state(report: dict[str, Any], file: str, default_name: str) -> L
             )
         )
         if q is not None:
-            scores.append(q)
-            iterations.append(it)
+            measured.append(QualityPoint(it, q))
         remaining_improvements = left_items if left_items is not None else remaining_improvements
-    current = as_int(report.get("currentIteration")) or (iterations[-1] if iterations else len(points) or None)
+    current = as_int(report.get("currentIteration")) or (measured[-1].iteration if measured else len(points) or None)
     budget = Budget(current, limit, "iterations")
-    trend = trend_analysis(scores, iterations, goal["targetQuality"])
-    quality = scores[-1] if scores else None
-    action, why = recommend(quality, remaining_improvements, goal, budget.left, trend, len(scores), current)
+    trend = trend_analysis(measured, budget.left, goal["targetQuality"])
+    quality = measured[-1].quality if measured else None
+    monitor = monitor_recommendation(trend, quality, remaining_improvements, budget.left, goal["acceptableQuality"])
+    action, why, converged = monitor.action, monitor.reason, monitor.converged
     own = report.get("recommendation")
     own_action = own.get("action") if isinstance(own, dict) else (own if isinstance(own, str) else None)
     if isinstance(own_action, str) and own_action.lower() not in ACTIONS:
         failures.append(ParseFailure(file, None, f"unknown recommendation action {own_action!r} (kept)"))
-    converged = quality is not None and quality >= goal["targetQuality"] and (remaining_improvements or 0) == 0
     reasons = [
         f"quality {fmt_number(quality)} vs target {goal['targetQuality']:g} (acceptable {goal['acceptableQuality']:g})",
         f"{remaining_improvements if remaining_improvements is not None else '?'} improvement(s) remaining",
-        f"trend {trend['direction']} (slope {trend['slope']:+.3f}){', plateauing' if trend['isPlateauing'] else ''}",
+        f"trend {trend['direction']} (slope {trend['slope']:+.3f}){', plateauing' if trend['is_plateauing'] else ''}",
         f"monitor rule: {action} — {why}",
     ]
     if isinstance(own_action, str) and own_action.lower() != action:

@@ -13,7 +13,7 @@ from typing import Any
 from scars.core.loops.base import Budget, LoopState, StopRule, TrendPoint, make_points_trend, rel
 from scars.core.model import Feature, ParseFailure
 from scars.core.samsara.feature import read_feature
-from scars.core.samsara.rounds import evaluate_valves
+from scars.core.samsara.rounds import DEFAULT_MAX_ROUNDS, evaluate_valves, rounds_done, signal_series, split_rounds
 from scars.core.samsara.session import FeatureSession
 
 
@@ -50,23 +50,19 @@ def feature_state(
     failures = list(feature.parse_failures)
     failures.extend(ParseFailure(path, None, p) for p in problems or [])
     log = feature.iteration_log
-    rounds = list(log.rounds) if log is not None else []
-    max_rounds = log.max_rounds if log is not None else 3
-    closed = [r for r in rounds if r.decision]
-    budget = Budget(len(closed), max_rounds, "rounds")
+    max_rounds = log.max_rounds if log is not None else DEFAULT_MAX_ROUNDS
+    closed, _ = split_rounds(log)
+    budget = Budget(rounds_done(log), max_rounds, "rounds")
     counted = [it for it in feature.items if it.counted]
     undecided = [it for it in counted if it.id not in decisions]
     verdict = feature.entry.verdict if feature.entry is not None else "unknown"
 
-    points: list[TrendPoint] = []
-    if rounds and rounds[0].signal_lost_before is not None:
-        points.append(TrendPoint("before round 1", float(rounds[0].signal_lost_before), None))
-    elif log is not None and log.signal_lost_initial is not None:
-        points.append(TrendPoint("initial", float(log.signal_lost_initial), None))
-    for r in rounds:
-        if r.signal_lost_after is not None:
-            points.append(TrendPoint(f"round {r.round}", float(r.signal_lost_after), r.decision))
-    points.append(TrendPoint("now", float(feature.signal_lost), verdict))
+    points = [
+        TrendPoint(
+            p.label, float(p.value), p.decision if p.round is not None else (verdict if p.label == "now" else None)
+        )
+        for p in signal_series(log, feature.signal_lost)
+    ]
 
     reasons = list(feature.entry.reasons) if feature.entry is not None else []
     last = closed[-1] if closed else None

@@ -122,6 +122,12 @@ def split_rounds(log: IterationLog | None) -> tuple[list[Round], Round | None]:
     return done, open_round
 
 
+def rounds_done(log: IterationLog | None) -> int:
+    """Rounds used of ``max_rounds``: the number of the latest done round (0 before any)."""
+    done, _ = split_rounds(log)
+    return max((r.round for r in done), default=0)
+
+
 def next_round_number(log: IterationLog | None) -> int:
     done, open_round = split_rounds(log)
     if open_round is not None:
@@ -129,6 +135,68 @@ def next_round_number(log: IterationLog | None) -> int:
     if done:
         return max(r.round for r in done) + 1
     return 1
+
+
+@dataclass(frozen=True, slots=True)
+class SignalPoint:
+    """One point of a feature's signal_lost series (:func:`signal_series`)."""
+
+    label: str  # "start", "round N" or "now"
+    value: int
+    round: int | None = None  # the done round whose result this is (None for start and now)
+    source: str = ""  # where the value was read: the field, or "current signal_lost"
+    decision: str | None = None  # the round's decision (round points only)
+
+
+def signal_series(log: IterationLog | None, signal_now: int) -> list[SignalPoint]:
+    """signal_lost across the iteration: THE series of a feature.
+
+    The app's header and trends screen, ``scars loops``, the advisor and the gates all read it
+    from here (formats.md §1.4–1.5: N₀ → … → N_final):
+
+    * **start** — ``signal_lost_initial`` (the value at iteration entry), else the first done
+      round's ``signal_lost_before``; no start point when neither is recorded.
+    * **one point per done round**, in round order — its ``signal_lost_after``; when that is
+      missing, the next round's ``signal_lost_before`` (what the round handed on); for the
+      latest done round the current signal_lost (as the stagnation count reads an interrupted
+      round); otherwise the round has no point (an unknown value is not invented).
+    * **now** — the current signal_lost, when there is no point yet or it differs from the last.
+    """
+    done, _ = split_rounds(log)
+    points: list[SignalPoint] = []
+    if log is not None and log.signal_lost_initial is not None:
+        points.append(SignalPoint("start", int(log.signal_lost_initial), None, "signal_lost_initial"))
+    elif done and done[0].signal_lost_before is not None:
+        points.append(
+            SignalPoint("start", int(done[0].signal_lost_before), None, f"round {done[0].round} signal_lost_before")
+        )
+    for i, r in enumerate(done):
+        nxt = done[i + 1] if i + 1 < len(done) else None
+        if r.signal_lost_after is not None:
+            value, source = r.signal_lost_after, f"round {r.round} signal_lost_after"
+        elif nxt is not None and nxt.signal_lost_before is not None:
+            value, source = nxt.signal_lost_before, f"round {nxt.round} signal_lost_before"
+        elif nxt is None:
+            value, source = signal_now, "current signal_lost"
+        else:
+            continue
+        points.append(SignalPoint(f"round {r.round}", int(value), r.round, source, str(r.decision)))
+    if not points or points[-1].value != signal_now:
+        points.append(SignalPoint("now", int(signal_now), None, "current signal_lost"))
+    return points
+
+
+def signal_before_round(log: IterationLog | None, round_no: int, signal_now: int) -> int:
+    """signal_lost at the start of round ``round_no``: the round's own ``signal_lost_before``,
+    else the series' last point before it (the previous round's result, or the start), else now."""
+    rounds = log.rounds if log is not None else ()
+    this = next((r for r in rounds if r.round == round_no), None)
+    if this is not None and this.signal_lost_before is not None:
+        return int(this.signal_lost_before)
+    earlier = [
+        p for p in signal_series(log, signal_now) if p.label != "now" and (p.round is None or p.round < round_no)
+    ]
+    return earlier[-1].value if earlier else int(signal_now)
 
 
 def _after(r: Round, fallback: int | None) -> int | None:
@@ -414,7 +482,7 @@ def evaluate_valves(feature: Feature, decisions: Mapping[str, Any] | None = None
     valves: list[Valve] = []
 
     # max rounds
-    done_n = max((r.round for r in done), default=0)
+    done_n = rounds_done(log)
     nxt = next_round_number(log)
     active = done_n >= max_rounds
     near = not active and nxt >= max_rounds
@@ -593,7 +661,7 @@ class RoundFigures:
 
     round: int
     max_rounds: int
-    signal_lost_before: int | None
+    signal_lost_before: int
     signal_lost_after: int
     fixed: int
     accepted: int
@@ -627,11 +695,14 @@ def round_figures(feature: Feature, open_round: Mapping[str, Any], triage: Mappi
     max_rounds = open_round.get("max_rounds")
     if not isinstance(max_rounds, int):
         max_rounds = log.max_rounds if log is not None else DEFAULT_MAX_ROUNDS
+    number = int(open_round.get("round") or next_round_number(log))
     before = open_round.get("signal_lost_before")
+    if not isinstance(before, int):  # a round_start record without it: the series' point before the round
+        before = signal_before_round(log, number, feature.signal_lost)
     return RoundFigures(
-        round=int(open_round.get("round") or next_round_number(log)),
+        round=number,
         max_rounds=max_rounds,
-        signal_lost_before=before if isinstance(before, int) else None,
+        signal_lost_before=before,
         signal_lost_after=feature.signal_lost,
         fixed=actions.count("fix"),
         accepted=actions.count("accept"),

@@ -599,3 +599,19 @@ def test_scars_decide_blocked_is_the_blocked_fix_gate(tmp_path, capsys):
     assert [e.gate_id for e in _entries(f)] == ["triage", "blocked-fix"]  # one blocked-fix entry, not two
     with FeatureSession.open(f, read_only=True) as s:
         assert s.decisions[retry].blocked_outcome == "reclassify_as_defer"
+
+
+def test_a_round_started_without_its_signal_takes_the_series_point_before_it(tmp_path):
+    from scars.core.samsara.feature import read_feature
+    from scars.core.samsara.rounds import round_figures, signal_before_round
+
+    f = samsara_feature(tmp_path)
+    (f / "iteration-log.yaml").write_text(
+        "feature: demo\nsignal_lost_initial: 9\nrounds:\n  - round: 1\n    signal_lost_before: 9\n"
+        "    signal_lost_after: 7\n    decision: continue\n    decision_reason: one more\n",
+        encoding="utf-8",
+    )
+    feature = read_feature(f)
+    assert round_figures(feature, {"round": 2, "signal_lost_before": 6}, {}).signal_lost_before == 6  # recorded
+    fig = round_figures(feature, {"round": 2}, {})  # a round_start record without it
+    assert fig.signal_lost_before == signal_before_round(feature.iteration_log, 2, feature.signal_lost) == 7

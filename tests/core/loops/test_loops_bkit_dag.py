@@ -193,7 +193,8 @@ def test_dag_bad_yaml_is_a_failure(tmp_path):
     assert state.status == "unreadable" and state.parse_failures
 
 
-def test_slope_and_trend():
-    assert dag.slope([0.5, 0.6, 0.7]) == pytest.approx(0.1)
-    t = dag.trend_analysis([0.5, 0.6, 0.7], [1, 2, 3], 0.85)
-    assert t["direction"] == "improving" and t["predictedConvergenceIteration"] == 5
+def test_slope_and_trend(tmp_path):
+    state = dag.read_report(write_yaml(tmp_path, "conv.yaml", convergence([0.5, 0.6, 0.7], [3, 2, 1])), tmp_path)
+    t = state.details["trend"]
+    assert t["slope"] == pytest.approx(0.1)
+    assert t["direction"] == "improving" and t["predicted_convergence_iteration"] == 5

@@ -26,9 +26,8 @@ from scars.core.sanitize import one_line, visible
 def title_of(evidence: Evidence) -> str:
     """The round continuation line of formats.md §1.4, from the gate's figures."""
     f = evidence.facts
-    before = f["signal_lost_before"] if f["signal_lost_before"] is not None else "?"
     return (
-        f"Round {f['round']} done. signal_lost {before} → {f['signal_lost_after']}. "
+        f"Round {f['round']} done. signal_lost {f['signal_lost_before']} → {f['signal_lost_after']}. "
         f"Fixed {f['fixed']}, {f['remaining']} remaining."
     )
 

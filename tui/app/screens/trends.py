@@ -14,20 +14,19 @@ from textual.screen import Screen
 from textual.widgets import Static
 
 from scars.core.model import CATEGORIES, CATEGORY_LABEL, Feature
+from scars.core.samsara.rounds import signal_series
 from scars.tui.app.viewmodel import decision_state
 from scars.tui.app.widgets.chart import BarChart, Series
-from scars.tui.app.widgets.header import signal_series
 
 
 def trend_charts(feature: Feature, decisions: Mapping[str, Any]) -> list[BarChart]:
     log = feature.iteration_log
     rounds = list(log.rounds) if log is not None else []
-    series = signal_series(feature)
-    labels = ["start"] + [f"R{r.round}" for r in rounds if r.signal_lost_after is not None]
-    labels = labels[: len(series)]
-    while len(labels) < len(series):
-        labels.append("now")
-    signal = BarChart("signal_lost per round", labels, [Series("signal_lost", series)], height=6, y_label="items")
+    series = signal_series(log, feature.signal_lost)
+    labels = [f"R{p.round}" if p.round is not None else p.label for p in series]
+    signal = BarChart(
+        "signal_lost per round", labels, [Series("signal_lost", [p.value for p in series])], height=6, y_label="items"
+    )
     counts = [int(feature.counts.get(c, 0)) for c in CATEGORIES]
     cats = BarChart(
         "Remaining items per category (now)",

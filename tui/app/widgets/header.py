@@ -8,32 +8,15 @@ from textual.containers import Horizontal
 from textual.widgets import Sparkline, Static
 
 from scars.core.model import Feature
+from scars.core.samsara.rounds import DEFAULT_MAX_ROUNDS, signal_series
 from scars.core.sanitize import one_line
-
-
-def signal_series(feature: Feature) -> list[int]:
-    """signal_lost across rounds: the entry value, each round's result, then now."""
-    series: list[int] = []
-    log = feature.iteration_log
-    if log is not None:
-        first = log.signal_lost_initial
-        if first is None and log.rounds and log.rounds[0].signal_lost_before is not None:
-            first = log.rounds[0].signal_lost_before
-        if first is not None:
-            series.append(int(first))
-        for rnd in log.rounds:
-            if rnd.signal_lost_after is not None:
-                series.append(int(rnd.signal_lost_after))
-    if not series or series[-1] != feature.signal_lost:
-        series.append(int(feature.signal_lost))
-    return series
 
 
 def header_text(
     feature: Feature, *, round_no: int | None, progress: tuple[int, int], driver: str | None, read_only: str | None
 ) -> Text:
     log = feature.iteration_log
-    max_rounds = log.max_rounds if log is not None else 3
+    max_rounds = log.max_rounds if log is not None else DEFAULT_MAX_ROUNDS
     t = Text(no_wrap=True, overflow="ellipsis")
     t.append(one_line(feature.name, 48), style="bold")
     if read_only:
@@ -69,7 +52,7 @@ class ScarsHeader(Horizontal):
         self.query_one("#header-facts", Static).update(
             header_text(feature, round_no=round_no, progress=progress, driver=driver, read_only=read_only)
         )
-        series = signal_series(feature)
+        series = [p.value for p in signal_series(feature.iteration_log, feature.signal_lost)]
         trend = " → ".join(str(v) for v in series[-4:])
         self.query_one("#header-signal", Static).update(
             Text(f"signal_lost {feature.signal_lost} ({trend})", no_wrap=True, overflow="ellipsis")
