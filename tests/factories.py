@@ -272,6 +272,25 @@ def samsara_feature(
     )
 
 
+def decision_entry(gate_id: str = "triage", answer: str = "Fix the two hard-coded limits first", **fields: Any):
+    """A valid auto-decisions.md entry (``DecisionEntry``) of ``gate_id``; ``fields`` override."""
+    from scars.core.formats.auto_decisions import DecisionEntry
+
+    values: dict[str, Any] = dict(
+        stage="iteration",
+        gate_id=gate_id,
+        prompt_type="question",
+        workflow_prompt="Round 1 done. (A) continue (B) stop",
+        gatekeeper_answer=answer,
+        decision="proceed",
+        rationale="the figures shown",
+        evidence_checked=("scar-reports/task-1-scar.yaml",),
+        consequences=("start round 2",),
+    )
+    values.update(fields)
+    return DecisionEntry(**values)
+
+
 def item_id(feature_dir: Path, text: str, file: str = "task-1") -> str:
     f = read_feature(feature_dir)
     return next(it.id for it in f.items if it.text == text and file in it.file)

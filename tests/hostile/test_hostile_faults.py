@@ -23,11 +23,11 @@ from pathlib import Path
 import pytest
 
 from scars.core.errors import ChangedOnDisk, LockHeld, ScarsError
-from scars.core.formats.auto_decisions import DecisionEntry, parse_auto_decisions
+from scars.core.formats.auto_decisions import parse_auto_decisions
 from scars.core.formats.iteration_log import read_iteration_log
 from scars.core.samsara.session import FeatureSession
 from scars.core.storage.journal import journal_path, read_journal
-from tests.factories import SyscallTrace
+from tests.factories import SyscallTrace, decision_entry
 from tests.hostile.faults import ACCEPT, copy_feature, make_fault_feature
 
 
@@ -101,19 +101,7 @@ OPS = {
     "decide_many": lambda s, ids: s.decide_many(ids[1:4], "defer", reason="later"),
     "undo": lambda s, ids: s.undo(),
     "close_round": lambda s, ids: s.close_round("continue", "round closed under injected faults"),
-    "auto_decision": lambda s, ids: s.append_auto_decision(
-        DecisionEntry(
-            stage="iteration",
-            gate_id="triage",
-            prompt_type="question",
-            workflow_prompt="Triage?",
-            gatekeeper_answer="Fix the two hard-coded limits first",
-            decision="proceed",
-            rationale="they bite first",
-            evidence_checked=("scar reports",),
-            consequences=("fix round",),
-        )
-    ),
+    "auto_decision": lambda s, ids: s.append_auto_decision(decision_entry(rationale="they bite first")),
 }
 
 

@@ -6,10 +6,10 @@ import pytest
 import yaml
 
 from scars.core.errors import ChangedOnDisk, DecisionRefused, LockHeld, UsageError
-from scars.core.formats.auto_decisions import DecisionEntry, parse_auto_decisions
+from scars.core.formats.auto_decisions import parse_auto_decisions
 from scars.core.samsara.session import FeatureSession
 from scars.core.storage.journal import journal_path, read_journal
-from tests.factories import ACCEPT, add_report, csv_feature
+from tests.factories import ACCEPT, add_report, csv_feature, decision_entry
 
 
 @pytest.fixture
@@ -256,21 +256,6 @@ def test_canary_refuses_a_rewrite_and_keeps_the_round_in_the_journal(feature):
     assert [r["round"] for r in feature_state(feature).closed_rounds] == [2]
 
 
-def _entry(gate_id: str, answer: str, **kw) -> DecisionEntry:
-    return DecisionEntry(
-        stage="iteration",
-        gate_id=gate_id,
-        prompt_type="question",
-        workflow_prompt="Round 1 done. (A) continue (B) stop",
-        gatekeeper_answer=answer,
-        decision="proceed",
-        rationale="the figures shown",
-        evidence_checked=("scar-reports/task-1-scar.yaml",),
-        consequences=("start round 2",),
-        **kw,
-    )
-
-
 def test_entries_ride_on_their_journal_record_and_are_written_once(tmp_path):
     feature = csv_feature(tmp_path, auto=True)
     md = feature / "auto-decisions.md"
@@ -280,15 +265,18 @@ def test_entries_ride_on_their_journal_record_and_are_written_once(tmp_path):
         s.decide(a, "fix")
         s.decide(b, "fix")
         s.record_blocked_fix(
-            b, "reclassify_as_defer", "needs a design decision", entries=[_entry("blocked-fix", "B: defer it")]
+            b, "reclassify_as_defer", "needs a design decision", entries=[decision_entry("blocked-fix", "B: defer it")]
         )
         s.close_round(
             "stop",
             "no fix-class items remain",
-            entries=[_entry("triage", "T"), _entry("round-continuation", "Stop: done")],
+            entries=[decision_entry("triage", "T"), decision_entry("round-continuation", "Stop: done")],
         )
         assert (
-            s.append_auto_decision(_entry("round-continuation", "Continue: one more", supersedes=3), source="flag") == 4
+            s.append_auto_decision(
+                decision_entry("round-continuation", "Continue: one more", supersedes=3), source="flag"
+            )
+            == 4
         )
         kinds = [(r["type"], [e["gate_id"] for e in r.get("entries", [])]) for r in s.records if r.get("entries")]
     assert kinds == [
@@ -315,7 +303,7 @@ def test_an_entry_refused_writes_nothing(tmp_path):
     with FeatureSession.open(feature) as s:
         s.start_round()
         with pytest.raises(DecisionRefused, match="gatekeeper_answer"):
-            s.close_round("stop", "no fix-class items remain", entries=[_entry("round-continuation", "ok")])
+            s.close_round("stop", "no fix-class items remain", entries=[decision_entry("round-continuation", "ok")])
         assert s.open_round() is not None and s.closed_rounds() == []
     assert not (feature / "auto-decisions.md").exists() and not (feature / "iteration-log.yaml").exists()
 
@@ -325,7 +313,11 @@ def test_auto_entries_lost_to_a_kill_are_written_on_reopen(tmp_path):
     with FeatureSession.open(feature) as s:
         s.start_round()
         s.decide(ids(s)[0], "fix")
-        s.close_round("forced_stop", "max rounds reached", entries=[_entry("triage", "T"), _entry("safety-valve", "S")])
+        s.close_round(
+            "forced_stop",
+            "max rounds reached",
+            entries=[decision_entry("triage", "T"), decision_entry("safety-valve", "S")],
+        )
     md = feature / "auto-decisions.md"
     assert [e.gate_id for e in parse_auto_decisions(md.read_text())] == ["triage", "safety-valve"]
     md.write_text(md.read_text().split("## Decision 002")[0])  # as if the process died between the two
