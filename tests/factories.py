@@ -249,9 +249,14 @@ def samsara_feature(
     root: Path,
     *,
     index: str | None = "feature: demo  # keep me\nstatus: in_progress\ntasks:\n  - id: task-1\n    status: done\n",
+    auto: bool = False,
 ) -> Path:
-    """A samsara feature: 5 counted items (one cross-task pattern), so the entry verdict is `gate`."""
+    """A samsara feature: 5 counted items (one cross-task pattern), so the entry verdict is `gate`.
+    ``auto``: pre-thinking.md says ``Execution mode: auto`` (gates append their auto-decisions.md
+    entries); otherwise no execution mode is given (human: no entry)."""
     files = {"index.yaml": index} if index is not None else {}
+    if auto:
+        files["pre-thinking.md"] = "# Pre-thinking\n\nExecution mode: auto\n"
     return write_feature(
         root,
         {
@@ -265,6 +270,25 @@ def samsara_feature(
         },
         files=files,
     )
+
+
+def decision_entry(gate_id: str = "triage", answer: str = "Fix the two hard-coded limits first", **fields: Any):
+    """A valid auto-decisions.md entry (``DecisionEntry``) of ``gate_id``; ``fields`` override."""
+    from scars.core.formats.auto_decisions import DecisionEntry
+
+    values: dict[str, Any] = dict(
+        stage="iteration",
+        gate_id=gate_id,
+        prompt_type="question",
+        workflow_prompt="Round 1 done. (A) continue (B) stop",
+        gatekeeper_answer=answer,
+        decision="proceed",
+        rationale="the figures shown",
+        evidence_checked=("scar-reports/task-1-scar.yaml",),
+        consequences=("start round 2",),
+    )
+    values.update(fields)
+    return DecisionEntry(**values)
 
 
 def item_id(feature_dir: Path, text: str, file: str = "task-1") -> str:

@@ -17,8 +17,8 @@ import pytest
 import yaml
 from textual.widgets import Button
 
+from scars.core.gates.verify import verify_feature
 from scars.core.samsara.session import FeatureSession
-from scars.core.samsara.verify import verify_feature
 from scars.core.text import is_meaningful, text_problem
 from scars.tui.app.app import ScarsApp
 from tests.factories import (

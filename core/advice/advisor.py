@@ -783,15 +783,47 @@ def trigger_counts_by_category(feature: Feature) -> dict[str, int]:
     return {c: sum(1 for it in feature.items if it.counted and it.category == c) for c in CATEGORIES}
 
 
-# kind -> (divisor that maps the loop's score to 0..1, default target, default acceptable)
-LOOP_SCALES: dict[str, tuple[float, float, float]] = {
-    "loop-spec": (10.0, 0.8, 0.7),  # judge criteria 1–10; converged needs every criterion ≥ 8
-    "mechanist": (10.0, 0.6, 0.6),  # STOP needs score ≥ 6
-    "aris": (10.0, 0.6, 0.6),
-    "bkit": (100.0, 0.9, 0.9),  # match rate %, pass at 90 %
-    "bkit-sprint": (100.0, 1.0, 0.9),  # sprint target 100 %, minimum acceptable 90 %
-    "dag-convergence": (1.0, TARGET_QUALITY, ACCEPTABLE_QUALITY),
+# kind -> the divisor that maps the loop's score to 0..1 (review scores /10, match rates %, …)
+LOOP_SCALES: dict[str, float] = {
+    "loop-spec": 10.0,
+    "mechanist": 10.0,
+    "aris": 10.0,
+    "bkit": 100.0,
+    "bkit-sprint": 100.0,
+    "dag-convergence": 1.0,
 }
+
+
+# Ours: loop-spec has no "acceptable" level below its converged criterion score; 7 of 10.
+LOOP_SPEC_ACCEPTABLE = 0.7
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def loop_goal(kind: str, details: Mapping[str, Any]) -> tuple[float, float] | None:
+    """(target, acceptable) on 0..1, from the goal the loop's reader evaluated (its details):
+    the review STOP score, loop-spec's converged criterion score, bkit's threshold, a sprint's
+    target and minimum, a DAG report's goal. None when the reader gave none."""
+    div = LOOP_SCALES[kind]
+    if kind in ("mechanist", "aris"):
+        t = _number(details.get("target_score"))
+        return None if t is None else (t / div, t / div)
+    if kind == "loop-spec":
+        t = _number(details.get("criterion_converged"))
+        return None if t is None else (t / div, LOOP_SPEC_ACCEPTABLE)
+    if kind == "bkit":
+        t = _number(details.get("threshold"))
+        return None if t is None else (t / div, t / div)
+    if kind == "bkit-sprint":
+        t, m = _number(details.get("target")), _number(details.get("min_acceptable"))
+        return None if t is None or m is None else (t / div, m / div)
+    goal = details.get("goal")
+    if not isinstance(goal, Mapping):
+        return None
+    t, a = _number(goal.get("targetQuality")), _number(goal.get("acceptableQuality"))
+    return None if t is None or a is None else (t / div, a / div)
 
 
 def _gap_triggers(verdict: Any) -> tuple[Trigger, ...] | None:
@@ -821,20 +853,12 @@ def loop_history(state: Any) -> tuple[list[QualityPoint], float, float] | None:
     kind = getattr(state, "kind", None)
     if kind not in LOOP_SCALES:
         return None
-    div, target, acceptable = LOOP_SCALES[kind]
+    div = LOOP_SCALES[kind]
     details = getattr(state, "details", None) or {}
-    if kind == "bkit-sprint":
-        t, m = details.get("target"), details.get("min_acceptable")
-        target = float(t) / div if isinstance(t, (int, float)) else target
-        acceptable = float(m) / div if isinstance(m, (int, float)) else acceptable
-    if kind == "bkit" and isinstance(details.get("threshold"), (int, float)):
-        target = acceptable = float(details["threshold"]) / div
-    if kind == "dag-convergence" and isinstance(details.get("goal"), Mapping):
-        g = details["goal"]
-        target = float(g.get("targetQuality", target)) if isinstance(g.get("targetQuality"), (int, float)) else target
-        acceptable = (
-            float(g["acceptableQuality"]) if isinstance(g.get("acceptableQuality"), (int, float)) else acceptable
-        )
+    goal = loop_goal(kind, details)
+    if goal is None:
+        return None
+    target, acceptable = goal
     verdicts: list[Any] = []
     raw = getattr(state, "raw", None)
     if kind == "loop-spec" and isinstance(raw, Mapping) and isinstance(raw.get("iterate"), Mapping):
@@ -868,7 +892,7 @@ def advise_loop_state(
     budget = getattr(state, "budget", None)
     limit = getattr(budget, "limit", None)
     used = getattr(budget, "used", None)
-    max_it = limit if isinstance(limit, int) and limit > 0 else max(len(points), 1)
+    max_it = limit if isinstance(limit, int) else max(len(points), 1)  # a limit of 0 is a limit
     current = used if isinstance(used, int) else points[-1].iteration
     triggers = list(points[-1].triggers or ())
     return advise_history(

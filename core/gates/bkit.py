@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -10,7 +11,6 @@ from typing import Any
 from scars.core.errors import PathNotFound, UsageError
 from scars.core.gates.catalog import Answer, Gate
 from scars.core.gates.evidence import Evidence, GateResult
-from scars.core.gates.review import _num
 from scars.core.gates.state_io import (
     check_unchanged,
     display_path,
@@ -20,18 +20,21 @@ from scars.core.gates.state_io import (
     state_lock,
     write_json_state,
 )
-from scars.core.loops.base import fmt_number
-from scars.core.loops.bkit import no_improvement_run, project_of, read_status, status_files
+from scars.core.loops.base import LoopState, fmt_number
+from scars.core.loops.bkit import (
+    CRITICAL_MAX_ITERATIONS,
+    NO_IMPROVEMENT_LIMIT,
+    no_improvement_run,
+    project_of,
+    read_sprint,
+    read_status,
+    sprint_files,
+    status_files,
+)
 from scars.core.samsara.session import FeatureSession
 from scars.core.values import as_dict, as_list
 
-BKIT_CRITICAL_MAX = 10
-
-
-BKIT_NO_IMPROVEMENT = 3
-
-
-BKIT_HISTORY_CAP = 100
+BKIT_HISTORY_CAP = 100  # pdca-status.json history[] is a ring buffer of 100 (formats.md §4.2)
 
 
 def locate_pdca(path: Path) -> tuple[Path, Path]:
@@ -52,32 +55,13 @@ def locate_pdca(path: Path) -> tuple[Path, Path]:
     raise PathNotFound(f"no bkit pdca-status.json at {p} (looked in .bkit/state/ and docs/)")
 
 
-def _bkit_feature(sf: Path, root: Path, feature: str) -> Any:
-    """The bkit reader's state of one feature: threshold, limit and pass rule as `scars loops` has them."""
-    return next(s for s in read_status(sf, root) if s.name == feature)
-
-
-def _sprint_trend(root: Path, feature: str) -> tuple[list[float | None], str | None]:
-    sdir = root / ".bkit" / "state" / "sprints"
-    if not sdir.is_dir():
-        return [], None
-    for f in sorted(sdir.glob("*.json")):
-        try:
-            data = json.loads(f.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        if not isinstance(data, dict):
-            continue
-        names = as_list(data.get("features"))
-        if feature not in names and data.get("feature") != feature:
-            continue
-        hist = data.get("iterateHistory")
-        if isinstance(hist, list) and hist:
-            return [
-                (_num(h.get("matchRate")) if isinstance(h, dict) and h.get("matchRate") is not None else None)
-                for h in hist
-            ], display_path(f, root)
-    return [], None
+def _sprint_of(root: Path, feature: str) -> LoopState | None:
+    """The first sprint (by file name) covering ``feature`` with a per-iteration history."""
+    for path in sprint_files(root):
+        sprint = read_sprint(path, root)
+        if feature in sprint.details.get("features", ()) and sprint.points:
+            return sprint
+    return None
 
 
 def gather_pdca(gate: Gate, path: Path, *, feature: str | None = None, **_: Any) -> Evidence:
@@ -98,18 +82,24 @@ def gather_pdca(gate: Gate, path: Path, *, feature: str | None = None, **_: Any)
                 raise UsageError(f"{sf}: name the feature with --feature (features: {', '.join(features) or 'none'})")
     if feature not in features or not isinstance(features[feature], dict):
         raise UsageError(f"{sf}: no feature {feature!r} (features: {', '.join(features) or 'none'})")
-    f = features[feature]
-    # One rule, one place: the threshold, the iteration limit and the pass rule are the bkit
-    # reader's (scars.core.loops.bkit), so `scars loops` and this gate never disagree.
-    state = _bkit_feature(sf, root, feature)
-    threshold, max_it = state.details["threshold"], state.budget.limit
-    rate, count, passes = state.details["match_rate"], state.budget.used, state.details["match_rate_met"]
+    # One rule, one place: the threshold, the limits and the pass and no-improvement rules are
+    # the bkit reader's (scars.core.loops.bkit), so `scars loops` and this gate never disagree.
+    states = read_status(sf, root)
+    state = next((s for s in states if s.name == feature and s.status != "unreadable"), None)
+    if state is None:
+        problems = "; ".join(p.reason for s in states for p in s.parse_failures) or "unreadable"
+        raise UsageError(f"{sf}: the bkit reader cannot use this file ({problems})")
+    d = state.details
+    threshold, max_it = d["threshold"], state.budget.limit
+    # the reader counts a missing iterationCount as 0 (its budget always has a count)
+    rate, count, passes = d["match_rate"], state.budget.used or 0, d["match_rate_met"]
     config_file = root / "bkit.config.json"
     files = [display_path(sf, root)] + (["bkit.config.json"] if config_file.is_file() else [])
     warnings: list[str] = [f"{p.file}: {p.reason}" for p in state.parse_failures]
-    trend, trend_file = _sprint_trend(root, feature)
-    if trend_file:
-        files.append(trend_file)
+    sprint = _sprint_of(root, feature)
+    trend: list[float | None] = [p.value for p in sprint.points] if sprint is not None else []
+    if sprint is not None:
+        files.append(sprint.path)
     if not trend or (rate is not None and trend[-1] != rate):
         trend = trend + [rate]
     streak = no_improvement_run(trend)
@@ -119,14 +109,14 @@ def gather_pdca(gate: Gate, path: Path, *, feature: str | None = None, **_: Any)
     overrides: dict[str, str] = {}
     if rate is None:
         warnings.append("Match Rate not measured (null is never 100)")
-    if count >= max_it:
+    if state.budget.spent:
         warnings.append(
-            f"iteration limit reached: {count} of max {max_it}" + (" (beyond the limit)" if count > max_it else "")
+            f"iteration limit reached: {count} of max {max_it}" + (" (beyond the limit)" if state.budget.over else "")
         )
         reason_required.add("iterate")
-    if count >= BKIT_CRITICAL_MAX:
-        refused["iterate"] = f"{count} iterations reached the critical maximum {BKIT_CRITICAL_MAX}"
-    if streak >= BKIT_NO_IMPROVEMENT:
+    if count >= CRITICAL_MAX_ITERATIONS:
+        refused["iterate"] = f"{count} iterations reached the critical maximum {CRITICAL_MAX_ITERATIONS}"
+    if streak >= NO_IMPROVEMENT_LIMIT:
         warnings.append(f"no improvement for {streak} consecutive iterations: bkit stops with FAILURE")
         reason_required.add("iterate")
     thr_text = fmt_number(threshold)
@@ -134,23 +124,27 @@ def gather_pdca(gate: Gate, path: Path, *, feature: str | None = None, **_: Any)
         reason_required.add("iterate")
         overrides["stop"] = "proceed"
         advice = f"Match Rate {rate:g}% passes the {thr_text}% threshold: the loop completes with SUCCESS"
-    elif count >= max_it or streak >= BKIT_NO_IMPROVEMENT:
+    elif state.budget.spent or streak >= NO_IMPROVEMENT_LIMIT:
         advice = "the loop's own rule stops here (FAILURE, or PARTIAL if you accept the gap)"
     else:
         advice = f"below the {thr_text}% threshold with iterations left: the loop would iterate again"
     rate_text = "not measured" if rate is None else f"{rate:g}%"
     figures = [
         ("feature", feature),
-        ("phase", str(f.get("phase"))),
+        ("phase", str(d["phase"])),
         ("Match Rate", f"{rate_text} (threshold {thr_text}%): {'pass' if passes else 'below'}"),
-        ("trend", trend_text + ("" if trend_file else " (no per-iteration history on disk)")),
-        ("iterations", f"{count} of max {max_it} (critical {BKIT_CRITICAL_MAX})"),
-        ("no-improvement streak", f"{streak} of {BKIT_NO_IMPROVEMENT}"),
-        ("last iteration status", str(f.get("lastIterationStatus"))),
+        ("trend", trend_text + ("" if sprint is not None else " (no per-iteration history on disk)")),
+        ("iterations", f"{count} of max {max_it} (critical {CRITICAL_MAX_ITERATIONS})"),
+        ("no-improvement streak", f"{streak} of {NO_IMPROVEMENT_LIMIT}"),
+        ("last iteration status", str(d["last_iteration_status"])),
     ]
     prompt = gate.prompt.format(feature=feature, rate=rate_text, threshold=thr_text, count=count, max=max_it)
+    # The entry's principle is the rule as configured here, not the defaults.
+    principle = gate.principle.format(
+        threshold=thr_text, max=max_it, critical=CRITICAL_MAX_ITERATIONS, no_improvement=NO_IMPROVEMENT_LIMIT
+    )
     return Evidence(
-        gate=gate,
+        gate=replace(gate, principle=principle),
         target=sf.parent,
         state_file=sf,
         workflow_prompt=prompt,
@@ -164,6 +158,8 @@ def gather_pdca(gate: Gate, path: Path, *, feature: str | None = None, **_: Any)
             "meta": meta,
             "feature": feature,
             "rate": rate,
+            "loop_state": state,
+            "sprint_state": sprint,
         },
         reason_required=reason_required,
         decision_overrides=overrides,
@@ -218,9 +214,7 @@ def apply_pdca(
                 + (", phase report" if ans.value == "partial" else "")
                 + "; history entry added"
             )
-        ad_path, number = record_entry(
-            evidence, ans, reason, user=user, source=source, now=now, extra_consequences=extra
-        )
+        ad_path, number = record_entry(evidence, ans, reason, user=user, now=now, extra_consequences=extra)
         recorded = [ad_path]
         if ans.value in ("partial", "stop"):
             write_json_state(sf, data, ctx["meta"])

@@ -23,9 +23,9 @@ from scars.core.gates.state_io import (
     utc_now_z,
     write_feature_json,
 )
-from scars.core.loops.loopspec import gap_id, parse_backlog
+from scars.core.loops.loopspec import UNATTENDED_STYLES, gap_id, parse_backlog, project_of, read_feature
 from scars.core.samsara.session import FeatureSession
-from scars.core.values import as_dict, as_list
+from scars.core.values import as_list
 
 LOOP_SPEC_PHASES = ("spec", "discuss", "plan", "execute", "verify", "iterate", "deliver", "completed")
 
@@ -51,55 +51,42 @@ def locate_loop_spec(path: Path) -> Path:
     raise PathNotFound(f"no loop-spec feature.json at {p} (give .loop-spec/features/<slug> or its feature.json)")
 
 
-def _loop_spec_root(feature_json: Path) -> Path:
-    fdir = feature_json.parent
-    if fdir.parent.name == "features" and fdir.parent.parent.name == ".loop-spec":
-        return fdir.parent.parent.parent
-    return fdir
-
-
-def _gap_of(iterate: dict) -> dict | None:
-    gap = iterate.get("feedback")
-    if not isinstance(gap, dict):
-        lv = iterate.get("lastVerdict")
-        gap = lv.get("gap") if isinstance(lv, dict) else None
-    return gap if isinstance(gap, dict) else None
-
-
 def gather_loop_spec(gate: Gate, path: Path, **_: Any) -> Evidence:
+    """The evidence of the spec gate: the budget, the routes and the recorded gap are the
+    loop-spec reader's (scars.core.loops.loopspec), so `scars loops` and this gate agree."""
     fj = locate_loop_spec(path)
     data, meta = load_json_state(fj)
-    root = _loop_spec_root(fj)
-    it = as_dict(data.get("iterate"))
-    gap = _gap_of(it)
+    root = project_of(fj)
+    loop = read_feature(fj, root)
+    d = loop.details
+    gap = d["recorded_gap"]
     desc = str(gap.get("description") or "gap") if gap else "gap"
     fix = str(gap.get("fix_first") or gap.get("description") or "gap") if gap else "gap"
-    lv = as_dict(it.get("lastVerdict"))
+    budget = loop.budget
     figures = [
-        ("feature", str(data.get("slug") or fj.parent.name)),
-        ("original goal", str(data.get("feature_title") or "(none recorded)")),
-        ("current phase", str(data.get("currentPhase"))),
-        ("exec style", str(data.get("execStyle"))),
+        ("feature", str(d["slug"])),
+        ("original goal", str(d["feature_title"] or "(none recorded)")),
+        ("current phase", str(d["current_phase"])),
+        ("exec style", str(d["exec_style"])),
         (
             "iterations",
-            f"{it.get('used', 0)} of {it.get('maxIterations', 10)} used"
-            f"{', confirmation used' if it.get('confirmationUsed') else ''}",
+            f"{budget.used} of {budget.limit} used{', confirmation used' if d['confirmation_used'] else ''}",
         ),
-        ("last route", str(it.get("lastRoute", "(none)"))),
+        ("last route", str(d["last_route"] or "(none)")),
         ("gap type", str(gap.get("type")) if gap else "(none)"),
         ("gap", desc),
         ("fix first", fix),
     ]
-    if lv.get("summary"):
-        figures.append(("judge summary", str(lv.get("summary"))))
-    warnings: list[str] = []
+    if d["judge_summary"]:
+        figures.append(("judge summary", str(d["judge_summary"])))
+    warnings = [f"{p.file}: {p.reason}" for p in loop.parse_failures]
     if gap is None:
         warnings.append("no gap is recorded in iterate.feedback or iterate.lastVerdict")
     elif gap.get("type") != "spec":
         warnings.append(f"the recorded gap is of type {gap.get('type')!r}, not 'spec'")
-    if it.get("lastRoute") not in (None, "spec"):
-        warnings.append(f"the last recorded route is {it.get('lastRoute')!r}, not 'spec'")
-    if data.get("execStyle") in ("auto", "review-only") or data.get("autonomous") is True:
+    if d["last_route"] not in (None, "spec"):
+        warnings.append(f"the last recorded route is {d['last_route']!r}, not 'spec'")
+    if d["exec_style"] in UNATTENDED_STYLES or d["autonomous"]:
         warnings.append("upstream proceeds without asking in auto / review-only / autonomous runs")
     refused = (
         {"ship": "no gap is recorded to ship with (iterate.feedback and lastVerdict.gap are empty)"}
@@ -122,6 +109,7 @@ def gather_loop_spec(gate: Gate, path: Path, **_: Any) -> Evidence:
             "meta": meta,
             "gap_desc": desc,
             "gap_fix": fix,
+            "loop_state": loop,
         },
         default="reopen",
     )
@@ -215,9 +203,7 @@ def apply_loop_spec(
             extra.append("feature.json: currentPhase deliver, the gap in warnings[] and on the backlog")
         if ans.value in ("reopen", "ship") and "updatedAt" in data:
             data["updatedAt"] = utc_now_z()
-        ad_path, number = record_entry(
-            evidence, ans, reason, user=user, source=source, now=now, extra_consequences=extra
-        )
+        ad_path, number = record_entry(evidence, ans, reason, user=user, now=now, extra_consequences=extra)
         recorded.append(ad_path)
         if ans.value in ("reopen", "ship"):
             recorded.extend(write_feature_json(fj, data, ctx["meta"]))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
@@ -19,38 +18,19 @@ from scars.core.gates.state_io import (
     state_lock,
     write_json_state,
 )
-from scars.core.loops.base import fmt_number
+from scars.core.loops.base import Budget, fmt_number
 from scars.core.loops.review import (
-    ARIS_MAX_ROUNDS,
     BLOCKING_BUCKETS,
-    MECHANIST_MAX_CLAIM_REENTRIES,
-    MECHANIST_MAX_ITERATIONS,
     POSITIVE,
+    STAGE_DIR,
     STALL_LIMIT,
     TARGET_SCORE,
-    parse_verify_buckets,
+    VERIFY_REPORT,
+    project_of,
+    read_review_dir,
     score_met,
 )
-from scars.core.loops.review import canonical_verdict as _canonical_verdict
 from scars.core.samsara.session import FeatureSession
-
-# The loops' constants and the STOP rule's score and verdict dimensions are the review reader's
-# (scars.core.loops.review): one rule, one place, so `scars loops` and this gate agree.
-MECHANIST_STALL = STALL_LIMIT
-
-
-def canonical_verdict(raw: Any) -> str:
-    """ready | almost | not ready (the loop readers' Phase B canonicalization; none = not ready)."""
-    return _canonical_verdict(raw) or "not ready"
-
-
-def _num(value: Any) -> float | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, (int, float)):
-        return float(value)
-    m = re.search(r"-?\d+(?:\.\d+)?", str(value or ""))
-    return float(m.group()) if m else None
 
 
 def locate_review_state(path: Path) -> Path:
@@ -61,134 +41,112 @@ def locate_review_state(path: Path) -> Path:
         return p
     if not p.exists():
         raise PathNotFound(f"{p} does not exist")
-    for cand in (p / "review-stage" / "REVIEW_STATE.json", p / "REVIEW_STATE.json"):
+    for cand in (p / STAGE_DIR / "REVIEW_STATE.json", p / "REVIEW_STATE.json"):
         if cand.is_file():
             return cand
     raise PathNotFound(f"no REVIEW_STATE.json at {p} (looked in review-stage/ and the directory itself)")
 
 
-def verify_buckets(report: Path) -> dict[str, int] | None:
-    """Claims per bucket in verify/VERIFY_REPORT.md (None when it cannot be read)."""
-    try:
-        text = report.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
-    return parse_verify_buckets(text)
+def _of(budget: Budget) -> str:
+    """``used of limit (left left)`` of a reader's budget (``?`` where it is unknown)."""
+    used = "?" if budget.used is None else str(budget.used)
+    limit = "?" if budget.limit is None else str(budget.limit)
+    left = "?" if budget.left is None else str(budget.left)
+    return f"{used} of {limit} ({left} left)"
 
 
-def _last_heading_number(review_md: Path) -> int | None:
-    try:
-        text = review_md.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
-    nums = [int(m.group(2)) for m in re.finditer(r"^## (Iteration|Round) (\d+)", text, re.M)]
-    return max(nums) if nums else None
+def _buckets_figure(buckets: dict[str, int] | None, source: str) -> str:
+    if buckets is None:
+        return f"unknown ({source})"
+    counts = ", ".join(f"{b} {buckets.get(b, 0)}" for b in (*BLOCKING_BUCKETS, "PASS", "INTEGRITY_ONLY"))
+    blocking = any(buckets.get(b, 0) for b in BLOCKING_BUCKETS)
+    return f"{counts}: {'blocking' if blocking else 'clear'}" + ("" if source == VERIFY_REPORT else f" ({source})")
 
 
 def gather_review(gate: Gate, path: Path, **_: Any) -> Evidence:
+    """The evidence of the review gate: every budget, limit and rule is the review reader's
+    (scars.core.loops.review), so `scars loops` and this gate never disagree."""
     sf = locate_review_state(path)
     state, meta = load_json_state(sf)
     stage_dir = sf.parent
-    root = stage_dir.parent if stage_dir.name == "review-stage" else stage_dir
-    files = [display_path(sf, root)]
-    mechanist = "iterations_consumed" in state
-    score = _num(state.get("last_score"))
-    raw_verdict = state.get("last_verdict")
-    verdict = canonical_verdict(raw_verdict)
-    warnings: list[str] = []
+    root = project_of(stage_dir)
+    loop = read_review_dir(stage_dir, root)
+    d = loop.details
+    mechanist = loop.kind == "mechanist"
+    score = d["last_score"]
+    raw_verdict = d["last_verdict"]
+    verdict = d["canonical_verdict"] or "not ready"
     score_ok = score_met(score)
     verdict_ok = verdict in POSITIVE
-    review_md = stage_dir / "AUTO_REVIEW.md"
-    heading = _last_heading_number(review_md)
-    if heading is not None:
-        files.append(display_path(review_md, root))
+    stop_met = loop.stop_rule.met is True
+    stop_text = {True: "met", False: "not met", None: "not met (cannot be evaluated: unknown is never success)"}[
+        loop.stop_rule.met
+    ]
+    files = [display_path(sf, root)]
+    runs = d["auto_review_runs"]
+    heading = runs[-1]["sections"][-1]["number"] if runs else None
+    if runs:
+        files.append(display_path(stage_dir / "AUTO_REVIEW.md", root))
+    warnings = [f"{p.file}: {p.reason}" for p in loop.parse_failures]
     refused: dict[str, str] = {}
     uncertainty = ("low", "")
+    score_text = f"{'?' if score is None else f'{score:g}'}/10 (target >= {fmt_number(TARGET_SCORE)})"
+    figures = [
+        ("lineage", "Mechanist auto-iteration-loop" if mechanist else "ARIS auto-review-loop"),
+        ("status", str(d["status"])),
+        ("score", f"{score_text}: {'met' if score_ok else 'not met'}"),
+        ("verdict", f"{raw_verdict!s} → {verdict}: {'positive' if verdict_ok else 'not positive'}"),
+    ]
+    budget = loop.budget
     if mechanist:
-        consumed = int(_num(state.get("iterations_consumed")) or 0)
-        reentries = int(_num(state.get("claim_reentries_consumed")) or 0)
-        max_it = int(_num(state.get("max_iterations")) or MECHANIST_MAX_ITERATIONS)
-        noop = int(_num(state.get("consecutive_noop_count")) or 0)
-        report = root / "verify" / "VERIFY_REPORT.md"
-        buckets = verify_buckets(report)
+        buckets, source = d["buckets"], d["buckets_source"]
         if buckets is None:
-            buckets_ok = None
-            bucket_text = "unknown (verify/VERIFY_REPORT.md not found)"
-            warnings.append("claim buckets unknown: verify/VERIFY_REPORT.md not found — unknown is never success")
+            warnings.append(f"{source} — unknown is never success")
             uncertainty = ("high", "the claim buckets could not be read")
-        else:
-            files.append(display_path(report, root))
-            blocking = sum(buckets[b] for b in BLOCKING_BUCKETS)
-            buckets_ok = blocking == 0
-            bucket_text = (
-                f"FAIL {buckets['FAIL']}, INCONCLUSIVE {buckets['INCONCLUSIVE']}, "
-                f"ZERO_ELIGIBLE_VARIANTS {buckets['ZERO_ELIGIBLE_VARIANTS']}, "
-                f"PASS {buckets['PASS']}, INTEGRITY_ONLY {buckets['INTEGRITY_ONLY']}"
-            )
+        elif source == VERIFY_REPORT:
+            files.append(display_path(root / VERIFY_REPORT, root))
             uncertainty = ("medium", "claim buckets counted from the verdict tokens of VERIFY_REPORT.md rows")
-        stop_met = bool(score_ok and verdict_ok and buckets_ok)
-        left_it = max(max_it - consumed, 0)
-        left_re = max(MECHANIST_MAX_CLAIM_REENTRIES - reentries, 0)
-        budget = f"iterations {left_it} of {max_it}, claim re-entries {left_re} of {MECHANIST_MAX_CLAIM_REENTRIES}"
-        number = heading if heading is not None else max(consumed, 1)
+        reentries = Budget(**{k: d["claim_reentries"][k] for k in ("used", "limit", "unit")})
+        left = "?" if budget.left is None else budget.left
+        budget_text = f"iterations {left} of {budget.limit}, claim re-entries {reentries.left} of {reentries.limit}"
+        number = heading if heading is not None else max(budget.used or 0, 1)
         unit = "Iteration"
-        figures = [
-            ("lineage", "Mechanist auto-iteration-loop"),
-            ("status", str(state.get("status"))),
-            (
-                "score",
-                f"{'?' if score is None else f'{score:g}'}/10 (target >= {fmt_number(TARGET_SCORE)}): {'met' if score_ok else 'not met'}",
-            ),
-            ("verdict", f"{raw_verdict!s} → {verdict}: {'positive' if verdict_ok else 'not positive'}"),
-            (
-                "claim buckets",
-                f"{bucket_text}: {'clear' if buckets_ok else ('unknown' if buckets_ok is None else 'blocking')}",
-            ),
-            ("STOP rule", "met" if stop_met else "not met"),
-            ("iterations consumed", f"{consumed} of {max_it} ({left_it} left)"),
-            ("claim re-entries", f"{reentries} of {MECHANIST_MAX_CLAIM_REENTRIES} ({left_re} left)"),
-            ("no-op streak", f"{noop} of {MECHANIST_STALL}"),
+        figures += [
+            ("claim buckets", _buckets_figure(buckets, source)),
+            ("STOP rule", stop_text),
+            ("iterations consumed", _of(budget)),
+            ("claim re-entries", _of(reentries)),
+            ("no-op streak", f"{d['consecutive_noop_count']} of {STALL_LIMIT}"),
         ]
-        if state.get("runs_total") is not None or state.get("gpu_hours_total") is not None:
-            figures.append(("runs / GPU hours", f"{state.get('runs_total')} / {state.get('gpu_hours_total')}"))
-        if left_it == 0:
-            refused["continue"] = f"the iteration budget is spent ({consumed} of {max_it}); budgets are never reset"
-        if noop >= MECHANIST_STALL:
-            warnings.append(f"stall guard: {noop} consecutive no-op iterations (limit {MECHANIST_STALL})")
-        if state.get("status") == "awaiting_upstream":
+        if d["runs_total"] is not None or d["gpu_hours_total"] is not None:
+            figures.append(("runs / GPU hours", f"{d['runs_total']} / {d['gpu_hours_total']}"))
+        if budget.spent:
+            refused["continue"] = (
+                f"the iteration budget is spent ({budget.used} of {budget.limit}); budgets are never reset"
+            )
+        if d["stalled"]:
+            warnings.append(
+                f"stall guard: {d['consecutive_noop_count']} consecutive no-op iterations (limit {STALL_LIMIT})"
+            )
+        if d["status"] == "awaiting_upstream":
             warnings.append("status awaiting_upstream: the pending upstream calls run before the loop resumes")
     else:
-        rnd = int(_num(state.get("round", state.get("current_round"))) or 0)
-        max_rounds = int(_num(state.get("max_rounds")) or ARIS_MAX_ROUNDS)
-        stop_met = bool(score_ok and verdict_ok)
-        left = max(max_rounds - rnd, 0)
-        budget = f"rounds {left} of {max_rounds}"
-        number = heading if heading is not None else rnd
+        left = "?" if budget.left is None else budget.left
+        budget_text = f"rounds {left} of {budget.limit}"
+        number = heading if heading is not None else (budget.used or 0)
         unit = "Round"
-        figures = [
-            ("lineage", "ARIS auto-review-loop"),
-            ("status", str(state.get("status"))),
-            (
-                "score",
-                f"{'?' if score is None else f'{score:g}'}/10 (target >= {fmt_number(TARGET_SCORE)}): {'met' if score_ok else 'not met'}",
-            ),
-            ("verdict", f"{raw_verdict!s} → {verdict}: {'positive' if verdict_ok else 'not positive'}"),
+        figures += [
             ("claim buckets", "n/a (auto-review-loop has no claim buckets)"),
-            ("STOP rule", "met" if stop_met else "not met"),
-            ("rounds", f"{rnd} of {max_rounds} ({left} left)"),
+            ("STOP rule", stop_text),
+            ("rounds", _of(budget)),
         ]
-        if isinstance(state.get("score_trajectory"), list):
-            figures.append(
-                (
-                    "score trend",
-                    " → ".join(f"{_num(s):g}" if _num(s) is not None else "?" for s in state["score_trajectory"]),
-                )
-            )
-        if state.get("pending_experiments"):
-            warnings.append(f"{len(state['pending_experiments'])} pending experiment(s) in REVIEW_STATE.json")
-        if left == 0:
-            refused["continue"] = f"the round budget is spent ({rnd} of {max_rounds})"
-    if state.get("status") == "completed":
+        if len(loop.trend) > 1:
+            figures.append(("score trend", " → ".join(fmt_number(v) for v in loop.trend)))
+        if d["pending_experiments"]:
+            warnings.append(f"{len(d['pending_experiments'])} pending experiment(s) in REVIEW_STATE.json")
+        if budget.spent:
+            refused["continue"] = f"the round budget is spent ({budget.used} of {budget.limit})"
+    if d["status"] == "completed":
         refused.setdefault("continue", "REVIEW_STATE.json says status completed; the loop returns at once on resume")
     if score is None:
         warnings.append("last_score is missing or not a number")
@@ -199,7 +157,7 @@ def gather_review(gate: Gate, path: Path, **_: Any) -> Evidence:
     elif "continue" in refused:
         advice = f"STOP rule not met and {refused['continue']}: the loop closes out"
     else:
-        advice = f"STOP rule not met: the loop would continue ({budget} left)"
+        advice = f"STOP rule not met: the loop would continue ({budget_text} left)"
     prompt = gate.prompt.format(
         unit=unit,
         unit_lower=unit.lower(),
@@ -208,7 +166,7 @@ def gather_review(gate: Gate, path: Path, **_: Any) -> Evidence:
         score="?" if score is None else f"{score:g}",
         verdict=verdict,
         stop="met" if stop_met else "not met",
-        budget=budget,
+        budget=budget_text,
     )
     return Evidence(
         gate=gate,
@@ -225,7 +183,8 @@ def gather_review(gate: Gate, path: Path, **_: Any) -> Evidence:
             "meta": meta,
             "mechanist": mechanist,
             "stop_met": stop_met,
-            "exhausted": "continue" in refused and state.get("status") != "completed",
+            "exhausted": "continue" in refused and d["status"] != "completed",
+            "loop_state": loop,
         },
         reason_required=reason_required,
         decision_overrides=overrides,
@@ -267,9 +226,7 @@ def apply_review(
                 f"REVIEW_STATE.json: status completed"
                 f"{', termination_reason ' + data['termination_reason'] if 'termination_reason' in data and ctx['mechanist'] else ''}"
             )
-        ad_path, number = record_entry(
-            evidence, ans, reason, user=user, source=source, now=now, extra_consequences=extra
-        )
+        ad_path, number = record_entry(evidence, ans, reason, user=user, now=now, extra_consequences=extra)
         recorded.append(ad_path)
         if ans.value == "stop":
             write_json_state(sf, data, ctx["meta"])

@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from scars.core.errors import ChangedOnDisk, PathNotFound, UsageError
-from scars.core.formats.auto_decisions import append_entry as append_auto_decision_file
+from scars.core.formats.auto_decisions import append_entry
 from scars.core.gates.catalog import Answer
-from scars.core.gates.evidence import Evidence, GateResult, entry_fields
+from scars.core.gates.evidence import Evidence, GateResult, build_entry
 from scars.core.storage.durable import (
     Fingerprint,
     _fsync_dir,
@@ -191,25 +191,24 @@ def record_entry(
     reason: str | None,
     *,
     user: str,
-    source: str,
     now: str,
     extra_consequences: list[str] | None = None,
-    rationale: str | None = None,
 ) -> tuple[Path, int]:
     """Append the gate's auto-decisions.md entry next to the loop's state file."""
     directory = Path(evidence.context["decisions_dir"])
-    fields = entry_fields(
-        evidence,
-        ans,
-        reason,
-        user=user,
-        source=source,
-        now=now,
-        extra_consequences=extra_consequences,
-        rationale=rationale,
-    )
-    number = append_auto_decision_file(directory, **fields)
-    return directory / "auto-decisions.md", number
+    entry = build_entry(evidence, ans, reason, user=user, now=now, extra_consequences=extra_consequences)
+    return directory / "auto-decisions.md", append_entry(directory, entry)
+
+
+def loop_extra(evidence: Evidence) -> dict[str, Any]:
+    """The loop a gate stands in, as its reader has it (``loop_state``; a bkit feature's sprint
+    as ``sprint_state``): the same budget and stop rule as ``scars loops --json`` shows for it."""
+    out: dict[str, Any] = {}
+    for key in ("loop_state", "sprint_state"):
+        state = evidence.context.get(key)
+        if state is not None:
+            out[key] = state.brief()
+    return out
 
 
 def gate_result(
@@ -222,6 +221,7 @@ def gate_result(
     **extra: Any,
 ) -> GateResult:
     root = evidence.context.get("root")
+    extra = {**loop_extra(evidence), **extra}
     seen: list[str] = []
     for p in recorded:
         d = display_path(p, root)

@@ -152,6 +152,17 @@ class LoopState:
         """Every point of the loop's history, oldest first (what a chart draws)."""
         return list(self.points)
 
+    def brief(self) -> dict[str, Any]:
+        """What a gate reports of the loop it stands in (``scars gate … --json`` ``loop``): the
+        same budget and stop rule as ``scars loops --json``."""
+        return {
+            "kind": self.kind,
+            "name": self.name,
+            "budget": self.budget.to_dict(),
+            "stop_rule": self.stop_rule.to_dict(),
+            "waiting_for_human": self.waiting_for_human,
+        }
+
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready summary (``scars loops --json``); ``raw`` is left out."""
         return {

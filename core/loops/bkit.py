@@ -51,6 +51,14 @@ def status_files(project: Path) -> list[Path]:
     return []
 
 
+def sprint_files(project: Path) -> list[Path]:
+    """The project's sprint state files (``.bkit/state/sprints/*.json``), by name."""
+    directory = project / SPRINTS_DIR
+    if not directory.is_dir():
+        return []
+    return sorted(p for p in directory.glob("*.json") if p.is_file() or p.is_symlink())
+
+
 def project_of(path: Path) -> Path:
     """The project directory of a status or sprint file."""
     parts = path.parts
@@ -265,6 +273,14 @@ def _find_key(value: Any, key: str, depth: int = 0) -> tuple[Any, dict[str, Any]
     return None, None
 
 
+def sprint_features(data: dict[str, Any]) -> list[str]:
+    """The features a sprint covers: its ``features`` list and its ``feature``."""
+    names = [str(f) for f in as_list(data.get("features")) if isinstance(f, str)]
+    if isinstance(data.get("feature"), str) and data["feature"] not in names:
+        names.append(data["feature"])
+    return names
+
+
 def read_sprint(path: Path, root: Path | None = None) -> LoopState:
     """One sprint file and its ``iterateHistory``. Never raises on bad input."""
     path = Path(path)
@@ -365,5 +381,11 @@ def read_sprint(path: Path, root: Path | None = None) -> LoopState:
         status=str(data.get("status") or data.get("phase") or "unknown"),
         trend_label="match rate %",
         points=tuple(points),
-        details={"target": target, "min_acceptable": minimum, "blocked": blocked, "no_improvement_run": flat},
+        details={
+            "target": target,
+            "min_acceptable": minimum,
+            "blocked": blocked,
+            "no_improvement_run": flat,
+            "features": sprint_features(data),
+        },
     )

@@ -23,6 +23,7 @@ from scars.core.loops.base import (
     TrendPoint,
     as_int,
     as_number,
+    fmt_number,
     inside,
     make_points_trend,
     read_json,
@@ -33,6 +34,7 @@ from scars.core.model import ParseFailure
 from scars.core.values import as_dict
 
 DEFAULT_MAX_ITERATIONS = 10
+CRITERION_CONVERGED = 8.0  # the judge converges when every criterion scores at least this (1–10)
 MAX_ITERATIONS_RANGE = (1, 100)
 REQUIRED_VERDICT_KEYS = ("converged", "deterministic_gate_passed", "summary")
 GAP_ROUTES = ("execute", "plan", "spec", "verify")
@@ -147,6 +149,16 @@ def iterate_block(feature: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
         history=history,
     )
     return out, problems
+
+
+def recorded_gap(block: dict[str, Any]) -> dict[str, Any] | None:
+    """The gap the re-entered phase fixes first, as recorded: ``iterate.feedback``, else the
+    last verdict's ``gap`` (None when neither holds one; nothing is derived)."""
+    gap = block.get("feedback")
+    if not isinstance(gap, dict):
+        last = block.get("lastVerdict")
+        gap = last.get("gap") if isinstance(last, dict) else None
+    return gap if isinstance(gap, dict) else None
 
 
 def limit_route(used: int, max_iterations: int, confirmation_used: bool) -> str:
@@ -423,6 +435,15 @@ def _artifact(
     return project / candidate
 
 
+def project_of(feature_json: Path) -> Path:
+    """The project of ``<project>/.loop-spec/features/<slug>/feature.json``; a feature.json
+    elsewhere is its own directory's."""
+    feature_dir = feature_json.parent
+    if feature_dir.parent.name == "features" and feature_dir.parent.parent.name == ".loop-spec":
+        return feature_dir.parent.parent.parent
+    return feature_dir
+
+
 def find_features(root: Path) -> list[Path]:
     """``feature.json`` files under ``<root>/.loop-spec/features/*/``."""
     base = root / ".loop-spec" / "features"
@@ -435,7 +456,7 @@ def read_feature(feature_json: Path, root: Path | None = None) -> LoopState:
     """One loop-spec feature as a :class:`LoopState`. Never raises on bad input."""
     feature_json = Path(feature_json)
     feature_dir = feature_json.parent
-    project = feature_dir.parent.parent.parent  # <project>/.loop-spec/features/<slug>/
+    project = project_of(feature_json)
     root = Path(root) if root is not None else project
     name_rel = rel(feature_json, root)
     failures: list[ParseFailure] = []
@@ -546,7 +567,9 @@ def read_feature(feature_json: Path, root: Path | None = None) -> LoopState:
     reasons: list[str] = []
     if verdict_converged(stored_verdict):
         met, outcome = True, "converged"
-        reasons.append("judge: converged (deterministic gate passed, every criterion ≥ 8)")
+        reasons.append(
+            f"judge: converged (deterministic gate passed, every criterion ≥ {fmt_number(CRITERION_CONVERGED)})"
+        )
         reasons.append("converged floor held" if floor_checked else "converged floor: no Good-Enough criteria to check")
     elif harvest_done:
         met, outcome = True, "budget_spent"
@@ -646,8 +669,11 @@ def read_feature(feature_json: Path, root: Path | None = None) -> LoopState:
         "limit_route": lim,
         "last_route": block.get("lastRoute"),
         "converged": verdict_converged(stored_verdict),
+        "criterion_converged": CRITERION_CONVERGED,
         "gap": gap,
         "feedback": block.get("feedback"),
+        "recorded_gap": recorded_gap(block),
+        "judge_summary": last.get("summary") if last is not None else None,
         "floor": floor_lines,
         "warnings": warnings,
         "pending_remediation_tasks": len(data["pendingRemediationTasks"])

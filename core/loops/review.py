@@ -21,6 +21,7 @@ from scars.core.loops.base import (
     TrendPoint,
     as_int,
     as_number,
+    configured_count,
     fmt_number,
     make_points_trend,
     now_utc,
@@ -43,6 +44,7 @@ STALE_AFTER = timedelta(hours=24)
 ARIS_MAX_ROUNDS = 4
 
 POSITIVE = ("ready", "almost")
+VERIFY_REPORT = "verify/VERIFY_REPORT.md"  # the claim buckets, next to the review stage
 BLOCKING_BUCKETS = ("FAIL", "INCONCLUSIVE", "ZERO_ELIGIBLE_VARIANTS")
 BUCKETS = ("PASS",) + BLOCKING_BUCKETS + ("INTEGRITY_ONLY",)
 
@@ -263,6 +265,15 @@ def parse_verify_buckets(text: str) -> dict[str, int]:
 # --------------------------------------------------------------------------- reading a loop
 
 
+STAGE_DIR = "review-stage"
+
+
+def project_of(directory: Path) -> Path:
+    """The project of a review loop's directory: the parent of ``review-stage/``, else the
+    directory itself (the legacy layout keeps the files at the project root)."""
+    return directory.parent if directory.name == STAGE_DIR else directory
+
+
 def _lineage(state: dict[str, Any] | None) -> str:
     if isinstance(state, dict) and ("iterations_consumed" in state or "claim_reentries_consumed" in state):
         return "mechanist"
@@ -399,25 +410,28 @@ def _mechanist(
     verdict = canonical_verdict(verdict_text)
 
     # Buckets from verify/VERIFY_REPORT.md next to the review stage (project root).
-    project = directory.parent if directory.name == "review-stage" else directory
+    project = project_of(directory)
     buckets = None
-    verify_path = project / "verify" / "VERIFY_REPORT.md"
+    verify_path = project / VERIFY_REPORT
     if verify_path.exists() or verify_path.is_symlink():
         text, failure = read_text(verify_path, root)
         if failure is not None:
             failures.append(failure)
-            source = "claim buckets unknown: verify/VERIFY_REPORT.md unreadable"
+            source = f"claim buckets unknown: {VERIFY_REPORT} unreadable"
         else:
             buckets = parse_verify_buckets(text or "")
-            source = "verify/VERIFY_REPORT.md"
+            source = VERIFY_REPORT
     elif status == "completed" and termination == "positive_verdict":
         buckets = {}
-        source = "the loop terminated on a positive verdict (verify/VERIFY_REPORT.md not found)"
+        source = f"the loop terminated on a positive verdict ({VERIFY_REPORT} not found)"
     else:
-        source = "claim buckets unknown: verify/VERIFY_REPORT.md not found"
+        source = f"claim buckets unknown: {VERIFY_REPORT} not found"
     stop = _stop(score, verdict, buckets, source)
 
-    budget = Budget(used, MECHANIST_MAX_ITERATIONS, "iterations")
+    # MAX_ITERATIONS is overridable upstream (the `MAX_ITERATIONS:` argument); a state that
+    # records `max_iterations` is read with it.
+    limit = configured_count(state.get("max_iterations"), MECHANIST_MAX_ITERATIONS)
+    budget = Budget(used, limit, "iterations")
     reentry_budget = Budget(reentries, MECHANIST_MAX_CLAIM_REENTRIES, "claim re-entries")
     stalled = noop >= STALL_LIMIT or status == "stalled"
     stamp = parse_time(state.get("timestamp"))
@@ -428,7 +442,7 @@ def _mechanist(
     if reentry_budget.spent:
         reasons.append(f"claim re-entry sub-budget spent ({reentries}/{MECHANIST_MAX_CLAIM_REENTRIES}): type ③ refused")
     if budget.spent:
-        reasons.append(f"iteration budget spent ({used}/{MECHANIST_MAX_ITERATIONS})")
+        reasons.append(f"iteration budget spent ({used}/{limit})")
     outcome = stop.outcome or (
         "stalled" if stalled else termination or ("iterations_exhausted" if budget.spent else None)
     )
@@ -448,9 +462,7 @@ def _mechanist(
     waiting = False
     if stop.met is not True and (budget.spent or stalled):
         waiting = True
-        why = (
-            "the stall guard fired" if stalled else f"the iteration budget is spent ({used}/{MECHANIST_MAX_ITERATIONS})"
-        )
+        why = "the stall guard fired" if stalled else f"the iteration budget is spent ({used}/{limit})"
         reason = f"STOP rule not met and {why}: a person decides what happens to the open claims"
     elif stop.met:
         reason = "STOP rule met: " + "; ".join(stop.reasons[:2])
@@ -471,6 +483,7 @@ def _mechanist(
         "last_score": score,
         "last_verdict": verdict_text,
         "canonical_verdict": verdict,
+        "target_score": TARGET_SCORE,
         "claim_reentries": reentry_budget.to_dict(),
         "consecutive_noop_count": noop,
         "stalled": stalled,
@@ -479,6 +492,7 @@ def _mechanist(
         "display_iteration": (used or 0) + 1,
         "thread_id": state.get("thread_id", state.get("threadId")),
         "buckets": buckets,
+        "buckets_source": source,
         "pending_upstream_calls": pending,
         "runs_total": state.get("runs_total"),
         "gpu_hours_total": state.get("gpu_hours_total"),
@@ -546,7 +560,7 @@ def _aris(
     if used is None and runs:
         numbered = [s["number"] for s in runs[-1]["sections"] if s["score"] is not None or s["verdict"] is not None]
         used = max(numbered) if numbered else None
-    limit = as_int(st.get("max_rounds")) or ARIS_MAX_ROUNDS
+    limit = configured_count(st.get("max_rounds"), ARIS_MAX_ROUNDS)
     status = st.get("status") if isinstance(st.get("status"), str) else None
 
     # Last score and verdict: the documented keys, else the last round entry, else the log.
@@ -614,6 +628,7 @@ def _aris(
         "last_score": score,
         "last_verdict": verdict_text,
         "canonical_verdict": verdict,
+        "target_score": TARGET_SCORE,
         "score_source": source,
         "thread_id": st.get("threadId", st.get("thread_id")),
         "difficulty": st.get("difficulty"),

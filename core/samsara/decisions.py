@@ -231,7 +231,10 @@ ROUND_START = "round_start"  # {"round", "signal_lost_before", "budget_context",
 ROUND_CLOSE = "round_close"  # {"round", "entry": the iteration-log round mapping}
 
 
-AUTO_DECISION = "auto_decision"  # {"number", "stage", "gate_id", "supersedes"}
+# {"entries": [one DecisionEntry record], "round", "source"}: an auto-decisions.md entry of its
+# own. Any record may carry "entries": the entries of the decision it records (a round close,
+# a blocked-fix outcome), kept here until they are on disk in auto-decisions.md.
+AUTO_DECISION = "auto_decision"
 
 
 REOPEN = "reopen"  # {"item_id", "cause", "watch"}: a fired watch sends the item back to triage
@@ -251,7 +254,9 @@ class JournalState:
     open_round: dict[str, Any] | None = None  # the round_start record of the open round
     closed_rounds: list[dict[str, Any]] = field(default_factory=list)  # round_close records
     last_close_seq: int = 0
+    # every entry the journal holds: {"seq", "round", "gate_id", "entry"} (a DecisionEntry record)
     auto_decisions: list[dict[str, Any]] = field(default_factory=list)
+    last_triage_seq: int = 0  # seq of the latest triage change: a decision (or batch) recorded or undone
     changed_at: dict[str, int] = field(default_factory=dict)  # item_id -> seq of its last change
     descriptions: dict[str, str] = field(default_factory=dict)  # item_id -> text when decided
     reopened: dict[str, dict[str, Any]] = field(default_factory=dict)  # item_id -> its latest reopen record
@@ -291,6 +296,8 @@ def apply(state: JournalState, rec: dict[str, Any]) -> None:
             state.history.setdefault(item, []).append({"seq": state.changed_at.get(item), **prev.to_dict()})
         return prev
 
+    if kind in (DECISION, UNDO) and isinstance(seq, int):
+        state.last_triage_seq = seq
     if kind == DECISION:
         for d in rec.get("decisions") or ():
             if not isinstance(d, dict) or not d.get("item_id"):
@@ -348,8 +355,11 @@ def apply(state: JournalState, rec: dict[str, Any]) -> None:
         state.open_round = None
         state.last_close_seq = seq if isinstance(seq, int) else state.last_close_seq
         state.undo_stack.clear()  # decisions of a closed round are in iteration-log.yaml now
-    elif kind == AUTO_DECISION:
-        state.auto_decisions.append(rec)
+    for entry in rec.get("entries") or ():
+        if isinstance(entry, dict):
+            state.auto_decisions.append(
+                {"seq": seq, "round": rec.get("round"), "gate_id": entry.get("gate_id"), "entry": entry}
+            )
 
 
 def check_items(state: JournalState, items: Iterable[Any]) -> list[str]:

@@ -337,8 +337,22 @@ def test_loop_spec_gaps_become_triggers_and_strategies():
     gap = {"type": "execute", "description": "d", "fix_first": "Pass the flag"}
     hist = [{"iteration": i, "converged": False, "gap": dict(gap), "remaining_gaps": []} for i in (1, 2, 3)]
     raw = {"iterate": {"history": hist}}
-    s = _state("loop-spec", [6.0, 6.0, 6.0], 3, 10, raw=raw)
+    s = _state("loop-spec", [6.0, 6.0, 6.0], 3, 10, raw=raw, details={"criterion_converged": 8.0})
     a = adv.advise_loop_state(s)
     assert mode(a.failure_modes, "infinite_loop").active  # the same fix_first three times
     assert mode(a.failure_modes, "strategy_mismatch").figures["failed_strategy"] == "execute"
     assert a.action == "ESCALATE"
+
+
+def test_loop_goals_are_the_readers(tmp_path):
+    """The advisor's target for a loop is the goal its reader evaluated, never a second copy."""
+    from scars.core.loops import loopspec, review
+    from scars.core.loops.review import read_review_dir
+    from tests.factories import mechanist_state
+
+    stage = mechanist_state(tmp_path)
+    a = adv.advise_loop_state(read_review_dir(stage, tmp_path))
+    assert a.trend["target"] == review.TARGET_SCORE / 10
+    s = _state("loop-spec", [6.0, 7.0], 2, 10, details={"criterion_converged": loopspec.CRITERION_CONVERGED})
+    assert adv.advise_loop_state(s).trend["target"] == 0.8
+    assert adv.advise_loop_state(_state("aris", [6.0, 7.0], 2, 4)) is None  # no goal from a reader: no advice

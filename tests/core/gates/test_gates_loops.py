@@ -231,7 +231,8 @@ def test_mechanist_missing_verify_report_is_unknown_never_success(tmp_path):
     stage = mechanist_state(tmp_path, score=9, verdict="ready")
     (tmp_path / "verify" / "VERIFY_REPORT.md").unlink()
     ev = gates.gather("review-continue", stage)
-    assert dict(ev.figures)["STOP rule"] == "not met"
+    assert dict(ev.figures)["STOP rule"] == "not met (cannot be evaluated: unknown is never success)"
+    assert ev.default == "continue" and not ev.decision_overrides
     assert ev.uncertainty[0] == "high"
 
 
@@ -340,3 +341,17 @@ def test_pdca_config_overrides_threshold_and_limit(tmp_path):
     assert figs["Match Rate"] == "86% (threshold 85%): pass"
     assert figs["iterations"] == "3 of max 3 (critical 10)"
     assert "bkit.config.json" in ev.files_read
+    # The entry names the rule as configured, not bkit's defaults.
+    gates.record(ev, "stop", "86% passes the configured 85%", user=USER)
+    text = (tmp_path / ".bkit" / "state" / "auto-decisions.md").read_text(encoding="utf-8")
+    principles = text.split("- principles_used:\n", 1)[1].splitlines()
+    assert principles[0] == (
+        '  - "pass at Match Rate >= 85 %; at most 3 iterations (critical 10); stop after 3 without improvement"'
+    )
+
+
+def test_pdca_principle_without_a_config_names_the_defaults(tmp_path):
+    bkit_project(tmp_path)
+    gates.record(gates.gather("pdca-continue", tmp_path), "iterate", None, user=USER)
+    text = (tmp_path / ".bkit" / "state" / "auto-decisions.md").read_text(encoding="utf-8")
+    assert "pass at Match Rate >= 90 %; at most 5 iterations (critical 10); stop after 3 without" in text
