@@ -75,7 +75,7 @@ def resolve_in_repo(repo_root: str | os.PathLike[str] | None, rel: str) -> tuple
     return got, None
 
 
-def git_authors(repo_root: str | None, rel_paths: list[str], timeout: float = 1.5) -> list[str]:
+def git_authors(repo_root: str | None, rel_paths: list[str]) -> list[str]:
     """Authors of the files (most recent first), from ``git log``; [] when git is unavailable.
 
     Only paths that resolve inside the repository are passed to git."""
@@ -88,7 +88,7 @@ def git_authors(repo_root: str | None, rel_paths: list[str], timeout: float = 1.
             safe.append(str(real))
     if not safe:
         return []
-    return authors_of(repo_root, safe, timeout)
+    return authors_of(repo_root, safe)
 
 
 def read_excerpt(repo_root: str | None, where: str | None) -> tuple[Excerpt | None, str | None]:
