@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from scars.core.git import authors_of
+from scars.core.storage import safe_read
 from scars.core.storage.paths import resolve_inside
 
 EXCERPT_MAX_BYTES = 2_000_000  # a larger file is not read for an excerpt
@@ -101,12 +102,10 @@ def read_excerpt(repo_root: str | None, where: str | None) -> tuple[Excerpt | No
     real, reason = resolve_in_repo(repo_root, loc.path)
     if real is None:
         return None, reason
-    try:
-        if real.stat().st_size > EXCERPT_MAX_BYTES:
-            return None, "the file is too large for an excerpt"
-        data = real.read_bytes()
-    except OSError as exc:
-        return None, f"cannot read the file ({exc.strerror or exc})"
+    try:  # resolved inside the repository above; read by the one policy, bounded
+        data = safe_read.read_bytes(real, limit=EXCERPT_MAX_BYTES, what="the file")
+    except (safe_read.Unreadable, OSError) as exc:
+        return None, f"{exc} (no excerpt)"
     if b"\0" in data[:8192]:
         return None, "the file is binary"
     lines = data.decode("utf-8", errors="replace").splitlines()
@@ -134,8 +133,8 @@ def codeowners(repo_root: str | None, rel_paths: list[str]) -> list[str]:
     else:
         return []
     try:
-        text = real.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+        text = safe_read.read_text(real, strict=False)
+    except (safe_read.Unreadable, OSError):
         return []
     rules: list[tuple[str, list[str]]] = []
     for line in text.splitlines()[:5000]:
