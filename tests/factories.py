@@ -614,6 +614,15 @@ def tree_hashes(root: Path) -> dict[str, str]:
     }
 
 
+def run_cli(argv: list[str], capsys) -> tuple[int, str, str]:  # noqa: ANN001
+    """``scars ARGV`` in this process: (exit code, stdout, stderr)."""
+    from scars.tui.cli import main as cli
+
+    code = cli.main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
 def clean_env(monkeypatch, user: str = "alice") -> None:
     """No answer variables inherited from the environment; a fixed deciding user."""
     for name in list(os.environ):

@@ -31,7 +31,7 @@ from scars.core.clock import now_iso
 from scars.core.errors import DecisionRefused, FieldError
 from scars.core.model import AutoDecisionEntry
 from scars.core.storage.durable import append_record
-from scars.core.text import is_meaningful
+from scars.core.text import is_meaningful, text_problem
 
 # The 13 fields of an entry, in template order (formats.md §1.6), each with its kind: how it is
 # written and read. The parser, the validator and the renderer all walk this one table.
@@ -61,8 +61,6 @@ STAGES = frozenset(
 PROMPT_TYPES = frozenset({"question", "confirmation"})
 DECISIONS = frozenset({"proceed", "revise", "reject", "accept_gap"})
 UNCERTAINTY_LEVELS = frozenset({"low", "medium", "high"})
-# Answers that are not question-specific (formats.md §1.6 "Validity").
-GENERIC_ANSWERS = frozenset({"approved", "looks good", "continue", "ok", "yes", "lgtm", "proceed"})
 
 _HEADING = re.compile(r"^##\s+Decision\s+(\S+)\s+-\s+(.*?)\s*$")
 _FIELD = re.compile(r"^- ([A-Za-z_]+):(?:\s(.*))?$")
@@ -203,8 +201,8 @@ def _finish(cur: dict, earlier: list[AutoDecisionEntry]) -> AutoDecisionEntry:
         if "notes" not in unc:
             problems.append("uncertainty has no notes")
     answer = fields.get("gatekeeper_answer")
-    if isinstance(answer, str) and answer.strip().strip(".!").lower() in GENERIC_ANSWERS:
-        problems.append(f"gatekeeper_answer {answer!r} is generic, not question-specific")
+    if isinstance(answer, str) and (problem := text_problem(answer)):  # §1.6 validity: question-specific
+        problems.append(f"gatekeeper_answer is not question-specific: {problem}")
     if fields.get("evidence_checked") == []:
         problems.append("evidence_checked is empty")
     return AutoDecisionEntry(
@@ -221,11 +219,6 @@ FILE_NAME = "auto-decisions.md"
 
 
 LEVELS = ("low", "medium", "high")
-
-
-# Answers that are not question-specific (§1.6 validity rules), compared case-insensitively
-# after trimming whitespace and end punctuation: the parser's list and a few more.
-WRITE_GENERIC_ANSWERS = frozenset(GENERIC_ANSWERS) | {"approve", "okay", "fine", "done"}
 
 
 _GATE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*")
@@ -299,17 +292,10 @@ class DecisionEntry:
             errors.append(FieldError("uncertainty_level", "must be low, medium or high"))
         if not is_meaningful(self.workflow_prompt):
             errors.append(FieldError("workflow_prompt", "the original workflow prompt must be preserved"))
-        answer = self.gatekeeper_answer
-        if not is_meaningful(answer):
-            errors.append(FieldError("gatekeeper_answer", "is required"))
-        elif answer.strip().strip(".!").strip().casefold() in WRITE_GENERIC_ANSWERS:
-            errors.append(
-                FieldError(
-                    "gatekeeper_answer", f"{answer.strip()!r} alone is generic; the answer must be question-specific"
-                )
-            )
-        if not is_meaningful(self.rationale):
-            errors.append(FieldError("rationale", "is required"))
+        if problem := text_problem(self.gatekeeper_answer):
+            errors.append(FieldError("gatekeeper_answer", f"must be question-specific: {problem}"))
+        if problem := text_problem(self.rationale):
+            errors.append(FieldError("rationale", problem))
         if not any(is_meaningful(e) for e in self.evidence_checked):
             errors.append(FieldError("evidence_checked", "must list the evidence checked"))
         if not any(is_meaningful(c) for c in self.consequences):

@@ -13,7 +13,7 @@ from scars.core.clock import now_iso
 from scars.core.errors import DecisionRefused, FieldError
 from scars.core.formats.auto_decisions import DecisionEntry
 from scars.core.gates.catalog import Answer, Gate
-from scars.core.text import generic_reason_problem
+from scars.core.text import text_problem
 
 
 @dataclass
@@ -120,14 +120,14 @@ def validate_answer(evidence: Evidence, answer_text: str | None, reason: str | N
         )
     reason = reason.strip() if isinstance(reason, str) and reason.strip() else None
     if evidence.needs_reason(ans):
-        problem = generic_reason_problem(reason, gate)
+        problem = text_problem(reason, question=gate)
         if problem:
             raise DecisionRefused(
                 f"gate {gate.id}: answer {ans.value!r} needs a reason: {problem}", [FieldError("reason", problem)]
             )
     elif reason is not None:
-        problem = generic_reason_problem(reason, gate)
-        if problem and problem != "a reason is required":
+        problem = text_problem(reason, question=gate)
+        if problem:
             raise DecisionRefused(f"gate {gate.id}: {problem}", [FieldError("reason", problem)])
     return ans, reason
 

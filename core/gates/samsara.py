@@ -58,7 +58,7 @@ from scars.core.samsara.session import FeatureSession
 from scars.core.samsara.watches import WatchResult, _append, already_reopened, read_watch_log
 from scars.core.sanitize import one_line
 from scars.core.storage.durable import atomic_write, read_with_fingerprint
-from scars.core.text import generic_reason_problem
+from scars.core.text import text_problem
 
 SKIP_KEY = "iteration_skip_record"
 MAX_FILES_NAMED = 20
@@ -949,7 +949,7 @@ def replay(
                         )
                     elif ans.needs_reason or gid == "safety-valve":
                         problem = (
-                            generic_reason_problem(e.get("reason"), GATES[gid])
+                            text_problem(e.get("reason"), question=GATES[gid])
                             if (ans.needs_reason or e.get("reason"))
                             else None
                         )

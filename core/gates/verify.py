@@ -6,7 +6,8 @@ Outcome (formats.md §1.6, log-level states):
 * ``failure`` — something is missing, malformed, generic or contradicts another record: an
   entry with problems (missing field, bad enum, fields out of order, a generic answer such as
   "approved" / "looks good" / "ok" / "continue" alone), numbering that repeats or goes back,
-  an era-B accept without re-review signal, owner or rationale, a round without its required
+  an era-B accept without re-review signal, owner or rationale or with a placeholder or generic
+  one (the rule of `scars decide`: ``scars.core.text.text_problem``), a round without its required
   fields, a forced stop that names no safety-valve trigger, a round scars recorded that the
   log lacks or holds differently, an item scars decided that no report holds, in auto mode a
   round without its round-continuation (or safety-valve) entry, an entry that contradicts its
@@ -36,9 +37,10 @@ from typing import Any, Literal
 from scars.core.formats.auto_decisions import parse_auto_decisions
 from scars.core.formats.iteration_log import _plain_round, safe_load
 from scars.core.gates.catalog import DECISION_POINTS, FORMER_ENTRY_IDS, SEED_002_POINTS, point_of
-from scars.core.samsara.decisions import replay
+from scars.core.samsara.decisions import ACCEPT_REQUIRED, replay
 from scars.core.samsara.feature import read_feature
 from scars.core.storage.journal import journal_path, read_journal
+from scars.core.text import text_problem
 
 Level = Literal["failure", "unknown", "note"]
 
@@ -252,13 +254,21 @@ def _check_iteration_log(path: Path, feature, v: Verification, entries: list) ->
             if "expiry_date" in a and not all(a.get(k) for k in ("re_review_signal", "owner")):
                 legacy.append(str(a.get("expiry_date")))
                 continue
-            missing = [k for k in ("re_review_signal", "owner", "rationale") if not str(a.get(k) or "").strip()]
+            missing = [k for k in ACCEPT_REQUIRED if not str(a.get(k) or "").strip()]
             if missing:
                 v.add(
                     "failure",
                     f.name,
                     f"{where}: accept {str(a.get('description', ''))[:60]!r} has no {', '.join(missing)}",
                 )
+            for k in ACCEPT_REQUIRED:  # the same rule as `scars decide` (formats.md §1.4)
+                problem = text_problem(a.get(k)) if k not in missing else None
+                if problem:
+                    v.add(
+                        "failure",
+                        f.name,
+                        f"{where}: accept {str(a.get('description', ''))[:60]!r}: {k} {problem}",
+                    )
         if legacy:
             v.add(
                 "note",

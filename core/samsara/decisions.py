@@ -33,7 +33,7 @@ from scars.core.samsara.reports import item_fingerprint
 from scars.core.samsara.watches import reopened_items, validate_watch
 from scars.core.storage.journal import JOURNAL_NAME, read_journal
 from scars.core.storage.lock import STATE_DIR
-from scars.core.text import is_meaningful, why_not_meaningful
+from scars.core.text import is_meaningful, text_problem
 
 Action = Literal["fix", "accept", "defer"]
 
@@ -127,10 +127,9 @@ def validate_decision(action: str, **fields_: Any) -> list[FieldError]:
         return errors
     if action == "accept":
         for name in ACCEPT_REQUIRED:
-            value = fields_.get(name)
-            if not is_meaningful(value):
-                label = FIELD_LABEL[name]
-                errors.append(FieldError(name, f"an accept needs a meaningful {label}; it {why_not_meaningful(value)}"))
+            problem = text_problem(fields_.get(name))
+            if problem:
+                errors.append(FieldError(name, f"an accept needs a meaningful {FIELD_LABEL[name]}: {problem}"))
     for name, actions in _ONLY_FOR.items():
         value = fields_.get(name)
         if value is not None and value != "" and action not in actions:
@@ -143,14 +142,14 @@ def validate_decision(action: str, **fields_: Any) -> list[FieldError]:
             errors.append(FieldError(name, f"must be text, not {type(value).__name__}"))
         elif len(value) > MAX_TEXT:
             errors.append(FieldError(name, f"is too long ({len(value)} characters; at most {MAX_TEXT})"))
-        elif (name not in ACCEPT_REQUIRED or action != "accept") and value != "" and not is_meaningful(value):
+        elif (name not in ACCEPT_REQUIRED or action != "accept") and value != "" and (problem := text_problem(value)):
             # Optional texts: absent is fine, but a given one must say something.
-            errors.append(FieldError(name, why_not_meaningful(value)))
+            errors.append(FieldError(name, problem))
     watch = fields_.get("watch")
     if watch is not None and not isinstance(watch, (str, dict)):
         errors.append(FieldError("watch", "must be text or a mapping"))
-    elif isinstance(watch, str) and watch and not is_meaningful(watch):
-        errors.append(FieldError("watch", why_not_meaningful(watch)))
+    elif isinstance(watch, str) and watch and (problem := text_problem(watch)):
+        errors.append(FieldError("watch", problem))
     elif watch:
         problem = validate_watch(watch)
         if problem:

@@ -59,7 +59,7 @@ from scars.core.samsara.rounds import RoundFigures, round_figures, round_start_s
 from scars.core.storage.durable import clean_stale_temps
 from scars.core.storage.journal import Journal, journal_path, read_journal
 from scars.core.storage.lock import FeatureLock, current_holder
-from scars.core.text import is_meaningful
+from scars.core.text import text_problem
 
 # Words that name a safety-valve trigger in a forced stop's reason (formats.md §1.4, Rule 6).
 VALVE_TRIGGERS = {
@@ -332,8 +332,8 @@ class FeatureSession:
         if current is None:
             raise DecisionRefused(f"item {item_id} has no decision to sign off", [FieldError("item_id", "no decision")])
         errors = []
-        if not is_meaningful(reviewed_by):
-            errors.append(FieldError("reviewed_by", "a sign-off needs the reviewer's name"))
+        if problem := text_problem(reviewed_by):
+            errors.append(FieldError("reviewed_by", f"a sign-off needs the reviewer's name: {problem}"))
         elif reviewed_by.strip().casefold() == (current.decided_by or "").strip().casefold():
             errors.append(
                 FieldError("reviewed_by", "a sign-off must come from a second person, not the one who decided")
@@ -355,8 +355,8 @@ class FeatureSession:
             errors.append(FieldError("item_id", "a blocked-fix outcome applies to an item decided fix"))
         if outcome not in BLOCKED_OUTCOMES:
             errors.append(FieldError("outcome", f"must be one of {', '.join(BLOCKED_OUTCOMES)}"))
-        if reason is not None and reason.strip() and not is_meaningful(reason):
-            errors.append(FieldError("reason", "is a placeholder"))
+        if reason is not None and reason.strip() and (problem := text_problem(reason)):
+            errors.append(FieldError("reason", problem))
         if errors:
             raise DecisionRefused(f"blocked-fix outcome refused for {item_id}: {format_errors(errors)}", errors)
         entries = list(entries)
@@ -379,8 +379,8 @@ class FeatureSession:
         current = self._state.decisions.get(item_id)
         if current is None:
             raise DecisionRefused(f"item {item_id} has no decision to reopen", [FieldError("item_id", "no decision")])
-        if not is_meaningful(cause):
-            raise DecisionRefused("a reopen needs its cause", [FieldError("cause", "is required")])
+        if problem := text_problem(cause):
+            raise DecisionRefused(f"a reopen needs its cause: {problem}", [FieldError("cause", problem)])
         self._append(REOPEN, item_id=item_id, cause=cause.strip(), watch=watch, round=self._round_of_change())
         return current
 
@@ -625,8 +625,8 @@ def _round_close_errors(decision: str, reason: Any, trigger: Any, fields: dict[s
         errors.append(FieldError(name, "is not a round field"))
     if decision not in ROUND_DECISIONS:
         errors.append(FieldError("decision", f"must be one of {', '.join(ROUND_DECISIONS)}"))
-    if not is_meaningful(reason):
-        errors.append(FieldError("decision_reason", "a round decision needs a reason"))
+    if problem := text_problem(reason, specific=True):
+        errors.append(FieldError("decision_reason", problem))
     if decision == "forced_stop":
         if trigger is not None and trigger not in VALVE_TRIGGERS:
             errors.append(FieldError("trigger", f"must be one of {', '.join(VALVE_TRIGGERS)}"))

@@ -98,7 +98,7 @@ class Injector(SyscallTrace):
 
 OPS = {
     "decide": lambda s, ids: s.decide(ids[0], "accept", **ACCEPT),
-    "decide_many": lambda s, ids: s.decide_many(ids[1:4], "defer", reason="later"),
+    "decide_many": lambda s, ids: s.decide_many(ids[1:4], "defer", reason="needs the v2 API"),
     "undo": lambda s, ids: s.undo(),
     "close_round": lambda s, ids: s.close_round("continue", "round closed under injected faults"),
     "auto_decision": lambda s, ids: s.append_auto_decision(decision_entry(rationale="they bite first")),

@@ -270,7 +270,10 @@ def test_entries_ride_on_their_journal_record_and_are_written_once(tmp_path):
         s.close_round(
             "stop",
             "no fix-class items remain",
-            entries=[decision_entry("triage", "T"), decision_entry("round-continuation", "Stop: done")],
+            entries=[
+                decision_entry("triage", "T"),
+                decision_entry("round-continuation", "Stop: no fix-class items remain"),
+            ],
         )
         assert (
             s.append_auto_decision(

@@ -18,9 +18,10 @@ HELP = "record a fix / accept / defer decision for scar items (durable before it
 DESCRIPTION = (
     "Record a decision for one scar item (or several: one batch, reverted by one `scars undo`). "
     "Item ids are those `scars status --json` prints. An accept needs --signal, --owner and "
-    "--rationale, each saying something (empty or placeholder values such as n/a, tbd, none, - "
-    "are refused, exit 4). The decision is written to the feature's journal (.scars/journal.jsonl) "
-    "and fsynced before `saved` is printed; iteration-log.yaml is written when the round closes. "
+    "--rationale, each saying something (empty, placeholder or generic values such as n/a, tbd, "
+    'none, <owner>, ok, approved are refused, exit 4; see the README\'s "Texts that say nothing"). '
+    "The decision is written to the feature's journal (.scars/journal.jsonl) and fsynced before "
+    "`saved` is printed; iteration-log.yaml is written when the round closes. "
     "--blocked answers the blocked-fix gate (as `scars gate blocked-fix`: a reason is required; in "
     "auto mode its auto-decisions.md entry is appended). "
     "Exit 0 saved; 2 usage / unknown path; 4 refused; 5 another writer holds the lock."
