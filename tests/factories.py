@@ -342,8 +342,12 @@ def loop_spec_feature(root: Path, *, gap: dict | None = SPEC_GAP, exec_style: st
     return fdir
 
 
-def mechanist_state(root: Path, *, score=7, verdict="Almost ready", consumed=2, fail_lines=0) -> Path:
-    """review-stage/REVIEW_STATE.json of Mechanist's auto-iteration-loop, plus verify/VERIFY_REPORT.md."""
+def mechanist_state(
+    root: Path, *, score=7, verdict="Almost ready", consumed=2, fail_lines=0, timestamp: str | None = None
+) -> Path:
+    """review-stage/REVIEW_STATE.json of Mechanist's auto-iteration-loop, plus verify/VERIFY_REPORT.md.
+
+    The state is written now (``timestamp`` None), so the gate's 24 h staleness rule stays quiet."""
     stage = root / "review-stage"
     stage.mkdir(parents=True)
     state = {
@@ -359,7 +363,7 @@ def mechanist_state(root: Path, *, score=7, verdict="Almost ready", consumed=2, 
         "runs_total": 5,
         "gpu_hours_total": 12.4,
         "thread_id": None,
-        "timestamp": "2026-03-15T10:00:00",
+        "timestamp": timestamp or time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()),
     }
     (stage / "REVIEW_STATE.json").write_text(json.dumps(state, indent=2) + "\n", encoding="utf-8")
     verify = root / "verify"
