@@ -117,7 +117,7 @@ def gather_loop_spec(gate: Gate, path: Path, **_: Any) -> Evidence:
 
 
 def backlog_path(root: Path) -> Path:
-    env = settings.loop_spec_backlog_file()
+    env = settings.current().loop_spec_backlog_file
     if env:
         return Path(env)
     return root / ".loop-spec" / "BACKLOG.md"

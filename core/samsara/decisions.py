@@ -18,7 +18,6 @@ decisions, their history, the undo stack, the rounds, and the items a fired watc
 
 from __future__ import annotations
 
-import getpass
 import os
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, fields, replace
@@ -179,16 +178,11 @@ def format_errors(errors: list[FieldError]) -> str:
 def resolve_user(explicit: str | None = None) -> str:
     """Who decides: ``explicit`` (``--as``), then ``SCARS_USER``, then git's ``user.name``,
     then the login name."""
-    for candidate in (explicit, settings.user()):
+    env = settings.current()
+    for candidate in (explicit, env.user):
         if candidate and candidate.strip():
             return candidate.strip()
-    name = user_name()
-    if name:
-        return name
-    try:
-        return getpass.getuser()
-    except Exception:  # no login name in this environment
-        return "unknown"
+    return user_name() or env.login or "unknown"
 
 
 def make_decision(
