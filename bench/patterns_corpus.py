@@ -129,7 +129,7 @@ def _extra_texts(root: Path) -> list[Text]:
         data = yaml.safe_load(log.read_text(encoding="utf-8")) or {}
         for r in data.get("rounds") or []:
             n = r.get("round")
-            for kind, entries in ((r.get("triage_result") or {}).items()):
+            for kind, entries in (r.get("triage_result") or {}).items():
                 for i, e in enumerate(entries or []):
                     t = _text_of(e)
                     if t:
@@ -177,7 +177,9 @@ def _find(texts: list[Text], ref: str, group: str) -> int:
         raise CorpusError(f"{group}: label {ref!r} is not 'FILE: text prefix'")
     want = _norm(prefix)
     hits = [
-        i for i, t in enumerate(texts) if (t.file == file or t.file.endswith("/" + file)) and _norm(t.text).startswith(want)
+        i
+        for i, t in enumerate(texts)
+        if (t.file == file or t.file.endswith("/" + file)) and _norm(t.text).startswith(want)
     ]
     if len(hits) != 1:
         raise CorpusError(f"{group}: label {ref!r} matches {len(hits)} texts (needs exactly one)")
@@ -223,6 +225,8 @@ def load(samsara: Path | None = None, path: Path = LABELS) -> tuple[list[Group],
                 related.discard(key)
                 {"same": same, "related": related, "different": set()}[lab["label"]].add(key)
         groups.append(
-            Group(g["name"], g["split"], tuple(texts), frozenset(same), frozenset(related), tuple(g.get("labels") or []))
+            Group(
+                g["name"], g["split"], tuple(texts), frozenset(same), frozenset(related), tuple(g.get("labels") or [])
+            )
         )
     return groups, missing

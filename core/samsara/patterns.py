@@ -79,9 +79,7 @@ def stem(word: str) -> str:
         w = w[:-3] + "y"
     elif len(w) > 5 and w.endswith("ing"):
         w = w[:-3]
-    elif len(w) > 4 and w.endswith("ed"):
-        w = w[:-2]
-    elif len(w) > 4 and w.endswith("es") and not w.endswith("ses"):
+    elif len(w) > 4 and (w.endswith("ed") or (w.endswith("es") and not w.endswith("ses"))):
         w = w[:-2]
     elif len(w) > 3 and w.endswith("s") and not w.endswith("ss"):
         w = w[:-1]
@@ -310,11 +308,11 @@ def possible_patterns(items: list[ScarItem], literal: list[tuple[str, ...]]) -> 
         if len({lits[m] if lits[m] is not None else -1 - m for m in members}) < 2:
             continue
         top = max(members, key=lambda m: (best[m][0], -m))
-        sim, other = best[top]
+        top_sim, other = best[top]
         out.append(
             {
                 "ids": [items[m].id for m in members],
-                "similarity": round(sim, 2),
+                "similarity": round(top_sim, 2),
                 "reason": _reason(items[top].text, items[other].text, analysed[top], analysed[other], index),
             }
         )
@@ -342,7 +340,7 @@ def _reason(text_a: str, text_b: str, ta: Terms, tb: Terms, index: _Index) -> st
     if shared_ids:
         parts.append("shared identifiers: " + ", ".join(shared_ids))
     if phrases:
-        parts.append("shared phrases: " + ", ".join(f"“{p}”" for p in phrases))
+        parts.append(("phrases: " if parts else "shared phrases: ") + ", ".join(f"“{p}”" for p in phrases))
     if words:
-        parts.append("rare shared words: " + ", ".join(words))
-    return "similar wording across reports" + (f" ({'; '.join(parts)})" if parts else "")
+        parts.append(("rare words: " if parts else "rare shared words: ") + ", ".join(words))
+    return "; ".join(parts) if parts else "similar wording across reports"

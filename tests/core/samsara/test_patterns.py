@@ -12,7 +12,7 @@ from scars.core.samsara import patterns
 from scars.core.samsara.feature import read_feature
 from scars.core.samsara.patterns import identifiers, possible_patterns, similarity, stem, terms
 from scars.core.text import normalize
-from tests.factories import write_feature, report
+from tests.factories import report, write_feature
 
 
 def item(n: int, text: str, file: str | None = None) -> ScarItem:
@@ -111,10 +111,13 @@ def test_the_default_threshold_keeps_a_paraphrase_and_drops_a_neighbour():
         "Retry count for uploads is hard-coded to 3",
         "Upload retries are hard-coded to three attempts with no backoff",
     ) == [[0, 1]]
-    assert found(
-        "Upload retries are hard-coded to three attempts with no backoff",
-        "A timeout on the last retry is raised, but a partial upload stays in the bucket",
-    ) == []
+    assert (
+        found(
+            "Upload retries are hard-coded to three attempts with no backoff",
+            "A timeout on the last retry is raised, but a partial upload stays in the bucket",
+        )
+        == []
+    )
 
 
 def test_three_shared_words_are_enough_and_two_are_not():
@@ -179,10 +182,10 @@ def test_a_candidate_holds_probe_hits_of_the_items_probes(monkeypatch):
     assert (0, 2) in cands(a, b, c, d)
 
 
-def test_an_item_with_no_probes_is_still_found_by_the_others(monkeypatch):
+def test_an_item_of_fewer_than_three_words_is_never_a_candidate(monkeypatch):
     monkeypatch.setattr(patterns, "PROBE_HITS", 1)
-    # the first item has two words (no probes of its own); the second's probe "uniq" finds it
-    assert cands("uniq zulu", "alpha bravo uniq") == [(0, 1)]
+    assert cands("uniq zulu", "alpha bravo uniq") == []
+    assert cands("uniq zulu yankee", "alpha bravo uniq") == [(0, 1)]
 
 
 # --------------------------------------------------------------------------- clusters
