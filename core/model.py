@@ -238,6 +238,12 @@ class Feature:
     entry: EntryVerdict | None = None
     execution_mode: str | None = None
 
+    @property
+    def auto_mode(self) -> bool:
+        """pre-thinking.md says ``Execution mode: auto``: the gatekeeper, not a person, answers
+        the gates, and each decision point appends its auto-decisions.md entry."""
+        return (self.execution_mode or "").strip().lower() == "auto"
+
     def item(self, item_id: str) -> ScarItem:
         for it in self.items:
             if it.id == item_id:

@@ -249,9 +249,14 @@ def samsara_feature(
     root: Path,
     *,
     index: str | None = "feature: demo  # keep me\nstatus: in_progress\ntasks:\n  - id: task-1\n    status: done\n",
+    auto: bool = False,
 ) -> Path:
-    """A samsara feature: 5 counted items (one cross-task pattern), so the entry verdict is `gate`."""
+    """A samsara feature: 5 counted items (one cross-task pattern), so the entry verdict is `gate`.
+    ``auto``: pre-thinking.md says ``Execution mode: auto`` (gates append their auto-decisions.md
+    entries); otherwise no execution mode is given (human: no entry)."""
     files = {"index.yaml": index} if index is not None else {}
+    if auto:
+        files["pre-thinking.md"] = "# Pre-thinking\n\nExecution mode: auto\n"
     return write_feature(
         root,
         {
@@ -265,6 +270,25 @@ def samsara_feature(
         },
         files=files,
     )
+
+
+def decision_entry(gate_id: str = "triage", answer: str = "Fix the two hard-coded limits first", **fields: Any):
+    """A valid auto-decisions.md entry (``DecisionEntry``) of ``gate_id``; ``fields`` override."""
+    from scars.core.formats.auto_decisions import DecisionEntry
+
+    values: dict[str, Any] = dict(
+        stage="iteration",
+        gate_id=gate_id,
+        prompt_type="question",
+        workflow_prompt="Round 1 done. (A) continue (B) stop",
+        gatekeeper_answer=answer,
+        decision="proceed",
+        rationale="the figures shown",
+        evidence_checked=("scar-reports/task-1-scar.yaml",),
+        consequences=("start round 2",),
+    )
+    values.update(fields)
+    return DecisionEntry(**values)
 
 
 def item_id(feature_dir: Path, text: str, file: str = "task-1") -> str:
@@ -318,8 +342,12 @@ def loop_spec_feature(root: Path, *, gap: dict | None = SPEC_GAP, exec_style: st
     return fdir
 
 
-def mechanist_state(root: Path, *, score=7, verdict="Almost ready", consumed=2, fail_lines=0) -> Path:
-    """review-stage/REVIEW_STATE.json of Mechanist's auto-iteration-loop, plus verify/VERIFY_REPORT.md."""
+def mechanist_state(
+    root: Path, *, score=7, verdict="Almost ready", consumed=2, fail_lines=0, timestamp: str | None = None
+) -> Path:
+    """review-stage/REVIEW_STATE.json of Mechanist's auto-iteration-loop, plus verify/VERIFY_REPORT.md.
+
+    The state is written now (``timestamp`` None), so the gate's 24 h staleness rule stays quiet."""
     stage = root / "review-stage"
     stage.mkdir(parents=True)
     state = {
@@ -335,7 +363,7 @@ def mechanist_state(root: Path, *, score=7, verdict="Almost ready", consumed=2, 
         "runs_total": 5,
         "gpu_hours_total": 12.4,
         "thread_id": None,
-        "timestamp": "2026-03-15T10:00:00",
+        "timestamp": timestamp or time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()),
     }
     (stage / "REVIEW_STATE.json").write_text(json.dumps(state, indent=2) + "\n", encoding="utf-8")
     verify = root / "verify"
@@ -584,6 +612,15 @@ def tree_hashes(root: Path) -> dict[str, str]:
         for p in sorted(root.rglob("*"))
         if p.is_file()
     }
+
+
+def run_cli(argv: list[str], capsys) -> tuple[int, str, str]:  # noqa: ANN001
+    """``scars ARGV`` in this process: (exit code, stdout, stderr)."""
+    from scars.tui.cli import main as cli
+
+    code = cli.main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
 
 
 def clean_env(monkeypatch, user: str = "alice") -> None:

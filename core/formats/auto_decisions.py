@@ -23,40 +23,44 @@ level) and the gate id are checked against their allowed forms instead.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from dataclasses import dataclass, field, fields
 from pathlib import Path
+from typing import Any
 
 from scars.core.clock import now_iso
 from scars.core.errors import DecisionRefused, FieldError
 from scars.core.model import AutoDecisionEntry
 from scars.core.storage.durable import append_record
-from scars.core.text import is_meaningful
+from scars.core.text import is_meaningful, text_problem
 
-# The 13 required fields, in template order (formats.md §1.6).
-FIELD_ORDER: tuple[str, ...] = (
-    "decision_id",
-    "timestamp",
-    "stage",
-    "prompt_type",
-    "workflow_prompt",
-    "gatekeeper_answer",
-    "decision",
-    "rationale",
-    "principles_used",
-    "architecture_considerations",
-    "evidence_checked",
-    "uncertainty",
-    "consequences",
+# The 13 fields of an entry, in template order (formats.md §1.6), each with its kind: how it is
+# written and read. The parser, the validator and the renderer all walk this one table.
+#   id — decision-NNN; bare — a timestamp or an enum value, unquoted; text — one double-quoted
+#   line; list — indented "  - \"…\"" lines; uncertainty — the indented level:/notes: block.
+FIELDS: tuple[tuple[str, str], ...] = (
+    ("decision_id", "id"),
+    ("timestamp", "bare"),
+    ("stage", "bare"),
+    ("prompt_type", "bare"),
+    ("workflow_prompt", "text"),
+    ("gatekeeper_answer", "text"),
+    ("decision", "bare"),
+    ("rationale", "text"),
+    ("principles_used", "list"),
+    ("architecture_considerations", "list"),
+    ("evidence_checked", "list"),
+    ("uncertainty", "uncertainty"),
+    ("consequences", "list"),
 )
-LIST_FIELDS = frozenset({"principles_used", "architecture_considerations", "evidence_checked", "consequences"})
+FIELD_ORDER: tuple[str, ...] = tuple(name for name, _ in FIELDS)
+LIST_FIELDS = frozenset(name for name, kind in FIELDS if kind == "list")
+_KIND = dict(FIELDS)
 STAGES = frozenset(
     {"research", "pre-thinking", "planning", "implementation", "iteration", "validation", "security-privacy-review"}
 )
 PROMPT_TYPES = frozenset({"question", "confirmation"})
 DECISIONS = frozenset({"proceed", "revise", "reject", "accept_gap"})
 UNCERTAINTY_LEVELS = frozenset({"low", "medium", "high"})
-# Answers that are not question-specific (formats.md §1.6 "Validity").
-GENERIC_ANSWERS = frozenset({"approved", "looks good", "continue", "ok", "yes", "lgtm", "proceed"})
 
 _HEADING = re.compile(r"^##\s+Decision\s+(\S+)\s+-\s+(.*?)\s*$")
 _FIELD = re.compile(r"^- ([A-Za-z_]+):(?:\s(.*))?$")
@@ -75,9 +79,10 @@ def _unescape(m: re.Match) -> str:
     return _SIMPLE_ESCAPES.get(esc, "\\" + esc)  # unknown escapes (C:\dir) stay as written
 
 
-def _unquote(value: str) -> str:
-    """A double-quoted value with its escapes undone, in one pass: the inverse of the writer's
-    quoting (``\\n``, ``\\"``, ``\\\\``, ``\\uXXXX``), so texts written by scars read back equal."""
+def unquote(value: str) -> str:
+    """A double-quoted value with its escapes undone, in one pass: the inverse of :func:`quote`
+    (``\\n``, ``\\"``, ``\\\\``, ``\\uXXXX``), so texts written by scars read back equal. Lenient:
+    an unquoted value is returned stripped, unknown escapes are kept as written."""
     value = value.strip()
     if len(value) >= 2 and value[0] == value[-1] == '"':
         return _ESCAPE.sub(_unescape, value[1:-1])
@@ -120,27 +125,28 @@ def parse_auto_decisions(text: str) -> list[AutoDecisionEntry]:
             current["order"].append(name)
             if name not in FIELD_ORDER:
                 current["problems"].append(f"line {lineno}: unknown field {name!r}")
-            if name in LIST_FIELDS:
+            kind = _KIND.get(name)
+            if kind == "list":
                 current["fields"][name] = []
                 if value.strip():
                     current["problems"].append(f"line {lineno}: {name} must be a list of '  - \"…\"' lines")
-                    current["fields"][name].append(_unquote(value))
-            elif name == "uncertainty":
+                    current["fields"][name].append(unquote(value))
+            elif kind == "uncertainty":
                 current["fields"][name] = {}
                 if value.strip():
                     current["problems"].append(f"line {lineno}: uncertainty takes indented level:/notes: lines")
             else:
-                current["fields"][name] = _unquote(value)
+                current["fields"][name] = unquote(value)
             current["last"] = name
             continue
         last = current["last"]
         um = _UNCERTAINTY_SUB.match(line)
         if last == "uncertainty" and um:
-            current["fields"]["uncertainty"][um.group(1)] = _unquote(um.group(2) or "")
+            current["fields"]["uncertainty"][um.group(1)] = unquote(um.group(2) or "")
             continue
         sm = _SUBITEM.match(line)
         if sm and last in LIST_FIELDS:
-            current["fields"][last].append(_unquote(sm.group(1)))
+            current["fields"][last].append(unquote(sm.group(1)))
             continue
         current["problems"].append(f"line {lineno}: unexpected line {line.strip()[:60]!r}")
     finish()
@@ -195,8 +201,8 @@ def _finish(cur: dict, earlier: list[AutoDecisionEntry]) -> AutoDecisionEntry:
         if "notes" not in unc:
             problems.append("uncertainty has no notes")
     answer = fields.get("gatekeeper_answer")
-    if isinstance(answer, str) and answer.strip().strip(".!").lower() in GENERIC_ANSWERS:
-        problems.append(f"gatekeeper_answer {answer!r} is generic, not question-specific")
+    if isinstance(answer, str) and (problem := text_problem(answer)):  # §1.6 validity: question-specific
+        problems.append(f"gatekeeper_answer is not question-specific: {problem}")
     if fields.get("evidence_checked") == []:
         problems.append("evidence_checked is empty")
     return AutoDecisionEntry(
@@ -212,22 +218,7 @@ def _finish(cur: dict, earlier: list[AutoDecisionEntry]) -> AutoDecisionEntry:
 FILE_NAME = "auto-decisions.md"
 
 
-# The enums are the parser's (scars.core.formats.auto_decisions), so what is written is what verifies.
-STAGE_CHOICES = tuple(sorted(STAGES))
-
-
-PROMPT_TYPE_CHOICES = tuple(sorted(PROMPT_TYPES))
-
-
-DECISION_CHOICES = tuple(sorted(DECISIONS))
-
-
 LEVELS = ("low", "medium", "high")
-
-
-# Answers that are not question-specific (§1.6 validity rules), compared case-insensitively
-# after trimming whitespace and end punctuation: the parser's list and a few more.
-WRITE_GENERIC_ANSWERS = frozenset(GENERIC_ANSWERS) | {"approve", "okay", "fine", "done"}
 
 
 _GATE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*")
@@ -258,146 +249,138 @@ def quote(value: str) -> str:
     return "".join(out)
 
 
-_UNESCAPE = re.compile(r"\\(u[0-9a-fA-F]{4}|.)")
-
-
-def unquote(value: str) -> str:
-    """Inverse of :func:`quote` (lenient: unknown escapes are kept as written)."""
-    value = value.strip()
-    if not (len(value) >= 2 and value[0] == value[-1] == '"'):
-        return value
-    inner = value[1:-1]
-
-    def sub(m: re.Match) -> str:
-        esc = m.group(1)
-        if esc[0] == "u" and len(esc) == 5:
-            return chr(int(esc[1:], 16))
-        return {"n": "\n", "r": "\r", "t": "\t", '"': '"', "\\": "\\"}.get(esc, "\\" + esc)
-
-    return _UNESCAPE.sub(sub, inner)
-
-
 def heading_title(stage: str, gate_id: str) -> str:
     """``<stage>.<gate-id>``; a gate id that already starts with the stage is used as is."""
     return gate_id if gate_id.startswith(stage + ".") else f"{stage}.{gate_id}"
 
 
-def validate_entry(
-    *,
-    stage: str,
-    gate_id: str,
-    prompt_type: str,
-    workflow_prompt: str,
-    answer: str,
-    decision: str,
-    rationale: str,
-    evidence: Iterable[str],
-    uncertainty_level: str,
-    consequences: Iterable[str],
-    timestamp: str | None = None,
-    supersedes: int | None = None,
-) -> list[FieldError]:
-    errors: list[FieldError] = []
-    if stage not in STAGE_CHOICES:
-        errors.append(FieldError("stage", f"must be one of {', '.join(STAGE_CHOICES)}"))
-    if not isinstance(gate_id, str) or not _GATE_ID.fullmatch(gate_id):
-        errors.append(FieldError("gate_id", "must be letters, digits, '.', '_' or '-' (e.g. round-continuation)"))
-    if prompt_type not in PROMPT_TYPE_CHOICES:
-        errors.append(FieldError("prompt_type", "must be question or confirmation"))
-    if decision not in DECISION_CHOICES:
-        errors.append(FieldError("decision", f"must be one of {', '.join(DECISION_CHOICES)}"))
-    if uncertainty_level not in LEVELS:
-        errors.append(FieldError("uncertainty_level", "must be low, medium or high"))
-    if not is_meaningful(workflow_prompt):
-        errors.append(FieldError("workflow_prompt", "the original workflow prompt must be preserved"))
-    if not is_meaningful(answer):
-        errors.append(FieldError("gatekeeper_answer", "is required"))
-    elif answer.strip().strip(".!").strip().casefold() in WRITE_GENERIC_ANSWERS:
-        errors.append(
-            FieldError(
-                "gatekeeper_answer", f"{answer.strip()!r} alone is generic; the answer must be question-specific"
-            )
+@dataclass(frozen=True, slots=True)
+class DecisionEntry:
+    """One auto-decisions.md entry to write: the §1.6 fields (``FIELDS``) but ``decision_id``,
+    which the number on disk gives when the entry is appended.
+
+    ``supersedes`` names an earlier decision this one corrects (its rationale then starts
+    ``supersedes decision-NNN:``). ``timestamp`` is fixed when the entry is built, so an entry
+    written again after a crash (``FeatureSession``) is the same entry.
+    """
+
+    stage: str
+    gate_id: str
+    prompt_type: str
+    workflow_prompt: str
+    gatekeeper_answer: str
+    decision: str
+    rationale: str
+    principles_used: tuple[str, ...] = ()
+    architecture_considerations: tuple[str, ...] = ()
+    evidence_checked: tuple[str, ...] = ()
+    uncertainty_level: str = "low"
+    uncertainty_notes: str = ""
+    consequences: tuple[str, ...] = ()
+    timestamp: str = field(default_factory=now_iso)
+    supersedes: int | None = None
+
+    def problems(self) -> list[FieldError]:
+        """Every field that cannot be written, each with why (formats.md §1.6 validity)."""
+        errors: list[FieldError] = []
+        for name, allowed in (("stage", STAGES), ("prompt_type", PROMPT_TYPES), ("decision", DECISIONS)):
+            if getattr(self, name) not in allowed:
+                errors.append(FieldError(name, f"must be one of {', '.join(sorted(allowed))}"))
+        if not isinstance(self.gate_id, str) or not _GATE_ID.fullmatch(self.gate_id):
+            errors.append(FieldError("gate_id", "must be letters, digits, '.', '_' or '-' (e.g. round-continuation)"))
+        if self.uncertainty_level not in LEVELS:
+            errors.append(FieldError("uncertainty_level", "must be low, medium or high"))
+        if not is_meaningful(self.workflow_prompt):
+            errors.append(FieldError("workflow_prompt", "the original workflow prompt must be preserved"))
+        if problem := text_problem(self.gatekeeper_answer):
+            errors.append(FieldError("gatekeeper_answer", f"must be question-specific: {problem}"))
+        if problem := text_problem(self.rationale):
+            errors.append(FieldError("rationale", problem))
+        if not any(is_meaningful(e) for e in self.evidence_checked):
+            errors.append(FieldError("evidence_checked", "must list the evidence checked"))
+        if not any(is_meaningful(c) for c in self.consequences):
+            errors.append(FieldError("consequences", "must name the next consequence"))
+        if not isinstance(self.timestamp, str) or not _TIMESTAMP.fullmatch(self.timestamp):
+            errors.append(FieldError("timestamp", "must be ISO 8601 with a zone"))
+        if self.supersedes is not None and (not isinstance(self.supersedes, int) or self.supersedes < 1):
+            errors.append(FieldError("supersedes", "must be the number of an earlier decision"))
+        return errors
+
+    def check(self) -> None:
+        """Raise DecisionRefused naming every field that cannot be written."""
+        errors = self.problems()
+        if errors:
+            raise DecisionRefused("auto-decisions.md entry refused: " + "; ".join(map(str, errors)), errors)
+
+    def values(self, number: int) -> dict[str, Any]:
+        """The value of each of the 13 fields (``FIELDS``) as entry ``number``."""
+        rationale = self.rationale
+        if self.supersedes is not None:
+            rationale = f"supersedes decision-{self.supersedes:03d}: {rationale}"
+        return {
+            "decision_id": f"decision-{number:03d}",
+            "timestamp": self.timestamp,
+            "stage": self.stage,
+            "prompt_type": self.prompt_type,
+            "workflow_prompt": self.workflow_prompt,
+            "gatekeeper_answer": self.gatekeeper_answer,
+            "decision": self.decision,
+            "rationale": rationale,
+            "principles_used": list(self.principles_used),
+            "architecture_considerations": list(self.architecture_considerations),
+            "evidence_checked": list(self.evidence_checked),
+            "uncertainty": {"level": self.uncertainty_level, "notes": self.uncertainty_notes or ""},
+            "consequences": list(self.consequences),
+        }
+
+    def render(self, number: int) -> str:
+        """The entry's text as entry ``number`` (ending with a newline). Raises DecisionRefused."""
+        errors = self.problems()
+        if not isinstance(number, int) or number < 1:
+            errors.insert(0, FieldError("number", "must be a positive integer"))
+        if errors:
+            raise DecisionRefused("auto-decisions.md entry refused: " + "; ".join(map(str, errors)), errors)
+        values = self.values(number)
+        lines = [f"## Decision {number:03d} - {heading_title(self.stage, self.gate_id)}"]
+        for name, kind in FIELDS:
+            value = values[name]
+            if kind == "list":
+                lines.append(f"- {name}:")
+                lines.extend(f"  - {quote(str(v))}" for v in value)
+            elif kind == "uncertainty":
+                lines += [f"- {name}:", f"  level: {value['level']}", f"  notes: {quote(value['notes'])}"]
+            elif kind == "text":
+                lines.append(f"- {name}: {quote(value)}")
+            else:
+                lines.append(f"- {name}: {value}")
+        return "\n".join(lines) + "\n"
+
+    def is_written_as(self, parsed: AutoDecisionEntry) -> bool:
+        """True when ``parsed`` (read back from the file) is this entry, whatever its number."""
+        f = parsed.fields
+        return (
+            parsed.gate_id == self.gate_id
+            and f.get("timestamp") == self.timestamp
+            and f.get("gatekeeper_answer") == self.gatekeeper_answer
+            and f.get("workflow_prompt") == self.workflow_prompt
         )
-    if not is_meaningful(rationale):
-        errors.append(FieldError("rationale", "is required"))
-    if not any(is_meaningful(e) for e in evidence):
-        errors.append(FieldError("evidence_checked", "must list the evidence checked"))
-    if not any(is_meaningful(c) for c in consequences):
-        errors.append(FieldError("consequences", "must name the next consequence"))
-    if timestamp is not None and not _TIMESTAMP.fullmatch(timestamp):
-        errors.append(FieldError("timestamp", "must be ISO 8601 with a zone"))
-    if supersedes is not None and (not isinstance(supersedes, int) or supersedes < 1):
-        errors.append(FieldError("supersedes", "must be the number of an earlier decision"))
-    return errors
 
+    def to_record(self) -> dict[str, Any]:
+        """A JSON-able mapping (kept in the journal until the entry is on disk)."""
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            out[f.name] = list(value) if isinstance(value, tuple) else value
+        return out
 
-def format_entry(
-    number: int,
-    *,
-    stage: str,
-    gate_id: str,
-    prompt_type: str,
-    workflow_prompt: str,
-    answer: str,
-    decision: str,
-    rationale: str,
-    principles: Iterable[str] = (),
-    considerations: Iterable[str] = (),
-    evidence: Iterable[str] = (),
-    uncertainty_level: str = "low",
-    uncertainty_notes: str = "",
-    consequences: Iterable[str] = (),
-    timestamp: str | None = None,
-    supersedes: int | None = None,
-) -> str:
-    """One entry's text (ending with a newline). Raises DecisionRefused naming bad fields."""
-    principles, considerations, evidence, consequences = (
-        list(x) for x in (principles, considerations, evidence, consequences)
-    )
-    errors = validate_entry(
-        stage=stage,
-        gate_id=gate_id,
-        prompt_type=prompt_type,
-        workflow_prompt=workflow_prompt,
-        answer=answer,
-        decision=decision,
-        rationale=rationale,
-        evidence=evidence,
-        uncertainty_level=uncertainty_level,
-        consequences=consequences,
-        timestamp=timestamp,
-        supersedes=supersedes,
-    )
-    if not isinstance(number, int) or number < 1:
-        errors.insert(0, FieldError("number", "must be a positive integer"))
-    if errors:
-        raise DecisionRefused("auto-decisions.md entry refused: " + "; ".join(map(str, errors)), errors)
-    if supersedes is not None:
-        rationale = f"supersedes decision-{supersedes:03d}: {rationale}"
-    lines = [
-        f"## Decision {number:03d} - {heading_title(stage, gate_id)}",
-        f"- decision_id: decision-{number:03d}",
-        f"- timestamp: {timestamp or now_iso()}",
-        f"- stage: {stage}",
-        f"- prompt_type: {prompt_type}",
-        f"- workflow_prompt: {quote(workflow_prompt)}",
-        f"- gatekeeper_answer: {quote(answer)}",
-        f"- decision: {decision}",
-        f"- rationale: {quote(rationale)}",
-    ]
-    for name, values in (
-        ("principles_used", principles),
-        ("architecture_considerations", considerations),
-        ("evidence_checked", evidence),
-    ):
-        lines.append(f"- {name}:")
-        lines.extend(f"  - {quote(str(v))}" for v in values)
-    lines.append("- uncertainty:")
-    lines.append(f"  level: {uncertainty_level}")
-    lines.append(f"  notes: {quote(uncertainty_notes or '')}")
-    lines.append("- consequences:")
-    lines.extend(f"  - {quote(str(v))}" for v in consequences)
-    return "\n".join(lines) + "\n"
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> DecisionEntry:
+        """The entry :meth:`to_record` gave (raises TypeError / ValueError on a foreign shape)."""
+        unknown = set(record) - {f.name for f in fields(cls)}
+        if unknown:
+            raise ValueError(f"unknown entry field(s) {', '.join(sorted(unknown))}")
+        values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in record.items()}
+        return cls(**values)
 
 
 def last_number(text: str) -> int:
@@ -405,19 +388,24 @@ def last_number(text: str) -> int:
     return max((int(m.group(1)) for m in _HEADING_NUM.finditer(text)), default=0)
 
 
-def append_entry(feature_dir: str | Path, **fields) -> int:
-    """Append one entry to ``<feature_dir>/auto-decisions.md``; returns its number.
+def read_entries_text(feature_dir: str | Path) -> str:
+    """The text of ``<feature_dir>/auto-decisions.md`` ('' when there is none)."""
+    try:
+        return (Path(feature_dir) / FILE_NAME).read_bytes().decode("utf-8", "replace")
+    except FileNotFoundError:
+        return ""
 
-    The caller holds the feature lock (numbering is read-modify-write). The file is
+
+def append_entry(feature_dir: str | Path, entry: DecisionEntry) -> int:
+    """Append ``entry`` to ``<feature_dir>/auto-decisions.md``; returns its number.
+
+    The caller holds the lock of the directory (numbering is read-modify-write). The file is
     created with a title when absent; earlier bytes are never rewritten.
     """
     path = Path(feature_dir) / FILE_NAME
-    try:
-        existing = path.read_bytes().decode("utf-8", "replace")
-    except FileNotFoundError:
-        existing = ""
+    existing = read_entries_text(feature_dir)
     number = last_number(existing) + 1
-    entry = format_entry(number, **fields)
+    text = entry.render(number)
     if not existing:
         prefix = "# Auto Decisions\n\n"
     elif existing.endswith("\n\n"):
@@ -426,5 +414,5 @@ def append_entry(feature_dir: str | Path, **fields) -> int:
         prefix = "\n"
     else:
         prefix = "\n\n"
-    append_record(path, (prefix + entry).encode("utf-8"))
+    append_record(path, (prefix + text).encode("utf-8"))
     return number

@@ -1,8 +1,9 @@
 """Step-mode gates: every human gate of the loops, read from the loop's files, answered once.
 
-``catalog`` (the gates as data), ``evidence`` (what a gate shows and records), ``answers``
-(answers files), ``state_io`` (the loops' own state files), one module per loop
-(``samsara``, ``loopspec``, ``review``, ``bkit``) and ``recording`` (gather / record / replay).
+``catalog`` (the gates and decision points as data), ``evidence`` (what a gate shows; the one
+entry builder), ``answers`` (answers files), ``state_io`` (the loops' own state files), one
+module per loop (``samsara``, ``loopspec``, ``review``, ``bkit``), ``recording`` (the one record
+path: gather / record / replay) and ``verify`` (`scars log verify`, against the catalog).
 The public face is ``__all__`` below, imported on first use (PEP 562): ``scars gate --help``
 loads the catalog alone.
 """
@@ -20,7 +21,7 @@ _PUBLIC = {
     "get_gate": "scars.core.gates.catalog",
     "Evidence": "scars.core.gates.evidence",
     "GateResult": "scars.core.gates.evidence",
-    "entry_fields": "scars.core.gates.evidence",
+    "build_entry": "scars.core.gates.evidence",
     "validate_answer": "scars.core.gates.evidence",
     "AnswersFile": "scars.core.gates.answers",
     "load_answers": "scars.core.gates.answers",
@@ -29,6 +30,13 @@ _PUBLIC = {
     "record": "scars.core.gates.recording",
     "record_triage": "scars.core.gates.recording",
     "replay_answers_file": "scars.core.gates.recording",
+    "close_round": "scars.core.gates.samsara",
+    "record_blocked": "scars.core.gates.samsara",
+    "reopen_fired": "scars.core.gates.samsara",
+    "entries_wanted": "scars.core.gates.samsara",
+    "DECISION_POINTS": "scars.core.gates.catalog",
+    "point_of": "scars.core.gates.catalog",
+    "verify_feature": "scars.core.gates.verify",
 }
 
 __all__ = sorted(_PUBLIC)

@@ -214,9 +214,7 @@ def apply_pdca(
                 + (", phase report" if ans.value == "partial" else "")
                 + "; history entry added"
             )
-        ad_path, number = record_entry(
-            evidence, ans, reason, user=user, source=source, now=now, extra_consequences=extra
-        )
+        ad_path, number = record_entry(evidence, ans, reason, user=user, now=now, extra_consequences=extra)
         recorded = [ad_path]
         if ans.value in ("partial", "stop"):
             write_json_state(sf, data, ctx["meta"])

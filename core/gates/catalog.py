@@ -1,10 +1,14 @@
-"""Every human gate of the loops, as data: :class:`Gate`, :class:`Answer` and the registry ``GATES``.
+"""Every gate of the loops, as data: :class:`Gate`, :class:`Answer`, ``GATES`` and ``DECISION_POINTS``.
 
-A :class:`Gate` names one decision point of an upstream loop: its id, the loop, the workflow
-prompt as the upstream loop words it, the valid answers (each with a single key), which answers
-need a free-text reason, and how each answer maps to the auto-decisions decision
-(proceed / revise / reject / accept_gap, formats.md §1.6). ``env_var`` names the environment
-variables that answer a gate without a terminal.
+A :class:`Gate` names one decision point of an upstream loop: its id on the command line, the
+ONE gate-id its auto-decisions.md entries carry (``entry_id``, the heading's
+``<stage>.<entry_id>``; formats.md §1.6 leaves the id free, so consistency is ours to keep),
+the loop, the workflow prompt as the upstream loop words it, the valid answers (each with a
+single key), which answers need a free-text reason, and how each answer maps to the
+auto-decisions decision (proceed / revise / reject / accept_gap). ``GATES`` holds the gates
+``scars gate`` answers (by command-line id); ``DECISION_POINTS`` every decision point scars
+writes an entry for (by entry id), the watch reopen included. ``env_var`` names the
+environment variables that answer a gate without a terminal.
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ class Gate:
     """One human gate of an upstream loop."""
 
     id: str  # the gate id on the command line and in `SCARS_ANSWER_<GATE>`
+    entry_id: str  # the gate-id of its auto-decisions.md entries (`## Decision NNN - <stage>.<entry_id>`)
     loop: str  # samsara | loop-spec | aris | bkit
     title: str
     stage: str  # auto-decisions `stage`; the heading is `<stage>.<id>`
@@ -51,6 +56,7 @@ class Gate:
     source: str  # where upstream words the prompt (shown in help and docs)
     prompt: str = ""  # the workflow prompt as the loop words it; {placeholders} take the figures
     needs_item: bool = False  # the gate is about one scar item (`--item ID`)
+    cli: bool = True  # answered by `scars gate` (False: a decision scars itself takes)
 
     def answer(self, text: str) -> Answer | None:
         """The answer ``text`` names (value, key, alias or label; case-insensitive), or None."""
@@ -134,17 +140,28 @@ PDCA_PROMPT = (
 GAP_PREFIX_SHIP = "iterate-shipped-as-is:"
 
 
-GATES: dict[str, Gate] = {}
+WATCH_REOPEN_PROMPT = (
+    'Watch "{watch}" on the accepted item "{text}" ({item}) of {feature} fired: {cause}. Reopen the item for triage?'
+)
+
+
+GATES: dict[str, Gate] = {}  # command-line id -> gate (`scars gate GATE`, answers files)
+DECISION_POINTS: dict[str, Gate] = {}  # entry id -> gate: every gate-id scars writes
 
 
 def _register(gate: Gate) -> Gate:
-    GATES[gate.id] = gate
+    if gate.entry_id in DECISION_POINTS:
+        raise ValueError(f"two gates write the entry id {gate.entry_id!r}")
+    DECISION_POINTS[gate.entry_id] = gate
+    if gate.cli:
+        GATES[gate.id] = gate
     return gate
 
 
 _register(
     Gate(
         id="entry",
+        entry_id="entry",
         loop="samsara",
         title="Enter iteration or skip to validate-and-ship",
         stage="iteration",
@@ -178,6 +195,7 @@ _register(
 _register(
     Gate(
         id="triage",
+        entry_id="triage",
         loop="samsara",
         title="Triage every remaining item: fix / accept / defer",
         stage="iteration",
@@ -201,6 +219,7 @@ _register(
 _register(
     Gate(
         id="round-continue",
+        entry_id="round-continuation",
         loop="samsara",
         title="Round continuation",
         stage="iteration",
@@ -233,6 +252,7 @@ _register(
 _register(
     Gate(
         id="safety-valve",
+        entry_id="safety-valve",
         loop="samsara",
         title="Safety valve fired: continue despite it, or stop",
         stage="iteration",
@@ -265,6 +285,7 @@ _register(
 _register(
     Gate(
         id="blocked-fix",
+        entry_id="blocked-fix",
         loop="samsara",
         title="A fix item was reported BLOCKED",
         stage="iteration",
@@ -300,6 +321,7 @@ _register(
 _register(
     Gate(
         id="spec",
+        entry_id="spec",
         loop="loop-spec",
         title="SPEC-level gap: re-open, ship as-is, or stop",
         stage="iteration",
@@ -344,6 +366,7 @@ _register(
 _register(
     Gate(
         id="review-continue",
+        entry_id="review-continue",
         loop="aris",
         title="Review iteration done: continue or stop",
         stage="iteration",
@@ -378,6 +401,7 @@ _register(
 _register(
     Gate(
         id="pdca-continue",
+        entry_id="pdca-continue",
         loop="bkit",
         title="PDCA check: iterate again, accept as PARTIAL, or stop",
         stage="iteration",
@@ -412,6 +436,57 @@ _register(
         prompt=PDCA_PROMPT,
     )
 )
+
+
+_register(
+    Gate(
+        id="watch-reopen",
+        entry_id="watch-reopen",
+        loop="samsara",
+        title="A re-review watch fired: the accepted item goes back to triage",
+        stage="iteration",
+        prompt_type="confirmation",
+        answers=(
+            _a(
+                "reopen",
+                "r",
+                "Reopen",
+                "revise",
+                False,
+                "the item returns to triage (fix / accept / defer)",
+            ),
+        ),
+        principle="an accepted risk is re-reviewed when its re-review signal fires, not on a date",
+        source="scars watch check (README, Watches)",
+        prompt=WATCH_REOPEN_PROMPT,
+        cli=False,
+    )
+)
+
+
+# The decision points seed 002's Auto Mode Gate names, each with its one entry id.
+SEED_002_POINTS: dict[str, str] = {
+    "triage": "triage",
+    "blocked-fix": "blocked-fix",
+    "round continuation": "round-continuation",
+    "safety valve": "safety-valve",
+}
+
+
+# Entry ids earlier scars versions wrote for a decision point (read, never written).
+FORMER_ENTRY_IDS: dict[str, str] = {"round-continue": "round-continuation"}
+
+
+# A round closed as interrupted (`scars round close --decision interrupted`): no gate offers it,
+# its entry is the round continuation's.
+ROUND_INTERRUPTED = _a(
+    "interrupted", "-", "Interrupted", "reject", True, "stop the auto run; a person resumes the iteration"
+)
+
+
+def point_of(entry_id: str) -> Gate | None:
+    """The decision point an auto-decisions.md gate-id names (None: not one scars writes)."""
+    return DECISION_POINTS.get(entry_id)
 
 
 def get_gate(gate_id: str) -> Gate:

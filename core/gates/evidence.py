@@ -1,5 +1,7 @@
 """What a gate shows before it asks (:class:`Evidence`), what it recorded (:class:`GateResult`),
-the check of an answer against its gate, and the §1.6 fields of the entry an answer writes."""
+the check of an answer against its gate, and :func:`build_entry`: the one place an
+auto-decisions.md entry (a :class:`~scars.core.formats.auto_decisions.DecisionEntry`) is built,
+from a catalog gate, the evidence it showed and the answer given."""
 
 from __future__ import annotations
 
@@ -7,9 +9,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from scars.core.clock import now_iso
 from scars.core.errors import DecisionRefused, FieldError
+from scars.core.formats.auto_decisions import DecisionEntry
 from scars.core.gates.catalog import Answer, Gate
-from scars.core.text import generic_reason_problem
+from scars.core.text import text_problem
 
 
 @dataclass
@@ -20,7 +24,8 @@ class Evidence:
     target: Path  # the samsara feature directory, or the loop's state directory
     state_file: Path | None  # feature.json / REVIEW_STATE.json / pdca-status.json (None for samsara)
     workflow_prompt: str  # the prompt as the loop words it, figures filled in
-    figures: list[tuple[str, str]] = field(default_factory=list)
+    figures: list[tuple[str, str]] = field(default_factory=list)  # (label, value) as every front end shows them
+    facts: dict[str, Any] = field(default_factory=dict)  # the same figures as numbers and ids (JSON)
     warnings: list[str] = field(default_factory=list)
     files_read: list[str] = field(default_factory=list)  # display paths (relative)
     context: dict[str, Any] = field(default_factory=dict)  # loop-specific values for apply
@@ -40,6 +45,33 @@ class Evidence:
     def decision_for(self, answer: Answer) -> str:
         return self.decision_overrides.get(answer.value, answer.decision)
 
+    def as_json(self) -> dict[str, Any]:
+        """What the gate shows, for scripts (`scars gate … --json`)."""
+        gate = self.gate
+        return {
+            "gate": gate.id,
+            "entry_id": gate.entry_id,
+            "loop": gate.loop,
+            "workflow_prompt": self.workflow_prompt,
+            "figures": [[label, value] for label, value in self.figures],
+            "facts": dict(self.facts),
+            "warnings": list(self.warnings),
+            "advice": self.advice,
+            "default": self.default,
+            "answers": [
+                {
+                    "value": a.value,
+                    "key": a.key,
+                    "label": a.label,
+                    "decision": self.decision_for(a),
+                    "needs_reason": self.needs_reason(a),
+                    **({"refused": self.refused[a.value]} if a.value in self.refused else {}),
+                }
+                for a in gate.answers
+            ],
+            "files_read": list(self.files_read),
+        }
+
 
 @dataclass
 class GateResult:
@@ -51,6 +83,7 @@ class GateResult:
     recorded: list[str]
     entry_number: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    source: str = ""  # how the answer came: terminal, flag, environment, answers file, app
 
     def as_json(self) -> dict[str, Any]:
         out = {
@@ -59,6 +92,7 @@ class GateResult:
             "decision": self.decision,
             "reason": self.reason,
             "decided_by": self.decided_by,
+            "source": self.source,
             "recorded": list(self.recorded),
         }
         out.update(self.extra)
@@ -86,30 +120,33 @@ def validate_answer(evidence: Evidence, answer_text: str | None, reason: str | N
         )
     reason = reason.strip() if isinstance(reason, str) and reason.strip() else None
     if evidence.needs_reason(ans):
-        problem = generic_reason_problem(reason, gate)
+        problem = text_problem(reason, question=gate)
         if problem:
             raise DecisionRefused(
                 f"gate {gate.id}: answer {ans.value!r} needs a reason: {problem}", [FieldError("reason", problem)]
             )
     elif reason is not None:
-        problem = generic_reason_problem(reason, gate)
-        if problem and problem != "a reason is required":
+        problem = text_problem(reason, question=gate)
+        if problem:
             raise DecisionRefused(f"gate {gate.id}: {problem}", [FieldError("reason", problem)])
     return ans, reason
 
 
-def entry_fields(
+def build_entry(
     evidence: Evidence,
     ans: Answer,
     reason: str | None,
     *,
     user: str,
-    source: str,
-    now: str,
-    extra_consequences: list[str] | None = None,
     rationale: str | None = None,
-) -> dict[str, Any]:
-    """The §1.6 fields of the entry for an answer (shared by every loop)."""
+    extra_consequences: list[str] | None = None,
+    now: str | None = None,
+) -> DecisionEntry:
+    """The auto-decisions.md entry of ``ans`` at ``evidence.gate`` (formats.md §1.6): the gate's
+    entry id and stage, the workflow prompt as shown, the answer made question-specific (its
+    reason, else the figures it saw), the files read as evidence. How the answer came (flag,
+    answers file, app) is not in the entry — the same decision is the same entry whichever front
+    end took it — but in the journal and the command's result."""
     gate = evidence.gate
     answer_text = ans.label if not reason else f"{ans.label}: {reason}"
     if not reason:
@@ -117,24 +154,24 @@ def entry_fields(
         figs = "; ".join(f"{k} {v}" for k, v in evidence.figures[:4])
         answer_text = f"{ans.label} ({figs})" if figs else ans.label
     level, notes = evidence.uncertainty
-    notes = notes or "none beyond the figures shown at the gate"
-    principles = [gate.principle, f"human gate answered by {user} via scars gate ({source})"]
     considerations = list(evidence.warnings) or ["no warning was active at this gate"]
     if evidence.advice:
         considerations.append(f"advice shown: {evidence.advice}")
-    return dict(
+    return DecisionEntry(
         stage=gate.stage,
-        gate_id=gate.id,
+        gate_id=gate.entry_id,
         prompt_type=gate.prompt_type,
         workflow_prompt=evidence.workflow_prompt,
-        answer=answer_text,
+        gatekeeper_answer=answer_text,
         decision=evidence.decision_for(ans),
-        rationale=rationale or reason or f"{user} chose {ans.value!r} at the {gate.id} gate with the figures shown",
-        principles=principles,
-        considerations=considerations,
-        evidence=list(evidence.files_read),
+        rationale=rationale
+        or reason
+        or f"{user} chose {ans.value!r} at the {gate.entry_id} gate with the figures shown",
+        principles_used=(gate.principle, f"decided by {user} at the {gate.entry_id} gate"),
+        architecture_considerations=tuple(considerations),
+        evidence_checked=tuple(evidence.files_read),
         uncertainty_level=level,
-        uncertainty_notes=notes,
-        consequences=[ans.consequence, *(extra_consequences or [])],
-        timestamp=now,
+        uncertainty_notes=notes or "none beyond the figures shown at the gate",
+        consequences=(ans.consequence, *(extra_consequences or ())),
+        timestamp=now or now_iso(),
     )

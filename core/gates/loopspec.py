@@ -203,9 +203,7 @@ def apply_loop_spec(
             extra.append("feature.json: currentPhase deliver, the gap in warnings[] and on the backlog")
         if ans.value in ("reopen", "ship") and "updatedAt" in data:
             data["updatedAt"] = utc_now_z()
-        ad_path, number = record_entry(
-            evidence, ans, reason, user=user, source=source, now=now, extra_consequences=extra
-        )
+        ad_path, number = record_entry(evidence, ans, reason, user=user, now=now, extra_consequences=extra)
         recorded.append(ad_path)
         if ans.value in ("reopen", "ship"):
             recorded.extend(write_feature_json(fj, data, ctx["meta"]))

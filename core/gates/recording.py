@@ -1,11 +1,13 @@
-"""Answering a gate: read its evidence (:func:`gather`), check and record an answer
-(:func:`apply_answer`, :func:`record`), or replay a whole answers file (:func:`replay_answers_file`).
+"""The one record path of every gate, whatever front end took the answer: read its evidence
+(:func:`gather`), check and record an answer (:func:`apply_answer`, :func:`record`), replay a
+whole answers file (:func:`replay_answers_file`).
 
 Each loop's module (``scars.core.gates.samsara``, ``loopspec``, ``review``, ``bkit``) reads the
-loop's files and writes the answer: one ``auto-decisions.md`` entry in the exact §1.6 format
-(through ``FeatureSession.append_auto_decision`` for samsara, through the same formatter for the
-other loops' state directories) plus the loop's own state. Pure core: no terminal library is
-imported here; errors are the typed ones of ``scars.core.errors`` and the CLI maps them to exit codes.
+loop's files and writes the answer into the loop's own state, plus its auto-decisions.md entry
+(built by ``evidence.build_entry``): samsara's in auto mode or with ``auto_entry=True`` (one per
+decision point), the other loops' always, next to their state file. Pure core: no terminal
+library is imported here; errors are the typed ones of ``scars.core.errors`` and the CLI maps
+them to exit codes.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from scars.core.clock import now_iso
-from scars.core.errors import DecisionRefused, FieldError
+from scars.core.errors import DecisionRefused, FieldError, UsageError
 from scars.core.gates import samsara as samsara_gate
 from scars.core.gates.answers import load_answers
 from scars.core.gates.bkit import apply_pdca, gather_pdca
@@ -33,6 +35,13 @@ def gather(gate_id: str, path: str | os.PathLike | None = None, **options: Any) 
     return GATHER[gate.loop](gate, Path(path) if path is not None else Path.cwd(), **options)
 
 
+def _entry_option(gate_loop: str, auto_entry: bool | None) -> None:
+    if auto_entry is not None and gate_loop != "samsara":
+        raise UsageError(
+            "--auto-entry / --no-auto-entry apply to samsara gates (the other loops' gates always write their entry)"
+        )
+
+
 def apply_answer(
     evidence: Evidence,
     answer_text: str,
@@ -42,33 +51,50 @@ def apply_answer(
     session: FeatureSession | None = None,
     source: str = "terminal",
     now: str | None = None,
+    auto_entry: bool | None = None,
 ) -> GateResult:
     """Validate and record an answer; return what was recorded.
 
-    ``source`` says where the answer came from (terminal, flag, environment, answers file) and
-    goes into the entry's evidence. For samsara, ``session`` is an open, writable
-    ``FeatureSession``; the other loops lock their state directory themselves.
+    ``source`` says where the answer came from (terminal, flag, environment, answers file, app).
+    For samsara, ``session`` is an open, writable ``FeatureSession`` and ``auto_entry`` overrides
+    the feature's execution mode (None: auto mode writes the entries, human mode none); the
+    other loops lock their state directory themselves.
     """
+    gate = evidence.gate
+    _entry_option(gate.loop, auto_entry)
     ans, reason = validate_answer(evidence, answer_text, reason)
-
-    return APPLY[evidence.gate.loop](
-        evidence, ans, reason, user=user, session=session, source=source, now=now or now_iso()
-    )
+    if gate.loop == "samsara":
+        return samsara_gate.apply(
+            evidence, ans, reason, user=user, session=session, source=source, auto_entry=auto_entry
+        )
+    result = APPLY[gate.loop](evidence, ans, reason, user=user, session=session, source=source, now=now or now_iso())
+    result.source = source
+    return result
 
 
 def record(
-    evidence: Evidence, answer_text: str, reason: str | None = None, *, user: str, source: str = "terminal"
+    evidence: Evidence,
+    answer_text: str,
+    reason: str | None = None,
+    *,
+    user: str,
+    source: str = "terminal",
+    session: FeatureSession | None = None,
+    auto_entry: bool | None = None,
 ) -> GateResult:
-    """Record an answer: samsara gates under the feature's writer session, others directly."""
+    """Record an answer: samsara gates under the feature's writer session (``session``, or one
+    opened for this answer), the other loops' directly."""
+    _entry_option(evidence.gate.loop, auto_entry)
     if evidence.gate.loop == "samsara":
-        return samsara_gate.record(evidence, answer_text, reason, user=user, source=source)
+        return samsara_gate.record(
+            evidence, answer_text, reason, user=user, source=source, session=session, auto_entry=auto_entry
+        )
     return apply_answer(evidence, answer_text, reason, user=user, source=source)
 
 
-def record_triage(evidence: Evidence, *, user: str, source: str) -> GateResult | None:
-    """The `triage` gate's entry after the app has recorded the item decisions (None: none made)."""
-
-    return samsara_gate.record_triage(evidence, user=user, source=source)
+def record_triage(evidence: Evidence, *, user: str, source: str, auto_entry: bool | None = None) -> GateResult | None:
+    """The `triage` gate after the app has recorded the item decisions (None: none made)."""
+    return samsara_gate.record_triage(evidence, user=user, source=source, auto_entry=auto_entry)
 
 
 def replay_answers_file(
@@ -78,9 +104,11 @@ def replay_answers_file(
     *,
     user: str,
     options: dict[str, Any] | None = None,
+    auto_entry: bool | None = None,
 ) -> list[GateResult]:
     """Validate every entry of an answers file, then record them all (or nothing)."""
     gate = get_gate(named_gate)
+    _entry_option(gate.loop, auto_entry)
     af = load_answers(answers_path)
     options = {k: v for k, v in (options or {}).items() if v is not None}
     errors: list[str] = []
@@ -97,7 +125,7 @@ def replay_answers_file(
         )
     source = f"answers file {Path(answers_path).name}"
     if gate.loop == "samsara":
-        return samsara_gate.replay(path, af, user=user, options=options, source=source)
+        return samsara_gate.replay(path, af, user=user, options=options, source=source, auto_entry=auto_entry)
     evidences = []
     for gid, entries in af.gates.items():
         if len(entries) != 1:
@@ -117,6 +145,6 @@ def replay_answers_file(
     return [apply_answer(ev, e["answer"], e.get("reason"), user=user, source=source) for ev, e in evidences]
 
 
-# One gather / apply per loop (the loop of each gate is in the catalog).
+# One gather per loop, one apply per other loop (the loop of each gate is in the catalog).
 GATHER = {"loop-spec": gather_loop_spec, "aris": gather_review, "bkit": gather_pdca, "samsara": samsara_gate.gather}
-APPLY = {"loop-spec": apply_loop_spec, "aris": apply_review, "bkit": apply_pdca, "samsara": samsara_gate.apply}
+APPLY = {"loop-spec": apply_loop_spec, "aris": apply_review, "bkit": apply_pdca}

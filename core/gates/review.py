@@ -21,6 +21,7 @@ from scars.core.gates.state_io import (
 from scars.core.loops.base import Budget, fmt_number
 from scars.core.loops.review import (
     BLOCKING_BUCKETS,
+    MECHANIST_TERMINATIONS,
     POSITIVE,
     STAGE_DIR,
     STALL_LIMIT,
@@ -55,12 +56,15 @@ def _of(budget: Budget) -> str:
     return f"{used} of {limit} ({left} left)"
 
 
-def _buckets_figure(buckets: dict[str, int] | None, source: str) -> str:
+def _buckets_figure(buckets: dict[str, int] | None, source: str, unresolved: int = 0) -> str:
     if buckets is None:
         return f"unknown ({source})"
     counts = ", ".join(f"{b} {buckets.get(b, 0)}" for b in (*BLOCKING_BUCKETS, "PASS", "INTEGRITY_ONLY"))
     blocking = any(buckets.get(b, 0) for b in BLOCKING_BUCKETS)
-    return f"{counts}: {'blocking' if blocking else 'clear'}" + ("" if source == VERIFY_REPORT else f" ({source})")
+    verdict = (
+        "blocking" if blocking else (f"unknown ({unresolved} claim state(s) unreadable)" if unresolved else "clear")
+    )
+    return f"{counts}: {verdict}" + ("" if source == VERIFY_REPORT else f" ({source})")
 
 
 def gather_review(gate: Gate, path: Path, **_: Any) -> Evidence:
@@ -89,6 +93,7 @@ def gather_review(gate: Gate, path: Path, **_: Any) -> Evidence:
         files.append(display_path(stage_dir / "AUTO_REVIEW.md", root))
     warnings = [f"{p.file}: {p.reason}" for p in loop.parse_failures]
     refused: dict[str, str] = {}
+    reason_required: set[str] = set()
     uncertainty = ("low", "")
     score_text = f"{'?' if score is None else f'{score:g}'}/10 (target >= {fmt_number(TARGET_SCORE)})"
     figures = [
@@ -100,19 +105,27 @@ def gather_review(gate: Gate, path: Path, **_: Any) -> Evidence:
     budget = loop.budget
     if mechanist:
         buckets, source = d["buckets"], d["buckets_source"]
+        unresolved = d["claims_unresolved"]
         if buckets is None:
             warnings.append(f"{source} — unknown is never success")
             uncertainty = ("high", "the claim buckets could not be read")
+        elif unresolved:
+            files.append(display_path(root / VERIFY_REPORT, root))
+            warnings.extend(f"{VERIFY_REPORT}: claim state unknown: {why}" for why in unresolved)
+            uncertainty = ("high", "a claim state in VERIFY_REPORT.md could not be read: unknown is never success")
         elif source == VERIFY_REPORT:
             files.append(display_path(root / VERIFY_REPORT, root))
-            uncertainty = ("medium", "claim buckets counted from the verdict tokens of VERIFY_REPORT.md rows")
+            uncertainty = (
+                "medium",
+                "claim states read from VERIFY_REPORT.md (the State column, its markers or the only state token)",
+            )
         reentries = Budget(**{k: d["claim_reentries"][k] for k in ("used", "limit", "unit")})
         left = "?" if budget.left is None else budget.left
         budget_text = f"iterations {left} of {budget.limit}, claim re-entries {reentries.left} of {reentries.limit}"
         number = heading if heading is not None else max(budget.used or 0, 1)
         unit = "Iteration"
         figures += [
-            ("claim buckets", _buckets_figure(buckets, source)),
+            ("claim buckets", _buckets_figure(buckets, source, len(unresolved))),
             ("STOP rule", stop_text),
             ("iterations consumed", _of(budget)),
             ("claim re-entries", _of(reentries)),
@@ -124,10 +137,23 @@ def gather_review(gate: Gate, path: Path, **_: Any) -> Evidence:
             refused["continue"] = (
                 f"the iteration budget is spent ({budget.used} of {budget.limit}); budgets are never reset"
             )
+        for claim, act in d["claim_actions"].items():
+            if act["bucket"] == "INTEGRITY_ONLY":
+                continue
+            legal = ", ".join(act["legal"]) or "none"
+            refused_text = "; ".join(f"{k} refused: {v}" for k, v in act["refused"].items() if k == act["needs"])
+            figures.append(
+                (f"claim {claim}", f"{act['bucket']}: legal {legal}" + (f" ({refused_text})" if refused_text else ""))
+            )
         if d["stalled"]:
             warnings.append(
-                f"stall guard: {d['consecutive_noop_count']} consecutive no-op iterations (limit {STALL_LIMIT})"
+                f"stall guard: {d['consecutive_noop_count']} consecutive no-op iterations (limit {STALL_LIMIT}): "
+                "the loop terminates as stalled"
             )
+            reason_required.add("continue")
+        if loop.stop_rule.outcome == "claim_reentry_exhausted":
+            warnings.append("only type ③ could help the open claims and the claim re-entry sub-budget is spent")
+            reason_required.add("continue")
         if d["status"] == "awaiting_upstream":
             warnings.append("status awaiting_upstream: the pending upstream calls run before the loop resumes")
     else:
@@ -150,8 +176,15 @@ def gather_review(gate: Gate, path: Path, **_: Any) -> Evidence:
         refused.setdefault("continue", "REVIEW_STATE.json says status completed; the loop returns at once on resume")
     if score is None:
         warnings.append("last_score is missing or not a number")
+    if d["stale"] and d["status"] != "completed":
+        warnings.append(
+            f"REVIEW_STATE.json is older than 24 h (timestamp {d['timestamp']}): the loop's resume archives it "
+            "and starts fresh instead of continuing"
+        )
+        reason_required.add("continue")
     overrides = {"stop": "proceed"} if stop_met else {}
-    reason_required = {"continue"} if stop_met else set()
+    if stop_met:
+        reason_required.add("continue")
     if stop_met:
         advice = "STOP rule met: the loop would stop here"
     elif "continue" in refused:
@@ -184,6 +217,7 @@ def gather_review(gate: Gate, path: Path, **_: Any) -> Evidence:
             "mechanist": mechanist,
             "stop_met": stop_met,
             "exhausted": "continue" in refused and d["status"] != "completed",
+            "termination": loop.stop_rule.outcome,
             "loop_state": loop,
         },
         reason_required=reason_required,
@@ -213,22 +247,23 @@ def apply_review(
         extra: list[str] = []
         data = json.loads(json.dumps(ctx["data"]))
         if ans.value == "stop":
-            # Only what the gate decides: the loop is completed, and why.
+            # Only what the gate decides: the loop is completed, and why — in the loop's own words
+            # (Mechanist's termination_reason ∈ positive_verdict | iterations_exhausted |
+            # claim_reentry_exhausted). A person's stop that is none of those writes no reason: the
+            # auto-decisions.md entry next to the state holds it.
             data["status"] = "completed"
+            reason_value = None
             if ctx["mechanist"]:
                 if ctx["stop_met"]:
-                    data["termination_reason"] = "positive_verdict"
-                elif ctx["exhausted"]:
-                    data["termination_reason"] = "iterations_exhausted"
-                else:
-                    data["termination_reason"] = "human_stop"
+                    reason_value = "positive_verdict"
+                elif ctx["termination"] in MECHANIST_TERMINATIONS:
+                    reason_value = ctx["termination"]
+                if reason_value is not None:
+                    data["termination_reason"] = reason_value
             extra.append(
-                f"REVIEW_STATE.json: status completed"
-                f"{', termination_reason ' + data['termination_reason'] if 'termination_reason' in data and ctx['mechanist'] else ''}"
+                "REVIEW_STATE.json: status completed" + (f", termination_reason {reason_value}" if reason_value else "")
             )
-        ad_path, number = record_entry(
-            evidence, ans, reason, user=user, source=source, now=now, extra_consequences=extra
-        )
+        ad_path, number = record_entry(evidence, ans, reason, user=user, now=now, extra_consequences=extra)
         recorded.append(ad_path)
         if ans.value == "stop":
             write_json_state(sf, data, ctx["meta"])

@@ -1,18 +1,28 @@
-"""samsara's gates: entry, triage, round-continue, safety-valve, blocked-fix.
+"""samsara's gates: entry, triage, round-continue, safety-valve, blocked-fix (and the watch reopen).
 
 Evidence is read through ``FeatureSession`` (the feature, the journal's decisions and the open
-round) and ``scars.core.samsara.rounds.evaluate_valves``; answers are recorded under the feature's
-writer lock: the auto-decisions.md entry through ``FeatureSession.append_auto_decision``, then
-the loop's own state:
+round): the round's figures once (``scars.core.samsara.rounds.round_figures``), its valves as the
+loop checks them after the round (``valves_after_round``), the blocked fixes awaiting an outcome,
+the advisor's advice. Every front end — the app's round gate, ``scars gate``, answers files,
+``scars round close``, ``scars decide --blocked`` — records through :func:`apply` /
+:func:`close_round` under the feature's writer lock: the loop's own state first, then, in auto
+mode (``Execution mode: auto``) or with ``--auto-entry``, one auto-decisions.md entry per decision
+point, built by ``scars.core.gates.evidence.build_entry`` with the point's catalog entry id:
 
 * ``entry`` — ``skip`` writes ``iteration_skip_record: "<one-line record>"`` at the top level of
   index.yaml; ``enter`` removes it (the record is reversible). A text edit of that one line,
   atomic, every other byte of index.yaml kept.
 * ``round-continue`` / ``safety-valve`` — ``FeatureSession.close_round`` writes the round with
-  its decision (continue / stop / forced_stop) and decision_reason into iteration-log.yaml.
+  its decision (continue / stop / forced_stop) and decision_reason into iteration-log.yaml. When
+  a safety valve fired after the round, the decision is the safety valve's (entry id
+  ``safety-valve``, a stop at max rounds is a forced_stop) whichever of the two names asked.
 * ``blocked-fix`` — ``FeatureSession.record_blocked_fix`` (retry_with_context /
   reclassify_as_defer, logged with the round).
-* ``triage`` — the item decisions (``FeatureSession.decide``) and one entry summarising them.
+* ``triage`` — the item decisions (``FeatureSession.decide``) and one entry summarising them. A
+  round's triage that has no entry yet gets it before the round's next decision point writes
+  its own (seed 002: triage is recorded before the classification is followed).
+* ``watch-reopen`` — a fired re-review watch sends the accepted item back to triage (always one
+  entry: the decision is scars', not a person's).
 """
 
 from __future__ import annotations
@@ -20,30 +30,35 @@ from __future__ import annotations
 import json
 import os
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from scars.core.clock import now_iso
+from scars.core.advice.advisor import advise_feature
 from scars.core.errors import ChangedOnDisk, DecisionRefused, FieldError, UsageError
+from scars.core.formats.auto_decisions import DecisionEntry
 from scars.core.gates.answers import AnswersFile
 from scars.core.gates.catalog import (
+    DECISION_POINTS,
     GATES,
+    ROUND_INTERRUPTED,
     SAMSARA_MAX_ROUNDS_WARNING,
     SAMSARA_NET_ROT_WARNING,
     SAMSARA_STAGNATION_WARNING,
     Answer,
     Gate,
 )
-from scars.core.gates.evidence import Evidence, GateResult, entry_fields, validate_answer
+from scars.core.gates.evidence import Evidence, GateResult, build_entry, validate_answer
 from scars.core.gates.state_io import loop_extra
 from scars.core.loops.samsara import feature_state
-from scars.core.model import GROUP_LABEL, GROUPS, REGISTRY_FILE, IterationLog, Round
+from scars.core.model import GROUP_LABEL, GROUPS, REGISTRY_FILE, Feature, ScarItem
 from scars.core.samsara.decisions import validate_decision
-from scars.core.samsara.rounds import evaluate_valves
+from scars.core.samsara.rounds import RoundFigures, Valve, valves_after_round
 from scars.core.samsara.session import FeatureSession
+from scars.core.samsara.watches import WatchResult, _append, already_reopened, read_watch_log
 from scars.core.sanitize import one_line
 from scars.core.storage.durable import atomic_write, read_with_fingerprint
-from scars.core.text import generic_reason_problem
+from scars.core.text import text_problem
 
 SKIP_KEY = "iteration_skip_record"
 MAX_FILES_NAMED = 20
@@ -103,62 +118,19 @@ def _failure_warnings(feature) -> list[str]:
     return out
 
 
-def _valves(feature, decisions, fig: dict[str, Any] | None = None):
-    """The valves as the loop checks them after this round: the open round counted as done."""
-    from dataclasses import replace
-
-    if fig is not None:
-        pseudo = Round(
-            round=fig["round"],
-            signal_lost_before=fig["before"],
-            signal_lost_after=fig["after"],
-            fixes_scar_count=fig["new"],
-            decision="pending",
-        )
-        log = feature.iteration_log
-        if log is None:
-            log = IterationLog(file="iteration-log.yaml", max_rounds=fig["max_rounds"] or 3)
-        rounds = tuple(r for r in log.rounds if r.round != fig["round"]) + (pseudo,)
-        feature = replace(feature, iteration_log=replace(log, rounds=rounds))
-    return evaluate_valves(feature, decisions)
+def entries_wanted(feature: Feature, auto_entry: bool | None) -> bool:
+    """Whether an answer appends its auto-decisions.md entries: ``--auto-entry`` /
+    ``--no-auto-entry`` when given, else the feature's execution mode (auto: yes; human: no)."""
+    return feature.auto_mode if auto_entry is None else bool(auto_entry)
 
 
-def _round_figures(session: FeatureSession) -> dict[str, Any]:
-    feature = session.feature
-    open_round = session.open_round()
-    if not open_round:
-        raise UsageError(
-            f"{feature.name}: no round is open — there is nothing to continue or stop "
-            "(start one with `scars round start`)"
-        )
-    number = open_round.get("round")
-    before = open_round.get("signal_lost_before")
-    after = feature.signal_lost
-    triage = session.round_triage()
-    resolved = {it.id for it in feature.resolved}
-    fixed = sum(1 for i, d in triage.items() if d.action == "fix" and i in resolved)
-    remaining = sum(1 for it in feature.items if it.counted)
-    start_ids = set(open_round.get("item_ids") or ())
-    new = sum(1 for it in feature.items if it.counted and it.id not in start_ids)
-    return {
-        "round": number,
-        "before": before,
-        "after": after,
-        "fixed": fixed,
-        "remaining": remaining,
-        "triaged": len(triage),
-        "max_rounds": open_round.get("max_rounds"),
-        "new": new,
-    }
-
-
-def _valve_warning(v, fig: dict[str, Any]) -> str:
+def _valve_warning(v: Valve, fig: RoundFigures) -> str:
     """The upstream warning text of an active safety valve, figures filled in."""
     f = v.figures or {}
     if v.id == "stagnation":
         rounds = f.get("rounds") or []
-        b = rounds[0].get("before") if rounds else fig.get("before")
-        a = rounds[-1].get("after") if rounds else fig.get("after")
+        b = rounds[0].get("before") if rounds else fig.signal_lost_before
+        a = rounds[-1].get("after") if rounds else fig.signal_lost_after
         return SAMSARA_STAGNATION_WARNING.format(before=b, after=a)
     if v.id == "net_rot":
         return SAMSARA_NET_ROT_WARNING.format(new=f.get("new"), resolved=f.get("resolved"))
@@ -241,6 +213,12 @@ def _gather_entry(gate: Gate, session: FeatureSession, **_: Any) -> Evidence:
         default="skip" if verdict == "skip" else "enter",
         reason_optional={"skip"} if verdict == "skip" else set(),
         uncertainty=("medium", "parse failures leave items uncounted") if verdict == "unknown" else ("low", ""),
+        facts={
+            "signal_lost": feature.signal_lost,
+            "cross_task_patterns": len(feature.cross_task_patterns),
+            "parse_failures": len(feature.parse_failures),
+            "verdict": verdict,
+        },
     )
     ev.context.update(
         verdict=verdict,
@@ -252,47 +230,87 @@ def _gather_entry(gate: Gate, session: FeatureSession, **_: Any) -> Evidence:
     return ev
 
 
+def _advice(feature: Feature, decisions: dict[str, Any], valve_advice: str | None) -> str:
+    """The valves' advice and the advisor's for the next round: beside the choice, never instead."""
+    lines = [valve_advice] if valve_advice else []
+    lines.extend(advise_feature(feature, decisions).summary(width=96).splitlines())
+    return "\n".join(lines)
+
+
 def _gather_round(gate: Gate, session: FeatureSession, **_: Any) -> Evidence:
     feature = session.feature
-    fig = _round_figures(session)
-    valves = _valves(feature, session.decisions, fig)
+    fig = session.round_figures()
+    valves = valves_after_round(feature, session.decisions, fig)
     active = [v for v in valves if v.kind == "safety_valve" and v.active]
-    watch = [v for v in valves if v.kind == "watch_for" and v.active]
-    prompt = gate.prompt.format(**fig)
+    if gate.id == "safety-valve" and not active:
+        raise UsageError(
+            f"{feature.name}: no safety valve is active for round {fig.round}; answer `scars gate round-continue` instead"
+        )
+    # The decision point follows the state: a fired valve makes it the safety valve's.
+    point = GATES["safety-valve"] if active else GATES["round-continue"]
+    before = fig.signal_lost_before
+    prompt = point.prompt.format(
+        round=fig.round, before=before, after=fig.signal_lost_after, fixed=fig.fixed, remaining=fig.remaining
+    )
+    if active:
+        prompt = "\n".join(_valve_warning(v, fig) for v in active) + "\n\n" + prompt
+    blocked = _blocked_awaiting(feature, session)
     figures = _common(feature) + [
-        ("round", f"{fig['round']} of {fig['max_rounds'] or '?'}"),
-        ("signal_lost this round", f"{fig['before']} → {fig['after']}"),
-        (
-            "fixed / remaining",
-            f"{fig['fixed']} fixed, {fig['remaining']} remaining ({fig['triaged']} triaged this round)",
-        ),
+        ("round", f"{fig.round} of {fig.max_rounds}"),
+        ("signal_lost this round", f"{before} → {fig.signal_lost_after}"),
+        ("fixed / remaining", f"{fig.fixed} fixed, {fig.remaining} remaining ({fig.triaged} triaged this round)"),
+        ("accepted / deferred", f"{fig.accepted} accepted, {fig.deferred} deferred"),
     ]
     warnings = [f"safety valve {v.id}: {_valve_warning(v, fig)}" for v in active]
-    warnings += [f"watch-for {v.id}: {v.message}" for v in watch]
+    warnings += [f"watch-for {v.id}: {v.message}" for v in valves if v.kind == "watch_for" and v.active]
     near = [v for v in valves if v.kind == "safety_valve" and v.near and not v.active]
     warnings += [f"near safety valve {v.id}: {v.message}" for v in near]
-    ev = _base(gate, session, prompt, figures, warnings, default="stop" if active else "continue")
-    if gate.id == "safety-valve":
-        if not active:
-            raise UsageError(
-                f"{feature.name}: no safety valve is active for round {fig['round']}; "
-                "answer `scars gate round-continue` instead"
-            )
-        lines = [_valve_warning(v, fig) for v in active]
-        ev.workflow_prompt = "\n".join(lines) + "\n\n" + prompt
-        ev.advice = "the safety valve suggests stopping; it is advisory — the gate decides"
-        ev.default = "stop"
-    elif active:
-        ev.reason_required.add("continue")
-        ev.advice = (
-            f"safety valve(s) {', '.join(v.id for v in active)} fired: continuing needs a reason "
-            "(or answer `scars gate safety-valve`)"
+    warnings += [
+        f"blocked fix {it.id} awaits its outcome (blocked-fix gate): {one_line(it.text, 120)}" for it in blocked
+    ]
+    if active:
+        valve_advice = (
+            f"safety valve(s) {', '.join(v.id for v in active)} fired: the valve suggests stopping; "
+            "it is advisory — the gate decides (continuing needs a reason)"
         )
-    ev.context.update(fig=fig, valves=[v.id for v in active])
+    else:
+        valve_advice = None
+    ev = _base(
+        point,
+        session,
+        prompt,
+        figures,
+        warnings,
+        default="stop" if active else "continue",
+        advice=_advice(feature, session.decisions, valve_advice),
+        facts={**fig.to_dict(), "valves": [v.id for v in active], "blocked": [it.id for it in blocked]},
+    )
+    ev.context.update(fig=fig, valves=[v.id for v in active], blocked=[it.id for it in blocked])
     return ev
 
 
-def _blocked_reason(feature, item) -> str | None:
+def _reported_blocked(feature: Feature, item: ScarItem) -> bool:
+    """The implementer reported the item's fix BLOCKED: the item's (era D) status, or its report's
+    ``completion_status``."""
+    if (item.status or "").strip().lower() == "blocked":
+        return True
+    return any(
+        r.file == item.file and (r.completion_status or "").strip().lower() == "blocked" for r in feature.reports
+    )
+
+
+def _blocked_awaiting(feature: Feature, session: FeatureSession) -> list[ScarItem]:
+    """This round's fix items the implementer reported BLOCKED that have no outcome yet."""
+    by_id = {it.id: it for it in feature.items}
+    out = []
+    for item_id, d in session.round_triage().items():
+        it = by_id.get(item_id)
+        if it is not None and d.action == "fix" and not d.blocked_outcome and _reported_blocked(feature, it):
+            out.append(it)
+    return out
+
+
+def _blocked_reason(feature: Feature, item: ScarItem) -> str | None:
     for r in feature.reports:
         if r.file == item.file and (r.completion_status or "").strip().lower() == "blocked":
             narrative = (r.extra or {}).get("narrative")
@@ -332,12 +350,18 @@ def _gather_blocked(
     if d is not None and d.blocked_outcome:
         warnings.append(f"an outcome is already recorded for this item: {d.blocked_outcome}")
     prompt = gate.prompt.format(description=it.text, reason=reason)
-    ev = _base(gate, session, prompt, figures, warnings, default="retry")
+    facts = {
+        "item": it.id,
+        "description": it.text,
+        "current_decision": d.action if d is not None else None,
+        "blocked_because": reason,
+    }
+    ev = _base(gate, session, prompt, figures, warnings, default="retry", facts=facts)
     if d is None or d.action != "fix":
         for a in gate.answers:
             ev.refused[a.value] = f"item {it.id} is not decided fix"
     ev.files_read.insert(0, f"{it.file} (item {it.id})")
-    ev.context.update(item=it.id)
+    ev.context.update(item=it.id, blocked=blocked)
     return ev
 
 
@@ -370,7 +394,10 @@ def _gather_triage(gate: Gate, session: FeatureSession, **_: Any) -> Evidence:
         ("decided", f"fix {counts['fix']}, accept {counts['accept']}, defer {counts['defer']}"),
         ("undecided", str(undecided)),
     ]
-    ev = _base(gate, session, prompt, figures, _failure_warnings(feature), default="done")
+    facts = {**counts, "undecided": undecided, "total": len(counted)}
+    ev = _base(gate, session, prompt, figures, _failure_warnings(feature), default="done", facts=facts)
+    if undecided:
+        ev.decision_overrides[gate.answers[0].value] = "revise"  # triage re-runs until every item is classified
     ev.context.update(counts=counts, undecided=undecided, total=len(counted))
     return ev
 
@@ -477,26 +504,14 @@ def write_skip_record(index_path: Path, value: str | None, feature_name: str) ->
 # --------------------------------------------------------------------------------------------
 
 
-def _append_entry(
-    session: FeatureSession,
+def _result(
     evidence: Evidence,
     ans: Answer,
     reason: str | None,
-    *,
     user: str,
-    source: str,
-    extra: list[str] | None = None,
-    rationale: str | None = None,
-) -> int:
-    fields = entry_fields(
-        evidence, ans, reason, user=user, source=source, now=now_iso(), extra_consequences=extra, rationale=rationale
-    )
-    fields.pop("timestamp", None)
-    return session.append_auto_decision(**fields)
-
-
-def _result(
-    evidence: Evidence, ans: Answer, reason: str | None, user: str, recorded: list[str], number: int, **extra: Any
+    recorded: list[str],
+    number: int | None,
+    **extra: Any,
 ) -> GateResult:
     seen: list[str] = []
     for r in recorded:
@@ -510,12 +525,47 @@ def _result(
         decided_by=user,
         recorded=seen,
         entry_number=number,
-        extra={**loop_extra(evidence), **extra},
+        extra={"evidence": evidence.as_json(), **loop_extra(evidence), **extra},
     )
 
 
+AD = "auto-decisions.md"
+JOURNAL = ".scars/journal.jsonl"
+TRIAGE = GATES["triage"]
+
+
+def _triage_entry(session: FeatureSession, user: str, reason: str | None = None) -> DecisionEntry:
+    """The triage decision point's entry: the item decisions as they stand, counted."""
+    ev = gather(TRIAGE, session.path, session=session)
+    c = ev.context["counts"]
+    undecided = ev.context["undecided"]
+    summary = f"fix {c['fix']}, accept {c['accept']}, defer {c['defer']} of {ev.context['total']} items"
+    done = TRIAGE.answers[0]
+    answer = replace(
+        done,
+        label=f"Triage recorded: {summary}" + (f"; {undecided} undecided" if undecided else ""),
+        consequence=done.consequence if not undecided else f"re-run triage: {undecided} items are still undecided",
+    )
+    return build_entry(
+        ev, answer, reason, user=user, rationale=reason or f"{user} triaged the remaining items: {summary}"
+    )
+
+
+def _triage_due(session: FeatureSession) -> bool:
+    """The open round has triage decisions that no triage entry covers yet."""
+    if not session.round_triage():
+        return False
+    last = session.last_entry_seq(TRIAGE.entry_id)
+    return last == 0 or session.round_triage_changed_after(last)
+
+
+def _with_triage(session: FeatureSession, user: str, entries: list[DecisionEntry]) -> list[DecisionEntry]:
+    """``entries`` of a later decision point, after the round's triage entry when it is due."""
+    return ([_triage_entry(session, user)] if _triage_due(session) else []) + entries
+
+
 def _apply_entry(
-    session: FeatureSession, ev: Evidence, ans: Answer, reason: str | None, user: str, source: str
+    session: FeatureSession, ev: Evidence, ans: Answer, reason: str | None, user: str, source: str, want: bool
 ) -> GateResult:
     ctx = ev.context
     index = Path(session.feature.path) / "index.yaml"
@@ -531,104 +581,104 @@ def _apply_entry(
     else:
         line = None
         extra = [f"index.yaml: {SKIP_KEY} removed"] if _index_value(index) is not None else []
-    number = _append_entry(session, ev, ans, reason, user=user, source=source, extra=extra)
-    recorded = ["auto-decisions.md"]
+    number = None
+    recorded = []
+    if want:
+        entry = build_entry(ev, ans, reason, user=user, extra_consequences=extra)
+        number = session.append_auto_decision(entry, source=source)
+        recorded.append(AD)
     if write_skip_record(index, line, session.feature.name):
         recorded.append("index.yaml")
     return _result(ev, ans, reason, user, recorded, number, **({"skip_record": line} if line else {}))
 
 
-def _apply_round(
-    session: FeatureSession, ev: Evidence, ans: Answer, reason: str | None, user: str, source: str
-) -> GateResult:
-    fig = ev.context["fig"]
-    valves = ev.context.get("valves") or []
-    trigger = None
+def _round_decision(ev: Evidence, ans: Answer) -> str:
+    """The round decision an answer at the round gate makes: a stop at max rounds is forced."""
     if ans.value == "continue":
-        decision = "continue"
-        why = (
-            reason
-            or f"user chose to continue: signal_lost {fig['before']} → {fig['after']}, {fig['remaining']} remaining"
-        )
-        if valves:
-            why = f"continue despite safety valve {', '.join(valves)}: {why}"
+        return "continue"
+    return "forced_stop" if "max_rounds" in ev.context["valves"] else "stop"
+
+
+_VALVE_NAMES = {"max_rounds": "max rounds", "stagnation": "stagnation", "net_rot": "net rot"}
+
+
+def _close(
+    session: FeatureSession,
+    ev: Evidence,
+    ans: Answer,
+    reason: str | None,
+    *,
+    decision: str,
+    user: str,
+    want: bool,
+    trigger: str | None = None,
+    fields: dict[str, Any] | None = None,
+    as_written: bool = False,
+) -> tuple[GateResult, dict[str, Any]]:
+    """Close the open round with ``decision`` (the one path of the round gate and `scars round
+    close`); returns the result and the round as written. ``as_written``: the reason is the
+    round's decision_reason word for word (`scars round close`); the gate names the fired valve
+    before it."""
+    fig: RoundFigures = ev.context["fig"]
+    valves: list[str] = ev.context["valves"]
+    if decision == "interrupted" or (as_written and reason):
+        why = reason or ""
     else:
-        if ev.gate.id == "safety-valve" and "max_rounds" in valves:
-            decision, trigger = "forced_stop", "max_rounds"
-        else:
-            decision = "stop"
-            if ev.gate.id == "safety-valve" and valves:
-                trigger = valves[0]
-        why = (
-            reason or f"user chose to stop: signal_lost {fig['before']} → {fig['after']}, {fig['remaining']} remaining"
+        verb = "continue" if decision == "continue" else "stop"
+        why = reason or (
+            f"user chose to {verb}: signal_lost {fig.signal_lost_before} → {fig.signal_lost_after}, "
+            f"{fig.remaining} remaining"
         )
-        if valves and ev.gate.id == "safety-valve":
-            names = {"max_rounds": "max rounds", "stagnation": "stagnation", "net_rot": "net rot"}
-            why = f"safety valve {', '.join(names.get(v, v) for v in valves)}: {why}"
-    extra = [f"iteration-log.yaml: round {fig['round']} decision {decision}"]
-    number = _append_entry(session, ev, ans, reason, user=user, source=source, extra=extra, rationale=why)
-    kwargs: dict[str, Any] = {"auto_entry": False}
-    if decision == "forced_stop" and trigger:
+        if valves and decision == "continue":
+            why = f"continue despite safety valve {', '.join(valves)}: {why}"
+        elif valves:
+            why = f"safety valve {', '.join(_VALVE_NAMES.get(v, v) for v in valves)}: {why}"
+    if decision == "forced_stop" and trigger is None and valves:
+        trigger = "max_rounds" if "max_rounds" in valves else valves[0]
+    entries: list[DecisionEntry] = []
+    if want:
+        extra = [f"iteration-log.yaml: round {fig.round} decision {decision}"]
+        entries = _with_triage(
+            session, user, [build_entry(ev, ans, reason, user=user, rationale=why or None, extra_consequences=extra)]
+        )
+    kwargs = dict(fields or {})
+    if trigger is not None:
         kwargs["trigger"] = trigger
-    session.close_round(decision, why, **kwargs)
-    return _result(
-        ev,
-        ans,
-        reason,
-        user,
-        ["auto-decisions.md", "iteration-log.yaml", ".scars/journal.jsonl"],
-        number,
-        round=fig["round"],
-        round_decision=decision,
-    )
+    round_ = session.close_round(decision, why, entries=entries, **kwargs)
+    recorded = ([AD] if entries else []) + ["iteration-log.yaml", JOURNAL]
+    return _result(ev, ans, reason, user, recorded, None, round=fig.round, round_decision=decision), round_
+
+
+def _apply_round(
+    session: FeatureSession, ev: Evidence, ans: Answer, reason: str | None, user: str, source: str, want: bool
+) -> GateResult:
+    return _close(session, ev, ans, reason, decision=_round_decision(ev, ans), user=user, want=want)[0]
 
 
 def _apply_blocked(
-    session: FeatureSession, ev: Evidence, ans: Answer, reason: str | None, user: str, source: str
+    session: FeatureSession, ev: Evidence, ans: Answer, reason: str | None, user: str, source: str, want: bool
 ) -> GateResult:
     item = ev.context["item"]
     outcome = "retry_with_context" if ans.value == "retry" else "reclassify_as_defer"
-    number = _append_entry(
-        session,
-        ev,
-        ans,
-        reason,
-        user=user,
-        source=source,
-        extra=[f"blocked-fix outcome {outcome} for {item} (journal; logged with the round)"],
-    )
-    session.record_blocked_fix(item, outcome, reason)
-    return _result(
-        ev, ans, reason, user, ["auto-decisions.md", ".scars/journal.jsonl"], number, item=item, outcome=outcome
-    )
+    entries: list[DecisionEntry] = []
+    if want:
+        extra = [f"blocked-fix outcome {outcome} for {item} (journal; logged with the round)"]
+        entries = _with_triage(session, user, [build_entry(ev, ans, reason, user=user, extra_consequences=extra)])
+    session.record_blocked_fix(item, outcome, reason, entries=entries)
+    recorded = ([AD] if entries else []) + [JOURNAL]
+    return _result(ev, ans, reason, user, recorded, None, item=item, outcome=outcome)
 
 
 def _apply_triage(
-    session: FeatureSession, ev: Evidence, ans: Answer, reason: str | None, user: str, source: str
+    session: FeatureSession, ev: Evidence, ans: Answer, reason: str | None, user: str, source: str, want: bool
 ) -> GateResult:
+    number = None
+    recorded = [JOURNAL]
+    if want:
+        number = session.append_auto_decision(_triage_entry(session, user, reason), source=source)
+        recorded.insert(0, AD)
     c = ev.context["counts"]
-    undecided = ev.context["undecided"]
-    summary = f"fix {c['fix']}, accept {c['accept']}, defer {c['defer']} of {ev.context['total']} items"
-    if undecided:
-        ev.decision_overrides["done"] = "revise"
-    answer = Answer(
-        ans.value,
-        ans.key,
-        f"Triage recorded: {summary}" + (f"; {undecided} undecided" if undecided else ""),
-        ans.decision,
-        ans.needs_reason,
-        ans.consequence if not undecided else f"re-run triage: {undecided} items are still undecided",
-    )
-    number = _append_entry(
-        session,
-        ev,
-        answer,
-        reason,
-        user=user,
-        source=source,
-        rationale=reason or f"{user} triaged the remaining items: {summary}",
-    )
-    return _result(ev, ans, reason, user, ["auto-decisions.md"], number, counts=dict(c), undecided=undecided)
+    return _result(ev, ans, reason, user, recorded, number, counts=dict(c), undecided=ev.context["undecided"])
 
 
 _APPLY = {
@@ -648,15 +698,18 @@ def apply(
     user: str,
     session: FeatureSession | None,
     source: str,
-    now: str,
+    auto_entry: bool | None = None,
 ) -> GateResult:
-    if session is None or getattr(session, "read_only", True):
+    """Record a validated answer under ``session`` (open and writable)."""
+    if session is None or session.read_only:
         raise UsageError("a samsara gate records under a writable FeatureSession")
-    return _APPLY[evidence.gate.id](session, evidence, ans, reason, user, source)
+    want = entries_wanted(session.feature, auto_entry)
+    result = _APPLY[evidence.gate.id](session, evidence, ans, reason, user, source, want)
+    result.source = source
+    return result
 
 
 def _writable(path: Path, user: str) -> FeatureSession:
-
     return FeatureSession.open(path, user=user)
 
 
@@ -664,33 +717,172 @@ def _options_for(evidence: Evidence) -> dict[str, Any]:
     return {"item": evidence.context.get("item"), "blocked": evidence.context.get("blocked")}
 
 
-def record(evidence: Evidence, answer_text: str, reason: str | None, *, user: str, source: str) -> GateResult:
-    """Take the lock, re-read the evidence under it (state may have moved), validate, record."""
-    gate = evidence.gate
+def record(
+    evidence: Evidence,
+    answer_text: str,
+    reason: str | None,
+    *,
+    user: str,
+    source: str,
+    session: FeatureSession | None = None,
+    auto_entry: bool | None = None,
+) -> GateResult:
+    """Re-read the evidence under the writer lock (state may have moved), validate, record.
+
+    ``session``: the caller's open writable session (the app holds one); else one is opened
+    (and the lock taken) for this answer."""
+    if session is not None:
+        return _record_in(session, evidence, answer_text, reason, user=user, source=source, auto_entry=auto_entry)
+    with _writable(evidence.target, user) as own:
+        return _record_in(own, evidence, answer_text, reason, user=user, source=source, auto_entry=auto_entry)
+
+
+def _record_in(
+    session: FeatureSession,
+    evidence: Evidence,
+    answer_text: str,
+    reason: str | None,
+    *,
+    user: str,
+    source: str,
+    auto_entry: bool | None,
+) -> GateResult:
+    fresh = gather(evidence.gate, evidence.target, session=session, **_options_for(evidence))
+    ans, reason = validate_answer(fresh, answer_text, reason)
+    return apply(fresh, ans, reason, user=user, session=session, source=source, auto_entry=auto_entry)
+
+
+def record_triage(evidence: Evidence, *, user: str, source: str, auto_entry: bool | None = None) -> GateResult | None:
+    """The triage gate after the app recorded the item decisions (None: no decision was made)."""
     with _writable(evidence.target, user) as session:
-        fresh = gather(
-            gate, evidence.target, session=session, item=evidence.context.get("item"), blocked=_blocked_option(evidence)
-        )
-        ans, reason = validate_answer(fresh, answer_text, reason)
-        return apply(fresh, ans, reason, user=user, session=session, source=source, now=now_iso())
-
-
-def _blocked_option(evidence: Evidence) -> str | None:
-    for label, value in evidence.figures:
-        if label == "blocked because" and not value.startswith("(the implementer"):
-            return value
-    return None
-
-
-def record_triage(evidence: Evidence, *, user: str, source: str) -> GateResult | None:
-    gate = GATES["triage"]
-    with _writable(evidence.target, user) as session:
-        fresh = gather(gate, evidence.target, session=session)
-        c = fresh.context["counts"]
-        if not any(c.values()):
+        fresh = gather(TRIAGE, evidence.target, session=session)
+        if not any(fresh.context["counts"].values()):
             return None
-        ans = gate.answers[0]
-        return apply(fresh, ans, None, user=user, session=session, source=source, now=now_iso())
+        return apply(fresh, TRIAGE.answers[0], None, user=user, session=session, source=source, auto_entry=auto_entry)
+
+
+def close_round(
+    session: FeatureSession, decision: str, reason: str, *, auto_entry: bool | None = None, **fields: Any
+) -> dict[str, Any]:
+    """`scars round close`: the round gate's path with the decision given directly (continue,
+    stop, forced_stop or interrupted) and the round's other fields; returns the round written."""
+    ev = gather(GATES["round-continue"], session.path, session=session)
+    if decision == "forced_stop" and ev.gate.id != "safety-valve":
+        ev.gate = GATES["safety-valve"]  # a forced stop is the safety valve's decision point
+    ans = (
+        ROUND_INTERRUPTED
+        if decision == "interrupted"
+        else ev.gate.answer("continue" if decision == "continue" else "stop")
+    )
+    assert ans is not None  # both round gates answer continue and stop
+    trigger = fields.pop("trigger", None)
+    _, round_ = _close(
+        session,
+        ev,
+        ans,
+        reason,
+        decision=decision,
+        user=session.user,
+        want=entries_wanted(session.feature, auto_entry),
+        trigger=trigger,
+        fields=fields,
+        as_written=True,
+    )
+    return round_
+
+
+def record_blocked(
+    session: FeatureSession, item: str, outcome: str, reason: str | None, *, auto_entry: bool | None = None
+) -> GateResult:
+    """`scars decide ITEM --blocked retry|reclassify`: the blocked-fix gate's answer."""
+    ev = gather(GATES["blocked-fix"], session.path, session=session, item=item)
+    answer = "retry" if outcome == "retry_with_context" else "defer"
+    return _record_in(session, ev, answer, reason, user=session.user, source="scars decide", auto_entry=auto_entry)
+
+
+# --------------------------------------------------------------------------------------------
+# The watch reopen: scars' own decision, always one entry
+# --------------------------------------------------------------------------------------------
+
+WATCH_REOPEN = DECISION_POINTS["watch-reopen"]
+
+
+def _reopen_entry(r: WatchResult, feature: Feature, user: str) -> DecisionEntry:
+    prompt = WATCH_REOPEN.prompt.format(watch=r.watch, text=r.text, item=r.item_id, feature=feature.name, cause=r.cause)
+    ev = Evidence(
+        gate=WATCH_REOPEN,
+        target=Path(feature.path),
+        state_file=None,
+        workflow_prompt=prompt,
+        warnings=[f"the accept came from the {r.origin}"],
+        files_read=[f"scars watch check: {r.cause}"],
+        uncertainty=("low", "evaluated by scars watch check; a person decides the item again"),
+    )
+    return build_entry(
+        ev,
+        WATCH_REOPEN.answers[0],
+        f"{r.item_id}: its re-review watch fired ({r.cause})",
+        user=user,
+        rationale=(
+            "The accept held only until its re-review signal; the machine-checkable watch "
+            f'"{r.watch}" fired, so the accepted risk goes back to triage.'
+        ),
+    )
+
+
+def reopen_fired(
+    feature_dir: str | os.PathLike, results: list[WatchResult], *, user: str | None = None
+) -> list[dict[str, Any]]:
+    """Reopen the items of fired watches that are not reopened yet.
+
+    Under the feature lock (raises LockHeld when another writer holds it): per item one
+    ``reopen`` journal record, one auto-decisions.md entry (``iteration.watch-reopen``,
+    decision ``revise``) and one ``fired`` record in watches.jsonl. Returns one outcome per
+    fired result: ``{item_id, watch, reopened: bool, auto_decision, at | already}``.
+    """
+    fired = [r for r in results if r.state == "fired" and r.item_id]
+    if not fired:
+        return []
+    outcomes: list[dict[str, Any]] = []
+    with FeatureSession.open(feature_dir, user=user) as s:
+        log = read_watch_log(feature_dir)
+        for r in fired:
+            prior = already_reopened(r, log)
+            if prior is not None:
+                outcomes.append(
+                    {
+                        "item_id": r.item_id,
+                        "watch": r.watch,
+                        "reopened": False,
+                        "already": prior.get("at"),
+                        "auto_decision": prior.get("auto_decision"),
+                    }
+                )
+                continue
+            assert r.item_id is not None  # `fired` keeps only results with an item
+            journal = r.item_id in s.decisions
+            if journal:  # an accept only iteration-log.yaml holds has no journal decision to supersede
+                s.reopen(r.item_id, cause=r.cause, watch=r.watch)
+            number = s.append_auto_decision(_reopen_entry(r, s.feature, s.user), source="scars watch check")
+            rec = _append(
+                feature_dir,
+                {
+                    "type": "fired",
+                    "item_id": r.item_id,
+                    "watch": r.watch,
+                    "cause": r.cause,
+                    "text": r.text,
+                    "origin": r.origin,
+                    "by": s.user,
+                    "auto_decision": number,
+                    "journal": journal,
+                },
+            )
+            log.append(rec)
+            outcomes.append(
+                {"item_id": r.item_id, "watch": r.watch, "reopened": True, "at": rec["at"], "auto_decision": number}
+            )
+    return outcomes
 
 
 # --------------------------------------------------------------------------------------------
@@ -701,7 +893,6 @@ REPLAY_ORDER = ("entry", "triage", "blocked-fix", "safety-valve", "round-continu
 
 
 def _validate_items(session: FeatureSession, items: dict[str, dict[str, Any]]) -> list[str]:
-
     errors = []
     feature = session.feature
     for item_id, entry in items.items():
@@ -721,7 +912,13 @@ def _validate_items(session: FeatureSession, items: dict[str, dict[str, Any]]) -
 
 
 def replay(
-    path: str | os.PathLike[str], af: AnswersFile, *, user: str, options: dict[str, Any], source: str
+    path: str | os.PathLike[str],
+    af: AnswersFile,
+    *,
+    user: str,
+    options: dict[str, Any],
+    source: str,
+    auto_entry: bool | None = None,
 ) -> list[GateResult]:
     feature_dir = Path(path)
     errors: list[str] = []
@@ -752,14 +949,14 @@ def replay(
                         )
                     elif ans.needs_reason or gid == "safety-valve":
                         problem = (
-                            generic_reason_problem(e.get("reason"), GATES[gid])
+                            text_problem(e.get("reason"), question=GATES[gid])
                             if (ans.needs_reason or e.get("reason"))
                             else None
                         )
                         if problem:
                             errors.append(f"{gid}: {problem}")
                     try:
-                        _round_figures(ro)
+                        ro.round_figures()
                     except UsageError as exc:
                         errors.append(f"{gid}: {exc}")
                     plan.append((gid, {**e, **opts}))
@@ -788,5 +985,5 @@ def replay(
                     session.decide(item_id, entry["action"], **fields)
             ev = gather(GATES[gid], feature_dir, session=session, item=e.get("item"), blocked=e.get("blocked"))
             ans, reason = validate_answer(ev, e.get("answer"), e.get("reason"))
-            results.append(apply(ev, ans, reason, user=user, session=session, source=source, now=now_iso()))
+            results.append(apply(ev, ans, reason, user=user, session=session, source=source, auto_entry=auto_entry))
     return results

@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from scars.core.errors import ChangedOnDisk, PathNotFound, UsageError
-from scars.core.formats.auto_decisions import append_entry as append_auto_decision_file
+from scars.core.formats.auto_decisions import append_entry
 from scars.core.gates.catalog import Answer
-from scars.core.gates.evidence import Evidence, GateResult, entry_fields
+from scars.core.gates.evidence import Evidence, GateResult, build_entry
 from scars.core.storage.durable import (
     Fingerprint,
     _fsync_dir,
@@ -191,25 +191,13 @@ def record_entry(
     reason: str | None,
     *,
     user: str,
-    source: str,
     now: str,
     extra_consequences: list[str] | None = None,
-    rationale: str | None = None,
 ) -> tuple[Path, int]:
     """Append the gate's auto-decisions.md entry next to the loop's state file."""
     directory = Path(evidence.context["decisions_dir"])
-    fields = entry_fields(
-        evidence,
-        ans,
-        reason,
-        user=user,
-        source=source,
-        now=now,
-        extra_consequences=extra_consequences,
-        rationale=rationale,
-    )
-    number = append_auto_decision_file(directory, **fields)
-    return directory / "auto-decisions.md", number
+    entry = build_entry(evidence, ans, reason, user=user, now=now, extra_consequences=extra_consequences)
+    return directory / "auto-decisions.md", append_entry(directory, entry)
 
 
 def loop_extra(evidence: Evidence) -> dict[str, Any]:

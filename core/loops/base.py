@@ -309,7 +309,8 @@ def read_yaml(path: Path, root: Path, cap: int = YAML_MAX_BYTES) -> tuple[Any, P
 # --------------------------------------------------------------------------- values
 
 _NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?")
-_OUT_OF_TEN = re.compile(r"([-+]?\d+(?:\.\d+)?)\s*/\s*10(?!\d)")
+# "7/10", "6.5 / 10", and a range "6-6.5/10" (its first number: a score is 1–10, never negative).
+_OUT_OF_TEN = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)(?:\s*[-–—]\s*\d+(?:\.\d+)?)?\s*/\s*10(?!\d)")
 
 
 def as_number(value: Any) -> float | None:
@@ -330,7 +331,8 @@ def as_number(value: Any) -> float | None:
 
 
 def score_out_of_ten(text: str) -> float | None:
-    """The first number written before ``/10`` in ``text`` (markdown emphasis ignored)."""
+    """The first number written before ``/10`` in ``text`` (markdown emphasis ignored); of a range
+    ``6-6.5/10`` its lower end (a review score is 1–10: the dash is never a minus sign)."""
     m = _OUT_OF_TEN.search(text.replace("*", "").replace("`", ""))
     return float(m.group(1)) if m else None
 

@@ -10,6 +10,7 @@ keys are normalised, everything else is kept in ``raw``.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,8 @@ MECHANIST_MAX_CLAIM_REENTRIES = 2
 TARGET_SCORE = 6.0
 STALL_LIMIT = 2
 STALE_AFTER = timedelta(hours=24)
+# The termination reasons Mechanist writes (auto-iteration-loop SKILL.md, Termination step 2).
+MECHANIST_TERMINATIONS = ("positive_verdict", "iterations_exhausted", "claim_reentry_exhausted")
 # ARIS auto-review-loop constant.
 ARIS_MAX_ROUNDS = 4
 
@@ -72,7 +75,35 @@ _NOT_READY_TERMS = {
     "no",
     "not yet",
 }
-_NOT_READY_PATTERN = re.compile(r"\bnot\s+(?:yet\s+|quite\s+)?ready\b|\bnot\s+almost\b")
+_NOT_READY_PATTERN = re.compile(r"\bnot\s+(?:yet\s+|quite\s+)?ready\b|\bnot\s+almost\b|\bmajor\s+revisions?\b")
+# Phase B's `almost` synonyms anywhere in the phrase ("NEEDS MINOR REVISION" as "minor revision").
+_ALMOST_PATTERN = re.compile(r"\balmost\b|\bnearly\s+ready\b|\bminor\s+revisions?\b")
+
+# REVIEW_STATE.json `status` as written by hand or by other versions ("COMPLETE", "in progress").
+_STATUS_SYNONYMS = {
+    "complete": "completed",
+    "completed": "completed",
+    "done": "completed",
+    "finished": "completed",
+    "in_progress": "in_progress",
+    "in progress": "in_progress",
+    "in-progress": "in_progress",
+    "running": "in_progress",
+    "awaiting_upstream": "awaiting_upstream",
+    "awaiting upstream": "awaiting_upstream",
+    "awaiting-upstream": "awaiting_upstream",
+    "stalled": "stalled",
+}
+
+
+def canonical_status(value: Any) -> str | None:
+    """A state's ``status`` in the loop's own words (``completed``, ``in_progress``,
+    ``awaiting_upstream``, ``stalled``): case and spelling variants such as ``COMPLETE`` are
+    normalised; anything else is kept as written (and reported)."""
+    if not isinstance(value, str) or not value.strip():
+        return None
+    key = " ".join(value.strip().lower().split())
+    return _STATUS_SYNONYMS.get(key, _STATUS_SYNONYMS.get(key.replace(" ", "_"), value.strip()))
 
 
 def canonical_verdict(text: Any) -> str | None:
@@ -100,8 +131,8 @@ def canonical_verdict(text: Any) -> str | None:
         return "ready"
     if _NOT_READY_PATTERN.search(t):
         return "not ready"
-    if re.search(r"\balmost\b", t) or any(t.startswith(term + " ") for term in _ALMOST_TERMS):
-        return "almost"
+    if _ALMOST_PATTERN.search(t) or any(t.startswith(term + " ") for term in _ALMOST_TERMS):
+        return "almost"  # "needs minor revision", "almost there", "nearly ready (two nits)"
     if re.search(r"\bready\b", t) or any(t.startswith(term + " ") for term in _READY_TERMS - {"yes"}):
         return "ready"
     return "not ready"
@@ -109,13 +140,21 @@ def canonical_verdict(text: Any) -> str | None:
 
 # --------------------------------------------------------------------------- AUTO_REVIEW.md
 
-_REVIEW_SECTION = re.compile(r"^##\s+(?P<kind>Iteration|Round)\s+(?P<n>\d+)\b(?P<rest>.*)$", re.IGNORECASE)
-# "- Budget after this iteration: iterations 3/6, claim-reentries 1/2"
-_BUDGET_LINE = re.compile(r"budget after this iteration\W+iterations\s+(\d+)\s*/\s*\d+", re.IGNORECASE)
-_REENTRY_LINE = re.compile(r"claim[- ]re-?entries\s+(\d+)\s*/\s*\d+", re.IGNORECASE)
+# "## Iteration 2 (…)", "## Round 3 — …", and a run prefix: "## Loop 2 — Round 1", "## Night 3 Round 1".
+_REVIEW_SECTION = re.compile(
+    r"^##\s+(?:(?P<prefix>(?:Loop|Night|Run|Pass|Session)\s+\d+)\s*[—–:\-]?\s*)?"
+    r"(?P<kind>Iteration|Round)\s+(?P<n>\d+)\b(?P<rest>.*)$",
+    re.IGNORECASE,
+)
+# "- Budget after this iteration: iterations 3/6, claim-reentries 1/2" (the limits as the run
+# configured them: an override such as "iterations 0/2, claim-reentries 0/1" is read as written).
+_BUDGET_LINE = re.compile(r"budget after this iteration\W+iterations\s+(\d+)\s*/\s*(\d+)", re.IGNORECASE)
+_REENTRY_LINE = re.compile(r"claim[- ]re-?entries\s+(\d+)\s*/\s*(\d+)", re.IGNORECASE)
 _FENCE = re.compile(r"^\s*(```|~~~)")
+# "- Score: 7/10", "**Verdict**: almost", "- **Verdict** (canonical): `almost`".
 _LABEL = re.compile(
-    r"^\s*(?:[-*+]\s+)?(?:\*\*|__)?\s*(?P<label>score|verdict)\s*(?:\*\*|__)?\s*:\s*(?:\*\*|__)?(?P<value>.*)$",
+    r"^\s*(?:[-*+]\s+)?(?:\*\*|__)?\s*(?P<label>score|verdict)\s*(?:\([^)]*\))?\s*(?:\*\*|__)?"
+    r"\s*(?:\([^)]*\))?\s*:\s*(?:\*\*|__)?(?P<value>.*)$",
     re.IGNORECASE,
 )
 
@@ -142,8 +181,8 @@ def parse_auto_review(text: str) -> list[dict[str, Any]]:
     """Round/iteration sections of AUTO_REVIEW.md, grouped into runs.
 
     Headings are matched leniently (``## Iteration N`` / ``## Round N`` with any suffix),
-    never inside fenced code; a level-1 heading or a section number that does not grow
-    starts a new run. The score is the first number before ``/10`` on the section's
+    never inside fenced code; a level-1 heading, a new run prefix (``## Loop 2 — Round 1``) or a
+    section number that does not grow starts a new run. The score is the first number before ``/10`` on the section's
     ``Score`` line; the verdict is canonicalised.
     """
     runs: list[dict[str, Any]] = []
@@ -170,10 +209,15 @@ def parse_auto_review(text: str) -> list[dict[str, Any]]:
         m = _REVIEW_SECTION.match(line)
         if m:
             n = int(m.group("n"))
+            prefix = " ".join(m.group("prefix").split()) if m.group("prefix") else None
             if run is None:
-                run = new_run(title)
+                run = new_run(prefix or title)
+            elif prefix is not None and prefix != run.get("prefix") and run["sections"]:
+                run = new_run(prefix)  # "## Loop 2 — Round 1" after "## Loop 1 — Round 3"
             elif run["sections"] and n <= run["sections"][-1]["number"]:
-                run = new_run(None)
+                run = new_run(prefix)
+            if prefix is not None:
+                run["prefix"] = prefix
             current = {
                 "kind": m.group("kind").lower(),
                 "number": n,
@@ -184,7 +228,9 @@ def parse_auto_review(text: str) -> list[dict[str, Any]]:
                 "verdict": None,
                 "final": "FINAL" in m.group("rest"),
                 "iterations": None,
+                "iterations_limit": None,
                 "claim_reentries": None,
+                "claim_reentries_limit": None,
             }
             run["sections"].append(current)
             continue
@@ -195,9 +241,13 @@ def parse_auto_review(text: str) -> list[dict[str, Any]]:
             continue
         budget = _BUDGET_LINE.search(line)
         if budget and current["iterations"] is None:
-            current["iterations"] = int(budget.group(1))
+            current["iterations"], current["iterations_limit"] = int(budget.group(1)), int(budget.group(2))
             reentry = _REENTRY_LINE.search(line)
-            current["claim_reentries"] = int(reentry.group(1)) if reentry else None
+            if reentry:
+                current["claim_reentries"], current["claim_reentries_limit"] = (
+                    int(reentry.group(1)),
+                    int(reentry.group(2)),
+                )
             continue
         lm = _LABEL.match(line)
         if not lm:
@@ -245,21 +295,195 @@ def parse_reviewer_memory(text: str) -> list[dict[str, Any]]:
 # --------------------------------------------------------------------------- verify buckets
 
 _BUCKET_TOKEN = re.compile(r"\b(PASS|FAIL|INCONCLUSIVE|ZERO_ELIGIBLE_VARIANTS|INTEGRITY_ONLY)\b")
+# The state markers of Mechanist's templates: "✅ PASS", "❌ FAIL", "🟡 INCONCLUSIVE",
+# "🟠 ZERO_ELIGIBLE_VARIANTS" (agents/verify.md: "⬛ ZERO_ELIGIBLE_VARIANTS"), "⚪ INTEGRITY_ONLY".
+_MARKED_STATE = re.compile(
+    r"(?:✅|❌|🟡|🟠|⬛|⚪)\ufe0f?\s*(PASS|FAIL|INCONCLUSIVE|ZERO_ELIGIBLE_VARIANTS|INTEGRITY_ONLY)\b"
+)
+# "**Counts:** 1 PASS, 1 FAIL, …" (agents/verify.md) and "- ✅ PASS: 1 (…)" (the final status block).
+_COUNT_BEFORE = re.compile(r"(\d+)\s+(PASS|FAIL|INCONCLUSIVE|ZERO_ELIGIBLE_VARIANTS|INTEGRITY_ONLY)\b")
+_COUNT_AFTER = re.compile(r"\b(PASS|FAIL|INCONCLUSIVE|ZERO_ELIGIBLE_VARIANTS|INTEGRITY_ONLY)\s*:\s*(\d+)\b")
+_TABLE_SEPARATOR = re.compile(r"^\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
+# Headers of the column holding a claim's final state (the template's "State"; a plain "verdict").
+_STATE_HEADERS = ("state", "verdict", "final state", "final verdict")
+# "- C3 (short text): … — ❌ FAIL" / "- claim_1: INCONCLUSIVE" — a claim id, then a colon.
+_CLAIM_ITEM = re.compile(r"^\s*[-*+]\s+(?:\*\*|`)?(?P<id>[A-Za-z][\w.\-]*)(?:\*\*|`)?\s*(?:\([^)]*\))?\s*:")
 
 
-def parse_verify_buckets(text: str) -> dict[str, int]:
-    """Claims per bucket in ``verify/VERIFY_REPORT.md``: one verdict token per table row or list item."""
-    counts = {b: 0 for b in BUCKETS}
-    for _, line, fenced in _unfenced_lines(text):
+@dataclass(frozen=True, slots=True)
+class VerifyClaims:
+    """The claim states of ``verify/VERIFY_REPORT.md``, as far as they can be read.
+
+    ``claims`` maps a claim id to its one state; ``unresolved`` lists the lines that name a claim
+    whose state cannot be told (several state tokens and no state column or marker, a state cell
+    without a state, two rows giving one claim two states, the report's own counts contradicting
+    its rows). ``declared`` holds the report's own per-state counts when it states them.
+    """
+
+    claims: dict[str, str]
+    unresolved: tuple[tuple[int, str], ...] = ()
+    declared: dict[str, int] | None = None
+
+    @property
+    def counts(self) -> dict[str, int]:
+        counts = {b: 0 for b in BUCKETS}
+        if not self.claims and self.declared is not None:
+            counts.update(self.declared)
+            return counts
+        for state in self.claims.values():
+            counts[state] += 1
+        return counts
+
+    @property
+    def blocking(self) -> dict[str, int]:
+        """Claims in FAIL / INCONCLUSIVE / ZERO_ELIGIBLE_VARIANTS (a blocking claim always blocks)."""
+        counts = self.counts
+        return {b: counts[b] for b in BLOCKING_BUCKETS if counts[b]}
+
+    @property
+    def known(self) -> bool:
+        """Every claim's state was read (and at least one claim, or the report's own counts)."""
+        return not self.unresolved and (bool(self.claims) or self.declared is not None)
+
+
+def _cells(line: str) -> list[str]:
+    body = line.strip()
+    if body.startswith("|"):
+        body = body[1:]
+    if body.endswith("|"):
+        body = body[:-1]
+    return [c.strip() for c in body.split("|")]
+
+
+def _state_of(text: str) -> tuple[str | None, bool]:
+    """(state, ambiguous) of a cell or a line: the marked state, else the only state token."""
+    marked = {m.group(1) for m in _MARKED_STATE.finditer(text)}
+    if len(marked) == 1:
+        return marked.pop(), False
+    if len(marked) > 1:
+        return None, True
+    tokens = set(_BUCKET_TOKEN.findall(text))
+    if len(tokens) == 1:
+        return tokens.pop(), False
+    return None, len(tokens) > 1
+
+
+def _claim_id(text: str) -> str:
+    return text.strip().strip("*`_ ").strip()
+
+
+def read_verify_claims(text: str) -> VerifyClaims:
+    """Each claim's state in a VERIFY_REPORT.md (Mechanist ``skills/auto-verify`` Phase 11).
+
+    A table row's state is its ``State`` (or ``verdict``) column; a row of a table without one,
+    or a list item ``- <claim>: …``, takes the state after a state marker (✅ ❌ 🟡 🟠 ⬛ ⚪), else
+    its only state token. The Summary table of the template carries several tokens per row
+    (``FAIL (exp FAIL / mech N/A) … 🟡 INCONCLUSIVE``): the State column decides. A row naming
+    several states that none of these rules settles is *unresolved*, never dropped: unknown is
+    never success. Count lines (``**Counts:** 1 PASS, …``, ``- ✅ PASS: 1``) are the report's own
+    tally, checked against its rows.
+    """
+    lines = text.splitlines()
+    claims: dict[str, str] = {}
+    ambiguous: list[tuple[str, int, str]] = []
+    unresolved: list[tuple[int, str]] = []
+    declared: dict[str, int] = {}
+    fenced = False
+    header: list[str] | None = None
+    state_col: int | None = None
+    in_table = False
+
+    def settle(claim: str, state: str, number: int, line: str) -> None:
+        if claim in claims and claims[claim] != state:
+            unresolved.append((number, f"claim {claim} is given two states ({claims[claim]}, {state}): {line}"))
+            return
+        claims[claim] = state
+
+    for index, line in enumerate(lines):
+        number = index + 1
+        if _FENCE.match(line):
+            fenced = not fenced
+            continue
         if fenced:
             continue
         stripped = line.strip()
-        if not stripped.startswith(("|", "-", "*")) or set(stripped) <= set("|-: "):
+        if stripped.startswith("|"):
+            if _TABLE_SEPARATOR.match(stripped):
+                continue
+            nxt = lines[index + 1].strip() if index + 1 < len(lines) else ""
+            if not in_table and _TABLE_SEPARATOR.match(nxt):
+                header = [c.lower().strip("*` ") for c in _cells(stripped)]
+                state_col = next((i for i, h in enumerate(header) if h in _STATE_HEADERS), None)
+                in_table = True
+                continue
+            in_table = True
+            cells = _cells(stripped)
+            claim = _claim_id(cells[0]) if cells else ""
+            if state_col is not None:
+                cell = cells[state_col] if state_col < len(cells) else ""
+                state, _ = _state_of(cell)
+                if state is None:
+                    unresolved.append((number, f"claim {claim or '?'} has no state in its State column: {stripped}"))
+                else:
+                    settle(claim, state, number, stripped)
+                continue
+            state, several = _state_of(stripped)
+            if state is not None:
+                settle(claim, state, number, stripped)
+            elif several:
+                ambiguous.append((claim, number, stripped))
             continue
-        tokens = _BUCKET_TOKEN.findall(stripped)
-        if len(set(tokens)) == 1:
-            counts[tokens[0]] += 1
-    return counts
+        in_table = False
+        header, state_col = None, None
+        counted = _COUNT_AFTER.findall(stripped) if stripped.startswith(("-", "*", "+")) else []
+        if stripped.lower().lstrip("*_ ").startswith("counts"):
+            for n, bucket in _COUNT_BEFORE.findall(stripped):
+                declared[bucket] = int(n)
+            continue
+        if counted and len(counted) == 1 and _CLAIM_ITEM.match(stripped) is None:
+            bucket, n = counted[0]
+            declared[bucket] = int(n)
+            continue
+        item = _CLAIM_ITEM.match(stripped)
+        if item is None or not _BUCKET_TOKEN.search(stripped):
+            continue
+        claim = item.group("id")
+        if claim.upper() in BUCKETS:  # "- ✅ PASS: 1" shapes already counted above
+            continue
+        # The per-claim line of agents/verify.md ends with its state: "… — ❌ FAIL".
+        tail = re.split(r"\s+[—–]\s+", stripped)[-1]
+        state, several = _state_of(tail)
+        if state is None:
+            state, several = _state_of(stripped)
+        if state is not None:
+            settle(claim, state, number, stripped)
+        elif several:
+            ambiguous.append((claim, number, stripped))
+    for claim, number, line in ambiguous:
+        if claim not in claims:
+            unresolved.append((number, f"claim {claim or '?'}: several states and no State column or marker: {line}"))
+    if declared and claims:
+        counted_rows = {b: 0 for b in BUCKETS}
+        for state in claims.values():
+            counted_rows[state] += 1
+        differ = [b for b in BUCKETS if declared.get(b, counted_rows[b]) != counted_rows[b]]
+        if differ:
+            unresolved.append(
+                (
+                    0,
+                    "the report's own counts ("
+                    + ", ".join(f"{declared.get(b, 0)} {b}" for b in differ)
+                    + ") differ from its claim rows ("
+                    + ", ".join(f"{counted_rows[b]} {b}" for b in differ)
+                    + ")",
+                )
+            )
+    return VerifyClaims(claims, tuple(unresolved), {b: declared.get(b, 0) for b in BUCKETS} if declared else None)
+
+
+def parse_verify_buckets(text: str) -> dict[str, int]:
+    """Claims per state in ``verify/VERIFY_REPORT.md`` (:func:`read_verify_claims`' counts)."""
+    return read_verify_claims(text).counts
 
 
 # --------------------------------------------------------------------------- reading a loop
@@ -361,7 +585,17 @@ def score_met(score: float | None) -> bool:
     return score is not None and score >= TARGET_SCORE
 
 
-def _stop(score: float | None, verdict: str | None, buckets: dict[str, int] | None, buckets_source: str) -> StopRule:
+def _stop(
+    score: float | None,
+    verdict: str | None,
+    buckets: dict[str, int] | None,
+    buckets_source: str,
+    unresolved: tuple[tuple[int, str], ...] = (),
+) -> StopRule:
+    """The STOP rule: score ≥ 6, verdict ready/almost, no blocking claim. ``buckets`` None = the
+    claim states are unknown (``buckets_source`` says why); ``unresolved`` lines of the report
+    whose claim state could not be read. A blocking claim always blocks; when two dimensions hold
+    and the third is unknown the rule cannot be evaluated (unknown is never success)."""
     reasons = []
     met_score = score_met(score)
     reasons.append(
@@ -372,18 +606,105 @@ def _stop(score: float | None, verdict: str | None, buckets: dict[str, int] | No
     met_verdict = verdict in POSITIVE
     reasons.append(f"verdict {verdict or 'unknown'} {'is' if met_verdict else 'is not'} ready/almost")
     met: bool | None = met_score and met_verdict
-    if buckets is not None:
-        blocking = {b: buckets.get(b, 0) for b in BLOCKING_BUCKETS if buckets.get(b, 0)}
-        if blocking:
-            met = False
-            reasons.append("claims still in " + ", ".join(f"{b} ({n})" for b, n in blocking.items()))
-        else:
+    blocking = {b: buckets.get(b, 0) for b in BLOCKING_BUCKETS if buckets.get(b, 0)} if buckets else {}
+    if blocking:
+        met = False
+        reasons.append("claims still in " + ", ".join(f"{b} ({n})" for b, n in blocking.items()))
+    if unresolved:
+        if met:
+            met = None
+        first = unresolved[0][1]
+        more = f" (and {len(unresolved) - 1} more)" if len(unresolved) > 1 else ""
+        reasons.append(f"claim states unknown in {buckets_source}: {first}{more}")
+    elif buckets is not None:
+        if not blocking:
             reasons.append(f"no FAIL/INCONCLUSIVE/ZERO_ELIGIBLE claims ({buckets_source})")
     elif buckets_source:
         if met:
             met = None  # two dimensions hold, the third cannot be checked: unknown is not success
         reasons.append(buckets_source)
     return StopRule(met, tuple(reasons), "positive_verdict" if met else None)
+
+
+# Action types of seed 003 (formats.md §3.3): ① variant-only fix, ② main-experiment-script / plan
+# fix, ③ claim-stage re-entry. `iteration_breakdown[].type` names them; the ② name is not given
+# upstream (`main_experiment_fix` is ours), so the usual spellings of each are accepted.
+ACTION_TYPES: dict[str, tuple[str, ...]] = {
+    "①": ("variant_fix", "variant_only_fix", "①", "1", "type_1"),
+    "②": ("main_experiment_fix", "experiment_fix", "main_experiment_script_fix", "plan_fix", "②", "2", "type_2"),
+    "③": ("claim_reentry", "claim_stage_reentry", "claim_rewrite", "③", "3", "type_3"),
+}
+MAX_TYPE_2_PER_CLAIM = 2  # "If it has already had 2 ② attempts and is still INCONCLUSIVE, do not attempt a 3rd"
+
+
+def _action_type(value: Any) -> str | None:
+    key = str(value).strip().lower().replace("-", "_").replace(" ", "_") if value is not None else ""
+    return next((t for t, names in ACTION_TYPES.items() if key in names), None)
+
+
+def claim_actions(
+    claims: dict[str, str], breakdown: list[dict[str, Any]], budget: Budget, reentries: Budget
+) -> dict[str, dict[str, Any]]:
+    """The legal back-edge actions of each open claim (seed 003's per-bucket routing contract).
+
+    FAIL: ① (variant fix), then ③ (claim-stage re-entry) once a ① has run on it — ③ refused when
+    the re-entry sub-budget is spent; INCONCLUSIVE: ② only, at most twice per claim (③ is never
+    legal: the main experiment is broken, not the claim); ZERO_ELIGIBLE_VARIANTS: ① only;
+    INTEGRITY_ONLY: no action. Every action costs an iteration: none is legal once the budget is
+    spent. ``needs`` is the action the claim waits for next.
+    """
+    done: dict[str, dict[str, int]] = {}
+    for entry in breakdown:
+        kind = _action_type(entry.get("type"))
+        if kind is None:
+            continue
+        for claim in as_list(entry.get("target_claims")):
+            done.setdefault(str(claim), {}).setdefault(kind, 0)
+            done[str(claim)][kind] += 1
+    out: dict[str, dict[str, Any]] = {}
+    for claim, state in claims.items():
+        if state == "PASS":
+            continue
+        history = done.get(claim, {})
+        legal: list[str] = []
+        refused: dict[str, str] = {}
+        needs: str | None = None
+        if state == "FAIL":
+            needs = "③" if history.get("①") else "①"
+            legal.append("①")
+            if reentries.spent:
+                refused["③"] = f"claim re-entry sub-budget spent ({reentries.used}/{reentries.limit})"
+            else:
+                legal.append("③")
+            refused["②"] = "a FAIL claim's main experiment passed its audit: ② is for INCONCLUSIVE claims"
+            if needs == "③" and "③" in refused:
+                legal.remove("①")  # its variants were already fixed: only a re-entry would help
+        elif state == "INCONCLUSIVE":
+            needs = "②"
+            refused["③"] = "claim rewrite is forbidden on an INCONCLUSIVE claim (fix the main experiment)"
+            refused["①"] = "the variants never ran: the main experiment is what is broken"
+            attempts = history.get("②", 0)
+            if attempts >= MAX_TYPE_2_PER_CLAIM:
+                refused["②"] = (
+                    f"already {attempts} type ② attempts (at most {MAX_TYPE_2_PER_CLAIM} per claim): "
+                    "requires manual main-experiment repair"
+                )
+            else:
+                legal.append("②")
+        elif state == "ZERO_ELIGIBLE_VARIANTS":
+            needs = "①"
+            legal.append("①")
+            refused["②"] = "the main experiment passed its audit: fix the variant scripts only"
+            refused["③"] = "the claim is not at fault: fix the variant scripts only"
+        elif state == "INTEGRITY_ONLY":
+            for kind in ACTION_TYPES:
+                refused[kind] = "INTEGRITY_ONLY is a no-action bucket (recorded under Open Items)"
+        if budget.spent:
+            for kind in legal:
+                refused.setdefault(kind, f"the iteration budget is spent ({budget.used}/{budget.limit})")
+            legal = []
+        out[claim] = {"bucket": state, "legal": legal, "refused": refused, "needs": needs, "done": history}
+    return out
 
 
 def _mechanist(
@@ -393,13 +714,17 @@ def _mechanist(
     state_file = rel(directory / "REVIEW_STATE.json", root)
     used = as_int(state.get("iterations_consumed"))
     reentries = as_int(state.get("claim_reentries_consumed"))
-    if used is None and runs:  # no state: the log's last "Budget after this iteration" line
-        for section in reversed(runs[-1]["sections"]):
-            if section.get("iterations") is not None:
-                used, reentries = section["iterations"], section.get("claim_reentries")
-                break
+    # The log's last "Budget after this iteration" line: the counts when the state has none, and
+    # the limits the run was configured with (MAX_ITERATIONS / MAX_CLAIM_REENTRIES are overridable).
+    log_budget = (
+        next((sec for sec in reversed(runs[-1]["sections"]) if sec.get("iterations") is not None), None)
+        if runs
+        else None
+    )
+    if used is None and log_budget is not None:
+        used, reentries = log_budget["iterations"], log_budget.get("claim_reentries")
     noop = as_int(state.get("consecutive_noop_count")) or 0
-    status = state.get("status") if isinstance(state.get("status"), str) else None
+    status = canonical_status(state.get("status"))
     if status not in (None, "in_progress", "awaiting_upstream", "completed", "stalled"):
         failures.append(ParseFailure(state_file, None, f"unknown status {status!r} (kept)"))
     termination = state.get("termination_reason") if isinstance(state.get("termination_reason"), str) else None
@@ -411,7 +736,9 @@ def _mechanist(
 
     # Buckets from verify/VERIFY_REPORT.md next to the review stage (project root).
     project = project_of(directory)
-    buckets = None
+    buckets: dict[str, int] | None = None
+    unresolved: tuple[tuple[int, str], ...] = ()
+    claims: VerifyClaims | None = None
     verify_path = project / VERIFY_REPORT
     if verify_path.exists() or verify_path.is_symlink():
         text, failure = read_text(verify_path, root)
@@ -419,20 +746,35 @@ def _mechanist(
             failures.append(failure)
             source = f"claim buckets unknown: {VERIFY_REPORT} unreadable"
         else:
-            buckets = parse_verify_buckets(text or "")
+            claims = read_verify_claims(text or "")
             source = VERIFY_REPORT
+            if claims.claims or claims.declared is not None:
+                buckets = claims.counts
+            unresolved = claims.unresolved
+            if not claims.claims and claims.declared is None:
+                source = f"claim buckets unknown: no claim state found in {VERIFY_REPORT}"
+            verify_file = rel(verify_path, root)
+            for number, why in unresolved:
+                failures.append(ParseFailure(verify_file, number or None, f"claim state unknown: {why}"))
     elif status == "completed" and termination == "positive_verdict":
         buckets = {}
         source = f"the loop terminated on a positive verdict ({VERIFY_REPORT} not found)"
     else:
         source = f"claim buckets unknown: {VERIFY_REPORT} not found"
-    stop = _stop(score, verdict, buckets, source)
+    stop = _stop(score, verdict, buckets, source, unresolved)
 
     # MAX_ITERATIONS is overridable upstream (the `MAX_ITERATIONS:` argument); a state that
     # records `max_iterations` is read with it.
-    limit = configured_count(state.get("max_iterations"), MECHANIST_MAX_ITERATIONS)
+    logged = log_budget or {}
+    limit = configured_count(
+        state.get("max_iterations"), configured_count(logged.get("iterations_limit"), MECHANIST_MAX_ITERATIONS)
+    )
+    reentry_limit = configured_count(
+        state.get("max_claim_reentries"),
+        configured_count(logged.get("claim_reentries_limit"), MECHANIST_MAX_CLAIM_REENTRIES),
+    )
     budget = Budget(used, limit, "iterations")
-    reentry_budget = Budget(reentries, MECHANIST_MAX_CLAIM_REENTRIES, "claim re-entries")
+    reentry_budget = Budget(reentries, reentry_limit, "claim re-entries")
     stalled = noop >= STALL_LIMIT or status == "stalled"
     stamp = parse_time(state.get("timestamp"))
     stale = bool(stamp and status != "awaiting_upstream" and now - stamp > STALE_AFTER)
@@ -440,11 +782,28 @@ def _mechanist(
     if stalled:
         reasons.append(f"stall guard: {noop} consecutive no-op iterations (limit {STALL_LIMIT})")
     if reentry_budget.spent:
-        reasons.append(f"claim re-entry sub-budget spent ({reentries}/{MECHANIST_MAX_CLAIM_REENTRIES}): type ③ refused")
+        reasons.append(f"claim re-entry sub-budget spent ({reentries}/{reentry_limit}): type ③ refused")
     if budget.spent:
         reasons.append(f"iteration budget spent ({used}/{limit})")
+    breakdown = [e for e in as_list(state.get("iteration_breakdown")) if isinstance(e, dict)]
+    actions = claim_actions(claims.claims if claims else {}, breakdown, budget, reentry_budget)
+    # The loop's own terminations besides STOP: the budget, the re-entry sub-budget when only
+    # type ③ could help the open claims, the stall guard.
+    reentry_exhausted = (
+        stop.met is not True
+        and not budget.spent
+        and reentry_budget.spent
+        and bool(actions)
+        and all(not a["legal"] for a in actions.values())
+        and any("③" in a["refused"] and a["needs"] == "③" for a in actions.values())
+    )
+    if reentry_exhausted:
+        reasons.append("only type ③ could help the open claims and the claim re-entry sub-budget is spent")
     outcome = stop.outcome or (
-        "stalled" if stalled else termination or ("iterations_exhausted" if budget.spent else None)
+        "stalled"
+        if stalled
+        else termination
+        or ("iterations_exhausted" if budget.spent else ("claim_reentry_exhausted" if reentry_exhausted else None))
     )
     stop = StopRule(stop.met, tuple(reasons), outcome)
 
@@ -454,15 +813,24 @@ def _mechanist(
     elif status == "awaiting_upstream":
         skills = [c.get("skill") for c in pending if isinstance(c, dict) and c.get("skill")]
         route = "upstream: " + (" → ".join(map(str, skills)) if skills else "pending calls")
-    elif stalled or budget.spent:
+    elif stalled or budget.spent or reentry_exhausted:
         route = "terminate"
     else:
         route = f"iteration {(used or 0) + 1}"
 
     waiting = False
-    if stop.met is not True and (budget.spent or stalled):
+    if status == "completed":
+        # Terminated (by the loop, or by a person at the gate): nothing is waiting any more.
+        reason = f"completed ({termination or 'no termination_reason recorded'})"
+    elif stop.met is not True and (budget.spent or stalled or reentry_exhausted):
         waiting = True
-        why = "the stall guard fired" if stalled else f"the iteration budget is spent ({used}/{limit})"
+        why = (
+            "the stall guard fired"
+            if stalled
+            else f"the iteration budget is spent ({used}/{limit})"
+            if budget.spent
+            else f"the claim re-entry sub-budget is spent ({reentries}/{reentry_limit}) and only type ③ could help"
+        )
         reason = f"STOP rule not met and {why}: a person decides what happens to the open claims"
     elif stop.met:
         reason = "STOP rule met: " + "; ".join(stop.reasons[:2])
@@ -493,6 +861,9 @@ def _mechanist(
         "thread_id": state.get("thread_id", state.get("threadId")),
         "buckets": buckets,
         "buckets_source": source,
+        "claims_unresolved": [why for _, why in unresolved],
+        "claims": dict(claims.claims) if claims else {},
+        "claim_actions": actions,
         "pending_upstream_calls": pending,
         "runs_total": state.get("runs_total"),
         "gpu_hours_total": state.get("gpu_hours_total"),
@@ -535,7 +906,9 @@ def _runs_summary(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
                         "verdict",
                         "final",
                         "iterations",
+                        "iterations_limit",
                         "claim_reentries",
+                        "claim_reentries_limit",
                     )
                 }
                 for s in run["sections"]
@@ -561,7 +934,7 @@ def _aris(
         numbered = [s["number"] for s in runs[-1]["sections"] if s["score"] is not None or s["verdict"] is not None]
         used = max(numbered) if numbered else None
     limit = configured_count(st.get("max_rounds"), ARIS_MAX_ROUNDS)
-    status = st.get("status") if isinstance(st.get("status"), str) else None
+    status = canonical_status(st.get("status"))
 
     # Last score and verdict: the documented keys, else the last round entry, else the log.
     score = as_number(st.get("last_score"))
@@ -610,7 +983,9 @@ def _aris(
     else:
         route = f"round {(used or 0) + 1}"
     waiting = False
-    if stop.met is not True and budget.spent:
+    if status == "completed":
+        reason = f"completed: score {fmt_number(score)}, verdict {verdict or 'unknown'}"
+    elif stop.met is not True and budget.spent:
         waiting = True
         reason = f"STOP rule not met and the round budget is spent ({used}/{limit}): a person decides"
     elif stop.met:

@@ -33,7 +33,7 @@ from scars.core.samsara.reports import item_fingerprint
 from scars.core.samsara.watches import reopened_items, validate_watch
 from scars.core.storage.journal import JOURNAL_NAME, read_journal
 from scars.core.storage.lock import STATE_DIR
-from scars.core.text import is_meaningful, why_not_meaningful
+from scars.core.text import is_meaningful, text_problem
 
 Action = Literal["fix", "accept", "defer"]
 
@@ -127,10 +127,9 @@ def validate_decision(action: str, **fields_: Any) -> list[FieldError]:
         return errors
     if action == "accept":
         for name in ACCEPT_REQUIRED:
-            value = fields_.get(name)
-            if not is_meaningful(value):
-                label = FIELD_LABEL[name]
-                errors.append(FieldError(name, f"an accept needs a meaningful {label}; it {why_not_meaningful(value)}"))
+            problem = text_problem(fields_.get(name))
+            if problem:
+                errors.append(FieldError(name, f"an accept needs a meaningful {FIELD_LABEL[name]}: {problem}"))
     for name, actions in _ONLY_FOR.items():
         value = fields_.get(name)
         if value is not None and value != "" and action not in actions:
@@ -143,14 +142,14 @@ def validate_decision(action: str, **fields_: Any) -> list[FieldError]:
             errors.append(FieldError(name, f"must be text, not {type(value).__name__}"))
         elif len(value) > MAX_TEXT:
             errors.append(FieldError(name, f"is too long ({len(value)} characters; at most {MAX_TEXT})"))
-        elif (name not in ACCEPT_REQUIRED or action != "accept") and value != "" and not is_meaningful(value):
+        elif (name not in ACCEPT_REQUIRED or action != "accept") and value != "" and (problem := text_problem(value)):
             # Optional texts: absent is fine, but a given one must say something.
-            errors.append(FieldError(name, why_not_meaningful(value)))
+            errors.append(FieldError(name, problem))
     watch = fields_.get("watch")
     if watch is not None and not isinstance(watch, (str, dict)):
         errors.append(FieldError("watch", "must be text or a mapping"))
-    elif isinstance(watch, str) and watch and not is_meaningful(watch):
-        errors.append(FieldError("watch", why_not_meaningful(watch)))
+    elif isinstance(watch, str) and watch and (problem := text_problem(watch)):
+        errors.append(FieldError("watch", problem))
     elif watch:
         problem = validate_watch(watch)
         if problem:
@@ -232,7 +231,10 @@ ROUND_START = "round_start"  # {"round", "signal_lost_before", "budget_context",
 ROUND_CLOSE = "round_close"  # {"round", "entry": the iteration-log round mapping}
 
 
-AUTO_DECISION = "auto_decision"  # {"number", "stage", "gate_id", "supersedes"}
+# {"entries": [one DecisionEntry record], "round", "source"}: an auto-decisions.md entry of its
+# own. Any record may carry "entries": the entries of the decision it records (a round close,
+# a blocked-fix outcome), kept here until they are on disk in auto-decisions.md.
+AUTO_DECISION = "auto_decision"
 
 
 REOPEN = "reopen"  # {"item_id", "cause", "watch"}: a fired watch sends the item back to triage
@@ -252,7 +254,9 @@ class JournalState:
     open_round: dict[str, Any] | None = None  # the round_start record of the open round
     closed_rounds: list[dict[str, Any]] = field(default_factory=list)  # round_close records
     last_close_seq: int = 0
+    # every entry the journal holds: {"seq", "round", "gate_id", "entry"} (a DecisionEntry record)
     auto_decisions: list[dict[str, Any]] = field(default_factory=list)
+    last_triage_seq: int = 0  # seq of the latest triage change: a decision (or batch) recorded or undone
     changed_at: dict[str, int] = field(default_factory=dict)  # item_id -> seq of its last change
     descriptions: dict[str, str] = field(default_factory=dict)  # item_id -> text when decided
     reopened: dict[str, dict[str, Any]] = field(default_factory=dict)  # item_id -> its latest reopen record
@@ -292,6 +296,8 @@ def apply(state: JournalState, rec: dict[str, Any]) -> None:
             state.history.setdefault(item, []).append({"seq": state.changed_at.get(item), **prev.to_dict()})
         return prev
 
+    if kind in (DECISION, UNDO) and isinstance(seq, int):
+        state.last_triage_seq = seq
     if kind == DECISION:
         for d in rec.get("decisions") or ():
             if not isinstance(d, dict) or not d.get("item_id"):
@@ -349,8 +355,11 @@ def apply(state: JournalState, rec: dict[str, Any]) -> None:
         state.open_round = None
         state.last_close_seq = seq if isinstance(seq, int) else state.last_close_seq
         state.undo_stack.clear()  # decisions of a closed round are in iteration-log.yaml now
-    elif kind == AUTO_DECISION:
-        state.auto_decisions.append(rec)
+    for entry in rec.get("entries") or ():
+        if isinstance(entry, dict):
+            state.auto_decisions.append(
+                {"seq": seq, "round": rec.get("round"), "gate_id": entry.get("gate_id"), "entry": entry}
+            )
 
 
 def check_items(state: JournalState, items: Iterable[Any]) -> list[str]:

@@ -61,7 +61,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from scars.core.model import CATEGORIES, Feature, IterationLog, Round, ScarItem
@@ -642,3 +642,89 @@ def evaluate_valves(feature: Feature, decisions: Mapping[str, Any] | None = None
 
 def active_valves(feature: Feature, decisions: Mapping[str, Any] | None = None) -> list[Valve]:
     return [v for v in evaluate_valves(feature, decisions) if v.active]
+
+
+# ----------------------------------------------------------------------------- the round gate
+
+
+@dataclass(frozen=True, slots=True)
+class RoundFigures:
+    """The open round as its gate shows it and its close writes it: "Round R done. signal_lost
+    N → N'. Fixed K, J remaining" (formats.md §1.4) — one computation for the app's modal,
+    ``scars gate round-continue`` / ``safety-valve``, answers files and ``scars round close``.
+
+    ``fixed`` is the round's fix decisions (iteration-log.yaml ``fixes_applied``; a blocked fix
+    reclassified as defer is a defer); ``remaining`` the counted remaining items
+    (= ``signal_lost_after``); ``new_items`` the counted items that were not there when the
+    round started (``fixes_scar_count``).
+    """
+
+    round: int
+    max_rounds: int
+    signal_lost_before: int
+    signal_lost_after: int
+    fixed: int
+    accepted: int
+    deferred: int
+    triaged: int
+    remaining: int
+    new_items: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "round": self.round,
+            "max_rounds": self.max_rounds,
+            "signal_lost_before": self.signal_lost_before,
+            "signal_lost_after": self.signal_lost_after,
+            "fixed": self.fixed,
+            "accepted": self.accepted,
+            "deferred": self.deferred,
+            "triaged": self.triaged,
+            "remaining": self.remaining,
+            "new_items": len(self.new_items),
+        }
+
+
+def round_figures(feature: Feature, open_round: Mapping[str, Any], triage: Mapping[str, Any]) -> RoundFigures:
+    """The figures of the open round (its journal ``round_start`` record) with ``triage``, the
+    decisions made since the previous round closed, over the reports as they are now."""
+    actions = [field_of(d, "action") for d in triage.values()]
+    counted = [it for it in feature.items if it.counted]
+    start_ids = set(open_round.get("item_ids") or ())
+    log = feature.iteration_log
+    max_rounds = open_round.get("max_rounds")
+    if not isinstance(max_rounds, int):
+        max_rounds = log.max_rounds if log is not None else DEFAULT_MAX_ROUNDS
+    number = int(open_round.get("round") or next_round_number(log))
+    before = open_round.get("signal_lost_before")
+    if not isinstance(before, int):  # a round_start record without it: the series' point before the round
+        before = signal_before_round(log, number, feature.signal_lost)
+    return RoundFigures(
+        round=number,
+        max_rounds=max_rounds,
+        signal_lost_before=before,
+        signal_lost_after=feature.signal_lost,
+        fixed=actions.count("fix"),
+        accepted=actions.count("accept"),
+        deferred=actions.count("defer"),
+        triaged=len(actions),
+        remaining=len(counted),
+        new_items=tuple(it.id for it in counted if it.id not in start_ids),
+    )
+
+
+def valves_after_round(feature: Feature, decisions: Mapping[str, Any], fig: RoundFigures) -> list[Valve]:
+    """The valves as the loop checks them after this round: the open round counted as done
+    (formats.md §1.4, "checked after each round")."""
+    pseudo = Round(
+        round=fig.round,
+        signal_lost_before=fig.signal_lost_before,
+        signal_lost_after=fig.signal_lost_after,
+        fixes_scar_count=len(fig.new_items),
+        decision="pending",
+    )
+    log = feature.iteration_log
+    if log is None:
+        log = IterationLog(file="iteration-log.yaml", max_rounds=fig.max_rounds)
+    rounds = tuple(r for r in log.rounds if r.round != fig.round) + (pseudo,)
+    return evaluate_valves(replace(feature, iteration_log=replace(log, rounds=rounds)), decisions)

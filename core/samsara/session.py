@@ -9,8 +9,10 @@ decisions (:meth:`decide`, :meth:`decide_many` — one record per batch, so one 
 it), :meth:`undo`, :meth:`sign_off`, :meth:`record_blocked_fix`, :meth:`start_round`,
 :meth:`close_round`. iteration-log.yaml is written at round close only (a decision never
 waits for a YAML rewrite), by appending the round's text after the last round.
-auto-decisions.md entries are appended by :meth:`append_auto_decision` (and by
-:meth:`close_round` when the feature's execution mode is auto).
+auto-decisions.md entries are built by the gates (``scars.core.gates``) and handed in, each with
+the journal record of its decision (:meth:`append_auto_decision`, :meth:`record_blocked_fix`,
+:meth:`close_round`): the journal record holds the entry first, then it is appended; an entry a
+crash left unwritten is appended when the feature is next opened for writing.
 
 Reopening replays the journal and gives the same state: a crash or a kill loses nothing
 that a method had returned.
@@ -27,7 +29,7 @@ from typing import Any
 
 from scars.core.clock import now_iso
 from scars.core.errors import DecisionRefused, FieldError, PathNotFound, ScarsError, UsageError
-from scars.core.formats.auto_decisions import append_entry, parse_auto_decisions
+from scars.core.formats.auto_decisions import DecisionEntry, append_entry, parse_auto_decisions, read_entries_text
 from scars.core.formats.iteration_log import DECISIONS as ROUND_DECISIONS
 from scars.core.formats.iteration_log import IterationLogFile
 from scars.core.git import current_commit
@@ -53,12 +55,11 @@ from scars.core.samsara.decisions import (
 )
 from scars.core.samsara.feature import read_feature
 from scars.core.samsara.reports import item_fingerprint
-from scars.core.samsara.rounds import round_start_snapshot
-from scars.core.samsara.watches import WatchResult, _append, already_reopened, read_watch_log
+from scars.core.samsara.rounds import RoundFigures, round_figures, round_start_snapshot
 from scars.core.storage.durable import clean_stale_temps
 from scars.core.storage.journal import Journal, journal_path, read_journal
 from scars.core.storage.lock import FeatureLock, current_holder
-from scars.core.text import is_meaningful
+from scars.core.text import text_problem
 
 # Words that name a safety-valve trigger in a forced stop's reason (formats.md §1.4, Rule 6).
 VALVE_TRIGGERS = {
@@ -127,14 +128,7 @@ class FeatureSession:
         self._log.reload()
         if not self.read_only:
             self._flush_rounds(strict=False)
-            for rec in self._state.closed_rounds:  # auto entries a kill left unwritten
-                if rec.get("auto_entry") and isinstance(rec.get("entry"), dict):
-                    try:
-                        self._round_auto_entries(rec["entry"], int(rec.get("remaining") or 0))
-                    except Exception as exc:  # reported, never fatal on open
-                        self.problems.append(
-                            f"auto-decisions.md entries of round {rec.get('round')} not written: {exc}"
-                        )
+            self._write_pending_entries()
 
     def _replay(self) -> None:
         """The state the journal gives, with decisions made on another item than the one
@@ -206,10 +200,60 @@ class FeatureSession:
             raise UsageError("this session is read-only (another writer holds the lock or it was opened read-only)")
         return self._journal
 
-    def _append(self, type_: str, **payload: Any) -> dict[str, Any]:
+    def _append(self, type_: str, *, entries: Iterable[DecisionEntry] = (), **payload: Any) -> dict[str, Any]:
+        """Append one journal record (fsynced). ``entries`` ride on it: checked before anything is
+        written, kept in the record, and appended to auto-decisions.md by the caller
+        (:meth:`_write_entries`) once the record is durable."""
+        entries = list(entries)
+        for e in entries:
+            e.check()
+        if entries:
+            payload["entries"] = [e.to_record() for e in entries]
         rec = self._writable().append(type_, at=now_iso(), by=self.user, **payload)
         apply(self._state, rec)
         return rec
+
+    def _write_entries(self, entries: Iterable[DecisionEntry], what: str) -> list[int]:
+        """Append the entries of a journal record just written; a failure says the decision
+        itself is recorded (the entries are added on the next start)."""
+        numbers = []
+        for e in entries:
+            try:
+                numbers.append(append_entry(self.path, e))
+            except ScarsError as exc:
+                msg = (
+                    f"{what} recorded in the journal, but its auto-decisions.md entry was not written: "
+                    f"{exc}; it is added on the next start"
+                )
+                self.problems.append(msg)
+                exc.args = (msg,)
+                raise
+        return numbers
+
+    def _write_pending_entries(self) -> None:
+        """Append every entry the journal holds that auto-decisions.md lacks (a crash came in
+        between), in journal order. Never fatal on open: a failure is reported in ``problems``."""
+        pending = self._state.auto_decisions
+        if not pending:
+            return
+        on_disk = parse_auto_decisions(read_entries_text(self.path))
+        for ref in pending:
+            try:
+                entry = DecisionEntry.from_record(ref["entry"])
+            except (TypeError, ValueError) as exc:
+                self.problems.append(
+                    f"journal record {ref.get('seq')}: an auto-decisions.md entry is unreadable: {exc}"
+                )
+                continue
+            if any(entry.is_written_as(p) for p in on_disk):
+                continue
+            try:
+                append_entry(self.path, entry)
+            except ScarsError as exc:
+                self.problems.append(
+                    f"auto-decisions.md: the {entry.gate_id} entry the journal holds not written: {exc}"
+                )
+                return
 
     def _item(self, item_id: str):
         index = self._index
@@ -288,8 +332,8 @@ class FeatureSession:
         if current is None:
             raise DecisionRefused(f"item {item_id} has no decision to sign off", [FieldError("item_id", "no decision")])
         errors = []
-        if not is_meaningful(reviewed_by):
-            errors.append(FieldError("reviewed_by", "a sign-off needs the reviewer's name"))
+        if problem := text_problem(reviewed_by):
+            errors.append(FieldError("reviewed_by", f"a sign-off needs the reviewer's name: {problem}"))
         elif reviewed_by.strip().casefold() == (current.decided_by or "").strip().casefold():
             errors.append(
                 FieldError("reviewed_by", "a sign-off must come from a second person, not the one who decided")
@@ -299,8 +343,11 @@ class FeatureSession:
         self._append(SIGN_OFF, item_id=item_id, reviewed_by=reviewed_by.strip(), round=self._round_of_change())
         return self._state.decisions[item_id]
 
-    def record_blocked_fix(self, item_id: str, outcome: str, reason: str | None = None) -> Decision:
-        """The outcome of a fix the implementer reported BLOCKED / NEEDS_CONTEXT."""
+    def record_blocked_fix(
+        self, item_id: str, outcome: str, reason: str | None = None, *, entries: Iterable[DecisionEntry] = ()
+    ) -> Decision:
+        """The outcome of a fix the implementer reported BLOCKED / NEEDS_CONTEXT (``entries``: its
+        auto-decisions.md entries, written after the journal record)."""
         self._writable()
         current = self._state.decisions.get(item_id)
         errors = []
@@ -308,39 +355,21 @@ class FeatureSession:
             errors.append(FieldError("item_id", "a blocked-fix outcome applies to an item decided fix"))
         if outcome not in BLOCKED_OUTCOMES:
             errors.append(FieldError("outcome", f"must be one of {', '.join(BLOCKED_OUTCOMES)}"))
-        if reason is not None and reason.strip() and not is_meaningful(reason):
-            errors.append(FieldError("reason", "is a placeholder"))
+        if reason is not None and reason.strip() and (problem := text_problem(reason)):
+            errors.append(FieldError("reason", problem))
         if errors:
             raise DecisionRefused(f"blocked-fix outcome refused for {item_id}: {format_errors(errors)}", errors)
+        entries = list(entries)
         self._append(
             BLOCKED_FIX,
+            entries=entries,
             item_id=item_id,
             outcome=outcome,
             reason=(reason or "").strip() or None,
             decided_by=self.user,
             round=self._round_of_change(),
         )
-        if self._auto_mode():
-            label = "retry with more context" if outcome == "retry_with_context" else "reclassify as defer"
-            self.append_auto_decision(
-                stage="iteration",
-                gate_id="blocked-fix",
-                prompt_type="question",
-                workflow_prompt=(
-                    f"The fix of {item_id} ({self._describe(item_id)}) is BLOCKED / NEEDS_CONTEXT. "
-                    "(A) retry with more context (B) reclassify as defer"
-                ),
-                answer=f"{'A' if outcome == 'retry_with_context' else 'B'}: {label}"
-                + (f" - {reason.strip()}" if reason and reason.strip() else ""),
-                decision="proceed" if outcome == "retry_with_context" else "revise",
-                rationale=(reason or "").strip() or f"the implementer reported the fix blocked; {label}",
-                principles=["a blocked fix is not retried automatically"],
-                considerations=[f"round {self._round_of_change()}"],
-                evidence=[f".scars/journal.jsonl blocked-fix record of {item_id}"],
-                uncertainty_level="medium",
-                uncertainty_notes="the blocker was reported by the implementer",
-                consequences=[f"{item_id}: {label}"],
-            )
+        self._write_entries(entries, f"the blocked-fix outcome of {item_id} is")
         return self._state.decisions[item_id]
 
     def reopen(self, item_id: str, *, cause: str, watch: Any = None) -> Decision:
@@ -350,8 +379,8 @@ class FeatureSession:
         current = self._state.decisions.get(item_id)
         if current is None:
             raise DecisionRefused(f"item {item_id} has no decision to reopen", [FieldError("item_id", "no decision")])
-        if not is_meaningful(cause):
-            raise DecisionRefused("a reopen needs its cause", [FieldError("cause", "is required")])
+        if problem := text_problem(cause):
+            raise DecisionRefused(f"a reopen needs its cause: {problem}", [FieldError("cause", problem)])
         self._append(REOPEN, item_id=item_id, cause=cause.strip(), watch=watch, round=self._round_of_change())
         return current
 
@@ -409,22 +438,23 @@ class FeatureSession:
         since = self._state.last_close_seq
         return {i: d for i, d in self._state.decisions.items() if self._state.changed_at.get(i, 0) > since}
 
-    def close_round(self, decision: str, reason: str, **fields: Any) -> dict[str, Any]:
+    def close_round(
+        self, decision: str, reason: str, *, entries: Iterable[DecisionEntry] = (), **fields: Any
+    ) -> dict[str, Any]:
         """Close the open round and write it to iteration-log.yaml.
 
         ``fields`` may hold ``budget_spent`` (mapping of ints), ``evidence_gained`` and
-        ``residual_risk`` (lists of texts), ``trigger`` (the safety valve of a forced stop)
-        and ``auto_entry`` (True/False: append the auto-decisions.md round-continuation
-        entry; default: when the feature's execution mode is auto). Returns the round as
-        written. The round is durable in the journal before iteration-log.yaml is touched;
-        if the log cannot be written the error says so and the round is kept.
+        ``residual_risk`` (lists of texts) and ``trigger`` (the safety valve of a forced stop);
+        ``entries`` are the auto-decisions.md entries of the round's decision points (built by
+        the gates). Returns the round as written. The round and its entries are durable in the
+        journal before auto-decisions.md and iteration-log.yaml are touched; if either cannot be
+        written the error says so and the round is kept.
         """
         self._writable()
         start = self._state.open_round
         if not start:
             raise UsageError("no round is open; start one first (scars round start)")
         trigger = fields.pop("trigger", None)
-        auto_entry = fields.pop("auto_entry", None)
         errors = _round_close_errors(decision, reason, trigger, fields)
         if errors:
             raise DecisionRefused(f"round close refused: {format_errors(errors)}", errors)
@@ -437,103 +467,63 @@ class FeatureSession:
             reason = f"{reason} (safety valve: {trigger})"
         self._refresh_feature()
         triage = self.round_triage()
-        start_ids = set(start.get("item_ids") or ())
-        new_items = [i.id for i in self.feature.items if i.counted and i.id not in start_ids]
+        fig = round_figures(self.feature, start, triage)
         entry: dict[str, Any] = {
-            "round": start["round"],
-            "signal_lost_before": start.get("signal_lost_before"),
+            "round": fig.round,
+            "signal_lost_before": fig.signal_lost_before,
             "budget_context": start.get("budget_context"),
-            "items_triaged": len(triage),
+            "items_triaged": fig.triaged,
             "triage_result": self._triage_result(triage),
-            "fixes_applied": sum(1 for d in triage.values() if d.action == "fix"),
-            "fixes_scar_count": len(new_items),
+            "fixes_applied": fig.fixed,
+            "fixes_scar_count": len(fig.new_items),
         }
         for key in ("budget_spent", "evidence_gained", "residual_risk"):
             if key in fields and fields[key] is not None:
                 value = fields[key]
                 entry[key] = dict(value) if isinstance(value, dict) else list(value)
-        entry["signal_lost_after"] = self.feature.signal_lost
+        entry["signal_lost_after"] = fig.signal_lost_after
         entry["decision"] = decision
         entry["decision_reason"] = reason
-        want_auto = bool(auto_entry) or (auto_entry is None and self._auto_mode())
-        remaining = len([i for i in self.feature.items if i.counted])
-        self._append(
-            ROUND_CLOSE,
-            round=start["round"],
-            entry=entry,
-            new_item_ids=new_items,
-            auto_entry=want_auto,
-            remaining=remaining,
-        )
+        entries = list(entries)
+        self._append(ROUND_CLOSE, entries=entries, round=fig.round, entry=entry, new_item_ids=list(fig.new_items))
         # From here the round is closed (in the journal): a later failure must say so, not
         # look like the close failed (tests/hostile: ENOSPC on auto-decisions.md).
         entry_error = None
-        if want_auto:
-            try:
-                self._round_auto_entries(entry, remaining)
-            except ScarsError as exc:
-                entry_error = exc
+        try:
+            self._write_entries(entries, f"round {fig.round} is closed and")
+        except ScarsError as exc:
+            entry_error = exc
         self._flush_rounds(strict=True)
         if entry_error is not None:
-            msg = (
-                f"round {start['round']} is closed and recorded in the journal and iteration-log.yaml, "
-                f"but its auto-decisions.md entry was not written: {entry_error}; it is added on the next start"
-            )
-            self.problems.append(msg)
-            entry_error.args = (msg,)
             raise entry_error
         return entry
 
-    def _auto_mode(self) -> bool:
-        return (getattr(self.feature, "execution_mode", None) or "").strip().lower() == "auto"
+    def round_figures(self) -> RoundFigures:
+        """The open round's figures now (:func:`scars.core.samsara.rounds.round_figures`);
+        raises UsageError when no round is open."""
+        start = self._state.open_round
+        if not start:
+            raise UsageError(
+                f"{self.feature.name}: no round is open — there is nothing to continue or stop "
+                "(start one with `scars round start`)"
+            )
+        return round_figures(self.feature, start, self.round_triage())
 
-    def _round_auto_entries(self, entry: dict[str, Any], remaining: int) -> list[int]:
-        """The auto-decisions.md entries of a closed round not on disk yet (idempotent: a kill
-        between the journal record and the entries is repaired on the next open)."""
+    def last_entry_seq(self, gate_id: str) -> int:
+        """The journal position of the open round's latest auto-decisions entry with
+        ``gate_id`` (0: none since the previous round closed)."""
+        since = self._state.last_close_seq
+        seqs = [
+            r["seq"]
+            for r in self._state.auto_decisions
+            if r.get("gate_id") == gate_id and isinstance(r.get("seq"), int) and r["seq"] > since
+        ]
+        return max(seqs, default=0)
 
-        md = self.path / "auto-decisions.md"
-        try:
-            existing = parse_auto_decisions(md.read_text(encoding="utf-8", errors="replace"))
-        except FileNotFoundError:
-            existing = []
-        r = entry["round"]
-        have = {(e.gate_id, _round_named(str(e.fields.get("workflow_prompt", "")))) for e in existing}
-        written = []
-        triage = entry.get("triage_result") or {}
-        if any(triage.get(k) for k in ("fix", "accept", "defer")) and ("triage", r) not in have:
-            written.append(self._triage_entry(entry))
-        gate = "safety-valve" if entry["decision"] == "forced_stop" else "round-continuation"
-        if (gate, r) not in have:
-            written.append(self._round_gate_entry(entry, remaining))
-        return written
-
-    def _triage_entry(self, entry: dict[str, Any]) -> int:
-        r = entry["round"]
-        tr = entry.get("triage_result") or {}
-        nfix, nacc, ndef = (len(tr.get(k) or ()) for k in ("fix", "accept", "defer"))
-        owners = sorted({str(a.get("owner")) for a in tr.get("accept") or () if a.get("owner")})
-        return self.append_auto_decision(
-            stage="iteration",
-            gate_id="triage",
-            prompt_type="question",
-            workflow_prompt=(
-                f"Round {r} triage: classify the {entry.get('items_triaged', 0)} remaining scar items "
-                "as fix (F), accept (A: re-review signal, owner, rationale) or defer (D)"
-            ),
-            answer=(
-                f"Round {r}: fix {nfix}, accept {nacc}"
-                + (f" (owners: {', '.join(owners)})" if owners else "")
-                + f", defer {ndef}"
-            ),
-            decision="proceed",
-            rationale=f"each item was decided in scars with its required fields; {nfix} fix item(s) go to the fix loop",
-            principles=["an accept carries a re-review signal, an owner and a rationale"],
-            considerations=[f"signal_lost {entry.get('signal_lost_before')} at round start"],
-            evidence=[f"iteration-log.yaml round {r} triage_result", ".scars/journal.jsonl decisions of the round"],
-            uncertainty_level="low",
-            uncertainty_notes=f"recorded by scars for {self.user}",
-            consequences=[f"dispatch {nfix} fix(es)" if nfix else "no fix to dispatch this round"],
-        )
+    def round_triage_changed_after(self, seq: int) -> bool:
+        """A triage decision was recorded (or undone) after journal position ``seq`` (a blocked-fix
+        outcome or a sign-off is a decision point of its own, not a triage change)."""
+        return self._state.last_triage_seq > seq
 
     def _triage_result(self, triage: dict[str, Decision]) -> dict[str, Any]:
         fix, accept, defer = [], [], []
@@ -562,37 +552,6 @@ class FeatureSession:
             return self._item(item_id).text
         except DecisionRefused:
             return self._state.descriptions.get(item_id, item_id)
-
-    def _round_gate_entry(self, entry: dict[str, Any], remaining: int) -> int:
-        r, before, after = entry["round"], entry["signal_lost_before"], entry["signal_lost_after"]
-        prompt = (
-            f"Round {r} done. signal_lost {before} \u2192 {after}. Fixed {entry['fixes_applied']}, {remaining} remaining. "
-            "(A) continue (B) stop, go to Validation"
-        )
-        choice = {"continue": "Continue", "stop": "Stop", "forced_stop": "Forced stop", "interrupted": "Interrupted"}[
-            entry["decision"]
-        ]
-        consequence = {
-            "continue": f"start round {r + 1}",
-            "stop": "write iteration-log.yaml and invoke samsara:validate-and-ship",
-            "forced_stop": "write iteration-log.yaml with the remaining items listed and invoke samsara:validate-and-ship",
-            "interrupted": "stop the auto run; a person resumes the iteration",
-        }[entry["decision"]]
-        return self.append_auto_decision(
-            stage="iteration",
-            gate_id="safety-valve" if entry["decision"] == "forced_stop" else "round-continuation",
-            prompt_type="question",
-            workflow_prompt=prompt,
-            answer=f"{choice}: {entry['decision_reason']}",
-            decision="reject" if entry["decision"] == "interrupted" else "proceed",
-            rationale=entry["decision_reason"],
-            principles=["the safety valve is advisory; the gate decides"],
-            considerations=[f"round {r} of {self._max_rounds()} allowed"],
-            evidence=[f"iteration-log.yaml round {r}", f"signal_lost {before} \u2192 {after}"],
-            uncertainty_level="low",
-            uncertainty_notes=f"recorded by scars for {self.user}",
-            consequences=[consequence],
-        )
 
     def _flush_rounds(self, *, strict: bool) -> list[int]:
         """Write the rounds the journal closed that iteration-log.yaml does not hold (idempotent)."""
@@ -640,53 +599,17 @@ class FeatureSession:
 
     # ------------------------------------------------------------------ auto-decisions.md
 
-    def append_auto_decision(
-        self,
-        *,
-        stage: str,
-        gate_id: str,
-        prompt_type: str,
-        workflow_prompt: str,
-        answer: str,
-        decision: str,
-        rationale: str,
-        principles: Iterable[str] = (),
-        considerations: Iterable[str] = (),
-        evidence: Iterable[str] = (),
-        uncertainty_level: str = "low",
-        uncertainty_notes: str = "",
-        consequences: Iterable[str] = (),
-        supersedes: int | None = None,
-    ) -> int:
-        """Append one auto-decisions.md entry (formats.md §1.6); returns its number."""
-
+    def append_auto_decision(self, entry: DecisionEntry, *, source: str | None = None) -> int:
+        """Append one auto-decisions.md entry (formats.md §1.6) of a decision that has no journal
+        record of its own (an entry gate, a triage, a watch reopen); returns its number.
+        ``source`` (how the answer came: flag, answers file, app …) stays in the journal."""
         self._writable()
-        number = append_entry(
-            self.path,
-            stage=stage,
-            gate_id=gate_id,
-            prompt_type=prompt_type,
-            workflow_prompt=workflow_prompt,
-            answer=answer,
-            decision=decision,
-            rationale=rationale,
-            principles=list(principles),
-            considerations=list(considerations),
-            evidence=list(evidence),
-            uncertainty_level=uncertainty_level,
-            uncertainty_notes=uncertainty_notes,
-            consequences=list(consequences),
-            supersedes=supersedes,
-        )
-        self._append(
-            AUTO_DECISION, number=number, stage=stage, gate_id=gate_id, decision=decision, supersedes=supersedes
-        )
+        payload: dict[str, Any] = {"round": self._round_of_change()}
+        if source:
+            payload["source"] = source
+        self._append(AUTO_DECISION, entries=[entry], **payload)
+        [number] = self._write_entries([entry], f"the {entry.gate_id} decision is")
         return number
-
-
-def _round_named(prompt: str) -> int | None:
-    m = re.search(r"\bround\s+(\d+)\b", prompt, re.I)
-    return int(m.group(1)) if m else None
 
 
 def _feature_name(feature, path: Path) -> str:
@@ -702,8 +625,8 @@ def _round_close_errors(decision: str, reason: Any, trigger: Any, fields: dict[s
         errors.append(FieldError(name, "is not a round field"))
     if decision not in ROUND_DECISIONS:
         errors.append(FieldError("decision", f"must be one of {', '.join(ROUND_DECISIONS)}"))
-    if not is_meaningful(reason):
-        errors.append(FieldError("decision_reason", "a round decision needs a reason"))
+    if problem := text_problem(reason, specific=True):
+        errors.append(FieldError("decision_reason", problem))
     if decision == "forced_stop":
         if trigger is not None and trigger not in VALVE_TRIGGERS:
             errors.append(FieldError("trigger", f"must be one of {', '.join(VALVE_TRIGGERS)}"))
@@ -732,84 +655,3 @@ def _round_close_errors(decision: str, reason: Any, trigger: Any, fields: dict[s
 def _budget_snapshot(feature) -> dict[str, Any]:
 
     return round_start_snapshot(feature.iteration_log, feature.signal_lost)
-
-
-def _auto_entry_fields(r: WatchResult, feature_name: str) -> dict[str, Any]:
-    return dict(
-        stage="iteration",
-        gate_id="watch-reopen",
-        prompt_type="confirmation",
-        workflow_prompt=(
-            f'Watch "{r.watch}" on the accepted item "{r.text}" ({r.item_id}) of {feature_name} '
-            f"fired: {r.cause}. Reopen the item for triage?"
-        ),
-        answer=f"Reopen {r.item_id}: its re-review watch fired ({r.cause}).",
-        decision="revise",
-        rationale=(
-            "The accept held only until its re-review signal; the machine-checkable watch "
-            f'"{r.watch}" fired, so the accepted risk goes back to triage.'
-        ),
-        principles=["an accepted risk is re-reviewed when its re-review signal fires, not on a date"],
-        considerations=[f"the accept came from the {r.origin}"],
-        evidence=[f"scars watch check: {r.cause}"],
-        uncertainty_level="low",
-        uncertainty_notes="evaluated by scars watch check; a person decides the item again",
-        consequences=[f"{r.item_id} returns to triage (fix / accept / defer)"],
-    )
-
-
-def reopen_fired(
-    feature_dir: str | os.PathLike, results: list[WatchResult], *, user: str | None = None
-) -> list[dict[str, Any]]:
-    """Reopen the items of fired watches that are not reopened yet.
-
-    Under the feature lock (raises LockHeld when another writer holds it): per item one
-    ``reopen`` journal record, one auto-decisions.md entry (``iteration.watch-reopen``,
-    decision ``revise``) and one ``fired`` record in watches.jsonl. Returns one outcome per
-    fired result: ``{item_id, watch, reopened: bool, auto_decision, at | already}``.
-    """
-
-    fired = [r for r in results if r.state == "fired" and r.item_id]
-    if not fired:
-        return []
-    outcomes: list[dict[str, Any]] = []
-    with FeatureSession.open(feature_dir, user=user) as s:
-        log = read_watch_log(feature_dir)
-        name = s.feature.name if s.feature is not None else Path(feature_dir).name
-        for r in fired:
-            prior = already_reopened(r, log)
-            if prior is not None:
-                outcomes.append(
-                    {
-                        "item_id": r.item_id,
-                        "watch": r.watch,
-                        "reopened": False,
-                        "already": prior.get("at"),
-                        "auto_decision": prior.get("auto_decision"),
-                    }
-                )
-                continue
-            assert r.item_id is not None  # `fired` keeps only results with an item
-            journal = r.item_id in s.decisions
-            if journal:  # an accept only iteration-log.yaml holds has no journal decision to supersede
-                s.reopen(r.item_id, cause=r.cause, watch=r.watch)
-            number = s.append_auto_decision(**_auto_entry_fields(r, name))
-            rec = _append(
-                feature_dir,
-                {
-                    "type": "fired",
-                    "item_id": r.item_id,
-                    "watch": r.watch,
-                    "cause": r.cause,
-                    "text": r.text,
-                    "origin": r.origin,
-                    "by": s.user,
-                    "auto_decision": number,
-                    "journal": journal,
-                },
-            )
-            log.append(rec)
-            outcomes.append(
-                {"item_id": r.item_id, "watch": r.watch, "reopened": True, "at": rec["at"], "auto_decision": number}
-            )
-    return outcomes

@@ -163,7 +163,7 @@ def drive(feature: Path, fd: int, seed: int, *, rounds: bool, max_ops: int = 10_
             _emit(fd, "D", op)
             continue
         action = rnd.choice(["fix", "accept", "defer"])
-        fields = dict(ACCEPT) if action == "accept" else ({"reason": "later"} if action == "defer" else {})
+        fields = dict(ACCEPT) if action == "accept" else ({"reason": "needs the v2 API"} if action == "defer" else {})
         if r < 0.35:
             batch = rnd.sample(ids, rnd.randint(2, 5))
             op = {"op": "decide", "ids": batch, "action": action}

@@ -27,7 +27,7 @@ from scars.core.formats.auto_decisions import parse_auto_decisions
 from scars.core.formats.iteration_log import read_iteration_log
 from scars.core.samsara.session import FeatureSession
 from scars.core.storage.journal import journal_path, read_journal
-from tests.factories import SyscallTrace
+from tests.factories import SyscallTrace, decision_entry
 from tests.hostile.faults import ACCEPT, copy_feature, make_fault_feature
 
 
@@ -98,20 +98,10 @@ class Injector(SyscallTrace):
 
 OPS = {
     "decide": lambda s, ids: s.decide(ids[0], "accept", **ACCEPT),
-    "decide_many": lambda s, ids: s.decide_many(ids[1:4], "defer", reason="later"),
+    "decide_many": lambda s, ids: s.decide_many(ids[1:4], "defer", reason="needs the v2 API"),
     "undo": lambda s, ids: s.undo(),
     "close_round": lambda s, ids: s.close_round("continue", "round closed under injected faults"),
-    "auto_decision": lambda s, ids: s.append_auto_decision(
-        stage="iteration",
-        gate_id="triage",
-        prompt_type="question",
-        workflow_prompt="Triage?",
-        answer="Fix the two hard-coded limits first",
-        decision="proceed",
-        rationale="they bite first",
-        evidence=["scar reports"],
-        consequences=["fix round"],
-    ),
+    "auto_decision": lambda s, ids: s.append_auto_decision(decision_entry(rationale="they bite first")),
 }
 
 
@@ -171,8 +161,10 @@ def test_injected_enospc_at_every_call(op, template, tmp_path, monkeypatch):
         _all_parse(feature)
         after_state, after_closed = _state(feature)
         expected_after = dict(before_state, **{free: "fix"})
-        if "recorded in the journal" in msg:  # close_round: kept, the log follows on next open
+        if "recorded in the journal" in msg and op == "close_round":  # kept, the logs follow on next open
             assert after_closed == before_closed + [after_closed[-1]], label
+        elif "recorded in the journal" in msg:  # the entry is in the journal: written on next open
+            assert after_state == expected_after and after_closed == before_closed, label
         else:
             # Nothing reported saved that is not, and nothing half-saved.
             assert after_state == expected_after, f"{label}: state {after_state} != {expected_after} ({msg})"
@@ -187,6 +179,9 @@ def test_injected_enospc_at_every_call(op, template, tmp_path, monkeypatch):
         with FeatureSession.open(feature) as s2:
             assert {k: d.action for k, d in s2.decisions.items()} == after_state
         _all_parse(feature)
+        if op == "auto_decision" and "recorded in the journal" in msg:
+            text = (feature / "auto-decisions.md").read_text(encoding="utf-8")
+            assert [e.gate_id for e in parse_auto_decisions(text)] == ["triage"], label
 
 
 def test_fsync_failure_then_retry_keeps_journal_sequence_unique(template, tmp_path, monkeypatch):

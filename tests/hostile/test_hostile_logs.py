@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from scars.core.formats.auto_decisions import parse_auto_decisions, unquote
+from scars.core.formats.auto_decisions import DecisionEntry, parse_auto_decisions, unquote
 from scars.core.formats.iteration_log import read_iteration_log
+from scars.core.gates.samsara import close_round
 from scars.core.samsara.session import FeatureSession
 from tests.hostile.faults import ACCEPT, make_fault_feature
 from tests.hostile.injection import PAYLOADS, forbidden_in, write_injection_report
@@ -51,19 +52,21 @@ def test_auto_decision_fields_cannot_forge_entries(feature: Path):
     with FeatureSession.open(feature) as s:
         for i, text in enumerate(HOSTILE):
             n = s.append_auto_decision(
-                stage="iteration",
-                gate_id="triage",
-                prompt_type="question",
-                workflow_prompt=f"Prompt {i}: {text}",
-                answer=f"Fix it because {text}",
-                decision="proceed",
-                rationale=text,
-                principles=[text],
-                considerations=[text],
-                evidence=[text],
-                uncertainty_level="low",
-                uncertainty_notes=text,
-                consequences=[text],
+                DecisionEntry(
+                    stage="iteration",
+                    gate_id="triage",
+                    prompt_type="question",
+                    workflow_prompt=f"Prompt {i}: {text}",
+                    gatekeeper_answer=f"Fix it because {text}",
+                    decision="proceed",
+                    rationale=text,
+                    principles_used=(text,),
+                    architecture_considerations=(text,),
+                    evidence_checked=(text,),
+                    uncertainty_level="low",
+                    uncertainty_notes=text,
+                    consequences=(text,),
+                )
             )
             assert n == i + 1
     raw = (feature / "auto-decisions.md").read_bytes()
@@ -94,8 +97,8 @@ def test_round_with_hostile_texts_reads_back_equal(feature: Path):
             t = HOSTILE[k % len(HOSTILE)]
             s.decide(it.id, "accept", re_review_signal="signal " + t, owner="owner " + t, rationale="why " + t)
         for it in defers:
-            s.decide(it.id, "defer", reason="later")
-        entry = s.close_round("continue", FORGE_YAML, evidence_gained=HOSTILE, residual_risk=HOSTILE)
+            s.decide(it.id, "defer", reason="needs the v2 API")
+        entry = close_round(s, "continue", FORGE_YAML, evidence_gained=HOSTILE, residual_risk=HOSTILE)
     text = log.read_bytes()
     assert text.startswith(before), "earlier bytes of iteration-log.yaml changed"
     assert b"\x1b" not in text, "a raw ESC in iteration-log.yaml"
@@ -122,8 +125,12 @@ def test_round_with_hostile_texts_reads_back_equal(feature: Path):
     # The auto-mode entries of the round (triage, round continuation): none forged by the
     # texts, every one well formed, the decision not rewritten by the reason's text.
     entries = parse_auto_decisions((feature / "auto-decisions.md").read_text(encoding="utf-8"))
-    assert [e.gate_id for e in entries] == ["triage", "round-continuation"]
-    assert all(e.fields["decision"] == "proceed" and not e.problems for e in entries)
+    # (items outside inject-scar.yaml stay undecided: the triage says revise; the feature's log holds
+    # a flat round: stagnation fires, so the round's decision point is the safety valve's, and
+    # continuing past it is accept_gap)
+    assert [e.gate_id for e in entries] == ["triage", "safety-valve"]
+    assert [e.fields["decision"] for e in entries] == ["revise", "accept_gap"]
+    assert not any(e.problems for e in entries)
     assert _value(entries[1].fields["rationale"]) == FORGE_YAML.strip()
 
 
@@ -132,7 +139,7 @@ def test_log_verify_and_status_print_hostile_logs_inert(feature: Path):
         s.start_round()
         for it in [i for i in s.feature.items if i.counted][:6]:
             s.decide(it.id, "accept", **ACCEPT)
-        s.close_round("stop", PAYLOADS["osc52"] + " " + PAYLOADS["bidi"])
+        close_round(s, "stop", PAYLOADS["osc52"] + " " + PAYLOADS["bidi"])
     env = dict(os.environ, NO_COLOR="1")
     for args in (["log", "verify", str(feature)], ["status", str(feature)], ["log", "verify", "--json", str(feature)]):
         p = subprocess.run(

@@ -29,7 +29,7 @@ from scars.tui.app.backend import Backend
 from scars.tui.app.keymap import keymap_path, load_keymap
 from scars.tui.app.palette import ScarsCommands
 from scars.tui.app.screens.forms import AcceptForm, DeferForm
-from scars.tui.app.screens.gate import RoundGate, advice_text, gate_summary
+from scars.tui.app.screens.gate import RoundGate
 from scars.tui.app.screens.loops import LoopsScreen
 from scars.tui.app.screens.main import MAIN_BINDINGS, MainScreen
 from scars.tui.app.viewmodel import Filter, Row, TriageState, owners_in_logs
@@ -354,28 +354,28 @@ class ScarsApp(App[int]):
             if screen is not None:
                 screen._refuse_if_read_only()
             return
-        info = self.backend.round_info()
-        summary = gate_summary(
-            self.feature, info["triage"], info["round"], self.valves, before=info["signal_lost_before"]
+        try:
+            evidence, blocked = self.backend.round_gate(decided_by=self.driver)
+        except ScarsError as exc:
+            self.notify(one_line(str(exc), 300), title="Round gate", severity="error", markup=False)
+            return
+        self.push_screen(
+            RoundGate(evidence, blocked), callback=lambda result: self._record_gate(result, evidence, blocked)
         )
-        advice = advice_text(self.feature, self.decisions)
-        self.push_screen(RoundGate(self.feature, summary, self.valves, advice), callback=self._record_gate)
 
-    def _record_gate(self, result: dict | None) -> None:
+    def _record_gate(self, result: dict | None, evidence, blocked: list) -> None:
         if result is None or self.backend is None:
             return
         screen = self._main_screen()
         try:
-            for item_id, outcome in result.get("blocked", {}).items():
-                self.backend.record_blocked_fix(item_id, outcome, result["reason"], decided_by=self.driver)
-            extra = {"trigger": result["trigger"]} if result.get("trigger") else {}
-            # The human's choice goes into both logs: iteration-log.yaml and auto-decisions.md.
-            self.backend.close_round(
-                result["decision"], result["reason"], decided_by=self.driver, auto_entry=True, **extra
-            )
+            # The same record path as `scars gate blocked-fix` / `round-continue` and answers files.
+            for b in blocked:
+                answer = result["blocked"][b.facts["item"]]
+                self.backend.record_gate(b, answer, result["reason"], decided_by=self.driver)
+            recorded = self.backend.record_gate(evidence, result["answer"], result["reason"], decided_by=self.driver)
         except ScarsError as exc:
             self.notify(one_line(str(exc), 300), title="Round not recorded", severity="error", markup=False)
             return
-        self.notify(one_line(f"Round recorded: {result['decision']}.", 100), markup=False)
+        self.notify(one_line(f"Round recorded: {recorded.extra.get('round_decision')}.", 100), markup=False)
         if screen is not None:
             self.reload()

@@ -10,7 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from scars.core import gates
 from scars.core.errors import DecisionRefused, FieldError, LockHeld
+from scars.core.gates.evidence import Evidence, GateResult
 from scars.core.model import Feature
 from scars.core.samsara.decisions import Decision, resolve_user, validate_decision
 from scars.core.samsara.session import FeatureSession
@@ -158,19 +160,23 @@ class Backend:
     def sign_off(self, item_id: str, reviewed_by: str) -> Any:
         return self._as(reviewed_by).sign_off(item_id, reviewed_by)
 
-    def record_blocked_fix(self, item_id: str, outcome: str, reason: str, *, decided_by: str | None = None) -> Any:
-        return self._as(decided_by).record_blocked_fix(item_id, outcome, reason)
-
-    def close_round(self, decision: str, reason: str, *, decided_by: str | None = None, **fields: Any) -> dict:
-        """Close the round (opening it first when triage never did) into both logs."""
+    def round_gate(self, *, decided_by: str | None = None) -> tuple[Evidence, list[Evidence]]:
+        """The round gate's Evidence (opening the round first when triage never did, as the first
+        decision does) and the blocked-fix Evidence of each fix awaiting its outcome."""
         s = self._as(decided_by)
         self._ensure_round(s)
-        entry = s.close_round(decision, reason, **fields)
-        self.feature = s.feature
-        return entry
+        evidence = gates.gather("round-continue", s.path, session=s)
+        blocked = [gates.gather("blocked-fix", s.path, session=s, item=i) for i in evidence.context["blocked"]]
+        return evidence, blocked
 
-    def append_auto_decision(self, **fields: Any) -> int:
-        return self._writable().append_auto_decision(**fields)
+    def record_gate(
+        self, evidence: Evidence, answer: str, reason: str | None, *, decided_by: str | None = None
+    ) -> GateResult:
+        """Record a gate's answer through the gates' one record path, under this session."""
+        s = self._as(decided_by)
+        result = gates.record(evidence, answer, reason, user=s.user, source="app", session=s)
+        self.feature = s.feature
+        return result
 
     def reload(self) -> Feature:
         if self.session is not None:

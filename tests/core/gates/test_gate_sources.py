@@ -8,18 +8,19 @@ import pytest
 import yaml
 
 from scars.core.formats.auto_decisions import parse_auto_decisions
+from scars.core.gates.catalog import GATES
 from scars.core.samsara.session import FeatureSession
 from scars.tui.cli import main as cli
 from tests.factories import bkit_project, clean_env, item_id, loop_spec_feature, mechanist_state, samsara_feature
 
 
 def _samsara(tmp_path, *, round_open=True, flat_rounds=0, fix=False):
-    f = samsara_feature(tmp_path)
+    f = samsara_feature(tmp_path, auto=True)  # auto mode: samsara gates append their entries
     retry = item_id(f, "Retry count is hard-coded to 3")
     with FeatureSession.open(f, user="setup") as s:
         for _ in range(flat_rounds):
             s.start_round()
-            s.close_round("continue", "still looking for the root cause", auto_entry=False)
+            s.close_round("continue", "still looking for the root cause")
         if round_open:
             s.start_round()
         if fix:
@@ -87,6 +88,7 @@ def test_every_gate_from_every_source(gate, source, tmp_path, monkeypatch, capsy
     obj = json.loads(out)
     assert (obj["gate"], obj["answer"], obj["reason"], obj["decided_by"]) == (gate, answer, reason, "alice")
     entries = parse_auto_decisions((decisions_dir / "auto-decisions.md").read_text(encoding="utf-8"))
-    assert [e.gate_id for e in entries] == [gate]
-    assert entries[0].fields["decision"] == obj["decision"]
-    assert not entries[0].problems
+    # the entry id of the decision point; a blocked fix follows the round's triage entry (the fix decision)
+    assert [e.gate_id for e in entries] == (["triage"] if gate == "blocked-fix" else []) + [GATES[gate].entry_id]
+    assert entries[-1].fields["decision"] == obj["decision"]
+    assert not any(e.problems for e in entries)

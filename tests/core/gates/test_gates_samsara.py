@@ -35,7 +35,8 @@ def _run(argv, capsys):
 
 
 def _entries(feature):
-    return parse_auto_decisions((feature / "auto-decisions.md").read_text(encoding="utf-8"))
+    p = feature / "auto-decisions.md"
+    return parse_auto_decisions(p.read_text(encoding="utf-8")) if p.is_file() else []
 
 
 def _log(feature):
@@ -66,11 +67,23 @@ def test_entry_evidence(tmp_path):
     assert ev.default == "enter"
 
 
+def test_entry_in_human_mode_writes_the_skip_record_and_no_entry(tmp_path, capsys):
+    f = samsara_feature(tmp_path)
+    reason = "the shared cache key is fixed by the cache feature next week"
+    code, out, _ = _run(["gate", "entry", str(f), "--answer", "skip", "--reason", reason, "--json"], capsys)
+    assert code == 0 and json.loads(out)["recorded"] == ["index.yaml"]
+    assert not (f / "auto-decisions.md").exists()
+    code, out, _ = _run(["gate", "entry", str(f), "--answer", "enter", "--json"], capsys)
+    assert code == 0 and json.loads(out)["recorded"] == ["index.yaml"]  # the record removed
+    assert not (f / "auto-decisions.md").exists()
+
+
 def test_entry_skip_writes_the_reversible_record_and_enter_removes_it(tmp_path, capsys):
     f = samsara_feature(tmp_path)
     original = (f / "index.yaml").read_text()
     reason = "the shared cache key is fixed by the cache feature next week"
-    code, out, _ = _run(["gate", "entry", str(f), "--answer", "skip", "--reason", reason, "--json"], capsys)
+    argv = ["gate", "entry", str(f), "--answer", "skip", "--reason", reason, "--json", "--auto-entry"]
+    code, out, _ = _run(argv, capsys)
     assert code == 0
     obj = json.loads(out)
     assert (obj["answer"], obj["decision"], obj["recorded"]) == (
@@ -96,7 +109,7 @@ def test_entry_skip_writes_the_reversible_record_and_enter_removes_it(tmp_path, 
     ]
     assert e.fields["uncertainty"]["level"] == "low"
     assert not e.problems
-    code, out, _ = _run(["gate", "entry", str(f), "--answer", "a", "--json"], capsys)
+    code, out, _ = _run(["gate", "entry", str(f), "--answer", "a", "--json", "--auto-entry"], capsys)
     assert code == 0 and json.loads(out)["answer"] == "enter"
     assert (f / "index.yaml").read_text() == original
     assert [x.fields["decision"] for x in _entries(f)] == ["accept_gap", "proceed"]
@@ -133,11 +146,12 @@ def test_round_continue_stop_closes_the_round_in_iteration_log(tmp_path, capsys)
     ev = gates.gather("round-continue", f)
     assert (
         ev.workflow_prompt
-        == "Round 1 完成。signal_lost: 5 → 5。修復了 0 個 items，剩餘 5 個。\n\n(A) 繼續下一輪 (B) 停止，進入 Validation"
-    )
+        == "Round 1 完成。signal_lost: 5 → 5。修復了 1 個 items，剩餘 5 個。\n\n(A) 繼續下一輪 (B) 停止，進入 Validation"
+    )  # K: the round's fix decisions, as the round writes them (fixes_applied)
     assert ".scars/journal.jsonl (decisions and the open round)" in ev.files_read
     reason = "the fix needs the vendor SDK; the other four are cross-feature"
-    code, out, _ = _run(["gate", "round-continue", str(f), "--answer", "B", "--reason", reason, "--json"], capsys)
+    argv = ["gate", "round-continue", str(f), "--answer", "B", "--reason", reason, "--json", "--auto-entry"]
+    code, out, _ = _run(argv, capsys)
     assert code == 0
     obj = json.loads(out)
     assert (obj["answer"], obj["decision"], obj["round_decision"]) == ("stop", "proceed", "stop")
@@ -145,9 +159,10 @@ def test_round_continue_stop_closes_the_round_in_iteration_log(tmp_path, capsys)
     [r] = _log(f)["rounds"]
     assert (r["round"], r["decision"], r["decision_reason"]) == (1, "stop", reason)
     assert r["triage_result"]["fix"] == ["Retry count is hard-coded to 3"]
-    assert (r["signal_lost_before"], r["signal_lost_after"]) == (5, 5)
-    [e] = _entries(f)
-    assert e.gate_id == "round-continue" and e.fields["rationale"] == reason
+    assert (r["signal_lost_before"], r["signal_lost_after"], r["fixes_applied"]) == (5, 5, 1)
+    triage, e = _entries(f)  # the round's triage has no entry yet: it comes first
+    assert triage.gate_id == "triage"
+    assert e.gate_id == "round-continuation" and e.fields["rationale"] == reason
     assert e.fields["workflow_prompt"] == ev.workflow_prompt  # written as one escaped line, read back equal
     assert "\\n" in (f / "auto-decisions.md").read_text(encoding="utf-8")
 
@@ -155,7 +170,7 @@ def test_round_continue_stop_closes_the_round_in_iteration_log(tmp_path, capsys)
 def test_round_continue_continue_has_a_specific_generated_reason(tmp_path):
     f = samsara_feature(tmp_path)
     _open_round(f)
-    res = gates.record(gates.gather("round-continue", f), "continue", None, user=USER)
+    res = gates.record(gates.gather("round-continue", f), "continue", None, user=USER, auto_entry=True)
     assert res.extra["round_decision"] == "continue"
     [r] = _log(f)["rounds"]
     assert r["decision"] == "continue"
@@ -189,8 +204,9 @@ def test_stagnation_fires_and_continuing_needs_a_reason(tmp_path, capsys):
         "signal_lost 連續 2 輪未下降（5 → 5）。Iteration 可能在原地轉圈。建議停止。\n\nRound 2 完成。"
     )
     assert ev.default == "stop"
-    rc = gates.gather("round-continue", f)
-    assert "continue" in rc.reason_required and any("stagnation" in w for w in rc.warnings)
+    rc = gates.gather("round-continue", f)  # a fired valve makes it the safety valve's decision point
+    assert rc.gate.id == "safety-valve" and rc.needs_reason(rc.gate.answers[0])
+    assert any("stagnation" in w for w in rc.warnings)
     code, _, err = _run(["gate", "safety-valve", str(f), "--answer", "continue"], capsys)
     assert code == 4
     code, out, _ = _run(["gate", "safety-valve", str(f), "--answer", "stop", "--json"], capsys)
@@ -246,6 +262,7 @@ def test_blocked_fix_records_the_outcome(tmp_path, capsys):
             "--reason",
             ctx,
             "--json",
+            "--auto-entry",
         ],
         capsys,
     )
@@ -260,7 +277,8 @@ def test_blocked_fix_records_the_outcome(tmp_path, capsys):
     with FeatureSession.open(f, read_only=True) as s:
         d = s.decisions[retry]
     assert d.blocked_outcome == "retry_with_context"
-    [e] = _entries(f)
+    triage, e = _entries(f)  # one blocked-fix entry (after the round's triage entry), not two
+    assert (triage.gate_id, e.gate_id) == ("triage", "blocked-fix")
     assert e.fields["workflow_prompt"] == (
         'Fix item "Retry count is hard-coded to 3" 被 implementer 回報 BLOCKED: NEEDS_CONTEXT: config source unknown。'
         "(A) 提供更多 context 重試 (B) 重新分類為 defer"
@@ -322,7 +340,7 @@ def test_answers_file_replays_triage_and_its_gates(tmp_path, capsys):
             "round-continue": {"answer": "stop", "reason": "one fix in flight; the rest is accepted or deferred"},
         },
     )
-    code, out, err = _run(["gate", "triage", str(f), "--answers", str(p), "--json"], capsys)
+    code, out, err = _run(["gate", "triage", str(f), "--answers", str(p), "--json", "--auto-entry"], capsys)
     assert code == 0, err
     obj = json.loads(out)
     assert obj["gate"] == "triage" and obj["decision"] == "revise"  # 2 items left undecided
@@ -344,8 +362,10 @@ def test_answers_file_replays_triage_and_its_gates(tmp_path, capsys):
         }
     ]
     entries = _entries(f)
-    assert [e.gate_id for e in entries] == ["triage", "round-continue"]
-    assert "file answers.yaml" in entries[0].fields["principles_used"][1]
+    assert [e.gate_id for e in entries] == ["triage", "round-continuation"]
+    assert entries[0].fields["decision"] == "revise"
+    with FeatureSession.open(f, read_only=True) as s:  # how the answer came is in the journal
+        assert [r.get("source") for r in s.records if r["type"] == "auto_decision"] == ["answers file answers.yaml"]
 
 
 @pytest.mark.parametrize(
@@ -470,7 +490,7 @@ def test_terminal_triage_opens_the_app_then_records_the_gate(tmp_path, monkeypat
 
     monkeypatch.setattr(triage_cmd, "run", fake_app)
     monkeypatch.setattr(gate_cmd, "_is_interactive", lambda: True)
-    code, out, _ = _run(["gate", "triage", str(f), "--json"], capsys)
+    code, out, _ = _run(["gate", "triage", str(f), "--json", "--auto-entry"], capsys)
     assert code == 0 and seen["feature_dir"] == str(f.resolve())
     obj = json.loads(out)
     assert obj["counts"] == {"fix": 1, "accept": 0, "defer": 0} and obj["undecided"] == 4
@@ -493,12 +513,12 @@ def test_answers_file_like_the_readme_example(tmp_path, capsys):
         'round-continue: {answer: stop, reason: "the 3 left are accepted or deferred with owners"}\n'
         f'blocked-fix: {{answer: defer, item: {retry}, reason: "the vendor API is not reachable from CI"}}\n'
     )
-    code, out, err = _run(["gate", "round-continue", str(f), "--answers", str(p), "--json"], capsys)
+    code, out, err = _run(["gate", "round-continue", str(f), "--answers", str(p), "--json", "--auto-entry"], capsys)
     assert code == 0, err
     obj = json.loads(out)
     assert obj["gate"] == "round-continue" and obj["round_decision"] == "stop"
     assert [r["gate"] for r in obj["replayed"]] == ["entry", "triage", "blocked-fix"]
-    assert [e.gate_id for e in _entries(f)] == ["entry", "triage", "blocked-fix", "round-continue"]
+    assert [e.gate_id for e in _entries(f)] == ["entry", "triage", "blocked-fix", "round-continuation"]
     with FeatureSession.open(f, read_only=True) as s:
         assert s.decisions[retry].blocked_outcome == "reclassify_as_defer"
 
@@ -518,3 +538,80 @@ def test_entry_default_skip_is_confirmed_without_a_reason(tmp_path):
     record = yaml.safe_load((f / "index.yaml").read_text())["iteration_skip_record"]
     assert record.startswith("signal_lost=1") and record.endswith(f"— confirmed by {USER}")
     assert gates.GATES["entry"].prompt.startswith("Iteration entry: signal_lost={signal_lost}")
+
+
+# ---------------------------------------------------------------- auto-decisions entries: when, how many
+
+
+def test_no_auto_entry_in_auto_mode_writes_none_and_auto_entry_is_samsara_only(tmp_path, capsys):
+    f = samsara_feature(tmp_path / "a", auto=True)
+    _open_round(f)
+    argv = ["gate", "round-continue", str(f), "--answer", "continue", "--no-auto-entry", "--json"]
+    code, out, _ = _run(argv, capsys)
+    assert code == 0 and json.loads(out)["recorded"] == ["iteration-log.yaml", ".scars/journal.jsonl"]
+    assert not (f / "auto-decisions.md").exists()
+    from tests.factories import loop_spec_feature
+
+    d = loop_spec_feature(tmp_path / "b")
+    code, _, err = _run(["gate", "spec", str(d), "--answer", "reopen", "--no-auto-entry"], capsys)
+    assert code == 2 and "apply to samsara gates" in err
+
+
+def test_round_continue_at_max_rounds_is_the_safety_valves_forced_stop(tmp_path):
+    f = samsara_feature(tmp_path, auto=True)
+    _flat_rounds(f, 2)
+    _open_round(f)
+    ev = gates.gather("round-continue", f)  # asked by the round-continue name …
+    assert ev.gate.id == "safety-valve" and ev.facts["valves"][0] == "max_rounds"
+    res = gates.record(ev, "stop", None, user=USER)
+    assert res.extra["round_decision"] == "forced_stop"  # … it is the safety valve's decision point
+    assert _log(f)["rounds"][-1]["decision"] == "forced_stop"
+    assert [e.gate_id for e in _entries(f)][-1] == "safety-valve"
+
+
+def test_the_triage_entry_is_written_once_per_triage(tmp_path, capsys):
+    f = samsara_feature(tmp_path, auto=True)
+    retry = item_id(f, "Retry count is hard-coded to 3")
+    tz = item_id(f, "Timezone-naive timestamps compare as UTC")
+    _open_round(f, (retry, "fix"))
+    p = _answers(tmp_path, f, {tz: {"action": "defer", "reason": "needs the scheduler rework"}})
+    assert _run(["gate", "triage", str(f), "--answers", str(p)], capsys)[0] == 0
+    # the blocked-fix outcome is its own decision point: no second triage entry before it
+    argv = ["gate", "blocked-fix", str(f), "--item", retry, "--answer", "retry", "--reason", "the SDK docs arrived"]
+    assert _run(argv, capsys)[0] == 0
+    assert [e.gate_id for e in _entries(f)] == ["triage", "blocked-fix"]
+    with FeatureSession.open(f, user=USER) as s:  # a triage decision after the triage entry …
+        s.decide(item_id(f, "Config is UTF-8"), "defer", reason="not this feature")
+    assert _run(["gate", "round-continue", str(f), "--answer", "continue"], capsys)[0] == 0
+    # … is recorded by a new triage entry before the round's own
+    assert [e.gate_id for e in _entries(f)] == ["triage", "blocked-fix", "triage", "round-continuation"]
+    assert "defer 2" in _entries(f)[2].fields["gatekeeper_answer"]
+
+
+def test_scars_decide_blocked_is_the_blocked_fix_gate(tmp_path, capsys):
+    f = samsara_feature(tmp_path, auto=True)
+    retry = item_id(f, "Retry count is hard-coded to 3")
+    _open_round(f, (retry, "fix"))
+    code, _, err = _run(["decide", retry, "--blocked", "retry", "--feature", str(f)], capsys)
+    assert code == 4 and "needs a reason" in err  # as the gate: the context of the retry is the reason
+    argv = ["decide", retry, "--blocked", "reclassify", "--reason", "vendor API unreachable", "--feature", str(f)]
+    assert _run(argv, capsys)[0] == 0
+    assert [e.gate_id for e in _entries(f)] == ["triage", "blocked-fix"]  # one blocked-fix entry, not two
+    with FeatureSession.open(f, read_only=True) as s:
+        assert s.decisions[retry].blocked_outcome == "reclassify_as_defer"
+
+
+def test_a_round_started_without_its_signal_takes_the_series_point_before_it(tmp_path):
+    from scars.core.samsara.feature import read_feature
+    from scars.core.samsara.rounds import round_figures, signal_before_round
+
+    f = samsara_feature(tmp_path)
+    (f / "iteration-log.yaml").write_text(
+        "feature: demo\nsignal_lost_initial: 9\nrounds:\n  - round: 1\n    signal_lost_before: 9\n"
+        "    signal_lost_after: 7\n    decision: continue\n    decision_reason: one more\n",
+        encoding="utf-8",
+    )
+    feature = read_feature(f)
+    assert round_figures(feature, {"round": 2, "signal_lost_before": 6}, {}).signal_lost_before == 6  # recorded
+    fig = round_figures(feature, {"round": 2}, {})  # a round_start record without it
+    assert fig.signal_lost_before == signal_before_round(feature.iteration_log, 2, feature.signal_lost) == 7

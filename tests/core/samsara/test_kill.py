@@ -38,7 +38,7 @@ def _writer(feature, wfd: int, seed: int) -> None:
         if op < 0.55:
             item = rnd.choice(ids)
             action = rnd.choice(["fix", "accept", "defer"])
-            fields = ACCEPT if action == "accept" else ({"reason": "later"} if action == "defer" else {})
+            fields = ACCEPT if action == "accept" else ({"reason": "needs the v2 API"} if action == "defer" else {})
             s.decide(item, action, **fields)
             seq = s.records[-1]["seq"]
             os.write(wfd, f"DECISION {seq} {item} {action}\n".encode())

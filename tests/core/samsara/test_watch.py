@@ -490,8 +490,8 @@ def test_accept_with_watch_records_its_base_and_refuses_a_bad_watch(repo):
 
 @needs_git
 def test_iteration_log_accept_reopens_once(repo):
+    from scars.core.gates.samsara import reopen_fired
     from scars.core.samsara.feature import read_feature
-    from scars.core.samsara.session import reopen_fired
 
     d = _feature_on_disk(repo)
     base = git(repo, "rev-parse", "HEAD")

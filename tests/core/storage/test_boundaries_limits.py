@@ -230,7 +230,7 @@ def _entries(numbers) -> str:
 
 @pytest.mark.parametrize("numbers, jump", [((1, 2, 3), None), ((1, 2, 4), "numbering jumps from 002 to 004")])
 def test_log_verify_flags_a_numbering_gap_of_one(tmp_path, numbers, jump):
-    from scars.core.samsara.verify import verify_feature
+    from scars.core.gates.verify import verify_feature
     from tests.factories import report, write_feature
 
     feat = write_feature(
@@ -250,6 +250,6 @@ def test_log_verify_flags_a_numbering_gap_of_one(tmp_path, numbers, jump):
     ],
 )
 def test_log_verify_matches_descriptions_of_at_least_12_characters_by_substring(desc, matched):
-    from scars.core.samsara.verify import _matches
+    from scars.core.gates.verify import _matches
 
     assert _matches(desc, ["retry count is hard-coded to 3"]) is matched

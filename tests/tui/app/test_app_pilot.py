@@ -198,7 +198,7 @@ async def test_filter_then_decide_the_filtered_item(feature_dir):
 
 
 @aio
-async def test_round_gate_writes_both_logs(feature_dir):
+async def test_round_gate_writes_the_round_and_in_human_mode_no_entry(feature_dir):
     app = ScarsApp(feature_dir, user="alice")
     async with app.run_test(size=SIZE) as pilot:
         await start(app, pilot)
@@ -225,8 +225,24 @@ async def test_round_gate_writes_both_logs(feature_dir):
     log = (feature_dir / "iteration-log.yaml").read_text()
     assert "round: 2" in log and "decision: stop" in log and "remaining items have owners" in log
     assert log.startswith('feature: "csv-export"')  # the existing round is kept as it was
-    auto = (feature_dir / "auto-decisions.md").read_text()
-    assert "iteration.round-continuation" in auto and "Stop: remaining items have owners" in auto
+    # Execution mode: human-in-the-loop — the person answered the loop's own gate: no auto-decisions.md
+    # entry (as `scars gate round-continue` and an answers file; tests/tui/test_gate_contract.py)
+    assert not (feature_dir / "auto-decisions.md").exists()
+
+
+@aio
+async def test_round_gate_checks_the_reason_as_scars_gate_does(feature_dir):
+    app = ScarsApp(feature_dir, user="alice")
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        await pilot.press("f", "g")
+        await on_screen(app, pilot, "RoundGate")
+        gate = app.screen
+        gate.query_one("#gate-reason").value = "ok"
+        await pilot.click("#gate-stop")
+        await wait_until(pilot, lambda: gate.query_one("#gate-error").has_class("shown"), "the refusal shown")
+        assert "generic" in str(gate.query_one("#gate-error").render())
+        assert app.screen is gate and "round: 2" not in (feature_dir / "iteration-log.yaml").read_text()
 
 
 @aio

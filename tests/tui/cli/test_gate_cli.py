@@ -123,9 +123,10 @@ def test_environment_variable_answers_with_its_reason(tmp_path, capsys, monkeypa
     assert code == 0
     obj = json.loads(out)
     assert obj["answer"] == "stop" and obj["reason"] == "the design doc changed; re-plan before iterating"
+    assert obj["source"] == "environment SCARS_ANSWER_PDCA_CONTINUE"
     assert json.loads(sf.read_text())["features"]["login"]["lastIterationStatus"] == "stopped"
     text = (sf.parent / "auto-decisions.md").read_text()
-    assert "environment SCARS_ANSWER_PDCA_CONTINUE" in text
+    assert "the design doc changed; re-plan before iterating" in text
 
 
 def test_loop_spec_non_interactive_defaults_to_reopen(tmp_path, capsys, monkeypatch):

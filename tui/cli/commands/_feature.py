@@ -31,6 +31,26 @@ def add_feature_arguments(parser: argparse.ArgumentParser, *, user: bool = True)
     parser.add_argument("--json", action="store_true", help="print one JSON object (errors too) instead of text")
 
 
+def add_auto_entry_arguments(parser: argparse.ArgumentParser) -> None:
+    """--auto-entry / --no-auto-entry: whether a samsara gate answer appends its auto-decisions.md
+    entries (default: the feature's execution mode — auto yes, human no)."""
+    auto = parser.add_mutually_exclusive_group()
+    auto.add_argument(
+        "--auto-entry",
+        dest="auto_entry",
+        action="store_const",
+        const=True,
+        help="append the auto-decisions.md entries even in human mode (default: in auto mode only)",
+    )
+    auto.add_argument(
+        "--no-auto-entry",
+        dest="auto_entry",
+        action="store_const",
+        const=False,
+        help="append no auto-decisions.md entry, even in auto mode",
+    )
+
+
 def open_session(args: argparse.Namespace, *, read_only: bool = False):
     # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
     from scars.core.samsara.session import FeatureSession

@@ -18,9 +18,12 @@ HELP = "record a fix / accept / defer decision for scar items (durable before it
 DESCRIPTION = (
     "Record a decision for one scar item (or several: one batch, reverted by one `scars undo`). "
     "Item ids are those `scars status --json` prints. An accept needs --signal, --owner and "
-    "--rationale, each saying something (empty or placeholder values such as n/a, tbd, none, - "
-    "are refused, exit 4). The decision is written to the feature's journal (.scars/journal.jsonl) "
-    "and fsynced before `saved` is printed; iteration-log.yaml is written when the round closes. "
+    "--rationale, each saying something (empty, placeholder or generic values such as n/a, tbd, "
+    'none, <owner>, ok, approved are refused, exit 4; see the README\'s "Texts that say nothing"). '
+    "The decision is written to the feature's journal (.scars/journal.jsonl) and fsynced before "
+    "`saved` is printed; iteration-log.yaml is written when the round closes. "
+    "--blocked answers the blocked-fix gate (as `scars gate blocked-fix`: a reason is required; in "
+    "auto mode its auto-decisions.md entry is appended). "
     "Exit 0 saved; 2 usage / unknown path; 4 refused; 5 another writer holds the lock."
 )
 
@@ -43,7 +46,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--blocked",
         choices=sorted(BLOCKED),
         metavar="{retry,reclassify}",
-        help="outcome of a fix the implementer reported blocked: retry with more context, or reclassify as defer",
+        help="outcome of a fix the implementer reported blocked: retry with more context, or reclassify as "
+        "defer (the blocked-fix gate's answer; needs --reason)",
     )
     action.add_argument("--sign-off", metavar="NAME", help="a second person signs off the item's current decision")
     parser.add_argument(
@@ -88,7 +92,12 @@ def _run(args: argparse.Namespace) -> int:
             extra = set(_fields(args)) - {"reason"}
             if extra:
                 raise UsageError(f"--blocked takes only --reason (not {', '.join(sorted(extra))})")
-            saved = [session.record_blocked_fix(args.item_ids[0], BLOCKED[args.blocked], args.reason)]
+            # lazy: the gates load their loops' modules; only --blocked records through them
+            from scars.core.gates import record_blocked
+
+            # The blocked-fix gate's answer: the same record (and, in auto mode, entry) as `scars gate blocked-fix`.
+            record_blocked(session, args.item_ids[0], BLOCKED[args.blocked], args.reason)
+            saved = [session.decisions[args.item_ids[0]]]
         elif len(args.item_ids) == 1:
             saved = [session.decide(args.item_ids[0], args.action, **_fields(args))]
         else:

@@ -4,8 +4,8 @@ Shows the evidence (rich), asks (questionary: arrow keys or one letter per choic
 the answer in the loop's own files and prints the result (a line, or one JSON object with
 ``--json``). Non-interactive: ``--answer VALUE [--reason TEXT]``, ``SCARS_ANSWER_<GATE>`` /
 ``SCARS_REASON_<GATE>``, or ``--answers FILE``. Without a terminal and without an answer it
-exits 3 at once, naming the command that would answer it. The TTY check happens before
-questionary is imported.
+exits 3 at once, naming the command that would answer it (with ``--json``: the evidence too).
+The TTY check happens before questionary is imported.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from scars.core import settings
 from scars.core.errors import HumanNeeded, ScarsError, UsageError
 from scars.core.gates.catalog import GATES, answers_hint, get_gate
 from scars.core.sanitize import one_line
+from scars.tui.cli.commands._feature import add_auto_entry_arguments
 
 HELP = "answer a step-mode gate (samsara, loop-spec, ARIS/Mechanist, bkit): show evidence, ask, record"
 
@@ -28,8 +29,10 @@ DESCRIPTION = (
     )
     + ". PATH is the samsara feature directory, or the loop's state directory or file "
     "(.loop-spec/features/<slug>, review-stage/, .bkit/state/pdca-status.json …); default: the "
-    "current directory. Exit codes: 0 answered; 2 usage error; 3 a human is needed (no TTY, no "
-    "answer); 4 invalid answer; 5 lock held; 130 interrupted (nothing recorded)."
+    "current directory. samsara gates write auto-decisions.md entries (one per decision point) in "
+    "auto mode only, unless --auto-entry / --no-auto-entry says otherwise; the other loops' gates "
+    "always write theirs. Exit codes: 0 answered; 2 usage error; 3 a human is needed (no TTY, no "
+    "answer; --json prints the evidence); 4 invalid answer; 5 lock held; 130 interrupted (nothing recorded)."
 )
 
 
@@ -57,6 +60,7 @@ def add_arguments(parser) -> None:
         "--feature", metavar="NAME", help="pdca-continue: the bkit feature (default: the primary feature)"
     )
     parser.add_argument("--as", dest="user", metavar="NAME", help="who decides (default: $SCARS_USER, git user, login)")
+    add_auto_entry_arguments(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a line")
 
 
@@ -114,25 +118,25 @@ def _emit(args, results: list, named: str) -> None:
         )
 
 
-def _fail_json(args, gate_id: str, exc: ScarsError) -> None:
+def _fail_json(args, gate_id: str, exc: ScarsError, evidence) -> None:
     if args.json:
-        print(
-            json.dumps(
-                {"gate": gate_id, "answer": None, "error": str(exc), "exit_code": exc.exit_code}, ensure_ascii=True
-            )
-        )
+        out: dict[str, Any] = {"gate": gate_id, "answer": None, "error": str(exc), "exit_code": exc.exit_code}
+        if evidence is not None:
+            out["evidence"] = evidence.as_json()
+        print(json.dumps(out, ensure_ascii=True))
 
 
 def run(args) -> int:
     gate = get_gate(args.gate)
+    shown: list = []  # the evidence once read: printed with a refusal or a "human needed"
     try:
-        return _run(args, gate)
+        return _run(args, gate, shown)
     except ScarsError as exc:
-        _fail_json(args, gate.id, exc)
+        _fail_json(args, gate.id, exc, shown[-1] if shown else None)
         raise
 
 
-def _run(args, gate) -> int:
+def _run(args, gate, shown: list) -> int:
     # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
     from scars.core import gates as core
 
@@ -141,13 +145,16 @@ def _run(args, gate) -> int:
     if args.answers:
         if args.answer is not None:
             raise UsageError("give either --answer or --answers, not both")
-        results = core.replay_answers_file(gate.id, path, args.answers, user=_user(args.user), options=options)
+        results = core.replay_answers_file(
+            gate.id, path, args.answers, user=_user(args.user), options=options, auto_entry=args.auto_entry
+        )
         _emit(args, results, gate.id)
         return 0
     if gate.id == "triage":
         return _triage(args, path)
     answer, reason, source = _noninteractive_answer(args, gate)
     evidence = core.gather(gate.id, path, **options)
+    shown.append(evidence)
     if answer is None:
         if not _is_interactive():
             raise HumanNeeded(
@@ -159,7 +166,7 @@ def _run(args, gate) -> int:
     else:
         # Validate before anything else so a bad flag never half-records.
         core.validate_answer(evidence, answer, reason)
-    result = core.record(evidence, answer, reason, user=_user(args.user), source=source)
+    result = core.record(evidence, answer, reason, user=_user(args.user), source=source, auto_entry=args.auto_entry)
     _emit(args, [result], gate.id)
     return 0
 
@@ -196,7 +203,9 @@ def _triage(args, path: str) -> int:
     code = int(triage_cmd.run(app_args) or 0)
     if code != 0:
         return code
-    result = core.record_triage(evidence, user=_user(args.user), source="terminal (scars triage app)")
+    result = core.record_triage(
+        evidence, user=_user(args.user), source="terminal (scars triage app)", auto_entry=args.auto_entry
+    )
     if result is None:
         print("gate triage: no decision was made in the app; nothing recorded", file=sys.stderr)
         return 0

@@ -41,8 +41,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
     # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
+    from scars.core.gates.verify import verify_feature
     from scars.core.samsara.feature import find_features, is_feature_dir
-    from scars.core.samsara.verify import verify_feature
 
     target = Path(args.feature_dir or args.feature)
     try:

@@ -5,7 +5,13 @@ from __future__ import annotations
 import argparse
 
 from scars.core.errors import UsageError
-from scars.tui.cli.commands._feature import add_feature_arguments, emit, open_session, run_json_aware
+from scars.tui.cli.commands._feature import (
+    add_auto_entry_arguments,
+    add_feature_arguments,
+    emit,
+    open_session,
+    run_json_aware,
+)
 
 HELP = "start or close an iteration round (close writes the round to iteration-log.yaml)"
 DESCRIPTION = (
@@ -13,8 +19,10 @@ DESCRIPTION = (
     "(remaining rounds, stagnation, net rot of the previous round, strategy hint). `close` records "
     "the round: fixes applied, new scar items since the start, signal_lost_after re-read from the "
     "reports, the triage result (the decisions made since the previous round) and the round "
-    "decision, then appends the round to iteration-log.yaml without changing any earlier byte "
-    "(and an auto-decisions.md entry when the feature runs in auto mode). `status` shows the open "
+    "decision, then appends the round to iteration-log.yaml without changing any earlier byte; it "
+    "records the round decision as `scars gate round-continue` (or `safety-valve`) does, the same "
+    "files and, in auto mode, the same auto-decisions.md entries (the round's triage entry when it "
+    "has none yet, then the round's). `status` shows the open "
     "round; `flush` writes rounds the journal holds but iteration-log.yaml does not. "
     "Exit 0 ok; 2 usage (no open round, a round already open); 4 refused; 5 lock held or the log "
     "changed on disk in a way scars will not merge."
@@ -39,21 +47,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="K=N,…",
         help="budget spent, e.g. implementer_dispatches=1,reviewer_dispatches=2,reviewer_retries=0,validation_runs=2",
     )
-    auto = p.add_mutually_exclusive_group()
-    auto.add_argument(
-        "--auto-entry",
-        dest="auto_entry",
-        action="store_const",
-        const=True,
-        help="also append the auto-decisions.md round-continuation entry (default: when the feature runs in auto mode)",
-    )
-    auto.add_argument(
-        "--no-auto-entry",
-        dest="auto_entry",
-        action="store_const",
-        const=False,
-        help="never append an auto-decisions.md entry",
-    )
+    add_auto_entry_arguments(p)
     add_feature_arguments(p)
     p = sub.add_parser("status", help="show the open round and its triage so far")
     add_feature_arguments(p, user=False)
@@ -96,7 +90,10 @@ def _run(args: argparse.Namespace) -> int:
                     f"{bc['net_rot_previous_round']}; strategy hint: {bc['strategy_hint']}"
                 )
         elif cmd == "close":
-            fields = {"trigger": args.trigger, "auto_entry": args.auto_entry}
+            # lazy: the gates load their loops' modules; only `round close` records through them
+            from scars.core.gates import close_round
+
+            fields: dict = {"trigger": args.trigger}
             if args.evidence is not None:
                 fields["evidence_gained"] = list(args.evidence)
             if args.residual_risk is not None:
@@ -106,7 +103,7 @@ def _run(args: argparse.Namespace) -> int:
                 fields["budget_spent"] = spent
             if args.trigger is None:
                 fields.pop("trigger")
-            entry = session.close_round(args.decision, args.reason, **fields)
+            entry = close_round(session, args.decision, args.reason, auto_entry=args.auto_entry, **fields)
             if args.json:
                 emit({"ok": True, "round": entry, "iteration_log": "iteration-log.yaml"})
             else:

@@ -38,9 +38,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
+    from scars.core.gates import reopen_fired
     from scars.core.samsara.decisions import current_decisions
     from scars.core.samsara.feature import read_feature
-    from scars.core.samsara.session import reopen_fired
     from scars.core.samsara.watches import check_feature
     from scars.tui.cli.commands.status import resolve_target
 

@@ -15,7 +15,7 @@ from rich.text import Text
 
 from scars.core.gates.evidence import Evidence
 from scars.core.sanitize import one_line, visible
-from scars.core.text import generic_reason_problem
+from scars.core.text import text_problem
 
 
 def _fit(text: str, cells: int) -> str:
@@ -106,10 +106,8 @@ def ask(evidence: Evidence, *, input: Any = None, output: Any = None) -> tuple[s
     if evidence.needs_reason(answer):
 
         def _validate(text: str) -> bool | str:
-            problem = generic_reason_problem(text, gate)
-            if problem is None:
-                return True
-            return "a reason is required" if not text.strip() else "too generic: say why, for this question"
+            problem = text_problem(text, question=gate)
+            return True if problem is None else problem
 
         reason = questionary.text(
             f"Why {answer.value}? (recorded verbatim)",

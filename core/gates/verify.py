@@ -1,21 +1,30 @@
 """`scars log verify`: check auto-decisions.md and iteration-log.yaml against each other,
-against the scar reports and against scars' own journal.
+against the scar reports, against scars' own journal and against the gate catalog.
 
 Outcome (formats.md §1.6, log-level states):
 
 * ``failure`` — something is missing, malformed, generic or contradicts another record: an
   entry with problems (missing field, bad enum, fields out of order, a generic answer such as
   "approved" / "looks good" / "ok" / "continue" alone), numbering that repeats or goes back,
-  an era-B accept without re-review signal, owner or rationale, a round without its required
+  an era-B accept without re-review signal, owner or rationale or with a placeholder or generic
+  one (the rule of `scars decide`: ``scars.core.text.text_problem``), a round without its required
   fields, a forced stop that names no safety-valve trigger, a round scars recorded that the
   log lacks or holds differently, an item scars decided that no report holds, in auto mode a
-  round without its round-continuation entry, or an entry that contradicts its round.
+  round without its round-continuation (or safety-valve) entry, an entry that contradicts its
+  round, or an iteration entry whose gate-id is a gate of another loop.
 * ``unknown`` — nothing contradicts, but something cannot be decided: no log at all, a
   hand-written triage description that matches no item text, entries that cannot be matched
   to rounds. Unknown is never success.
 * ``success`` — neither.
 
-Legacy accepts (``expiry_date`` + ``rationale``, era A) are reported as notes, not failures.
+Legacy accepts (``expiry_date`` + ``rationale``, era A) are reported as notes, not failures; so
+are iteration entries under a gate-id the catalog does not hold (formats.md §1.6 leaves the id
+free: upstream may name other decision points, e.g. the final transition) and entries under an
+id an earlier scars wrote (``iteration.round-continue``, read as ``round-continuation``).
+
+Gate-ids are checked against ``scars.core.gates.catalog``: each decision point has one entry id,
+and the entries of the round's decision point (``round-continuation``, ``safety-valve``) are
+matched to the rounds by the round their workflow prompt names.
 """
 
 from __future__ import annotations
@@ -27,9 +36,11 @@ from typing import Any, Literal
 
 from scars.core.formats.auto_decisions import parse_auto_decisions
 from scars.core.formats.iteration_log import _plain_round, safe_load
-from scars.core.samsara.decisions import replay
+from scars.core.gates.catalog import DECISION_POINTS, FORMER_ENTRY_IDS, SEED_002_POINTS, point_of
+from scars.core.samsara.decisions import ACCEPT_REQUIRED, replay
 from scars.core.samsara.feature import read_feature
 from scars.core.storage.journal import journal_path, read_journal
+from scars.core.text import text_problem
 
 Level = Literal["failure", "unknown", "note"]
 
@@ -38,6 +49,8 @@ _TRIGGER = re.compile(
     r"max(imum)?[\s_-]*rounds?|stagnat|net[\s_-]*rot|(reviewer|re-?dispatch)[\s_-]*(retr|limit)", re.I
 )
 _ROUND_IN_PROMPT = re.compile(r"\bround\s+(\d+)\b", re.I)
+# The decision points whose entry records a round's decision (matched to the rounds).
+ROUND_POINTS = frozenset({SEED_002_POINTS["round continuation"], SEED_002_POINTS["safety valve"]})
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,11 +115,7 @@ def _check_auto_decisions(path: Path, feature, v: Verification) -> list:
     f = path / "auto-decisions.md"
     if not f.is_file():
         v.checked["auto_decision_entries"] = 0
-        if (
-            (feature.execution_mode or "").strip().lower() == "auto"
-            and feature.iteration_log
-            and feature.iteration_log.rounds
-        ):
+        if feature.auto_mode and feature.iteration_log and feature.iteration_log.rounds:
             v.add("failure", f.name, "the feature runs in auto mode but auto-decisions.md is missing")
         return []
     text = f.read_bytes().decode("utf-8", "replace")
@@ -135,9 +144,46 @@ def _check_auto_decisions(path: Path, feature, v: Verification) -> list:
             if e.fields.get(name) == []:
                 level: Level = "failure" if name == "consequences" else "note"
                 v.add(level, f.name, f"decision {e.number:03d}: {name} is empty", e.line)
+        _check_gate_id(e, f.name, v)
     if entries and entries[0].number != 1:
         v.add("note", f.name, f"numbering starts at {entries[0].number:03d}")
     return entries
+
+
+def entry_point(e) -> str | None:
+    """The entry id of the samsara decision point entry ``e`` records (None: none scars knows)."""
+    if e.heading_stage != "iteration":
+        return None
+    gid = FORMER_ENTRY_IDS.get(e.gate_id, e.gate_id)
+    gate = point_of(gid)
+    return gid if gate is not None and gate.loop == "samsara" else None
+
+
+def _check_gate_id(e, file: str, v: Verification) -> None:
+    """An iteration entry's gate-id against the catalog (each decision point has one id)."""
+    if e.heading_stage != "iteration" or not e.gate_id:
+        return
+    where = f"decision {e.number:03d}"
+    if e.gate_id in FORMER_ENTRY_IDS:
+        v.add(
+            "note",
+            file,
+            f"{where}: iteration.{e.gate_id} was written by an earlier scars; the decision point's id is "
+            f"{FORMER_ENTRY_IDS[e.gate_id]}",
+            e.line,
+        )
+        return
+    gate = point_of(e.gate_id)
+    if gate is None:
+        ids = ", ".join(g for g, p in DECISION_POINTS.items() if p.loop == "samsara")
+        v.add(
+            "note",
+            file,
+            f"{where}: iteration.{e.gate_id} names no decision point scars knows ({ids}); it is not matched to a round",
+            e.line,
+        )
+    elif gate.loop != "samsara":
+        v.add("failure", file, f"{where}: iteration.{e.gate_id} is a {gate.loop} gate, not a samsara one", e.line)
 
 
 # --------------------------------------------------------------------------- iteration-log.yaml
@@ -208,13 +254,21 @@ def _check_iteration_log(path: Path, feature, v: Verification, entries: list) ->
             if "expiry_date" in a and not all(a.get(k) for k in ("re_review_signal", "owner")):
                 legacy.append(str(a.get("expiry_date")))
                 continue
-            missing = [k for k in ("re_review_signal", "owner", "rationale") if not str(a.get(k) or "").strip()]
+            missing = [k for k in ACCEPT_REQUIRED if not str(a.get(k) or "").strip()]
             if missing:
                 v.add(
                     "failure",
                     f.name,
                     f"{where}: accept {str(a.get('description', ''))[:60]!r} has no {', '.join(missing)}",
                 )
+            for k in ACCEPT_REQUIRED:  # the same rule as `scars decide` (formats.md §1.4)
+                problem = text_problem(a.get(k)) if k not in missing else None
+                if problem:
+                    v.add(
+                        "failure",
+                        f.name,
+                        f"{where}: accept {str(a.get('description', ''))[:60]!r}: {k} {problem}",
+                    )
         if legacy:
             v.add(
                 "note",
@@ -265,10 +319,9 @@ def _check_iteration_log(path: Path, feature, v: Verification, entries: list) ->
 
 
 def _check_logs_agree(feature, log, entries: list, v: Verification) -> None:
-    """In auto mode every done round has a round-continuation entry that agrees with it."""
-    auto = (feature.execution_mode or "").strip().lower() == "auto"
-    gates = ("round-continuation", "safety-valve")
-    conts = [e for e in entries if any(g in (e.gate_id or "") for g in gates)]
+    """In auto mode every done round has a round-continuation (or safety-valve) entry that agrees with it."""
+    auto = feature.auto_mode
+    conts = [e for e in entries if entry_point(e) in ROUND_POINTS]
     by_round: dict[int, list] = {}
     for e in conts:
         m = _ROUND_IN_PROMPT.search(str(e.fields.get("workflow_prompt", "")))
