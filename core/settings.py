@@ -10,7 +10,8 @@ Each is read when it is asked for (a test or a caller may set it just before), n
 * ``XDG_CONFIG_HOME`` — where the app's keymap is read from;
 * loop-spec's own ``LOOP_SPEC_BACKLOG_FILE``, ``LOOP_SPEC_NON_INTERACTIVE`` and
   ``LOOP_SPEC_ANSWER_ITERATE_SPEC``, honoured as loop-spec does;
-* ``GIT_*`` — left out of the environment of every git command scars runs.
+* ``GIT_*`` — left out of the environment of every git command scars runs, but where the user's
+  git configuration lives (``GIT_CONFIG_GLOBAL``, ``GIT_CONFIG_SYSTEM``, ``GIT_CONFIG_NOSYSTEM``).
 """
 
 from __future__ import annotations
@@ -89,9 +90,16 @@ def loop_spec_iterate_spec_answer() -> str:
     return _get("LOOP_SPEC_ANSWER_ITERATE_SPEC") or ""
 
 
+# The GIT_* variables a git command of scars keeps: where the user's own configuration lives
+# (user.name is read from it). Every other GIT_* (GIT_DIR, GIT_WORK_TREE, GIT_INDEX_FILE … a hook
+# runs with) would point git at another repository than the one scars names.
+GIT_KEPT = ("GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_NOSYSTEM")
+
+
 def git_env() -> dict[str, str]:
-    """The environment of a git command: ours without ``GIT_*``, no prompt, the C locale."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    """The environment of a git command: ours without ``GIT_*`` (but ``GIT_KEPT``), no prompt,
+    the C locale."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") or k in GIT_KEPT}
     env["GIT_TERMINAL_PROMPT"] = "0"
     env["LC_ALL"] = "C"
     return env

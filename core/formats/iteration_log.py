@@ -492,10 +492,11 @@ def _str_tuple(v: Any) -> tuple[str, ...]:
     return (as_text(v),)
 
 
-def read_iteration_log(path: str | os.PathLike[str]) -> IterationLog:
-    """Read iteration-log.yaml of any era.
+def read_iteration_log(path: str | os.PathLike[str], *, root: str | os.PathLike[str] | None = None) -> IterationLog:
+    """Read iteration-log.yaml of any era (through ``storage/safe_read``: a symlink only inside
+    ``root`` when given).
 
-    Raises ``PathNotFound`` when the file is missing and ``safe_read.YamlProblem`` when it is
+    Raises ``PathNotFound`` when the file is missing and ``safe_read.Unreadable`` when it is
     not usable YAML (not a mapping included). Missing ``budget`` gives the defaults 3/2 with
     ``budget_present=False``; partial rounds (``decision: interrupted``) are read with the
     missing fields as None; unknown keys stay in each ``Round.raw``.
@@ -503,12 +504,13 @@ def read_iteration_log(path: str | os.PathLike[str]) -> IterationLog:
     p = Path(path)
     if not p.exists() and not p.is_symlink():
         raise PathNotFound(f"{p} does not exist")
-    if not p.is_file():  # a directory, a FIFO, a device, a dangling symlink: never opened
-        raise safe_read.YamlProblem("not a regular file")
-    loaded = safe_read.load_file(p)
+    try:
+        loaded = safe_read.load_yaml(p, root=root)
+    except FileNotFoundError:  # a dangling symlink
+        raise safe_read.Unreadable("not a regular file") from None
     data = loaded.value
     if not isinstance(data, dict):
-        raise safe_read.YamlProblem("not a mapping", 1)
+        raise safe_read.Unreadable("not a mapping", 1)
     warnings = [f"line {ln}: {reason}" for ln, reason in loaded.problems]
     budget: Any = data.get("budget")
     budget_present = isinstance(budget, dict)

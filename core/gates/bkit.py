@@ -66,7 +66,7 @@ def _sprint_of(root: Path, feature: str) -> LoopState | None:
 
 def gather_pdca(gate: Gate, path: Path, *, feature: str | None = None, **_: Any) -> Evidence:
     sf, root = locate_pdca(path)
-    data, meta = load_json_state(sf)
+    data, meta = load_json_state(sf, root)
     features = as_dict(data.get("features"))
     if feature is None:
         primary = data.get("primaryFeature")

@@ -25,6 +25,7 @@ from scars.core.gates.state_io import (
 )
 from scars.core.loops.loopspec import UNATTENDED_STYLES, gap_id, parse_backlog, project_of, read_feature
 from scars.core.samsara.session import FeatureSession
+from scars.core.storage import safe_read
 from scars.core.values import as_list
 
 LOOP_SPEC_PHASES = ("spec", "discuss", "plan", "execute", "verify", "iterate", "deliver", "completed")
@@ -55,8 +56,8 @@ def gather_loop_spec(gate: Gate, path: Path, **_: Any) -> Evidence:
     """The evidence of the spec gate: the budget, the routes and the recorded gap are the
     loop-spec reader's (scars.core.loops.loopspec), so `scars loops` and this gate agree."""
     fj = locate_loop_spec(path)
-    data, meta = load_json_state(fj)
     root = project_of(fj)
+    data, meta = load_json_state(fj, root)
     loop = read_feature(fj, root)
     d = loop.details
     gap = d["recorded_gap"]
@@ -124,7 +125,12 @@ def backlog_path(root: Path) -> Path:
 
 def backlog_add(path: Path, slug: str, text: str, gid: str) -> str:
     """Append an `iterate-gap` entry unless it exists (unchecked, same text or id) or is terminal."""
-    existing = path.read_text(encoding="utf-8") if path.exists() else ""
+    try:  # the one read policy (storage/safe_read): a regular UTF-8 file of at most 8 MiB
+        existing = safe_read.read_text(path, what="BACKLOG.md")
+    except FileNotFoundError:
+        existing = ""
+    except safe_read.Unreadable as exc:
+        raise UsageError(f"{path}: {exc}; the gap was not added to the backlog") from None
     entries, _ = parse_backlog(existing, str(path.name))
     for e in entries:
         if e.id == gid and e.terminal:

@@ -71,9 +71,9 @@ def gather_review(gate: Gate, path: Path, **_: Any) -> Evidence:
     """The evidence of the review gate: every budget, limit and rule is the review reader's
     (scars.core.loops.review), so `scars loops` and this gate never disagree."""
     sf = locate_review_state(path)
-    state, meta = load_json_state(sf)
     stage_dir = sf.parent
     root = project_of(stage_dir)
+    state, meta = load_json_state(sf, root)
     loop = read_review_dir(stage_dir, root)
     d = loop.details
     mechanist = loop.kind == "mechanist"

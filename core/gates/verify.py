@@ -35,10 +35,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 from scars.core.formats.auto_decisions import parse_auto_decisions
-from scars.core.formats.iteration_log import _plain_round, safe_load
+from scars.core.formats.iteration_log import _plain_round
 from scars.core.gates.catalog import DECISION_POINTS, FORMER_ENTRY_IDS, SEED_002_POINTS, point_of
 from scars.core.samsara.decisions import ACCEPT_REQUIRED, replay
 from scars.core.samsara.feature import read_feature
+from scars.core.storage import safe_read
 from scars.core.storage.journal import journal_path, read_journal
 from scars.core.text import text_problem
 
@@ -118,7 +119,12 @@ def _check_auto_decisions(path: Path, feature, v: Verification) -> list:
         if feature.auto_mode and feature.iteration_log and feature.iteration_log.rounds:
             v.add("failure", f.name, "the feature runs in auto mode but auto-decisions.md is missing")
         return []
-    text = f.read_bytes().decode("utf-8", "replace")
+    try:
+        text = safe_read.read_text(f, root=feature.repo_root or path, strict=False)
+    except (safe_read.Unreadable, OSError) as exc:
+        v.checked["auto_decision_entries"] = 0
+        v.add("failure", f.name, f"auto-decisions.md cannot be read: {exc}")
+        return []
     entries = parse_auto_decisions(text)
     v.checked["auto_decision_entries"] = len(entries)
     if not entries:
@@ -298,7 +304,7 @@ def _check_iteration_log(path: Path, feature, v: Verification, entries: list) ->
                 )
         if written_by_scars:
             try:
-                disk = (safe_load(f.read_bytes()) or {}).get("rounds") or []
+                disk = (safe_read.load_yaml(f, root=feature.repo_root or path).value or {}).get("rounds") or []
                 disk_r = next((x for x in disk if isinstance(x, dict) and x.get("round") == r.round), None)
                 if disk_r != _plain_round(j_rounds[r.round]):
                     v.add("failure", f.name, f"{where} differs from the round scars recorded in .scars/journal.jsonl")

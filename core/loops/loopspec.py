@@ -24,13 +24,13 @@ from scars.core.loops.base import (
     as_int,
     as_number,
     fmt_number,
-    inside,
     make_points_trend,
     read_json,
     read_text,
     rel,
 )
 from scars.core.model import ParseFailure
+from scars.core.storage.paths import is_inside
 from scars.core.values import as_dict
 
 DEFAULT_MAX_ITERATIONS = 10
@@ -427,7 +427,7 @@ def _artifact(
     value = artifacts.get(key)
     text = value if isinstance(value, str) and value.strip() else default
     candidate = Path(text)
-    if candidate.is_absolute() or not inside(project / candidate, root):
+    if candidate.is_absolute() or not is_inside(project / candidate, root):
         failures.append(
             ParseFailure(feature_file, None, f"artifacts.{key} {text!r} points outside the repository; not read")
         )
@@ -507,7 +507,7 @@ def read_feature(feature_json: Path, root: Path | None = None) -> LoopState:
     docs_default = f"docs/loop-spec/features/{slug}"
     # Artifacts must stay inside the repository (the directory holding `.loop-spec/`), also
     # when only a part of it was scanned.
-    boundary = project if inside(root, project) else root
+    boundary = project if is_inside(root, project) else root
     spec_path = _artifact(data, "spec", f"{docs_default}/SPEC.md", project, failures, boundary, name_rel)
     verif_path = _artifact(
         data, "verification", f"{docs_default}/VERIFICATION.md", project, failures, boundary, name_rel

@@ -38,9 +38,6 @@ FEATURE_MARKERS = (
 )
 
 
-MAX_MARKDOWN_BYTES = safe_read.MAX_FILE_BYTES
-
-
 def is_feature_dir(path: Path) -> bool:
     if not path.is_dir():
         return False
@@ -71,10 +68,6 @@ def _entry_is_file(entry: os.DirEntry) -> bool:
         return entry.is_file()
     except OSError:  # a symlink loop
         return False
-
-
-def _read_text(path: Path) -> str:
-    return safe_read.decode(safe_read.read_bounded(path, MAX_MARKDOWN_BYTES))
 
 
 def read_feature(path: str | os.PathLike[str]) -> Feature:
@@ -181,7 +174,7 @@ def _read_feature_files(p: Path, repo_root: Path | None) -> Feature:
             refused[name] = why
             failures.append(ParseFailure(name, None, why))
     if "index.yaml" not in refused and ip.exists():
-        loaded, problem = safe_read.load_path_quiet(ip)
+        loaded, problem = safe_read.load_path_quiet(ip, root=limit_root)
         if problem is not None:
             failures.append(ParseFailure("index.yaml", problem.line, problem.reason))
         else:
@@ -200,8 +193,8 @@ def _read_feature_files(p: Path, repo_root: Path | None) -> Feature:
             break
         if cp.is_file():
             try:
-                contract = parse_contract(_read_text(cp), name)
-            except (safe_read.YamlProblem, OSError) as exc:
+                contract = parse_contract(safe_read.read_text(cp, root=limit_root), name)
+            except (safe_read.Unreadable, OSError) as exc:
                 warnings.append(f"{name}: cannot read ({exc})")
             break
 
@@ -209,9 +202,9 @@ def _read_feature_files(p: Path, repo_root: Path | None) -> Feature:
     lp = p / "iteration-log.yaml"
     if "iteration-log.yaml" not in refused and lp.exists():
         try:
-            log = read_iteration_log(lp)
+            log = read_iteration_log(lp, root=limit_root)
             warnings.extend(f"iteration-log.yaml: {w}" for w in log.warnings)
-        except safe_read.YamlProblem as exc:
+        except safe_read.Unreadable as exc:
             failures.append(ParseFailure("iteration-log.yaml", exc.line, exc.reason))
         except OSError as exc:
             failures.append(ParseFailure("iteration-log.yaml", None, f"cannot read: {exc.strerror or exc}"))
@@ -220,8 +213,8 @@ def _read_feature_files(p: Path, repo_root: Path | None) -> Feature:
     ap = p / "auto-decisions.md"
     if "auto-decisions.md" not in refused and ap.is_file():
         try:
-            auto = tuple(parse_auto_decisions(_read_text(ap)))
-        except (safe_read.YamlProblem, OSError) as exc:
+            auto = tuple(parse_auto_decisions(safe_read.read_text(ap, root=limit_root)))
+        except (safe_read.Unreadable, OSError) as exc:
             failures.append(ParseFailure("auto-decisions.md", getattr(exc, "line", None), f"cannot read: {exc}"))
         for e in auto:
             for prob in e.problems:

@@ -16,7 +16,7 @@ def test_json_edge_cases(tmp_path):
     value, failure = read_json(f, tmp_path)
     assert value is None and "nested too deeply" in failure.reason
     f.write_bytes(b'{"a": "\xff\xfe"}')
-    assert "not UTF-8" in read_json(f, tmp_path)[1].reason
+    assert "invalid UTF-8" in read_json(f, tmp_path)[1].reason
     f.write_bytes(b'\xef\xbb\xbf{"a": 1}')  # a UTF-8 BOM is accepted
     assert read_json(f, tmp_path) == ({"a": 1}, None)
     assert "not found" in read_json(tmp_path / "missing.json", tmp_path)[1].reason
@@ -36,7 +36,7 @@ def test_symlinks_out_of_the_scanned_tree_are_not_read(tmp_path):
     (repo / "docs" / "loop").symlink_to(outside, target_is_directory=True)
     states = discover_loops(repo)
     assert len(states) == 1
-    assert "symlink pointing outside" in states[0].parse_failures[0].reason
+    assert "points outside the repository; not read (a symlink leads out)" in states[0].parse_failures[0].reason
     assert all("stolen" not in s.name for s in states)
 
 

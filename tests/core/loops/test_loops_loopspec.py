@@ -350,7 +350,9 @@ def test_unusable_files_are_parse_failures(tmp_path):
     (d / "feature.json").write_text("[1, 2]")
     assert "not a JSON object" in loopspec.read_feature(d / "feature.json", tmp_path).parse_failures[0].reason
     (d / "feature.json").write_bytes(b'{"slug": "' + b"x" * (9 * 1024 * 1024) + b'"}')
-    assert "cap" in loopspec.read_feature(d / "feature.json", tmp_path).parse_failures[0].reason
+    assert (
+        "over the 8,388,608-byte limit" in loopspec.read_feature(d / "feature.json", tmp_path).parse_failures[0].reason
+    )
 
 
 def test_malformed_judge_output_and_outside_artifact_are_listed(tmp_path):

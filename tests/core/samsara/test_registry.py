@@ -51,7 +51,7 @@ def _over_limit(path: Path, root: Path) -> None:
 
 def _at_limit(path: Path, root: Path, extra: int = 0) -> None:
     body = REGISTRY.encode() + b"# pad\n"
-    path.write_bytes(body + b"#" * (safe_read.MAX_FILE_BYTES - len(body) - 1 + extra) + b"\n")
+    path.write_bytes(body + b"#" * (safe_read.YAML_MAX_BYTES - len(body) - 1 + extra) + b"\n")
 
 
 def _laughs() -> str:
@@ -163,11 +163,11 @@ def test_readable_but_useless_registry_makes_refs_dangle(tmp_path, text):
 
 def test_size_limit_boundary(tmp_path):
     at = read_feature(_feature(tmp_path / "at", _at_limit))
-    assert (Path(at.repo_root) / REGISTRY_FILE).stat().st_size == safe_read.MAX_FILE_BYTES
+    assert (Path(at.repo_root) / REGISTRY_FILE).stat().st_size == safe_read.YAML_MAX_BYTES
     assert at.registry.state == "present" and "doc-only-guard" in at.registry.entries
     assert at.dangling_refs == (("scar-reports/t.yaml", "not-registered"),)
     over = read_feature(_feature(tmp_path / "over", _over_limit))
-    assert (Path(over.repo_root) / REGISTRY_FILE).stat().st_size == safe_read.MAX_FILE_BYTES + 1
+    assert (Path(over.repo_root) / REGISTRY_FILE).stat().st_size == safe_read.YAML_MAX_BYTES + 1
     assert over.registry.state == "unreadable" and over.dangling_refs == ()
     assert over.signal_lost == MISSING_SIGNAL_LOST
 
