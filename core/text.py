@@ -122,6 +122,8 @@ _STOPWORDS = frozenset(
 )
 
 
+STOPWORDS: frozenset[str] = _STOPWORDS  # the words the possible-pattern rule ignores
+
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 

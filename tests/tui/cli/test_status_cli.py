@@ -87,3 +87,19 @@ def test_hostile_text_is_inert(tmp_path):
     assert "<U+202E>" in r.stdout
     d = json.loads(scars("status", "--json", str(feat)).stdout)
     assert d["items"][0]["text"].startswith("\x1b]52")  # JSON keeps the exact text, escaped
+
+
+def test_status_says_why_items_are_a_possible_pattern(tmp_path):
+    feat = write_feature(
+        tmp_path,
+        {
+            "a.yaml": report("a", ks=['"tempfile.mkdtemp + shutil.move is atomic enough on one filesystem"']),
+            "b.yaml": report("b", sf=['"The temp dir from tempfile.mkdtemp makes shutil.move atomic enough"']),
+        },
+    )
+    out = scars("status", str(feat)).stdout
+    assert "Possible patterns (1)" in out
+    assert "shared identifiers: tempfile.mkdtemp, shutil.move" in out
+    data = json.loads(scars("status", "--json", str(feat)).stdout)
+    (p,) = data["possible_patterns"]
+    assert set(p) == {"ids", "similarity", "reason"} and p["reason"].startswith("shared identifiers:")

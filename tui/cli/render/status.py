@@ -89,6 +89,7 @@ def print_feature(feature: Feature, console: Console | None = None) -> None:
         )
         for p in feature.possible_patterns[:10]:
             _line(c, f"  {len(p['ids'])} items, similarity {p['similarity']:.2f}: ", ", ".join(p["ids"][:4]))
+            _line(c, ("    ", ""), (one_line(str(p.get("reason", "")), 300), "dim"))
 
     if feature.parse_failures:
         c.print()
