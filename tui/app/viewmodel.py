@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
-from scars.core.model import GROUP_LABEL, GROUPS, Feature, ParseFailure, ScarItem
+from scars.core.model import GROUP_LABEL, GROUPS, Feature, Problem, ScarItem
 from scars.core.sanitize import one_line
 
 # Category abbreviations, the same as the item id prefixes.
@@ -83,7 +83,7 @@ class Row(NamedTuple):
     key: str
     item_id: str | None = None
     label: str = ""  # header / pattern text (already inert)
-    failure: ParseFailure | None = None
+    failure: Problem | None = None
 
     @property
     def selectable(self) -> bool:
@@ -298,12 +298,12 @@ class TriageState:
         return match
 
     @staticmethod
-    def _failure_matches(pf: ParseFailure, flt: Filter | None) -> bool:
+    def _failure_matches(pf: Problem, flt: Filter | None) -> bool:
         if flt is None or not flt.active:
             return True
         if flt.categories or flt.states or flt.tasks:
             return False
-        hay = f"{pf.file} {pf.reason}".lower()
+        hay = f"{pf.file} {pf.message}".lower()
         return all(p in pf.file.lower() for p in flt.files) and all(w in hay for w in flt.words)
 
     # -- progress ---------------------------------------------------------------------

@@ -16,7 +16,7 @@ from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from scars.core.model import CATEGORY_LABEL, REGISTRY_FILE, Feature, ParseFailure, Registry, ScarItem
+from scars.core.model import CATEGORY_LABEL, REGISTRY_FILE, Feature, Problem, Registry, ScarItem
 from scars.core.samsara.decisions import reopened_now
 from scars.core.samsara.locate import Excerpt, read_excerpt
 from scars.core.samsara.watches import watches_path
@@ -130,7 +130,7 @@ class DetailPane(VerticalScroll):
     def show_nothing(self, message: str = "No item selected.") -> None:
         self._body.update(Text(message))
 
-    def show_failure(self, pf: ParseFailure) -> None:
+    def show_failure(self, pf: Problem) -> None:
         if pf.of_registry:
             head = "Parse failure — the systemic registry is unreadable"
             after = (
@@ -142,8 +142,8 @@ class DetailPane(VerticalScroll):
             after = "Fix the file and reopen; scars never drops a report silently."
         parts: list[RenderableType] = [
             Text(head, style="bold"),
-            _field("File", pf.file + (f":{pf.line}" if pf.line else "")),
-            _field("Reason", pf.reason),
+            _field("File", pf.where),
+            _field("Reason", pf.message),
             Text(after),
         ]
         self._body.update(Group(*parts))
