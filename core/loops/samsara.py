@@ -30,7 +30,7 @@ def _session_view(feature_dir: Path) -> tuple[Feature | None, dict[str, Any], in
                 open_round = session.current_round()
             except Exception:  # a log the session cannot read: no round is shown as open
                 open_round = None
-            problems = [str(p) for p in getattr(session, "problems", []) or []]
+            problems = list(session.problems)
             return session.feature, decisions, open_round, problems
     except Exception as exc:  # a journal that cannot be replayed must not hide the feature
         return None, {}, None, [f"decisions unreadable: {exc}"]

@@ -28,6 +28,7 @@ from scars.core import settings
 from scars.core.clock import now_iso
 from scars.core.errors import DecisionRefused, FieldError
 from scars.core.git import user_name
+from scars.core.model import Feature
 from scars.core.samsara.reports import item_fingerprint
 from scars.core.samsara.watches import reopened_items, validate_watch
 from scars.core.storage.journal import JOURNAL_NAME, read_journal
@@ -421,7 +422,7 @@ def feature_state(feature_dir: str | os.PathLike, items: Iterable[Any] | None = 
     return state
 
 
-def current_decisions(feature_dir: str | os.PathLike[str], feature: Any = None) -> dict[str, Any]:
+def current_decisions(feature_dir: str | os.PathLike[str], feature: Feature | None = None) -> dict[str, Decision]:
     """item_id -> Decision after replaying the journal ({} without one).
 
     With the read ``feature``, a decision made on another item than the one holding its id

@@ -221,7 +221,8 @@ def _read_feature_files(p: Path, repo_root: Path | None) -> Feature:
         try:
             auto = tuple(parse_auto_decisions(safe_read.read_text(ap, root=limit_root)))
         except (safe_read.Unreadable, OSError) as exc:
-            failures.append(Problem("auto-decisions.md", getattr(exc, "line", None), f"cannot read: {exc}"))
+            line = exc.line if isinstance(exc, safe_read.Unreadable) else None
+            failures.append(Problem("auto-decisions.md", line, f"cannot read: {exc}"))
         for e in auto:
             for prob in e.problems:
                 warnings.append(Problem("auto-decisions.md", e.line, f"decision {e.number:03d}: {prob}", "warning"))

@@ -17,7 +17,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from scars.core.model import CATEGORY_LABEL, REGISTRY_FILE, Feature, Problem, Registry, ScarItem
-from scars.core.samsara.decisions import reopened_now
+from scars.core.samsara.decisions import Decision, reopened_now
 from scars.core.samsara.locate import Excerpt, read_excerpt
 from scars.core.samsara.watches import watches_path
 from scars.core.sanitize import one_line, visible
@@ -37,7 +37,7 @@ def _field(name: str, value: Any) -> Text:
     return t
 
 
-def describe_decision(decision: Any) -> Text:
+def describe_decision(decision: Decision | None) -> Text:
     """A decision as words: action, who, when, and its fields."""
     state = decision_state(decision)
     t = Text()
@@ -48,8 +48,8 @@ def describe_decision(decision: Any) -> Text:
     words = {"fix": "FIX", "accept": "ACCEPT", "pending": "ACCEPT — waiting for a second person", "defer": "DEFER"}
     t.append("Decision: ", style="bold")
     t.append(words.get(state, state), style="bold")
-    by = getattr(decision, "decided_by", "") or ""
-    at = getattr(decision, "decided_at", "") or ""
+    by = decision.decided_by or ""
+    at = decision.decided_at or ""
     if by or at:
         t.append(visible(f"  by {by}" if by else ""))
         t.append(visible(f" at {at}" if at else ""))
@@ -63,7 +63,7 @@ def describe_decision(decision: Any) -> Text:
         "reviewed_by",
         "blocked_outcome",
     ):
-        value = getattr(decision, name, None)
+        value = getattr(decision, name)  # a Decision field named in the tuple above
         if value:
             t.append("\n  ")
             t.append(f"{name}: ", style="bold")
