@@ -245,6 +245,30 @@ def app_repo(root: Path) -> Path:
     return feature
 
 
+def long_repo(root: Path, tasks: int = 12, per_task: int = 7) -> Path:
+    """A repository whose one feature holds ``tasks * per_task`` undecided items (84 by default:
+    longer than an 80x24 or 120x40 screen), task-1 … task-N, each item's text distinct."""
+    feature = root / "changes" / "2026-08-01_long"
+    (feature / "scar-reports").mkdir(parents=True)
+    for t in range(1, tasks + 1):
+        items = "\n".join(
+            f'  - description: "Item {t}.{k}: the retry loop of worker {t} drops message {k} on timeout"'
+            for k in range(1, per_task + 1)
+        )
+        (feature / "scar-reports" / f"task-{t}-scar.yaml").write_text(
+            f"task_id: task-{t}\ncompletion_status: done\nknown_shortcuts:\n{items}\n"
+            "silent_failure_conditions: []\nassumptions_made: []\ndebt_registered: true\n"
+            f'debt_location: "src/worker_{t}.py:3"\n',
+            encoding="utf-8",
+        )
+    (feature / "iteration-log.yaml").write_text(
+        f"feature: long\nsignal_lost_initial: {tasks * per_task}\nbudget:\n  max_rounds: 3\n"
+        "  reviewer_retry_limit: 2\nrounds: []\n",
+        encoding="utf-8",
+    )
+    return feature
+
+
 def samsara_feature(
     root: Path,
     *,
