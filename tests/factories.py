@@ -14,6 +14,8 @@ import hashlib
 import json
 import os
 import shutil
+import subprocess
+import sys
 import textwrap
 import time
 from collections.abc import Callable
@@ -645,6 +647,19 @@ def run_cli(argv: list[str], capsys) -> tuple[int, str, str]:  # noqa: ANN001
     code = cli.main(argv)
     out, err = capsys.readouterr()
     return code, out, err
+
+
+def scars_process(*args: str, cwd: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
+    """``python -m scars.tui ARGS`` in a child process without a terminal (stdin /dev/null)."""
+    return subprocess.run(
+        [sys.executable, "-m", "scars.tui", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={**os.environ, "NO_COLOR": "1", **(env or {})},
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+    )
 
 
 def clean_env(monkeypatch, user: str = "alice") -> None:

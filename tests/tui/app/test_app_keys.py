@@ -21,7 +21,16 @@ from scars.tui.app.screens.main import MAIN_BINDINGS
 from scars.tui.app.widgets.detail import DetailPane
 from scars.tui.app.widgets.item_list import ItemList
 from tests.factories import long_repo, wait_until
-from tests.tui.app.test_app_pilot import aio, current_item, detail_text, on_disk, on_screen, record_notes, screen_text
+from tests.tui.app.test_app_pilot import (
+    aio,
+    current_item,
+    detail_text,
+    fill,
+    on_disk,
+    on_screen,
+    record_notes,
+    screen_text,
+)
 
 SMALL = (80, 24)
 COVERED: set[str] = set()
@@ -140,8 +149,7 @@ async def test_accept_defer_and_undo_of_the_last(long_dir):
         a = current_item(app)
         await pilot.press("a")
         await on_screen(app, pilot, "AcceptForm")
-        for name, value in (("re_review_signal", "a second worker appears"), ("owner", "ops"), ("rationale", "x1")):
-            app.screen.query_one(f"#field-{name}").value = value
+        fill(app, re_review_signal="a second worker appears", owner="ops", rationale="x1")
         await pilot.press("enter", "enter", "enter", "enter")
         await wait_until(pilot, lambda: a in app.decisions, "the accept recorded")
         d = current_item(app)
@@ -182,8 +190,7 @@ async def test_marks_and_the_three_bulk_keys(long_dir):
             await pilot.press("y")
             if key == "A":
                 await on_screen(app, pilot, "AcceptForm")
-                for name, value in (("re_review_signal", "load doubles"), ("owner", "ops"), ("rationale", "rare")):
-                    app.screen.query_one(f"#field-{name}").value = value
+                fill(app, re_review_signal="load doubles", owner="ops", rationale="rare")
                 await pilot.press("enter", "enter", "enter", "enter")
             elif key == "D":
                 await on_screen(app, pilot, "DeferForm")
@@ -290,8 +297,7 @@ async def test_pair_swap_and_sign_off(long_dir):
         item = current_item(app)
         await pilot.press("a")
         await on_screen(app, pilot, "AcceptForm")
-        for name, value in (("re_review_signal", "a second worker"), ("owner", "ops"), ("rationale", "rare")):
-            app.screen.query_one(f"#field-{name}").value = value
+        fill(app, re_review_signal="a second worker", owner="ops", rationale="rare")
         await pilot.press("enter", "enter", "enter", "enter")
         await wait_until(pilot, lambda: item in app.decisions, "the accept recorded")
         await pilot.press("k", "p", "s")

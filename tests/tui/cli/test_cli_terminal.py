@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.factories import app_repo
+from tests.factories import app_repo, scars_process
 
 
 @pytest.fixture
@@ -21,20 +21,8 @@ def feature_dir(tmp_path: Path) -> Path:
     return app_repo(root)
 
 
-def scars(*args: str, cwd: Path, env: dict | None = None, stdin=subprocess.DEVNULL) -> subprocess.CompletedProcess:  # noqa: ANN001
-    return subprocess.run(
-        [sys.executable, "-m", "scars.tui", *args],
-        cwd=cwd,
-        stdin=stdin,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={**os.environ, **(env or {})},
-    )
-
-
 def test_triage_without_a_tty_names_the_commands_as_they_are_spelled(feature_dir):
-    p = scars("triage", str(feature_dir), cwd=feature_dir)
+    p = scars_process("triage", str(feature_dir), cwd=feature_dir)
     assert p.returncode == 2
     assert "scars triage: needs an interactive terminal" in p.stderr
     assert "scars decide ITEM --fix --feature FEATURE_DIR" in p.stderr
@@ -42,7 +30,7 @@ def test_triage_without_a_tty_names_the_commands_as_they_are_spelled(feature_dir
 
 
 def test_bare_scars_without_a_tty_says_scars_not_scars_space(feature_dir):
-    p = scars(cwd=feature_dir.parents[1])
+    p = scars_process(cwd=feature_dir.parents[1])
     assert p.returncode == 2
     assert "\nscars: needs an interactive terminal" in p.stderr and "scars :" not in p.stderr
 
