@@ -37,7 +37,7 @@ def run_git(repo: str | os.PathLike, *args: str, check: bool = True, timeout: fl
             [git, "-C", str(repo), *args],
             capture_output=True,
             timeout=timeout,
-            env=settings.git_env(),
+            env=dict(settings.current().git_env),
             stdin=subprocess.DEVNULL,
         )
     except subprocess.TimeoutExpired as exc:

@@ -49,13 +49,32 @@ GROUP_LABEL: dict[str, str] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class ParseFailure:
-    """A report (or other input) that could not be used, never dropped silently."""
+Severity = Literal["failure", "unknown", "warning", "note"]
 
-    file: str  # path relative to the feature directory (or the repository for repo-level files)
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """Something wrong with an input file or a log, never dropped silently: the one problem shape.
+
+    ``severity``: ``failure`` — the file (or record) cannot be used, or a log fails verification
+    (a report's items are then shown, never counted); ``unknown`` — it cannot be decided;
+    ``warning`` — odd but usable; ``note`` — worth knowing. ``file`` is the path relative to the
+    feature directory (or the repository, or the scanned tree; "" when none applies), ``line``
+    1-based where known, ``message`` names the key or item at fault.
+    """
+
+    file: str
     line: int | None
-    reason: str  # names the key or item at fault
+    message: str
+    severity: Severity = "failure"
+
+    @property
+    def where(self) -> str:
+        """``file:line`` (``file`` when the line is unknown)."""
+        return f"{self.file}:{self.line}" if self.file and self.line else self.file
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.message}" if self.where else self.message
 
     @property
     def of_registry(self) -> bool:
@@ -106,7 +125,7 @@ class ScarReport:
     task_id: str | None
     completion_status: str | None
     items: tuple[ScarItem, ...]  # every item, resolved ones included (resolved=True)
-    parse_failure: ParseFailure | None = None  # set when the report's items are not counted
+    parse_failure: Problem | None = None  # set when the report's items are not counted
     debt_location: str | None = None
     extra: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)  # unknown keys
     # legacy `resolved_items` entries: (original_section, original_description, resolution)
@@ -141,11 +160,11 @@ class Registry:
     reason: str | None = None
     line: int | None = None  # where the reader stopped, when unreadable and known
 
-    def failure(self) -> ParseFailure | None:
+    def failure(self) -> Problem | None:
         """The parse failure an unreadable registry is listed as (None when readable or missing)."""
         if self.state != "unreadable":
             return None
-        return ParseFailure(
+        return Problem(
             self.path or REGISTRY_FILE,
             self.line,
             f"registry unreadable: {self.reason}; every systemic_ref is unknown and still counted",
@@ -197,7 +216,7 @@ class IterationLog:
     reviewer_retry_limit: int = 2
     budget_present: bool = False
     rounds: tuple[Round, ...] = ()
-    warnings: tuple[str, ...] = ()
+    warnings: tuple[Problem, ...] = ()  # odd but usable content (severity warning)
 
 
 @dataclass(frozen=True, slots=True)
@@ -258,9 +277,9 @@ class Feature:
     reports: tuple[ScarReport, ...] = ()
     items: tuple[ScarItem, ...] = ()
     resolved: tuple[ScarItem, ...] = ()
-    parse_failures: tuple[ParseFailure, ...] = ()
+    parse_failures: tuple[Problem, ...] = ()
     dangling_refs: tuple[tuple[str, str], ...] = ()  # (file, id)
-    warnings: tuple[str, ...] = ()
+    warnings: tuple[Problem, ...] = ()  # odd but usable content (severity warning)
     registry: Registry | None = None
     contract: EvaluationContract | None = None
     index: dict[str, Any] | None = None

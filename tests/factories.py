@@ -26,7 +26,7 @@ from scars.core.model import (
     EvaluationContract,
     Feature,
     IterationLog,
-    ParseFailure,
+    Problem,
     Registry,
     Round,
     ScarItem,
@@ -583,7 +583,7 @@ def sample_feature(tmp_path: Path) -> Feature:
         ),
         item(6, text="Orphan item of a broken report", task="task-4", counted=False),
     ]
-    failures = [ParseFailure(file="scar-reports/task-4-scar.yaml", line=3, reason="not a mapping")]
+    failures = [Problem(file="scar-reports/task-4-scar.yaml", line=3, message="not a mapping")]
     rounds = [
         Round(
             round=1,

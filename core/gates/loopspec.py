@@ -80,7 +80,7 @@ def gather_loop_spec(gate: Gate, path: Path, **_: Any) -> Evidence:
     ]
     if d["judge_summary"]:
         figures.append(("judge summary", str(d["judge_summary"])))
-    warnings = [f"{p.file}: {p.reason}" for p in loop.parse_failures]
+    warnings = [str(p) for p in loop.parse_failures]
     if gap is None:
         warnings.append("no gap is recorded in iterate.feedback or iterate.lastVerdict")
     elif gap.get("type") != "spec":
@@ -117,7 +117,7 @@ def gather_loop_spec(gate: Gate, path: Path, **_: Any) -> Evidence:
 
 
 def backlog_path(root: Path) -> Path:
-    env = settings.loop_spec_backlog_file()
+    env = settings.current().loop_spec_backlog_file
     if env:
         return Path(env)
     return root / ".loop-spec" / "BACKLOG.md"

@@ -91,7 +91,7 @@ def gather_review(gate: Gate, path: Path, **_: Any) -> Evidence:
     heading = runs[-1]["sections"][-1]["number"] if runs else None
     if runs:
         files.append(display_path(stage_dir / "AUTO_REVIEW.md", root))
-    warnings = [f"{p.file}: {p.reason}" for p in loop.parse_failures]
+    warnings = [str(p) for p in loop.parse_failures]
     refused: dict[str, str] = {}
     reason_required: set[str] = set()
     uncertainty = ("low", "")

@@ -108,10 +108,9 @@ def _common(feature) -> list[tuple[str, str]]:
 def _failure_warnings(feature) -> list[str]:
     out = []
     for pf in feature.parse_failures[:10]:
-        where = f"{pf.file}:{pf.line}" if pf.line else pf.file
         # The registry holds no items: its refs stay counted as unknown (formats.md §1.7).
         what = "systemic refs unknown, still counted" if pf.of_registry else "items not counted"
-        out.append(f"parse failure ({what}): {where}: {pf.reason}")
+        out.append(f"parse failure ({what}): {pf}")
     if len(feature.parse_failures) > 10:
         out.append(f"and {len(feature.parse_failures) - 10} more parse failures")
     for file, ref in feature.dangling_refs[:10]:

@@ -4,7 +4,7 @@ A reader turns one loop's files into a :class:`LoopState`: budget used and left,
 own stop rule evaluated with its reasons, the next route, the trend of its scores, and whether
 a person is needed (``waiting_for_human`` with ``reason``). Real files drift: readers keep
 unknown keys in ``raw``, normalise what the contract (formats.md §2–5) says to normalise, and
-list anything unusable as a :class:`~scars.core.model.ParseFailure` — they never raise on bad
+list anything unusable as a :class:`~scars.core.model.Problem` — they never raise on bad
 input.
 
 File reads are bounded: a JSON state file or a markdown log larger than its cap is not read at
@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from scars.core.model import ParseFailure
+from scars.core.model import Problem
 from scars.core.storage import safe_read
 
 # Loop kinds, in the order `scars loops` lists them when no one is waiting.
@@ -133,7 +133,7 @@ class LoopState:
     trend: tuple[float, ...]
     waiting_for_human: bool
     reason: str
-    parse_failures: tuple[ParseFailure, ...] = ()
+    parse_failures: tuple[Problem, ...] = ()
     raw: Any = field(default=None, compare=False, repr=False)
     status: str | None = None
     trend_label: str = ""
@@ -171,7 +171,7 @@ class LoopState:
             "trend": list(self.trend),
             "history": [p.to_dict() for p in self.points],
             "details": _jsonable(self.details),
-            "parse_failures": [{"file": f.file, "line": f.line, "reason": f.reason} for f in self.parse_failures],
+            "parse_failures": [{"file": f.file, "line": f.line, "reason": f.message} for f in self.parse_failures],
         }
 
 
@@ -206,29 +206,29 @@ def rel(path: Path, root: Path) -> str:
         return path.as_posix()
 
 
-def _read(path: Path, root: Path, what: str, load: Callable[[], Any]) -> tuple[Any, ParseFailure | None]:
-    """``load()`` (a ``storage/safe_read`` read of ``path`` within ``root``) or the ParseFailure
+def _read(path: Path, root: Path, what: str, load: Callable[[], Any]) -> tuple[Any, Problem | None]:
+    """``load()`` (a ``storage/safe_read`` read of ``path`` within ``root``) or the Problem
     saying why it cannot be used: the one read policy, as the loop readers report it."""
     try:
         return load(), None
     except FileNotFoundError:
-        return None, ParseFailure(rel(path, root), None, f"{what} not found")
+        return None, Problem(rel(path, root), None, f"{what} not found")
     except safe_read.Unreadable as exc:
-        return None, ParseFailure(rel(path, root), exc.line, exc.reason)
+        return None, Problem(rel(path, root), exc.line, exc.reason)
 
 
-def read_json(path: Path, root: Path) -> tuple[Any, ParseFailure | None]:
+def read_json(path: Path, root: Path) -> tuple[Any, Problem | None]:
     """A JSON file (safe_read: at most 8 MiB, no NaN / Infinity, nesting, a symlink only inside
-    ``root``), or ``(None, ParseFailure)`` saying why it cannot be used. Never raises on input."""
+    ``root``), or ``(None, Problem)`` saying why it cannot be used. Never raises on input."""
     return _read(path, root, "JSON file", lambda: safe_read.load_json(path, root=root))
 
 
-def read_text(path: Path, root: Path) -> tuple[str | None, ParseFailure | None]:
+def read_text(path: Path, root: Path) -> tuple[str | None, Problem | None]:
     """A text file a person reads (undecodable bytes replaced), at most 8 MiB."""
     return _read(path, root, "file", lambda: safe_read.read_text(path, root=root, strict=False))
 
 
-def read_yaml(path: Path, root: Path) -> tuple[Any, ParseFailure | None]:
+def read_yaml(path: Path, root: Path) -> tuple[Any, Problem | None]:
     """A YAML file through ``storage/safe_read`` (size, alias, depth and duplicate-key guards)."""
     return _read(path, root, "YAML file", lambda: safe_read.load_yaml(path, root=root, what="YAML file").value)
 

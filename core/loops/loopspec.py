@@ -29,7 +29,7 @@ from scars.core.loops.base import (
     read_text,
     rel,
 )
-from scars.core.model import ParseFailure
+from scars.core.model import Problem
 from scars.core.storage.paths import is_inside
 from scars.core.values import as_dict
 
@@ -335,17 +335,15 @@ class BacklogEntry:
         }
 
 
-def parse_backlog(text: str, file: str = ".loop-spec/BACKLOG.md") -> tuple[list[BacklogEntry], list[ParseFailure]]:
+def parse_backlog(text: str, file: str = ".loop-spec/BACKLOG.md") -> tuple[list[BacklogEntry], list[Problem]]:
     entries: list[BacklogEntry] = []
-    failures: list[ParseFailure] = []
+    failures: list[Problem] = []
     for number, line in enumerate(text.splitlines(), 1):
         if not line.startswith("- ["):
             continue
         m = _BACKLOG_LINE.match(line.rstrip())
         if not m:
-            failures.append(
-                ParseFailure(file, number, "backlog entry not in the form `- [ ] (date slug type[ id=…]) text`")
-            )
+            failures.append(Problem(file, number, "backlog entry not in the form `- [ ] (date slug type[ id=…]) text`"))
             continue
         body = m.group("text")
         terminal = " -- TERMINAL: " in body
@@ -353,7 +351,7 @@ def parse_backlog(text: str, file: str = ".loop-spec/BACKLOG.md") -> tuple[list[
         if terminal:
             body, note = body.split(" -- TERMINAL: ", 1)
         if m.group("type") not in BACKLOG_TYPES:
-            failures.append(ParseFailure(file, number, f"unknown backlog type {m.group('type')!r} (kept)"))
+            failures.append(Problem(file, number, f"unknown backlog type {m.group('type')!r} (kept)"))
         entries.append(
             BacklogEntry(
                 number,
@@ -419,7 +417,7 @@ def _artifact(
     key: str,
     default: str,
     project: Path,
-    failures: list[ParseFailure],
+    failures: list[Problem],
     root: Path,
     feature_file: str,
 ) -> Path | None:
@@ -429,7 +427,7 @@ def _artifact(
     candidate = Path(text)
     if candidate.is_absolute() or not is_inside(project / candidate, root):
         failures.append(
-            ParseFailure(feature_file, None, f"artifacts.{key} {text!r} points outside the repository; not read")
+            Problem(feature_file, None, f"artifacts.{key} {text!r} points outside the repository; not read")
         )
         return None
     return project / candidate
@@ -459,11 +457,11 @@ def read_feature(feature_json: Path, root: Path | None = None) -> LoopState:
     project = project_of(feature_json)
     root = Path(root) if root is not None else project
     name_rel = rel(feature_json, root)
-    failures: list[ParseFailure] = []
+    failures: list[Problem] = []
 
     data, failure = read_json(feature_json, root)
     if failure is None and not isinstance(data, dict):
-        failure = ParseFailure(name_rel, None, "feature.json is not a JSON object")
+        failure = Problem(name_rel, None, "feature.json is not a JSON object")
     if failure is not None:
         return LoopState(
             kind="loop-spec",
@@ -474,23 +472,23 @@ def read_feature(feature_json: Path, root: Path | None = None) -> LoopState:
             route=None,
             trend=(),
             waiting_for_human=False,
-            reason=f"feature.json unusable: {failure.reason}",
+            reason=f"feature.json unusable: {failure.message}",
             parse_failures=(failure,),
         )
 
     slug = data.get("slug") if isinstance(data.get("slug"), str) and data.get("slug") else feature_dir.name
     block, problems = iterate_block(data)
-    failures.extend(ParseFailure(name_rel, None, p) for p in problems)
+    failures.extend(Problem(name_rel, None, p) for p in problems)
     used, max_it, conf_used = block["used"], block["maxIterations"], block["confirmationUsed"]
     history = block["history"]
     last = block["lastVerdict"] if isinstance(block["lastVerdict"], dict) else None
     if block["lastVerdict"] is not None and last is None:
-        failures.append(ParseFailure(name_rel, None, "iterate.lastVerdict is not an object; ignored"))
+        failures.append(Problem(name_rel, None, "iterate.lastVerdict is not an object; ignored"))
     if last is not None:
         missing = [k for k in REQUIRED_VERDICT_KEYS if k not in last]
         if missing:
             failures.append(
-                ParseFailure(
+                Problem(
                     name_rel, None, "iterate.lastVerdict lacks " + ", ".join(missing) + " (malformed: never converged)"
                 )
             )
@@ -539,15 +537,13 @@ def read_feature(feature_json: Path, root: Path | None = None) -> LoopState:
             extracted = extract_verdict(text)
             if not extracted.ok:
                 judge_problem = extracted.problem
-                failures.append(
-                    ParseFailure(rel(judge_out, root), None, f"judge output malformed: {extracted.problem}")
-                )
+                failures.append(Problem(rel(judge_out, root), None, f"judge output malformed: {extracted.problem}"))
 
     # Route: the recorded one, else derived from the last verdict, else the limit gate.
     recorded = block.get("lastRoute") if block.get("lastRoute") in ROUTES else None
     if block.get("lastRoute") is not None and recorded is None:
         failures.append(
-            ParseFailure(name_rel, None, f"iterate.lastRoute {block.get('lastRoute')!r} is not a known route; ignored")
+            Problem(name_rel, None, f"iterate.lastRoute {block.get('lastRoute')!r} is not a known route; ignored")
         )
     stored_verdict = last
     gap = last.get("gap") if last and isinstance(last.get("gap"), dict) else None

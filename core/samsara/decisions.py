@@ -18,7 +18,6 @@ decisions, their history, the undo stack, the rounds, and the items a fired watc
 
 from __future__ import annotations
 
-import getpass
 import os
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, fields, replace
@@ -29,6 +28,7 @@ from scars.core import settings
 from scars.core.clock import now_iso
 from scars.core.errors import DecisionRefused, FieldError
 from scars.core.git import user_name
+from scars.core.model import Feature
 from scars.core.samsara.reports import item_fingerprint
 from scars.core.samsara.watches import reopened_items, validate_watch
 from scars.core.storage.journal import JOURNAL_NAME, read_journal
@@ -196,16 +196,11 @@ def format_errors(errors: list[FieldError]) -> str:
 def resolve_user(explicit: str | None = None) -> str:
     """Who decides: ``explicit`` (``--as``), then ``SCARS_USER``, then git's ``user.name``,
     then the login name."""
-    for candidate in (explicit, settings.user()):
+    env = settings.current()
+    for candidate in (explicit, env.user):
         if candidate and candidate.strip():
             return candidate.strip()
-    name = user_name()
-    if name:
-        return name
-    try:
-        return getpass.getuser()
-    except Exception:  # no login name in this environment
-        return "unknown"
+    return user_name() or env.login or "unknown"
 
 
 def make_decision(
@@ -505,7 +500,7 @@ def feature_state(feature_dir: str | os.PathLike, items: Iterable[Any] | None = 
     return state
 
 
-def current_decisions(feature_dir: str | os.PathLike[str], feature: Any = None) -> dict[str, Any]:
+def current_decisions(feature_dir: str | os.PathLike[str], feature: Feature | None = None) -> dict[str, Decision]:
     """item_id -> Decision in force: the journal's, over those earlier rounds of
     iteration-log.yaml carried (:func:`carried_from_log`, with the read ``feature``).
 

@@ -4,7 +4,7 @@ Tolerant on read: every era of scar report, the legacy ``resolved_items`` list a
 in-place ``status: resolved`` form, Gen 1 plain strings, Gen 2 description dicts,
 ``systemic_ref`` items, Gen 3 slot items and era-D lifecycle items, side by side. Unknown
 keys are kept (``ScarReport.extra``, ``ScarItem.raw``), never rejected. Nothing is dropped
-silently: a report that cannot be used is a ``ParseFailure`` (file relative to the feature
+silently: a report that cannot be used is a ``Problem`` (file relative to the feature
 directory, line where known, a reason naming the key or item) and its items stay readable
 with ``counted=False``. Item ids and fingerprints are computed here.
 """
@@ -18,7 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from scars.core.model import SECTION_OF, ParseFailure, Registry, ScarItem, ScarReport
+from scars.core.model import SECTION_OF, Problem, Registry, ScarItem, ScarReport
 from scars.core.samsara.matching import near_copy
 from scars.core.storage import safe_read
 from scars.core.text import normalize
@@ -73,19 +73,18 @@ class _ReportBuilder:
     def __init__(self, rel: str, registry: Registry):
         self.rel = rel
         self.registry = registry
-        self.failures: list[ParseFailure] = []
-        self.warnings: list[str] = []
+        self.failures: list[Problem] = []
+        self.warnings: list[Problem] = []
         self.dangling: list[tuple[str, str]] = []
         self.items: list[ScarItem] = []
         self._occ: dict[tuple[str, str], int] = {}
         self.scar_ids: dict[str, str] = {}  # era-D scar_id -> the first item label holding it
 
     def fail(self, line: int | None, reason: str) -> None:
-        self.failures.append(ParseFailure(self.rel, line, reason))
+        self.failures.append(Problem(self.rel, line, reason))
 
     def warn(self, line: int | None, reason: str) -> None:
-        where = f"{self.rel}:{line}" if line else self.rel
-        self.warnings.append(f"{where}: {reason}")
+        self.warnings.append(Problem(self.rel, line, reason, "warning"))
 
     def add(self, category: str, key: str, **kw: Any) -> None:
         occ = self._occ.get((category, key), 0)
@@ -146,7 +145,7 @@ class _ReportBuilder:
 
 def read_report(
     path: Path, rel: str, registry: Registry
-) -> tuple[ScarReport, list[ParseFailure], list[str], list[tuple[str, str]]]:
+) -> tuple[ScarReport, list[Problem], list[Problem], list[tuple[str, str]]]:
     """Read one scar report. Returns (report, parse failures, warnings, dangling refs)."""
     b = _ReportBuilder(rel, registry)
     loaded, problem = safe_read.load_path_quiet(path)

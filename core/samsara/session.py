@@ -646,8 +646,8 @@ class FeatureSession:
         return number
 
 
-def _feature_name(feature, path: Path) -> str:
-    name = getattr(feature, "name", None) or path.name
+def _feature_name(feature: Feature | None, path: Path) -> str:
+    name = (feature.name if feature is not None else "") or path.name
     m = re.match(r"^\d{4}-\d{2}-\d{2}_(.+)$", name)
     return m.group(1) if m else name
 

@@ -85,9 +85,9 @@ def feature_to_json(feature: Feature) -> dict[str, Any]:
         "groups": {g: list(feature.groups.get(g, ())) for g in GROUPS},
         "cross_task_patterns": [list(ids) for ids in feature.cross_task_patterns],
         "possible_patterns": [dict(p) for p in feature.possible_patterns],
-        "parse_failures": [{"file": f.file, "line": f.line, "reason": f.reason} for f in feature.parse_failures],
+        "parse_failures": [{"file": f.file, "line": f.line, "reason": f.message} for f in feature.parse_failures],
         "dangling_refs": [{"file": f, "id": i} for f, i in feature.dangling_refs],
-        "warnings": list(feature.warnings),
+        "warnings": [str(w) for w in feature.warnings],
         "entry": {
             "verdict": feature.entry.verdict if feature.entry else "unknown",
             "record": feature.entry.record if feature.entry else "",

@@ -21,7 +21,7 @@ from scars.core.storage import safe_read
 
 
 def keymap_path() -> Path:
-    return settings.config_home() / "scars" / "keymap.toml"
+    return settings.current().config_home / "scars" / "keymap.toml"
 
 
 def load_keymap(path: Path | None = None, known_ids: set[str] | None = None) -> tuple[dict[str, str], list[str]]:

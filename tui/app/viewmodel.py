@@ -13,7 +13,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
-from scars.core.model import GROUP_LABEL, GROUPS, Feature, ParseFailure, ScarItem
+from scars.core.model import GROUP_LABEL, GROUPS, Feature, Problem, ScarItem
+from scars.core.samsara.decisions import Decision
 from scars.core.sanitize import one_line
 
 # Category abbreviations, the same as the item id prefixes.
@@ -52,14 +53,13 @@ ALL_GROUP_LABEL: dict[str, str] = {**GROUP_LABEL, **dict(EXTRA_GROUPS)}
 TEXT_CAP = 400  # characters of an item's text kept for its one-line rendering
 
 
-def decision_state(decision: Any) -> str:
+def decision_state(decision: Decision | None) -> str:
     """'undecided' | 'fix' | 'accept' | 'pending' | 'defer' for a Decision (or None)."""
     if decision is None:
         return "undecided"
-    action = getattr(decision, "action", None)
-    if action == "accept" and getattr(decision, "pending_review", False):
+    if decision.action == "accept" and decision.pending_review:
         return "pending"
-    return action if action in ("fix", "accept", "defer") else "undecided"
+    return decision.action if decision.action in ("fix", "accept", "defer") else "undecided"
 
 
 # The decision as a symbol and a word — meaning never by colour alone.
@@ -97,7 +97,7 @@ class Row(NamedTuple):
     key: str
     item_id: str | None = None
     label: str = ""  # header / pattern text (already inert)
-    failure: ParseFailure | None = None
+    failure: Problem | None = None
 
     @property
     def selectable(self) -> bool:
@@ -314,12 +314,12 @@ class TriageState:
         return match
 
     @staticmethod
-    def _failure_matches(pf: ParseFailure, flt: Filter | None) -> bool:
+    def _failure_matches(pf: Problem, flt: Filter | None) -> bool:
         if flt is None or not flt.active:
             return True
         if flt.categories or flt.states or flt.tasks:
             return False
-        hay = f"{pf.file} {pf.reason}".lower()
+        hay = f"{pf.file} {pf.message}".lower()
         return all(p in pf.file.lower() for p in flt.files) and all(w in hay for w in flt.words)
 
     # -- progress ---------------------------------------------------------------------
@@ -351,7 +351,7 @@ def owners_in_logs(feature: Feature, decisions: Mapping[str, Any] | None = None)
                 if isinstance(owner, str) and owner.strip():
                     seen.setdefault(one_line(owner.strip(), 80), None)
     for d in (decisions or {}).values():
-        owner = getattr(d, "owner", None)
+        owner = d.owner
         if isinstance(owner, str) and owner.strip():
             seen.setdefault(one_line(owner.strip(), 80), None)
     return list(seen)

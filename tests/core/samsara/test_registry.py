@@ -109,9 +109,9 @@ def test_unreadable_registry_is_one_failure_and_refs_stay_counted(tmp_path, form
     assert f.dangling_refs == ()
     (pf,) = f.parse_failures  # exactly one, naming the registry file, never the report
     assert pf.file == REGISTRY_FILE and pf.of_registry
-    assert pf.reason.startswith("registry unreadable: ")
-    assert re.search(says, pf.reason, re.I), pf.reason
-    assert "unknown and still counted" in pf.reason
+    assert pf.message.startswith("registry unreadable: ")
+    assert re.search(says, pf.message, re.I), pf.message
+    assert "unknown and still counted" in pf.message
     refs = [it for it in f.items if it.systemic_ref]
     assert len(refs) == REFS
     assert all(it.registry_state == "unknown" and it.counted and it.registry_description is None for it in refs)
@@ -134,7 +134,7 @@ def test_readable_registry_lacking_the_id_dangles(tmp_path):
     assert f.registry.state == "present"
     assert f.dangling_refs == (("scar-reports/t.yaml", "not-registered"),)
     (pf,) = f.parse_failures
-    assert pf.file == "scar-reports/t.yaml" and not pf.of_registry and "not-registered" in pf.reason
+    assert pf.file == "scar-reports/t.yaml" and not pf.of_registry and "not-registered" in pf.message
     states = sorted(it.registry_state for it in f.items if it.systemic_ref)
     assert states == ["dangling", "found", "found"]
     assert f.signal_lost == 0  # the report failed to parse: its items are not counted

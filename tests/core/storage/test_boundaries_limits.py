@@ -124,7 +124,7 @@ def test_loop_state_json_cap_is_8_mib(tmp_path, size, ok):
     if ok:
         assert failure is None and len(data["pad"]) == filler
     else:
-        assert data is None and "over the 8,388,608-byte limit; not read" in failure.reason
+        assert data is None and "over the 8,388,608-byte limit; not read" in failure.message
 
 
 # ---------------------------------------------------------------- decision texts, answers files, watches

@@ -305,7 +305,7 @@ class MainScreen(Screen[None]):
             self.notify("Only an accept waiting for a second person can be signed off.", markup=False)
             return
         reviewer = app.driver
-        if reviewer and reviewer == getattr(d, "decided_by", None):
+        if reviewer and d is not None and reviewer == d.decided_by:
             self.notify(
                 one_line(f"{reviewer} made this accept; the other person signs off (p swaps the driver).", 200),
                 severity="warning",

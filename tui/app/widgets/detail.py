@@ -16,8 +16,8 @@ from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from scars.core.model import CATEGORY_LABEL, REGISTRY_FILE, Feature, ParseFailure, Registry, ScarItem
-from scars.core.samsara.decisions import describe_carried, reopened_now
+from scars.core.model import CATEGORY_LABEL, REGISTRY_FILE, Feature, Problem, Registry, ScarItem
+from scars.core.samsara.decisions import Decision, describe_carried, reopened_now
 from scars.core.samsara.locate import Excerpt, read_excerpt
 from scars.core.samsara.watches import watches_path
 from scars.core.sanitize import one_line, visible
@@ -37,7 +37,7 @@ def _field(name: str, value: Any) -> Text:
     return t
 
 
-def describe_decision(decision: Any) -> Text:
+def describe_decision(decision: Decision | None) -> Text:
     """A decision as words: action, who, when, and its fields."""
     state = decision_state(decision)
     t = Text()
@@ -48,16 +48,16 @@ def describe_decision(decision: Any) -> Text:
     words = {"fix": "FIX", "accept": "ACCEPT", "pending": "ACCEPT — waiting for a second person", "defer": "DEFER"}
     t.append("Decision: ", style="bold")
     t.append(words.get(state, state), style="bold")
-    if getattr(decision, "carried_round", None) is not None:
+    if decision.carried:
         # From an earlier round of iteration-log.yaml, not decided in scars: said as such.
         t.append("  carried from iteration-log.yaml")
         t.append("\n  " + visible(describe_carried(decision)))
         t.append("\n  ")
         t.append("matched: ", style="bold")
-        t.append(visible(one_line(str(getattr(decision, "matched", "") or ""), 240)))
+        t.append(visible(one_line(decision.matched or "", 240)))
         t.append("\n  re-decide it for this round with f / a / d")
-    by = getattr(decision, "decided_by", "") or ""
-    at = getattr(decision, "decided_at", "") or ""
+    by = decision.decided_by or ""
+    at = decision.decided_at or ""
     if by or at:
         t.append(visible(f"  by {by}" if by else ""))
         t.append(visible(f" at {at}" if at else ""))
@@ -72,7 +72,7 @@ def describe_decision(decision: Any) -> Text:
         "reviewed_by",
         "blocked_outcome",
     ):
-        value = getattr(decision, name, None)
+        value = getattr(decision, name)  # a Decision field named in the tuple above
         if value:
             t.append("\n  ")
             t.append(f"{name}: ", style="bold")
@@ -154,7 +154,7 @@ class DetailPane(VerticalScroll):
     def show_nothing(self, message: str = "No item selected.") -> None:
         self._body.update(Text(message))
 
-    def show_failure(self, pf: ParseFailure) -> None:
+    def show_failure(self, pf: Problem) -> None:
         if pf.of_registry:
             head = "Parse failure — the systemic registry is unreadable"
             after = (
@@ -166,8 +166,8 @@ class DetailPane(VerticalScroll):
             after = "Fix the file and reopen; scars never drops a report silently."
         parts: list[RenderableType] = [
             Text(head, style="bold"),
-            _field("File", pf.file + (f":{pf.line}" if pf.line else "")),
-            _field("Reason", pf.reason),
+            _field("File", pf.where),
+            _field("Reason", pf.message),
             Text(after),
         ]
         self._body.update(Group(*parts))

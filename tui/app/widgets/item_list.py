@@ -210,8 +210,8 @@ class ItemList(ScrollView, can_focus=True):
         pointer = "▶" if is_cursor else " "
         if row.kind == "failure":
             pf = row.failure
-            where = f"{pf.file}:{pf.line}" if pf and pf.line else (pf.file if pf else "")
-            text = f"{pointer}  ✗ unparsed   {where} — {pf.reason if pf else ''}"
+            where = pf.where if pf else ""
+            text = f"{pointer}  ✗ unparsed   {where} — {pf.message if pf else ''}"
             style = base + self._style("failure") + cur
             return [Segment(set_cell_size(one_line(text), width), style)]
         item_id = row.item_id or ""

@@ -13,6 +13,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from scars.core.model import Feature
+from scars.core.samsara.rounds import Valve
 from scars.core.sanitize import one_line
 
 
@@ -20,16 +21,16 @@ def figures_text(figures: dict[str, Any]) -> str:
     return ", ".join(f"{k}={v}" for k, v in figures.items())
 
 
-def warning_lines(feature: Feature, valves: Iterable[Any], moved: dict[str, Any] | None = None) -> list[Text]:
+def warning_lines(feature: Feature, valves: Iterable[Valve], moved: dict[str, Any] | None = None) -> list[Text]:
     lines: list[Text] = []
     for v in valves:
-        if not getattr(v, "active", False):
+        if not v.active:
             continue
-        kind = "SAFETY VALVE" if getattr(v, "kind", "") == "safety_valve" else "WATCH-FOR"
+        kind = "SAFETY VALVE" if v.kind == "safety_valve" else "WATCH-FOR"
         t = Text(no_wrap=True, overflow="ellipsis")
         t.append(f"⚠ {kind} {v.id}: ", style="bold")
         t.append(one_line(str(v.message), 200))
-        figs = figures_text(getattr(v, "figures", {}) or {})
+        figs = figures_text(v.figures)
         if figs:
             t.append(f" ({one_line(figs, 120)})")
         lines.append(t)

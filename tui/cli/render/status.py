@@ -119,8 +119,7 @@ def print_feature(feature: Feature, console: Console | None = None, decisions: d
             c, (f"Parse failures ({len(feature.parse_failures)}) — a failed report's items are not counted", "bold red")
         )
         for f in feature.parse_failures:
-            where = f.file + (f":{f.line}" if f.line else "")
-            _line(c, "  ✗ ", (one_line(where, 40), "bold"), " ", one_line(f.reason, 300))
+            _line(c, "  ✗ ", (one_line(f.where, 40), "bold"), " ", one_line(f.message, 300))
         uncounted_items = [it for it in feature.items if not it.counted]
         for it in uncounted_items[:MAX_ITEMS_PER_GROUP]:
             _item_line(c, it, w)
@@ -133,7 +132,7 @@ def print_feature(feature: Feature, console: Console | None = None, decisions: d
     if feature.warnings:
         c.print()
         _line(c, (f"Warnings ({len(feature.warnings)})", "bold"))
-        for wmsg in feature.warnings[:20]:
+        for wmsg in map(str, feature.warnings[:20]):
             _line(c, "  ! ", one_line(wmsg, 300))
         if len(feature.warnings) > 20:
             _line(c, f"  … {len(feature.warnings) - 20} more")
