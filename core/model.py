@@ -108,12 +108,14 @@ class ScarItem:
     resolution: str | None = None
     status: str | None = None  # era D lifecycle status (open/resolved/accepted/deferred/blocked)
     scar_id: str | None = None  # era D SC-N
-    where: str | None = None  # Gen 3 `where`, else the report's `debt_location`
+    where: str | None = None  # the item's own location (Gen 3 / era D `where`); never the report's
+    debt_location: str | None = None  # the report's `debt_location` (a report-level location, not the item's)
     bites_when: str | None = None
     accepted_because: str | None = None
     note: str | None = None  # assumption / systemic note
     verified: bool | None = None  # assumptions only; None = key missing (counted, with a warning)
     normalized: str = ""  # whitespace-normalised, case-folded text used for literal pattern matching
+    notes: tuple[str, ...] = ()  # what the reader noticed about this item (also in Feature.warnings)
     raw: Any = field(default=None, compare=False, repr=False)  # the item exactly as parsed
 
 
@@ -126,6 +128,8 @@ class ScarReport:
     parse_failure: Problem | None = None  # set when the report's items are not counted
     debt_location: str | None = None
     extra: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)  # unknown keys
+    # legacy `resolved_items` entries: (original_section, original_description, resolution)
+    resolved_entries: tuple[tuple[str, str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,6 +231,38 @@ class AutoDecisionEntry:
     problems: tuple[str, ...] = ()  # malformations found while parsing (missing fields, bad order …)
 
 
+# How surely a log's description names an item (scars.core.samsara.matching).
+Confidence = Literal["exact", "normalized", "similar", "weak", "ambiguous", "none"]
+CONFIDENT: tuple[str, ...] = ("exact", "normalized", "similar")  # taken; weak / ambiguous / none never are
+
+
+@dataclass(frozen=True, slots=True)
+class LogMatch:
+    """One triaged description of iteration-log.yaml and the item it names (or why none)."""
+
+    round: int
+    action: str  # fix | accept | defer
+    index: int  # position in the round's list
+    description: str  # the text as written
+    target: str | None  # an item id, or ``resolved_items:<report>#<n>``; None unless confident
+    confidence: Confidence
+    score: float  # 1.0 for exact / normalized; the similarity otherwise
+    reason: str
+    candidates: tuple[tuple[str, float], ...] = ()  # the best targets (weak, ambiguous, similar)
+    entry: Any = field(default=None, compare=False, repr=False)  # the string or accept mapping as read
+
+    @property
+    def confident(self) -> bool:
+        return self.target is not None and self.confidence in CONFIDENT
+
+    @property
+    def item_id(self) -> str | None:
+        """The item named (None for a resolved_items entry or no confident match)."""
+        if not self.confident or self.target is None or self.target.startswith("resolved_items:"):
+            return None
+        return self.target
+
+
 @dataclass(frozen=True, slots=True)
 class Feature:
     """Everything read and computed for one samsara feature directory.
@@ -256,6 +292,7 @@ class Feature:
     possible_patterns: tuple[dict[str, Any], ...] = ()  # near-duplicates: {ids, similarity, reason}
     entry: EntryVerdict | None = None
     execution_mode: str | None = None
+    log_matches: tuple[LogMatch, ...] = ()  # every triaged description of the log, matched to an item
 
     @property
     def auto_mode(self) -> bool:

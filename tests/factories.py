@@ -19,7 +19,7 @@ import sys
 import textwrap
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,7 @@ from scars.core.model import (
     ScarItem,
 )
 from scars.core.samsara.feature import read_feature
+from scars.core.samsara.matching import match_log
 
 ROOT = Path(__file__).resolve().parents[1]
 UPSTREAM = ROOT.parent / "shared" / "fixtures" / "upstream"
@@ -521,9 +522,11 @@ def feature(
     items = tuple(items)
     counts = {c: sum(1 for i in items if i.counted and i.category == c) for c in CATEGORIES}
     sl = signal if signal is not None else sum(counts.values())
-    return Feature(
+    f = Feature(
         name="demo", path=path, repo_root=None, items=items, iteration_log=iteration_log, signal_lost=sl, counts=counts
     )
+    # As the read path does: the log's triaged descriptions matched to the items (one matcher).
+    return replace(f, log_matches=match_log(f))
 
 
 @dataclass(frozen=True)

@@ -335,7 +335,7 @@ def _gather_blocked(
         or _blocked_reason(feature, it)
         or "(the implementer's reason is not recorded on disk; pass --blocked TEXT)"
     )
-    d = session.decisions.get(item)
+    d = session.journal_decisions.get(item)
     figures = _common(feature) + [
         ("item", f"{it.id} ({it.category}) in {it.file}" + (f":{it.line}" if it.line else "")),
         ("description", it.text),
@@ -868,7 +868,7 @@ def reopen_fired(
                 )
                 continue
             assert r.item_id is not None  # `fired` keeps only results with an item
-            journal = r.item_id in s.decisions
+            journal = r.item_id in s.journal_decisions
             if journal:  # an accept only iteration-log.yaml holds has no journal decision to supersede
                 s.reopen(r.item_id, cause=r.cause, watch=r.watch)
             number = s.append_auto_decision(_reopen_entry(r, s.feature, s.user), source="scars watch check")

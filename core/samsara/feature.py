@@ -63,6 +63,12 @@ def find_features(root: str | os.PathLike[str]) -> list[Path]:
     return sorted((p for p in changes.iterdir() if is_feature_dir(p)), key=lambda p: p.name)
 
 
+def is_report_name(name: str) -> bool:
+    """A scar report's file name: ``*.yaml`` or ``*.yml`` in any case (``task-2-scar.YAML``).
+    Every other file of ``scar-reports/`` (hidden dot-files aside) is a parse failure."""
+    return name.lower().endswith((".yaml", ".yml"))
+
+
 def _entry_is_file(entry: os.DirEntry) -> bool:
     try:
         return entry.is_file()
@@ -125,7 +131,7 @@ def _read_feature_files(p: Path, repo_root: Path | None) -> Feature:
     limit_root = repo_root or p
     rdir = p / REPORTS_DIR
     if rdir.is_dir():
-        names = sorted(e.name for e in os.scandir(rdir) if e.name.endswith((".yaml", ".yml")))
+        names = sorted(e.name for e in os.scandir(rdir) if is_report_name(e.name))
         # Decide per name first (cheap checks), then read the reports — in parallel above a
         # threshold (scars.core.storage.parallel) — and merge the results in name order.
         slots: list[Any] = []
@@ -154,18 +160,25 @@ def _read_feature_files(p: Path, repo_root: Path | None) -> Feature:
             failures.extend(f)
             warnings.extend(w)
             dangling.extend(d)
-        if not names:
+        others = sorted(
+            e.name
+            for e in os.scandir(rdir)
+            if not is_report_name(e.name) and not e.name.startswith(".") and _entry_is_file(e)
+        )
+        for name in others:
+            # The seed's own non-conforming case (a markdown report): listed, never skipped, so
+            # the entry verdict is unknown — a default skip would drop its items silently.
+            pf = Problem(
+                f"{REPORTS_DIR}/{name}",
+                None,
+                "not a .yaml / .yml file: a non-conforming scar report (e.g. markdown); its items cannot be counted",
+            )
+            reports.append(ScarReport(file=pf.file, task_id=None, completion_status=None, items=(), parse_failure=pf))
+            failures.append(pf)
+        if not names and not others:
             warnings.append(
                 Problem(f"{REPORTS_DIR}/", None, "holds no .yaml report; signal_lost counts nothing here", "warning")
             )
-        others = sorted(
-            e.name for e in os.scandir(rdir) if not e.name.endswith((".yaml", ".yml")) and _entry_is_file(e)
-        )
-        for name in others:
-            if not name.startswith("."):
-                warnings.append(
-                    Problem(f"{REPORTS_DIR}/{name}", None, "not a .yaml file; not read as a scar report", "warning")
-                )
     else:
         warnings.append(
             Problem(f"{REPORTS_DIR}/", None, "no such directory: signal_lost counts nothing here", "warning")

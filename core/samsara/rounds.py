@@ -451,21 +451,20 @@ def _triage_view(feature: Feature, decisions: Mapping[str, Any] | None) -> dict[
     if log is not None:
         for r in sorted(log.rounds, key=lambda r: r.round, reverse=True):
             if r.fix or r.accept or r.defer:
-                by_text: dict[str, ScarItem] = {}
-                for it in (*feature.items, *feature.resolved):
-                    by_text.setdefault(it.normalized or _norm(it.text), it)
-
-                def resolve(text: Any) -> ScarItem | str:
-                    t = str(text)
-                    return by_text.get(_norm(t), t)  # noqa: B023 - called in this iteration only
-
-                accepts = [resolve(_attr(a, "description") if isinstance(a, Mapping) else a) for a in r.accept]
-                return {
+                # Each description resolved to its item by the one matcher (feature.log_matches);
+                # a description matched to no item confidently stays text.
+                by_id: dict[str, ScarItem] = {it.id: it for it in (*feature.items, *feature.resolved)}
+                view: dict[str, Any] = {
                     "source": f"iteration-log round {r.round}",
-                    "fix": [resolve(t) for t in r.fix],
-                    "accept": accepts,
-                    "defer": [resolve(t) for t in r.defer],
+                    "fix": [],
+                    "accept": [],
+                    "defer": [],
                 }
+                for m in feature.log_matches:
+                    if m.round == r.round and m.action in ("fix", "accept", "defer"):
+                        item = by_id.get(m.item_id) if m.item_id else None
+                        view[m.action].append(item if item is not None else m.description)
+                return view
     return {"source": None, "fix": [], "accept": [], "defer": []}
 
 

@@ -47,15 +47,18 @@ from scars.core.samsara.decisions import (
     Decision,
     JournalState,
     apply,
+    carried_from_log,
     check_items,
     format_errors,
     make_decision,
     replay,
     resolve_user,
+    with_carried,
 )
 from scars.core.samsara.feature import read_feature
 from scars.core.samsara.reports import item_fingerprint
 from scars.core.samsara.rounds import RoundFigures, round_figures, round_start_snapshot
+from scars.core.samsara.watches import reopened_items
 from scars.core.storage.durable import clean_stale_temps
 from scars.core.storage.journal import Journal, journal_path, read_journal
 from scars.core.storage.lock import FeatureLock, current_holder
@@ -87,6 +90,8 @@ class FeatureSession:
         self._state = JournalState()
         self._log = IterationLogFile(path)
         self._index: tuple[Any, dict[str, Any]] | None = None  # (feature, item_id -> item)
+        self._carried: tuple[Any, dict[str, Decision]] | None = None  # (feature, carried decisions)
+        self._watch_reopened: set[str] = set()  # items .scars/watches.jsonl says a watch reopened
 
     # ------------------------------------------------------------------ opening
 
@@ -114,6 +119,7 @@ class FeatureSession:
     def _load(self) -> None:
 
         self.feature = read_feature(self.path)
+        self._read_watch_reopened()
         if self.read_only:
             read = read_journal(journal_path(self.path))
             self._records = read.records
@@ -164,7 +170,28 @@ class FeatureSession:
 
     @property
     def decisions(self) -> dict[str, Decision]:
+        """The decisions in force: a person's (the journal) over those earlier rounds of
+        iteration-log.yaml carried (``Decision.carried``; re-deciding an item replaces it)."""
+        return with_carried(self._state.decisions, self.carried, self._reopened_ids())
+
+    @property
+    def journal_decisions(self) -> dict[str, Decision]:
+        """The decisions people made in scars (the journal) only: the ones a sign-off, a
+        blocked-fix outcome, an undo or a reopen act on."""
         return dict(self._state.decisions)
+
+    @property
+    def carried(self) -> dict[str, Decision]:
+        """item_id -> the decision an earlier round of iteration-log.yaml recorded for it
+        (:func:`scars.core.samsara.decisions.carried_from_log`)."""
+        cached = self._carried
+        if cached is None or cached[0] is not self.feature:
+            cached = self._carried = (self.feature, carried_from_log(self.feature) if self.feature is not None else {})
+        return dict(cached[1])
+
+    def _reopened_ids(self) -> set[str]:
+        """Items a fired watch reopened: they keep no carried decision until decided again."""
+        return set(self._state.reopened) | self._watch_reopened
 
     @property
     def reopened(self) -> dict[str, dict[str, Any]]:
@@ -428,9 +455,16 @@ class FeatureSession:
         log = self.feature.iteration_log if self.feature is not None else None
         return log.max_rounds if log is not None else 3
 
+    def _read_watch_reopened(self) -> None:
+        try:
+            self._watch_reopened = set(reopened_items(self.path))
+        except (OSError, ValueError):  # advisory: an unreadable watch log reopens nothing
+            self._watch_reopened = set()
+
     def _refresh_feature(self) -> None:
 
         self.feature = read_feature(self.path)
+        self._read_watch_reopened()
         self._replay()  # the reports may have changed: which item holds which id, too
 
     def round_triage(self) -> dict[str, Decision]:

@@ -343,7 +343,8 @@ class ScarsApp(App[int]):
         out: dict[str, None] = {o: None for o in owners_in_logs(self.feature, self.decisions)}
         files = []
         for i in item_ids[:20]:
-            where = self.state.views[i].item.where
+            it = self.state.views[i].item
+            where = it.where or it.debt_location  # the report's location suggests owners too
             if where:
                 loc = parse_location(where)
                 if loc.path:

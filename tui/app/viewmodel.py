@@ -39,7 +39,7 @@ _CATEGORY_ALIASES.update(
         "assumptions_made": "unverified_assumptions",
     }
 )
-STATES: tuple[str, ...] = ("undecided", "decided", "fix", "accept", "defer", "pending", "marked")
+STATES: tuple[str, ...] = ("undecided", "decided", "fix", "accept", "defer", "pending", "carried", "marked")
 
 # Extra groups after the three triage groups, in display order.
 EXTRA_GROUPS: tuple[tuple[str, str], ...] = (
@@ -70,6 +70,20 @@ DECISION_MARK: dict[str, str] = {
     "pending": "A? 2nd",
     "defer": "D defer",
 }
+
+
+# A decision carried from an earlier round of iteration-log.yaml: its letter, word and round.
+_CARRIED_WORD = {"fix": "F fix", "accept": "A acc", "defer": "D def"}
+
+
+def decision_mark(decision: Any) -> str:
+    """The decision as the list shows it: ``DECISION_MARK``, or for a decision carried from an
+    earlier round of the log its letter, a short word and the round (``A acc r1``)."""
+    state = decision_state(decision)
+    carried = getattr(decision, "carried_round", None)
+    if carried is not None and state in _CARRIED_WORD:
+        return f"{_CARRIED_WORD[state]} r{carried}"
+    return DECISION_MARK[state]
 
 
 class Row(NamedTuple):
@@ -286,8 +300,10 @@ class TriageState:
             if files and not any(p in it.file.lower() for p in files):
                 return False
             if states:
-                st = decision_state(decisions.get(item_id))
+                dec = decisions.get(item_id)
+                st = decision_state(dec)
                 ok = st in states or ("decided" in states and st != "undecided")
+                ok = ok or ("carried" in states and getattr(dec, "carried_round", None) is not None)
                 ok = ok or ("accept" in states and st == "pending")
                 ok = ok or ("marked" in states and item_id in marked)
                 if not ok:

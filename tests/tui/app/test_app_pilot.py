@@ -326,7 +326,9 @@ async def test_untrusted_text_is_shown_literally(feature_dir):
         assert "\x1b" not in text and "␛[2Jescape" in text
         detail = detail_text(app)
         assert "[bold]shown[/bold]" in detail and "␛[2Jescape" in detail
-        assert "outside the repository; not read" in detail  # its debt_location is not read
+        # The report's debt_location is shown as the report's (never as the item's location) and
+        # nothing is read from it; an item-level `where` outside the repository is refused (test_locate).
+        assert "Report's debt_location: ../../outside.txt" in detail and "Where:" not in detail
         assert "secret" not in text and "secret" not in detail
 
 

@@ -17,7 +17,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from scars.core.model import CATEGORY_LABEL, REGISTRY_FILE, Feature, Problem, Registry, ScarItem
-from scars.core.samsara.decisions import Decision, reopened_now
+from scars.core.samsara.decisions import Decision, describe_carried, reopened_now
 from scars.core.samsara.locate import Excerpt, read_excerpt
 from scars.core.samsara.watches import watches_path
 from scars.core.sanitize import one_line, visible
@@ -48,6 +48,14 @@ def describe_decision(decision: Decision | None) -> Text:
     words = {"fix": "FIX", "accept": "ACCEPT", "pending": "ACCEPT — waiting for a second person", "defer": "DEFER"}
     t.append("Decision: ", style="bold")
     t.append(words.get(state, state), style="bold")
+    if decision.carried:
+        # From an earlier round of iteration-log.yaml, not decided in scars: said as such.
+        t.append("  carried from iteration-log.yaml")
+        t.append("\n  " + visible(describe_carried(decision)))
+        t.append("\n  ")
+        t.append("matched: ", style="bold")
+        t.append(visible(one_line(decision.matched or "", 240)))
+        t.append("\n  re-decide it for this round with f / a / d")
     by = decision.decided_by or ""
     at = decision.decided_at or ""
     if by or at:
@@ -57,6 +65,7 @@ def describe_decision(decision: Decision | None) -> Text:
         "re_review_signal",
         "owner",
         "rationale",
+        "expiry_date",
         "watch",
         "reason",
         "revisit_when",
@@ -95,6 +104,21 @@ def describe_unknown_registry(registry: Registry | None) -> str:
         )
     why = f" ({registry.reason})" if registry is not None and registry.reason else ""
     return f"missing — no {REGISTRY_FILE}{why}. The ref cannot be described; it is still counted in signal_lost."
+
+
+def unsettled_log_matches(feature: Feature, item_id: str) -> list[str]:
+    """Descriptions of iteration-log.yaml that may name this item but were not taken (weak or
+    ambiguous matches): shown, never applied."""
+    out = []
+    for m in feature.log_matches:
+        if m.confident or not any(cid == item_id for cid, _ in m.candidates):
+            continue
+        score = next(sc for cid, sc in m.candidates if cid == item_id)
+        out.append(
+            f"round {m.round} {m.action} {one_line(m.description, 100)!r} may name this item "
+            f"({m.confidence}, {score:.2f}); not taken — {one_line(m.reason, 160)}"
+        )
+    return out
 
 
 def describe_history(records: Iterable[dict]) -> Text | None:
@@ -216,14 +240,19 @@ class DetailPane(VerticalScroll):
             flags.append("verified: missing (counted as unverified)")
         if flags:
             parts.append(_field("Flags", "; ".join(flags)))
+        for note in item.notes:
+            parts.append(_field("Noticed", note))
         for name, value in (
             ("Bites when", item.bites_when),
             ("Accepted because", item.accepted_because),
             ("Note", item.note if item.text else None),
             ("Where", item.where),
+            ("Report's debt_location", item.debt_location),
         ):
             if value:
                 parts.append(_field(name, value))
+        for line in unsettled_log_matches(feature, item.id):
+            parts.append(_field("Log", line))
         if item.systemic_ref:
             parts.append(_field("Systemic ref", f"{item.systemic_ref} ({item.registry_state or 'unknown'})"))
             if item.registry_description:
@@ -231,6 +260,16 @@ class DetailPane(VerticalScroll):
             elif item.registry_state == "unknown":
                 parts.append(_field("Registry", describe_unknown_registry(feature.registry)))
         contract = feature.contract
+        if contract is not None and (contract.primary_evaluator or contract.pass_signal or contract.fail_signal):
+            parts.append(Text(""))
+            parts.append(_label(f"Evaluation Contract ({contract.file}):"))
+            for name, value in (
+                ("Primary evaluator", contract.primary_evaluator),
+                ("Pass signal", contract.pass_signal),
+                ("Fail signal", contract.fail_signal),
+            ):
+                if value:
+                    parts.append(_field(name, value))
         if contract is not None and contract.feedback_loop:
             parts.append(Text(""))
             parts.append(_label("Suggested first fix path (Evaluation Contract feedback loop):"))

@@ -20,7 +20,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from scars.core.sanitize import one_line
-from scars.tui.app.viewmodel import CATEGORY_ABBR, DECISION_MARK, Row, decision_state
+from scars.tui.app.viewmodel import CATEGORY_ABBR, Row, decision_mark, decision_state
 
 DECISION_WIDTH = 9
 TASK_WIDTH = 18
@@ -228,13 +228,14 @@ class ItemList(ScrollView, can_focus=True, inherit_bindings=False):
         item_id = row.item_id or ""
         view = self.views.get(item_id)
         decisions = self.decisions_source()
-        state = decision_state(decisions.get(item_id))
+        decision_obj = decisions.get(item_id)
+        state = decision_state(decision_obj)
         mark = "*" if item_id in self.marked else " "
         line_style = base + cur
         if item_id in self.marked:
             line_style = line_style + self._style("marked")
         lead = f"{pointer}{mark} "
-        decision = DECISION_MARK[state].ljust(DECISION_WIDTH)
+        decision = decision_mark(decision_obj).ljust(DECISION_WIDTH)
         cat = CATEGORY_ABBR.get(view.item.category, "??") if view else "??"
         task = view.task if view else ""
         text = view.line_text if view else item_id
