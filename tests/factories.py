@@ -248,6 +248,10 @@ def app_repo(root: Path) -> Path:
     return feature
 
 
+# Long enough that an item's detail is longer than the detail pane at 80x24 (J / K scroll it).
+LONG_TAIL = " The worker logs nothing when it gives up, and the queue depth metric stays flat." * 8
+
+
 def long_repo(root: Path, tasks: int = 12, per_task: int = 7) -> Path:
     """A repository whose one feature holds ``tasks * per_task`` undecided items (84 by default:
     longer than an 80x24 or 120x40 screen), task-1 … task-N, each item's text distinct."""
@@ -255,7 +259,7 @@ def long_repo(root: Path, tasks: int = 12, per_task: int = 7) -> Path:
     (feature / "scar-reports").mkdir(parents=True)
     for t in range(1, tasks + 1):
         items = "\n".join(
-            f'  - description: "Item {t}.{k}: the retry loop of worker {t} drops message {k} on timeout"'
+            f'  - description: "Item {t}.{k}: the retry loop of worker {t} drops message {k} on timeout.{LONG_TAIL}"'
             for k in range(1, per_task + 1)
         )
         (feature / "scar-reports" / f"task-{t}-scar.yaml").write_text(
