@@ -103,3 +103,25 @@ def test_status_says_why_items_are_a_possible_pattern(tmp_path):
     data = json.loads(scars("status", "--json", str(feat)).stdout)
     (p,) = data["possible_patterns"]
     assert set(p) == {"ids", "similarity", "reason"} and p["reason"].startswith("shared identifiers:")
+
+
+def test_piped_text_wraps_within_80_columns_and_cuts_nothing(tmp_path):
+    """Issue 16: parse-failure reasons and item texts were cut at the width ("…unre…") when piped."""
+    long_text = "The retry loop " + "drops the message on a timeout and nobody hears of it " * 4 + "END-OF-TEXT"
+    feat = write_feature(
+        tmp_path,
+        {
+            "task-1-scar.yaml": report("task-1", ks=[f'"{long_text}"']),
+            "task-2-scar.yaml": report(
+                "task-2", sf=["{title: a map, severity: high, owner: somebody-with-a-long-name}"]
+            ),
+        },
+    )
+    r = scars("status", str(feat))
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    flat = " ".join(" ".join(lines).split())
+    assert " ".join(long_text.split()) in flat
+    reason = next(pf for pf in json.loads(scars("status", "--json", str(feat)).stdout)["parse_failures"])["reason"]
+    assert " ".join(reason.split()) in flat and "…" not in r.stdout

@@ -24,13 +24,15 @@ VERDICT_STYLE = {"gate": "bold yellow", "skip": "green", "unknown": "bold red"}
 
 
 def _line(console: Console, *parts: tuple[str, str] | str) -> None:
-    t = Text(no_wrap=True, overflow="ellipsis")
+    """One logical line, wrapped at the console's width (80 columns without a terminal): a
+    parse failure's reason or an item's text is never cut."""
+    t = Text(overflow="fold")
     for p in parts:
         if isinstance(p, tuple):
             t.append(p[0], style=p[1])
         else:
             t.append(p)
-    console.print(t, no_wrap=True, overflow="ellipsis")
+    console.print(t, overflow="fold")
 
 
 def print_feature(feature: Feature, console: Console | None = None, decisions: dict | None = None) -> None:
