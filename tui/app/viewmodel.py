@@ -16,6 +16,7 @@ from typing import Any, Literal, NamedTuple
 from scars.core.model import GROUP_LABEL, GROUPS, Feature, Problem, ScarItem
 from scars.core.samsara.decisions import Decision
 from scars.core.sanitize import one_line
+from scars.core.text import natural_key
 
 # Category abbreviations, the same as the item id prefixes.
 CATEGORY_ABBR: dict[str, str] = {
@@ -212,12 +213,15 @@ class TriageState:
                 self._tasks_by_text.setdefault(item.normalized, set()).add(item.task_id)
         self.groups: list[tuple[str, str, list[Any]]] = self._group()
 
+    def _task_key(self, item_id: str) -> tuple:
+        return natural_key(self.views[item_id].item.task_id or "")
+
     def tasks_of(self, item: ScarItem) -> list[str]:
         """Every task whose report holds the same (normalised) text as ``item``."""
         found = set(self._tasks_by_text.get(item.normalized, ())) if item.normalized else set()
         if item.task_id:
             found.add(item.task_id)
-        return sorted(found)
+        return sorted(found, key=natural_key)
 
     # -- grouping ---------------------------------------------------------------------
     def _group(self) -> list[tuple[str, str, list[Any]]]:
@@ -226,7 +230,9 @@ class TriageState:
         seen: set[str] = set()
         out: list[tuple[str, str, list[Any]]] = []
         for g in GROUPS:
-            ids = [i for i in f.groups.get(g, ()) if i in self.views]
+            # Items of a group in their tasks' natural order (task-2 before task-10), the reports'
+            # own order kept within a task.
+            ids = sorted((i for i in f.groups.get(g, ()) if i in self.views), key=self._task_key)
             seen.update(ids)
             out.append((g, GROUP_LABEL[g], ids))
         patterns = []
@@ -239,7 +245,7 @@ class TriageState:
             label = f"≈ {sim:.2f} {reason}" if isinstance(sim, (int, float)) else f"≈ {reason}"
             patterns.append((label.strip(), ids))
         out.append(("possible_patterns", "Possible patterns", patterns))
-        rest = [i for i in self.order if i not in seen]
+        rest = sorted((i for i in self.order if i not in seen), key=self._task_key)
         out.append(("not_counted", "Not counted", [i for i in rest if not self.views[i].item.counted]))
         out.append(("other", "Other items", [i for i in rest if self.views[i].item.counted]))
         out.append(("parse_failures", "Parse failures", list(f.parse_failures)))

@@ -30,6 +30,7 @@ from tests.tui.app.test_app_pilot import (
     on_screen,
     record_notes,
     screen_text,
+    screen_text_lines,
 )
 
 SMALL = (80, 24)
@@ -412,3 +413,43 @@ async def test_readme_help_and_palette_list_the_same_bindings(long_dir):
         text = " ".join(screen_text(app).split())
         missing = [b.id for b in MAIN_BINDINGS if b.id not in text or " ".join(b.description.split()) not in text]
         assert missing == []
+
+
+@covers("scars.zoom")
+@aio
+async def test_z_gives_the_detail_the_whole_screen_and_the_cursor_keys_still_move(long_dir):
+    app = ScarsApp(long_dir, user="alice")
+    async with app.run_test(size=SMALL) as pilot:
+        await start(app, pilot)
+        pane = app.screen.query_one(DetailPane)
+        small = pane.region.height
+        await pilot.press("z")
+        await wait_until(pilot, lambda: pane.region.height > small + 5, "the detail zoomed")
+        assert not items(app).display
+        first = shown_item(app)
+        await pilot.press("j")
+        assert shown_item(app) != first == items(app).rows[1].item_id
+        await pilot.press("f")
+        await wait_until(pilot, lambda: len(app.decisions) == 1, "the fix recorded")
+        assert set(on_disk(long_dir)) == {items(app).rows[2].item_id}
+        await pilot.press("z")
+        await wait_until(pilot, lambda: items(app).display and pane.region.height == small, "the list back")
+
+
+@pytest.mark.parametrize("size", [(60, 20), (80, 24), (120, 40)], ids=["60x20", "80x24", "120x40"])
+@aio
+async def test_task_ids_whole_in_natural_order_and_the_bars_never_cut(long_dir, size):
+    """Issue 16: `task-10` showed as `task-1` or `task-`, tasks sorted task-1, task-10, task-2,
+    and the warning bar and the key hints ended in "…"."""
+    (long_dir / "scar-reports" / "task-99-scar.yaml").write_text("- not a mapping\n", encoding="utf-8")
+    app = ScarsApp(long_dir, user="alice")
+    async with app.run_test(size=size) as pilot:
+        await start(app, pilot)
+        tasks = [app.state.views[r.item_id].item.task_id for r in items(app).rows if r.kind == "item"]
+        assert list(dict.fromkeys(tasks)) == [f"task-{n}" for n in range(1, 13)]
+        await pilot.press("end")
+        lines = screen_text_lines(app)
+        assert any(" task-12 " in line for line in lines)
+        text = " ".join(" ".join(lines).split())
+        assert "✗ 1 PARSE FAILURE in 1 file: not counted in signal_lost: scar-reports/task-99-scar.yaml" in text
+        assert " ".join(lines[-1].split()).endswith("? Help q Quit") and "…" not in lines[-1]

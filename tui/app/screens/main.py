@@ -42,6 +42,7 @@ MAIN_BINDINGS = [
     Binding("end", "last", "Last item", id="scars.last", show=False),
     Binding("J", "detail_scroll(1)", "Scroll the detail down", id="scars.detail_down", show=False),
     Binding("K", "detail_scroll(-1)", "Scroll the detail up", id="scars.detail_up", show=False),
+    Binding("z", "zoom", "Zoom: the detail on the whole screen, or back", id="scars.zoom", show=False),
     Binding("n", "next_undecided", "Next undecided item", id="scars.next_undecided"),
     Binding("f", "fix", "Fix", id="scars.fix"),
     Binding("a", "accept", "Accept (re-review signal, owner, rationale, watch)", id="scars.accept"),
@@ -201,6 +202,14 @@ class MainScreen(Screen[None]):
         pane = self.query_one(DetailPane)
         step = max(pane.scrollable_content_region.height // 2, 1)
         pane.scroll_relative(y=direction * step, animate=False, immediate=True)
+
+    def action_zoom(self) -> None:
+        """z: the detail pane takes the list's room too (the cursor keys still move through the
+        items, the detail follows); z again brings the list back."""
+        self.toggle_class("-zoom")
+        zoomed = self.has_class("-zoom")
+        self.query_one(ItemList).display = not zoomed
+        self.query_one(DetailPane).set_class(zoomed, "-zoomed")
 
     def action_first(self) -> None:
         self.items.move_to(0)

@@ -21,6 +21,7 @@ from scars.core.samsara.decisions import Decision, describe_carried, reopened_no
 from scars.core.samsara.locate import Excerpt, read_excerpt
 from scars.core.samsara.watches import watches_path
 from scars.core.sanitize import one_line, visible
+from scars.core.text import natural_key
 from scars.tui.app.viewmodel import ALL_GROUP_LABEL, decision_state, item_text
 
 _EXCERPT_CACHE_MAX = 256
@@ -224,7 +225,7 @@ class DetailPane(VerticalScroll):
             reopened = self.reopened_for(feature).get(item.id)
             if reopened:
                 parts.append(describe_reopen(reopened))
-        tasks = sorted(set(tasks) | ({item.task_id} if item.task_id else set()))
+        tasks = sorted(set(tasks) | ({item.task_id} if item.task_id else set()), key=natural_key)
         parts.append(_field("Task" + ("s" if len(tasks) > 1 else ""), ", ".join(tasks) if tasks else "—"))
         parts.append(_field("Source", item.file + (f":{item.line}" if item.line else "")))
         flags = []

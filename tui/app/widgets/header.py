@@ -28,7 +28,6 @@ def header_text(
     decided, total = progress
     t.append(f"  [{decided}/{total}]")
     t.append(f"  round {round_no if round_no is not None else '—'} of {max_rounds}")
-    t.append(f"  mode {one_line(feature.execution_mode or 'unknown', 24)}")
     return t
 
 
@@ -54,8 +53,10 @@ class ScarsHeader(Horizontal):
         )
         series = [p.value for p in signal_series(feature.iteration_log, feature.signal_lost)]
         trend = " → ".join(str(v) for v in series[-4:])
+        # The execution mode beside signal_lost: on a narrow screen this is the header's second line.
+        mode = one_line(feature.execution_mode or "mode unknown", 24)
         self.query_one("#header-signal", Static).update(
-            Text(f"signal_lost {feature.signal_lost} ({trend})", no_wrap=True, overflow="ellipsis")
+            Text(f"{mode} · signal_lost {feature.signal_lost} ({trend})", no_wrap=True, overflow="ellipsis")
         )
         spark = self.query_one("#header-spark", Sparkline)
         spark.data = series if len(series) > 1 else series * 2
