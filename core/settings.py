@@ -12,6 +12,7 @@ in ``scars`` reads ``os.environ``:
 * ``SCARS_DEBUG`` — show the traceback of an internal error;
 * ``SCARS_ANSWER_<GATE>`` / ``SCARS_REASON_<GATE>`` — answer a gate without a terminal;
 * ``XDG_CONFIG_HOME`` — where the app's keymap is read from;
+* ``TERM`` — ``dumb`` cannot draw the full-screen app (the app does not start);
 * loop-spec's own ``LOOP_SPEC_BACKLOG_FILE``, ``LOOP_SPEC_NON_INTERACTIVE`` and
   ``LOOP_SPEC_ANSWER_ITERATE_SPEC``, honoured as loop-spec does;
 * ``GIT_*`` — left out of the environment of every git command scars runs, but where the user's
@@ -56,6 +57,7 @@ class Settings:
     loop_spec_non_interactive: bool = False  # LOOP_SPEC_NON_INTERACTIVE set and not 0
     loop_spec_iterate_spec_answer: str = ""  # LOOP_SPEC_ANSWER_ITERATE_SPEC
     git_env: Mapping[str, str] = field(default_factory=dict)  # the environment of a git command
+    term: str = ""  # TERM ("dumb": no full-screen app)
 
     def gate_answer(self, gate_id: str) -> str | None:
         """``SCARS_ANSWER_<GATE>`` (None when unset)."""
@@ -99,6 +101,7 @@ def from_environ(environ: Mapping[str, str]) -> Settings:
         loop_spec_non_interactive=(get("LOOP_SPEC_NON_INTERACTIVE") or "") not in ("", "0"),
         loop_spec_iterate_spec_answer=get("LOOP_SPEC_ANSWER_ITERATE_SPEC") or "",
         git_env=MappingProxyType(git_env),
+        term=get("TERM") or "",
     )
 
 

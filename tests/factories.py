@@ -14,6 +14,8 @@ import hashlib
 import json
 import os
 import shutil
+import subprocess
+import sys
 import textwrap
 import time
 from collections.abc import Callable
@@ -243,6 +245,34 @@ def app_repo(root: Path) -> Path:
     (root / "src").mkdir()
     (root / "src" / "export.py").write_text(APP_EXPORT_PY, encoding="utf-8")
     (root.parent / "outside.txt").write_text("secret outside the repository\n", encoding="utf-8")
+    return feature
+
+
+# Long enough that an item's detail is longer than the detail pane at 80x24 (J / K scroll it).
+LONG_TAIL = " The worker logs nothing when it gives up, and the queue depth metric stays flat." * 8
+
+
+def long_repo(root: Path, tasks: int = 12, per_task: int = 7) -> Path:
+    """A repository whose one feature holds ``tasks * per_task`` undecided items (84 by default:
+    longer than an 80x24 or 120x40 screen), task-1 … task-N, each item's text distinct."""
+    feature = root / "changes" / "2026-08-01_long"
+    (feature / "scar-reports").mkdir(parents=True)
+    for t in range(1, tasks + 1):
+        items = "\n".join(
+            f'  - description: "Item {t}.{k}: the retry loop of worker {t} drops message {k} on timeout.{LONG_TAIL}"'
+            for k in range(1, per_task + 1)
+        )
+        (feature / "scar-reports" / f"task-{t}-scar.yaml").write_text(
+            f"task_id: task-{t}\ncompletion_status: done\nknown_shortcuts:\n{items}\n"
+            "silent_failure_conditions: []\nassumptions_made: []\ndebt_registered: true\n"
+            f'debt_location: "src/worker_{t}.py:3"\n',
+            encoding="utf-8",
+        )
+    (feature / "iteration-log.yaml").write_text(
+        f"feature: long\nsignal_lost_initial: {tasks * per_task}\nbudget:\n  max_rounds: 3\n"
+        "  reviewer_retry_limit: 2\nrounds: []\n",
+        encoding="utf-8",
+    )
     return feature
 
 
@@ -642,6 +672,19 @@ def run_cli(argv: list[str], capsys) -> tuple[int, str, str]:  # noqa: ANN001
     code = cli.main(argv)
     out, err = capsys.readouterr()
     return code, out, err
+
+
+def scars_process(*args: str, cwd: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
+    """``python -m scars.tui ARGS`` in a child process without a terminal (stdin /dev/null)."""
+    return subprocess.run(
+        [sys.executable, "-m", "scars.tui", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={**os.environ, "NO_COLOR": "1", **(env or {})},
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+    )
 
 
 def clean_env(monkeypatch, user: str = "alice") -> None:

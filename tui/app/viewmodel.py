@@ -355,3 +355,46 @@ def owners_in_logs(feature: Feature, decisions: Mapping[str, Any] | None = None)
         if isinstance(owner, str) and owner.strip():
             seen.setdefault(one_line(owner.strip(), 80), None)
     return list(seen)
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """What a reload compares: the items, their decisions, the parse failures and signal_lost."""
+
+    ids: frozenset[str]
+    decisions: Mapping[str, str]
+    failures: int
+    signal_lost: int
+
+
+def snapshot(feature: Feature, decisions: Mapping[str, Any]) -> Snapshot:
+    return Snapshot(
+        frozenset(it.id for it in feature.items),
+        {i: decision_state(d) for i, d in decisions.items()},
+        len(feature.parse_failures),
+        feature.signal_lost,
+    )
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def describe_changes(old: Snapshot, new: Snapshot) -> str | None:
+    """What changed on disk between two reads, in words; None when nothing did."""
+    parts = []
+    added, gone = len(new.ids - old.ids), len(old.ids - new.ids)
+    if added:
+        parts.append(_count(added, "new item"))
+    if gone:
+        parts.append(_count(gone, "item") + " gone")
+    changed = sum(
+        1 for i in old.decisions.keys() | new.decisions.keys() if old.decisions.get(i) != new.decisions.get(i)
+    )
+    if changed:
+        parts.append(_count(changed, "decision") + " changed")
+    if new.failures != old.failures:
+        parts.append(f"parse failures {old.failures} → {new.failures}")
+    if new.signal_lost != old.signal_lost:
+        parts.append(f"signal_lost {old.signal_lost} → {new.signal_lost}")
+    return ", ".join(parts) if parts else None

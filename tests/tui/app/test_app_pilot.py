@@ -468,3 +468,26 @@ async def test_detail_pane_when_the_registry_is_unreadable(feature_dir):
         assert "File: .samsara/systemic-scars.yaml:1" in detail
         assert "Every systemic_ref is unknown and still counted in signal_lost" in detail
         assert "this report's items are not counted" not in detail
+
+
+@aio
+async def test_a_field_error_goes_once_the_field_is_right(feature_dir):
+    """Issue 16: a message stayed under a field after it was corrected."""
+    app = ScarsApp(feature_dir, user="alice")
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        await pilot.press("a")
+        await on_screen(app, pilot, "AcceptForm")
+        form = app.screen
+        await pilot.click("#form-save")
+        await wait_until(pilot, lambda: form.query_one("#error-owner").has_class("shown"), "the owner error shown")
+        assert form.query_one("#error-rationale").has_class("shown")
+        form.query_one("#field-owner").focus()
+        await type_text(pilot, "tbd")  # still says nothing: the error stays
+        assert form.query_one("#error-owner").has_class("shown")
+        for _ in range(3):
+            await pilot.press("backspace")
+        await type_text(pilot, "ops")
+        await wait_until(pilot, lambda: not form.query_one("#error-owner").has_class("shown"), "the owner error gone")
+        assert not form.query_one("#field-owner").has_class("invalid")
+        assert form.query_one("#error-rationale").has_class("shown")  # the others stay until they are right

@@ -26,8 +26,13 @@ DECISION_WIDTH = 9
 TASK_WIDTH = 18
 
 
-class ItemList(ScrollView, can_focus=True):
-    """Grouped scar items; only visible rows are rendered."""
+class ItemList(ScrollView, can_focus=True, inherit_bindings=False):
+    """Grouped scar items; only visible rows are rendered.
+
+    It inherits no bindings: ScrollView's own (up, down, pageup, pagedown, home, end) would
+    scroll the view without moving the cursor once the list is longer than the screen. The
+    screen's bindings move the cursor, and the view follows it.
+    """
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         "item-list--header",
@@ -150,8 +155,12 @@ class ItemList(ScrollView, can_focus=True):
     def scroll_to_cursor(self) -> None:
         if not self.is_mounted or not self.rows:
             return
+        # The first item of a group brings its heading (and a pattern's label) into view with it.
+        top = self.cursor
+        while top > 0 and not self.rows[top - 1].selectable and self.cursor - top < 2:
+            top -= 1
         self.scroll_to_region(
-            Region(0, self.cursor, 1, 1),
+            Region(0, top, 1, self.cursor - top + 1),
             animate=False,
             force=True,
             immediate=True,
@@ -178,6 +187,8 @@ class ItemList(ScrollView, can_focus=True):
 
     def on_resize(self) -> None:
         self.virtual_size = Size(self.size.width, len(self.rows))
+        # The list shrinks when the filter bar or the warning bar appears: keep the cursor in view.
+        self.call_after_refresh(self.scroll_to_cursor)
 
     # -- rendering --------------------------------------------------------------------
     def render_line(self, y: int) -> Strip:

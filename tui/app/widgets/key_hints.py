@@ -12,6 +12,13 @@ from textual.binding import Binding
 from textual.widgets import Static
 
 
+def short_label(description: str) -> str:
+    """A binding's name in the key-hints line: its description up to " (" or ":", else its first word
+    when that is longer than 12 characters ("Round gate: continue / stop" -> "Round gate")."""
+    head = description.split(" (")[0].split(":")[0].strip()
+    return head if len(head) <= 12 else head.split()[0]
+
+
 def hints_text(app, bindings: Iterable[Binding]) -> Text:  # noqa: ANN001 - textual App
     keymap = getattr(app, "_keymap", {}) or {}
     t = Text(no_wrap=True, overflow="ellipsis")
@@ -26,7 +33,7 @@ def hints_text(app, bindings: Iterable[Binding]) -> Text:  # noqa: ANN001 - text
             t.append(" ")
         first = False
         t.append(f" {shown} ", style="bold reverse")
-        t.append(f" {b.description}")
+        t.append(f" {short_label(b.description)}")
     return t
 
 
