@@ -322,6 +322,20 @@ def decision_entry(gate_id: str = "triage", answer: str = "Fix the two hard-code
     return DecisionEntry(**values)
 
 
+def resolve_in_report(feature_dir: Path, text: str, resolution: str = "fixed in this round") -> None:
+    """Mark the Gen 2 item ``description: "<text>"`` resolved in place (seed Rule 11), as the
+    implementer's fix does: its id and fingerprint stay, it leaves the remaining set."""
+    for report_path in sorted((feature_dir / "scar-reports").glob("*.yaml")):
+        lines = report_path.read_text(encoding="utf-8").splitlines(keepends=True)
+        for n, line in enumerate(lines):
+            if line.strip() == f'- description: "{text}"':
+                pad = " " * (len(line) - len(line.lstrip()) + 2)
+                lines[n + 1 : n + 1] = [f"{pad}status: resolved\n", f'{pad}resolution: "{resolution}"\n']
+                report_path.write_text("".join(lines), encoding="utf-8")
+                return
+    raise AssertionError(f"no item {text!r} to resolve")
+
+
 def item_id(feature_dir: Path, text: str, file: str = "task-1") -> str:
     f = read_feature(feature_dir)
     return next(it.id for it in f.items if it.text == text and file in it.file)
@@ -489,6 +503,8 @@ def rnd(
     fix=(),
     accept=(),
     defer=(),
+    fixed: int | None = None,
+    raw: dict | None = None,
 ) -> Round:
     spent = None if retries is None else {"reviewer_retries": retries}
     return Round(
@@ -497,6 +513,8 @@ def rnd(
         signal_lost_after=after,
         decision=decision,
         fixes_scar_count=new,
+        fixes_applied=fixed,
+        raw=raw,
         budget_spent=spent,
         fix=tuple(fix),
         accept=tuple(accept),

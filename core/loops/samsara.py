@@ -13,6 +13,7 @@ from typing import Any
 from scars.core.loops.base import Budget, LoopState, StopRule, TrendPoint, make_points_trend, rel
 from scars.core.model import Feature, Problem
 from scars.core.samsara.feature import read_feature
+from scars.core.samsara.reconcile import reconcile
 from scars.core.samsara.rounds import DEFAULT_MAX_ROUNDS, evaluate_valves, rounds_done, signal_series, split_rounds
 from scars.core.samsara.session import FeatureSession
 
@@ -57,12 +58,17 @@ def feature_state(
     undecided = [it for it in counted if it.id not in decisions]
     verdict = feature.entry.verdict if feature.entry is not None else "unknown"
 
+    series = signal_series(log, feature.signal_lost)
+    two_counts = len({p.basis for p in series}) > 1  # the loop's record and scars' recount: labelled
     points = [
         TrendPoint(
-            p.label, float(p.value), p.decision if p.round is not None else (verdict if p.label == "now" else None)
+            f"{p.label} ({p.basis})" if two_counts else p.label,
+            float(p.value),
+            p.decision if p.round is not None else (verdict if p.label == "now" else None),
         )
-        for p in signal_series(log, feature.signal_lost)
+        for p in series
     ]
+    rec = reconcile(feature)
 
     reasons = list(feature.entry.reasons) if feature.entry is not None else []
     last = closed[-1] if closed else None
@@ -106,6 +112,9 @@ def feature_state(
         "open_round": open_round,
         "valves": valves,
         "execution_mode": feature.execution_mode,
+        "signal_lost_recorded_by_loop": rec.recorded_latest,
+        "signal_lost_difference": rec.difference,
+        "signal_lost_reconciliation": rec.summary() if rec.difference else None,
     }
     return LoopState(
         kind="samsara",

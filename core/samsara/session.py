@@ -57,7 +57,13 @@ from scars.core.samsara.decisions import (
 )
 from scars.core.samsara.feature import read_feature
 from scars.core.samsara.reports import item_fingerprint
-from scars.core.samsara.rounds import RoundFigures, round_figures, round_start_snapshot
+from scars.core.samsara.rounds import (
+    COUNTED_BY_KEY,
+    COUNTED_BY_SCARS,
+    RoundFigures,
+    round_figures,
+    round_start_snapshot,
+)
 from scars.core.samsara.watches import reopened_items
 from scars.core.storage.durable import clean_stale_temps
 from scars.core.storage.journal import Journal, journal_path, read_journal
@@ -501,7 +507,7 @@ class FeatureSession:
             reason = f"{reason} (safety valve: {trigger})"
         self._refresh_feature()
         triage = self.round_triage()
-        fig = round_figures(self.feature, start, triage)
+        fig = round_figures(self.feature, start, triage, self.decisions)
         entry: dict[str, Any] = {
             "round": fig.round,
             "signal_lost_before": fig.signal_lost_before,
@@ -518,6 +524,9 @@ class FeatureSession:
         entry["signal_lost_after"] = fig.signal_lost_after
         entry["decision"] = decision
         entry["decision_reason"] = reason
+        # Extra key (upstream readers ignore it): these figures are scars' recount by the seed's
+        # rules, so a reader never compares them with figures the loop recorded by its own count.
+        entry[COUNTED_BY_KEY] = COUNTED_BY_SCARS
         entries = list(entries)
         self._append(ROUND_CLOSE, entries=entries, round=fig.round, entry=entry, new_item_ids=list(fig.new_items))
         # From here the round is closed (in the journal): a later failure must say so, not
@@ -541,7 +550,7 @@ class FeatureSession:
                 f"{self.feature.name}: no round is open — there is nothing to continue or stop "
                 "(start one with `scars round start`)"
             )
-        return round_figures(self.feature, start, self.round_triage())
+        return round_figures(self.feature, start, self.round_triage(), self.decisions)
 
     def last_entry_seq(self, gate_id: str) -> int:
         """The journal position of the open round's latest auto-decisions entry with

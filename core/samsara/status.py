@@ -13,6 +13,8 @@ from scars.core.samsara.decisions import (
     reopened_now,
     with_carried,
 )
+from scars.core.samsara.reconcile import reconcile
+from scars.core.samsara.rounds import signal_series
 
 
 def item_to_json(it: ScarItem) -> dict[str, Any]:
@@ -97,6 +99,11 @@ def feature_to_json(feature: Feature) -> dict[str, Any]:
         "items": [dict(item_to_json(it), decision=_decision_json(decisions, it.id)) for it in feature.items],
         "resolved": [dict(item_to_json(it), decision=_decision_json(decisions, it.id)) for it in feature.resolved],
         "log_matches": [log_match_json(m) for m in feature.log_matches],
+        "signal_lost_series": [
+            {"label": p.label, "value": p.value, "round": p.round, "source": p.source, "basis": p.basis}
+            for p in signal_series(log, feature.signal_lost)
+        ],
+        "signal_lost_reconciliation": reconcile(feature).to_dict(),
         "rounds": status_rounds([round_to_json(r) for r in log.rounds] if log else [], state),
         "max_rounds": log.max_rounds if log else 3,
         "reopened": reopened_json(feature),

@@ -65,18 +65,19 @@ class RoundGate(ModalScreen[dict | None]):
                         Text("\n").join(Text("⚠ " + visible(w)) for w in ev.warnings),
                         id="gate-warnings",
                     )
-                if ev.advice:
-                    lines = visible(ev.advice).splitlines()
-                    advice = Text(lines[0], style="bold")
-                    for line in lines[1:]:
-                        advice.append("\n  " + line)
-                    yield Static(advice, id="gate-advice")
+                # What needs an answer first (each blocked fix's outcome), then the advice.
                 for n, b in enumerate(self.blocked):
                     yield Static(Text(f"Blocked fix {b.facts['item']}", style="bold"), classes="gate-blocked-label")
                     yield Static(figures_text(b), id=f"blocked-figures-{n}", classes="gate-blocked-figures")
                     with RadioSet(id=f"blocked-{n}", classes="gate-blocked"):
                         for k, a in enumerate(b.gate.answers):
                             yield RadioButton(Text(one_line(a.label)), value=(k == 0))
+                if ev.advice:
+                    lines = visible(ev.advice).splitlines()
+                    advice = Text(lines[0], style="bold")
+                    for line in lines[1:]:
+                        advice.append("\n  " + line)
+                    yield Static(advice, id="gate-advice")
             yield Label("Reason (recorded as decision_reason; Tab to type it)", classes="form-label")
             yield Input(placeholder="why continue or stop", id="gate-reason", compact=True)
             yield Static("", id="gate-error", classes="form-error")

@@ -14,6 +14,8 @@ from rich.text import Text
 
 from scars.core.model import GROUP_LABEL, GROUPS, Feature
 from scars.core.samsara.decisions import describe_carried
+from scars.core.samsara.reconcile import reconcile
+from scars.core.samsara.rounds import BASIS_LABEL, series_by_basis, signal_series
 from scars.core.samsara.status import reopened_json
 from scars.core.sanitize import one_line
 from scars.tui.cli.render.console import make_console
@@ -153,6 +155,15 @@ def print_feature(feature: Feature, console: Console | None = None, decisions: d
     if log is None or not log.rounds:
         _line(c, ("Rounds: ", "bold"), "none yet")
     else:
+        rec = reconcile(feature)
+        by_basis = series_by_basis(signal_series(log, feature.signal_lost))
+        for basis, points in by_basis.items():
+            if points:
+                trail = " → ".join(f"{p.value}" for p in points)
+                _line(c, (f"signal_lost {BASIS_LABEL[basis]}: ", "bold"), trail)
+        if rec.difference:
+            for chunk in _wrap(one_line(rec.summary(), 4000), w - 2):
+                _line(c, "  " + chunk)
         _line(c, ("Rounds ", "bold"), f"({len(log.rounds)} of max {log.max_rounds})")
         for r in log.rounds:
             before = "?" if r.signal_lost_before is None else str(r.signal_lost_before)
