@@ -96,3 +96,14 @@ def test_zsh_and_fish_scripts_name_every_command(shell, capsys):
     if shutil.which(shell):
         p = subprocess.run([shell, "-n"], input=out, capture_output=True, text=True, timeout=60)
         assert p.returncode == 0, p.stderr
+
+
+def test_one_spelling_per_meaning():
+    """Issue 16: gate --feature named a bkit feature where every other --feature is a directory;
+    watch check took --user where every other command takes --as; export had no default format."""
+    parser = cli.build_parser()
+    assert parser.parse_args(["gate", "pdca-continue", "--bkit-feature", "auth"]).feature == "auth"
+    assert parser.parse_args(["gate", "pdca-continue", "--feature", "auth"]).feature == "auth"  # earlier spelling
+    assert parser.parse_args(["watch", "check", "--as", "ann"]).user == "ann"
+    assert parser.parse_args(["watch", "check", "--user", "ann"]).user == "ann"
+    assert parser.parse_args(["export"]).format == "json"
