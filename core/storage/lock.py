@@ -19,10 +19,10 @@ import json
 import os
 import socket
 import time
-from datetime import UTC
+from datetime import UTC, datetime
 from pathlib import Path
 
-from scars.core.clock import now_iso
+from scars.core.clock import now_iso, parse_time
 from scars.core.errors import LockHeld, ScarsError, UsageError
 from scars.core.storage.durable import WriteFailed, ensure_private_dir
 
@@ -53,14 +53,9 @@ def describe_holder(holder: dict) -> str:
 
 def _ago(started: str) -> str | None:
     """How long ago an ISO time was, in words ("3 min"), or None when it cannot be read."""
-    from datetime import datetime
-
-    try:
-        then = datetime.fromisoformat(started)
-    except ValueError:
+    then = parse_time(started)
+    if then is None:
         return None
-    if then.tzinfo is None:
-        then = then.replace(tzinfo=UTC)
     seconds = int((datetime.now(UTC) - then).total_seconds())
     if seconds < 0:
         return None
