@@ -41,9 +41,9 @@ class DecisionRefused(ScarsError):
 
     exit_code = 4
 
-    def __init__(self, message: str, errors: list | None = None):
+    def __init__(self, message: str, errors: list[FieldError] | None = None):
         super().__init__(message)
-        self.errors = list(errors or [])
+        self.errors: list[FieldError] = list(errors or [])
 
 
 class LockHeld(ScarsError):

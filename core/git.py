@@ -1,8 +1,9 @@
-"""The git runners: every git command scars runs, with a timeout, no prompt and a clean env.
+"""The one git runner: every git command scars runs, with a timeout, no prompt and a clean env.
 
 :func:`run_git` raises :class:`GitUnavailable` (no git, not a work tree, a timeout, a failing
-command); the helpers built on it return None or an empty list where the caller treats "no git"
-as an answer.
+command); the helpers built on it (watches' commits and changed files, the user's name for
+``decided_by``, the authors ``locate`` shows) return None or an empty list where the caller
+treats "no git" as an answer.
 """
 
 from __future__ import annotations
@@ -16,13 +17,18 @@ from pathlib import Path
 from scars.core import settings
 
 GIT_TIMEOUT = 20.0
+# Asked on every decision without --as / SCARS_USER: short, a slow git must not hold a decision.
+USER_NAME_TIMEOUT = 3.0
+# Asked while the app shows an item: shorter still (the author list is a hint, not a record).
+AUTHORS_TIMEOUT = 1.5
 
 
 class GitUnavailable(Exception):
-    pass
+    """git is missing, the path is no work tree, the command timed out or failed."""
 
 
-def run_git(repo: str | os.PathLike, *args: str, check: bool = True) -> str:
+def run_git(repo: str | os.PathLike, *args: str, check: bool = True, timeout: float = GIT_TIMEOUT) -> str:
+    """``git -C repo ARGS`` → its stdout; raises GitUnavailable (``check``: also on a non-zero exit)."""
     git = shutil.which("git")
     if not git:
         raise GitUnavailable("git is not installed")
@@ -30,8 +36,8 @@ def run_git(repo: str | os.PathLike, *args: str, check: bool = True) -> str:
         cp = subprocess.run(
             [git, "-C", str(repo), *args],
             capture_output=True,
-            timeout=GIT_TIMEOUT,
-            env=settings.git_env(),
+            timeout=timeout,
+            env=dict(settings.current().git_env),
             stdin=subprocess.DEVNULL,
         )
     except subprocess.TimeoutExpired as exc:
@@ -87,40 +93,23 @@ def tree_files(top: Path) -> list[str]:
 
 
 def user_name() -> str | None:
-    git = shutil.which("git")
-    if not git:
-        return None
+    """git's ``user.name`` as seen from the current directory (None without git or a name)."""
     try:
-        out = subprocess.run(
-            [git, "config", "user.name"],
-            capture_output=True,
-            text=True,
-            timeout=3,
-            stdin=subprocess.DEVNULL,
-        )
-    except (OSError, subprocess.SubprocessError):
+        name = run_git(os.curdir, "config", "user.name", timeout=USER_NAME_TIMEOUT).strip()
+    except GitUnavailable:
         return None
-    name = out.stdout.strip()
-    return name if out.returncode == 0 and name else None
+    return name or None
 
 
-def authors_of(repo_root: str | os.PathLike[str], paths: list[str], timeout: float = 1.5) -> list[str]:
+def authors_of(repo_root: str | os.PathLike[str], paths: list[str], timeout: float = AUTHORS_TIMEOUT) -> list[str]:
     """Authors of ``paths`` (already resolved inside ``repo_root``), most recent first, from
     ``git log``; [] when git is unavailable or fails."""
     try:
-        proc = subprocess.run(
-            ["git", "-C", str(repo_root), "log", "--format=%an", "-n", "200", "--", *paths],
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            stdin=subprocess.DEVNULL,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return []
-    if proc.returncode != 0:
+        out = run_git(repo_root, "log", "--format=%an", "-n", "200", "--", *paths, timeout=timeout)
+    except GitUnavailable:
         return []
     seen: dict[str, None] = {}
-    for name in proc.stdout.splitlines():
+    for name in out.splitlines():
         if name.strip():
             seen.setdefault(name.strip(), None)
     return list(seen)

@@ -49,13 +49,32 @@ GROUP_LABEL: dict[str, str] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class ParseFailure:
-    """A report (or other input) that could not be used, never dropped silently."""
+Severity = Literal["failure", "unknown", "warning", "note"]
 
-    file: str  # path relative to the feature directory (or the repository for repo-level files)
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """Something wrong with an input file or a log, never dropped silently: the one problem shape.
+
+    ``severity``: ``failure`` — the file (or record) cannot be used, or a log fails verification
+    (a report's items are then shown, never counted); ``unknown`` — it cannot be decided;
+    ``warning`` — odd but usable; ``note`` — worth knowing. ``file`` is the path relative to the
+    feature directory (or the repository, or the scanned tree; "" when none applies), ``line``
+    1-based where known, ``message`` names the key or item at fault.
+    """
+
+    file: str
     line: int | None
-    reason: str  # names the key or item at fault
+    message: str
+    severity: Severity = "failure"
+
+    @property
+    def where(self) -> str:
+        """``file:line`` (``file`` when the line is unknown)."""
+        return f"{self.file}:{self.line}" if self.file and self.line else self.file
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.message}" if self.where else self.message
 
     @property
     def of_registry(self) -> bool:
@@ -89,12 +108,14 @@ class ScarItem:
     resolution: str | None = None
     status: str | None = None  # era D lifecycle status (open/resolved/accepted/deferred/blocked)
     scar_id: str | None = None  # era D SC-N
-    where: str | None = None  # Gen 3 `where`, else the report's `debt_location`
+    where: str | None = None  # the item's own location (Gen 3 / era D `where`); never the report's
+    debt_location: str | None = None  # the report's `debt_location` (a report-level location, not the item's)
     bites_when: str | None = None
     accepted_because: str | None = None
     note: str | None = None  # assumption / systemic note
     verified: bool | None = None  # assumptions only; None = key missing (counted, with a warning)
     normalized: str = ""  # whitespace-normalised, case-folded text used for literal pattern matching
+    notes: tuple[str, ...] = ()  # what the reader noticed about this item (also in Feature.warnings)
     raw: Any = field(default=None, compare=False, repr=False)  # the item exactly as parsed
 
 
@@ -104,9 +125,11 @@ class ScarReport:
     task_id: str | None
     completion_status: str | None
     items: tuple[ScarItem, ...]  # every item, resolved ones included (resolved=True)
-    parse_failure: ParseFailure | None = None  # set when the report's items are not counted
+    parse_failure: Problem | None = None  # set when the report's items are not counted
     debt_location: str | None = None
     extra: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)  # unknown keys
+    # legacy `resolved_items` entries: (original_section, original_description, resolution)
+    resolved_entries: tuple[tuple[str, str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,11 +160,11 @@ class Registry:
     reason: str | None = None
     line: int | None = None  # where the reader stopped, when unreadable and known
 
-    def failure(self) -> ParseFailure | None:
+    def failure(self) -> Problem | None:
         """The parse failure an unreadable registry is listed as (None when readable or missing)."""
         if self.state != "unreadable":
             return None
-        return ParseFailure(
+        return Problem(
             self.path or REGISTRY_FILE,
             self.line,
             f"registry unreadable: {self.reason}; every systemic_ref is unknown and still counted",
@@ -193,7 +216,7 @@ class IterationLog:
     reviewer_retry_limit: int = 2
     budget_present: bool = False
     rounds: tuple[Round, ...] = ()
-    warnings: tuple[str, ...] = ()
+    warnings: tuple[Problem, ...] = ()  # odd but usable content (severity warning)
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,6 +229,38 @@ class AutoDecisionEntry:
     line: int  # 1-based line of the heading
     fields: dict[str, Any] = field(default_factory=dict)  # field -> str | list[str] | {level, notes}
     problems: tuple[str, ...] = ()  # malformations found while parsing (missing fields, bad order …)
+
+
+# How surely a log's description names an item (scars.core.samsara.matching).
+Confidence = Literal["exact", "normalized", "similar", "weak", "ambiguous", "none"]
+CONFIDENT: tuple[str, ...] = ("exact", "normalized", "similar")  # taken; weak / ambiguous / none never are
+
+
+@dataclass(frozen=True, slots=True)
+class LogMatch:
+    """One triaged description of iteration-log.yaml and the item it names (or why none)."""
+
+    round: int
+    action: str  # fix | accept | defer
+    index: int  # position in the round's list
+    description: str  # the text as written
+    target: str | None  # an item id, or ``resolved_items:<report>#<n>``; None unless confident
+    confidence: Confidence
+    score: float  # 1.0 for exact / normalized; the similarity otherwise
+    reason: str
+    candidates: tuple[tuple[str, float], ...] = ()  # the best targets (weak, ambiguous, similar)
+    entry: Any = field(default=None, compare=False, repr=False)  # the string or accept mapping as read
+
+    @property
+    def confident(self) -> bool:
+        return self.target is not None and self.confidence in CONFIDENT
+
+    @property
+    def item_id(self) -> str | None:
+        """The item named (None for a resolved_items entry or no confident match)."""
+        if not self.confident or self.target is None or self.target.startswith("resolved_items:"):
+            return None
+        return self.target
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,9 +277,9 @@ class Feature:
     reports: tuple[ScarReport, ...] = ()
     items: tuple[ScarItem, ...] = ()
     resolved: tuple[ScarItem, ...] = ()
-    parse_failures: tuple[ParseFailure, ...] = ()
+    parse_failures: tuple[Problem, ...] = ()
     dangling_refs: tuple[tuple[str, str], ...] = ()  # (file, id)
-    warnings: tuple[str, ...] = ()
+    warnings: tuple[Problem, ...] = ()  # odd but usable content (severity warning)
     registry: Registry | None = None
     contract: EvaluationContract | None = None
     index: dict[str, Any] | None = None
@@ -237,6 +292,7 @@ class Feature:
     possible_patterns: tuple[dict[str, Any], ...] = ()  # near-duplicates: {ids, similarity, reason}
     entry: EntryVerdict | None = None
     execution_mode: str | None = None
+    log_matches: tuple[LogMatch, ...] = ()  # every triaged description of the log, matched to an item
 
     @property
     def auto_mode(self) -> bool:

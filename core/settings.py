@@ -1,97 +1,126 @@
-"""Every environment variable scars reads, in one place (the README lists them).
+"""Every environment variable scars reads, read once, in one place (the README lists them).
 
-Each is read when it is asked for (a test or a caller may set it just before), never cached:
+:func:`load` reads the environment into a frozen :class:`Settings`; :func:`current` returns that
+snapshot (taking it on first use). The command line takes it once at the start of each command
+(``scars.tui.cli.main``), so one command sees one environment from start to end, and nothing else
+in ``scars`` reads ``os.environ``:
 
-* ``SCARS_USER`` — who decides, before git's ``user.name`` and the login name;
+* ``SCARS_USER`` — who decides, before git's ``user.name`` and the login name (``LOGNAME``,
+  ``USER``, ``LNAME``, ``USERNAME``, else the password database, as ``getpass`` looks);
 * ``SCARS_NO_CACHE`` (1 / true / yes), ``SCARS_CACHE_DIR``, ``XDG_CACHE_HOME`` — the feature cache;
 * ``SCARS_WORKERS`` — worker processes for parallel reading (digits; else automatic);
 * ``SCARS_DEBUG`` — show the traceback of an internal error;
 * ``SCARS_ANSWER_<GATE>`` / ``SCARS_REASON_<GATE>`` — answer a gate without a terminal;
 * ``XDG_CONFIG_HOME`` — where the app's keymap is read from;
+* ``TERM`` — ``dumb`` cannot draw the full-screen app (the app does not start);
 * loop-spec's own ``LOOP_SPEC_BACKLOG_FILE``, ``LOOP_SPEC_NON_INTERACTIVE`` and
   ``LOOP_SPEC_ANSWER_ITERATE_SPEC``, honoured as loop-spec does;
-* ``GIT_*`` — left out of the environment of every git command scars runs.
+* ``GIT_*`` — left out of the environment of every git command scars runs, but where the user's
+  git configuration lives (``GIT_CONFIG_GLOBAL``, ``GIT_CONFIG_SYSTEM``, ``GIT_CONFIG_NOSYSTEM``).
 """
 
 from __future__ import annotations
 
 import os
+import pwd
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 
+# The GIT_* variables a git command of scars keeps: where the user's own configuration lives
+# (user.name is read from it). Every other GIT_* (GIT_DIR, GIT_WORK_TREE, GIT_INDEX_FILE … a hook
+# runs with) would point git at another repository than the one scars names.
+GIT_KEPT = ("GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_NOSYSTEM")
 
-def _get(name: str) -> str | None:
-    return os.environ.get(name)
-
-
-def user() -> str | None:
-    """``SCARS_USER`` (None when unset)."""
-    return _get("SCARS_USER")
-
-
-def cache_enabled() -> bool:
-    """False when ``SCARS_NO_CACHE`` is 1, true or yes."""
-    return (_get("SCARS_NO_CACHE") or "").strip() not in ("1", "true", "yes")
-
-
-def cache_dir() -> Path:
-    """``$SCARS_CACHE_DIR``, else ``$XDG_CACHE_HOME/scars`` (absolute only), else ``~/.cache/scars``."""
-    explicit = _get("SCARS_CACHE_DIR")
-    if explicit:
-        return Path(explicit)
-    xdg = _get("XDG_CACHE_HOME")
-    base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".cache"
-    return base / "scars"
-
-
-def workers() -> int | None:
-    """``SCARS_WORKERS`` when it is digits, else None (automatic)."""
-    env = (_get("SCARS_WORKERS") or "").strip()
-    return int(env) if env.isdigit() else None
-
-
-def debug() -> bool:
-    """``SCARS_DEBUG`` set to anything non-empty."""
-    return bool(_get("SCARS_DEBUG"))
-
-
-def config_home() -> Path:
-    """``$XDG_CONFIG_HOME``, else ``~/.config``."""
-    return Path(_get("XDG_CONFIG_HOME") or str(Path.home() / ".config"))
+_GATE_PREFIXES = ("SCARS_ANSWER_", "SCARS_REASON_")
 
 
 def env_var(gate_id: str, what: str = "ANSWER") -> str:
-    """`SCARS_ANSWER_<GATE>` / `SCARS_REASON_<GATE>` for a gate id."""
+    """The name ``SCARS_ANSWER_<GATE>`` / ``SCARS_REASON_<GATE>`` of a gate id (nothing is read)."""
     return f"SCARS_{what}_" + gate_id.upper().replace("-", "_")
 
 
-def gate_answer(gate_id: str) -> str | None:
-    """``SCARS_ANSWER_<GATE>`` (None when unset)."""
-    return _get(env_var(gate_id))
+@dataclass(frozen=True)
+class Settings:
+    """The environment as scars uses it, read once by :func:`load`."""
+
+    user: str | None = None  # SCARS_USER
+    login: str | None = None  # the login name (getpass: LOGNAME, USER, LNAME, USERNAME, pwd)
+    cache_enabled: bool = True  # not SCARS_NO_CACHE=1/true/yes
+    cache_dir: Path = Path(".cache") / "scars"  # SCARS_CACHE_DIR, else $XDG_CACHE_HOME/scars, else ~/.cache/scars
+    workers: int | None = None  # SCARS_WORKERS when digits
+    debug: bool = False  # SCARS_DEBUG non-empty
+    config_home: Path = Path(".config")  # XDG_CONFIG_HOME, else ~/.config
+    gate_vars: Mapping[str, str] = field(default_factory=dict)  # every SCARS_ANSWER_* / SCARS_REASON_*
+    loop_spec_backlog_file: str | None = None  # LOOP_SPEC_BACKLOG_FILE
+    loop_spec_non_interactive: bool = False  # LOOP_SPEC_NON_INTERACTIVE set and not 0
+    loop_spec_iterate_spec_answer: str = ""  # LOOP_SPEC_ANSWER_ITERATE_SPEC
+    git_env: Mapping[str, str] = field(default_factory=dict)  # the environment of a git command
+    term: str = ""  # TERM ("dumb": no full-screen app)
+
+    def gate_answer(self, gate_id: str) -> str | None:
+        """``SCARS_ANSWER_<GATE>`` (None when unset)."""
+        return self.gate_vars.get(env_var(gate_id))
+
+    def gate_reason(self, gate_id: str) -> str | None:
+        """``SCARS_REASON_<GATE>`` (None when unset)."""
+        return self.gate_vars.get(env_var(gate_id, "REASON"))
 
 
-def gate_reason(gate_id: str) -> str | None:
-    """``SCARS_REASON_<GATE>`` (None when unset)."""
-    return _get(env_var(gate_id, "REASON"))
+def _login(environ: Mapping[str, str]) -> str | None:
+    """The login name as ``getpass.getuser`` finds it, from ``environ`` first."""
+    for name in ("LOGNAME", "USER", "LNAME", "USERNAME"):
+        if environ.get(name):
+            return environ[name]
+    try:
+        return pwd.getpwuid(os.getuid()).pw_name or None
+    except (KeyError, OSError):  # no password entry for this uid
+        return None
 
 
-def loop_spec_backlog_file() -> str | None:
-    """loop-spec's ``LOOP_SPEC_BACKLOG_FILE`` (None when unset)."""
-    return _get("LOOP_SPEC_BACKLOG_FILE")
+def from_environ(environ: Mapping[str, str]) -> Settings:
+    """The settings ``environ`` gives (no global state touched)."""
+    get = environ.get
+    xdg_cache = get("XDG_CACHE_HOME")
+    cache_base = Path(xdg_cache) if xdg_cache and os.path.isabs(xdg_cache) else Path.home() / ".cache"
+    workers = (get("SCARS_WORKERS") or "").strip()
+    git_env = {k: v for k, v in environ.items() if not k.startswith("GIT_") or k in GIT_KEPT}
+    git_env["GIT_TERMINAL_PROMPT"] = "0"
+    git_env["LC_ALL"] = "C"
+    return Settings(
+        user=get("SCARS_USER"),
+        login=_login(environ),
+        cache_enabled=(get("SCARS_NO_CACHE") or "").strip() not in ("1", "true", "yes"),
+        cache_dir=Path(get("SCARS_CACHE_DIR") or cache_base / "scars"),
+        workers=int(workers) if workers.isdigit() else None,
+        debug=bool(get("SCARS_DEBUG")),
+        config_home=Path(get("XDG_CONFIG_HOME") or str(Path.home() / ".config")),
+        gate_vars=MappingProxyType({k: v for k, v in environ.items() if k.startswith(_GATE_PREFIXES)}),
+        loop_spec_backlog_file=get("LOOP_SPEC_BACKLOG_FILE"),
+        loop_spec_non_interactive=(get("LOOP_SPEC_NON_INTERACTIVE") or "") not in ("", "0"),
+        loop_spec_iterate_spec_answer=get("LOOP_SPEC_ANSWER_ITERATE_SPEC") or "",
+        git_env=MappingProxyType(git_env),
+        term=get("TERM") or "",
+    )
 
 
-def loop_spec_non_interactive() -> bool:
-    """loop-spec's ``LOOP_SPEC_NON_INTERACTIVE``: set and not ``0``."""
-    return (_get("LOOP_SPEC_NON_INTERACTIVE") or "") not in ("", "0")
+_current: Settings | None = None
 
 
-def loop_spec_iterate_spec_answer() -> str:
-    """loop-spec's ``LOOP_SPEC_ANSWER_ITERATE_SPEC`` ("" when unset)."""
-    return _get("LOOP_SPEC_ANSWER_ITERATE_SPEC") or ""
+def load() -> Settings:
+    """Read the environment now; the snapshot every later :func:`current` returns."""
+    global _current
+    _current = from_environ(os.environ)
+    return _current
 
 
-def git_env() -> dict[str, str]:
-    """The environment of a git command: ours without ``GIT_*``, no prompt, the C locale."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env["GIT_TERMINAL_PROMPT"] = "0"
-    env["LC_ALL"] = "C"
-    return env
+def clear() -> None:
+    """Forget the snapshot: the next :func:`current` reads the environment again."""
+    global _current
+    _current = None
+
+
+def current() -> Settings:
+    """The snapshot :func:`load` took (taken now when none was)."""
+    return _current if _current is not None else load()

@@ -23,6 +23,14 @@ def normalize(text: str) -> str:
     return _WS.sub(" ", text).strip().casefold()
 
 
+_DIGITS = re.compile(r"(\d+)")
+
+
+def natural_key(text: str) -> tuple:
+    """Sort key putting numbers in number order: task-2 before task-10 (case folded)."""
+    return tuple(int(p) if p.isdigit() else p.casefold() for p in _DIGITS.split(text or ""))
+
+
 def norm(text: Any) -> str:
     """The same normalisation as ScarItem.normalized (whitespace collapsed, case folded)."""
 
@@ -121,6 +129,8 @@ _STOPWORDS = frozenset(
     ]
 )
 
+
+STOPWORDS: frozenset[str] = _STOPWORDS  # the words the possible-pattern rule ignores
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 

@@ -1,5 +1,6 @@
 """Values read from YAML or JSON, taken as the shape the caller needs (never raising):
-text (:func:`as_text`, :func:`opt_text`), a mapping (:func:`as_dict`) or a list (:func:`as_list`)."""
+text (:func:`as_text`, :func:`opt_text`, :func:`readable`), a mapping (:func:`as_dict`) or a list
+(:func:`as_list`)."""
 
 from __future__ import annotations
 
@@ -26,3 +27,23 @@ def as_dict(value: Any) -> dict[str, Any]:
 def as_list(value: Any) -> list[Any]:
     """``value`` when it is a list, else an empty one."""
     return value if isinstance(value, list) else []
+
+
+def readable(value: Any, *, limit: int = 4000) -> str:
+    """``value`` as a person reads it: a mapping as ``key: value; key: value``, a list as
+    ``a; b`` (nested ones in brackets), text as written — never Python's ``repr`` of a dict.
+    Cut at ``limit`` characters with an ellipsis."""
+
+    def go(v: Any, depth: int) -> str:
+        if isinstance(v, dict):
+            inner = "; ".join(f"{as_text(k)}: {go(x, depth + 1)}" for k, x in v.items())
+            return inner if depth == 0 else "{" + inner + "}"
+        if isinstance(v, list):
+            inner = "; ".join(go(x, depth + 1) for x in v)
+            return inner if depth == 0 else "[" + inner + "]"
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        return as_text(v)
+
+    text = go(value, 0)
+    return text if len(text) <= limit else text[: limit - 1] + "…"

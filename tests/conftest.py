@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from scars.core import settings
 from tests.factories import UPSTREAM
 
 # Stable terminal-facing output in every test: no colour, no inherited Textual settings.
@@ -25,6 +26,15 @@ os.environ["SCARS_USER"] = os.environ.get("SCARS_TEST_USER", "test-user")
 # Tests read their inputs afresh: the feature cache (scars.core.storage.cache) stays off unless a test
 # turns it on for itself (tests/core/storage/test_cache.py), so no test writes into ~/.cache.
 os.environ["SCARS_NO_CACHE"] = "1"
+
+
+@pytest.fixture(autouse=True)
+def _environment_read_afresh():
+    """scars reads the environment once (scars.core.settings): each test starts without a
+    snapshot, so what it sets before its first use of scars is what scars sees."""
+    settings.clear()
+    yield
+    settings.clear()
 
 
 @pytest.fixture

@@ -14,10 +14,12 @@ import hashlib
 import json
 import os
 import shutil
+import subprocess
+import sys
 import textwrap
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -26,12 +28,13 @@ from scars.core.model import (
     EvaluationContract,
     Feature,
     IterationLog,
-    ParseFailure,
+    Problem,
     Registry,
     Round,
     ScarItem,
 )
 from scars.core.samsara.feature import read_feature
+from scars.core.samsara.matching import match_log
 
 ROOT = Path(__file__).resolve().parents[1]
 UPSTREAM = ROOT.parent / "shared" / "fixtures" / "upstream"
@@ -245,6 +248,34 @@ def app_repo(root: Path) -> Path:
     return feature
 
 
+# Long enough that an item's detail is longer than the detail pane at 80x24 (J / K scroll it).
+LONG_TAIL = " The worker logs nothing when it gives up, and the queue depth metric stays flat." * 8
+
+
+def long_repo(root: Path, tasks: int = 12, per_task: int = 7) -> Path:
+    """A repository whose one feature holds ``tasks * per_task`` undecided items (84 by default:
+    longer than an 80x24 or 120x40 screen), task-1 … task-N, each item's text distinct."""
+    feature = root / "changes" / "2026-08-01_long"
+    (feature / "scar-reports").mkdir(parents=True)
+    for t in range(1, tasks + 1):
+        items = "\n".join(
+            f'  - description: "Item {t}.{k}: the retry loop of worker {t} drops message {k} on timeout.{LONG_TAIL}"'
+            for k in range(1, per_task + 1)
+        )
+        (feature / "scar-reports" / f"task-{t}-scar.yaml").write_text(
+            f"task_id: task-{t}\ncompletion_status: done\nknown_shortcuts:\n{items}\n"
+            "silent_failure_conditions: []\nassumptions_made: []\ndebt_registered: true\n"
+            f'debt_location: "src/worker_{t}.py:3"\n',
+            encoding="utf-8",
+        )
+    (feature / "iteration-log.yaml").write_text(
+        f"feature: long\nsignal_lost_initial: {tasks * per_task}\nbudget:\n  max_rounds: 3\n"
+        "  reviewer_retry_limit: 2\nrounds: []\n",
+        encoding="utf-8",
+    )
+    return feature
+
+
 def samsara_feature(
     root: Path,
     *,
@@ -289,6 +320,20 @@ def decision_entry(gate_id: str = "triage", answer: str = "Fix the two hard-code
     )
     values.update(fields)
     return DecisionEntry(**values)
+
+
+def resolve_in_report(feature_dir: Path, text: str, resolution: str = "fixed in this round") -> None:
+    """Mark the Gen 2 item ``description: "<text>"`` resolved in place (seed Rule 11), as the
+    implementer's fix does: its id and fingerprint stay, it leaves the remaining set."""
+    for report_path in sorted((feature_dir / "scar-reports").glob("*.yaml")):
+        lines = report_path.read_text(encoding="utf-8").splitlines(keepends=True)
+        for n, line in enumerate(lines):
+            if line.strip() == f'- description: "{text}"':
+                pad = " " * (len(line) - len(line.lstrip()) + 2)
+                lines[n + 1 : n + 1] = [f"{pad}status: resolved\n", f'{pad}resolution: "{resolution}"\n']
+                report_path.write_text("".join(lines), encoding="utf-8")
+                return
+    raise AssertionError(f"no item {text!r} to resolve")
 
 
 def item_id(feature_dir: Path, text: str, file: str = "task-1") -> str:
@@ -458,6 +503,8 @@ def rnd(
     fix=(),
     accept=(),
     defer=(),
+    fixed: int | None = None,
+    raw: dict | None = None,
 ) -> Round:
     spent = None if retries is None else {"reviewer_retries": retries}
     return Round(
@@ -466,6 +513,8 @@ def rnd(
         signal_lost_after=after,
         decision=decision,
         fixes_scar_count=new,
+        fixes_applied=fixed,
+        raw=raw,
         budget_spent=spent,
         fix=tuple(fix),
         accept=tuple(accept),
@@ -495,9 +544,11 @@ def feature(
     items = tuple(items)
     counts = {c: sum(1 for i in items if i.counted and i.category == c) for c in CATEGORIES}
     sl = signal if signal is not None else sum(counts.values())
-    return Feature(
+    f = Feature(
         name="demo", path=path, repo_root=None, items=items, iteration_log=iteration_log, signal_lost=sl, counts=counts
     )
+    # As the read path does: the log's triaged descriptions matched to the items (one matcher).
+    return replace(f, log_matches=match_log(f))
 
 
 @dataclass(frozen=True)
@@ -580,7 +631,7 @@ def sample_feature(tmp_path: Path) -> Feature:
         ),
         item(6, text="Orphan item of a broken report", task="task-4", counted=False),
     ]
-    failures = [ParseFailure(file="scar-reports/task-4-scar.yaml", line=3, reason="not a mapping")]
+    failures = [Problem(file="scar-reports/task-4-scar.yaml", line=3, message="not a mapping")]
     rounds = [
         Round(
             round=1,
@@ -621,6 +672,19 @@ def run_cli(argv: list[str], capsys) -> tuple[int, str, str]:  # noqa: ANN001
     code = cli.main(argv)
     out, err = capsys.readouterr()
     return code, out, err
+
+
+def scars_process(*args: str, cwd: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
+    """``python -m scars.tui ARGS`` in a child process without a terminal (stdin /dev/null)."""
+    return subprocess.run(
+        [sys.executable, "-m", "scars.tui", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={**os.environ, "NO_COLOR": "1", **(env or {})},
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+    )
 
 
 def clean_env(monkeypatch, user: str = "alice") -> None:

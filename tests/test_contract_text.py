@@ -278,10 +278,10 @@ def test_log_verify_fails_a_hand_written_placeholder_accept(field, tmp_path):
     feature = csv_feature(tmp_path)
     log = feature / "iteration-log.yaml"
     log.write_text(_hand_log(ACCEPT), encoding="utf-8")
-    assert not [f for f in verify_feature(feature).findings if f.level == "failure"]
+    assert not [f for f in verify_feature(feature).findings if f.severity == "failure"]
     for value in REFUSED:
         log.write_text(_hand_log({**ACCEPT, field: value}), encoding="utf-8")
-        failures = [f.message for f in verify_feature(feature).findings if f.level == "failure"]
+        failures = [f.message for f in verify_feature(feature).findings if f.severity == "failure"]
         assert any(field in m for m in failures), (value, failures)
 
 
@@ -291,5 +291,5 @@ def test_log_verify_keeps_a_legacy_expiry_accept_a_note(tmp_path):
         _hand_log({"expiry_date": "2026-10-19", "rationale": "ok"}), encoding="utf-8"
     )
     v = verify_feature(feature)
-    assert not [f for f in v.findings if f.level == "failure"], v.findings
-    assert any("legacy accept" in f.message for f in v.findings if f.level == "note")
+    assert not [f for f in v.findings if f.severity == "failure"], v.findings
+    assert any("legacy accept" in f.message for f in v.findings if f.severity == "note")

@@ -49,7 +49,7 @@ Rules (the README section "Budget context, advice and watches" repeats them):
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from scars.core.advice.trend import (
@@ -60,7 +60,8 @@ from scars.core.advice.trend import (
     variance,
 )
 from scars.core.model import CATEGORIES, Feature, Round
-from scars.core.samsara.rounds import DEFAULT_MAX_ROUNDS, signal_series, split_rounds
+from scars.core.samsara.reconcile import reconcile
+from scars.core.samsara.rounds import BASIS_LABEL, DEFAULT_MAX_ROUNDS, advice_series, split_rounds
 from scars.core.samsara.rounds import field_of as _attr
 from scars.core.samsara.rounds import norm as _norm
 
@@ -184,6 +185,7 @@ class Advice:
     budget: dict[str, Any]
     fixability: float | None
     history: tuple[QualityPoint, ...]
+    notes: tuple[str, ...] = ()  # what the advice rests on that a reader must know (e.g. which count)
 
     @property
     def headline_rules(self) -> list[Recommendation]:
@@ -213,6 +215,7 @@ class Advice:
         active = [f.name for f in self.failure_modes if f.active]
         if active:
             lines.append("failure modes: " + ", ".join(active))
+        lines.extend(f"note: {n}" for n in self.notes)
         return "\n".join(line if len(line) <= width else line[: width - 1] + "…" for line in lines)
 
     def to_dict(self) -> dict[str, Any]:
@@ -237,6 +240,7 @@ class Advice:
                 }
                 for p in self.history
             ],
+            "notes": list(self.notes),
         }
 
 
@@ -711,10 +715,12 @@ def feature_triggers(feature: Feature, decisions: Mapping[str, Any] | None = Non
 def samsara_history(feature: Feature) -> tuple[list[QualityPoint], int, int]:
     """(points, max_iterations, current_iteration) from the feature's signal_lost series.
 
-    The series is :func:`scars.core.samsara.rounds.signal_series` (the one the header, the
-    trends screen, ``scars loops`` and the gates show): point 0 is its start (the iteration
+    The series is :func:`scars.core.samsara.rounds.advice_series`: the part of the one series
+    (the header, the trends screen, ``scars loops`` and the gates show it whole) counted by one
+    rule — the loop's recorded figures, or scars' recount from its first own round on — so the
+    advisor never compares the loop's 22 with scars' 85: point 0 is its start (the iteration
     entry; the current signal_lost when no start is recorded), point r its value after done
-    round r; its "now" point is not an iteration and is left out. quality = 1 − signal_lost /
+    round r; the "now" point is not an iteration and is left out. quality = 1 − signal_lost /
     the start value (1.0 when that is 0). A point's trigger set is the set of items triaged at
     the start of the next round, and the current open items for the latest point.
     """
@@ -722,7 +728,7 @@ def samsara_history(feature: Feature) -> tuple[list[QualityPoint], int, int]:
     log = feature.iteration_log
     done, _ = split_rounds(log)
     by_round = {r.round: r for r in done}
-    series = signal_series(log, feature.signal_lost)
+    series = advice_series(log, feature.signal_lost)
     start = next((p.value for p in series if p.label == "start"), feature.signal_lost)
 
     def quality(s: int) -> float:
@@ -767,7 +773,7 @@ def advise_feature(
 ) -> Advice:
     """Advice for a samsara feature's next round (the app's advisor panel)."""
     points, max_it, current = samsara_history(feature)
-    return advise_history(
+    advice = advise_history(
         points,
         max_iterations=max_it,
         current_iteration=current,
@@ -777,6 +783,13 @@ def advise_feature(
         source="samsara",
         subject=feature.name,
     )
+    rec = reconcile(feature)
+    if rec.difference:  # the history and the open items are two counts: say so, and by how much
+        series = advice_series(feature.iteration_log, feature.signal_lost)
+        which = BASIS_LABEL[series[-1].basis] if series else BASIS_LABEL["recounted"]
+        note = f"{rec.summary()} The history the advice reads is one count: {which}."
+        advice = replace(advice, notes=(*advice.notes, note))
+    return advice
 
 
 def trigger_counts_by_category(feature: Feature) -> dict[str, int]:

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from scars.core.errors import ChangedOnDisk, PathNotFound
-from scars.core.model import IterationLog, Round
+from scars.core.model import IterationLog, Problem, Round
 from scars.core.storage import safe_read
 from scars.core.storage.durable import Fingerprint, atomic_write, read_with_fingerprint
 from scars.core.values import as_dict, as_text, opt_text
@@ -492,10 +492,11 @@ def _str_tuple(v: Any) -> tuple[str, ...]:
     return (as_text(v),)
 
 
-def read_iteration_log(path: str | os.PathLike[str]) -> IterationLog:
-    """Read iteration-log.yaml of any era.
+def read_iteration_log(path: str | os.PathLike[str], *, root: str | os.PathLike[str] | None = None) -> IterationLog:
+    """Read iteration-log.yaml of any era (through ``storage/safe_read``: a symlink only inside
+    ``root`` when given).
 
-    Raises ``PathNotFound`` when the file is missing and ``safe_read.YamlProblem`` when it is
+    Raises ``PathNotFound`` when the file is missing and ``safe_read.Unreadable`` when it is
     not usable YAML (not a mapping included). Missing ``budget`` gives the defaults 3/2 with
     ``budget_present=False``; partial rounds (``decision: interrupted``) are read with the
     missing fields as None; unknown keys stay in each ``Round.raw``.
@@ -503,13 +504,18 @@ def read_iteration_log(path: str | os.PathLike[str]) -> IterationLog:
     p = Path(path)
     if not p.exists() and not p.is_symlink():
         raise PathNotFound(f"{p} does not exist")
-    if not p.is_file():  # a directory, a FIFO, a device, a dangling symlink: never opened
-        raise safe_read.YamlProblem("not a regular file")
-    loaded = safe_read.load_file(p)
+    try:
+        loaded = safe_read.load_yaml(p, root=root)
+    except FileNotFoundError:  # a dangling symlink
+        raise safe_read.Unreadable("not a regular file") from None
     data = loaded.value
     if not isinstance(data, dict):
-        raise safe_read.YamlProblem("not a mapping", 1)
-    warnings = [f"line {ln}: {reason}" for ln, reason in loaded.problems]
+        raise safe_read.Unreadable("not a mapping", 1)
+    warnings: list[Problem] = [Problem(p.name, ln, reason, "warning") for ln, reason in loaded.problems]
+
+    def warn(line: int | None, message: str) -> None:
+        warnings.append(Problem(p.name, line, message, "warning"))
+
     budget: Any = data.get("budget")
     budget_present = isinstance(budget, dict)
     max_rounds, retry = 3, 2
@@ -519,21 +525,21 @@ def read_iteration_log(path: str | os.PathLike[str]) -> IterationLog:
         max_rounds = mr if mr is not None else 3
         retry = rr if rr is not None else 2
     elif budget is not None:
-        warnings.append("budget is not a mapping; defaults 3/2 used")
+        warn(loaded.key_lines.get("budget"), "budget is not a mapping; defaults 3/2 used")
     rounds: list[Round] = []
     raw_rounds = data.get("rounds")
     if raw_rounds is not None and not isinstance(raw_rounds, list):
-        warnings.append("rounds is not a list; no rounds read")
+        warn(loaded.key_lines.get("rounds"), "rounds is not a list; no rounds read")
         raw_rounds = []
     round_lines = loaded.item_lines.get("rounds", [])
     for n, r in enumerate(raw_rounds or []):
         line = round_lines[n] if n < len(round_lines) else None
         if not isinstance(r, dict):
-            warnings.append(f"line {line}: rounds[{n}] is not a mapping; skipped")
+            warn(line, f"rounds[{n}] is not a mapping; skipped")
             continue
         number = _int_or_none(r.get("round"))
         if number is None:
-            warnings.append(f"line {line}: rounds[{n}] has no round number; numbered {n + 1}")
+            warn(line, f"rounds[{n}] has no round number; numbered {n + 1}")
             number = n + 1
         tr = as_dict(r.get("triage_result"))
         accepts = (
@@ -551,7 +557,7 @@ def read_iteration_log(path: str | os.PathLike[str]) -> IterationLog:
         if decision != "interrupted":
             for req in ("signal_lost_before", "signal_lost_after", "decision"):
                 if req not in r:
-                    warnings.append(f"line {line}: round {number} has no {req}")
+                    warn(line, f"round {number} has no {req}")
         rounds.append(
             Round(
                 round=number,

@@ -10,6 +10,7 @@ from typing import Any
 
 from scars.core.errors import DecisionRefused, FieldError, UsageError
 from scars.core.gates.catalog import GATES
+from scars.core.storage import safe_read
 
 ITEM_ID = re.compile(r"^(ks|sf|ua)-[0-9a-f]{10}$")
 
@@ -31,23 +32,25 @@ def load_answers(path: str | os.PathLike) -> AnswersFile:
     """Read and check the shape of an answers file. Raises UsageError (cannot read) or
     DecisionRefused (every shape problem listed)."""
     p = Path(path)
-    try:
-        if p.stat().st_size > ANSWERS_MAX_BYTES:
-            raise UsageError(f"{p}: answers file larger than {ANSWERS_MAX_BYTES} bytes")
-        text = p.read_text(encoding="utf-8")
+    try:  # the one read policy (storage/safe_read); the file was named on the command line
+        text = safe_read.read_text(p, limit=ANSWERS_MAX_BYTES, what="the answers file")
     except FileNotFoundError:
         raise UsageError(f"answers file {p} does not exist") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except safe_read.Unreadable as exc:
         raise UsageError(f"cannot read answers file {p}: {exc}") from None
-    import yaml
-
-    try:
-        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except yaml.YAMLError as exc:
+    try:  # the YAML guards: aliases, depth, duplicate keys (a gate answered twice)
+        loaded = safe_read.loads(text)
+    except safe_read.Unreadable as exc:
         raise DecisionRefused(
-            f"{p}: not valid YAML ({str(exc).splitlines()[0]}); nothing was recorded",
-            [FieldError("answers", "not YAML")],
+            f"{p}: not usable YAML ({exc}); nothing was recorded", [FieldError("answers", "not YAML")]
         ) from None
+    if loaded.problems:
+        raise DecisionRefused(
+            f"{p}: invalid answers file, nothing was recorded:\n  "
+            + "\n  ".join(f"line {line}: {reason}" for line, reason in loaded.problems),
+            [FieldError("answers", reason) for _, reason in loaded.problems],
+        )
+    data = loaded.value
     if data is None:
         data = {}
     if not isinstance(data, dict):

@@ -66,7 +66,7 @@ def _sprint_of(root: Path, feature: str) -> LoopState | None:
 
 def gather_pdca(gate: Gate, path: Path, *, feature: str | None = None, **_: Any) -> Evidence:
     sf, root = locate_pdca(path)
-    data, meta = load_json_state(sf)
+    data, meta = load_json_state(sf, root)
     features = as_dict(data.get("features"))
     if feature is None:
         primary = data.get("primaryFeature")
@@ -87,7 +87,7 @@ def gather_pdca(gate: Gate, path: Path, *, feature: str | None = None, **_: Any)
     states = read_status(sf, root)
     state = next((s for s in states if s.name == feature and s.status != "unreadable"), None)
     if state is None:
-        problems = "; ".join(p.reason for s in states for p in s.parse_failures) or "unreadable"
+        problems = "; ".join(p.message for s in states for p in s.parse_failures) or "unreadable"
         raise UsageError(f"{sf}: the bkit reader cannot use this file ({problems})")
     d = state.details
     threshold, max_it = d["threshold"], state.budget.limit
@@ -95,7 +95,7 @@ def gather_pdca(gate: Gate, path: Path, *, feature: str | None = None, **_: Any)
     rate, count, passes = d["match_rate"], state.budget.used or 0, d["match_rate_met"]
     config_file = root / "bkit.config.json"
     files = [display_path(sf, root)] + (["bkit.config.json"] if config_file.is_file() else [])
-    warnings: list[str] = [f"{p.file}: {p.reason}" for p in state.parse_failures]
+    warnings: list[str] = [str(p) for p in state.parse_failures]
     sprint = _sprint_of(root, feature)
     trend: list[float | None] = [p.value for p in sprint.points] if sprint is not None else []
     if sprint is not None:

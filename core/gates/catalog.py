@@ -13,6 +13,7 @@ environment variables that answer a gate without a terminal.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Literal
 
@@ -28,6 +29,9 @@ DECISIONS: tuple[str, ...] = ("proceed", "revise", "reject", "accept_gap")
 LOOPS: tuple[str, ...] = ("samsara", "loop-spec", "aris", "bkit")
 
 
+_LETTER_MARKER = re.compile(r"\(\w\)\s+")
+
+
 @dataclass(frozen=True, slots=True)
 class Answer:
     """One valid answer of a gate."""
@@ -39,6 +43,13 @@ class Answer:
     needs_reason: bool  # a free-text, question-specific reason is required
     consequence: str  # what the loop does next (the entry's `consequences`)
     aliases: tuple[str, ...] = ()  # other accepted spellings (upstream letters, words)
+
+    @property
+    def plain_label(self) -> str:
+        """The label without upstream's leading letter marker: "(A) enter iteration" -> "enter iteration"
+        (a terminal shows the choice's key itself; "a) (A) enter …" says it twice)."""
+        m = _LETTER_MARKER.match(self.label)
+        return self.label[m.end() :] if m else self.label
 
 
 @dataclass(frozen=True, slots=True)

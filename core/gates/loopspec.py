@@ -54,6 +54,7 @@ from scars.core.loops.loopspec import (
     read_feature,
 )
 from scars.core.samsara.session import FeatureSession
+from scars.core.storage import safe_read
 from scars.core.values import as_list
 
 LOOP_SPEC_PHASES = ("spec", "discuss", "plan", "execute", "verify", "iterate", "deliver", "completed")
@@ -121,8 +122,8 @@ def gather_loop_spec(gate: Gate, path: Path, **_: Any) -> Evidence:
     """The evidence of the spec and escalate gates: the budget, the routes and the recorded gap are
     the loop-spec reader's (scars.core.loops.loopspec), so `scars loops` and this gate agree."""
     fj = locate_loop_spec(path)
-    data, meta = load_json_state(fj)
     root = project_of(fj)
+    data, meta = load_json_state(fj, root)
     loop = read_feature(fj, root)
     d = dict(loop.details)
     d["last_verdict"] = (
@@ -161,7 +162,7 @@ def gather_loop_spec(gate: Gate, path: Path, **_: Any) -> Evidence:
         figures.append(("graph", f"paused at {d['graph_pause']} (a resume continues at its successor)"))
     if d["harvest_preview"]:
         figures.append(("harvest would write", "; ".join(d["harvest_preview"])))
-    warnings = [f"{p.file}: {p.reason}" for p in loop.parse_failures]
+    warnings = [str(p) for p in loop.parse_failures]
     refused: dict[str, str] = {}
     reason_required: set[str] = set()
     if gap is None:
@@ -227,7 +228,7 @@ def gather_loop_spec(gate: Gate, path: Path, **_: Any) -> Evidence:
 
 
 def backlog_path(root: Path) -> Path:
-    env = settings.loop_spec_backlog_file()
+    env = settings.current().loop_spec_backlog_file
     if env:
         return Path(env)
     return root / ".loop-spec" / "BACKLOG.md"
@@ -246,7 +247,12 @@ BACKLOG_HEADER = (
 def backlog_add(path: Path, slug: str, text: str, gid: str) -> str:
     """``backlog.sh add <slug> iterate-gap <text> --id <gid>``: ``terminal`` when the id is closed
     TERMINAL, ``exists`` when an unchecked entry has the same text or id, else ``added``."""
-    existing = path.read_text(encoding="utf-8") if path.exists() else ""
+    try:  # the one read policy (storage/safe_read): a regular UTF-8 file of at most 8 MiB
+        existing = safe_read.read_text(path, what="BACKLOG.md")
+    except FileNotFoundError:
+        existing = ""
+    except safe_read.Unreadable as exc:
+        raise UsageError(f"{path}: {exc}; the gap was not added to the backlog") from None
     entries, _ = parse_backlog(existing, str(path.name))
     for e in entries:
         if e.id == gid and e.terminal:

@@ -71,9 +71,9 @@ def gather_review(gate: Gate, path: Path, **_: Any) -> Evidence:
     """The evidence of the review gate: every budget, limit and rule is the review reader's
     (scars.core.loops.review), so `scars loops` and this gate never disagree."""
     sf = locate_review_state(path)
-    state, meta = load_json_state(sf)
     stage_dir = sf.parent
     root = project_of(stage_dir)
+    state, meta = load_json_state(sf, root)
     loop = read_review_dir(stage_dir, root)
     d = loop.details
     mechanist = loop.kind == "mechanist"
@@ -91,7 +91,7 @@ def gather_review(gate: Gate, path: Path, **_: Any) -> Evidence:
     heading = runs[-1]["sections"][-1]["number"] if runs else None
     if runs:
         files.append(display_path(stage_dir / "AUTO_REVIEW.md", root))
-    warnings = [f"{p.file}: {p.reason}" for p in loop.parse_failures]
+    warnings = [str(p) for p in loop.parse_failures]
     refused: dict[str, str] = {}
     reason_required: set[str] = set()
     uncertainty = ("low", "")

@@ -57,6 +57,7 @@ from scars.core.samsara.rounds import RoundFigures, Valve, valves_after_round
 from scars.core.samsara.session import FeatureSession
 from scars.core.samsara.watches import WatchResult, _append, already_reopened, read_watch_log
 from scars.core.sanitize import one_line
+from scars.core.storage import safe_read
 from scars.core.storage.durable import atomic_write, read_with_fingerprint
 from scars.core.text import text_problem
 
@@ -107,10 +108,9 @@ def _common(feature) -> list[tuple[str, str]]:
 def _failure_warnings(feature) -> list[str]:
     out = []
     for pf in feature.parse_failures[:10]:
-        where = f"{pf.file}:{pf.line}" if pf.line else pf.file
         # The registry holds no items: its refs stay counted as unknown (formats.md §1.7).
         what = "systemic refs unknown, still counted" if pf.of_registry else "items not counted"
-        out.append(f"parse failure ({what}): {where}: {pf.reason}")
+        out.append(f"parse failure ({what}): {pf}")
     if len(feature.parse_failures) > 10:
         out.append(f"and {len(feature.parse_failures) - 10} more parse failures")
     for file, ref in feature.dangling_refs[:10]:
@@ -184,7 +184,7 @@ def _gather_entry(gate: Gate, session: FeatureSession, **_: Any) -> Evidence:
     figures = _common(feature) + [("entry verdict", verdict)]
     if feature.entry is not None and feature.entry.record:
         figures.append(("record", feature.entry.record))
-    current = _index_value(Path(feature.path) / "index.yaml")
+    current = _index_value(Path(feature.path) / "index.yaml", _root(feature))
     if current:
         figures.append(("skip record on file", current))
     warnings = _failure_warnings(feature)
@@ -335,7 +335,7 @@ def _gather_blocked(
         or _blocked_reason(feature, it)
         or "(the implementer's reason is not recorded on disk; pass --blocked TEXT)"
     )
-    d = session.decisions.get(item)
+    d = session.journal_decisions.get(item)
     figures = _common(feature) + [
         ("item", f"{it.id} ({it.category}) in {it.file}" + (f":{it.line}" if it.line else "")),
         ("description", it.text),
@@ -430,12 +430,15 @@ def _yaml_quote(text: str) -> str:
 _KEY_LINE = re.compile(rf"^{SKIP_KEY}[ \t]*:")
 
 
-def _index_value(path: Path) -> str | None:
-    try:
-        import yaml
+def _root(feature: Feature) -> Path:
+    """The tree a feature's files must stay in (safe_read's symlink rule): its repository."""
+    return Path(feature.repo_root or feature.path)
 
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except Exception:
+
+def _index_value(path: Path, root: Path) -> str | None:
+    try:
+        data = safe_read.load_yaml(path, root=root).value
+    except (safe_read.Unreadable, FileNotFoundError):
         return None
     if isinstance(data, dict) and data.get(SKIP_KEY) is not None:
         return str(data.get(SKIP_KEY))
@@ -462,23 +465,28 @@ def edit_skip_record(text: str, value: str | None) -> str:
     return text + new_line
 
 
-def write_skip_record(index_path: Path, value: str | None, feature_name: str) -> bool:
-    """Set or remove the record in index.yaml; True when the file changed. Checked by a re-read."""
-    import yaml
+def write_skip_record(index_path: Path, value: str | None, feature_name: str, *, root: Path) -> bool:
+    """Set or remove the record in index.yaml; True when the file changed. Checked by a re-read.
 
-    raw, fp = read_with_fingerprint(index_path)
-    text = raw.decode("utf-8") if raw is not None else ""
+    index.yaml is read by the one policy (``storage/safe_read``: size, a symlink only inside
+    ``root``, UTF-8, the YAML guards) before a byte of it is edited."""
+    try:
+        limit = safe_read.check_file(index_path, root=root, limit=safe_read.YAML_MAX_BYTES, what="index.yaml")
+        raw, fp = read_with_fingerprint(index_path, limit)
+    except FileNotFoundError:
+        raw, fp = None, None
+    except safe_read.Unreadable as exc:
+        raise UsageError(f"{index_path}: {exc}; the skip record was not written") from None
+    try:
+        text = safe_read.decode(safe_read.check_read(raw, limit, "index.yaml")) if raw is not None else ""
+        before = safe_read.loads(text).value if text.strip() else {}
+    except safe_read.Unreadable as exc:
+        raise UsageError(f"{index_path} is not usable YAML ({exc}); the skip record was not written") from None
     if raw is None:
         if value is None:
             return False
         text = f"feature: {_yaml_quote(feature_name)}\n"
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    try:
-        before = yaml.load(text, Loader=loader) if text.strip() else {}
-    except yaml.YAMLError as exc:
-        raise UsageError(
-            f"{index_path} is not valid YAML ({str(exc).splitlines()[0]}); the skip record was not written"
-        ) from None
+        before = safe_read.loads(text).value
     if before is None:
         before = {}
     if not isinstance(before, dict):
@@ -486,7 +494,7 @@ def write_skip_record(index_path: Path, value: str | None, feature_name: str) ->
     new = edit_skip_record(text, value)
     if new == text and raw is not None:
         return False
-    after = yaml.load(new, Loader=loader)
+    after = safe_read.loads(new).value
     expected = {k: v for k, v in before.items() if k != SKIP_KEY}
     got = {k: v for k, v in (after or {}).items() if k != SKIP_KEY}
     if got != expected or (after or {}).get(SKIP_KEY) != (" ".join(value.split()) if value is not None else None):
@@ -580,14 +588,14 @@ def _apply_entry(
         extra = [f"index.yaml: {SKIP_KEY} written (reversible: answer enter to remove it)"]
     else:
         line = None
-        extra = [f"index.yaml: {SKIP_KEY} removed"] if _index_value(index) is not None else []
+        extra = [f"index.yaml: {SKIP_KEY} removed"] if _index_value(index, _root(session.feature)) is not None else []
     number = None
     recorded = []
     if want:
         entry = build_entry(ev, ans, reason, user=user, extra_consequences=extra)
         number = session.append_auto_decision(entry, source=source)
         recorded.append(AD)
-    if write_skip_record(index, line, session.feature.name):
+    if write_skip_record(index, line, session.feature.name, root=_root(session.feature)):
         recorded.append("index.yaml")
     return _result(ev, ans, reason, user, recorded, number, **({"skip_record": line} if line else {}))
 
@@ -860,7 +868,7 @@ def reopen_fired(
                 )
                 continue
             assert r.item_id is not None  # `fired` keeps only results with an item
-            journal = r.item_id in s.decisions
+            journal = r.item_id in s.journal_decisions
             if journal:  # an accept only iteration-log.yaml holds has no journal decision to supersede
                 s.reopen(r.item_id, cause=r.cause, watch=r.watch)
             number = s.append_auto_decision(_reopen_entry(r, s.feature, s.user), source="scars watch check")

@@ -28,6 +28,7 @@ from scars.core.errors import ChangedOnDisk, PathNotFound, UsageError
 from scars.core.formats.auto_decisions import append_entry
 from scars.core.gates.catalog import Answer
 from scars.core.gates.evidence import Evidence, GateResult, build_entry
+from scars.core.storage import safe_read
 from scars.core.storage.durable import (
     Fingerprint,
     _fsync_dir,
@@ -69,19 +70,26 @@ def _detect_indent(text: str) -> int | None:
     return 2
 
 
-def load_json_state(path: Path) -> tuple[dict, dict]:
-    """(data, meta): meta holds the fingerprint, indent and trailing newline for the write."""
+def load_json_state(path: Path, root: Path) -> tuple[dict, dict]:
+    """(data, meta): meta holds the fingerprint, indent and trailing newline for the write.
+
+    Read by the one policy (``storage/safe_read``: a regular file of at most 8 MiB, a symlink only
+    inside the project ``root``, UTF-8, JSON without NaN and nested at most 64 levels), so the
+    gate reads exactly what ``scars loops`` reads; the bytes read are fingerprinted for the write.
+    """
+    if path.is_dir():
+        raise PathNotFound(f"{path} is a directory, not a state file")
     try:
-        raw, fp = read_with_fingerprint(path)
-    except IsADirectoryError:
-        raise PathNotFound(f"{path} is a directory, not a state file") from None
-    if raw is None:
-        raise PathNotFound(f"{path} does not exist")
-    try:
-        text = raw.decode("utf-8")
-        data = json.loads(text)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise UsageError(f"{path} is not valid JSON ({exc}); fix the file before answering its gate") from None
+        limit = safe_read.check_file(path, root=root, limit=safe_read.JSON_MAX_BYTES, what="the state file")
+        raw, fp = read_with_fingerprint(path, limit)
+        if raw is None:
+            raise FileNotFoundError(path)
+        text = safe_read.decode(safe_read.check_read(raw, limit, "the state file"))
+        data = safe_read.loads_json(text)
+    except FileNotFoundError:
+        raise PathNotFound(f"{path} does not exist") from None
+    except safe_read.Unreadable as exc:
+        raise UsageError(f"{path}: {exc}; fix the file before answering its gate") from None
     if not isinstance(data, dict):
         raise UsageError(f"{path} does not hold a JSON object")
     meta = {
@@ -89,7 +97,7 @@ def load_json_state(path: Path) -> tuple[dict, dict]:
         "indent": _detect_indent(text),
         "newline": text.endswith("\n"),
         "text": text,
-        "original": json.loads(text),
+        "original": safe_read.loads_json(text),
     }
     return data, meta
 

@@ -35,14 +35,16 @@ from pathlib import Path
 from typing import Any, Literal
 
 from scars.core.formats.auto_decisions import parse_auto_decisions
-from scars.core.formats.iteration_log import _plain_round, safe_load
+from scars.core.formats.iteration_log import _plain_round
 from scars.core.gates.catalog import DECISION_POINTS, FORMER_ENTRY_IDS, SEED_002_POINTS, point_of
+from scars.core.model import Problem
 from scars.core.samsara.decisions import ACCEPT_REQUIRED, replay
 from scars.core.samsara.feature import read_feature
+from scars.core.storage import safe_read
 from scars.core.storage.journal import journal_path, read_journal
 from scars.core.text import text_problem
 
-Level = Literal["failure", "unknown", "note"]
+Level = Literal["failure", "unknown", "note"]  # the Problem severities a verification gives
 
 ROUND_DECISIONS = ("continue", "stop", "forced_stop", "interrupted")
 _TRIGGER = re.compile(
@@ -53,26 +55,20 @@ _ROUND_IN_PROMPT = re.compile(r"\bround\s+(\d+)\b", re.I)
 ROUND_POINTS = frozenset({SEED_002_POINTS["round continuation"], SEED_002_POINTS["safety valve"]})
 
 
-@dataclass(frozen=True, slots=True)
-class Finding:
-    level: Level
-    file: str
-    message: str
-    line: int | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {"level": self.level, "file": self.file, "line": self.line, "message": self.message}
+def _json(p: Problem) -> dict[str, Any]:
+    """A finding as `scars log verify --json` prints it (the README's documented keys)."""
+    return {"level": p.severity, "file": p.file, "line": p.line, "message": p.message}
 
 
 @dataclass
 class Verification:
     feature: str
-    findings: list[Finding] = field(default_factory=list)
+    findings: list[Problem] = field(default_factory=list)  # severity failure / unknown / note
     checked: dict[str, int] = field(default_factory=dict)
 
     @property
     def outcome(self) -> str:
-        levels = {f.level for f in self.findings}
+        levels = {f.severity for f in self.findings}
         if "failure" in levels:
             return "failure"
         if "unknown" in levels:
@@ -80,14 +76,14 @@ class Verification:
         return "success"
 
     def add(self, level: Level, file: str, message: str, line: int | None = None) -> None:
-        self.findings.append(Finding(level, file, message, line))
+        self.findings.append(Problem(file, line, message, level))
 
     def to_json(self) -> dict[str, Any]:
         return {
             "feature": self.feature,
             "outcome": self.outcome,
-            "reasons": [f.to_json() for f in self.findings if f.level != "note"],
-            "notes": [f.to_json() for f in self.findings if f.level == "note"],
+            "reasons": [_json(f) for f in self.findings if f.severity != "note"],
+            "notes": [_json(f) for f in self.findings if f.severity == "note"],
             "checked": dict(self.checked),
         }
 
@@ -118,7 +114,12 @@ def _check_auto_decisions(path: Path, feature, v: Verification) -> list:
         if feature.auto_mode and feature.iteration_log and feature.iteration_log.rounds:
             v.add("failure", f.name, "the feature runs in auto mode but auto-decisions.md is missing")
         return []
-    text = f.read_bytes().decode("utf-8", "replace")
+    try:
+        text = safe_read.read_text(f, root=feature.repo_root or path, strict=False)
+    except (safe_read.Unreadable, OSError) as exc:
+        v.checked["auto_decision_entries"] = 0
+        v.add("failure", f.name, f"auto-decisions.md cannot be read: {exc}")
+        return []
     entries = parse_auto_decisions(text)
     v.checked["auto_decision_entries"] = len(entries)
     if not entries:
@@ -229,8 +230,8 @@ def _check_iteration_log(path: Path, feature, v: Verification, entries: list) ->
             v.add("unknown", f.name, "neither iteration-log.yaml nor auto-decisions.md exists: nothing to verify")
         return
     v.checked["rounds"] = len(log.rounds)
-    for w in log.warnings:
-        v.add("failure", f.name, w)
+    for w in log.warnings:  # odd content of a log scars verifies: a failure here
+        v.add("failure", w.file, w.message, w.line)
     texts = _item_texts(feature)
     unmatched = 0
     accepts = 0
@@ -298,7 +299,7 @@ def _check_iteration_log(path: Path, feature, v: Verification, entries: list) ->
                 )
         if written_by_scars:
             try:
-                disk = (safe_load(f.read_bytes()) or {}).get("rounds") or []
+                disk = (safe_read.load_yaml(f, root=feature.repo_root or path).value or {}).get("rounds") or []
                 disk_r = next((x for x in disk if isinstance(x, dict) and x.get("round") == r.round), None)
                 if disk_r != _plain_round(j_rounds[r.round]):
                     v.add("failure", f.name, f"{where} differs from the round scars recorded in .scars/journal.jsonl")

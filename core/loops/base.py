@@ -4,7 +4,7 @@ A reader turns one loop's files into a :class:`LoopState`: budget used and left,
 own stop rule evaluated with its reasons, the next route, the trend of its scores, and whether
 a person is needed (``waiting_for_human`` with ``reason``). Real files drift: readers keep
 unknown keys in ``raw``, normalise what the contract (formats.md §2–5) says to normalise, and
-list anything unusable as a :class:`~scars.core.model.ParseFailure` — they never raise on bad
+list anything unusable as a :class:`~scars.core.model.Problem` — they never raise on bad
 input.
 
 File reads are bounded: a JSON state file or a markdown log larger than its cap is not read at
@@ -13,24 +13,16 @@ all (a parse failure says so), a symlink that leaves the scanned root is refused
 
 from __future__ import annotations
 
-import json
 import math
-import os
 import re
-import stat
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from scars.core.model import ParseFailure
+from scars.core.model import Problem
 from scars.core.storage import safe_read
-
-# Caps of what a reader will load, in bytes. Loop state files are small (the bkit file that
-# a hook polluted with 1,669 history lines was 294 KB); anything past these caps is refused.
-JSON_MAX_BYTES = 8 * 1024 * 1024
-TEXT_MAX_BYTES = 8 * 1024 * 1024
-YAML_MAX_BYTES = 5 * 1024 * 1024
 
 # Loop kinds, in the order `scars loops` lists them when no one is waiting.
 KINDS: tuple[str, ...] = (
@@ -141,7 +133,7 @@ class LoopState:
     trend: tuple[float, ...]
     waiting_for_human: bool
     reason: str
-    parse_failures: tuple[ParseFailure, ...] = ()
+    parse_failures: tuple[Problem, ...] = ()
     raw: Any = field(default=None, compare=False, repr=False)
     status: str | None = None
     trend_label: str = ""
@@ -179,7 +171,7 @@ class LoopState:
             "trend": list(self.trend),
             "history": [p.to_dict() for p in self.points],
             "details": _jsonable(self.details),
-            "parse_failures": [{"file": f.file, "line": f.line, "reason": f.reason} for f in self.parse_failures],
+            "parse_failures": [{"file": f.file, "line": f.line, "reason": f.message} for f in self.parse_failures],
         }
 
 
@@ -214,96 +206,31 @@ def rel(path: Path, root: Path) -> str:
         return path.as_posix()
 
 
-def inside(path: Path, root: Path) -> bool:
-    """True when ``path`` (symlinks resolved) lies inside ``root``."""
+def _read(path: Path, root: Path, what: str, load: Callable[[], Any]) -> tuple[Any, Problem | None]:
+    """``load()`` (a ``storage/safe_read`` read of ``path`` within ``root``) or the Problem
+    saying why it cannot be used: the one read policy, as the loop readers report it."""
     try:
-        path.resolve().relative_to(root.resolve())
-    except (ValueError, OSError, RuntimeError):
-        return False
-    return True
-
-
-def _bounded_bytes(path: Path, root: Path, cap: int, what: str) -> tuple[bytes | None, ParseFailure | None]:
-    name = rel(path, root)
-    try:
-        st = os.lstat(path)
+        return load(), None
     except FileNotFoundError:
-        return None, ParseFailure(name, None, f"{what} not found")
-    except OSError as exc:
-        return None, ParseFailure(name, None, f"cannot read {what}: {exc.strerror or exc}")
-    if stat.S_ISLNK(st.st_mode):
-        if not inside(path, root):
-            return None, ParseFailure(name, None, f"{what} is a symlink pointing outside {root.name or root}; not read")
-        try:
-            st = os.stat(path)
-        except OSError as exc:
-            return None, ParseFailure(name, None, f"cannot read {what}: {exc.strerror or exc}")
-    if not stat.S_ISREG(st.st_mode):
-        return None, ParseFailure(name, None, f"{what} is not a regular file")
-    if st.st_size > cap:
-        return None, ParseFailure(
-            name, None, f"{what} is {st.st_size} bytes, above the {cap // (1024 * 1024)} MiB cap; not read"
-        )
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read(cap + 1)
-    except OSError as exc:
-        return None, ParseFailure(name, None, f"cannot read {what}: {exc.strerror or exc}")
-    if len(data) > cap:
-        return None, ParseFailure(name, None, f"{what} grew above the {cap // (1024 * 1024)} MiB cap while read")
-    return data, None
+        return None, Problem(rel(path, root), None, f"{what} not found")
+    except safe_read.Unreadable as exc:
+        return None, Problem(rel(path, root), exc.line, exc.reason)
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"non-standard JSON constant {name}")
+def read_json(path: Path, root: Path) -> tuple[Any, Problem | None]:
+    """A JSON file (safe_read: at most 8 MiB, no NaN / Infinity, nesting, a symlink only inside
+    ``root``), or ``(None, Problem)`` saying why it cannot be used. Never raises on input."""
+    return _read(path, root, "JSON file", lambda: safe_read.load_json(path, root=root))
 
 
-def read_json(path: Path, root: Path, cap: int = JSON_MAX_BYTES) -> tuple[Any, ParseFailure | None]:
-    """Load a JSON file, or return ``(None, ParseFailure)`` saying why it cannot be used.
-
-    Never raises on bad input: missing, too big (``cap``), not UTF-8, invalid JSON (with the
-    line), nesting too deep, NaN/Infinity constants.
-    """
-    data, failure = _bounded_bytes(path, root, cap, "JSON file")
-    if failure is not None:
-        return None, failure
-    assert data is not None  # _bounded_bytes returns the bytes or the failure
-    name = rel(path, root)
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        return None, ParseFailure(name, None, f"not UTF-8 (byte {exc.start})")
-    try:
-        return json.loads(text, parse_constant=_reject_constant), None
-    except json.JSONDecodeError as exc:
-        return None, ParseFailure(name, exc.lineno, f"invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})")
-    except ValueError as exc:
-        return None, ParseFailure(name, None, f"invalid JSON: {exc}")
-    except RecursionError:
-        return None, ParseFailure(name, None, "invalid JSON: nested too deeply")
+def read_text(path: Path, root: Path) -> tuple[str | None, Problem | None]:
+    """A text file a person reads (undecodable bytes replaced), at most 8 MiB."""
+    return _read(path, root, "file", lambda: safe_read.read_text(path, root=root, strict=False))
 
 
-def read_text(path: Path, root: Path, cap: int = TEXT_MAX_BYTES) -> tuple[str | None, ParseFailure | None]:
-    """Read a UTF-8 text file (undecodable bytes replaced), bounded by ``cap``."""
-    data, failure = _bounded_bytes(path, root, cap, "file")
-    if failure is not None:
-        return None, failure
-    assert data is not None  # _bounded_bytes returns the bytes or the failure
-    return data.decode("utf-8-sig", errors="replace"), None
-
-
-def read_yaml(path: Path, root: Path, cap: int = YAML_MAX_BYTES) -> tuple[Any, ParseFailure | None]:
-    """Load a YAML file with ``scars.core.storage.safe_read`` (PyYAML's safe loader, the C one
-    when built, with its alias, depth and duplicate-key guards), bounded by ``cap``."""
-    data, failure = _bounded_bytes(path, root, cap, "YAML file")
-    if failure is not None:
-        return None, failure
-    assert data is not None  # _bounded_bytes returns the bytes or the failure
-    try:
-        loaded = safe_read.loads(safe_read.decode(data))
-    except ValueError as exc:  # YamlProblem: reason and line
-        return None, ParseFailure(rel(path, root), getattr(exc, "line", None), str(getattr(exc, "reason", exc)))
-    return loaded.value, None
+def read_yaml(path: Path, root: Path) -> tuple[Any, Problem | None]:
+    """A YAML file through ``storage/safe_read`` (size, alias, depth and duplicate-key guards)."""
+    return _read(path, root, "YAML file", lambda: safe_read.load_yaml(path, root=root, what="YAML file").value)
 
 
 # --------------------------------------------------------------------------- values

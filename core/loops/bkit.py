@@ -27,7 +27,7 @@ from scars.core.loops.base import (
     read_json,
     rel,
 )
-from scars.core.model import ParseFailure
+from scars.core.model import Problem
 from scars.core.values import as_dict, as_list
 
 MATCH_RATE_THRESHOLD = 90.0
@@ -70,7 +70,7 @@ def project_of(path: Path) -> Path:
     return path.parent
 
 
-def read_config(project: Path, root: Path) -> tuple[dict[str, Any], list[ParseFailure]]:
+def read_config(project: Path, root: Path) -> tuple[dict[str, Any], list[Problem]]:
     """``bkit.config.json`` ``pdca`` settings (threshold, max iterations), when present."""
     path = project / "bkit.config.json"
     if not (path.is_file() or path.is_symlink()):
@@ -119,9 +119,9 @@ def read_status(path: Path, root: Path | None = None) -> list[LoopState]:
     config, failures = read_config(project, root)
     data, failure = read_json(path, root)
     if failure is None and not isinstance(data, dict):
-        failure = ParseFailure(name, None, "pdca-status.json is not a JSON object")
+        failure = Problem(name, None, "pdca-status.json is not a JSON object")
     if failure is None and not isinstance(data.get("features"), dict):
-        failure = ParseFailure(name, None, "pdca-status.json has no `features` object")
+        failure = Problem(name, None, "pdca-status.json has no `features` object")
     if failure is not None:
         return [
             LoopState(
@@ -133,7 +133,7 @@ def read_status(path: Path, root: Path | None = None) -> list[LoopState]:
                 route=None,
                 trend=(),
                 waiting_for_human=False,
-                reason=f"unusable: {failure.reason}",
+                reason=f"unusable: {failure.message}",
                 parse_failures=tuple(failures + [failure]),
                 status="unreadable",
             )
@@ -151,25 +151,23 @@ def _feature_state(
     file: str,
     threshold: float,
     default_limit: int,
-    file_failures: list[ParseFailure],
+    file_failures: list[Problem],
     document: dict[str, Any],
 ) -> LoopState:
     failures = list(file_failures)
     if not isinstance(entry, dict):
-        failures.append(ParseFailure(file, None, f"features[{feature!r}] is not an object"))
+        failures.append(Problem(file, None, f"features[{feature!r}] is not an object"))
         entry = {}
     phase = entry.get("phase") if isinstance(entry.get("phase"), str) else None
     rate = as_number(entry.get("matchRate"))
     if entry.get("matchRate") is not None and rate is None:
         failures.append(
-            ParseFailure(file, None, f"features[{feature!r}].matchRate {entry.get('matchRate')!r} is not a number")
+            Problem(file, None, f"features[{feature!r}].matchRate {entry.get('matchRate')!r} is not a number")
         )
     count = as_int(entry.get("iterationCount"))
     if entry.get("iterationCount") is not None and count is None:
         failures.append(
-            ParseFailure(
-                file, None, f"features[{feature!r}].iterationCount {entry.get('iterationCount')!r} is not a count"
-            )
+            Problem(file, None, f"features[{feature!r}].iterationCount {entry.get('iterationCount')!r} is not a count")
         )
     limit = configured_count(entry.get("maxIterations"), default_limit)
     budget = Budget(count if count is not None else 0, limit, "iterations")
@@ -288,7 +286,7 @@ def read_sprint(path: Path, root: Path | None = None) -> LoopState:
     name = rel(path, root)
     data, failure = read_json(path, root)
     if failure is None and not isinstance(data, dict):
-        failure = ParseFailure(name, None, "sprint file is not a JSON object")
+        failure = Problem(name, None, "sprint file is not a JSON object")
     sprint_id = path.stem
     if failure is not None:
         return LoopState(
@@ -300,17 +298,17 @@ def read_sprint(path: Path, root: Path | None = None) -> LoopState:
             route=None,
             trend=(),
             waiting_for_human=False,
-            reason=f"unusable: {failure.reason}",
+            reason=f"unusable: {failure.message}",
             parse_failures=(failure,),
             status="unreadable",
         )
-    failures: list[ParseFailure] = []
+    failures: list[Problem] = []
     sprint_id = str(data.get("id") or data.get("sprintId") or sprint_id)
     history, holder = _find_key(data, "iterateHistory")
     if history is None:
         history = []
     elif not isinstance(history, list):
-        failures.append(ParseFailure(name, None, "iterateHistory is not a list; ignored"))
+        failures.append(Problem(name, None, "iterateHistory is not a list; ignored"))
         history = []
     config, _ = _find_key(data, "config")
     config = config if isinstance(config, dict) else {}
@@ -321,7 +319,7 @@ def read_sprint(path: Path, root: Path | None = None) -> LoopState:
     rates: list[float | None] = []
     for index, entry in enumerate(history, 1):
         if not isinstance(entry, dict):
-            failures.append(ParseFailure(name, None, f"iterateHistory[{index - 1}] is not an object; ignored"))
+            failures.append(Problem(name, None, f"iterateHistory[{index - 1}] is not an object; ignored"))
             continue
         rate = as_number(entry.get("matchRate"))
         rates.append(rate)

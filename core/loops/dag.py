@@ -29,7 +29,7 @@ from scars.core.loops.base import (
     read_yaml,
     rel,
 )
-from scars.core.model import ParseFailure
+from scars.core.model import Problem
 from scars.core.values import as_dict, as_list
 
 ROOT_KEYS = ("iterationDecision", "convergenceReport")
@@ -68,9 +68,9 @@ def read_report(path: Path, root: Path | None = None) -> LoopState:
     data, failure = read_yaml(path, root)
     if failure is None:
         if not isinstance(data, dict) or not any(k in data for k in ROOT_KEYS):
-            failure = ParseFailure(name, None, "no `iterationDecision:` or `convergenceReport:` root key")
+            failure = Problem(name, None, "no `iterationDecision:` or `convergenceReport:` root key")
         elif not isinstance(data.get("iterationDecision", data.get("convergenceReport")), dict):
-            failure = ParseFailure(name, None, "the report's root key does not hold a mapping")
+            failure = Problem(name, None, "the report's root key does not hold a mapping")
     if failure is not None:
         return LoopState(
             kind="dag-convergence" if "convergence" in path.name.lower() else "dag-iteration",
@@ -81,7 +81,7 @@ def read_report(path: Path, root: Path | None = None) -> LoopState:
             route=None,
             trend=(),
             waiting_for_human=False,
-            reason=f"unusable: {failure.reason}",
+            reason=f"unusable: {failure.message}",
             parse_failures=(failure,),
             status="unreadable",
         )
@@ -94,7 +94,7 @@ def read_report(path: Path, root: Path | None = None) -> LoopState:
 
 
 def decision_state(report: dict[str, Any], file: str, default_name: str) -> LoopState:
-    failures: list[ParseFailure] = []
+    failures: list[Problem] = []
     decision = as_dict(report.get("decision"))
     strategy = as_dict(report.get("strategy"))
     budget_block = as_dict(report.get("budget"))
@@ -103,7 +103,7 @@ def decision_state(report: dict[str, Any], file: str, default_name: str) -> Loop
     needs = decision.get("needsIteration", report.get("needsIteration"))
     strategy_type = strategy.get("type") if isinstance(strategy.get("type"), str) else None
     if strategy_type is not None and strategy_type.lower() not in STRATEGIES:
-        failures.append(ParseFailure(file, None, f"unknown strategy type {strategy_type!r} (kept)"))
+        failures.append(Problem(file, None, f"unknown strategy type {strategy_type!r} (kept)"))
     recommendation = assessment.get("recommendation") if isinstance(assessment.get("recommendation"), str) else None
     current = as_int(budget_block.get("currentIteration"))
     limit = as_int(budget_block.get("maxIterations"))
@@ -176,7 +176,7 @@ def decision_state(report: dict[str, Any], file: str, default_name: str) -> Loop
 
 
 def convergence_state(report: dict[str, Any], file: str, default_name: str) -> LoopState:
-    failures: list[ParseFailure] = []
+    failures: list[Problem] = []
     goal_block = as_dict(report.get("goal"))
     goal = {
         "targetQuality": configured_number(goal_block.get("targetQuality"), DEFAULT_TARGET),
@@ -187,14 +187,14 @@ def convergence_state(report: dict[str, Any], file: str, default_name: str) -> L
     if history is None:
         history = []
     elif not isinstance(history, list):
-        failures.append(ParseFailure(file, None, "qualityHistory is not a list; ignored"))
+        failures.append(Problem(file, None, "qualityHistory is not a list; ignored"))
         history = []
     points: list[TrendPoint] = []
     measured: list[QualityPoint] = []
     remaining_improvements = None
     for index, point in enumerate(history, 1):
         if not isinstance(point, dict):
-            failures.append(ParseFailure(file, None, f"qualityHistory[{index - 1}] is not a mapping; ignored"))
+            failures.append(Problem(file, None, f"qualityHistory[{index - 1}] is not a mapping; ignored"))
             continue
         q = as_number(point.get("qualityScore"))
         it = as_int(point.get("iteration")) or index
@@ -216,7 +216,7 @@ def convergence_state(report: dict[str, Any], file: str, default_name: str) -> L
     own = report.get("recommendation")
     own_action = own.get("action") if isinstance(own, dict) else (own if isinstance(own, str) else None)
     if isinstance(own_action, str) and own_action.lower() not in ACTIONS:
-        failures.append(ParseFailure(file, None, f"unknown recommendation action {own_action!r} (kept)"))
+        failures.append(Problem(file, None, f"unknown recommendation action {own_action!r} (kept)"))
     reasons = [
         f"quality {fmt_number(quality)} vs target {goal['targetQuality']:g} (acceptable {goal['acceptableQuality']:g})",
         f"{remaining_improvements if remaining_improvements is not None else '?'} improvement(s) remaining",

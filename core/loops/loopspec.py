@@ -24,13 +24,13 @@ from scars.core.loops.base import (
     as_int,
     as_number,
     fmt_number,
-    inside,
     make_points_trend,
     read_json,
     read_text,
     rel,
 )
-from scars.core.model import ParseFailure
+from scars.core.model import Problem
+from scars.core.storage.paths import is_inside
 from scars.core.values import as_dict
 
 DEFAULT_MAX_ITERATIONS = 10
@@ -429,17 +429,15 @@ class BacklogEntry:
         }
 
 
-def parse_backlog(text: str, file: str = ".loop-spec/BACKLOG.md") -> tuple[list[BacklogEntry], list[ParseFailure]]:
+def parse_backlog(text: str, file: str = ".loop-spec/BACKLOG.md") -> tuple[list[BacklogEntry], list[Problem]]:
     entries: list[BacklogEntry] = []
-    failures: list[ParseFailure] = []
+    failures: list[Problem] = []
     for number, line in enumerate(text.splitlines(), 1):
         if not line.startswith("- ["):
             continue
         m = _BACKLOG_LINE.match(line.rstrip())
         if not m:
-            failures.append(
-                ParseFailure(file, number, "backlog entry not in the form `- [ ] (date slug type[ id=…]) text`")
-            )
+            failures.append(Problem(file, number, "backlog entry not in the form `- [ ] (date slug type[ id=…]) text`"))
             continue
         body = m.group("text")
         terminal = " -- TERMINAL: " in body
@@ -447,7 +445,7 @@ def parse_backlog(text: str, file: str = ".loop-spec/BACKLOG.md") -> tuple[list[
         if terminal:
             body, note = body.split(" -- TERMINAL: ", 1)
         if m.group("type") not in BACKLOG_TYPES:
-            failures.append(ParseFailure(file, number, f"unknown backlog type {m.group('type')!r} (kept)"))
+            failures.append(Problem(file, number, f"unknown backlog type {m.group('type')!r} (kept)"))
         entries.append(
             BacklogEntry(
                 number,
@@ -513,7 +511,7 @@ def _artifact(
     key: str,
     default: str,
     project: Path,
-    failures: list[ParseFailure],
+    failures: list[Problem],
     root: Path,
     feature_file: str,
 ) -> Path | None:
@@ -521,9 +519,9 @@ def _artifact(
     value = artifacts.get(key)
     text = value if isinstance(value, str) and value.strip() else default
     candidate = Path(text)
-    if candidate.is_absolute() or not inside(project / candidate, root):
+    if candidate.is_absolute() or not is_inside(project / candidate, root):
         failures.append(
-            ParseFailure(feature_file, None, f"artifacts.{key} {text!r} points outside the repository; not read")
+            Problem(feature_file, None, f"artifacts.{key} {text!r} points outside the repository; not read")
         )
         return None
     return project / candidate
@@ -553,11 +551,11 @@ def read_feature(feature_json: Path, root: Path | None = None) -> LoopState:
     project = project_of(feature_json)
     root = Path(root) if root is not None else project
     name_rel = rel(feature_json, root)
-    failures: list[ParseFailure] = []
+    failures: list[Problem] = []
 
     data, failure = read_json(feature_json, root)
     if failure is None and not isinstance(data, dict):
-        failure = ParseFailure(name_rel, None, "feature.json is not a JSON object")
+        failure = Problem(name_rel, None, "feature.json is not a JSON object")
     if failure is not None:
         return LoopState(
             kind="loop-spec",
@@ -568,23 +566,23 @@ def read_feature(feature_json: Path, root: Path | None = None) -> LoopState:
             route=None,
             trend=(),
             waiting_for_human=False,
-            reason=f"feature.json unusable: {failure.reason}",
+            reason=f"feature.json unusable: {failure.message}",
             parse_failures=(failure,),
         )
 
     slug = data.get("slug") if isinstance(data.get("slug"), str) and data.get("slug") else feature_dir.name
     block, problems = iterate_block(data)
-    failures.extend(ParseFailure(name_rel, None, p) for p in problems)
+    failures.extend(Problem(name_rel, None, p) for p in problems)
     used, max_it, conf_used = block["used"], block["maxIterations"], block["confirmationUsed"]
     history = block["history"]
     last = block["lastVerdict"] if isinstance(block["lastVerdict"], dict) else None
     if block["lastVerdict"] is not None and last is None:
-        failures.append(ParseFailure(name_rel, None, "iterate.lastVerdict is not an object; ignored"))
+        failures.append(Problem(name_rel, None, "iterate.lastVerdict is not an object; ignored"))
     if last is not None:
         missing = [k for k in REQUIRED_VERDICT_KEYS if k not in last]
         if missing:
             failures.append(
-                ParseFailure(
+                Problem(
                     name_rel, None, "iterate.lastVerdict lacks " + ", ".join(missing) + " (malformed: never converged)"
                 )
             )
@@ -601,7 +599,7 @@ def read_feature(feature_json: Path, root: Path | None = None) -> LoopState:
     docs_default = f"docs/loop-spec/features/{slug}"
     # Artifacts must stay inside the repository (the directory holding `.loop-spec/`), also
     # when only a part of it was scanned.
-    boundary = project if inside(root, project) else root
+    boundary = project if is_inside(root, project) else root
     spec_path = _artifact(data, "spec", f"{docs_default}/SPEC.md", project, failures, boundary, name_rel)
     verif_path = _artifact(
         data, "verification", f"{docs_default}/VERIFICATION.md", project, failures, boundary, name_rel
@@ -633,15 +631,13 @@ def read_feature(feature_json: Path, root: Path | None = None) -> LoopState:
             extracted = extract_verdict(text)
             if not extracted.ok:
                 judge_problem = extracted.problem
-                failures.append(
-                    ParseFailure(rel(judge_out, root), None, f"judge output malformed: {extracted.problem}")
-                )
+                failures.append(Problem(rel(judge_out, root), None, f"judge output malformed: {extracted.problem}"))
 
     # Route: the recorded one, else derived from the last verdict, else the limit gate.
     recorded = block.get("lastRoute") if block.get("lastRoute") in ROUTES else None
     if block.get("lastRoute") is not None and recorded is None:
         failures.append(
-            ParseFailure(name_rel, None, f"iterate.lastRoute {block.get('lastRoute')!r} is not a known route; ignored")
+            Problem(name_rel, None, f"iterate.lastRoute {block.get('lastRoute')!r} is not a known route; ignored")
         )
     stored_verdict = last
     gap = last.get("gap") if last and isinstance(last.get("gap"), dict) else None

@@ -32,7 +32,7 @@ from scars.core.loops.base import (
     rel,
     score_out_of_ten,
 )
-from scars.core.model import ParseFailure
+from scars.core.model import Problem
 from scars.core.values import as_list
 
 # Mechanist constants (seed 003).
@@ -509,7 +509,7 @@ def read_review_dir(directory: Path, root: Path | None = None, *, now: datetime 
     directory = Path(directory)
     root = Path(root) if root is not None else directory
     now = now or now_utc()
-    failures: list[ParseFailure] = []
+    failures: list[Problem] = []
     state_path = directory / "REVIEW_STATE.json"
     review_path = directory / "AUTO_REVIEW.md"
     memory_path = directory / "REVIEWER_MEMORY.md"
@@ -520,7 +520,7 @@ def read_review_dir(directory: Path, root: Path | None = None, *, now: datetime 
         if failure is not None:
             failures.append(failure)
         elif not isinstance(data, dict):
-            failures.append(ParseFailure(rel(state_path, root), None, "REVIEW_STATE.json is not a JSON object"))
+            failures.append(Problem(rel(state_path, root), None, "REVIEW_STATE.json is not a JSON object"))
         else:
             state = data
 
@@ -533,7 +533,7 @@ def read_review_dir(directory: Path, root: Path | None = None, *, now: datetime 
             runs = parse_auto_review(text or "")
             if not runs:
                 failures.append(
-                    ParseFailure(rel(review_path, root), None, "no `## Iteration N` / `## Round N` section found")
+                    Problem(rel(review_path, root), None, "no `## Iteration N` / `## Round N` section found")
                 )
     memory: list[dict[str, Any]] = []
     if memory_path.exists() or memory_path.is_symlink():
@@ -708,7 +708,7 @@ def claim_actions(
 
 
 def _mechanist(
-    directory: Path, root: Path, state: dict[str, Any] | None, runs, memory, failures: list[ParseFailure], now: datetime
+    directory: Path, root: Path, state: dict[str, Any] | None, runs, memory, failures: list[Problem], now: datetime
 ) -> LoopState:
     state = state or {}
     state_file = rel(directory / "REVIEW_STATE.json", root)
@@ -726,7 +726,7 @@ def _mechanist(
     noop = as_int(state.get("consecutive_noop_count")) or 0
     status = canonical_status(state.get("status"))
     if status not in (None, "in_progress", "awaiting_upstream", "completed", "stalled"):
-        failures.append(ParseFailure(state_file, None, f"unknown status {status!r} (kept)"))
+        failures.append(Problem(state_file, None, f"unknown status {status!r} (kept)"))
     termination = state.get("termination_reason") if isinstance(state.get("termination_reason"), str) else None
     score = as_number(state.get("last_score"))
     verdict_text = state.get("last_verdict") if isinstance(state.get("last_verdict"), str) else None
@@ -755,7 +755,7 @@ def _mechanist(
                 source = f"claim buckets unknown: no claim state found in {VERIFY_REPORT}"
             verify_file = rel(verify_path, root)
             for number, why in unresolved:
-                failures.append(ParseFailure(verify_file, number or None, f"claim state unknown: {why}"))
+                failures.append(Problem(verify_file, number or None, f"claim state unknown: {why}"))
     elif status == "completed" and termination == "positive_verdict":
         buckets = {}
         source = f"the loop terminated on a positive verdict ({VERIFY_REPORT} not found)"
@@ -919,7 +919,7 @@ def _runs_summary(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _aris(
-    directory: Path, root: Path, state: dict[str, Any] | None, runs, memory, failures: list[ParseFailure], now: datetime
+    directory: Path, root: Path, state: dict[str, Any] | None, runs, memory, failures: list[Problem], now: datetime
 ) -> LoopState:
     state_file = rel(directory / "REVIEW_STATE.json", root)
     st = state or {}
@@ -927,7 +927,7 @@ def _aris(
     rounds = as_list(st.get("rounds"))
     used = as_int(st.get(round_key)) if round_key else None
     if round_key and used is None:
-        failures.append(ParseFailure(state_file, None, f"{round_key} {st.get(round_key)!r} is not a round number"))
+        failures.append(Problem(state_file, None, f"{round_key} {st.get(round_key)!r} is not a round number"))
     if used is None and rounds:
         used = max((as_int(r.get("round")) or 0) for r in rounds if isinstance(r, dict)) or None
     if used is None and runs:

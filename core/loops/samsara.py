@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from scars.core.loops.base import Budget, LoopState, StopRule, TrendPoint, make_points_trend, rel
-from scars.core.model import Feature, ParseFailure
+from scars.core.model import Feature, Problem
 from scars.core.samsara.feature import read_feature
+from scars.core.samsara.reconcile import reconcile
 from scars.core.samsara.rounds import DEFAULT_MAX_ROUNDS, evaluate_valves, rounds_done, signal_series, split_rounds
 from scars.core.samsara.session import FeatureSession
 
@@ -30,7 +31,7 @@ def _session_view(feature_dir: Path) -> tuple[Feature | None, dict[str, Any], in
                 open_round = session.current_round()
             except Exception:  # a log the session cannot read: no round is shown as open
                 open_round = None
-            problems = [str(p) for p in getattr(session, "problems", []) or []]
+            problems = list(session.problems)
             return session.feature, decisions, open_round, problems
     except Exception as exc:  # a journal that cannot be replayed must not hide the feature
         return None, {}, None, [f"decisions unreadable: {exc}"]
@@ -48,7 +49,7 @@ def feature_state(
     decisions = decisions or {}
     path = rel(Path(feature.path), root)
     failures = list(feature.parse_failures)
-    failures.extend(ParseFailure(path, None, p) for p in problems or [])
+    failures.extend(Problem(path, None, p) for p in problems or [])
     log = feature.iteration_log
     max_rounds = log.max_rounds if log is not None else DEFAULT_MAX_ROUNDS
     closed, _ = split_rounds(log)
@@ -57,12 +58,17 @@ def feature_state(
     undecided = [it for it in counted if it.id not in decisions]
     verdict = feature.entry.verdict if feature.entry is not None else "unknown"
 
+    series = signal_series(log, feature.signal_lost)
+    two_counts = len({p.basis for p in series}) > 1  # the loop's record and scars' recount: labelled
     points = [
         TrendPoint(
-            p.label, float(p.value), p.decision if p.round is not None else (verdict if p.label == "now" else None)
+            f"{p.label} ({p.basis})" if two_counts else p.label,
+            float(p.value),
+            p.decision if p.round is not None else (verdict if p.label == "now" else None),
         )
-        for p in signal_series(log, feature.signal_lost)
+        for p in series
     ]
+    rec = reconcile(feature)
 
     reasons = list(feature.entry.reasons) if feature.entry is not None else []
     last = closed[-1] if closed else None
@@ -70,7 +76,7 @@ def feature_state(
     try:
         valves = [v.message for v in evaluate_valves(feature, decisions) if v.active]
     except Exception as exc:  # advisory only; a failure is listed, never fatal
-        failures.append(ParseFailure(path, None, f"safety valves not evaluated: {exc}"))
+        failures.append(Problem(path, None, f"safety valves not evaluated: {exc}"))
     if last is not None and last.decision in ("stop", "forced_stop"):
         stop = StopRule(True, tuple([f"round {last.round} decided {last.decision}"] + reasons), last.decision)
     elif verdict == "skip":
@@ -106,6 +112,9 @@ def feature_state(
         "open_round": open_round,
         "valves": valves,
         "execution_mode": feature.execution_mode,
+        "signal_lost_recorded_by_loop": rec.recorded_latest,
+        "signal_lost_difference": rec.difference,
+        "signal_lost_reconciliation": rec.summary() if rec.difference else None,
     }
     return LoopState(
         kind="samsara",
@@ -145,7 +154,7 @@ def read_samsara_feature(feature_dir: Path, root: Path) -> LoopState:
             trend=(),
             waiting_for_human=False,
             reason=f"unreadable: {exc}",
-            parse_failures=(ParseFailure(name, None, str(exc)),),
+            parse_failures=(Problem(name, None, str(exc)),),
             status="unreadable",
         )
     return feature_state(feature, root, decisions=decisions, open_round=open_round, problems=problems)

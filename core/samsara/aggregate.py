@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from scars.core.model import CATEGORIES, GROUPS, EntryVerdict, Feature
+from scars.core.samsara.matching import match_log
 from scars.core.samsara.patterns import literal_patterns, possible_patterns
 
 ENTRY_THRESHOLD = 5  # signal_lost >= 5 asks the gate (upstream's uncalibrated estimate)
@@ -72,4 +73,5 @@ def aggregate(feature: Feature) -> Feature:
         cross_task_patterns=tuple(literal),
         possible_patterns=tuple(possible),
         entry=entry_verdict(signal_lost, len(literal), len(feature.parse_failures)),
+        log_matches=match_log(feature),
     )

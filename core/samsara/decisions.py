@@ -18,7 +18,6 @@ decisions, their history, the undo stack, the rounds, and the items a fired watc
 
 from __future__ import annotations
 
-import getpass
 import os
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, fields, replace
@@ -29,6 +28,7 @@ from scars.core import settings
 from scars.core.clock import now_iso
 from scars.core.errors import DecisionRefused, FieldError
 from scars.core.git import user_name
+from scars.core.model import Feature
 from scars.core.samsara.reports import item_fingerprint
 from scars.core.samsara.watches import reopened_items, validate_watch
 from scars.core.storage.journal import JOURNAL_NAME, read_journal
@@ -81,6 +81,9 @@ FIELD_LABEL: dict[str, str] = {
 MAX_TEXT = 20_000
 
 
+_CARRIED_FIELDS = ("carried_round", "expiry_date", "matched")
+
+
 @dataclass(frozen=True)
 class Decision:
     item_id: str
@@ -98,9 +101,23 @@ class Decision:
     pending_review: bool = False
     batch_id: str | None = None
     blocked_outcome: BlockedOutcome | None = None
+    # Carried over from an earlier round of iteration-log.yaml (never in the journal): the round,
+    # the legacy expiry_date of an era-A accept, and how the log's description was matched.
+    carried_round: int | None = None
+    expiry_date: str | None = None
+    matched: str | None = None
+
+    @property
+    def carried(self) -> bool:
+        """The decision comes from iteration-log.yaml, not from a person in scars."""
+        return self.carried_round is not None
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        out = asdict(self)
+        for key in _CARRIED_FIELDS:  # only a carried decision has them (never a journal record)
+            if out.get(key) is None:
+                out.pop(key, None)
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Decision:
@@ -179,16 +196,11 @@ def format_errors(errors: list[FieldError]) -> str:
 def resolve_user(explicit: str | None = None) -> str:
     """Who decides: ``explicit`` (``--as``), then ``SCARS_USER``, then git's ``user.name``,
     then the login name."""
-    for candidate in (explicit, settings.user()):
+    env = settings.current()
+    for candidate in (explicit, env.user):
         if candidate and candidate.strip():
             return candidate.strip()
-    name = user_name()
-    if name:
-        return name
-    try:
-        return getpass.getuser()
-    except Exception:  # no login name in this environment
-        return "unknown"
+    return user_name() or env.login or "unknown"
 
 
 def make_decision(
@@ -362,6 +374,67 @@ def apply(state: JournalState, rec: dict[str, Any]) -> None:
             )
 
 
+_PAST = {"fix": "fixed", "accept": "accepted", "defer": "deferred"}
+
+
+def carried_from_log(feature: Any) -> dict[str, Decision]:
+    """item_id -> the decision an earlier round of iteration-log.yaml recorded for the item.
+
+    Each triaged description is matched to the item it describes by the one matcher
+    (``scars.core.samsara.matching``; ``feature.log_matches``): only confident matches carry a
+    decision (weak and ambiguous ones are shown, never taken); a later round's decision replaces
+    an earlier one. Resolved items carry none (they left the remaining set). An accept keeps its
+    signal, owner and rationale as written and, for an era-A accept, its ``expiry_date``."""
+    remaining = {it.id for it in getattr(feature, "items", ())}
+    out: dict[str, Decision] = {}
+    for m in sorted(getattr(feature, "log_matches", ()) or (), key=lambda m: m.round):
+        item_id = m.item_id
+        if item_id is None or item_id not in remaining or m.action not in ACTIONS:
+            continue
+        fields_: dict[str, Any] = {}
+        if m.action == "accept" and isinstance(m.entry, dict):
+            for key in ("re_review_signal", "owner", "rationale", "expiry_date"):
+                value = m.entry.get(key)
+                if value is not None and str(value).strip():
+                    fields_[key] = " ".join(str(value).split())
+            for key in ("decided_by", "reviewed_by"):  # written by scars as extra keys
+                if isinstance(m.entry.get(key), str) and m.entry[key].strip():
+                    fields_[key] = m.entry[key].strip()
+        out[item_id] = Decision(
+            item_id=item_id,
+            action=m.action,  # checked against ACTIONS above
+            carried_round=m.round,
+            matched=f"{m.confidence}: {m.reason}",
+            **fields_,
+        )
+    return out
+
+
+def describe_carried(d: Decision) -> str:
+    """A carried decision as what it is: "accepted in round 1 — legacy expiry 2026-09-29, no owner"."""
+    text = f"{_PAST.get(d.action, d.action)} in round {d.carried_round} (iteration-log.yaml)"
+    if d.action == "accept":
+        details = []
+        if d.expiry_date:
+            details.append(f"legacy expiry {d.expiry_date}")
+        if not d.re_review_signal:
+            details.append("no re-review signal")
+        if not d.owner:
+            details.append("no owner")
+        else:
+            details.append(f"owner {d.owner}")
+        text += " — " + ", ".join(details)
+    return text
+
+
+def with_carried(journal: dict[str, Any], carried: dict[str, Decision], reopened: Iterable[str] = ()) -> dict[str, Any]:
+    """The decisions in force: a person's decision in scars (the journal) over the one an earlier
+    round of the log carried; an item a fired watch reopened keeps none until decided again."""
+    out: dict[str, Any] = {k: v for k, v in carried.items() if k not in set(reopened)}
+    out.update(journal)
+    return out
+
+
 def check_items(state: JournalState, items: Iterable[Any]) -> list[str]:
     """Take back every decision made on a different item than the one holding its id now.
 
@@ -427,14 +500,18 @@ def feature_state(feature_dir: str | os.PathLike, items: Iterable[Any] | None = 
     return state
 
 
-def current_decisions(feature_dir: str | os.PathLike[str], feature: Any = None) -> dict[str, Any]:
-    """item_id -> Decision after replaying the journal ({} without one).
+def current_decisions(feature_dir: str | os.PathLike[str], feature: Feature | None = None) -> dict[str, Decision]:
+    """item_id -> Decision in force: the journal's, over those earlier rounds of
+    iteration-log.yaml carried (:func:`carried_from_log`, with the read ``feature``).
 
     With the read ``feature``, a decision made on another item than the one holding its id
     now is left out (scars.core.samsara.decisions.check_items; README, "Item ids").
     """
     items = None if feature is None else list(feature.items) + list(feature.resolved)
-    return dict(feature_state(feature_dir, items=items).decisions)
+    state = feature_state(feature_dir, items=items)
+    if feature is None:
+        return dict(state.decisions)
+    return with_carried(state.decisions, carried_from_log(feature), state.reopened)
 
 
 def current_reopened(feature_dir: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:

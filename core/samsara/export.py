@@ -34,7 +34,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from scars.core.model import CATEGORIES, CATEGORY_LABEL, Feature, ParseFailure, ScarItem
+from scars.core.model import CATEGORIES, CATEGORY_LABEL, Feature, Problem, ScarItem
 from scars.core.samsara.status import item_to_json
 
 FORMATS: tuple[str, ...] = ("sarif", "openvex", "json")
@@ -286,7 +286,7 @@ def to_sarif(
     notifications = [
         {
             "level": "error",
-            "message": {"text": f"{f.file}{':' + str(f.line) if f.line else ''}: {f.reason}"},
+            "message": {"text": str(f)},
             "locations": [
                 {
                     "physicalLocation": {
@@ -437,8 +437,8 @@ def decision_rounds(records: list[dict[str, Any]], decisions: Mapping[str, Any])
     return out
 
 
-def _failure(f: ParseFailure) -> dict[str, Any]:
-    return {"file": f.file, "line": f.line, "reason": f.reason}
+def _failure(f: Problem) -> dict[str, Any]:
+    return {"file": f.file, "line": f.line, "reason": f.message}
 
 
 def export(feature: Feature, decisions: Mapping[str, Any] | None, fmt: str, **options: Any) -> dict[str, Any]:

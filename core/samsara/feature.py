@@ -17,7 +17,7 @@ from typing import Any
 from scars.core.errors import PathNotFound
 from scars.core.formats.auto_decisions import parse_auto_decisions
 from scars.core.formats.iteration_log import read_iteration_log
-from scars.core.model import Feature, ParseFailure, ScarItem, ScarReport
+from scars.core.model import Feature, Problem, ScarItem, ScarReport
 from scars.core.samsara.aggregate import aggregate
 from scars.core.samsara.contract import parse_contract
 from scars.core.samsara.registry import read_registry
@@ -36,9 +36,6 @@ FEATURE_MARKERS = (
     "1.5-pre-thinking.md",
     "auto-decisions.md",
 )
-
-
-MAX_MARKDOWN_BYTES = safe_read.MAX_FILE_BYTES
 
 
 def is_feature_dir(path: Path) -> bool:
@@ -66,15 +63,17 @@ def find_features(root: str | os.PathLike[str]) -> list[Path]:
     return sorted((p for p in changes.iterdir() if is_feature_dir(p)), key=lambda p: p.name)
 
 
+def is_report_name(name: str) -> bool:
+    """A scar report's file name: ``*.yaml`` or ``*.yml`` in any case (``task-2-scar.YAML``).
+    Every other file of ``scar-reports/`` (hidden dot-files aside) is a parse failure."""
+    return name.lower().endswith((".yaml", ".yml"))
+
+
 def _entry_is_file(entry: os.DirEntry) -> bool:
     try:
         return entry.is_file()
     except OSError:  # a symlink loop
         return False
-
-
-def _read_text(path: Path) -> str:
-    return safe_read.decode(safe_read.read_bounded(path, MAX_MARKDOWN_BYTES))
 
 
 def read_feature(path: str | os.PathLike[str]) -> Feature:
@@ -120,10 +119,10 @@ def _read_feature_files(p: Path, repo_root: Path | None) -> Feature:
     """read_feature without the cache: read every input of feature directory ``p``."""
 
     registry = read_registry(repo_root)
-    failures: list[ParseFailure] = []
-    warnings: list[str] = []
+    failures: list[Problem] = []
+    warnings: list[Problem] = []
     if safe_read.LOADER_WARNING:
-        warnings.append(safe_read.LOADER_WARNING)
+        warnings.append(Problem("", None, safe_read.LOADER_WARNING, "warning"))
     registry_failure = registry.failure()
     if registry_failure is not None:
         failures.append(registry_failure)
@@ -132,7 +131,7 @@ def _read_feature_files(p: Path, repo_root: Path | None) -> Feature:
     limit_root = repo_root or p
     rdir = p / REPORTS_DIR
     if rdir.is_dir():
-        names = sorted(e.name for e in os.scandir(rdir) if e.name.endswith((".yaml", ".yml")))
+        names = sorted(e.name for e in os.scandir(rdir) if is_report_name(e.name))
         # Decide per name first (cheap checks), then read the reports — in parallel above a
         # threshold (scars.core.storage.parallel) — and merge the results in name order.
         slots: list[Any] = []
@@ -142,7 +141,7 @@ def _read_feature_files(p: Path, repo_root: Path | None) -> Feature:
             rel = f"{REPORTS_DIR}/{name}"
             refusal = symlink_refusal(fp, limit_root) or ("a directory, not a report file" if fp.is_dir() else None)
             if refusal is not None:
-                pf = ParseFailure(rel, None, refusal)
+                pf = Problem(rel, None, refusal)
                 slots.append(
                     (
                         ScarReport(file=rel, task_id=None, completion_status=None, items=(), parse_failure=pf),
@@ -161,16 +160,29 @@ def _read_feature_files(p: Path, repo_root: Path | None) -> Feature:
             failures.extend(f)
             warnings.extend(w)
             dangling.extend(d)
-        if not names:
-            warnings.append(f"{REPORTS_DIR}/ holds no .yaml report; signal_lost counts nothing here")
         others = sorted(
-            e.name for e in os.scandir(rdir) if not e.name.endswith((".yaml", ".yml")) and _entry_is_file(e)
+            e.name
+            for e in os.scandir(rdir)
+            if not is_report_name(e.name) and not e.name.startswith(".") and _entry_is_file(e)
         )
         for name in others:
-            if not name.startswith("."):
-                warnings.append(f"{REPORTS_DIR}/{name}: not a .yaml file; not read as a scar report")
+            # The seed's own non-conforming case (a markdown report): listed, never skipped, so
+            # the entry verdict is unknown — a default skip would drop its items silently.
+            pf = Problem(
+                f"{REPORTS_DIR}/{name}",
+                None,
+                "not a .yaml / .yml file: a non-conforming scar report (e.g. markdown); its items cannot be counted",
+            )
+            reports.append(ScarReport(file=pf.file, task_id=None, completion_status=None, items=(), parse_failure=pf))
+            failures.append(pf)
+        if not names and not others:
+            warnings.append(
+                Problem(f"{REPORTS_DIR}/", None, "holds no .yaml report; signal_lost counts nothing here", "warning")
+            )
     else:
-        warnings.append(f"no {REPORTS_DIR}/ directory: signal_lost counts nothing here")
+        warnings.append(
+            Problem(f"{REPORTS_DIR}/", None, "no such directory: signal_lost counts nothing here", "warning")
+        )
 
     index = None
     ip = p / "index.yaml"
@@ -179,19 +191,19 @@ def _read_feature_files(p: Path, repo_root: Path | None) -> Feature:
         why = symlink_refusal(p / name, limit_root)
         if why is not None:
             refused[name] = why
-            failures.append(ParseFailure(name, None, why))
+            failures.append(Problem(name, None, why))
     if "index.yaml" not in refused and ip.exists():
-        loaded, problem = safe_read.load_path_quiet(ip)
+        loaded, problem = safe_read.load_path_quiet(ip, root=limit_root)
         if problem is not None:
-            failures.append(ParseFailure("index.yaml", problem.line, problem.reason))
+            failures.append(Problem("index.yaml", problem.line, problem.reason))
         else:
             assert loaded is not None  # load_path_quiet returns the file or its problem
             if loaded.value is not None and not isinstance(loaded.value, dict):
-                failures.append(ParseFailure("index.yaml", 1, "not a mapping"))
+                failures.append(Problem("index.yaml", 1, "not a mapping"))
             else:
                 index = loaded.value or {}
                 for ln, reason in loaded.problems:
-                    warnings.append(f"index.yaml:{ln}: {reason}")
+                    warnings.append(Problem("index.yaml", ln, reason, "warning"))
 
     contract = None
     for name in ("pre-thinking.md", "1.5-pre-thinking.md"):
@@ -200,32 +212,33 @@ def _read_feature_files(p: Path, repo_root: Path | None) -> Feature:
             break
         if cp.is_file():
             try:
-                contract = parse_contract(_read_text(cp), name)
-            except (safe_read.YamlProblem, OSError) as exc:
-                warnings.append(f"{name}: cannot read ({exc})")
+                contract = parse_contract(safe_read.read_text(cp, root=limit_root), name)
+            except (safe_read.Unreadable, OSError) as exc:
+                warnings.append(Problem(name, None, f"cannot read ({exc})", "warning"))
             break
 
     log = None
     lp = p / "iteration-log.yaml"
     if "iteration-log.yaml" not in refused and lp.exists():
         try:
-            log = read_iteration_log(lp)
-            warnings.extend(f"iteration-log.yaml: {w}" for w in log.warnings)
-        except safe_read.YamlProblem as exc:
-            failures.append(ParseFailure("iteration-log.yaml", exc.line, exc.reason))
+            log = read_iteration_log(lp, root=limit_root)
+            warnings.extend(log.warnings)
+        except safe_read.Unreadable as exc:
+            failures.append(Problem("iteration-log.yaml", exc.line, exc.reason))
         except OSError as exc:
-            failures.append(ParseFailure("iteration-log.yaml", None, f"cannot read: {exc.strerror or exc}"))
+            failures.append(Problem("iteration-log.yaml", None, f"cannot read: {exc.strerror or exc}"))
 
     auto: tuple = ()
     ap = p / "auto-decisions.md"
     if "auto-decisions.md" not in refused and ap.is_file():
         try:
-            auto = tuple(parse_auto_decisions(_read_text(ap)))
-        except (safe_read.YamlProblem, OSError) as exc:
-            failures.append(ParseFailure("auto-decisions.md", getattr(exc, "line", None), f"cannot read: {exc}"))
+            auto = tuple(parse_auto_decisions(safe_read.read_text(ap, root=limit_root)))
+        except (safe_read.Unreadable, OSError) as exc:
+            line = exc.line if isinstance(exc, safe_read.Unreadable) else None
+            failures.append(Problem("auto-decisions.md", line, f"cannot read: {exc}"))
         for e in auto:
             for prob in e.problems:
-                warnings.append(f"auto-decisions.md:{e.line}: decision {e.number:03d}: {prob}")
+                warnings.append(Problem("auto-decisions.md", e.line, f"decision {e.number:03d}: {prob}", "warning"))
 
     all_items = [it for r in reports for it in r.items]
     return aggregate(

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from scars.core.git import authors_of
+from scars.core.storage import safe_read
 from scars.core.storage.paths import resolve_inside
 
 EXCERPT_MAX_BYTES = 2_000_000  # a larger file is not read for an excerpt
@@ -75,7 +76,7 @@ def resolve_in_repo(repo_root: str | os.PathLike[str] | None, rel: str) -> tuple
     return got, None
 
 
-def git_authors(repo_root: str | None, rel_paths: list[str], timeout: float = 1.5) -> list[str]:
+def git_authors(repo_root: str | None, rel_paths: list[str]) -> list[str]:
     """Authors of the files (most recent first), from ``git log``; [] when git is unavailable.
 
     Only paths that resolve inside the repository are passed to git."""
@@ -88,7 +89,7 @@ def git_authors(repo_root: str | None, rel_paths: list[str], timeout: float = 1.
             safe.append(str(real))
     if not safe:
         return []
-    return authors_of(repo_root, safe, timeout)
+    return authors_of(repo_root, safe)
 
 
 def read_excerpt(repo_root: str | None, where: str | None) -> tuple[Excerpt | None, str | None]:
@@ -101,12 +102,10 @@ def read_excerpt(repo_root: str | None, where: str | None) -> tuple[Excerpt | No
     real, reason = resolve_in_repo(repo_root, loc.path)
     if real is None:
         return None, reason
-    try:
-        if real.stat().st_size > EXCERPT_MAX_BYTES:
-            return None, "the file is too large for an excerpt"
-        data = real.read_bytes()
-    except OSError as exc:
-        return None, f"cannot read the file ({exc.strerror or exc})"
+    try:  # resolved inside the repository above; read by the one policy, bounded
+        data = safe_read.read_bytes(real, limit=EXCERPT_MAX_BYTES, what="the file")
+    except (safe_read.Unreadable, OSError) as exc:
+        return None, f"{exc} (no excerpt)"
     if b"\0" in data[:8192]:
         return None, "the file is binary"
     lines = data.decode("utf-8", errors="replace").splitlines()
@@ -134,8 +133,8 @@ def codeowners(repo_root: str | None, rel_paths: list[str]) -> list[str]:
     else:
         return []
     try:
-        text = real.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+        text = safe_read.read_text(real, strict=False)
+    except (safe_read.Unreadable, OSError):
         return []
     rules: list[tuple[str, list[str]]] = []
     for line in text.splitlines()[:5000]:

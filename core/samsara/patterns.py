@@ -2,22 +2,31 @@
 
 * literal (upstream's): the same whitespace-normalised text, or the same ``systemic_ref`` id,
   in at least two different reports;
-* possible patterns (ours, never counted as the literal rule): near-duplicate texts in
-  different reports, by token-set Jaccard similarity with exact prefix filtering (below).
+* possible patterns (ours, never counted as the literal rule): items of different reports
+  that describe the same rot in other words, by IDF-weighted containment of their terms
+  (below). Both are pure functions of the items they are given.
+
+How the near-duplicate rule was chosen and how well it does on labelled real pairs:
+``bench/patterns_quality.py`` (its labelled set: ``bench/patterns_labels.yaml``).
 """
 
 from __future__ import annotations
 
+import functools
 import math
+import re
 from collections import defaultdict
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from scars.core.model import ScarItem
-from scars.core.text import tokens
+from scars.core.text import STOPWORDS
 
-# Possible patterns: Jaccard similarity of token sets at or above this, with at least
-# MIN_SHARED tokens in common, between items of different reports.
-SIMILARITY_THRESHOLD = 0.5
+# A pair of items of different reports is a possible pattern when the IDF-weighted share of
+# the smaller item's terms that the other one also has is at least this, and they share at
+# least MIN_SHARED words (each item having at least MIN_TOKENS words).
+SIMILARITY_THRESHOLD = 0.2
 
 
 MIN_SHARED = 3
@@ -26,10 +35,107 @@ MIN_SHARED = 3
 MIN_TOKENS = 3
 
 
-PREFIX_CAP = 3  # rarest tokens used as blocking keys per item
+# Candidate pairs (to stay near-linear at tens of thousands of items): an item is compared
+# with the items that have one of its PROBES rarest terms, among terms found in at most
+# BLOCK_DF items (a term that common is a poor key and its postings would make the search
+# quadratic). An approximation: a pair is compared only when one of the two has one of the
+# other's rarest terms.
+PROBES = 16
 
 
-REPRESENTATIVES = 4  # earlier items kept per blocking token
+PROBE_HITS = 2  # a candidate has at least this many of the item's probe terms (fewer if it has fewer)
+
+
+BLOCK_DF = 48
+
+
+# Two clusters join (through a similar pair) only when the mean similarity of all their
+# cross-report pairs is at least LINK_THRESHOLD (average linkage: no chains through one long
+# item that resembles many); clusters whose product of sizes exceeds MAX_LINK_CHECKS stay apart.
+LINK_THRESHOLD = 0.15
+
+
+MAX_LINK_CHECKS = 100
+
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+
+
+# Code identifiers, kept whole for the reason a pattern gives: dotted or slashed names
+# (shutil.move, hook.sh.j2, skills/x), snake_case and camelCase words.
+_IDENT = re.compile(
+    r"[A-Za-z_][\w-]*(?:(?:\.|/|::)[\w-]+)+|(?<![\w.])_*[A-Za-z][A-Za-z0-9]*_\w+|\b[a-z]+[A-Z]\w*\b|\b[A-Z][a-z]+[A-Z]\w*\b"
+)
+
+
+@functools.lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """A light suffix stemmer: retries/retried/retry → retri, blocks → block, parsing → pars."""
+    w = word
+    if len(w) > 4 and w.endswith("ies"):
+        w = w[:-3] + "y"
+    elif len(w) > 5 and w.endswith("ing"):
+        w = w[:-3]
+    elif len(w) > 4 and (w.endswith("ed") or (w.endswith("es") and not w.endswith("ses"))):
+        w = w[:-2]
+    elif len(w) > 3 and w.endswith("s") and not w.endswith("ss"):
+        w = w[:-1]
+    if len(w) > 5 and w.endswith("ity"):
+        w = w[:-3]
+    if len(w) > 3 and w.endswith("y"):
+        w = w[:-1] + "i"
+    if len(w) > 4 and w.endswith("e"):
+        w = w[:-1]
+    return w
+
+
+@dataclass(frozen=True, slots=True)
+class Terms:
+    """What the near-duplicate rule sees of one text."""
+
+    words: frozenset[str]  # stemmed, case-folded words without stop words, numbers or 1-letter words
+    terms: frozenset[str]  # words + pairs of adjacent words ("code block") + CJK character bigrams
+
+
+def terms(text: str) -> Terms:
+    """The words and terms of a text (stop words break a run of adjacent words)."""
+    words: set[str] = set()
+    out: set[str] = set()
+    prev: str | None = None
+    for w in _WORD.findall(text.casefold()):
+        if _CJK.search(w):
+            chars = [c for c in w if _CJK.match(c)]
+            out.update(a + b for a, b in zip(chars, chars[1:]))
+            if len(chars) == 1:
+                out.add(chars[0])
+            prev = None
+            for rest in _CJK.sub(" ", w).split():
+                if len(rest) > 1 and rest not in STOPWORDS and not rest.isdigit():
+                    words.add(stem(rest))
+            continue
+        if len(w) <= 1 or w in STOPWORDS or w.isdigit():
+            prev = None
+            continue
+        s = stem(w)
+        words.add(s)
+        if prev is not None and prev != s:
+            out.add(prev + " " + s)
+        prev = s
+    out |= words
+    return Terms(frozenset(words), frozenset(out))
+
+
+def identifiers(text: str) -> list[str]:
+    """Code identifiers in a text, in order of appearance, without repeats."""
+    seen: dict[str, None] = {}
+    for m in _IDENT.findall(text):
+        ident = m.rstrip(".").casefold()
+        if all(len(part) > 1 for part in re.split(r"[./]|::", ident)):  # not "e.g", "i.e"
+            seen.setdefault(ident, None)
+    return list(seen)
 
 
 def pattern_key(item: ScarItem) -> str:
@@ -52,94 +158,189 @@ def literal_patterns(items: list[ScarItem]) -> list[tuple[str, ...]]:
     return out
 
 
+class _Index:
+    """Document frequencies and IDF weights of the terms of a list of texts."""
+
+    def __init__(self, analysed: Sequence[Terms]):
+        df: dict[str, int] = defaultdict(int)
+        for t in analysed:
+            for k in t.terms:
+                df[k] += 1
+        n = sum(1 for t in analysed if t.terms)
+        self.df = df
+        self.idf = {k: max(0.0, math.log((n + 1) / (d + 0.5))) for k, d in df.items()}
+        self.mass = [sum(self.idf[k] for k in t.terms) for t in analysed]
+
+    def score(self, a: int, b: int, ta: Terms, tb: Terms) -> float:
+        """IDF-weighted containment: the weight of the shared terms over the lighter text's."""
+        low = min(self.mass[a], self.mass[b])
+        if low <= 0:
+            return 0.0
+        idf = self.idf
+        return sum(idf[k] for k in ta.terms & tb.terms) / low
+
+
+def similarity(texts: Sequence[str]) -> list[list[float]]:
+    """Every pairwise similarity of a few texts, weighted by their own term frequencies
+    (0 where the pair shares fewer than MIN_SHARED words). For tools and tests; the feature
+    rule is :func:`possible_patterns`."""
+    analysed = [terms(t) for t in texts]
+    index = _Index(analysed)
+    out = [[0.0] * len(texts) for _ in texts]
+    for a, ta in enumerate(analysed):
+        for b, tb in enumerate(analysed):
+            if a != b and len(ta.words & tb.words) >= MIN_SHARED:
+                out[a][b] = index.score(a, b, ta, tb)
+    return out
+
+
+def candidates(analysed: Sequence[Terms], df: dict[str, int]) -> Iterator[tuple[int, int]]:
+    """The pairs (n, m), n < m, worth scoring, each once: m has at least PROBE_HITS of n's
+    probes (or n of m's), an item's probes being its PROBES rarest terms among those found
+    in 2 to BLOCK_DF items (``df``: in how many items each term is)."""
+    postings: dict[str, list[int]] = defaultdict(list)
+    keys: list[list[str]] = []
+    for n, t in enumerate(analysed):
+        usable = [k for k in t.terms if 2 <= df[k] <= BLOCK_DF] if len(t.words) >= MIN_TOKENS else []
+        for k in usable:
+            postings[k].append(n)
+        usable.sort(key=lambda k: (df[k], k))
+        keys.append(usable[:PROBES])
+
+    def hit(a: int, b: int) -> bool:
+        """b holds enough of a's probes."""
+        ks = keys[a]
+        return bool(ks) and sum(1 for k in ks if k in analysed[b].terms) >= min(PROBE_HITS, len(ks))
+
+    for n, ks in enumerate(keys):
+        if not ks:
+            continue
+        hits: dict[int, int] = defaultdict(int)
+        for k in ks:
+            for m in postings[k]:
+                hits[m] += 1
+        need = min(PROBE_HITS, len(ks))
+        for m in hits:
+            if m == n or hits[m] < need:
+                continue
+            if m < n and hit(m, n):
+                continue  # yielded already, from m's side
+            yield (n, m) if n < m else (m, n)
+
+
 def possible_patterns(items: list[ScarItem], literal: list[tuple[str, ...]]) -> list[dict[str, Any]]:
     """Near-duplicate clusters across reports (never the literal rule).
 
-    Similarity is token-set Jaccard J(a, b) = |a ∩ b| / |a ∪ b| over case-folded words
-    (stop words dropped, CJK as character bigrams); a pair is similar when J ≥ 0.5 and it
-    shares at least 3 tokens. Candidates come from prefix blocking (after the AllPairs
-    method): tokens are ordered by rising document frequency, and two sets with J ≥ t must
-    share one of their first |x| − ⌈t·|x|⌉ + 1 tokens, so an item is only compared with items
-    sharing one of its rarest tokens. To stay near-linear at tens of thousands of items, at
-    most ``PREFIX_CAP`` prefix tokens are used per item and each token keeps at most
-    ``REPRESENTATIVES`` earlier items to compare with (an approximation: a cluster is found
-    through its first members). Pairs in the same report or the same literal pattern are
-    skipped. Similar pairs are joined into clusters (union-find); a cluster is reported when
-    it spans two or more reports and is not wholly one literal pattern.
+    Each item's text is reduced to terms: stemmed words (stop words, numbers and one-letter
+    words dropped; CJK as character bigrams) and pairs of adjacent words. A term found in
+    ``df`` of the ``n`` items weighs ``idf = ln((n + 1) / (df + 0.5))``, so rare words,
+    identifiers and phrases count most. Two items of different reports are similar when the
+    weight of their shared terms is at least ``SIMILARITY_THRESHOLD`` of the lighter item's
+    total (containment: a short item restated inside a long one still matches) and they share
+    at least ``MIN_SHARED`` words. Only :func:`candidates` are scored. Pairs in the same report
+    or the same literal pattern are skipped. Similar pairs join into clusters, most similar
+    first, by average linkage (``LINK_THRESHOLD``); a cluster is reported when it spans two or
+    more reports and is not wholly one literal pattern, with its best pair's similarity and
+    what that pair shares.
     """
     in_literal: dict[str, int] = {}
     for n, ids in enumerate(literal):
         for i in ids:
             in_literal[i] = n
-    cache: dict[str, frozenset[str]] = {}
-    toks = []
+    cache: dict[str, Terms] = {}
+    analysed: list[Terms] = []
     for it in items:
-        ts = cache.get(it.normalized)
-        if ts is None:
-            ts = cache[it.normalized] = tokens(it.text)
-        toks.append(ts)
-    df: dict[str, int] = defaultdict(int)
-    for ts in toks:
-        for t in ts:
-            df[t] += 1
-    parent = list(range(len(items)))
-
-    def find(x: int) -> int:
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    best_sim: dict[int, float] = {}
-    reps: dict[str, list[int]] = defaultdict(list)
+        t = cache.get(it.normalized)
+        if t is None:
+            t = cache[it.normalized] = terms(it.text)
+        analysed.append(t)
+    index = _Index(analysed)
     files = [it.file for it in items]
     lits = [in_literal.get(it.id) for it in items]
-    for n, ts in enumerate(toks):
-        size = len(ts)
-        if size < MIN_TOKENS:
+
+    def comparable(a: int, b: int) -> bool:
+        return files[a] != files[b] and (lits[a] is None or lits[a] != lits[b])
+
+    memo: dict[tuple[int, int], float] = {}
+
+    def sim(a: int, b: int) -> float:
+        key = (a, b) if a < b else (b, a)
+        got = memo.get(key)
+        if got is None:
+            ta, tb = analysed[a], analysed[b]
+            if len(ta.words) < MIN_TOKENS or len(tb.words) < MIN_TOKENS or len(ta.words & tb.words) < MIN_SHARED:
+                got = 0.0
+            else:
+                got = index.score(a, b, ta, tb)
+            memo[key] = got
+        return got
+
+    edges: list[tuple[float, int, int]] = []
+    for n, m in candidates(analysed, index.df):
+        if comparable(n, m):
+            s = sim(n, m)
+            if s >= SIMILARITY_THRESHOLD:
+                edges.append((s, n, m))
+    # Average linkage, most similar pair first.
+    edges.sort(key=lambda e: (-e[0], e[1], e[2]))
+    cluster_of: dict[int, list[int]] = {}
+    best: dict[int, tuple[float, int]] = {}  # item -> (its best similarity in its cluster, the other item)
+    for s, a, b in edges:
+        ca, cb = cluster_of.get(a, [a]), cluster_of.get(b, [b])
+        if ca is cb:
             continue
-        prefix = min(size - math.ceil(SIMILARITY_THRESHOLD * size) + 1, PREFIX_CAP)
-        order = sorted(ts, key=lambda t: (df[t], t))[:prefix] if size > prefix else ts
-        seen: set[int] = set()
-        for t in order:
-            bucket = reps[t]
-            for m in bucket:
-                if m in seen:
-                    continue
-                seen.add(m)
-                if files[m] == files[n] or (lits[n] is not None and lits[n] == lits[m]):
-                    continue
-                tm = toks[m]
-                inter = len(ts & tm)
-                if inter < MIN_SHARED:
-                    continue
-                j = inter / (size + len(tm) - inter)
-                if j >= SIMILARITY_THRESHOLD:
-                    best_sim[n] = max(best_sim.get(n, 0.0), j)
-                    best_sim[m] = max(best_sim.get(m, 0.0), j)
-                    ra, rb = find(n), find(m)
-                    if ra != rb:
-                        parent[max(ra, rb)] = min(ra, rb)
-            if len(bucket) < REPRESENTATIVES:
-                bucket.append(n)
-    clusters: dict[int, list[int]] = defaultdict(list)
-    for n in best_sim:
-        clusters[find(n)].append(n)
+        if len(ca) * len(cb) > MAX_LINK_CHECKS:
+            continue
+        cross = [sim(x, y) for x in ca for y in cb if comparable(x, y)]
+        if sum(cross) / len(cross) < LINK_THRESHOLD:
+            continue
+        merged = ca + cb
+        for x in merged:
+            cluster_of[x] = merged
+        for x, y in ((a, b), (b, a)):
+            if s > best.get(x, (-1.0, 0))[0]:
+                best[x] = (s, y)
+    clusters = {id(c): sorted(c) for c in cluster_of.values()}
     out: list[dict[str, Any]] = []
     for members in clusters.values():
-        members.sort()
         if len({files[m] for m in members}) < 2:
             continue
         if len({lits[m] if lits[m] is not None else -1 - m for m in members}) < 2:
             continue
-        shared = frozenset.intersection(*(toks[m] for m in members))
+        top = max(members, key=lambda m: (best[m][0], -m))
+        top_sim, other = best[top]
         out.append(
             {
                 "ids": [items[m].id for m in members],
-                "similarity": round(max(best_sim[m] for m in members), 2),
-                "reason": "near-duplicate wording across reports"
-                + (f" (shared words: {', '.join(sorted(shared)[:6])})" if shared else ""),
+                "similarity": round(top_sim, 2),
+                "reason": _reason(items[top].text, items[other].text, analysed[top], analysed[other], index),
             }
         )
     out.sort(key=lambda p: (-len(p["ids"]), p["ids"]))
     return out
+
+
+def _reason(text_a: str, text_b: str, ta: Terms, tb: Terms, index: _Index) -> str:
+    """Why two texts look alike: the identifiers and the rarest terms they share, as written."""
+    ids_b = set(identifiers(text_b))
+    shared_ids = [i for i in identifiers(text_a) if i in ids_b][:4]
+    id_parts = {stem(w) for i in shared_ids for w in _WORD.findall(i)}
+    surface: dict[str, str] = {}
+    for w in _WORD.findall(text_a.casefold()):
+        surface.setdefault(stem(w), w)
+
+    def shown(term: str) -> str:
+        return " ".join(surface.get(w, w) for w in term.split(" "))
+
+    shared = sorted(ta.terms & tb.terms, key=lambda k: (-index.idf[k], k))
+    shared = [k for k in shared if not set(k.split(" ")) <= id_parts]
+    phrases = [shown(k) for k in shared if " " in k][:3]
+    words = [shown(k) for k in shared if " " not in k][: 6 - len(phrases)]
+    parts = []
+    if shared_ids:
+        parts.append("shared identifiers: " + ", ".join(shared_ids))
+    if phrases:
+        parts.append(("phrases: " if parts else "shared phrases: ") + ", ".join(f"“{p}”" for p in phrases))
+    if words:
+        parts.append(("rare words: " if parts else "rare shared words: ") + ", ".join(words))
+    return "; ".join(parts) if parts else "similar wording across reports"

@@ -9,7 +9,6 @@ from scars.core.model import REGISTRY_FILE, Registry
 from scars.core.samsara.reports import describe_shape
 from scars.core.storage import cache as feature_cache
 from scars.core.storage import safe_read
-from scars.core.storage.paths import is_inside
 from scars.core.values import as_text
 
 REGISTRY_PATH = tuple(REGISTRY_FILE.split("/"))
@@ -45,9 +44,7 @@ def _read_registry(repo_root: Path | None) -> Registry:
     rel = REGISTRY_FILE
     if not path.exists() and not path.is_symlink():
         return Registry(state="missing", path=rel)
-    if not is_inside(path, repo_root):
-        return Registry(state="unreadable", path=rel, reason="symlink points outside the repository")
-    loaded, problem = safe_read.load_path_quiet(path)
+    loaded, problem = safe_read.load_path_quiet(path, root=repo_root)
     if problem is not None:
         return Registry(state="unreadable", path=rel, reason=problem.reason, line=problem.line)
     assert loaded is not None  # load_path_quiet returns the file or its problem

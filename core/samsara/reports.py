@@ -4,7 +4,7 @@ Tolerant on read: every era of scar report, the legacy ``resolved_items`` list a
 in-place ``status: resolved`` form, Gen 1 plain strings, Gen 2 description dicts,
 ``systemic_ref`` items, Gen 3 slot items and era-D lifecycle items, side by side. Unknown
 keys are kept (``ScarReport.extra``, ``ScarItem.raw``), never rejected. Nothing is dropped
-silently: a report that cannot be used is a ``ParseFailure`` (file relative to the feature
+silently: a report that cannot be used is a ``Problem`` (file relative to the feature
 directory, line where known, a reason naming the key or item) and its items stay readable
 with ``counted=False``. Item ids and fingerprints are computed here.
 """
@@ -13,14 +13,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from scars.core.model import SECTION_OF, ParseFailure, Registry, ScarItem, ScarReport
+from scars.core.model import SECTION_OF, Problem, Registry, ScarItem, ScarReport
+from scars.core.samsara.matching import near_copy
 from scars.core.storage import safe_read
 from scars.core.text import normalize
-from scars.core.values import as_text, opt_text
+from scars.core.values import as_text, opt_text, readable
 
 REPORTS_DIR = "scar-reports"
 
@@ -71,18 +73,18 @@ class _ReportBuilder:
     def __init__(self, rel: str, registry: Registry):
         self.rel = rel
         self.registry = registry
-        self.failures: list[ParseFailure] = []
-        self.warnings: list[str] = []
+        self.failures: list[Problem] = []
+        self.warnings: list[Problem] = []
         self.dangling: list[tuple[str, str]] = []
         self.items: list[ScarItem] = []
         self._occ: dict[tuple[str, str], int] = {}
+        self.scar_ids: dict[str, str] = {}  # era-D scar_id -> the first item label holding it
 
     def fail(self, line: int | None, reason: str) -> None:
-        self.failures.append(ParseFailure(self.rel, line, reason))
+        self.failures.append(Problem(self.rel, line, reason))
 
     def warn(self, line: int | None, reason: str) -> None:
-        where = f"{self.rel}:{line}" if line else self.rel
-        self.warnings.append(f"{where}: {reason}")
+        self.warnings.append(Problem(self.rel, line, reason, "warning"))
 
     def add(self, category: str, key: str, **kw: Any) -> None:
         occ = self._occ.get((category, key), 0)
@@ -96,10 +98,54 @@ class _ReportBuilder:
             )
         )
 
+    def unrecognised(
+        self, category: str, line: int | None, reason: str, raw: Any, form: str, debt_location: str | None, common: dict
+    ) -> None:
+        """An item of a shape no era defines: a parse failure; the item is still shown, as its keys
+        and values (never Python's repr), and not counted. Its id keeps the text as it was read."""
+        self.fail(line, reason)
+        self.add(
+            category,
+            "\x01" + normalize(as_text(raw)),
+            text=readable(raw),
+            form=form,
+            debt_location=debt_location,
+            **common,
+        )
+
+    def notice(self, line: int | None, label: str, d: dict, text: str, resolved: bool) -> tuple[str, ...]:
+        """What the seed's rules count but a reader should be told (issue 14, "no silent
+        counting"): each is a warning of the feature and a note of the item."""
+        notes: list[str] = []
+        if not resolved and INFORMAL_RESOLVED.match(text or ""):
+            notes.append(
+                "its text is marked [RESOLVED] but the item has no `status: resolved` (nor a matching "
+                "resolved_items entry): counted, as the seed's rule counts it"
+            )
+        status = opt_text(d.get("status"))
+        if status in ("accepted", "deferred", "blocked") and not isinstance(d.get("iteration"), dict):
+            notes.append(
+                f"status {status} with `iteration: {'null' if d.get('iteration') is None else 'not a map'}`: "
+                f"era D records who {status} it in an iteration map (round, rationale, owner …); counted as remaining"
+            )
+        scar_id = opt_text(d.get("scar_id"))
+        if scar_id:
+            first = self.scar_ids.get(scar_id)
+            if first is None:
+                self.scar_ids[scar_id] = label
+            else:
+                notes.append(
+                    f"scar_id {scar_id} is also the id of {first} in this report (era D: unique per file, "
+                    "never reused); both items are counted"
+                )
+        for n in notes:
+            self.warn(line, f"{label}: {n}")
+        return tuple(notes)
+
 
 def read_report(
     path: Path, rel: str, registry: Registry
-) -> tuple[ScarReport, list[ParseFailure], list[str], list[tuple[str, str]]]:
+) -> tuple[ScarReport, list[Problem], list[Problem], list[tuple[str, str]]]:
     """Read one scar report. Returns (report, parse failures, warnings, dangling refs)."""
     b = _ReportBuilder(rel, registry)
     loaded, problem = safe_read.load_path_quiet(path)
@@ -138,6 +184,7 @@ def read_report(
 
     # Legacy resolved_items: (section, normalised description) pairs.
     resolved_keys: dict[tuple[str, str], str] = {}
+    resolved_entries: list[tuple[str, str, str]] = []
     ri = data.get("resolved_items")
     if ri is not None:
         if not isinstance(ri, list):
@@ -145,9 +192,9 @@ def read_report(
         else:
             for _n, e in enumerate(ri):
                 if isinstance(e, dict) and e.get("original_description") is not None:
-                    resolved_keys[
-                        (as_text(e.get("original_section")), normalize(as_text(e["original_description"])))
-                    ] = as_text(e.get("resolution"))
+                    section_, desc_ = as_text(e.get("original_section")), as_text(e["original_description"])
+                    resolved_keys[(section_, normalize(desc_))] = as_text(e.get("resolution"))
+                    resolved_entries.append((section_, desc_, as_text(e.get("resolution"))))
 
     for section in ("known_shortcuts", "silent_failure_conditions", "assumptions_made"):
         if section not in data:
@@ -164,6 +211,7 @@ def read_report(
             line = lines[idx] if idx < len(lines) else kl.get(section)
             _read_item(b, section, category, idx, raw, line, debt_location, task_id, resolved_keys)
 
+    _near_copies(b, resolved_entries, kl.get("resolved_items"))
     extra = {k: v for k, v in data.items() if k not in _KNOWN_TOP}
     items = b.items
     if b.failures:
@@ -176,8 +224,48 @@ def read_report(
         parse_failure=b.failures[0] if b.failures else None,
         debt_location=debt_location,
         extra=extra,
+        resolved_entries=tuple(resolved_entries),
     )
     return report, b.failures, b.warnings, b.dangling
+
+
+# An item the loop marked resolved in its text instead of with `status: resolved`.
+INFORMAL_RESOLVED = re.compile(r"^\s*[\[(（【]\s*resolved\s*[\])）】]", re.I)
+
+
+def _near_copies(b: _ReportBuilder, entries: list[tuple[str, str, str]], line: int | None) -> None:
+    """A resolved_items entry that matches no listed item exactly but is a shortened (or
+    lengthened) copy of one that is still counted: the seed matches by the exact text, so the
+    item stays counted — said, not silent."""
+    if not entries:
+        return
+    by_section: dict[str, list[ScarItem]] = {}
+    for it in b.items:
+        by_section.setdefault(SECTION_OF[it.category], []).append(it)
+    for n, (section, desc, _resolution) in enumerate(entries):
+        key = normalize(desc)
+        listed = by_section.get(section, [])
+        if any(it.normalized == key for it in listed):
+            continue
+        for it in listed:
+            excluded = it.resolved or (it.category == "unverified_assumptions" and it.verified is True)
+            if excluded or not near_copy(key, it.normalized):
+                continue
+            b.warn(
+                line,
+                f"resolved_items[{n}] looks like a shortened copy of {section} item {it.id} "
+                f"({_quote(it.text)}) but does not match its text exactly: the item is still counted",
+            )
+            note = (
+                f"resolved_items[{n}] of this report is a near copy of this item's text; "
+                "resolved_items matches the exact text, so the item is still counted"
+            )
+            b.items[b.items.index(it)] = replace(it, notes=(*it.notes, note))
+
+
+def _quote(text: str, width: int = 60) -> str:
+    one = " ".join(text.split())
+    return repr(one if len(one) <= width else one[: width - 1] + "…")
 
 
 _KNOWN_TOP = frozenset(
@@ -228,11 +316,15 @@ def _read_item(
                 b.warn(line, f"{label} 'verified' is {v!r}, not true/false; counted as unverified")
                 verified = None
         else:
-            b.fail(
+            b.unrecognised(
+                category,
                 line,
                 f"{label}: unrecognised assumption shape ({describe_shape(raw)}); expected a map with 'assumption' and 'verified'",
+                raw,
+                "assumption",
+                debt_location,
+                common,
             )
-            b.add(category, "\x01" + normalize(as_text(raw)), text=as_text(raw), form="assumption", **common)
             return
         _check_text_fields(b, d, label, line)
         key = normalize(text)
@@ -252,8 +344,10 @@ def _read_item(
             scar_id=opt_text(d.get("scar_id")),
             note=opt_text(d.get("note")),
             verified=verified,
-            where=debt_location,
+            where=opt_text(d.get("where")),
+            debt_location=debt_location,
             normalized=key,
+            notes=b.notice(line, label, d, text, resolved or verified is True),
             **common,
         )
         return
@@ -262,7 +356,7 @@ def _read_item(
     registry_state = None
     registry_description = None
     bites_when = accepted_because = note = None
-    where = debt_location
+    where = None
     d = raw if isinstance(raw, dict) else {}
     if isinstance(raw, str):
         form, text = "gen1", raw
@@ -301,12 +395,18 @@ def _read_item(
     elif isinstance(raw, dict) and "description" in raw:
         form = "lifecycle" if ("scar_id" in raw or "iteration" in raw) else "gen2"
         text = as_text(raw.get("description"))
+        if isinstance(raw.get("where"), str):  # an item-level location written beside a description
+            where = raw["where"]
     else:
-        b.fail(
+        b.unrecognised(
+            category,
             line,
             f"{label}: unrecognised item shape ({describe_shape(raw)}); expected a string, description, what/bites_when/where or systemic_ref",
+            raw,
+            "gen2",
+            debt_location,
+            common,
         )
-        b.add(category, "\x01" + normalize(as_text(raw)), text=as_text(raw), form="gen2", **common)
         return
 
     _check_text_fields(b, d, label, line)
@@ -331,10 +431,12 @@ def _read_item(
         status=status,
         scar_id=opt_text(d.get("scar_id")),
         where=where,
+        debt_location=debt_location,
         bites_when=bites_when,
         accepted_because=accepted_because,
         note=note,
         normalized=key,
+        notes=b.notice(line, label, d, text, resolved),
         **common,
     )
 

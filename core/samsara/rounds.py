@@ -17,11 +17,13 @@ Definitions (the README section "Budget context, advice and watches" repeats the
   stands in for it. ``stagnation_count`` = the number of consecutive flat rounds counted back
   from the latest done round; a round whose before/after is unknown ends the count (unknown is
   not evidence of stagnation).
-* Net rot of a round: ``new = fixes_scar_count`` (new scar items the round's fixes produced),
-  ``resolved = signal_lost_before - signal_lost_after + new`` (items that left the remaining
-  set during the round, by fix or by accept), ``net_rot = new - resolved``, which equals
-  ``signal_lost_after - signal_lost_before``. A missing ``fixes_scar_count`` counts as 0 new
-  items (the figures say it was missing); a round without before/after has net rot 0.
+* Net rot of a round (seed 002, formats.md §1.4): ``new = fixes_scar_count`` (new scar items
+  the round's fixes produced), ``resolved = fixes_applied`` (the items its fixes resolved: they
+  left the remaining set through a fix; without ``fixes_applied`` the length of the fix list),
+  ``net_rot = new - resolved``. Accepts and defers resolve nothing, so it is *not*
+  ``signal_lost_after - signal_lost_before`` (a loop that stops counting its accepted items
+  lowers signal_lost without resolving anything). A missing ``fixes_scar_count`` counts as 0
+  new items and makes the figure unknown (the valve does not fire on it).
   ``net_rot_previous_round`` is the net rot of the latest done round (0 before any round).
 * ``reviewer_retry_budget_remaining = max(0, reviewer_retry_limit - retries spent in the open
   round)`` (``budget_spent.reviewer_retries`` or ``reviewer_retries_consumed``); it is the full
@@ -137,6 +139,22 @@ def next_round_number(log: IterationLog | None) -> int:
     return 1
 
 
+Basis = Literal["recorded", "recounted"]
+BASIS_LABEL: dict[str, str] = {
+    "recorded": "recorded by the loop (iteration-log.yaml)",
+    "recounted": "recounted by scars (seed 002 Step 1 rules)",
+}
+# The key scars writes into every round it closes: its signal_lost figures are scars' recount.
+COUNTED_BY_KEY = "counted_by"
+COUNTED_BY_SCARS = "scars"
+
+
+def counted_by_scars(r: Round) -> bool:
+    """The round was closed by scars: its ``signal_lost_before`` / ``after`` are scars' recount
+    by the seed's rules, not figures the loop recorded by its own count."""
+    return isinstance(r.raw, Mapping) and r.raw.get(COUNTED_BY_KEY) == COUNTED_BY_SCARS
+
+
 @dataclass(frozen=True, slots=True)
 class SignalPoint:
     """One point of a feature's signal_lost series (:func:`signal_series`)."""
@@ -146,6 +164,7 @@ class SignalPoint:
     round: int | None = None  # the done round whose result this is (None for start and now)
     source: str = ""  # where the value was read: the field, or "current signal_lost"
     decision: str | None = None  # the round's decision (round points only)
+    basis: Basis = "recorded"  # recorded by the loop, or recounted by scars (the "now" point, scars' rounds)
 
 
 def signal_series(log: IterationLog | None, signal_now: int) -> list[SignalPoint]:
@@ -164,26 +183,72 @@ def signal_series(log: IterationLog | None, signal_now: int) -> list[SignalPoint
     """
     done, _ = split_rounds(log)
     points: list[SignalPoint] = []
+    first: Basis = "recounted" if done and counted_by_scars(done[0]) else "recorded"
     if log is not None and log.signal_lost_initial is not None:
-        points.append(SignalPoint("start", int(log.signal_lost_initial), None, "signal_lost_initial"))
+        points.append(SignalPoint("start", int(log.signal_lost_initial), None, "signal_lost_initial", basis=first))
     elif done and done[0].signal_lost_before is not None:
         points.append(
-            SignalPoint("start", int(done[0].signal_lost_before), None, f"round {done[0].round} signal_lost_before")
+            SignalPoint(
+                "start",
+                int(done[0].signal_lost_before),
+                None,
+                f"round {done[0].round} signal_lost_before",
+                basis=first,
+            )
         )
     for i, r in enumerate(done):
         nxt = done[i + 1] if i + 1 < len(done) else None
+        basis: Basis = "recounted" if counted_by_scars(r) else "recorded"
         if r.signal_lost_after is not None:
             value, source = r.signal_lost_after, f"round {r.round} signal_lost_after"
         elif nxt is not None and nxt.signal_lost_before is not None:
             value, source = nxt.signal_lost_before, f"round {nxt.round} signal_lost_before"
+            basis = "recounted" if counted_by_scars(nxt) else "recorded"
         elif nxt is None:
-            value, source = signal_now, "current signal_lost"
+            value, source, basis = signal_now, "current signal_lost", "recounted"
         else:
             continue
-        points.append(SignalPoint(f"round {r.round}", int(value), r.round, source, str(r.decision)))
-    if not points or points[-1].value != signal_now:
-        points.append(SignalPoint("now", int(signal_now), None, "current signal_lost"))
+        points.append(SignalPoint(f"round {r.round}", int(value), r.round, source, str(r.decision), basis))
+    if not points or points[-1].value != signal_now or points[-1].basis != "recounted":
+        points.append(SignalPoint("now", int(signal_now), None, "current signal_lost", basis="recounted"))
     return points
+
+
+def series_by_basis(points: list[SignalPoint]) -> dict[str, list[SignalPoint]]:
+    """The series split in its two labelled series: what the loop recorded, what scars recounted."""
+    out: dict[str, list[SignalPoint]] = {"recorded": [], "recounted": []}
+    for p in points:
+        out[p.basis].append(p)
+    return out
+
+
+def advice_series(log: IterationLog | None, signal_now: int) -> list[SignalPoint]:
+    """The part of the series one rule counted, for reasoning across points (the advisor, the
+    trend): the latest run of points of one basis, without the "now" point. A run of scars'
+    rounds that follows the loop's recorded ones starts at its first round's own
+    ``signal_lost_before`` (a recount): the loop's 22 and scars' 85 are never compared as if one
+    count had grown from 22 to 85."""
+    points = [p for p in signal_series(log, signal_now) if p.label != "now"]
+    if not points:
+        return []
+    basis = points[-1].basis
+    run: list[SignalPoint] = []
+    for p in reversed(points):
+        if p.basis != basis:
+            break
+        run.append(p)
+    run.reverse()
+    if run[0].label != "start" and run[0].round is not None:
+        done, _ = split_rounds(log)
+        r = next((d for d in done if d.round == run[0].round), None)
+        if r is not None and r.signal_lost_before is not None:
+            run.insert(
+                0,
+                SignalPoint(
+                    "start", int(r.signal_lost_before), None, f"round {r.round} signal_lost_before", basis=basis
+                ),
+            )
+    return run
 
 
 def signal_before_round(log: IterationLog | None, round_no: int, signal_now: int) -> int:
@@ -222,22 +287,29 @@ def stagnation_count(done: list[Round], signal_now: int | None = None) -> int:
 
 
 def round_rot(r: Round, signal_now: int | None = None) -> dict[str, Any]:
-    """Net-rot figures of one round: new, resolved, net_rot (see module docstring)."""
+    """Net-rot figures of one round by seed 002's rule (formats.md §1.4): ``new`` = the scar items
+    the round's fixes produced (``fixes_scar_count``), ``resolved`` = the items its fixes resolved
+    (``fixes_applied``: each applied fix took its item out of the remaining set; a log without it
+    gives the length of its fix list), ``net_rot = new - resolved``. Accepts and defers resolve
+    nothing, so signal_lost falling because the loop stopped counting accepted items hides no rot.
+    ``signal_delta`` (after - before) is given beside it, never used for it. A round without
+    ``fixes_scar_count`` has ``known`` False (its new items are unknown; 0 is used)."""
     before = r.signal_lost_before
     after = _after(r, signal_now)
     new = r.fixes_scar_count
+    resolved = r.fixes_applied if r.fixes_applied is not None else (len(r.fix) if r.fix else None)
     figures: dict[str, Any] = {
         "round": r.round,
         "signal_lost_before": before,
         "signal_lost_after": after,
         "fixes_scar_count": new,
+        "fixes_applied": r.fixes_applied,
+        "signal_delta": (after - before) if before is not None and after is not None else None,
     }
-    if before is None or after is None:
-        figures.update(new=new if new is not None else 0, resolved=None, net_rot=0, known=False)
-        return figures
+    known = new is not None and resolved is not None
     new_n = new if new is not None else 0
-    resolved = before - after + new_n
-    figures.update(new=new_n, resolved=resolved, net_rot=new_n - resolved, known=True)
+    resolved_n = resolved if resolved is not None else 0
+    figures.update(new=new_n, resolved=resolved_n, net_rot=new_n - resolved_n, known=known)
     return figures
 
 
@@ -451,21 +523,20 @@ def _triage_view(feature: Feature, decisions: Mapping[str, Any] | None) -> dict[
     if log is not None:
         for r in sorted(log.rounds, key=lambda r: r.round, reverse=True):
             if r.fix or r.accept or r.defer:
-                by_text: dict[str, ScarItem] = {}
-                for it in (*feature.items, *feature.resolved):
-                    by_text.setdefault(it.normalized or _norm(it.text), it)
-
-                def resolve(text: Any) -> ScarItem | str:
-                    t = str(text)
-                    return by_text.get(_norm(t), t)  # noqa: B023 - called in this iteration only
-
-                accepts = [resolve(_attr(a, "description") if isinstance(a, Mapping) else a) for a in r.accept]
-                return {
+                # Each description resolved to its item by the one matcher (feature.log_matches);
+                # a description matched to no item confidently stays text.
+                by_id: dict[str, ScarItem] = {it.id: it for it in (*feature.items, *feature.resolved)}
+                view: dict[str, Any] = {
                     "source": f"iteration-log round {r.round}",
-                    "fix": [resolve(t) for t in r.fix],
-                    "accept": accepts,
-                    "defer": [resolve(t) for t in r.defer],
+                    "fix": [],
+                    "accept": [],
+                    "defer": [],
                 }
+                for m in feature.log_matches:
+                    if m.round == r.round and m.action in ("fix", "accept", "defer"):
+                        item = by_id.get(m.item_id) if m.item_id else None
+                        view[m.action].append(item if item is not None else m.description)
+                return view
     return {"source": None, "fix": [], "accept": [], "defer": []}
 
 
@@ -547,15 +618,25 @@ def evaluate_valves(feature: Feature, decisions: Mapping[str, Any] | None = None
         valves.append(Valve("safety_valve", "net_rot", "No round has run yet.", {"net_rot": 0}, False, False))
     else:
         active = rot["known"] and rot["new"] > rot["resolved"]
+        delta = ""
+        if rot["signal_delta"] is not None and rot["signal_delta"] != rot["net_rot"]:
+            delta = (
+                f" signal_lost {rot['signal_lost_before']} → {rot['signal_lost_after']} is not net rot: "
+                "accepts, defers and items the loop stopped counting resolve nothing."
+            )
         if active:
             msg = (
                 f"Round {rot['round']}'s fixes produced {rot['new']} new scar items and resolved "
-                f"{rot['resolved']}: net rot increased, suggest stop."
+                f"{rot['resolved']}: net rot increased, suggest stop.{delta}"
             )
         elif not rot["known"]:
-            msg = f"Round {rot['round']} has no signal_lost before/after: net rot unknown."
+            missing = "fixes_scar_count" if rot["fixes_scar_count"] is None else "fixes_applied"
+            msg = f"Round {rot['round']} records no {missing}: net rot unknown."
         else:
-            msg = f"Round {rot['round']}: {rot['new']} new, {rot['resolved']} resolved (net rot {rot['net_rot']})."
+            msg = (
+                f"Round {rot['round']}: its fixes produced {rot['new']} new scar items and resolved "
+                f"{rot['resolved']} (net rot {rot['net_rot']}).{delta}"
+            )
         valves.append(Valve("safety_valve", "net_rot", msg, dict(rot), active, False))
 
     # watch-fors
@@ -653,10 +734,13 @@ class RoundFigures:
     N → N'. Fixed K, J remaining" (formats.md §1.4) — one computation for the app's modal,
     ``scars gate round-continue`` / ``safety-valve``, answers files and ``scars round close``.
 
-    ``fixed`` is the round's fix decisions (iteration-log.yaml ``fixes_applied``; a blocked fix
-    reclassified as defer is a defer); ``remaining`` the counted remaining items
-    (= ``signal_lost_after``); ``new_items`` the counted items that were not there when the
-    round started (``fixes_scar_count``).
+    ``fixed`` is the round's fix decisions whose item left the remaining set (resolved in its
+    report, or gone from it): the items its fixes resolved (iteration-log.yaml ``fixes_applied``,
+    seed 002's net-rot input); ``fix_open`` the round's fix decisions whose item is still listed
+    (the fix is not applied yet); ``remaining`` the counted remaining items (= ``signal_lost_after``);
+    ``new_items`` the counted items that were not there when the round started
+    (``fixes_scar_count``); ``undecided`` the counted items with no decision in force (none in
+    scars, none carried from an earlier round of the log).
     """
 
     round: int
@@ -669,6 +753,8 @@ class RoundFigures:
     triaged: int
     remaining: int
     new_items: tuple[str, ...] = ()
+    fix_open: tuple[str, ...] = ()
+    undecided: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -677,19 +763,29 @@ class RoundFigures:
             "signal_lost_before": self.signal_lost_before,
             "signal_lost_after": self.signal_lost_after,
             "fixed": self.fixed,
+            "fix_open": len(self.fix_open),
             "accepted": self.accepted,
             "deferred": self.deferred,
             "triaged": self.triaged,
+            "undecided": len(self.undecided),
             "remaining": self.remaining,
             "new_items": len(self.new_items),
         }
 
 
-def round_figures(feature: Feature, open_round: Mapping[str, Any], triage: Mapping[str, Any]) -> RoundFigures:
+def round_figures(
+    feature: Feature,
+    open_round: Mapping[str, Any],
+    triage: Mapping[str, Any],
+    decisions: Mapping[str, Any] | None = None,
+) -> RoundFigures:
     """The figures of the open round (its journal ``round_start`` record) with ``triage``, the
-    decisions made since the previous round closed, over the reports as they are now."""
+    decisions made since the previous round closed, over the reports as they are now;
+    ``decisions``: every decision in force (carried ones included), for the undecided count
+    (default: ``triage``)."""
     actions = [field_of(d, "action") for d in triage.values()]
     counted = [it for it in feature.items if it.counted]
+    listed = {it.id for it in feature.items}
     start_ids = set(open_round.get("item_ids") or ())
     log = feature.iteration_log
     max_rounds = open_round.get("max_rounds")
@@ -699,17 +795,21 @@ def round_figures(feature: Feature, open_round: Mapping[str, Any], triage: Mappi
     before = open_round.get("signal_lost_before")
     if not isinstance(before, int):  # a round_start record without it: the series' point before the round
         before = signal_before_round(log, number, feature.signal_lost)
+    fixes = [i for i, d in triage.items() if field_of(d, "action") == "fix"]
+    in_force = decisions if decisions is not None else triage
     return RoundFigures(
         round=number,
         max_rounds=max_rounds,
         signal_lost_before=before,
         signal_lost_after=feature.signal_lost,
-        fixed=actions.count("fix"),
+        fixed=sum(1 for i in fixes if i not in listed),
         accepted=actions.count("accept"),
         deferred=actions.count("defer"),
         triaged=len(actions),
         remaining=len(counted),
         new_items=tuple(it.id for it in counted if it.id not in start_ids),
+        fix_open=tuple(i for i in fixes if i in listed),
+        undecided=tuple(it.id for it in counted if it.id not in in_force),
     )
 
 
@@ -721,7 +821,9 @@ def valves_after_round(feature: Feature, decisions: Mapping[str, Any], fig: Roun
         signal_lost_before=fig.signal_lost_before,
         signal_lost_after=fig.signal_lost_after,
         fixes_scar_count=len(fig.new_items),
+        fixes_applied=fig.fixed,
         decision="pending",
+        raw={COUNTED_BY_KEY: COUNTED_BY_SCARS},
     )
     log = feature.iteration_log
     if log is None:

@@ -47,15 +47,24 @@ from scars.core.samsara.decisions import (
     Decision,
     JournalState,
     apply,
+    carried_from_log,
     check_items,
     format_errors,
     make_decision,
     replay,
     resolve_user,
+    with_carried,
 )
 from scars.core.samsara.feature import read_feature
 from scars.core.samsara.reports import item_fingerprint
-from scars.core.samsara.rounds import RoundFigures, round_figures, round_start_snapshot
+from scars.core.samsara.rounds import (
+    COUNTED_BY_KEY,
+    COUNTED_BY_SCARS,
+    RoundFigures,
+    round_figures,
+    round_start_snapshot,
+)
+from scars.core.samsara.watches import reopened_items
 from scars.core.storage.durable import clean_stale_temps
 from scars.core.storage.journal import Journal, journal_path, read_journal
 from scars.core.storage.lock import FeatureLock, current_holder
@@ -87,6 +96,8 @@ class FeatureSession:
         self._state = JournalState()
         self._log = IterationLogFile(path)
         self._index: tuple[Any, dict[str, Any]] | None = None  # (feature, item_id -> item)
+        self._carried: tuple[Any, dict[str, Decision]] | None = None  # (feature, carried decisions)
+        self._watch_reopened: set[str] = set()  # items .scars/watches.jsonl says a watch reopened
 
     # ------------------------------------------------------------------ opening
 
@@ -114,6 +125,7 @@ class FeatureSession:
     def _load(self) -> None:
 
         self.feature = read_feature(self.path)
+        self._read_watch_reopened()
         if self.read_only:
             read = read_journal(journal_path(self.path))
             self._records = read.records
@@ -164,7 +176,28 @@ class FeatureSession:
 
     @property
     def decisions(self) -> dict[str, Decision]:
+        """The decisions in force: a person's (the journal) over those earlier rounds of
+        iteration-log.yaml carried (``Decision.carried``; re-deciding an item replaces it)."""
+        return with_carried(self._state.decisions, self.carried, self._reopened_ids())
+
+    @property
+    def journal_decisions(self) -> dict[str, Decision]:
+        """The decisions people made in scars (the journal) only: the ones a sign-off, a
+        blocked-fix outcome, an undo or a reopen act on."""
         return dict(self._state.decisions)
+
+    @property
+    def carried(self) -> dict[str, Decision]:
+        """item_id -> the decision an earlier round of iteration-log.yaml recorded for it
+        (:func:`scars.core.samsara.decisions.carried_from_log`)."""
+        cached = self._carried
+        if cached is None or cached[0] is not self.feature:
+            cached = self._carried = (self.feature, carried_from_log(self.feature) if self.feature is not None else {})
+        return dict(cached[1])
+
+    def _reopened_ids(self) -> set[str]:
+        """Items a fired watch reopened: they keep no carried decision until decided again."""
+        return set(self._state.reopened) | self._watch_reopened
 
     @property
     def reopened(self) -> dict[str, dict[str, Any]]:
@@ -428,9 +461,16 @@ class FeatureSession:
         log = self.feature.iteration_log if self.feature is not None else None
         return log.max_rounds if log is not None else 3
 
+    def _read_watch_reopened(self) -> None:
+        try:
+            self._watch_reopened = set(reopened_items(self.path))
+        except (OSError, ValueError):  # advisory: an unreadable watch log reopens nothing
+            self._watch_reopened = set()
+
     def _refresh_feature(self) -> None:
 
         self.feature = read_feature(self.path)
+        self._read_watch_reopened()
         self._replay()  # the reports may have changed: which item holds which id, too
 
     def round_triage(self) -> dict[str, Decision]:
@@ -467,7 +507,7 @@ class FeatureSession:
             reason = f"{reason} (safety valve: {trigger})"
         self._refresh_feature()
         triage = self.round_triage()
-        fig = round_figures(self.feature, start, triage)
+        fig = round_figures(self.feature, start, triage, self.decisions)
         entry: dict[str, Any] = {
             "round": fig.round,
             "signal_lost_before": fig.signal_lost_before,
@@ -484,6 +524,9 @@ class FeatureSession:
         entry["signal_lost_after"] = fig.signal_lost_after
         entry["decision"] = decision
         entry["decision_reason"] = reason
+        # Extra key (upstream readers ignore it): these figures are scars' recount by the seed's
+        # rules, so a reader never compares them with figures the loop recorded by its own count.
+        entry[COUNTED_BY_KEY] = COUNTED_BY_SCARS
         entries = list(entries)
         self._append(ROUND_CLOSE, entries=entries, round=fig.round, entry=entry, new_item_ids=list(fig.new_items))
         # From here the round is closed (in the journal): a later failure must say so, not
@@ -507,7 +550,7 @@ class FeatureSession:
                 f"{self.feature.name}: no round is open — there is nothing to continue or stop "
                 "(start one with `scars round start`)"
             )
-        return round_figures(self.feature, start, self.round_triage())
+        return round_figures(self.feature, start, self.round_triage(), self.decisions)
 
     def last_entry_seq(self, gate_id: str) -> int:
         """The journal position of the open round's latest auto-decisions entry with
@@ -612,8 +655,8 @@ class FeatureSession:
         return number
 
 
-def _feature_name(feature, path: Path) -> str:
-    name = getattr(feature, "name", None) or path.name
+def _feature_name(feature: Feature | None, path: Path) -> str:
+    name = (feature.name if feature is not None else "") or path.name
     m = re.match(r"^\d{4}-\d{2}-\d{2}_(.+)$", name)
     return m.group(1) if m else name
 

@@ -5,7 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 from scars.core.model import GROUPS, Feature, ScarItem
-from scars.core.samsara.decisions import JournalState, feature_state, reopened_now
+from scars.core.samsara.decisions import (
+    JournalState,
+    carried_from_log,
+    describe_carried,
+    feature_state,
+    reopened_now,
+    with_carried,
+)
+from scars.core.samsara.reconcile import reconcile
+from scars.core.samsara.rounds import signal_series
 
 
 def item_to_json(it: ScarItem) -> dict[str, Any]:
@@ -26,6 +35,8 @@ def item_to_json(it: ScarItem) -> dict[str, Any]:
         "status": it.status,
         "scar_id": it.scar_id,
         "where": it.where,
+        "debt_location": it.debt_location,
+        "notes": list(it.notes),
         "bites_when": it.bites_when,
         "verified": it.verified,
         "note": it.note,
@@ -66,6 +77,8 @@ def feature_to_json(feature: Feature) -> dict[str, Any]:
         }
         for k, m in sorted(state.moved.items())
     ]
+    reopened = set(state.reopened) | {r["item_id"] for r in reopened_json(feature)}
+    decisions = with_carried(state.decisions, carried_from_log(feature), reopened)
     return {
         "feature": feature.name,
         "path": feature.path,
@@ -74,17 +87,23 @@ def feature_to_json(feature: Feature) -> dict[str, Any]:
         "groups": {g: list(feature.groups.get(g, ())) for g in GROUPS},
         "cross_task_patterns": [list(ids) for ids in feature.cross_task_patterns],
         "possible_patterns": [dict(p) for p in feature.possible_patterns],
-        "parse_failures": [{"file": f.file, "line": f.line, "reason": f.reason} for f in feature.parse_failures],
+        "parse_failures": [{"file": f.file, "line": f.line, "reason": f.message} for f in feature.parse_failures],
         "dangling_refs": [{"file": f, "id": i} for f, i in feature.dangling_refs],
-        "warnings": list(feature.warnings),
+        "warnings": [str(w) for w in feature.warnings],
         "entry": {
             "verdict": feature.entry.verdict if feature.entry else "unknown",
             "record": feature.entry.record if feature.entry else "",
         },
         "registry": feature.registry.state if feature.registry else "missing",
         "execution_mode": feature.execution_mode,
-        "items": [dict(item_to_json(it), decision=_decision_json(state, it.id)) for it in feature.items],
-        "resolved": [dict(item_to_json(it), decision=_decision_json(state, it.id)) for it in feature.resolved],
+        "items": [dict(item_to_json(it), decision=_decision_json(decisions, it.id)) for it in feature.items],
+        "resolved": [dict(item_to_json(it), decision=_decision_json(decisions, it.id)) for it in feature.resolved],
+        "log_matches": [log_match_json(m) for m in feature.log_matches],
+        "signal_lost_series": [
+            {"label": p.label, "value": p.value, "round": p.round, "source": p.source, "basis": p.basis}
+            for p in signal_series(log, feature.signal_lost)
+        ],
+        "signal_lost_reconciliation": reconcile(feature).to_dict(),
         "rounds": status_rounds([round_to_json(r) for r in log.rounds] if log else [], state),
         "max_rounds": log.max_rounds if log else 3,
         "reopened": reopened_json(feature),
@@ -92,10 +111,33 @@ def feature_to_json(feature: Feature) -> dict[str, Any]:
     }
 
 
-def _decision_json(state, item_id: str) -> dict[str, Any] | None:
-    """The item's current decision with its fields, or None when undecided."""
-    d = state.decisions.get(item_id)
-    return None if d is None else d.to_dict()
+def _decision_json(decisions: dict[str, Any], item_id: str) -> dict[str, Any] | None:
+    """The item's decision in force with its fields, or None when undecided. A decision carried
+    from an earlier round of iteration-log.yaml has ``carried_round`` and ``carried`` (the words
+    the app shows)."""
+    d = decisions.get(item_id)
+    if d is None:
+        return None
+    out = d.to_dict()
+    if d.carried:
+        out["carried"] = describe_carried(d)
+    return out
+
+
+def log_match_json(m) -> dict[str, Any]:
+    """One triaged description of iteration-log.yaml and the item it was matched to."""
+    return {
+        "round": m.round,
+        "action": m.action,
+        "index": m.index,
+        "description": m.description,
+        "item_id": m.item_id,
+        "target": m.target,
+        "confidence": m.confidence,
+        "score": round(m.score, 3),
+        "reason": m.reason,
+        "candidates": [{"id": i, "score": round(sc, 3)} for i, sc in m.candidates],
+    }
 
 
 def reopened_json(feature: Feature) -> list[dict[str, Any]]:

@@ -393,11 +393,14 @@ def reopened_items(feature_dir: str | os.PathLike) -> dict[str, dict[str, Any]]:
 
 def watched_accepts(feature: Feature, decisions: Mapping[str, Any] | None = None) -> list[WatchedAccept]:
     """Accepts carrying a watch: current decisions first, then accept entries of the log
-    (matched to items by normalised description) that no decision overrides."""
+    (matched to their items by the one matcher, ``feature.log_matches``) that no decision in
+    scars overrides; a decision carried from the log is read from the log itself."""
     out: list[WatchedAccept] = []
     seen: set[str] = set()
     by_id: dict[str, ScarItem] = {it.id: it for it in (*feature.items, *feature.resolved)}
     for key, d in (decisions or {}).items():
+        if _attr(d, "carried_round") is not None:  # carried from the log: read from the log below
+            continue
         item_id = _attr(d, "item_id") or key
         seen.add(item_id)
         if _attr(d, "action") != "accept":
@@ -417,36 +420,31 @@ def watched_accepts(feature: Feature, decisions: Mapping[str, Any] | None = None
                 it.file if it else None,
             )
         )
-    log = feature.iteration_log
-    if log is not None:
-        by_text: dict[str, ScarItem] = {}
-        for it in (*feature.items, *feature.resolved):
-            by_text.setdefault(it.normalized or _norm(it.text), it)
-        for r in log.rounds:
-            for a in r.accept:
-                if not isinstance(a, Mapping):
-                    continue
-                spec = a.get("watch")
-                if spec is None or (isinstance(spec, str) and not spec.strip()):
-                    continue
-                desc = str(a.get("description") or "")
-                it = by_text.get(_norm(desc))
-                item_id = it.id if it else None
-                if item_id is not None and item_id in seen:
-                    continue
-                if item_id is not None:
-                    seen.add(item_id)
-                out.append(
-                    WatchedAccept(
-                        item_id,
-                        it.text if it else desc,
-                        spec,
-                        str(a.get("decided_at") or ""),
-                        a.get("watch_base"),
-                        f"iteration-log round {r.round}",
-                        it.file if it else None,
-                    )
-                )
+    # Accepts of the log, each matched to its item by the one matcher (feature.log_matches).
+    for m in feature.log_matches:
+        a = m.entry
+        if m.action != "accept" or not isinstance(a, Mapping):
+            continue
+        spec = a.get("watch")
+        if spec is None or (isinstance(spec, str) and not spec.strip()):
+            continue
+        item_id = m.item_id
+        it = by_id.get(item_id) if item_id is not None else None
+        if item_id is not None and item_id in seen:
+            continue
+        if item_id is not None:
+            seen.add(item_id)
+        out.append(
+            WatchedAccept(
+                item_id,
+                it.text if it else m.description,
+                spec,
+                str(a.get("decided_at") or ""),
+                a.get("watch_base"),
+                f"iteration-log round {m.round}",
+                it.file if it else None,
+            )
+        )
     return out
 
 

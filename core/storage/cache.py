@@ -71,11 +71,11 @@ _CODE_MODULES = (
 
 
 def enabled() -> bool:
-    return settings.cache_enabled()
+    return settings.current().cache_enabled
 
 
 def cache_dir() -> Path:
-    return settings.cache_dir()
+    return settings.current().cache_dir
 
 
 def cache_file(feature_dir: Path) -> Path:

@@ -72,10 +72,13 @@ def _fingerprint_of(st: os.stat_result, data: bytes) -> Fingerprint:
     )
 
 
-def read_with_fingerprint(path: str | os.PathLike) -> tuple[bytes, Fingerprint] | tuple[None, None]:
+def read_with_fingerprint(
+    path: str | os.PathLike, limit: int | None = None
+) -> tuple[bytes, Fingerprint] | tuple[None, None]:
     """Read a file and fingerprint exactly what was read (``fstat`` of the fd read).
 
-    Returns ``(None, None)`` when the file does not exist.
+    Returns ``(None, None)`` when the file does not exist. With ``limit``, at most ``limit`` + 1
+    bytes are read (the caller refuses more: ``safe_read.check_read``).
     """
     try:
         fd = os.open(path, os.O_RDONLY)
@@ -83,11 +86,14 @@ def read_with_fingerprint(path: str | os.PathLike) -> tuple[bytes, Fingerprint] 
         return None, None
     try:
         chunks = []
-        while True:
-            chunk = os.read(fd, 1 << 20)
+        left = None if limit is None else limit + 1
+        while left is None or left > 0:
+            chunk = os.read(fd, 1 << 20 if left is None else min(1 << 20, left))
             if not chunk:
                 break
             chunks.append(chunk)
+            if left is not None:
+                left -= len(chunk)
         data = b"".join(chunks)
         st = os.fstat(fd)
     finally:

@@ -13,7 +13,6 @@ never deleted (deleting it would let two processes lock two different inodes).
 from __future__ import annotations
 
 import contextlib
-import datetime as _dt
 import errno
 import fcntl
 import json
@@ -22,6 +21,7 @@ import socket
 import time
 from pathlib import Path
 
+from scars.core.clock import now_iso
 from scars.core.errors import LockHeld, UsageError
 from scars.core.storage.durable import ensure_private_dir
 
@@ -122,7 +122,7 @@ class FeatureLock:
             "pid": os.getpid(),
             "host": socket.gethostname(),
             "user": self.user,
-            "started": _dt.datetime.now(_dt.UTC).astimezone().isoformat(timespec="seconds"),
+            "started": now_iso(),
         }
         data = (json.dumps(self.holder, ensure_ascii=True) + "\n").encode()
         with contextlib.suppress(OSError):  # holder info is for messages only

@@ -48,7 +48,7 @@ def usable_cpus() -> int:
 
 def workers_for(n_reports: int) -> int:
     """How many worker processes to use for ``n_reports`` (1 = serial)."""
-    env = settings.workers()
+    env = settings.current().workers
     if env is not None:
         return max(1, min(env, MAX_WORKERS))
     if n_reports < PARALLEL_THRESHOLD:
@@ -118,7 +118,7 @@ def read_features(
     """
     plain = [os.fspath(p) for p in paths]
     if workers is None:
-        env = settings.workers()
+        env = settings.current().workers
         workers = (
             max(1, min(env, MAX_WORKERS))
             if env is not None

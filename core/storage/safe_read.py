@@ -1,6 +1,22 @@
-"""Safe, fast loading of untrusted YAML (scar reports, the registry, index.yaml, logs).
+"""THE safe-read policy: every file scars reads that someone else wrote goes through here.
 
-One parse per file: PyYAML's libyaml composer (``CSafeLoader``) builds the node tree, one
+Reading a file (:func:`read_bytes`, and :func:`read_text`, :func:`load_yaml`, :func:`load_json`
+on top of it):
+
+* only a regular file (not a directory, FIFO, socket or device);
+* a symlink, when the caller names the tree the file belongs to (``root``: the repository or the
+  scanned directory), only when it resolves inside that tree (``storage/paths``: not outside,
+  not a loop); a file named on the command line (an answers file) is read where it points;
+* at most a limit of bytes, by ``stat`` and a bounded read (a file growing meanwhile is refused):
+  ``YAML_MAX_BYTES`` 5 MiB, ``JSON_MAX_BYTES`` and ``TEXT_MAX_BYTES`` 8 MiB, or the caller's;
+* text is UTF-8 (a UTF-8 BOM skipped) or BOM-marked UTF-16; invalid UTF-8 is refused with its
+  byte offset and line (``strict=False``: replaced, for prose a person reads);
+* YAML as below; JSON without NaN / Infinity and nested at most ``MAX_DEPTH`` levels.
+
+A refusal is :class:`Unreadable` (``reason``, ``line``); a missing file is ``FileNotFoundError``
+(the caller decides what "absent" means).
+
+YAML: one parse per file: PyYAML's libyaml composer (``CSafeLoader``) builds the node tree, one
 iterative walk over it checks what PyYAML lets through silently and records line numbers,
 then the tree is constructed into Python objects. The walk checks:
 
@@ -13,18 +29,19 @@ then the tree is constructed into Python objects. The walk checks:
 
 Limits (documented in the README, section "How scars reads a feature"):
 
-* ``MAX_FILE_BYTES`` = 5 MiB per file, checked by ``stat`` and a bounded read;
+* ``YAML_MAX_BYTES`` = 5 MiB per file;
 * ``MAX_DEPTH`` = 64 levels of nesting;
 * ``MAX_EXPANDED_NODES`` = 1,000,000 nodes after alias expansion.
 
-Text must be UTF-8 (a UTF-8 BOM is skipped; a UTF-16 BOM is honoured). Invalid UTF-8 is a
-problem with the byte offset and line. Without libyaml, the pure-Python ``SafeLoader`` is
+Without libyaml, the pure-Python ``SafeLoader`` is
 used and ``LOADER_WARNING`` says so (loudly: it is about 10x slower).
 """
 
 from __future__ import annotations
 
+import json
 import os
+import stat
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,7 +49,11 @@ from typing import Any
 
 import yaml
 
-MAX_FILE_BYTES = 5 * 1024 * 1024
+from scars.core.storage.paths import symlink_refusal
+
+YAML_MAX_BYTES = 5 * 1024 * 1024
+JSON_MAX_BYTES = 8 * 1024 * 1024
+TEXT_MAX_BYTES = 8 * 1024 * 1024
 MAX_DEPTH = 64
 MAX_EXPANDED_NODES = 1_000_000
 
@@ -50,8 +71,9 @@ else:  # pragma: no cover - depends on how PyYAML was built
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
-class YamlProblem(ValueError):
-    """A file that cannot be used as YAML. ``line`` is 1-based where known."""
+class Unreadable(ValueError):
+    """A file refused by the policy, or not usable as what it should be. ``line`` is 1-based
+    where known."""
 
     def __init__(self, reason: str, line: int | None = None):
         super().__init__(reason if line is None else f"{reason} (line {line})")
@@ -76,46 +98,144 @@ class Loaded:
     problems: list[tuple[int | None, str]] = field(default_factory=list)
 
 
-def read_bounded(path: str | os.PathLike[str], limit: int = MAX_FILE_BYTES) -> bytes:
-    """Read a regular file of at most ``limit`` bytes (stat, then a bounded read)."""
-    st = os.stat(path)
-    if not _is_regular(st.st_mode):
-        raise YamlProblem("not a regular file")
+def check_file(
+    path: str | os.PathLike[str],
+    *,
+    root: str | os.PathLike[str] | None = None,
+    limit: int | None = None,
+    what: str = "file",
+) -> int:
+    """The policy's checks before a read, without reading: a regular file, a symlink only
+    inside ``root`` (when given), at most ``limit`` bytes (default ``TEXT_MAX_BYTES``). Returns
+    the limit to read up to. Raises :class:`Unreadable`, and ``FileNotFoundError``."""
+    limit = TEXT_MAX_BYTES if limit is None else limit
+    try:
+        st = os.lstat(path)
+        if stat.S_ISLNK(st.st_mode):
+            if root is not None:
+                why = symlink_refusal(Path(path), Path(root))
+                if why is not None:
+                    raise Unreadable(f"{what} {why}")
+            st = os.stat(path)
+    except (FileNotFoundError, Unreadable):
+        raise
+    except OSError as exc:
+        raise Unreadable(f"cannot read {what}: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise Unreadable(f"{what} is not a regular file")
     if st.st_size > limit:
-        raise YamlProblem(f"file is {st.st_size:,} bytes, over the {limit:,}-byte limit")
-    with open(path, "rb") as fh:
-        data = fh.read(limit + 1)
-    if len(data) > limit:  # grew between stat and read
-        raise YamlProblem(f"file is over the {limit:,}-byte limit")
+        raise Unreadable(f"{what} is {st.st_size:,} bytes, over the {limit:,}-byte limit; not read")
+    return limit
+
+
+def check_read(data: bytes, limit: int, what: str = "file") -> bytes:
+    """``data`` read with a bound of ``limit`` + 1 bytes: refused when the file grew past the limit
+    between the check and the read."""
+    if len(data) > limit:
+        raise Unreadable(f"{what} grew over the {limit:,}-byte limit while read; not read")
     return data
 
 
-def _is_regular(mode: int) -> bool:
-    import stat
+def read_bytes(
+    path: str | os.PathLike[str],
+    *,
+    root: str | os.PathLike[str] | None = None,
+    limit: int | None = None,
+    what: str = "file",
+) -> bytes:
+    """The bytes of a file that passes :func:`check_file`, read with a bound. Raises
+    :class:`Unreadable`, and ``FileNotFoundError`` when there is no such file."""
+    limit = check_file(path, root=root, limit=limit, what=what)
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(limit + 1)
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        raise Unreadable(f"cannot read {what}: {exc.strerror or exc}") from None
+    return check_read(data, limit, what)
 
-    return stat.S_ISREG(mode)
 
-
-def decode(data: bytes) -> str:
-    """Bytes → text: UTF-8 (BOM skipped) or BOM-marked UTF-16; invalid UTF-8 is a problem."""
+def decode(data: bytes, *, strict: bool = True) -> str:
+    """Bytes → text: UTF-8 (BOM skipped) or BOM-marked UTF-16; invalid UTF-8 is refused
+    (``strict=False``: replaced by U+FFFD)."""
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         try:
-            return data.decode("utf-16")
+            return data.decode("utf-16", "strict" if strict else "replace")
         except UnicodeDecodeError as exc:
-            raise YamlProblem(f"invalid UTF-16 at byte {exc.start}") from None
+            raise Unreadable(f"invalid UTF-16 at byte {exc.start}") from None
     try:
-        text = data.decode("utf-8")
+        text = data.decode("utf-8", "strict" if strict else "replace")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
-        raise YamlProblem(f"invalid UTF-8 at byte {exc.start}", line) from None
+        raise Unreadable(f"invalid UTF-8 at byte {exc.start}", line) from None
     if text.startswith("\ufeff"):
         text = text[1:]
     return text
 
 
-def load_file(path: str | os.PathLike[str], limit: int = MAX_FILE_BYTES) -> Loaded:
-    """Read and load one YAML file. Raises ``YamlProblem`` (and OSError for I/O errors)."""
-    return loads(decode(read_bounded(path, limit)))
+def read_text(
+    path: str | os.PathLike[str],
+    *,
+    root: str | os.PathLike[str] | None = None,
+    limit: int | None = None,
+    what: str = "file",
+    strict: bool = True,
+) -> str:
+    """:func:`read_bytes` then :func:`decode`."""
+    return decode(read_bytes(path, root=root, limit=limit, what=what), strict=strict)
+
+
+def load_yaml(
+    path: str | os.PathLike[str],
+    *,
+    root: str | os.PathLike[str] | None = None,
+    limit: int | None = None,
+    what: str = "file",
+) -> Loaded:
+    """Read and load one YAML file (at most ``YAML_MAX_BYTES`` by default). Raises
+    :class:`Unreadable` and ``FileNotFoundError``."""
+    limit = YAML_MAX_BYTES if limit is None else limit
+    return loads(read_text(path, root=root, limit=limit, what=what))
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"non-standard JSON constant {name}")
+
+
+def loads_json(text: str) -> Any:
+    """JSON without NaN / Infinity, nested at most ``MAX_DEPTH`` levels. Raises Unreadable."""
+    try:
+        value = json.loads(text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        raise Unreadable(f"invalid JSON: {exc.msg} (column {exc.colno})", exc.lineno) from None
+    except ValueError as exc:
+        raise Unreadable(f"invalid JSON: {exc}") from None
+    except RecursionError:
+        raise Unreadable(f"invalid JSON: nested too deeply (more than {MAX_DEPTH} levels)") from None
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
+        for child in children:
+            if isinstance(child, (dict, list)):
+                if depth + 1 > MAX_DEPTH:
+                    raise Unreadable(f"invalid JSON: nested too deeply (more than {MAX_DEPTH} levels)")
+                stack.append((child, depth + 1))
+    return value
+
+
+def load_json(
+    path: str | os.PathLike[str],
+    *,
+    root: str | os.PathLike[str] | None = None,
+    limit: int | None = None,
+    what: str = "JSON file",
+) -> Any:
+    """Read and load one JSON file (at most ``JSON_MAX_BYTES`` by default). Raises
+    :class:`Unreadable` and ``FileNotFoundError``."""
+    limit = JSON_MAX_BYTES if limit is None else limit
+    return loads_json(read_text(path, root=root, limit=limit, what=what))
 
 
 # PyYAML's C composer recurses once per nesting level: with PyYAML 6.0.3 (libyaml without
@@ -127,7 +247,7 @@ _LEVEL_OPENERS = ("[", "{", "-", "?", ":", "\n", "\r", "\x85", "\u2028", "\u2029
 
 
 def _check_nesting(text: str) -> None:
-    """Raise YamlProblem when ``text`` nests deeper than MAX_DEPTH (only scans when it could)."""
+    """Raise Unreadable when ``text`` nests deeper than MAX_DEPTH (only scans when it could)."""
     # Every nesting level opens with one of these characters (a flow collection, a block
     # sequence entry, a key, or a new line), so their count bounds the depth from above.
     if sum(text.count(c) for c in _LEVEL_OPENERS) + 1 <= _SCAN_ABOVE:
@@ -139,7 +259,7 @@ def _check_nesting(text: str) -> None:
                 depth += 1
                 if depth > MAX_DEPTH:
                     mark = event.start_mark
-                    raise YamlProblem(f"nesting deeper than {MAX_DEPTH} levels", mark.line + 1 if mark else None)
+                    raise Unreadable(f"nesting deeper than {MAX_DEPTH} levels", mark.line + 1 if mark else None)
             elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
                 depth -= 1
     except yaml.YAMLError:
@@ -159,9 +279,9 @@ def loads(text: str) -> Loaded:
             reason = " ".join(p for p in (exc.context, exc.problem) if p) or "invalid YAML"
             if exc.context_mark and exc.problem_mark and exc.problem_mark.line != exc.context_mark.line:
                 reason += f" (at line {exc.problem_mark.line + 1})"
-            raise YamlProblem(f"not YAML: {reason}", mark.line + 1 if mark else None) from None
+            raise Unreadable(f"not YAML: {reason}", mark.line + 1 if mark else None) from None
         except yaml.YAMLError as exc:  # reader errors (control characters …)
-            raise YamlProblem(f"not YAML: {_one_line(str(exc))}") from None
+            raise Unreadable(f"not YAML: {_one_line(str(exc))}") from None
         if node is None:
             return Loaded(None)
         out = Loaded(None)
@@ -174,9 +294,9 @@ def loads(text: str) -> Loaded:
             out.value = loader.construct_document(node)
         except yaml.MarkedYAMLError as exc:
             mark = exc.problem_mark or exc.context_mark
-            raise YamlProblem(f"not usable YAML: {exc.problem or exc}", mark.line + 1 if mark else None) from None
+            raise Unreadable(f"not usable YAML: {exc.problem or exc}", mark.line + 1 if mark else None) from None
         except (yaml.YAMLError, ValueError, TypeError, OverflowError) as exc:
-            raise YamlProblem(f"not usable YAML: {_one_line(str(exc))}") from None
+            raise Unreadable(f"not usable YAML: {_one_line(str(exc))}") from None
         return out
     finally:
         loader.dispose()
@@ -220,7 +340,7 @@ def _walk_tree(root: yaml.Node, out: Loaded) -> None:
         cls = node.__class__
         if cls is mapping:
             if depth > MAX_DEPTH:
-                raise YamlProblem(f"nesting deeper than {MAX_DEPTH} levels", node.start_mark.line + 1)
+                raise Unreadable(f"nesting deeper than {MAX_DEPTH} levels", node.start_mark.line + 1)
             if len(node.value) > 1:
                 _check_keys(node, out)  # type: ignore[arg-type]  # node.__class__ is MappingNode (checked above)
             for k, v in node.value:
@@ -230,7 +350,7 @@ def _walk_tree(root: yaml.Node, out: Loaded) -> None:
                     push((v, depth + 1))
         elif cls is sequence:
             if depth > MAX_DEPTH:
-                raise YamlProblem(f"nesting deeper than {MAX_DEPTH} levels", node.start_mark.line + 1)
+                raise Unreadable(f"nesting deeper than {MAX_DEPTH} levels", node.start_mark.line + 1)
             for c in node.value:
                 if c.__class__ is not yaml.ScalarNode:
                     push((c, depth + 1))
@@ -252,7 +372,7 @@ def _walk(root: yaml.Node, out: Loaded) -> None:
             else:
                 total = 1 + sum(size[id(c)] for c in node.value)
             if total > MAX_EXPANDED_NODES:
-                raise YamlProblem(
+                raise Unreadable(
                     f"alias expansion exceeds {MAX_EXPANDED_NODES:,} nodes (a 'billion laughs' document?)",
                     node.start_mark.line + 1,
                 )
@@ -264,9 +384,9 @@ def _walk(root: yaml.Node, out: Loaded) -> None:
             size[nid] = 1
             continue
         if nid in on_path:
-            raise YamlProblem("an alias refers to its own ancestor (cyclic data)", node.start_mark.line + 1)
+            raise Unreadable("an alias refers to its own ancestor (cyclic data)", node.start_mark.line + 1)
         if depth > MAX_DEPTH:
-            raise YamlProblem(f"nesting deeper than {MAX_DEPTH} levels", node.start_mark.line + 1)
+            raise Unreadable(f"nesting deeper than {MAX_DEPTH} levels", node.start_mark.line + 1)
         on_path.add(nid)
         stack.append((node, depth, True))
         if isinstance(node, yaml.MappingNode):
@@ -274,24 +394,22 @@ def _walk(root: yaml.Node, out: Loaded) -> None:
             for k, v in node.value:
                 for child in (k, v):
                     if id(child) in on_path:
-                        raise YamlProblem(
-                            "an alias refers to its own ancestor (cyclic data)", child.start_mark.line + 1
-                        )
+                        raise Unreadable("an alias refers to its own ancestor (cyclic data)", child.start_mark.line + 1)
                     if id(child) not in size:
                         stack.append((child, depth + 1, False))
         else:
             for child in node.value:
                 if id(child) in on_path:
-                    raise YamlProblem("an alias refers to its own ancestor (cyclic data)", child.start_mark.line + 1)
+                    raise Unreadable("an alias refers to its own ancestor (cyclic data)", child.start_mark.line + 1)
                 if id(child) not in size:
                     stack.append((child, depth + 1, False))
 
 
-def load_path_quiet(path: Path) -> tuple[Loaded | None, YamlProblem | None]:
-    """``load_file`` that returns the problem instead of raising (OSError included)."""
+def load_path_quiet(path: Path, root: str | os.PathLike[str] | None = None) -> tuple[Loaded | None, Unreadable | None]:
+    """``load_yaml`` that returns the problem instead of raising (a missing file included)."""
     try:
-        return load_file(path), None
-    except YamlProblem as exc:
+        return load_yaml(path, root=root), None
+    except Unreadable as exc:
         return None, exc
-    except OSError as exc:
-        return None, YamlProblem(f"cannot read: {exc.strerror or exc}")
+    except FileNotFoundError:
+        return None, Unreadable("no such file")

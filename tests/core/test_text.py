@@ -102,3 +102,18 @@ def test_the_refused_value_is_quoted_in_the_message_and_cut_at_60_characters():
     long = "tbd " * 30
     msg = str(text_problem(long))
     assert repr(long.strip()[:60] + "…") in msg
+
+
+def test_natural_key_orders_numbers_by_value():
+    from scars.core.text import natural_key
+
+    names = ["task-10", "task-2", "Task-1", "task-1b", "", "iteration-r1-blank", "task-02"]
+    assert sorted(names, key=natural_key) == [
+        "",
+        "iteration-r1-blank",
+        "Task-1",
+        "task-1b",
+        "task-2",
+        "task-02",
+        "task-10",
+    ]

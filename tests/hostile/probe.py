@@ -63,18 +63,18 @@ def probe(feature: Path, *, status: bool = True) -> dict:
     log = f.iteration_log
     out = {
         "seconds": seconds,
-        "failures": [{"file": pf.file, "line": pf.line, "reason": _cut(pf.reason, 500)} for pf in f.parse_failures],
+        "failures": [{"file": pf.file, "line": pf.line, "reason": _cut(pf.message, 500)} for pf in f.parse_failures],
         "reports": [{"file": r.file, "failed": r.parse_failure is not None} for r in f.reports],
         "items": [
             {"file": it.file, "text": _cut(it.text, 200), "counted": it.counted, "registry_state": it.registry_state}
             for it in f.items
         ],
         "dangling": [list(d) for d in f.dangling_refs],
-        "warnings": [_cut(w, 500) for w in f.warnings][:100],
+        "warnings": [_cut(str(w), 500) for w in f.warnings][:100],
         "registry": None
         if f.registry is None
         else {"state": f.registry.state, "reason": _cut(f.registry.reason or "", 500)},
-        "log_warnings": [] if log is None else [_cut(w, 500) for w in log.warnings][:100],
+        "log_warnings": [] if log is None else [_cut(str(w), 500) for w in log.warnings][:100],
         "signal_lost": f.signal_lost,
     }
     if status:

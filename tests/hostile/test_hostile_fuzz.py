@@ -44,7 +44,7 @@ def _check_report(feature: Path, data: bytes) -> None:
     read = {Path(r.file).name for r in f.reports if r.parse_failure is None}
     assert "fuzz-scar.yaml" in failed or "fuzz-scar.yaml" in read, "report dropped silently"
     if "fuzz-scar.yaml" in failed:
-        assert failed["fuzz-scar.yaml"].reason.strip()
+        assert failed["fuzz-scar.yaml"].message.strip()
     for it in f.items:
         if it.counted:
             assert Path(it.file).name in read, f"counted item from an unread report: {it.file}"

@@ -26,7 +26,7 @@ from scars.core.formats.auto_decisions import parse_auto_decisions
 from scars.core.gates.catalog import DECISION_POINTS, SEED_002_POINTS, point_of
 from scars.tui.app.app import ScarsApp
 from scars.tui.cli import main as cli
-from tests.factories import ACCEPT, clean_env, item_id, report, wait_until, write_feature
+from tests.factories import ACCEPT, clean_env, item_id, report, resolve_in_report, wait_until, write_feature
 
 USER = "alice"
 SIZE = (120, 40)
@@ -213,7 +213,8 @@ def test_the_same_decision_leaves_the_same_logs_through_every_front_end(tmp_path
     # auto mode: one entry per decision point (triage, blocked-fix, round continuation); human: none
     assert counts == dict.fromkeys(made, 3 if auto else 0)
     round_ = yaml.safe_load((made["cli"] / "iteration-log.yaml").read_text(encoding="utf-8"))["rounds"][-1]
-    assert (round_["decision"], round_["fixes_applied"]) == ("stop", 1)  # the blocked fix went to defer
+    # The blocked fix went to defer; the other fix decision's item is still listed: not applied yet.
+    assert (round_["decision"], round_["fixes_applied"]) == ("stop", 0)
 
 
 @pytest.mark.parametrize("auto", [False, True], ids=["human", "auto"])
@@ -302,9 +303,10 @@ def test_the_round_gate_modal_shows_the_cli_figures(tmp_path, capsys):
     f = feature(tmp_path / "repo", auto=False)
     i = ids(f)
     _decide(f, (i["retry"], "fix"), (i["vendor"], "fix"), (i["tz"], "defer"))
+    resolve_in_report(f, "Retry count is hard-coded to 3")  # one of the two fixes landed
     ev = cli_evidence("round-continue", f, capsys)
     facts = ev["facts"]
-    assert (facts["round"], facts["fixed"], facts["deferred"]) == (1, 2, 1)
+    assert (facts["round"], facts["fixed"], facts["fix_open"], facts["deferred"]) == (1, 1, 1, 1)
 
     def check(app: ScarsApp) -> None:
         title = modal_text(app, "#gate-title")

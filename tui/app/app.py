@@ -16,6 +16,7 @@ from typing import Any
 
 from textual import work
 from textual.app import App
+from textual.binding import Binding
 from textual.message import Message
 
 from scars.core.errors import ScarsError
@@ -31,8 +32,8 @@ from scars.tui.app.palette import ScarsCommands
 from scars.tui.app.screens.forms import AcceptForm, DeferForm
 from scars.tui.app.screens.gate import RoundGate
 from scars.tui.app.screens.loops import LoopsScreen
-from scars.tui.app.screens.main import MAIN_BINDINGS, MainScreen
-from scars.tui.app.viewmodel import Filter, Row, TriageState, owners_in_logs
+from scars.tui.app.screens.main import MAIN_BINDINGS, NO_ITEMS, MainScreen
+from scars.tui.app.viewmodel import Filter, Row, TriageState, describe_changes, owners_in_logs, snapshot
 from scars.tui.app.widgets.detail import DetailPane
 from scars.tui.app.widgets.item_list import ItemList
 
@@ -46,14 +47,30 @@ class ScarsApp(App[int]):
     TITLE = "scars"
     COMMANDS = App.COMMANDS | {ScarsCommands}
     ENABLE_COMMAND_PALETTE = True
+    # Screens shorter than 36 rows get the class -short: forms and the gate scroll their body so
+    # their buttons stay on screen (app.tcss).
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (36, "-tall")]
+    # Ctrl-C leaves from anywhere, a form included, with exit code 130 (README "Exit codes"): what
+    # the screen showed as saved is on disk; an open form records nothing.
+    BINDINGS = [Binding("ctrl+c", "interrupt", "Interrupt", id="scars.interrupt", priority=True, show=False)]
 
     class Loaded(Message):
         """The feature is read and the rows are built (posted from the loader thread)."""
 
         def __init__(
-            self, backend: Backend, state: TriageState, valves: list, keep_cursor: bool, rows: list[Row], user: str
+            self,
+            backend: Backend,
+            state: TriageState,
+            valves: list,
+            keep_cursor: bool,
+            rows: list[Row],
+            user: str,
+            changes: str | None = None,
+            why: str = "",
         ) -> None:
             super().__init__()
+            self.changes = changes  # what a reload found changed on disk (None: nothing)
+            self.why = why  # "r": asked for; "": the first read
             self.backend = backend
             self.state = state
             self.valves = valves
@@ -215,10 +232,12 @@ class ScarsApp(App[int]):
         return note
 
     @work(thread=True, exclusive=True, group="load")
-    def _load(self, keep_cursor: bool) -> None:
+    def _load(self, keep_cursor: bool, why: str = "") -> None:
+        before = None
         try:
             if self.backend is not None and keep_cursor:
                 backend = self.backend
+                before = snapshot(backend.feature, backend.decisions)
                 backend.reload()
             elif self._given_feature is not None:
                 backend = Backend(
@@ -240,7 +259,8 @@ class ScarsApp(App[int]):
         except BaseException as exc:  # noqa: BLE001 - shown to the user, never swallowed
             self.post_message(self.LoadFailed(exc))
             return
-        self.post_message(self.Loaded(backend, state, valves, keep_cursor, rows, user))
+        changes = describe_changes(before, snapshot(backend.feature, decisions)) if before is not None else None
+        self.post_message(self.Loaded(backend, state, valves, keep_cursor, rows, user, changes, why))
 
     def on_scars_app_loaded(self, message: ScarsApp.Loaded) -> None:
 
@@ -257,7 +277,8 @@ class ScarsApp(App[int]):
         items.views = self.state.views
         items.decisions_source = lambda: self.decisions
         items.marked = self.marked
-        items.placeholder = "No scar items in this feature."
+        if self.filter is None:
+            items.placeholder = NO_ITEMS
         rows = message.rows
         if not message.keep_cursor:
             self.filter = None
@@ -267,7 +288,12 @@ class ScarsApp(App[int]):
             if first is not None:
                 items.move_to(first)
         screen.refresh_all()
-        if self.backend.lock_holder:
+        if message.why == "r":
+            said = (
+                f"Reloaded from disk: {message.changes}." if message.changes else "Reloaded from disk: nothing changed."
+            )
+            self.notify(one_line(said, 300), title="Reload", markup=False)
+        if self.backend.lock_holder and not message.keep_cursor:
             self.notify(
                 one_line(f"Opened read-only: the lock is held by {describe_holder(self.backend.lock_holder)}.", 300),
                 title="Read-only",
@@ -295,11 +321,16 @@ class ScarsApp(App[int]):
                 return screen
         return None
 
-    def reload(self) -> None:
-        """Re-read the feature from disk and merge rows on their stable keys."""
+    def action_interrupt(self) -> None:
+        self.exit(
+            130, message="scars: interrupted (every decision shown as saved is on disk; an open form recorded nothing)"
+        )
+
+    def reload(self, why: str = "r") -> None:
+        """Re-read the feature from disk and merge rows on their stable keys (cursor and marks kept)."""
         if self.backend is None:
             return
-        self._load(keep_cursor=True)
+        self._load(keep_cursor=True, why=why)
 
     def on_unmount(self) -> None:
         if self.backend is not None:
@@ -312,7 +343,8 @@ class ScarsApp(App[int]):
         out: dict[str, None] = {o: None for o in owners_in_logs(self.feature, self.decisions)}
         files = []
         for i in item_ids[:20]:
-            where = self.state.views[i].item.where
+            it = self.state.views[i].item
+            where = it.where or it.debt_location  # the report's location suggests owners too
             if where:
                 loc = parse_location(where)
                 if loc.path:
@@ -378,4 +410,4 @@ class ScarsApp(App[int]):
             return
         self.notify(one_line(f"Round recorded: {recorded.extra.get('round_decision')}.", 100), markup=False)
         if screen is not None:
-            self.reload()
+            self.reload(why="gate")

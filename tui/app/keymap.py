@@ -17,20 +17,21 @@ import tomllib
 from pathlib import Path
 
 from scars.core import settings
+from scars.core.storage import safe_read
 
 
 def keymap_path() -> Path:
-    return settings.config_home() / "scars" / "keymap.toml"
+    return settings.current().config_home / "scars" / "keymap.toml"
 
 
 def load_keymap(path: Path | None = None, known_ids: set[str] | None = None) -> tuple[dict[str, str], list[str]]:
     """(binding id -> keys, problems). A missing file is not a problem."""
     path = path or keymap_path()
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(safe_read.read_text(path, what="the keymap"))
     except FileNotFoundError:
         return {}, []
-    except (OSError, UnicodeDecodeError) as exc:
+    except safe_read.Unreadable as exc:
         return {}, [f"{path}: cannot read ({exc})"]
     except tomllib.TOMLDecodeError as exc:
         return {}, [f"{path}: not valid TOML ({exc})"]

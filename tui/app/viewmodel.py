@@ -13,8 +13,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
-from scars.core.model import GROUP_LABEL, GROUPS, Feature, ParseFailure, ScarItem
+from scars.core.model import GROUP_LABEL, GROUPS, Feature, Problem, ScarItem
+from scars.core.samsara.decisions import Decision
 from scars.core.sanitize import one_line
+from scars.core.text import natural_key
 
 # Category abbreviations, the same as the item id prefixes.
 CATEGORY_ABBR: dict[str, str] = {
@@ -38,7 +40,7 @@ _CATEGORY_ALIASES.update(
         "assumptions_made": "unverified_assumptions",
     }
 )
-STATES: tuple[str, ...] = ("undecided", "decided", "fix", "accept", "defer", "pending", "marked")
+STATES: tuple[str, ...] = ("undecided", "decided", "fix", "accept", "defer", "pending", "carried", "marked")
 
 # Extra groups after the three triage groups, in display order.
 EXTRA_GROUPS: tuple[tuple[str, str], ...] = (
@@ -52,14 +54,13 @@ ALL_GROUP_LABEL: dict[str, str] = {**GROUP_LABEL, **dict(EXTRA_GROUPS)}
 TEXT_CAP = 400  # characters of an item's text kept for its one-line rendering
 
 
-def decision_state(decision: Any) -> str:
+def decision_state(decision: Decision | None) -> str:
     """'undecided' | 'fix' | 'accept' | 'pending' | 'defer' for a Decision (or None)."""
     if decision is None:
         return "undecided"
-    action = getattr(decision, "action", None)
-    if action == "accept" and getattr(decision, "pending_review", False):
+    if decision.action == "accept" and decision.pending_review:
         return "pending"
-    return action if action in ("fix", "accept", "defer") else "undecided"
+    return decision.action if decision.action in ("fix", "accept", "defer") else "undecided"
 
 
 # The decision as a symbol and a word — meaning never by colour alone.
@@ -70,6 +71,20 @@ DECISION_MARK: dict[str, str] = {
     "pending": "A? 2nd",
     "defer": "D defer",
 }
+
+
+# A decision carried from an earlier round of iteration-log.yaml: its letter, word and round.
+_CARRIED_WORD = {"fix": "F fix", "accept": "A acc", "defer": "D def"}
+
+
+def decision_mark(decision: Any) -> str:
+    """The decision as the list shows it: ``DECISION_MARK``, or for a decision carried from an
+    earlier round of the log its letter, a short word and the round (``A acc r1``)."""
+    state = decision_state(decision)
+    carried = getattr(decision, "carried_round", None)
+    if carried is not None and state in _CARRIED_WORD:
+        return f"{_CARRIED_WORD[state]} r{carried}"
+    return DECISION_MARK[state]
 
 
 class Row(NamedTuple):
@@ -83,7 +98,7 @@ class Row(NamedTuple):
     key: str
     item_id: str | None = None
     label: str = ""  # header / pattern text (already inert)
-    failure: ParseFailure | None = None
+    failure: Problem | None = None
 
     @property
     def selectable(self) -> bool:
@@ -198,12 +213,15 @@ class TriageState:
                 self._tasks_by_text.setdefault(item.normalized, set()).add(item.task_id)
         self.groups: list[tuple[str, str, list[Any]]] = self._group()
 
+    def _task_key(self, item_id: str) -> tuple:
+        return natural_key(self.views[item_id].item.task_id or "")
+
     def tasks_of(self, item: ScarItem) -> list[str]:
         """Every task whose report holds the same (normalised) text as ``item``."""
         found = set(self._tasks_by_text.get(item.normalized, ())) if item.normalized else set()
         if item.task_id:
             found.add(item.task_id)
-        return sorted(found)
+        return sorted(found, key=natural_key)
 
     # -- grouping ---------------------------------------------------------------------
     def _group(self) -> list[tuple[str, str, list[Any]]]:
@@ -212,7 +230,9 @@ class TriageState:
         seen: set[str] = set()
         out: list[tuple[str, str, list[Any]]] = []
         for g in GROUPS:
-            ids = [i for i in f.groups.get(g, ()) if i in self.views]
+            # Items of a group in their tasks' natural order (task-2 before task-10), the reports'
+            # own order kept within a task.
+            ids = sorted((i for i in f.groups.get(g, ()) if i in self.views), key=self._task_key)
             seen.update(ids)
             out.append((g, GROUP_LABEL[g], ids))
         patterns = []
@@ -225,7 +245,7 @@ class TriageState:
             label = f"≈ {sim:.2f} {reason}" if isinstance(sim, (int, float)) else f"≈ {reason}"
             patterns.append((label.strip(), ids))
         out.append(("possible_patterns", "Possible patterns", patterns))
-        rest = [i for i in self.order if i not in seen]
+        rest = sorted((i for i in self.order if i not in seen), key=self._task_key)
         out.append(("not_counted", "Not counted", [i for i in rest if not self.views[i].item.counted]))
         out.append(("other", "Other items", [i for i in rest if self.views[i].item.counted]))
         out.append(("parse_failures", "Parse failures", list(f.parse_failures)))
@@ -286,8 +306,10 @@ class TriageState:
             if files and not any(p in it.file.lower() for p in files):
                 return False
             if states:
-                st = decision_state(decisions.get(item_id))
+                dec = decisions.get(item_id)
+                st = decision_state(dec)
                 ok = st in states or ("decided" in states and st != "undecided")
+                ok = ok or ("carried" in states and getattr(dec, "carried_round", None) is not None)
                 ok = ok or ("accept" in states and st == "pending")
                 ok = ok or ("marked" in states and item_id in marked)
                 if not ok:
@@ -298,12 +320,12 @@ class TriageState:
         return match
 
     @staticmethod
-    def _failure_matches(pf: ParseFailure, flt: Filter | None) -> bool:
+    def _failure_matches(pf: Problem, flt: Filter | None) -> bool:
         if flt is None or not flt.active:
             return True
         if flt.categories or flt.states or flt.tasks:
             return False
-        hay = f"{pf.file} {pf.reason}".lower()
+        hay = f"{pf.file} {pf.message}".lower()
         return all(p in pf.file.lower() for p in flt.files) and all(w in hay for w in flt.words)
 
     # -- progress ---------------------------------------------------------------------
@@ -335,7 +357,50 @@ def owners_in_logs(feature: Feature, decisions: Mapping[str, Any] | None = None)
                 if isinstance(owner, str) and owner.strip():
                     seen.setdefault(one_line(owner.strip(), 80), None)
     for d in (decisions or {}).values():
-        owner = getattr(d, "owner", None)
+        owner = d.owner
         if isinstance(owner, str) and owner.strip():
             seen.setdefault(one_line(owner.strip(), 80), None)
     return list(seen)
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """What a reload compares: the items, their decisions, the parse failures and signal_lost."""
+
+    ids: frozenset[str]
+    decisions: Mapping[str, str]
+    failures: int
+    signal_lost: int
+
+
+def snapshot(feature: Feature, decisions: Mapping[str, Any]) -> Snapshot:
+    return Snapshot(
+        frozenset(it.id for it in feature.items),
+        {i: decision_state(d) for i, d in decisions.items()},
+        len(feature.parse_failures),
+        feature.signal_lost,
+    )
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def describe_changes(old: Snapshot, new: Snapshot) -> str | None:
+    """What changed on disk between two reads, in words; None when nothing did."""
+    parts = []
+    added, gone = len(new.ids - old.ids), len(old.ids - new.ids)
+    if added:
+        parts.append(_count(added, "new item"))
+    if gone:
+        parts.append(_count(gone, "item") + " gone")
+    changed = sum(
+        1 for i in old.decisions.keys() | new.decisions.keys() if old.decisions.get(i) != new.decisions.get(i)
+    )
+    if changed:
+        parts.append(_count(changed, "decision") + " changed")
+    if new.failures != old.failures:
+        parts.append(f"parse failures {old.failures} → {new.failures}")
+    if new.signal_lost != old.signal_lost:
+        parts.append(f"signal_lost {old.signal_lost} → {new.signal_lost}")
+    return ", ".join(parts) if parts else None

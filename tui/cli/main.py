@@ -88,6 +88,7 @@ def _version() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    settings.load()  # the environment, read once for this command
     try:
         parser = build_parser()
         args = parser.parse_args(argv)
@@ -104,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         return 0
     except Exception as exc:  # a bug of ours: one line for the user, the traceback on request
-        if settings.debug():
+        if settings.current().debug:
             raise
         print(
             f"scars: internal error: {type(exc).__name__}: {exc} "

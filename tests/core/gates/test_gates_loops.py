@@ -184,7 +184,7 @@ def test_missing_paths_are_usage_errors(tmp_path):
     with pytest.raises(PathNotFound):
         gates.gather("pdca-continue", tmp_path)
     (tmp_path / "feature.json").write_text("{not json")
-    with pytest.raises(UsageError, match="not valid JSON"):
+    with pytest.raises(UsageError, match=r"invalid JSON: .* \(column 2\) \(line 1\); fix the file"):
         gates.gather("spec", tmp_path)
 
 

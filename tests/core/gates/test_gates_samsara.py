@@ -18,7 +18,7 @@ from scars.core.samsara.session import FeatureSession
 from scars.core.storage.lock import FeatureLock
 from scars.tui.cli import main as cli
 from scars.tui.cli.commands import gate as gate_cmd
-from tests.factories import clean_env, item_id, samsara_feature, tree_hashes
+from tests.factories import clean_env, item_id, resolve_in_report, samsara_feature, tree_hashes
 
 USER = "alice"
 
@@ -146,8 +146,14 @@ def test_round_continue_stop_closes_the_round_in_iteration_log(tmp_path, capsys)
     ev = gates.gather("round-continue", f)
     assert (
         ev.workflow_prompt
-        == "Round 1 完成。signal_lost: 5 → 5。修復了 1 個 items，剩餘 5 個。\n\n(A) 繼續下一輪 (B) 停止，進入 Validation"
-    )  # K: the round's fix decisions, as the round writes them (fixes_applied)
+        == "Round 1 完成。signal_lost: 5 → 5。修復了 0 個 items，剩餘 5 個。\n\n(A) 繼續下一輪 (B) 停止，進入 Validation"
+    )  # a fix decision is not a fix: its item is still listed
+    resolve_in_report(f, "Retry count is hard-coded to 3")  # the implementer's fix lands
+    ev = gates.gather("round-continue", f)
+    assert (
+        ev.workflow_prompt
+        == "Round 1 完成。signal_lost: 5 → 4。修復了 1 個 items，剩餘 4 個。\n\n(A) 繼續下一輪 (B) 停止，進入 Validation"
+    )  # K: the fixes that resolved their item, as the round writes them (fixes_applied)
     assert ".scars/journal.jsonl (decisions and the open round)" in ev.files_read
     reason = "the fix needs the vendor SDK; the other four are cross-feature"
     argv = ["gate", "round-continue", str(f), "--answer", "B", "--reason", reason, "--json", "--auto-entry"]
@@ -159,7 +165,7 @@ def test_round_continue_stop_closes_the_round_in_iteration_log(tmp_path, capsys)
     [r] = _log(f)["rounds"]
     assert (r["round"], r["decision"], r["decision_reason"]) == (1, "stop", reason)
     assert r["triage_result"]["fix"] == ["Retry count is hard-coded to 3"]
-    assert (r["signal_lost_before"], r["signal_lost_after"], r["fixes_applied"]) == (5, 5, 1)
+    assert (r["signal_lost_before"], r["signal_lost_after"], r["fixes_applied"]) == (5, 4, 1)
     triage, e = _entries(f)  # the round's triage has no entry yet: it comes first
     assert triage.gate_id == "triage"
     assert e.gate_id == "round-continuation" and e.fields["rationale"] == reason

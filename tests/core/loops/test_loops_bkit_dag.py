@@ -66,7 +66,7 @@ def test_unusable_status_is_one_failed_state(tmp_path):
     path.parent.mkdir(parents=True)
     path.write_text('{"features": [1, 2]}')
     (state,) = bkit.read_status(path, tmp_path)
-    assert state.status == "unreadable" and "no `features` object" in state.parse_failures[0].reason
+    assert state.status == "unreadable" and "no `features` object" in state.parse_failures[0].message
 
 
 def sprint(root: Path, history: list, **extra) -> Path:

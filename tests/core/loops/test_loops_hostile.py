@@ -11,16 +11,16 @@ from scars.core.loops.base import read_json
 def test_json_edge_cases(tmp_path):
     f = tmp_path / "x.json"
     f.write_text('{"a": NaN}')
-    assert read_json(f, tmp_path)[1].reason.startswith("invalid JSON: non-standard JSON constant")
+    assert read_json(f, tmp_path)[1].message.startswith("invalid JSON: non-standard JSON constant")
     f.write_text("[" * 100_000 + "]" * 100_000)
     value, failure = read_json(f, tmp_path)
-    assert value is None and "nested too deeply" in failure.reason
+    assert value is None and "nested too deeply" in failure.message
     f.write_bytes(b'{"a": "\xff\xfe"}')
-    assert "not UTF-8" in read_json(f, tmp_path)[1].reason
+    assert "invalid UTF-8" in read_json(f, tmp_path)[1].message
     f.write_bytes(b'\xef\xbb\xbf{"a": 1}')  # a UTF-8 BOM is accepted
     assert read_json(f, tmp_path) == ({"a": 1}, None)
-    assert "not found" in read_json(tmp_path / "missing.json", tmp_path)[1].reason
-    assert "not a regular file" in read_json(tmp_path, tmp_path)[1].reason
+    assert "not found" in read_json(tmp_path / "missing.json", tmp_path)[1].message
+    assert "not a regular file" in read_json(tmp_path, tmp_path)[1].message
 
 
 def test_symlinks_out_of_the_scanned_tree_are_not_read(tmp_path):
@@ -36,7 +36,7 @@ def test_symlinks_out_of_the_scanned_tree_are_not_read(tmp_path):
     (repo / "docs" / "loop").symlink_to(outside, target_is_directory=True)
     states = discover_loops(repo)
     assert len(states) == 1
-    assert "symlink pointing outside" in states[0].parse_failures[0].reason
+    assert "points outside the repository; not read (a symlink leads out)" in states[0].parse_failures[0].message
     assert all("stolen" not in s.name for s in states)
 
 
@@ -73,7 +73,7 @@ def test_wrong_shapes_everywhere(tmp_path):
     assert len(spec.parse_failures) >= 4
     review = states["aris"]
     assert review.budget.used is None and review.stop_rule.met is False
-    assert any("not a round number" in f.reason for f in review.parse_failures)
+    assert any("not a round number" in f.message for f in review.parse_failures)
     sprint = states["bkit-sprint"]
     assert sprint.budget.used == 1 and sprint.trend == ()
     assert json.dumps([s.to_dict() for s in states.values()])  # always serialisable

@@ -345,12 +345,14 @@ def test_unusable_files_are_parse_failures(tmp_path):
     d.mkdir(parents=True)
     (d / "feature.json").write_text('{\n  "slug": "bad",\n  "iterate": {,}\n}\n')
     state = loopspec.read_feature(d / "feature.json", tmp_path)
-    assert state.parse_failures[0].line == 3 and "invalid JSON" in state.parse_failures[0].reason
+    assert state.parse_failures[0].line == 3 and "invalid JSON" in state.parse_failures[0].message
     assert state.stop_rule.met is None and not state.waiting_for_human
     (d / "feature.json").write_text("[1, 2]")
-    assert "not a JSON object" in loopspec.read_feature(d / "feature.json", tmp_path).parse_failures[0].reason
+    assert "not a JSON object" in loopspec.read_feature(d / "feature.json", tmp_path).parse_failures[0].message
     (d / "feature.json").write_bytes(b'{"slug": "' + b"x" * (9 * 1024 * 1024) + b'"}')
-    assert "cap" in loopspec.read_feature(d / "feature.json", tmp_path).parse_failures[0].reason
+    assert (
+        "over the 8,388,608-byte limit" in loopspec.read_feature(d / "feature.json", tmp_path).parse_failures[0].message
+    )
 
 
 def test_malformed_judge_output_and_outside_artifact_are_listed(tmp_path):
@@ -359,7 +361,7 @@ def test_malformed_judge_output_and_outside_artifact_are_listed(tmp_path):
     )
     (path.parent / ".iterate-judge.out").write_text("the judge forgot its JSON")
     state = loopspec.read_feature(path, tmp_path)
-    reasons = [f.reason for f in state.parse_failures]
+    reasons = [f.message for f in state.parse_failures]
     assert any("judge output malformed" in r for r in reasons)
     assert sum("points outside the repository" in r for r in reasons) == 2
     assert state.stop_rule.met is False

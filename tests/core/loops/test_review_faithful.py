@@ -148,7 +148,7 @@ def test_a_row_with_several_states_and_no_state_column_is_unknown(tmp_path):
     assert claims.claims == {} and len(claims.unresolved) == 1
     state = review.read_review_dir(mechanist(tmp_path, text), tmp_path, now=NOW)
     assert state.stop_rule.met is None  # unknown, never success
-    assert any("claim state unknown" in f.reason for f in state.parse_failures)
+    assert any("claim state unknown" in f.message for f in state.parse_failures)
     ev = gates.gather("review-continue", tmp_path / "review-stage")
     assert ev.default == "continue" and ev.uncertainty[0] == "high"
     assert "not met (cannot be evaluated" in dict(ev.figures)["STOP rule"]

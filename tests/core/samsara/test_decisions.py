@@ -6,6 +6,7 @@ import subprocess
 
 import pytest
 
+from scars.core import settings
 from scars.core.errors import DecisionRefused
 from scars.core.samsara.decisions import (
     ACCEPT_REQUIRED,
@@ -79,9 +80,12 @@ def test_resolve_user_order(monkeypatch, tmp_path):
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(tmp_path / "gitconfig"))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     monkeypatch.chdir(tmp_path)
+    assert resolve_user() == "env-user"  # the environment is read once: still the first snapshot
+    settings.load()  # a new command
     subprocess.run(["git", "config", "--file", str(tmp_path / "gitconfig"), "user.name", "Git Person"], check=True)
     assert resolve_user() == "Git Person"
     (tmp_path / "gitconfig").write_text("")
     monkeypatch.setenv("USER", "login-name")
     monkeypatch.setenv("LOGNAME", "login-name")
+    settings.load()
     assert resolve_user() == "login-name"

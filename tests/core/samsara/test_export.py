@@ -9,7 +9,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from scars.core.model import EntryVerdict, Feature, ParseFailure, ScarItem, ScarReport
+from scars.core.model import EntryVerdict, Feature, Problem, ScarItem, ScarReport
 from scars.core.samsara import export as ex
 from scars.core.samsara.decisions import Decision
 from scars.core.samsara.feature import read_feature
@@ -92,7 +92,7 @@ def sample(tmp_path):
         tmp_path,
         items,
         resolved=[item(9, resolved=True, resolution="done in r1")],
-        failures=[ParseFailure("scar-reports/bad.yaml", 7, "not YAML")],
+        failures=[Problem("scar-reports/bad.yaml", 7, "not YAML")],
     )
 
 

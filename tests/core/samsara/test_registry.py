@@ -51,7 +51,7 @@ def _over_limit(path: Path, root: Path) -> None:
 
 def _at_limit(path: Path, root: Path, extra: int = 0) -> None:
     body = REGISTRY.encode() + b"# pad\n"
-    path.write_bytes(body + b"#" * (safe_read.MAX_FILE_BYTES - len(body) - 1 + extra) + b"\n")
+    path.write_bytes(body + b"#" * (safe_read.YAML_MAX_BYTES - len(body) - 1 + extra) + b"\n")
 
 
 def _laughs() -> str:
@@ -109,9 +109,9 @@ def test_unreadable_registry_is_one_failure_and_refs_stay_counted(tmp_path, form
     assert f.dangling_refs == ()
     (pf,) = f.parse_failures  # exactly one, naming the registry file, never the report
     assert pf.file == REGISTRY_FILE and pf.of_registry
-    assert pf.reason.startswith("registry unreadable: ")
-    assert re.search(says, pf.reason, re.I), pf.reason
-    assert "unknown and still counted" in pf.reason
+    assert pf.message.startswith("registry unreadable: ")
+    assert re.search(says, pf.message, re.I), pf.message
+    assert "unknown and still counted" in pf.message
     refs = [it for it in f.items if it.systemic_ref]
     assert len(refs) == REFS
     assert all(it.registry_state == "unknown" and it.counted and it.registry_description is None for it in refs)
@@ -134,7 +134,7 @@ def test_readable_registry_lacking_the_id_dangles(tmp_path):
     assert f.registry.state == "present"
     assert f.dangling_refs == (("scar-reports/t.yaml", "not-registered"),)
     (pf,) = f.parse_failures
-    assert pf.file == "scar-reports/t.yaml" and not pf.of_registry and "not-registered" in pf.reason
+    assert pf.file == "scar-reports/t.yaml" and not pf.of_registry and "not-registered" in pf.message
     states = sorted(it.registry_state for it in f.items if it.systemic_ref)
     assert states == ["dangling", "found", "found"]
     assert f.signal_lost == 0  # the report failed to parse: its items are not counted
@@ -163,11 +163,11 @@ def test_readable_but_useless_registry_makes_refs_dangle(tmp_path, text):
 
 def test_size_limit_boundary(tmp_path):
     at = read_feature(_feature(tmp_path / "at", _at_limit))
-    assert (Path(at.repo_root) / REGISTRY_FILE).stat().st_size == safe_read.MAX_FILE_BYTES
+    assert (Path(at.repo_root) / REGISTRY_FILE).stat().st_size == safe_read.YAML_MAX_BYTES
     assert at.registry.state == "present" and "doc-only-guard" in at.registry.entries
     assert at.dangling_refs == (("scar-reports/t.yaml", "not-registered"),)
     over = read_feature(_feature(tmp_path / "over", _over_limit))
-    assert (Path(over.repo_root) / REGISTRY_FILE).stat().st_size == safe_read.MAX_FILE_BYTES + 1
+    assert (Path(over.repo_root) / REGISTRY_FILE).stat().st_size == safe_read.YAML_MAX_BYTES + 1
     assert over.registry.state == "unreadable" and over.dangling_refs == ()
     assert over.signal_lost == MISSING_SIGNAL_LOST
 

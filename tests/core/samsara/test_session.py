@@ -160,7 +160,9 @@ def test_round_close_writes_the_seed_form(feature):
         "signal_lost_after",
         "decision",
         "decision_reason",
+        "counted_by",  # extra key: the figures are scars' recount
     ]
+    assert r["counted_by"] == "scars"
     assert r["triage_result"]["fix"] == ["Retry count is hard-coded to 3"]
     assert r["triage_result"]["accept"] == [
         {"description": "Only one writer at a time", **ACCEPT, "watch": "path-changed: src/export/**"}

@@ -133,4 +133,6 @@ def test_log_only_features_read_without_failures(upstream, feature):
     f = read_feature(upstream / CHANGES / feature)
     assert f.parse_failures == () and f.signal_lost == 0 and len(f.iteration_log.rounds) == 1
     # The directory holds only the log: say so instead of a silent zero.
-    assert f.warnings == ("no scar-reports/ directory: signal_lost counts nothing here",)
+    assert [(w.severity, str(w)) for w in f.warnings] == [
+        ("warning", "scar-reports/: no such directory: signal_lost counts nothing here")
+    ]

@@ -43,10 +43,10 @@ def test_yaml_file_size_limit_is_5_mib(tmp_path, size, ok):
     p = tmp_path / "r.yaml"
     _sized(p, size)
     if ok:
-        assert len(safe_read.read_bounded(p)) == size
+        assert safe_read.load_yaml(p).value == {"key": "value"}  # read and parsed
     else:
-        with pytest.raises(safe_read.YamlProblem, match="over the 5,242,880-byte limit"):
-            safe_read.read_bounded(p)
+        with pytest.raises(safe_read.Unreadable, match="over the 5,242,880-byte limit"):
+            safe_read.load_yaml(p)
 
 
 def _flow(depth: int) -> str:
@@ -60,7 +60,7 @@ def test_nesting_depth_limit_is_64_without_anchors(depth, ok):
     if ok:
         assert safe_read.loads(text).value["top"]
     else:
-        with pytest.raises(safe_read.YamlProblem, match="nesting deeper than 64 levels"):
+        with pytest.raises(safe_read.Unreadable, match="nesting deeper than 64 levels"):
             safe_read.loads(text)
 
 
@@ -70,7 +70,7 @@ def test_nesting_depth_limit_is_64_with_anchors(depth, ok):
     if ok:
         assert safe_read.loads(text).value["b"] == 1
     else:
-        with pytest.raises(safe_read.YamlProblem, match="nesting deeper than 64 levels"):
+        with pytest.raises(safe_read.Unreadable, match="nesting deeper than 64 levels"):
             safe_read.loads(text)
 
 
@@ -85,7 +85,7 @@ def test_nesting_depth_limit_is_64_through_the_event_scan(depth, ok, monkeypatch
     if ok:
         assert len(safe_read.loads(text).value["pad"]) == 1100
     else:
-        with pytest.raises(safe_read.YamlProblem, match="nesting deeper than 64 levels"):
+        with pytest.raises(safe_read.Unreadable, match="nesting deeper than 64 levels"):
             safe_read.loads(text)
 
 
@@ -107,7 +107,7 @@ def test_alias_expansion_limit_is_1_000_000_nodes(k, ok):
     if ok:
         assert len(safe_read.loads(text).value["big"]) == 998 + k  # exactly 1,000,000 nodes
     else:
-        with pytest.raises(safe_read.YamlProblem, match="alias expansion exceeds 1,000,000 nodes"):
+        with pytest.raises(safe_read.Unreadable, match="alias expansion exceeds 1,000,000 nodes"):
             safe_read.loads(text)
 
 
@@ -124,7 +124,7 @@ def test_loop_state_json_cap_is_8_mib(tmp_path, size, ok):
     if ok:
         assert failure is None and len(data["pad"]) == filler
     else:
-        assert data is None and "above the 8 MiB cap; not read" in failure.reason
+        assert data is None and "over the 8,388,608-byte limit; not read" in failure.message
 
 
 # ---------------------------------------------------------------- decision texts, answers files, watches
@@ -147,7 +147,7 @@ def test_answers_file_limit_is_1_000_000_bytes(tmp_path, size, ok):
     if ok:
         assert load_answers(p) is not None
     else:
-        with pytest.raises(UsageError, match="larger than 1000000 bytes"):
+        with pytest.raises(UsageError, match="over the 1,000,000-byte limit"):
             load_answers(p)
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from scars.core import settings
 from scars.core.errors import PathNotFound
 from scars.core.samsara import feature as reader
 from scars.core.storage import cache, parallel
@@ -200,6 +201,7 @@ def test_parallel_and_serial_reads_give_identical_features(repo, monkeypatch):
     monkeypatch.setenv("SCARS_WORKERS", "1")
     serial = reader.read_feature(fdir)
     monkeypatch.setenv("SCARS_WORKERS", "2")
+    settings.load()  # as a new command would: the environment is read once per command
     calls = []
     real = parallel._pool_read
     monkeypatch.setattr(parallel, "_pool_read", lambda *a: calls.append(a[2]) or real(*a))

@@ -75,6 +75,15 @@ def screen_text(app: ScarsApp) -> str:
     return html.unescape("".join(parts)).replace("\xa0", " ")
 
 
+def screen_text_lines(app: ScarsApp) -> list[str]:
+    """The screen as text lines (one per terminal row)."""
+    svg = app.export_screenshot()
+    rows: dict[str, list[str]] = {}
+    for m in re.finditer(r'<text class="[^"]*" x="[^"]*" y="([^"]*)"[^>]*>([^<]*)</text>', svg):
+        rows.setdefault(m.group(1), []).append(html.unescape(m.group(2)).replace("\xa0", " "))
+    return ["".join(parts) for _, parts in sorted(rows.items(), key=lambda kv: float(kv[0]))]
+
+
 def detail_text(app: ScarsApp) -> str:
     """The detail pane's content as plain text (independent of wrapping and scrolling)."""
     from rich.console import Console
@@ -326,7 +335,9 @@ async def test_untrusted_text_is_shown_literally(feature_dir):
         assert "\x1b" not in text and "␛[2Jescape" in text
         detail = detail_text(app)
         assert "[bold]shown[/bold]" in detail and "␛[2Jescape" in detail
-        assert "outside the repository; not read" in detail  # its debt_location is not read
+        # The report's debt_location is shown as the report's (never as the item's location) and
+        # nothing is read from it; an item-level `where` outside the repository is refused (test_locate).
+        assert "Report's debt_location: ../../outside.txt" in detail and "Where:" not in detail
         assert "secret" not in text and "secret" not in detail
 
 
@@ -444,8 +455,9 @@ async def test_detail_pane_when_the_registry_is_unreadable(feature_dir):
         await start(app, pilot)
         assert app.feature.registry.state == "unreadable"
         assert (
-            "PARSE FAILURES: 2 registry unreadable: systemic refs unknown, still counted; report(s) not counted"
-            in screen_text(app)
+            "2 PARSE FAILURES in 2 files: the registry is unreadable: systemic refs unknown, still counted; "
+            "not counted in signal_lost: scar-reports/task-3-scar.yaml"
+            in " ".join(" ".join(screen_text_lines(app)).split())
         )
         await filter_by(app, pilot, "grep-only")
         item = app.feature.item(current_item(app))
@@ -466,3 +478,26 @@ async def test_detail_pane_when_the_registry_is_unreadable(feature_dir):
         assert "File: .samsara/systemic-scars.yaml:1" in detail
         assert "Every systemic_ref is unknown and still counted in signal_lost" in detail
         assert "this report's items are not counted" not in detail
+
+
+@aio
+async def test_a_field_error_goes_once_the_field_is_right(feature_dir):
+    """Issue 16: a message stayed under a field after it was corrected."""
+    app = ScarsApp(feature_dir, user="alice")
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        await pilot.press("a")
+        await on_screen(app, pilot, "AcceptForm")
+        form = app.screen
+        await pilot.click("#form-save")
+        await wait_until(pilot, lambda: form.query_one("#error-owner").has_class("shown"), "the owner error shown")
+        assert form.query_one("#error-rationale").has_class("shown")
+        form.query_one("#field-owner").focus()
+        await type_text(pilot, "tbd")  # still says nothing: the error stays
+        assert form.query_one("#error-owner").has_class("shown")
+        for _ in range(3):
+            await pilot.press("backspace")
+        await type_text(pilot, "ops")
+        await wait_until(pilot, lambda: not form.query_one("#error-owner").has_class("shown"), "the owner error gone")
+        assert not form.query_one("#field-owner").has_class("invalid")
+        assert form.query_one("#error-rationale").has_class("shown")  # the others stay until they are right

@@ -1,4 +1,5 @@
-"""Snapshot tests of the app at 80x24 and 120x40 (pytest-textual-snapshot).
+"""Snapshot tests of the app at 60x20, 80x24 and 120x40 (pytest-textual-snapshot): no field label,
+button or item id may be cut at any of them (issue 16).
 
 Stability: fixed sizes; the theme is pinned by the app; TEXTUAL_* variables are cleared and
 NO_COLOR set in conftest; no clock, host or version is drawn; input cursors do not blink;
@@ -17,7 +18,8 @@ import pytest
 from scars.tui.app.app import ScarsApp
 from tests.factories import app_repo, wait_until  # noqa: E402
 
-SIZES = [(80, 24), (120, 40)]
+SIZES = [(60, 20), (80, 24), (120, 40)]
+IDS = ["60x20", "80x24", "120x40"]
 
 
 @pytest.fixture
@@ -39,7 +41,7 @@ async def _on_screen(pilot, name: str) -> None:  # noqa: ANN001
     await wait_until(pilot, lambda: type(pilot.app.screen).__name__ == name, f"the {name} screen on top")
 
 
-@pytest.mark.parametrize("size", SIZES, ids=["80x24", "120x40"])
+@pytest.mark.parametrize("size", SIZES, ids=IDS)
 def test_main_screen(snap_compare, feature_dir, size):
     async def run_before(pilot):
         await _settle(pilot)
@@ -50,7 +52,7 @@ def test_main_screen(snap_compare, feature_dir, size):
     assert snap_compare(ScarsApp(feature_dir, user="alice"), terminal_size=size, run_before=run_before)
 
 
-@pytest.mark.parametrize("size", SIZES, ids=["80x24", "120x40"])
+@pytest.mark.parametrize("size", SIZES, ids=IDS)
 def test_accept_form_with_validation_errors(snap_compare, feature_dir, size):
     async def run_before(pilot):
         await _settle(pilot)
@@ -79,11 +81,12 @@ def test_trends_screen(snap_compare, feature_dir):
     assert snap_compare(ScarsApp(feature_dir, user="alice"), terminal_size=(120, 40), run_before=run_before)
 
 
-def test_round_gate(snap_compare, feature_dir):
+@pytest.mark.parametrize("size", SIZES, ids=IDS)
+def test_round_gate(snap_compare, feature_dir, size):
     async def run_before(pilot):
         await _settle(pilot)
         await pilot.press("f", "g")
         await _on_screen(pilot, "RoundGate")
         await _settle(pilot)
 
-    assert snap_compare(ScarsApp(feature_dir, user="alice"), terminal_size=(120, 40), run_before=run_before)
+    assert snap_compare(ScarsApp(feature_dir, user="alice"), terminal_size=size, run_before=run_before)

@@ -45,6 +45,8 @@ rounds:
 # start = signal_lost_initial; round 1 = what round 2 started from; round 2 = its after; now = 5 items.
 VALUES = [9, 7, 6, 5]
 LABELS = ["start", "round 1", "round 2", "now"]
+# The log's figures are the loop's own; "now" is scars' recount (a log round scars closed says so).
+BASES = ["recorded", "recorded", "recorded", "recounted"]
 
 
 def _feature(tmp_path):
@@ -69,6 +71,7 @@ def test_the_core_series_of_the_disagreeing_log(tmp_path):
         "round 2 signal_lost_after",
         "current signal_lost",
     ]
+    assert [p.basis for p in series] == BASES
 
 
 def test_scars_loops_and_the_advisor_show_the_series(tmp_path, capsys):
@@ -76,8 +79,10 @@ def test_scars_loops_and_the_advisor_show_the_series(tmp_path, capsys):
     loops = _cli_json(capsys, "loops", str(tmp_path), "--json")
     (samsara,) = [s for s in loops["loops"] if s["kind"] == "samsara"]
     assert [p["value"] for p in samsara["history"]] == VALUES
-    assert [p["label"] for p in samsara["history"]] == LABELS
+    # Two counts in one series: each point labelled with the count it is (issue 14 point 2).
+    assert [p["label"] for p in samsara["history"]] == [f"{x} ({b})" for x, b in zip(LABELS, BASES)]
     assert samsara["trend"] == VALUES
+    assert samsara["details"]["signal_lost_difference"] == -1  # 5 recounted, 6 recorded
 
     advice = _cli_json(capsys, "advise", str(feature_dir), "--json")
     # The advisor's iterations are the series without its "now" point (now is not an iteration).
@@ -110,13 +115,15 @@ def test_the_app_header_trends_screen_and_round_gate_show_the_series(tmp_path):
             await app.wait_loaded()
             await pilot.pause()
             spark = app.screen.query_one("#header-spark", Sparkline)
-            await wait_until(pilot, lambda: list(spark.data or []) == VALUES, "the header's sparkline of the series")
-            assert "signal_lost 5 (9 → 7 → 6 → 5)" in _screen_text(app)
+            # The sparkline draws one count (the loop's record); the text shows both, labelled.
+            await wait_until(pilot, lambda: list(spark.data or []) == VALUES[:-1], "the header's sparkline")
+            assert "signal_lost 5 scars · loop 9→7→6" in _screen_text(app)  # the tooltip says by how much and why
 
             await pilot.press("t")
             await wait_until(pilot, lambda: type(app.screen).__name__ == "TrendsScreen", "the trends screen")
             (chart, *_) = trend_charts(app.screen.feature, app.screen.decisions)
-            assert chart.series[0].values == VALUES
+            assert chart.series[0].values == [9, 7, 6, None]  # recorded by the loop
+            assert chart.series[1].values == [None, None, None, 5]  # recounted by scars
             assert chart.x_labels == ["start", "R1", "R2", "now"]
             await pilot.press("escape")
             await wait_until(pilot, lambda: type(app.screen).__name__ != "TrendsScreen", "back to the items")

@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from scars.tui.cli.main import main
-from tests.factories import ACCEPT, csv_feature
+from tests.factories import ACCEPT, csv_feature, scars_process
 
 
 @dataclass
@@ -48,16 +48,7 @@ def scars(*args, cwd=None, check_rc=None):
 
 
 def scars_subprocess(*args, cwd=None):
-    e = dict(os.environ, SCARS_USER="cli-user", NO_COLOR="1")
-    return subprocess.run(
-        [sys.executable, "-m", "scars.tui", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=e,
-        stdin=subprocess.DEVNULL,
-        timeout=120,
-    )
+    return scars_process(*args, cwd=cwd, env={"SCARS_USER": "cli-user"})
 
 
 @pytest.fixture

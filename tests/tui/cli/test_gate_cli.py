@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -15,7 +16,14 @@ from prompt_toolkit.output import DummyOutput
 from scars.core.storage.lock import FeatureLock
 from scars.tui.cli import main as cli
 from scars.tui.cli.commands import gate as gate_cmd
-from tests.factories import bkit_project, clean_env, loop_spec_feature, mechanist_state, tree_hashes
+from tests.factories import (
+    bkit_project,
+    clean_env,
+    loop_spec_feature,
+    mechanist_state,
+    samsara_feature,
+    tree_hashes,
+)
 
 
 def _run(argv, capsys):
@@ -224,6 +232,27 @@ def test_terminal_reason_refuses_generic_and_asks_again(tmp_path, monkeypatch, c
     assert code == 0
     obj = json.loads(out.strip().splitlines()[-1])
     assert (obj["answer"], obj["reason"]) == ("ship", "offline mode waits for v2")
+
+
+def test_terminal_refused_reason_is_not_kept_for_the_next_try(tmp_path, monkeypatch, capsys):
+    """Issue 16: the refused "ok" stayed in the field, so the next reason was recorded as "ok…"."""
+    fdir = loop_spec_feature(tmp_path)
+    keys = "s\r" + "ok\r" + "offline mode waits for v2\r"
+    code, out, _ = _interactive(monkeypatch, keys, ["gate", "spec", str(fdir), "--json"], capsys)
+    assert code == 0
+    assert json.loads(out.strip().splitlines()[-1])["reason"] == "offline mode waits for v2"
+    assert "type the reason again" in out
+
+
+def test_terminal_choices_name_their_letter_once_with_what_they_do(tmp_path, monkeypatch, capsys):
+    """Issue 16: "a) (A) enter iteration …index.ya…" — the letter twice, the consequence cut."""
+    fdir = samsara_feature(tmp_path)
+    code, out, _ = _interactive(monkeypatch, "a\r", ["gate", "entry", str(fdir), "--json"], capsys)
+    assert code == 0
+    assert not re.search(r"\ba\s+\(A\)", out)  # the letter once
+    flat = " ".join(out.split())
+    assert "a enter iteration — enter samsara:iteration; remove any iteration_skip_record from index.yaml" in flat
+    assert "b skip to validate-and-ship — write iteration_skip_record into index.yaml" in flat
 
 
 def test_terminal_arrow_keys_pick_the_default_and_next(tmp_path, monkeypatch, capsys):

@@ -86,7 +86,7 @@ def test_budget_context_json(fdir, capsys):
         "remaining_rounds": 1,
         "signal_lost_before": 4,
         "stagnation_count": 0,
-        "net_rot_previous_round": -2,
+        "net_rot_previous_round": -1,  # seed 002: 0 new - 1 resolved by the round's one fix
         "reviewer_retry_budget_remaining": 2,
         "expected_signal_reduction": ["known_shortcuts", "silent_failure_conditions", "unverified_assumptions"],
         "strategy_hint": "converge",

@@ -87,3 +87,41 @@ def test_hostile_text_is_inert(tmp_path):
     assert "<U+202E>" in r.stdout
     d = json.loads(scars("status", "--json", str(feat)).stdout)
     assert d["items"][0]["text"].startswith("\x1b]52")  # JSON keeps the exact text, escaped
+
+
+def test_status_says_why_items_are_a_possible_pattern(tmp_path):
+    feat = write_feature(
+        tmp_path,
+        {
+            "a.yaml": report("a", ks=['"tempfile.mkdtemp + shutil.move is atomic enough on one filesystem"']),
+            "b.yaml": report("b", sf=['"The temp dir from tempfile.mkdtemp makes shutil.move atomic enough"']),
+        },
+    )
+    out = scars("status", str(feat)).stdout
+    assert "Possible patterns (1)" in out
+    assert "shared identifiers: tempfile.mkdtemp, shutil.move" in out
+    data = json.loads(scars("status", "--json", str(feat)).stdout)
+    (p,) = data["possible_patterns"]
+    assert set(p) == {"ids", "similarity", "reason"} and p["reason"].startswith("shared identifiers:")
+
+
+def test_piped_text_wraps_within_80_columns_and_cuts_nothing(tmp_path):
+    """Issue 16: parse-failure reasons and item texts were cut at the width ("…unre…") when piped."""
+    long_text = "The retry loop " + "drops the message on a timeout and nobody hears of it " * 4 + "END-OF-TEXT"
+    feat = write_feature(
+        tmp_path,
+        {
+            "task-1-scar.yaml": report("task-1", ks=[f'"{long_text}"']),
+            "task-2-scar.yaml": report(
+                "task-2", sf=["{title: a map, severity: high, owner: somebody-with-a-long-name}"]
+            ),
+        },
+    )
+    r = scars("status", str(feat))
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    flat = " ".join(" ".join(lines).split())
+    assert " ".join(long_text.split()) in flat
+    reason = next(pf for pf in json.loads(scars("status", "--json", str(feat)).stdout)["parse_failures"])["reason"]
+    assert " ".join(reason.split()) in flat and "…" not in r.stdout

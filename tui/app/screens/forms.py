@@ -58,6 +58,7 @@ class DecisionForm(ModalScreen[dict | None]):
         self._validate = validate
         self.suggestions = [s for s in suggestions if s]
         self.initial = dict(initial or {})
+        self._judged: set[str] = set()  # fields once shown wrong
 
     def compose(self) -> ComposeResult:
         with Vertical(id="form", classes="form"):
@@ -67,29 +68,35 @@ class DecisionForm(ModalScreen[dict | None]):
                     yield Static(Text("• " + one_line(s, 200)), classes="form-subject")
                 if len(self.subjects) > 50:
                     yield Static(Text(f"… and {len(self.subjects) - 50} more"), classes="form-subject")
-            for name, label, placeholder in self.FIELDS:
-                yield Label(label, classes="form-label")
-                suggester = None
-                if name == "owner" and self.suggestions:
-                    suggester = SuggestFromList(self.suggestions, case_sensitive=False)
-                yield Input(
-                    value=self.initial.get(name) or "",
-                    placeholder=placeholder,
-                    id=f"field-{name}",
-                    suggester=suggester,
-                    compact=True,
-                )
-                if name == "owner" and self.suggestions:
-                    yield Static(
-                        Text("suggested: " + one_line(", ".join(self.suggestions[:6]), 160)),
-                        id="owner-suggestions",
-                        classes="form-hint",
-                    )
-                yield Static("", id=f"error-{name}", classes="form-error")
+            # The fields scroll on a short terminal; Save and Cancel stay in view below them.
+            with VerticalScroll(id="form-body"):
+                yield from self._fields()
             yield Static("", id="form-summary", classes="form-error")
             with Horizontal(id="form-buttons"):
                 yield Button(f"Save {self.ACTION}", id="form-save", variant="primary", compact=True)
-                yield Button("Cancel", id="form-cancel", compact=True)
+                yield Button("Cancel (esc)", id="form-cancel", compact=True)
+            yield Static(Text("Enter: next field, on the last one save · Tab moves · esc cancels"), classes="form-hint")
+
+    def _fields(self) -> ComposeResult:
+        for name, label, placeholder in self.FIELDS:
+            yield Label(label, classes="form-label")
+            suggester = None
+            if name == "owner" and self.suggestions:
+                suggester = SuggestFromList(self.suggestions, case_sensitive=False)
+            yield Input(
+                value=self.initial.get(name) or "",
+                placeholder=placeholder,
+                id=f"field-{name}",
+                suggester=suggester,
+                compact=True,
+            )
+            if name == "owner" and self.suggestions:
+                yield Static(
+                    Text("suggested: " + one_line(", ".join(self.suggestions[:6]), 160)),
+                    id="owner-suggestions",
+                    classes="form-hint",
+                )
+            yield Static("", id=f"error-{name}", classes="form-error")
 
     def title_text(self) -> str:
         n = len(self.subjects)
@@ -133,9 +140,21 @@ class DecisionForm(ModalScreen[dict | None]):
         fields = self.values()
         problems = self._validate(self.ACTION, fields)
         if problems:
+            self._judged.update(p.field for p in problems)  # judged again as they are typed
             self.show_errors(problems)
             return
         self.dismiss(fields)
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        """A field shown wrong is judged again as it is typed: its message goes once it is right."""
+        name = (event.input.id or "").removeprefix("field-")
+        if name not in self._judged:
+            return
+        still = [p.message for p in self._validate(self.ACTION, self.values()) if p.field == name]
+        err = self.query_one(f"#error-{name}", Static)
+        err.update(Text("✗ " + one_line("; ".join(still), 200)) if still else Text(""))
+        err.set_class(bool(still), "shown")
+        event.input.set_class(bool(still), "invalid")
 
     def action_cancel(self) -> None:
         self.dismiss(None)

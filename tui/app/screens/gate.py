@@ -40,7 +40,11 @@ def figures_text(evidence: Evidence) -> Text:
 class RoundGate(ModalScreen[dict | None]):
     """Returns {answer: continue|stop, reason, blocked: {item: retry|defer}} or None."""
 
+    # The letters are the gate's own (catalog): a continue, b stop. While the reason field has the
+    # focus they type into it; Enter there records the answer last tried (or moves to the choices).
     BINDINGS = [
+        Binding("a", "choose('continue')", "Continue", id="gate.continue"),
+        Binding("b", "choose('stop')", "Stop", id="gate.stop"),
         Binding("escape", "cancel", "Cancel", id="gate.cancel"),
     ]
 
@@ -48,6 +52,7 @@ class RoundGate(ModalScreen[dict | None]):
         super().__init__()
         self.evidence = evidence
         self.blocked = list(blocked)
+        self.tried: str | None = None  # the answer last chosen and refused (Enter in the reason retries it)
 
     def compose(self) -> ComposeResult:
         ev = self.evidence
@@ -60,31 +65,38 @@ class RoundGate(ModalScreen[dict | None]):
                         Text("\n").join(Text("⚠ " + visible(w)) for w in ev.warnings),
                         id="gate-warnings",
                     )
-                if ev.advice:
-                    lines = visible(ev.advice).splitlines()
-                    advice = Text(lines[0], style="bold")
-                    for line in lines[1:]:
-                        advice.append("\n  " + line)
-                    yield Static(advice, id="gate-advice")
+                # What needs an answer first (each blocked fix's outcome), then the advice.
                 for n, b in enumerate(self.blocked):
                     yield Static(Text(f"Blocked fix {b.facts['item']}", style="bold"), classes="gate-blocked-label")
                     yield Static(figures_text(b), id=f"blocked-figures-{n}", classes="gate-blocked-figures")
                     with RadioSet(id=f"blocked-{n}", classes="gate-blocked"):
                         for k, a in enumerate(b.gate.answers):
                             yield RadioButton(Text(one_line(a.label)), value=(k == 0))
-            yield Label("Reason (recorded as decision_reason)", classes="form-label")
+                if ev.advice:
+                    lines = visible(ev.advice).splitlines()
+                    advice = Text(lines[0], style="bold")
+                    for line in lines[1:]:
+                        advice.append("\n  " + line)
+                    yield Static(advice, id="gate-advice")
+            yield Label("Reason (recorded as decision_reason; Tab to type it)", classes="form-label")
             yield Input(placeholder="why continue or stop", id="gate-reason", compact=True)
             yield Static("", id="gate-error", classes="form-error")
             with Horizontal(id="form-buttons"):
                 refused = ev.refused
                 yield Button(
-                    "(A) Continue", id="gate-continue", variant="primary", disabled="continue" in refused, compact=True
+                    "Continue (a)", id="gate-continue", variant="primary", disabled="continue" in refused, compact=True
                 )
-                yield Button("(B) Stop, go to Validation", id="gate-stop", compact=True)
-                yield Button("Cancel", id="gate-cancel", compact=True)
+                yield Button("Stop, go to Validation (b)", id="gate-stop", compact=True)
+            yield Static(
+                Text("a continue · b stop · Tab: the reason · Enter in the reason records · esc cancels"),
+                classes="form-hint",
+            )
 
     def on_mount(self) -> None:
-        self.query_one("#gate-reason", Input).focus()
+        # The choices have the focus, so a and b choose as the buttons say; Tab reaches the reason.
+        first = next((b for b in self.query(Button) if not b.disabled), None)
+        if first is not None:
+            first.focus()
 
     def result(self, answer: str) -> dict[str, Any]:
         reason = self.query_one("#gate-reason", Input).value.strip() or None
@@ -106,15 +118,34 @@ class RoundGate(ModalScreen[dict | None]):
         return None
 
     def choose(self, answer: str) -> None:
+        if answer in self.evidence.refused:
+            self._show_error(self.evidence.refused[answer])
+            return
         res = self.result(answer)
         problem = self.problem(res)
         if problem:
-            error = self.query_one("#gate-error", Static)
-            error.update(Text("✗ " + one_line(problem, 200)))
-            error.add_class("shown")
+            self.tried = answer
+            self._show_error(problem + f" — type it, then Enter records {answer}")
             self.query_one("#gate-reason", Input).focus()
             return
         self.dismiss(res)
+
+    def _show_error(self, message: str) -> None:
+        error = self.query_one("#gate-error", Static)
+        error.update(Text("✗ " + one_line(message, 300)))
+        error.add_class("shown")
+
+    def action_choose(self, answer: str) -> None:
+        self.choose(answer)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        if self.tried is not None:
+            self.choose(self.tried)
+            return
+        first = next((b for b in self.query(Button) if not b.disabled), None)
+        if first is not None:
+            first.focus()
 
     def action_cancel(self) -> None:
         self.dismiss(None)
@@ -125,5 +156,3 @@ class RoundGate(ModalScreen[dict | None]):
             self.choose("continue")
         elif event.button.id == "gate-stop":
             self.choose("stop")
-        else:
-            self.dismiss(None)

@@ -110,7 +110,7 @@ class LoopsScreen(Screen[None]):
                 "\n"
                 + one_line(
                     f"parse failures: {len(s.parse_failures)} ({s.parse_failures[0].file}: "
-                    f"{s.parse_failures[0].reason})",
+                    f"{s.parse_failures[0].message})",
                     200,
                 )
             )

@@ -40,26 +40,34 @@ MAIN_BINDINGS = [
     Binding("pageup", "page_up", "Page up", id="scars.page_up", show=False),
     Binding("home", "first", "First item", id="scars.first", show=False),
     Binding("end", "last", "Last item", id="scars.last", show=False),
-    Binding("n", "next_undecided", "Next undecided", id="scars.next_undecided"),
+    Binding("J", "detail_scroll(1)", "Scroll the detail down", id="scars.detail_down", show=False),
+    Binding("K", "detail_scroll(-1)", "Scroll the detail up", id="scars.detail_up", show=False),
+    Binding("z", "zoom", "Zoom: the detail on the whole screen, or back", id="scars.zoom", show=False),
+    Binding("n", "next_undecided", "Next undecided item", id="scars.next_undecided"),
     Binding("f", "fix", "Fix", id="scars.fix"),
-    Binding("a", "accept", "Accept", id="scars.accept"),
-    Binding("d", "defer", "Defer", id="scars.defer"),
-    Binding("u", "undo", "Undo", id="scars.undo"),
-    Binding("slash", "filter", "Filter", id="scars.filter"),
-    Binding("space", "mark", "Mark", id="scars.mark"),
-    Binding("ctrl+p", "app.command_palette", "Palette", id="scars.palette", show=False),
-    Binding("F", "bulk('fix')", "Fix marked", id="scars.bulk_fix", show=False),
-    Binding("A", "bulk('accept')", "Accept marked", id="scars.bulk_accept", show=False),
-    Binding("D", "bulk('defer')", "Defer marked", id="scars.bulk_defer", show=False),
-    Binding("t", "trends", "Trends", id="scars.trends"),
-    Binding("g", "gate", "Round gate", id="scars.gate"),
-    Binding("p", "swap_driver", "Swap driver", id="scars.swap_driver", show=False),
-    Binding("s", "sign_off", "Sign off", id="scars.sign_off", show=False),
+    Binding("a", "accept", "Accept (re-review signal, owner, rationale, watch)", id="scars.accept"),
+    Binding("d", "defer", "Defer (reason, revisit when)", id="scars.defer"),
+    Binding("u", "undo", "Undo the last decision or batch", id="scars.undo"),
+    Binding("slash", "filter", "Filter: words, cat:, task:, file:, state:", id="scars.filter"),
+    Binding("escape", "clear_filter", "Clear the filter", id="scars.clear_filter", show=False),
+    Binding("space", "mark", "Mark the item (for F A D)", id="scars.mark"),
+    Binding("ctrl+p", "app.command_palette", "Command palette: every action by name", id="scars.palette", show=False),
+    Binding("F", "bulk('fix')", "Fix every marked item", id="scars.bulk_fix", show=False),
+    Binding("A", "bulk('accept')", "Accept every marked item", id="scars.bulk_accept", show=False),
+    Binding("D", "bulk('defer')", "Defer every marked item", id="scars.bulk_defer", show=False),
+    Binding("t", "trends", "Trends: signal_lost and decisions per round", id="scars.trends"),
+    Binding("g", "gate", "Round gate: continue / stop, blocked fixes", id="scars.gate"),
+    Binding("p", "swap_driver", "Swap the pair's driver", id="scars.swap_driver", show=False),
+    Binding("s", "sign_off", "Sign off a pending accept", id="scars.sign_off", show=False),
     Binding("r", "reload", "Reload from disk", id="scars.reload", show=False),
     Binding("L", "loops", "Loops inbox", id="scars.loops", show=False),
-    Binding("question_mark", "help", "Help", id="scars.help"),
+    Binding("question_mark", "help", "Help: every key with its binding id", id="scars.help"),
     Binding("q", "quit", "Quit", id="scars.quit"),
 ]
+
+# Fits 80 columns; `?` lists every filter key (file:PART, state:decided, marked).
+FILTER_PLACEHOLDER = "words  cat:ks|sf|ua  task:NAME  state:undecided|fix|accept|defer|pending"
+NO_ITEMS = "No scar items in this feature."
 
 
 class MainScreen(Screen[None]):
@@ -73,10 +81,7 @@ class MainScreen(Screen[None]):
             yield ItemList(id="items")
             yield DetailPane(id="detail")
         with Vertical(id="filter-bar"):
-            yield Input(
-                placeholder="filter: words  cat:ks|sf|ua  task:NAME  state:undecided|fix|accept|defer|pending|marked",
-                id="filter",
-            )
+            yield Input(placeholder=FILTER_PLACEHOLDER, id="filter", compact=True)
             yield Static("", id="filter-status")
         yield KeyHints(MAIN_BINDINGS, id="key-hints")
 
@@ -192,6 +197,20 @@ class MainScreen(Screen[None]):
     def action_page_up(self) -> None:
         self.items.page(-1)
 
+    def action_detail_scroll(self, direction: int) -> None:
+        """J / K: scroll the detail pane a few lines without moving the focus from the list."""
+        pane = self.query_one(DetailPane)
+        step = max(pane.scrollable_content_region.height // 2, 1)
+        pane.scroll_relative(y=direction * step, animate=False, immediate=True)
+
+    def action_zoom(self) -> None:
+        """z: the detail pane takes the list's room too (the cursor keys still move through the
+        items, the detail follows); z again brings the list back."""
+        self.toggle_class("-zoom")
+        zoomed = self.has_class("-zoom")
+        self.query_one(ItemList).display = not zoomed
+        self.query_one(DetailPane).set_class(zoomed, "-zoomed")
+
     def action_first(self) -> None:
         self.items.move_to(0)
 
@@ -247,13 +266,14 @@ class MainScreen(Screen[None]):
     def action_undo(self) -> None:
         if self._refuse_if_read_only():
             return
+        before = dict(self.app.decisions)
         reverted = self._record(self.app.backend.undo, decided_by=self.app.driver)
         if reverted is None:
             return
         if not reverted:
             self.notify("Nothing to undo.", markup=False)
             return
-        self.notify(f"Undid {len(reverted)} decision{'s' if len(reverted) != 1 else ''}.", markup=False)
+        self.notify(undo_message(list(reverted), before, self.app.state), title="Undone", markup=False)
         self._after_decision(list(reverted), advance=False)
         first = reverted[0]
         for idx, row in enumerate(self.items.rows):
@@ -305,7 +325,7 @@ class MainScreen(Screen[None]):
             self.notify("Only an accept waiting for a second person can be signed off.", markup=False)
             return
         reviewer = app.driver
-        if reviewer and reviewer == getattr(d, "decided_by", None):
+        if reviewer and d is not None and reviewer == d.decided_by:
             self.notify(
                 one_line(f"{reviewer} made this accept; the other person signs off (p swaps the driver).", 200),
                 severity="warning",
@@ -359,6 +379,11 @@ class MainScreen(Screen[None]):
     def _show_filtered(self, flt, rows: list[Row]) -> None:  # noqa: ANN001
         if flt is not self.app.filter:  # superseded meanwhile
             return
+        self.items.placeholder = (
+            one_line(f"No item matches the filter “{flt.source}” (esc clears it).", 200)
+            if flt is not None
+            else NO_ITEMS
+        )
         self.items.set_rows(rows)
         shown = sum(1 for r in rows if r.kind == "item")
         self.query_one("#filter-status", Static).update(
@@ -372,12 +397,12 @@ class MainScreen(Screen[None]):
             self.query_one("#filter-bar").display = False
         self.items.focus()
 
-    def key_escape(self) -> None:
+    def action_clear_filter(self) -> None:
         if self.query_one("#filter", Input).has_focus or self.app.filter is not None:
             self.query_one("#filter", Input).value = ""
             self.apply_filter("")
             self.query_one("#filter-bar").display = False
-            self.items.focus()
+        self.items.focus()
 
     # -- other screens ----------------------------------------------------------------
     def action_trends(self) -> None:
@@ -407,3 +432,18 @@ class MainScreen(Screen[None]):
 
     def action_quit(self) -> None:
         self.app.exit()
+
+
+def undo_message(reverted: list[str], before: dict, state: Any) -> str:
+    """What an undo took back: the action and the item (or how many items of a batch)."""
+    actions = sorted({before[i].action for i in reverted if i in before}) or ["decision"]
+    what = "/".join(actions)
+
+    def name(i: str) -> str:
+        view = state.views.get(i) if state is not None else None
+        return f"{i} “{one_line(view.line_text, 50)}”" if view is not None else i
+
+    if len(reverted) == 1:
+        return f"Undid {what} of {name(reverted[0])}."
+    shown = ", ".join(reverted[:3]) + (f" +{len(reverted) - 3} more" if len(reverted) > 3 else "")
+    return f"Undid {what} of {len(reverted)} items (one batch): {shown}."

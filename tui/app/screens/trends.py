@@ -25,7 +25,14 @@ def trend_charts(feature: Feature, decisions: Mapping[str, Any]) -> list[BarChar
     series = signal_series(log, feature.signal_lost)
     labels = [f"R{p.round}" if p.round is not None else p.label for p in series]
     signal = BarChart(
-        "signal_lost per round", labels, [Series("signal_lost", [p.value for p in series])], height=6, y_label="items"
+        "signal_lost per round: recorded by the loop █ / recounted by scars ▓",
+        labels,
+        [
+            Series("recorded by the loop", [p.value if p.basis == "recorded" else None for p in series], "█"),
+            Series("recounted by scars", [p.value if p.basis == "recounted" else None for p in series], "▓"),
+        ],
+        height=6,
+        y_label="items",
     )
     counts = [int(feature.counts.get(c, 0)) for c in CATEGORIES]
     cats = BarChart(
@@ -41,7 +48,7 @@ def trend_charts(feature: Feature, decisions: Mapping[str, Any]) -> list[BarChar
         fix.append(len(r.fix))
         acc.append(len(r.accept))
         dfr.append(len(r.defer))
-    states = [decision_state(d) for d in decisions.values()]
+    states = [decision_state(d) for d in decisions.values() if not d.carried]  # carried ones are in their round
     x.append("now")
     fix.append(states.count("fix"))
     acc.append(states.count("accept") + states.count("pending"))

@@ -18,7 +18,7 @@ BAR = "█"
 @dataclass
 class Series:
     name: str
-    values: list[int]
+    values: list[int | None]  # None: no value at this label (no bar; "–" under it)
     glyph: str = BAR
     style: str = ""
 
@@ -36,7 +36,7 @@ class BarChart:
     bar_width: int = 2
 
     def max_value(self) -> int:
-        return max([v for s in self.series for v in s.values] + [1])
+        return max([v for s in self.series for v in s.values if v is not None] + [1])
 
     def lines(self) -> list[Text]:
         top = self.max_value()
@@ -67,7 +67,7 @@ class BarChart:
                 pad = group_w - bars_w
                 t.append(" " * (pad // 2))
                 for si, s in enumerate(self.series):
-                    v = s.values[gi] if gi < len(s.values) else 0
+                    v = (s.values[gi] if gi < len(s.values) else 0) or 0
                     filled = v > level_lo and v > 0
                     t.append((s.glyph * self.bar_width) if filled else " " * self.bar_width, style=s.style)
                     if si < len(self.series) - 1:
@@ -81,7 +81,9 @@ class BarChart:
         out.append(xl)
         vals = Text(" " * (axis_w + 2))
         for gi in range(len(self.x_labels)):
-            cell = "/".join(str(s.values[gi]) if gi < len(s.values) else "0" for s in self.series)
+            cell = "/".join(
+                ("–" if s.values[gi] is None else str(s.values[gi])) if gi < len(s.values) else "0" for s in self.series
+            )
             vals.append(cell[: group_w - 1].center(group_w))
         out.append(vals)
         if self.legend and len(self.series) > 1:

@@ -16,11 +16,12 @@ from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from scars.core.model import CATEGORY_LABEL, REGISTRY_FILE, Feature, ParseFailure, Registry, ScarItem
-from scars.core.samsara.decisions import reopened_now
+from scars.core.model import CATEGORY_LABEL, REGISTRY_FILE, Feature, Problem, Registry, ScarItem
+from scars.core.samsara.decisions import Decision, describe_carried, reopened_now
 from scars.core.samsara.locate import Excerpt, read_excerpt
 from scars.core.samsara.watches import watches_path
 from scars.core.sanitize import one_line, visible
+from scars.core.text import natural_key
 from scars.tui.app.viewmodel import ALL_GROUP_LABEL, decision_state, item_text
 
 _EXCERPT_CACHE_MAX = 256
@@ -37,7 +38,7 @@ def _field(name: str, value: Any) -> Text:
     return t
 
 
-def describe_decision(decision: Any) -> Text:
+def describe_decision(decision: Decision | None) -> Text:
     """A decision as words: action, who, when, and its fields."""
     state = decision_state(decision)
     t = Text()
@@ -48,8 +49,16 @@ def describe_decision(decision: Any) -> Text:
     words = {"fix": "FIX", "accept": "ACCEPT", "pending": "ACCEPT — waiting for a second person", "defer": "DEFER"}
     t.append("Decision: ", style="bold")
     t.append(words.get(state, state), style="bold")
-    by = getattr(decision, "decided_by", "") or ""
-    at = getattr(decision, "decided_at", "") or ""
+    if decision.carried:
+        # From an earlier round of iteration-log.yaml, not decided in scars: said as such.
+        t.append("  carried from iteration-log.yaml")
+        t.append("\n  " + visible(describe_carried(decision)))
+        t.append("\n  ")
+        t.append("matched: ", style="bold")
+        t.append(visible(one_line(decision.matched or "", 240)))
+        t.append("\n  re-decide it for this round with f / a / d")
+    by = decision.decided_by or ""
+    at = decision.decided_at or ""
     if by or at:
         t.append(visible(f"  by {by}" if by else ""))
         t.append(visible(f" at {at}" if at else ""))
@@ -57,13 +66,14 @@ def describe_decision(decision: Any) -> Text:
         "re_review_signal",
         "owner",
         "rationale",
+        "expiry_date",
         "watch",
         "reason",
         "revisit_when",
         "reviewed_by",
         "blocked_outcome",
     ):
-        value = getattr(decision, name, None)
+        value = getattr(decision, name)  # a Decision field named in the tuple above
         if value:
             t.append("\n  ")
             t.append(f"{name}: ", style="bold")
@@ -95,6 +105,21 @@ def describe_unknown_registry(registry: Registry | None) -> str:
         )
     why = f" ({registry.reason})" if registry is not None and registry.reason else ""
     return f"missing — no {REGISTRY_FILE}{why}. The ref cannot be described; it is still counted in signal_lost."
+
+
+def unsettled_log_matches(feature: Feature, item_id: str) -> list[str]:
+    """Descriptions of iteration-log.yaml that may name this item but were not taken (weak or
+    ambiguous matches): shown, never applied."""
+    out = []
+    for m in feature.log_matches:
+        if m.confident or not any(cid == item_id for cid, _ in m.candidates):
+            continue
+        score = next(sc for cid, sc in m.candidates if cid == item_id)
+        out.append(
+            f"round {m.round} {m.action} {one_line(m.description, 100)!r} may name this item "
+            f"({m.confidence}, {score:.2f}); not taken — {one_line(m.reason, 160)}"
+        )
+    return out
 
 
 def describe_history(records: Iterable[dict]) -> Text | None:
@@ -130,7 +155,7 @@ class DetailPane(VerticalScroll):
     def show_nothing(self, message: str = "No item selected.") -> None:
         self._body.update(Text(message))
 
-    def show_failure(self, pf: ParseFailure) -> None:
+    def show_failure(self, pf: Problem) -> None:
         if pf.of_registry:
             head = "Parse failure — the systemic registry is unreadable"
             after = (
@@ -142,8 +167,8 @@ class DetailPane(VerticalScroll):
             after = "Fix the file and reopen; scars never drops a report silently."
         parts: list[RenderableType] = [
             Text(head, style="bold"),
-            _field("File", pf.file + (f":{pf.line}" if pf.line else "")),
-            _field("Reason", pf.reason),
+            _field("File", pf.where),
+            _field("Reason", pf.message),
             Text(after),
         ]
         self._body.update(Group(*parts))
@@ -200,7 +225,7 @@ class DetailPane(VerticalScroll):
             reopened = self.reopened_for(feature).get(item.id)
             if reopened:
                 parts.append(describe_reopen(reopened))
-        tasks = sorted(set(tasks) | ({item.task_id} if item.task_id else set()))
+        tasks = sorted(set(tasks) | ({item.task_id} if item.task_id else set()), key=natural_key)
         parts.append(_field("Task" + ("s" if len(tasks) > 1 else ""), ", ".join(tasks) if tasks else "—"))
         parts.append(_field("Source", item.file + (f":{item.line}" if item.line else "")))
         flags = []
@@ -216,14 +241,19 @@ class DetailPane(VerticalScroll):
             flags.append("verified: missing (counted as unverified)")
         if flags:
             parts.append(_field("Flags", "; ".join(flags)))
+        for note in item.notes:
+            parts.append(_field("Noticed", note))
         for name, value in (
             ("Bites when", item.bites_when),
             ("Accepted because", item.accepted_because),
             ("Note", item.note if item.text else None),
             ("Where", item.where),
+            ("Report's debt_location", item.debt_location),
         ):
             if value:
                 parts.append(_field(name, value))
+        for line in unsettled_log_matches(feature, item.id):
+            parts.append(_field("Log", line))
         if item.systemic_ref:
             parts.append(_field("Systemic ref", f"{item.systemic_ref} ({item.registry_state or 'unknown'})"))
             if item.registry_description:
@@ -231,6 +261,16 @@ class DetailPane(VerticalScroll):
             elif item.registry_state == "unknown":
                 parts.append(_field("Registry", describe_unknown_registry(feature.registry)))
         contract = feature.contract
+        if contract is not None and (contract.primary_evaluator or contract.pass_signal or contract.fail_signal):
+            parts.append(Text(""))
+            parts.append(_label(f"Evaluation Contract ({contract.file}):"))
+            for name, value in (
+                ("Primary evaluator", contract.primary_evaluator),
+                ("Pass signal", contract.pass_signal),
+                ("Fail signal", contract.fail_signal),
+            ):
+                if value:
+                    parts.append(_field(name, value))
         if contract is not None and contract.feedback_loop:
             parts.append(Text(""))
             parts.append(_label("Suggested first fix path (Evaluation Contract feedback loop):"))

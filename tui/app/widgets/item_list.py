@@ -20,14 +20,19 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from scars.core.sanitize import one_line
-from scars.tui.app.viewmodel import CATEGORY_ABBR, DECISION_MARK, Row, decision_state
+from scars.tui.app.viewmodel import CATEGORY_ABBR, Row, decision_mark, decision_state
 
 DECISION_WIDTH = 9
-TASK_WIDTH = 18
+TASK_WIDTH = 14
 
 
-class ItemList(ScrollView, can_focus=True):
-    """Grouped scar items; only visible rows are rendered."""
+class ItemList(ScrollView, can_focus=True, inherit_bindings=False):
+    """Grouped scar items; only visible rows are rendered.
+
+    It inherits no bindings: ScrollView's own (up, down, pageup, pagedown, home, end) would
+    scroll the view without moving the cursor once the list is longer than the screen. The
+    screen's bindings move the cursor, and the view follows it.
+    """
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         "item-list--header",
@@ -59,6 +64,7 @@ class ItemList(ScrollView, can_focus=True):
         self.decisions_source: Callable[[], Mapping[str, Any]] = dict
         self.marked: set[str] = set()
         self.placeholder = "Loading…"
+        self._task_width: tuple[int, int] = (0, 0)  # (id of the views it was measured on, width)
 
     # -- data -------------------------------------------------------------------------
     def set_rows(self, rows: list[Row], *, keep: bool = True) -> None:
@@ -150,8 +156,12 @@ class ItemList(ScrollView, can_focus=True):
     def scroll_to_cursor(self) -> None:
         if not self.is_mounted or not self.rows:
             return
+        # The first item of a group brings its heading (and a pattern's label) into view with it.
+        top = self.cursor
+        while top > 0 and not self.rows[top - 1].selectable and self.cursor - top < 2:
+            top -= 1
         self.scroll_to_region(
-            Region(0, self.cursor, 1, 1),
+            Region(0, top, 1, self.cursor - top + 1),
             animate=False,
             force=True,
             immediate=True,
@@ -178,12 +188,15 @@ class ItemList(ScrollView, can_focus=True):
 
     def on_resize(self) -> None:
         self.virtual_size = Size(self.size.width, len(self.rows))
+        # The list shrinks when the filter bar or the warning bar appears: keep the cursor in view.
+        self.call_after_refresh(self.scroll_to_cursor)
 
     # -- rendering --------------------------------------------------------------------
     def render_line(self, y: int) -> Strip:
         scroll_y = int(self.scroll_offset.y)
         index = scroll_y + y
-        width = self.size.width
+        # The scrollbar takes columns of the widget's own: draw within what is left of it.
+        width = self.scrollable_content_region.width
         base = self.rich_style
         if not self.rows:
             if y == 0:
@@ -206,36 +219,56 @@ class ItemList(ScrollView, can_focus=True):
             return [Segment(set_cell_size("▾ " + row.label, width), style)]
         if row.kind == "pattern":
             style = base + self._style("pattern")
-            return [Segment(set_cell_size("   " + row.label, width), style)]
+            return [Segment(fit("   " + row.label, width), style)]
         pointer = "▶" if is_cursor else " "
         if row.kind == "failure":
             pf = row.failure
-            where = f"{pf.file}:{pf.line}" if pf and pf.line else (pf.file if pf else "")
-            text = f"{pointer}  ✗ unparsed   {where} — {pf.reason if pf else ''}"
+            where = pf.where if pf else ""
+            text = f"{pointer}  ✗ unparsed   {where} — {pf.message if pf else ''}"
             style = base + self._style("failure") + cur
-            return [Segment(set_cell_size(one_line(text), width), style)]
+            return [Segment(fit(one_line(text), width), style)]
         item_id = row.item_id or ""
         view = self.views.get(item_id)
         decisions = self.decisions_source()
-        state = decision_state(decisions.get(item_id))
+        decision_obj = decisions.get(item_id)
+        state = decision_state(decision_obj)
         mark = "*" if item_id in self.marked else " "
         line_style = base + cur
         if item_id in self.marked:
             line_style = line_style + self._style("marked")
         lead = f"{pointer}{mark} "
-        decision = DECISION_MARK[state].ljust(DECISION_WIDTH)
+        decision = decision_mark(decision_obj).ljust(DECISION_WIDTH)
         cat = CATEGORY_ABBR.get(view.item.category, "??") if view else "??"
         task = view.task if view else ""
         text = view.line_text if view else item_id
-        task_w = min(TASK_WIDTH, max(cell_len(task), 0))
+        # One task column for every row, as wide as the longest task (capped), before the text: a
+        # task id is never cut by the row's width, and the text, cut last, ends with "…".
+        task_w = self.task_width()
         fixed = len(lead) + DECISION_WIDTH + 3 + (task_w + 1 if task_w else 0)
         text_w = max(width - fixed, 4)
         segs = [
             Segment(lead, line_style),
-            Segment(decision, line_style + self._style(state)),
+            # On the cursor row the word keeps the row's own colours: a coloured word on the cursor's
+            # background can be unreadable (blue on blue), and the word says it anyway.
+            Segment(decision, line_style + (Style() if is_cursor else self._style(state))),
             Segment(cat + " ", line_style + self._style("dim")),
-            Segment(set_cell_size(text, text_w), line_style),
         ]
         if task_w:
-            segs.append(Segment(" " + set_cell_size(task, task_w), line_style + self._style("dim")))
+            segs.append(Segment(fit(task, task_w) + " ", line_style + self._style("dim")))
+        segs.append(Segment(fit(text, text_w), line_style))
         return segs
+
+    def task_width(self) -> int:
+        """The task column's width: the longest task of the items (at most TASK_WIDTH cells)."""
+        key = id(self.views)
+        if self._task_width[0] != key:
+            widest = max((cell_len(v.task) for v in self.views.values()), default=0)
+            self._task_width = (key, min(TASK_WIDTH, widest))
+        return self._task_width[1]
+
+
+def fit(text: str, cells: int) -> str:
+    """``text`` in exactly ``cells`` cells: padded, or cut with "…" as its last cell."""
+    if cell_len(text) <= cells:
+        return set_cell_size(text, cells)
+    return set_cell_size(text, max(cells - 1, 0)) + "…"

@@ -65,7 +65,7 @@ def emit(obj: dict[str, Any]) -> None:
 def error_json(exc: ScarsError) -> dict[str, Any]:
     out: dict[str, Any] = {"ok": False, "error": type(exc).__name__, "message": str(exc), "exit_code": exc.exit_code}
     if isinstance(exc, DecisionRefused):
-        out["fields"] = [{"field": e.field, "message": e.message} for e in exc.errors if hasattr(e, "field")]
+        out["fields"] = [{"field": e.field, "message": e.message} for e in exc.errors]
     if isinstance(exc, LockHeld):
         out["holder"] = exc.holder
     return out

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import shutil
 import sys
 import tempfile
@@ -19,8 +18,6 @@ DESCRIPTION = (
     "make in the demo are written into that copy only."
 )
 FEATURE = "changes/2026-11-02_csv-export"
-# The main job run on the copy: the triage app on a terminal, else the status summary.
-MAIN_JOB = "scars.tui.cli.commands.triage"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -70,15 +67,12 @@ def run(args: argparse.Namespace) -> int:
     print(f"scars demo: run `scars status {feature}` to see it again", file=where, flush=True)
     status_args = argparse.Namespace(path=str(feature), json=bool(args.json), strict=False)
     if not args.json and sys.stdin.isatty() and sys.stdout.isatty():
-        try:
-            main_job = importlib.import_module(MAIN_JOB)
-        except ModuleNotFoundError as exc:
-            if exc.name != MAIN_JOB:
-                raise
-        else:
-            parser = argparse.ArgumentParser(prog=f"scars {MAIN_JOB.rsplit('.', 1)[-1]}")
-            main_job.add_arguments(parser)
-            return int(main_job.run(parser.parse_args([str(feature)])) or 0)
+        # lazy: another command's module (it starts the app), loaded when this command runs
+        from scars.tui.cli.commands import triage
+
+        parser = argparse.ArgumentParser(prog="scars triage")
+        triage.add_arguments(parser)
+        return int(triage.run(parser.parse_args([str(feature)])) or 0)
     # lazy: another command's module, loaded when this command runs
     from scars.tui.cli.commands import status
 

@@ -67,7 +67,7 @@ def load_decisions(feature_dir: Path):
         if round_number is None:
             round_number = session.next_round_number()
         rounds = decision_rounds(list(session.records), decisions)
-        problems = [str(p) for p in getattr(session, "problems", []) or []]
+        problems = list(session.problems)
         return session.feature, decisions, rounds, round_number, problems
 
 

@@ -82,12 +82,13 @@ def _noninteractive_answer(args, gate) -> tuple[str | None, str | None, str]:
     """(answer, reason, source) from the flag, SCARS_ANSWER_<GATE>, or loop-spec's variables."""
     if args.answer is not None:
         return args.answer, args.reason, "flag --answer"
-    env_answer = settings.gate_answer(gate.id)
+    env = settings.current()
+    env_answer = env.gate_answer(gate.id)
     if env_answer is not None and env_answer.strip():
-        reason = args.reason if args.reason is not None else settings.gate_reason(gate.id)
+        reason = args.reason if args.reason is not None else env.gate_reason(gate.id)
         return env_answer, reason, f"environment {settings.env_var(gate.id)}"
-    if gate.id == "spec" and settings.loop_spec_non_interactive():
-        raw = settings.loop_spec_iterate_spec_answer()
+    if gate.id == "spec" and env.loop_spec_non_interactive:
+        raw = env.loop_spec_iterate_spec_answer
         value = raw.strip() or "reopen"
         if value not in ("reopen", "ship"):
             raise UsageError(f"LOOP_SPEC_ANSWER_ITERATE_SPEC={raw!r}: must be reopen (default) or ship")

@@ -87,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
     if not interactive():
         names = [p.name for p in waiting] + [f"{s.kind} {s.name}" for s in others]
         print(f"Waiting for a person: {', '.join(names)}", file=sys.stderr)
-        return refuse_without_tty("")
+        return refuse_without_tty()
     if len(waiting) + len(others) > 1 or picked is None:
         return launch_inbox(root)
     return launch(picked)

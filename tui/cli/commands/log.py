@@ -74,9 +74,8 @@ def run(args: argparse.Namespace) -> int:
             if checked:
                 print(f"  checked: {checked}")
             for f in result.findings:
-                mark = {"failure": "FAIL", "unknown": "????", "note": "note"}[f.level]
-                where = f.file + (f":{f.line}" if f.line else "")
-                print(f"  {mark}  {where}  {one_line(f.message, 160)}")
+                mark = {"failure": "FAIL", "unknown": "????", "note": "note"}[f.severity]
+                print(f"  {mark}  {f.where}  {one_line(f.message, 160)}")
     return 0 if outcome == "success" else 1
 
 

@@ -116,10 +116,9 @@ def _print_report(states, path: str, waiting: int) -> None:
             line.append(one_line(text))
             print_(line)
         for failure in state.parse_failures[:5]:
-            where = failure.file + (f":{failure.line}" if failure.line else "")
             line = Text(indent)
             line.append(f"{'failure':<10}", style="bold")
-            line.append(one_line(f"{where}: {failure.reason}"))
+            line.append(one_line(str(failure)))
             print_(line)
         if len(state.parse_failures) > 5:
             print_(

@@ -77,7 +77,10 @@ def run(args: argparse.Namespace) -> int:
         from scars.tui.cli.render.status import print_feature, print_repo
 
         if kind == "feature":
-            print_feature(feats[0])
+            # lazy: the decisions in force (journal and carried) are read only for this summary
+            from scars.core.samsara.decisions import current_decisions
+
+            print_feature(feats[0], decisions=current_decisions(feats[0].path, feats[0]))
         else:
             print_repo(target, feats)
     return 3 if (args.strict and failures) else 0

@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from scars.core import settings
 from scars.core.errors import PathNotFound, UsageError
 
 HELP = "open the triage app on a feature directory (resumes where you left off)"
@@ -17,9 +18,10 @@ DESCRIPTION = (
 )
 
 NON_INTERACTIVE = (
-    "Without a terminal use the non-interactive commands: `scars status FEATURE` (items and figures), "
-    "`scars decide FEATURE ITEM fix|accept|defer ...` (record one decision), "
-    "`scars gate triage --answers FILE` (answer the triage gate from a file)."
+    "Without a terminal use the non-interactive commands:\n"
+    "  scars status FEATURE_DIR                         items, their ids and decisions\n"
+    "  scars decide ITEM --fix --feature FEATURE_DIR    record one decision (--accept / --defer: see --help)\n"
+    "  scars gate triage FEATURE_DIR --answers FILE     answer the triage gate from a file"
 )
 
 
@@ -54,20 +56,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def interactive() -> bool:
-    """True when a full-screen app can run: stdin, stdout and stderr are terminals."""
+def why_not_interactive() -> str | None:
+    """Why a full-screen app cannot run here, or None when it can (stdin, stdout and stderr are
+    terminals and the terminal can draw it)."""
     try:
-        return sys.stdin.isatty() and sys.stdout.isatty() and sys.stderr.isatty()
+        ttys = sys.stdin.isatty() and sys.stdout.isatty() and sys.stderr.isatty()
     except (AttributeError, ValueError):
-        return False
+        ttys = False
+    if not ttys:
+        return "needs an interactive terminal (stdin and stdout are not both a TTY)"
+    if settings.current().term == "dumb":
+        return "TERM=dumb cannot draw the full-screen app"
+    return None
 
 
-def refuse_without_tty(command: str) -> int:
-    print(
-        f"scars {command}: needs an interactive terminal (stdin and stdout are not both a TTY); "
-        f"the app was not started.\n{NON_INTERACTIVE}",
-        file=sys.stderr,
-    )
+def interactive() -> bool:
+    """True when a full-screen app can run (see why_not_interactive)."""
+    return why_not_interactive() is None
+
+
+def refuse_without_tty(command: str = "") -> int:
+    name = f"scars {command}" if command else "scars"
+    why = why_not_interactive() or "needs an interactive terminal"
+    print(f"{name}: {why}; the app was not started.\n{NON_INTERACTIVE}", file=sys.stderr)
     return 2
 
 

@@ -125,6 +125,8 @@ def print_advice(a: dict[str, Any], console: Console | None = None) -> None:
         _line(c, "Failure modes: none active")
     if off:
         _line(c, "Not evaluated (history too short or no token budget): " + ", ".join(off))
+    for note in a.get("notes") or ():
+        c.print(Text("Note: " + one_line(note, 2000)), overflow="fold")
     _line(c, "Advice only: the gate's decision is yours.")
 
 

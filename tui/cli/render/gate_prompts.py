@@ -69,20 +69,24 @@ def ask(evidence: Evidence, *, input: Any = None, output: Any = None) -> tuple[s
         kw["input"] = input
     if output is not None:
         kw["output"] = output
-    import shutil
 
     gate = evidence.gate
-    width = max(40, min(shutil.get_terminal_size((80, 24)).columns, 160) - 6)
+    # The answers with what each one does, wrapped (a choice line is cut at the terminal's width).
+    console = Console(highlight=False, markup=False, emoji=False)
+    for a in gate.answers:
+        refused = evidence.refused.get(a.value)
+        line = Text(f"  {a.key}  ", style="bold") + Text(one_line(a.plain_label), style="bold")
+        line += Text(f" — {one_line(refused)}" if refused else f" — {one_line(a.consequence)}")
+        console.print(line)
     choices = []
     for a in gate.answers:
         refused = evidence.refused.get(a.value)
-        title = a.label if refused else f"{a.label} — {a.consequence}"
         choices.append(
             Choice(
-                title=_fit(title, width - (0 if not refused else 30)),
+                title=one_line(a.plain_label),
                 value=a.value,
                 shortcut_key=a.key,
-                disabled=_fit(refused, 28) if refused else None,
+                disabled=_fit(refused, 40) if refused else None,
             )
         )
     default = evidence.default if evidence.default not in evidence.refused else None
@@ -104,17 +108,21 @@ def ask(evidence: Evidence, *, input: Any = None, output: Any = None) -> tuple[s
     assert answer is not None
     reason = None
     if evidence.needs_reason(answer):
+        reason = ask_reason(gate, answer.value, console, **kw)
+    return answer.value, reason
 
-        def _validate(text: str) -> bool | str:
-            problem = text_problem(text, question=gate)
-            return True if problem is None else problem
 
-        reason = questionary.text(
-            f"Why {answer.value}? (recorded verbatim)",
-            validate=_validate,
-            **kw,
-        ).unsafe_ask(patch_stdout=False)
+def ask_reason(gate: Any, answer: str, console: Console, **kw: Any) -> str:
+    """A question-specific reason, asked until it says something. A refused text is not kept in
+    the field: the next try starts empty (typing on would append to the refused "ok")."""
+    import questionary
+
+    while True:
+        reason = questionary.text(f"Why {answer}? (recorded verbatim)", **kw).unsafe_ask(patch_stdout=False)
         if reason is None:
             raise KeyboardInterrupt
         reason = reason.strip()
-    return answer.value, reason
+        problem = text_problem(reason, question=gate)
+        if problem is None:
+            return reason
+        console.print(Text("✗ " + one_line(problem, 300) + " — type the reason again", style="bold"))

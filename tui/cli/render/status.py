@@ -13,6 +13,9 @@ from rich.table import Table
 from rich.text import Text
 
 from scars.core.model import GROUP_LABEL, GROUPS, Feature
+from scars.core.samsara.decisions import describe_carried
+from scars.core.samsara.reconcile import reconcile
+from scars.core.samsara.rounds import BASIS_LABEL, series_by_basis, signal_series
 from scars.core.samsara.status import reopened_json
 from scars.core.sanitize import one_line
 from scars.tui.cli.render.console import make_console
@@ -23,17 +26,21 @@ VERDICT_STYLE = {"gate": "bold yellow", "skip": "green", "unknown": "bold red"}
 
 
 def _line(console: Console, *parts: tuple[str, str] | str) -> None:
-    t = Text(no_wrap=True, overflow="ellipsis")
+    """One logical line, wrapped at the console's width (80 columns without a terminal): a
+    parse failure's reason or an item's text is never cut."""
+    t = Text(overflow="fold")
     for p in parts:
         if isinstance(p, tuple):
             t.append(p[0], style=p[1])
         else:
             t.append(p)
-    console.print(t, no_wrap=True, overflow="ellipsis")
+    console.print(t, overflow="fold")
 
 
-def print_feature(feature: Feature, console: Console | None = None) -> None:
+def print_feature(feature: Feature, console: Console | None = None, decisions: dict | None = None) -> None:
+    """The summary of one feature; ``decisions``: the decisions in force (journal and carried)."""
     c = console or make_console()
+    decisions = decisions or {}
     w = min(c.width, 80) if c.width else 80
     _line(c, ("Feature ", "bold"), (one_line(feature.name, w - 8), "bold"))
     counts = feature.counts
@@ -59,6 +66,25 @@ def print_feature(feature: Feature, console: Console | None = None) -> None:
             _line(c, "  " + chunk)
     if feature.execution_mode:
         _line(c, f"Execution mode: {one_line(feature.execution_mode, 40)}")
+    contract = feature.contract
+    if contract is not None and (contract.primary_evaluator or contract.pass_signal or contract.fail_signal):
+        _line(c, ("Evaluation Contract", "bold"), f" ({one_line(contract.file, 40)})")
+        for label, value in (
+            ("primary evaluator", contract.primary_evaluator),
+            ("pass signal", contract.pass_signal),
+            ("fail signal", contract.fail_signal),
+        ):
+            if value:
+                for n, chunk in enumerate(_wrap(one_line(value, 600), w - 22)):
+                    _line(c, f"  {label + ':' if n == 0 else '':19} {chunk}")
+    decided = sum(1 for it in feature.items if it.id in decisions)
+    carried = sum(1 for it in feature.items if getattr(decisions.get(it.id), "carried", False))
+    _line(
+        c,
+        ("Decided ", "bold"),
+        f"{decided} of {len(feature.items)}"
+        + (f" ({carried} carried from earlier rounds of iteration-log.yaml)" if carried else ""),
+    )
 
     by_id = {it.id: it for it in feature.items}
     for g in GROUPS:
@@ -74,7 +100,7 @@ def print_feature(feature: Feature, console: Console | None = None) -> None:
                 )
         for i in ids[:MAX_ITEMS_PER_GROUP]:
             it = by_id[i]
-            _item_line(c, it, w)
+            _item_line(c, it, w, decisions.get(i))
         if len(ids) > MAX_ITEMS_PER_GROUP:
             _line(c, ("  … ", "dim"), f"{len(ids) - MAX_ITEMS_PER_GROUP} more (scars status --json lists all)")
 
@@ -89,6 +115,7 @@ def print_feature(feature: Feature, console: Console | None = None) -> None:
         )
         for p in feature.possible_patterns[:10]:
             _line(c, f"  {len(p['ids'])} items, similarity {p['similarity']:.2f}: ", ", ".join(p["ids"][:4]))
+            _line(c, ("    ", ""), (one_line(str(p.get("reason", "")), 300), "dim"))
 
     if feature.parse_failures:
         c.print()
@@ -96,8 +123,7 @@ def print_feature(feature: Feature, console: Console | None = None) -> None:
             c, (f"Parse failures ({len(feature.parse_failures)}) — a failed report's items are not counted", "bold red")
         )
         for f in feature.parse_failures:
-            where = f.file + (f":{f.line}" if f.line else "")
-            _line(c, "  ✗ ", (one_line(where, 40), "bold"), " ", one_line(f.reason, 300))
+            _line(c, "  ✗ ", (one_line(f.where, 40), "bold"), " ", one_line(f.message, 300))
         uncounted_items = [it for it in feature.items if not it.counted]
         for it in uncounted_items[:MAX_ITEMS_PER_GROUP]:
             _item_line(c, it, w)
@@ -110,10 +136,12 @@ def print_feature(feature: Feature, console: Console | None = None) -> None:
     if feature.warnings:
         c.print()
         _line(c, (f"Warnings ({len(feature.warnings)})", "bold"))
-        for wmsg in feature.warnings[:20]:
+        for wmsg in map(str, feature.warnings[:20]):
             _line(c, "  ! ", one_line(wmsg, 300))
         if len(feature.warnings) > 20:
             _line(c, f"  … {len(feature.warnings) - 20} more")
+
+    _print_log_matches(c, feature)
 
     reopened = reopened_json(feature)
     if reopened:
@@ -127,6 +155,15 @@ def print_feature(feature: Feature, console: Console | None = None) -> None:
     if log is None or not log.rounds:
         _line(c, ("Rounds: ", "bold"), "none yet")
     else:
+        rec = reconcile(feature)
+        by_basis = series_by_basis(signal_series(log, feature.signal_lost))
+        for basis, points in by_basis.items():
+            if points:
+                trail = " → ".join(f"{p.value}" for p in points)
+                _line(c, (f"signal_lost {BASIS_LABEL[basis]}: ", "bold"), trail)
+        if rec.difference:
+            for chunk in _wrap(one_line(rec.summary(), 4000), w - 2):
+                _line(c, "  " + chunk)
         _line(c, ("Rounds ", "bold"), f"({len(log.rounds)} of max {log.max_rounds})")
         for r in log.rounds:
             before = "?" if r.signal_lost_before is None else str(r.signal_lost_before)
@@ -146,7 +183,40 @@ def _wrap(text: str, width: int) -> list[str]:
     return textwrap.wrap(text, width=max(width, 20)) or [""]
 
 
-def _item_line(c: Console, it, width: int) -> None:
+def _print_log_matches(c: Console, feature: Feature) -> None:
+    """How the log's triaged descriptions were matched to items; the ones not taken listed."""
+    matches = feature.log_matches
+    if not matches:
+        return
+    c.print()
+    by_conf: dict[str, int] = {}
+    for m in matches:
+        by_conf[m.confidence] = by_conf.get(m.confidence, 0) + 1
+    taken = sum(1 for m in matches if m.confident)
+    parts = ", ".join(f"{n} {k}" for k, n in sorted(by_conf.items(), key=lambda kv: CONFIDENCE_ORDER.index(kv[0])))
+    _line(
+        c,
+        ("Iteration log ", "bold"),
+        f"{taken} of {len(matches)} triaged descriptions matched to an item or resolved entry ({parts})",
+    )
+    shown = [m for m in matches if not m.confident]
+    for m in shown[:MAX_ITEMS_PER_GROUP]:
+        cand = ", ".join(f"{i} {sc:.2f}" for i, sc in m.candidates[:2])
+        _line(
+            c,
+            f"  round {m.round} {m.action}: ",
+            (m.confidence, "bold"),
+            f" {one_line(m.description, 70)!r}",
+            (f" — {cand}" if cand else ""),
+        )
+    if len(shown) > MAX_ITEMS_PER_GROUP:
+        _line(c, f"  … {len(shown) - MAX_ITEMS_PER_GROUP} more (scars status --json: log_matches)")
+
+
+CONFIDENCE_ORDER = ("exact", "normalized", "similar", "weak", "ambiguous", "none")
+
+
+def _item_line(c: Console, it, width: int, decision=None) -> None:
     flags = []
     if it.deferred:
         flags.append("deferred")
@@ -170,6 +240,21 @@ def _item_line(c: Console, it, width: int) -> None:
     if flags:
         meta += " · " + one_line(", ".join(flags), 60)
     _line(c, (meta, "dim"))
+    if decision is not None:
+        _line(c, "      ", ("→ ", "bold"), one_line(_decision_words(decision), 300))
+    for note in it.notes:
+        _line(c, "      ! ", one_line(note, 300))
+
+
+def _decision_words(d) -> str:
+    """A decision as words: carried ones say where they come from."""
+    if getattr(d, "carried", False):
+        return describe_carried(d)
+    action = getattr(d, "action", "?")
+    by = getattr(d, "decided_by", "") or "?"
+    if action == "accept" and getattr(d, "pending_review", False):
+        return f"accept by {by}, waiting for a second person's sign-off"
+    return f"{action} by {by}" + (f", signed off by {d.reviewed_by}" if getattr(d, "reviewed_by", None) else "")
 
 
 def print_repo(root: Path, features: list[Feature], console: Console | None = None) -> None:

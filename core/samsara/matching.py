@@ -1,0 +1,438 @@
+"""THE matcher of iteration-log texts to scar items: which item a triaged description means.
+
+A log's ``triage_result`` names items by text. scars writes each item's text as it is; the loop's
+own logs hold hand-written summaries (``"task-2 known_shortcuts[1]: partial-write K3b — flow.md …"``,
+``"Safety valve max rounds hardcoded to 3"``, a folded block scalar, an accept mapping). One
+matcher, used by everything that reads a log against the reports — the decisions carried over
+from earlier rounds, ``scars status``, the app, ``scars log verify``, the watch-fors and the
+reconciliation of recorded and recounted figures — finds, for one description (a string or a
+mapping), the item it describes, in three stages:
+
+1. **exact** — the whitespace-normalised, case-folded text equals an item's;
+2. **normalised** — after removing what a person adds around an item's text: a leading
+   reference (``task-2 known_shortcuts[1] (verified: false):``, which also narrows the search to
+   that task and section), quotes, a trailing ``…``, and commentary after `` — `` / `` → `` /
+   ``(task-1 defer)``; the cleaned text equals an item's, or one is a copy of the other cut short
+   (:func:`near_copy`);
+3. **similar** — IDF-weighted containment: the weight of the description's terms (stemmed words,
+   adjacent-word pairs and CJK bigrams, as the possible-pattern rule forms them) that the item
+   also has, over the weight of all the description's terms (a summary is contained in the
+   item it summarises), IDF over the feature's items.
+
+Every result has a confidence and a reason. ``exact``, ``normalised`` and ``similar`` are
+*confident* and are taken; a similar best candidate with a runner-up within
+:data:`AMBIGUOUS_MARGIN` is ``ambiguous``, a best score below :data:`SIMILAR` but at least
+:data:`WEAK` is ``weak``; both are shown with their candidates and never taken; below that
+it is ``none``. A description is matched against the remaining items, the resolved ones and the
+reports' legacy ``resolved_items`` entries (a fix whose item left its section lives there).
+
+The thresholds were set on the upstream logs and the real-shaped fixtures under
+``tests/fixtures/real_shaped`` (``tests/core/samsara/test_matching.py`` names every pair).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from scars.core.model import SECTION_OF, Feature, IterationLog, LogMatch, ScarItem
+from scars.core.samsara.patterns import terms
+from scars.core.text import normalize
+from scars.core.values import as_text
+
+SIMILAR = 0.5  # a best candidate scoring this much is taken (when no runner-up is close)
+WEAK = 0.3  # below SIMILAR and at least this: shown as a weak match, never taken
+AMBIGUOUS_MARGIN = 0.12  # a runner-up within this of the best makes the match ambiguous
+MIN_SHARED_WORDS = 2  # a similar match shares at least this many words
+MIN_COPY_CHARS = 20  # a near copy keeps at least this many characters …
+MIN_COPY_WORDS = 4  # … and words of the text it copies
+
+ACTIONS = ("fix", "accept", "defer")
+RESOLVED_ENTRY = "resolved_items"  # target ids of resolved_items entries start with this
+
+# "task-2 known_shortcuts[1] (verified: false): …" — a reference to a report's item.
+_REFERENCE = re.compile(
+    r"^\s*(?P<task>[\w.\-]+)\s+(?P<section>known_shortcuts|silent_failure_conditions|assumptions_made)"
+    r"\s*\[(?P<index>\d+)\]\s*(?:\([^)]*\))?\s*[:：]\s*",
+    re.I,
+)
+_TASK_MENTION = re.compile(r"[(（]\s*(?P<task>task-\d+)[^)）]*[)）]", re.I)
+_COMMENTARY = re.compile(r"\s+(?:—|–|--|→|->)\s+|\s*→\s*")
+_ELLIPSIS = re.compile(r"(?:\s*(?:…|\.\.\.))+\s*$")
+_QUOTES = "\"'“”‘’「」『』`"
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """Something a description may name: an item (remaining or resolved), or a report's legacy
+    ``resolved_items`` entry (``id`` ``resolved_items:<report>#<n>``)."""
+
+    id: str
+    text: str
+    normalized: str
+    task_id: str | None
+    section: str
+    file: str
+    index: int | None  # the item's position in its section (None for resolved_items entries)
+
+
+def description_of(entry: Any) -> str:
+    """The text a triage entry names: the string, or a mapping's ``description`` (``what``,
+    ``item``, ``assumption`` when that is what it holds)."""
+    if isinstance(entry, Mapping):
+        for key in ("description", "what", "item", "assumption", "text"):
+            if entry.get(key) is not None:
+                return as_text(entry.get(key))
+        return ""
+    return as_text(entry)
+
+
+@dataclass(frozen=True, slots=True)
+class _Cleaned:
+    heads: tuple[str, ...]  # normalised candidate texts, longest first
+    body: str  # the description without its reference (for similarity)
+    task: str | None
+    section: str | None
+    index: int | None
+    reference: str | None  # the reference removed, as written
+
+
+def clean(description: str) -> _Cleaned:
+    """The description without what a person adds around an item's text (stage 2)."""
+    text = " ".join(description.split())
+    task = section = index = reference = None
+    m = _REFERENCE.match(text)
+    if m:
+        reference = m.group(0).strip()
+        task, section, index = m.group("task"), m.group("section").lower(), int(m.group("index"))
+        text = text[m.end() :]
+    else:
+        t = _TASK_MENTION.search(text)
+        if t:
+            task = t.group("task")
+    heads: list[str] = []
+
+    def add(h: str) -> None:
+        h = _ELLIPSIS.sub("", h).strip().strip(_QUOTES + " :;,.").strip()
+        n = normalize(h)
+        if n and n not in heads:
+            heads.append(n)
+
+    add(text)
+    head = _COMMENTARY.split(text, maxsplit=1)[0]
+    add(head)
+    add(_TASK_MENTION.sub("", head))
+    q = re.match(r"^\s*[" + _QUOTES + r"](?P<q>[^" + _QUOTES + r"]{8,})[" + _QUOTES + r"]", text)
+    if q:
+        add(q.group("q"))
+    return _Cleaned(tuple(heads), text, task, section, index, reference)
+
+
+def near_copy(a: str, b: str) -> bool:
+    """``a`` and ``b`` (normalised texts) are one text, one of them cut short or run on: the
+    shorter, without a trailing ellipsis, keeps at least MIN_COPY_CHARS characters and
+    MIN_COPY_WORDS words and starts, or is found inside, the longer."""
+    a = _ELLIPSIS.sub("", a).strip().rstrip(".:;,")
+    b = _ELLIPSIS.sub("", b).strip().rstrip(".:;,")
+    if not a or not b or a == b:
+        return bool(a) and a == b
+    short, long_ = (a, b) if len(a) <= len(b) else (b, a)
+    if len(short) < MIN_COPY_CHARS or len(short.split()) < MIN_COPY_WORDS:
+        return False
+    return short in long_
+
+
+def targets_of(feature: Feature) -> list[Target]:
+    """Every item of the feature (remaining and resolved) and every ``resolved_items`` entry."""
+    out: list[Target] = []
+    position: dict[tuple[str, str], int] = defaultdict(int)
+    by_file: dict[str, list[ScarItem]] = defaultdict(list)
+    for it in (*feature.items, *feature.resolved):
+        by_file[it.file].append(it)
+    for file in sorted(by_file):
+        for it in sorted(by_file[file], key=lambda i: i.line or 0):
+            section = SECTION_OF[it.category]
+            key = (file, section)
+            out.append(
+                Target(it.id, it.text, it.normalized or normalize(it.text), it.task_id, section, file, position[key])
+            )
+            position[key] += 1
+    for r in feature.reports:
+        for n, (section, desc, _res) in enumerate(r.resolved_entries):
+            out.append(
+                Target(f"{RESOLVED_ENTRY}:{r.file}#{n}", desc, normalize(desc), r.task_id, section, r.file, None)
+            )
+    return out
+
+
+class Matcher:
+    """Matches descriptions to one feature's targets. Build once per feature; the similarity
+    index (terms and IDF of every target) is built on the first description that needs it."""
+
+    def __init__(self, targets: Sequence[Target]):
+        self.targets = list(targets)
+        self.by_id = {t.id: t for t in self.targets}
+        self._exact: dict[str, list[Target]] = defaultdict(list)
+        for t in self.targets:
+            if t.normalized:
+                self._exact[t.normalized].append(t)
+        self._index: tuple[list[Any], dict[str, float], dict[str, list[int]]] | None = None
+
+    @classmethod
+    def of(cls, feature: Feature) -> Matcher:
+        return cls(targets_of(feature))
+
+    # ----------------------------------------------------------------- the three stages
+
+    def match(self, entry: Any, *, taken: Iterable[str] = ()) -> LogMatch:
+        """The target ``entry`` (a description or an accept mapping) names. ``taken``: ids already
+        given to another description of the same list, avoided when an equal choice exists."""
+        description = description_of(entry)
+        taken_set = set(taken)
+        if not description.strip():
+            return _result(description, None, "none", 0.0, "the entry has no description")
+        exact = self._exact.get(normalize(description), [])
+        if exact:
+            pick = _prefer_free(exact, taken_set)
+            reason = "same text" + (f" (one of {len(exact)} items with this text)" if len(exact) > 1 else "")
+            return _result(description, pick.id, "exact", 1.0, reason)
+        c = clean(description)
+        pool = self._pool(c)
+        found = self._normalised(c, pool)
+        if found:
+            pick = _prefer_free(found, taken_set)
+            if len({t.normalized for t in found}) == 1 or c.index is not None and _at_index(found, c) is not None:
+                chosen = _at_index(found, c) or pick
+                return _result(description, chosen.id, "normalized", 1.0, self._why_normalised(c, chosen))
+            return _result(
+                description,
+                None,
+                "ambiguous",
+                1.0,
+                f"its text without {self._added(c)} starts or is found in {len(found)} different items",
+                tuple((t.id, 1.0) for t in found[:5]),
+            )
+        return self._similar(description, c, pool, taken_set)
+
+    def _pool(self, c: _Cleaned) -> list[Target]:
+        """The targets a reference narrows the search to (its task and section), else all."""
+        pool = self.targets
+        if c.task:
+            by_task = [t for t in pool if (t.task_id or "").casefold() == c.task.casefold()]
+            if by_task:
+                pool = by_task
+        if c.section:
+            by_section = [t for t in pool if t.section == c.section]
+            if by_section:
+                pool = by_section
+        return pool
+
+    @staticmethod
+    def _normalised(c: _Cleaned, pool: Sequence[Target]) -> list[Target]:
+        found: list[Target] = []
+        for head in c.heads:
+            for t in pool:
+                if t.normalized and (t.normalized == head or near_copy(head, t.normalized)) and t not in found:
+                    found.append(t)
+            if found:
+                return found
+        return found
+
+    @staticmethod
+    def _added(c: _Cleaned) -> str:
+        parts = []
+        if c.reference:
+            parts.append(f"the reference {c.reference!r}")
+        parts.append("quotes, a trailing ellipsis and the commentary after a dash or arrow")
+        return " and ".join(parts)
+
+    def _why_normalised(self, c: _Cleaned, t: Target) -> str:
+        where = "equals" if t.normalized in c.heads else "is a shortened or extended copy of"
+        return f"its text without {self._added(c)} {where} the item's text"
+
+    def _build_index(self) -> tuple[list[Any], dict[str, float], dict[str, list[int]]]:
+        if self._index is None:
+            analysed = [terms(t.text) for t in self.targets]
+            df: dict[str, int] = defaultdict(int)
+            postings: dict[str, list[int]] = defaultdict(list)
+            for n, a in enumerate(analysed):
+                for k in a.words:
+                    df[k] += 1
+                    postings[k].append(n)
+            total = sum(1 for a in analysed if a.terms)
+            idf = {k: math.log((total + 1) / (d + 0.5)) + 0.1 for k, d in df.items()}
+            self._index = (analysed, idf, postings)
+        return self._index
+
+    def _rank(
+        self, text: str, pool: Sequence[Target], taken: set[str]
+    ) -> tuple[frozenset[str], list[tuple[float, Target]]]:
+        """(the text's words, the pool's targets sharing MIN_SHARED_WORDS of them, best first)."""
+        analysed, idf, postings = self._build_index()
+        words = terms(text).words
+        default = math.log(len(self.targets) + 2) + 0.1  # a word no target has weighs the most
+        mass = sum(idf.get(k, default) for k in words)
+        if mass <= 0:
+            return words, []
+        allowed = {id(t) for t in pool}
+        scores: dict[int, float] = defaultdict(float)
+        for k in words:
+            w = idf.get(k)
+            if w is None:
+                continue
+            for n in postings.get(k, ()):
+                scores[n] += w
+        ranked: list[tuple[float, int, Target]] = []
+        for n, shared in scores.items():
+            t = self.targets[n]
+            if id(t) in allowed and len(words & analysed[n].words) >= MIN_SHARED_WORDS:
+                ranked.append((shared / mass, n, t))
+        ranked.sort(key=lambda x: (-x[0], x[2].id in taken, x[1]))
+        return words, [(sc, t) for sc, _n, t in ranked]
+
+    def _similar(self, description: str, c: _Cleaned, pool: Sequence[Target], taken: set[str]) -> LogMatch:
+        analysed, _idf, _postings = self._build_index()
+        index_of = {id(t): n for n, t in enumerate(self.targets)}
+        words, ranked = self._rank(c.body or description, pool, taken)
+        part = ""
+        # The text before a person's commentary (" — path filters once …") alone, when it says more.
+        head = _COMMENTARY.split(c.body, maxsplit=1)[0] if c.body else ""
+        if head and head != c.body and len(terms(head).words) >= 3:
+            h_words, h_ranked = self._rank(head, pool, taken)
+            if h_ranked and (not ranked or h_ranked[0][0] > ranked[0][0]):
+                words, ranked, part = h_words, h_ranked, "its text before the commentary: "
+        if not words:
+            return _result(description, None, "none", 0.0, "no words to compare")
+        if not ranked:
+            return _result(description, None, "none", 0.0, "no item shares two words with it")
+
+        def shares(t: Target) -> str:
+            common = sorted(words & analysed[index_of[id(t)]].words)
+            return ", ".join(common[:6]) + (" …" if len(common) > 6 else "")
+
+        best_score, best = ranked[0]
+        runner = next(((sc, t) for sc, t in ranked[1:] if t.normalized != best.normalized), None)
+        cands = tuple((t.id, sc) for sc, t in ranked[:3])
+        pinned = _at_index([t for _sc, t in ranked], c)
+        if pinned is not None:
+            # "task-2 known_shortcuts[0]: …" names the item by its place; its words must agree.
+            sc = next(sc for sc, t in ranked if t is pinned)
+            if sc >= WEAK and best_score - sc < AMBIGUOUS_MARGIN:
+                return _result(
+                    description,
+                    pinned.id,
+                    "similar",
+                    sc,
+                    f"its reference {c.reference} names the item and {part}{sc:.2f} of its weight agrees "
+                    f"(shares {shares(pinned)})",
+                    cands,
+                )
+        if best_score < WEAK:
+            return _result(
+                description, None, "none", best_score, f"best item shares only {best_score:.2f} of its weight", cands
+            )
+        if best_score < SIMILAR:
+            return _result(
+                description,
+                None,
+                "weak",
+                best_score,
+                f"{part}best item {best.id} holds {best_score:.2f} of its weight (shares {shares(best)}); "
+                f"not taken below {SIMILAR}",
+                cands,
+            )
+        if runner is not None and best_score - runner[0] < AMBIGUOUS_MARGIN:
+            free = [(sc, t) for sc, t in (ranked[0], runner) if t.id not in taken]
+            if len(free) == 1 and free[0][0] >= SIMILAR:
+                # Two items fit equally and another description of the round already names one.
+                sc, t = free[0]
+                other = runner[1] if t is best else best
+                return _result(
+                    description,
+                    t.id,
+                    "similar",
+                    sc,
+                    f"{part}{sc:.2f} of its weight is in the item (shares {shares(t)}); "
+                    f"{other.id} fits as well but another description of the round names it",
+                    cands,
+                )
+            return _result(
+                description,
+                None,
+                "ambiguous",
+                best_score,
+                f"{part}{best.id} ({best_score:.2f}) and {runner[1].id} ({runner[0]:.2f}) fit almost equally",
+                cands,
+            )
+        return _result(
+            description,
+            best.id,
+            "similar",
+            best_score,
+            f"{part}{best_score:.2f} of its weight is in the item (shares {shares(best)})",
+            cands,
+        )
+
+
+def _prefer_free(found: Sequence[Target], taken: set[str]) -> Target:
+    return next((t for t in found if t.id not in taken), found[0])
+
+
+def _at_index(found: Sequence[Target], c: _Cleaned) -> Target | None:
+    """The candidate at the reference's index (0- or 1-based, 0-based first) when that settles it."""
+    if c.index is None:
+        return None
+    for base in (0, 1):
+        at = [t for t in found if t.index is not None and t.index + base == c.index]
+        if len(at) == 1:
+            return at[0]
+    return None
+
+
+def _result(
+    description: str,
+    target: str | None,
+    confidence: str,
+    score: float,
+    reason: str,
+    candidates: tuple[tuple[str, float], ...] = (),
+) -> LogMatch:
+    return LogMatch(
+        round=0,
+        action="",
+        index=0,
+        description=description,
+        target=target,
+        confidence=confidence,  # type: ignore[arg-type]  # one of CONFIDENCES
+        score=score,
+        reason=reason,
+        candidates=candidates,
+    )
+
+
+def match_log(feature: Feature, log: IterationLog | None = None) -> tuple[LogMatch, ...]:
+    """Every triaged description of every round of the log, matched (round order, then fix,
+    accept, defer in list order). Within a round a target already named by an earlier
+    description is avoided when another equally good one exists."""
+    log = log if log is not None else feature.iteration_log
+    if log is None or not any(r.fix or r.accept or r.defer for r in log.rounds):
+        return ()
+    matcher = Matcher.of(feature)
+    out: list[LogMatch] = []
+    for r in sorted(log.rounds, key=lambda r: r.round):
+        taken: list[str] = []
+        for action, entries in (("fix", r.fix), ("accept", r.accept), ("defer", r.defer)):
+            for n, entry in enumerate(entries):
+                m = matcher.match(entry, taken=taken)
+                if m.target:
+                    taken.append(m.target)
+                out.append(_place(m, r.round, action, n, entry))
+    return tuple(out)
+
+
+def _place(m: LogMatch, round_: int, action: str, index: int, entry: Any) -> LogMatch:
+    return replace(m, round=round_, action=action, index=index, entry=entry)

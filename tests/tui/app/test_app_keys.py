@@ -1,0 +1,455 @@
+"""Every key of the main screen, pressed as a person presses it, on a list longer than the screen
+(84 items at 80x24), with what it leaves on disk.
+
+Each test names the binding ids it covers (``@covers``); ``test_every_binding_has_a_key_test``
+fails when a binding of ``MAIN_BINDINGS`` (the one list the README table, ``?`` and the palette
+come from) has none. Keys are pressed by their key name (``down``, ``pagedown`` …), never by
+calling the action: the arrows once scrolled the view without moving the cursor (ScrollView's own
+bindings won over the screen's) on lists longer than the screen only.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from scars.tui.app.app import ScarsApp
+from scars.tui.app.screens.main import MAIN_BINDINGS
+from scars.tui.app.widgets.detail import DetailPane
+from scars.tui.app.widgets.item_list import ItemList
+from tests.factories import long_repo, wait_until
+from tests.tui.app.test_app_pilot import (
+    aio,
+    current_item,
+    detail_text,
+    fill,
+    on_disk,
+    on_screen,
+    record_notes,
+    screen_text,
+    screen_text_lines,
+)
+
+SMALL = (80, 24)
+COVERED: set[str] = set()
+
+
+def covers(*binding_ids: str) -> Callable:
+    def mark(fn: Callable) -> Callable:
+        COVERED.update(binding_ids)
+        return fn
+
+    return mark
+
+
+@pytest.fixture
+def long_dir(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    root.mkdir()
+    return long_repo(root)
+
+
+def items(app: ScarsApp) -> ItemList:
+    return app.screen.query_one(ItemList)
+
+
+def cursor_in_view(app: ScarsApp) -> bool:
+    lst = items(app)
+    top = int(lst.scroll_offset.y)
+    return top <= lst.cursor < top + lst.scrollable_content_region.height
+
+
+def shown_item(app: ScarsApp) -> str:
+    """The item id the detail pane shows (its first line names it)."""
+    found = re.search(r"\b(?:ks|sf|ua)-[0-9a-f]{10}\b", detail_text(app).splitlines()[0])
+    return found.group(0) if found else ""
+
+
+async def start(app: ScarsApp, pilot) -> None:  # noqa: ANN001
+    await app.wait_loaded()
+    await wait_until(pilot, lambda: all(w.is_finished for w in app.workers), "the workers done")
+    await pilot.pause()
+
+
+async def decide_here_with_f(app: ScarsApp, pilot, feature: Path) -> str:  # noqa: ANN001
+    """`f` decides the item the cursor and the detail show: the one on disk afterwards."""
+    item = current_item(app)
+    assert item is not None and shown_item(app) == item and cursor_in_view(app)
+    await pilot.press("f")
+    await wait_until(pilot, lambda: item in app.decisions, "the fix recorded")
+    assert on_disk(feature)[item].action == "fix"
+    return item
+
+
+@covers("scars.down", "scars.up")
+@aio
+async def test_arrow_keys_move_the_cursor_past_the_screen(long_dir):
+    app = ScarsApp(long_dir, user="alice")
+    async with app.run_test(size=SMALL) as pilot:
+        await start(app, pilot)
+        first = current_item(app)
+        height = items(app).scrollable_content_region.height
+        for _ in range(height + 5):
+            await pilot.press("down")
+        assert items(app).cursor == height + 5 + 1  # row 0 is the group header
+        assert cursor_in_view(app) and int(items(app).scroll_offset.y) > 0
+        decided = await decide_here_with_f(app, pilot, long_dir)
+        assert decided != first
+        for _ in range(height + 6):
+            await pilot.press("up")
+        assert current_item(app) == first and cursor_in_view(app)
+        for _ in range(3):
+            await pilot.press("j")
+        await pilot.press("k")
+        assert items(app).cursor == 3
+
+
+@covers("scars.page_down", "scars.page_up", "scars.first", "scars.last")
+@aio
+async def test_paging_and_home_end_move_the_cursor(long_dir):
+    app = ScarsApp(long_dir, user="alice")
+    async with app.run_test(size=SMALL) as pilot:
+        await start(app, pilot)
+        await pilot.press("pagedown", "pagedown")
+        page = items(app).scrollable_content_region.height - 1
+        assert items(app).cursor == 1 + 2 * page and cursor_in_view(app)
+        await decide_here_with_f(app, pilot, long_dir)
+        await pilot.press("pageup")
+        assert items(app).cursor == 2 + page and cursor_in_view(app)  # f moved one down first
+        await pilot.press("end")
+        last = items(app).rows[-1].item_id
+        assert current_item(app) == last and cursor_in_view(app)
+        assert await decide_here_with_f(app, pilot, long_dir) == last
+        await pilot.press("home")
+        assert items(app).cursor == 1 and int(items(app).scroll_offset.y) == 0
+
+
+@covers("scars.next_undecided", "scars.fix")
+@aio
+async def test_n_skips_decided_items(long_dir):
+    app = ScarsApp(long_dir, user="alice")
+    async with app.run_test(size=SMALL) as pilot:
+        await start(app, pilot)
+        first = await decide_here_with_f(app, pilot, long_dir)
+        second = current_item(app)
+        await pilot.press("f", "home", "n")
+        assert current_item(app) not in (first, second) and current_item(app) not in app.decisions
+        assert set(on_disk(long_dir)) == {first, second}
+
+
+@covers("scars.accept", "scars.defer", "scars.undo")
+@aio
+async def test_accept_defer_and_undo_of_the_last(long_dir):
+    app = ScarsApp(long_dir, user="alice")
+    async with app.run_test(size=SMALL) as pilot:
+        await start(app, pilot)
+        notes = record_notes(app)
+        a = current_item(app)
+        await pilot.press("a")
+        await on_screen(app, pilot, "AcceptForm")
+        fill(app, re_review_signal="a second worker appears", owner="ops", rationale="x1")
+        await pilot.press("enter", "enter", "enter", "enter")
+        await wait_until(pilot, lambda: a in app.decisions, "the accept recorded")
+        d = current_item(app)
+        await pilot.press("d")
+        await on_screen(app, pilot, "DeferForm")
+        app.screen.query_one("#field-reason").value = "the queue rework lands first"
+        await pilot.press("enter", "enter")
+        await wait_until(pilot, lambda: d in app.decisions, "the defer recorded")
+        disk = on_disk(long_dir)
+        assert (disk[a].action, disk[a].owner, disk[d].action, disk[d].reason) == (
+            "accept",
+            "ops",
+            "defer",
+            "the queue rework lands first",
+        )
+        await pilot.press("u")
+        await wait_until(pilot, lambda: d not in app.decisions, "the defer undone")
+        assert d not in on_disk(long_dir) and a in on_disk(long_dir)
+        assert any(m.startswith(f"Undid defer of {d} “Item 1.2") for _, m in notes)  # says which
+
+
+@covers("scars.mark", "scars.bulk_fix", "scars.bulk_accept", "scars.bulk_defer")
+@aio
+async def test_marks_and_the_three_bulk_keys(long_dir):
+    app = ScarsApp(long_dir, user="alice")
+    async with app.run_test(size=SMALL) as pilot:
+        await start(app, pilot)
+        batches: list[list[str]] = []
+        for key in ("F", "A", "D"):
+            ids = []
+            for _ in range(2):
+                ids.append(current_item(app))
+                await pilot.press("space")
+            assert set(ids) <= app.marked
+            batches.append(ids)
+            await pilot.press(key)
+            await on_screen(app, pilot, "ConfirmBulk")
+            await pilot.press("y")
+            if key == "A":
+                await on_screen(app, pilot, "AcceptForm")
+                fill(app, re_review_signal="load doubles", owner="ops", rationale="rare")
+                await pilot.press("enter", "enter", "enter", "enter")
+            elif key == "D":
+                await on_screen(app, pilot, "DeferForm")
+                await pilot.press("enter", "enter")
+            await wait_until(pilot, lambda ids=ids: all(i in app.decisions for i in ids), f"the {key} batch")
+        disk = on_disk(long_dir)
+        assert [[disk[i].action for i in b] for b in batches] == [["fix"] * 2, ["accept"] * 2, ["defer"] * 2]
+        assert not app.marked
+
+
+@covers("scars.filter", "scars.clear_filter")
+@aio
+async def test_filter_keeps_the_cursor_in_view_and_escape_clears_it(long_dir):
+    app = ScarsApp(long_dir, user="alice")
+    async with app.run_test(size=SMALL) as pilot:
+        await start(app, pilot)
+        await pilot.press("end")  # the cursor on the last row, at the bottom of the screen
+        await pilot.press("slash")
+        assert cursor_in_view(app)  # the filter bar took rows from the list: the cursor stayed in view
+        for ch in "task-12":
+            await pilot.press(ch)
+        await wait_until(pilot, lambda: app.filter is not None and app.filter.source == "task-12", "filtered")
+        await wait_until(pilot, lambda: all(w.is_finished for w in app.workers), "rows shown")
+        await pilot.press("enter")
+        assert {r.item_id.split("-")[0] for r in items(app).rows if r.kind == "item"} == {"ks"}
+        assert "Item 12." in detail_text(app)
+        await decide_here_with_f(app, pilot, long_dir)
+        await pilot.press("slash", "space", "c", "a", "t", "colon", "x", "x")
+        await wait_until(pilot, lambda: "unknown category 'xx'" in screen_text(app), "the filter's own error")
+        assert "No scar items in this feature" not in screen_text(app)
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.filter is None and all(w.is_finished for w in app.workers), "cleared")
+        assert len([r for r in items(app).rows if r.kind == "item"]) == 84 and items(app).has_focus
+
+
+@aio
+async def test_a_filter_matching_nothing_says_so(long_dir):
+    app = ScarsApp(long_dir, user="alice")
+    async with app.run_test(size=SMALL) as pilot:
+        await start(app, pilot)
+        await pilot.press("slash", "z", "q", "z")
+        await wait_until(pilot, lambda: "No item matches the filter “zqz”" in screen_text(app), "the empty result")
+
+
+@covers("scars.detail_down", "scars.detail_up")
+@aio
+async def test_shift_j_and_k_scroll_the_detail_from_the_list(long_dir):
+    app = ScarsApp(long_dir, user="alice")
+    async with app.run_test(size=SMALL) as pilot:
+        await start(app, pilot)
+        pane = app.screen.query_one(DetailPane)
+        assert pane.max_scroll_y > 0  # the detail is longer than its pane at 80x24
+        await pilot.press("J")
+        assert pane.scroll_y > 0 and items(app).has_focus
+        await pilot.press("K")
+        assert pane.scroll_y == 0
+
+
+@covers("scars.trends", "scars.help", "scars.palette", "scars.loops")
+@aio
+async def test_screens_open_and_close(long_dir):
+    app = ScarsApp(long_dir, user="alice")
+    async with app.run_test(size=SMALL) as pilot:
+        await start(app, pilot)
+        for key, name, back in (
+            ("t", "TrendsScreen", "escape"),
+            ("question_mark", "HelpScreen", "escape"),
+            ("ctrl+p", "CommandPalette", "escape"),
+            ("L", "LoopsScreen", "q"),
+        ):
+            await pilot.press(key)
+            await on_screen(app, pilot, name)
+            await pilot.press(back)
+            await on_screen(app, pilot, "MainScreen")
+
+
+@covers("scars.gate")
+@aio
+async def test_gate_letters_choose_and_enter_in_the_reason_records(long_dir):
+    app = ScarsApp(long_dir, user="alice")
+    async with app.run_test(size=SMALL) as pilot:
+        await start(app, pilot)
+        await pilot.press("f", "g")
+        await on_screen(app, pilot, "RoundGate")
+        gate = app.screen
+        await pilot.press("b")  # stop needs a reason: refused, the reason field takes the focus
+        await wait_until(pilot, lambda: gate.query_one("#gate-error").has_class("shown"), "the refusal")
+        assert gate.query_one("#gate-reason").has_focus
+        for ch in "bugs left are owned":
+            await pilot.press("space" if ch == " " else ch)
+        assert gate.query_one("#gate-reason").value == "bugs left are owned"  # a and b type here
+        await pilot.press("enter")  # records the answer tried: stop
+        log = long_dir / "iteration-log.yaml"
+        await wait_until(pilot, lambda: "decision: stop" in log.read_text(), "the round recorded")
+        assert 'decision_reason: "bugs left are owned"' in log.read_text()
+
+
+@covers("scars.swap_driver", "scars.sign_off")
+@aio
+async def test_pair_swap_and_sign_off(long_dir):
+    app = ScarsApp(long_dir, pair=["alice", "bob"], require_second=["accept"])
+    async with app.run_test(size=SMALL) as pilot:
+        await start(app, pilot)
+        item = current_item(app)
+        await pilot.press("a")
+        await on_screen(app, pilot, "AcceptForm")
+        fill(app, re_review_signal="a second worker", owner="ops", rationale="rare")
+        await pilot.press("enter", "enter", "enter", "enter")
+        await wait_until(pilot, lambda: item in app.decisions, "the accept recorded")
+        await pilot.press("k", "p", "s")
+        await wait_until(pilot, lambda: not app.decisions[item].pending_review, "the sign-off")
+        d = on_disk(long_dir)[item]
+        assert (d.decided_by, d.reviewed_by) == ("alice", "bob")
+
+
+@covers("scars.reload")
+@aio
+async def test_r_reads_the_disk_again_and_says_what_changed(long_dir):
+    app = ScarsApp(long_dir, user="alice")
+    async with app.run_test(size=SMALL) as pilot:
+        await start(app, pilot)
+        notes = record_notes(app)
+        await pilot.press("r")
+        await wait_until(pilot, lambda: ("Reload", "Reloaded from disk: nothing changed.") in notes, "no change")
+        (long_dir / "scar-reports" / "task-13-scar.yaml").write_text(
+            'task_id: task-13\nknown_shortcuts:\n  - "A new shortcut the loop just wrote"\n', encoding="utf-8"
+        )
+        await pilot.press("r")
+        await wait_until(pilot, lambda: any("1 new item" in m for _, m in notes), "the change told")
+        assert any("signal_lost 84 → 85" in m for _, m in notes)
+        assert len([r for r in items(app).rows if r.kind == "item"]) == 85
+
+
+@covers("scars.quit")
+@aio
+async def test_q_quits_with_0(long_dir):
+    app = ScarsApp(long_dir, user="alice")
+    async with app.run_test(size=SMALL) as pilot:
+        await start(app, pilot)
+        await pilot.press("q")
+        await wait_until(pilot, lambda: app.return_code is not None, "the app exited")
+    assert app.return_code == 0 and app.return_value is None  # `scars triage` exits 0
+
+
+@covers("scars.interrupt")
+@aio
+async def test_ctrl_c_in_a_form_exits_130_and_records_nothing(long_dir):
+    app = ScarsApp(long_dir, user="alice")
+    async with app.run_test(size=SMALL) as pilot:
+        await start(app, pilot)
+        await pilot.press("a")
+        await on_screen(app, pilot, "AcceptForm")
+        app.screen.query_one("#field-owner").value = "ops"
+        await pilot.press("ctrl+c")
+        await wait_until(pilot, lambda: app.return_code is not None, "the app exited")
+    assert app.return_value == 130 and on_disk(long_dir) == {}  # `scars triage` exits with it
+
+
+def test_every_binding_has_a_key_test():
+    ids = {b.id for b in MAIN_BINDINGS} | {"scars.interrupt"}
+    assert sorted(ids - COVERED) == [] and sorted(COVERED - ids) == []
+
+
+@pytest.mark.parametrize("size", [(60, 20), (80, 24)], ids=["60x20", "80x24"])
+@aio
+async def test_form_and_gate_buttons_are_on_a_small_screen(long_dir, size):
+    """Issue 16: at 60x20 the accept form's Save and the gate's Continue / Stop were off screen."""
+    app = ScarsApp(long_dir, user="alice")
+    async with app.run_test(size=size) as pilot:
+        await start(app, pilot)
+
+        def on_screen_whole(selector: str) -> bool:
+            region = app.screen.query_one(selector).region
+            return region.height == 1 and 0 <= region.y < size[1] and region.right <= size[0]
+
+        await pilot.press("a")
+        await on_screen(app, pilot, "AcceptForm")
+        await pilot.pause()
+        assert on_screen_whole("#form-save") and on_screen_whole("#form-cancel")
+        await pilot.press("escape", "f", "g")
+        await on_screen(app, pilot, "RoundGate")
+        await pilot.pause()
+        assert all(on_screen_whole(b) for b in ("#gate-continue", "#gate-stop"))
+
+
+def readme_key_table() -> str:
+    """The README's key table as MAIN_BINDINGS gives it: key names as `?` shows them, the description."""
+    from textual.app import App
+    from textual.binding import Binding
+
+    app = App()
+
+    def keys(b: Binding) -> str:
+        return " ".join(f"`{app.get_key_display(Binding(k.strip(), ''))}`" for k in b.key.split(","))
+
+    cells = [(keys(b), b.description.replace("|", "\\|")) for b in MAIN_BINDINGS]
+    if len(cells) % 2:
+        cells.append(("", ""))
+    lines = ["| key | action | key | action |", "|---|---|---|---|"]
+    lines += [f"| {a} | {b} | {c} | {d} |" for (a, b), (c, d) in zip(cells[::2], cells[1::2])]
+    return "\n".join(lines) + "\n"
+
+
+@aio
+async def test_readme_help_and_palette_list_the_same_bindings(long_dir):
+    """The README table, `?` and the command palette all come from MAIN_BINDINGS."""
+    from scars.tui.app.palette import _commands
+    from tests.factories import ROOT
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert readme_key_table() in readme
+    app = ScarsApp(long_dir, user="alice")
+    async with app.run_test(size=(120, 60)) as pilot:
+        await start(app, pilot)
+        palette = {name for name, _, _ in _commands(app.screen)}
+        assert palette == {b.description for b in MAIN_BINDINGS if b.id != "scars.palette"}
+        await pilot.press("question_mark")
+        await on_screen(app, pilot, "HelpScreen")
+        text = " ".join(screen_text(app).split())
+        missing = [b.id for b in MAIN_BINDINGS if b.id not in text or " ".join(b.description.split()) not in text]
+        assert missing == []
+
+
+@covers("scars.zoom")
+@aio
+async def test_z_gives_the_detail_the_whole_screen_and_the_cursor_keys_still_move(long_dir):
+    app = ScarsApp(long_dir, user="alice")
+    async with app.run_test(size=SMALL) as pilot:
+        await start(app, pilot)
+        pane = app.screen.query_one(DetailPane)
+        small = pane.region.height
+        await pilot.press("z")
+        await wait_until(pilot, lambda: pane.region.height > small + 5, "the detail zoomed")
+        assert not items(app).display
+        first = shown_item(app)
+        await pilot.press("j")
+        assert shown_item(app) != first == items(app).rows[1].item_id
+        await pilot.press("f")
+        await wait_until(pilot, lambda: len(app.decisions) == 1, "the fix recorded")
+        assert set(on_disk(long_dir)) == {items(app).rows[2].item_id}
+        await pilot.press("z")
+        await wait_until(pilot, lambda: items(app).display and pane.region.height == small, "the list back")
+
+
+@pytest.mark.parametrize("size", [(60, 20), (80, 24), (120, 40)], ids=["60x20", "80x24", "120x40"])
+@aio
+async def test_task_ids_whole_in_natural_order_and_the_bars_never_cut(long_dir, size):
+    """Issue 16: `task-10` showed as `task-1` or `task-`, tasks sorted task-1, task-10, task-2,
+    and the warning bar and the key hints ended in "…"."""
+    (long_dir / "scar-reports" / "task-99-scar.yaml").write_text("- not a mapping\n", encoding="utf-8")
+    app = ScarsApp(long_dir, user="alice")
+    async with app.run_test(size=size) as pilot:
+        await start(app, pilot)
+        tasks = [app.state.views[r.item_id].item.task_id for r in items(app).rows if r.kind == "item"]
+        assert list(dict.fromkeys(tasks)) == [f"task-{n}" for n in range(1, 13)]
+        await pilot.press("end")
+        lines = screen_text_lines(app)
+        assert any(" task-12 " in line for line in lines)
+        text = " ".join(" ".join(lines).split())
+        assert "✗ 1 PARSE FAILURE in 1 file: not counted in signal_lost: scar-reports/task-99-scar.yaml" in text
+        assert " ".join(lines[-1].split()).endswith("? Help q Quit") and "…" not in lines[-1]
