@@ -146,9 +146,33 @@ PDCA_PROMPT = (
 )
 
 
-# The warnings[] prefix of a gap shipped as-is at the loop-spec `spec` gate (ours; upstream's
-# harvest uses `iterate-budget-spent:` / `iterate-terminal:`).
-GAP_PREFIX_SHIP = "iterate-shipped-as-is:"
+# Ship as-is and Stop - hand back: the two answers loop-spec's `spec` and `escalate` gates share.
+LOOP_SPEC_SHIP_OR_STOP = (
+    Answer(
+        "ship",
+        "s",
+        "Ship as-is",
+        "accept_gap",
+        True,
+        "complete now; the open gaps are recorded in warnings[] and the backlog",
+        ("ship-as-is", "2"),
+    ),
+    Answer(
+        "stop",
+        "h",
+        "Stop - hand back",
+        "reject",
+        False,
+        "pause the cycle and return control; a resume asks again",
+        ("hand-back", "3"),
+    ),
+)
+
+
+LOOP_SPEC_ESCALATE_PROMPT = (
+    "ITERATE escalated: {why}. Fix first: {fix}. The run ends DONE status=escalated — "
+    "resume after the operator's fix, ship as-is, or stop?"
+)
 
 
 WATCH_REOPEN_PROMPT = (
@@ -344,34 +368,43 @@ _register(
                 "Re-open SPEC/DISCUSS",
                 "revise",
                 False,
-                "rewind to refine the spec toward the original goal (costs an iteration)",
+                "rewind to DISCUSS refinement toward the original goal (costs an iteration); the spec "
+                "freeze is retired into specApprovalHistory",
                 "re-open",
                 "1",
             ),
-            _a(
-                "ship",
-                "s",
-                "Ship as-is",
-                "accept_gap",
-                True,
-                "complete now; the accepted gap is recorded in warnings[] and the backlog",
-                "ship-as-is",
-                "2",
-            ),
-            _a(
-                "stop",
-                "h",
-                "Stop - hand back",
-                "reject",
-                False,
-                "pause the cycle and return control (resume later)",
-                "hand-back",
-                "3",
-            ),
+            *LOOP_SPEC_SHIP_OR_STOP,
         ),
         principle="a SPEC-level gap is the expensive rewind; step/interactive runs ask the operator",
         source="loop-spec skills/iterate/SKILL.md step 3 (spec route)",
         prompt=LOOP_SPEC_PROMPT,
+    )
+)
+_register(
+    Gate(
+        id="escalate",
+        entry_id="escalate",
+        loop="loop-spec",
+        title="ITERATE escalated: the gap needs an operator",
+        stage="iteration",
+        prompt_type="question",
+        answers=(
+            _a(
+                "resume",
+                "r",
+                "Resume after the operator's fix",
+                "revise",
+                True,
+                "the operator did what the gap needed; ITERATE's verdict routes by the gap's type again",
+                "resolved",
+                "1",
+            ),
+            *LOOP_SPEC_SHIP_OR_STOP,
+        ),
+        principle="escalate: the gap needs an operator (needs_operator, or the same fix_first survived a "
+        "remediation round); never rewind again for it",
+        source="loop-spec skills/iterate/SKILL.md step 3 (escalate route)",
+        prompt=LOOP_SPEC_ESCALATE_PROMPT,
     )
 )
 _register(

@@ -43,6 +43,75 @@ ROUTES = ("judge", "confirmation", "harvest", "deliver", "execute", "plan", "spe
 _ITERATE_PHASES = ("iterate", None)
 UNATTENDED_STYLES = ("auto", "review-only")
 SPEC_GATE_OPTIONS = ("Re-open SPEC/DISCUSS", "Ship as-is", "Stop - hand back")
+# The warnings[] prefixes loop-spec's own scripts recognise (iterate harvest; lib/cycle-result.sh
+# publishes `converged: false` for a run whose warnings carry either).
+BUDGET_SPENT_PREFIX = "iterate-budget-spent:"
+TERMINAL_PREFIX = "iterate-terminal:"
+GAP_WARNING_PREFIXES = (BUDGET_SPENT_PREFIX, TERMINAL_PREFIX)
+
+# The graph engine's files in the feature directory (lib/graph/engine.py): the pause record of a
+# human node, and the append-only checkpoint ledger whose last node's successor is where a resume
+# starts. SPEC_GATE_NODE is the SPEC gate's pause in graph/cycle.graph.json.
+GRAPH_PAUSE = "graph-pause.json"
+GRAPH_LEDGER = "graph-checkpoints.jsonl"
+SPEC_GATE_NODE = "human.iterate-spec-approval"
+ITERATE_NODE = "iterate"
+ESCALATE_GATE = "escalate"  # the escalate route's answers in the ledger (no graph node: the run ends)
+LEDGER_TAIL_BYTES = 64 * 1024
+
+
+def gap_warning(desc: Any, fix: Any) -> str:
+    """A gap as harvest writes it into warnings[] (``iterate-budget-spent: <desc> — fix first: <fix>``)."""
+    return f"{BUDGET_SPENT_PREFIX} {desc} — fix first: {fix}"
+
+
+def backlog_text(desc: Any, fix: Any) -> str:
+    """A gap's BACKLOG.md text as harvest adds it (``<desc> — fix first: <fix>``, id = gap-id(fix))."""
+    return f"{desc} — fix first: {fix}"
+
+
+def gap_parts(gap: dict[str, Any] | None) -> tuple[str, str]:
+    """(description, fix first) of a gap with harvest's defaults (``gap``)."""
+    if not gap:
+        return "gap", "gap"
+    desc = str(gap.get("description") or "gap")
+    fix = str(gap.get("fix_first") or gap.get("description") or "gap")
+    return desc, fix
+
+
+def read_graph_state(feature_dir: Path, root: Path) -> dict[str, Any]:
+    """The engine's pause record and the last record of its checkpoint ledger (read only).
+
+    ``pause``: the paused node (None when no pause record); ``last``: the ledger's last parseable
+    record (the engine's own rule: a torn last line is skipped), None when there is none.
+    """
+    out: dict[str, Any] = {"pause": None, "last": None, "ledger": False}
+    pause_path = feature_dir / GRAPH_PAUSE
+    if pause_path.is_file():
+        data, failure = read_json(pause_path, root)
+        if failure is None and isinstance(data, dict) and isinstance(data.get("node"), str):
+            out["pause"] = data["node"]
+    ledger = feature_dir / GRAPH_LEDGER
+    if ledger.is_file():
+        out["ledger"] = True
+        try:
+            with open(ledger, "rb") as fh:
+                fh.seek(0, 2)
+                size = fh.tell()
+                fh.seek(max(0, size - LEDGER_TAIL_BYTES))
+                tail = fh.read().decode("utf-8", errors="replace")
+        except OSError:
+            tail = ""
+        for line in reversed(tail.splitlines()):
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(record, dict):
+                out["last"] = record
+                break
+    return out
+
 
 # --------------------------------------------------------------------------- judge verdict
 
@@ -240,15 +309,14 @@ def harvest_warnings(last_verdict: Any, slug: str, backlog_entry_id: str | None)
     for gap in gaps:
         if not isinstance(gap, dict):
             continue
-        desc = gap.get("description") or "gap"
-        fix = gap.get("fix_first") or gap.get("description") or "gap"
+        desc, fix = gap_parts(gap)
         if backlog_entry_id and gap_id(str(fix)) == backlog_entry_id:
             terminal = True
-            warnings.append(f"iterate-terminal: {desc} — fix first: {fix}")
+            warnings.append(f"{TERMINAL_PREFIX} {desc} — fix first: {fix}")
         else:
-            warnings.append(f"iterate-budget-spent: {desc} — fix first: {fix}")
+            warnings.append(gap_warning(desc, fix))
     if not warnings:
-        warnings.append("iterate-budget-spent: final remediation was never re-judged against the original goal")
+        warnings.append(f"{BUDGET_SPENT_PREFIX} final remediation was never re-judged against the original goal")
     return warnings, terminal
 
 
@@ -307,6 +375,32 @@ def gap_id(text: str) -> str:
     """``backlog.sh gap-id``: lowercase, runs outside [a-z0-9] → one space, strip, sha256[:8]."""
     normalised = re.sub(r"[^a-z0-9]+", " ", text.lower()).strip()
     return hashlib.sha256(normalised.encode("utf-8")).hexdigest()[:8]
+
+
+def _crc_table() -> tuple[int, ...]:
+    table = []
+    for i in range(256):
+        c = i << 24
+        for _ in range(8):
+            c = ((c << 1) ^ 0x04C11DB7) if c & 0x80000000 else (c << 1)
+        table.append(c & 0xFFFFFFFF)
+    return tuple(table)
+
+
+_CKSUM_TABLE = _crc_table()
+
+
+def posix_cksum(data: bytes) -> str:
+    """POSIX ``cksum`` of ``data`` as ``<crc>-<size>`` (how lib/graph/checkpoint.sh stamps a
+    ledger record's ``stateHash``): CRC-32 (0x04C11DB7, unreflected) over the bytes and the length."""
+    crc = 0
+    for byte in data:
+        crc = ((crc << 8) & 0xFFFFFFFF) ^ _CKSUM_TABLE[((crc >> 24) ^ byte) & 0xFF]
+    n = len(data)
+    while n:
+        crc = ((crc << 8) & 0xFFFFFFFF) ^ _CKSUM_TABLE[((crc >> 24) ^ (n & 0xFF)) & 0xFF]
+        n >>= 8
+    return f"{(~crc) & 0xFFFFFFFF}-{len(data)}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -498,7 +592,7 @@ def read_feature(feature_json: Path, root: Path | None = None) -> LoopState:
     warnings = (
         [w for w in data.get("warnings", []) if isinstance(w, str)] if isinstance(data.get("warnings"), list) else []
     )
-    harvest_done = [w for w in warnings if w.startswith(("iterate-budget-spent:", "iterate-terminal:"))]
+    harvest_done = [w for w in warnings if w.startswith(GAP_WARNING_PREFIXES)]
     lim = limit_route(used, max_it, conf_used)
 
     # Documents: SPEC.md / VERIFICATION.md for the floor, ITERATION.md for the record.
@@ -567,10 +661,17 @@ def read_feature(feature_json: Path, root: Path | None = None) -> LoopState:
             f"judge: converged (deterministic gate passed, every criterion ≥ {fmt_number(CRITERION_CONVERGED)})"
         )
         reasons.append("converged floor held" if floor_checked else "converged floor: no Good-Enough criteria to check")
+    elif harvest_done and lim == "judge":
+        # Gaps in warnings[] before the limit: shipped as-is at a gate (never converged).
+        met, outcome = True, "delivered_with_gaps"
+        reasons.append(
+            f"delivered with {len(harvest_done)} gap(s) in warnings[] and the backlog before the limit "
+            f"({used}/{max_it}): not converged"
+        )
     elif harvest_done:
         met, outcome = True, "budget_spent"
         reasons.append(f"iteration limit spent ({used}/{max_it}); gaps harvested to warnings and the backlog")
-        if any(w.startswith("iterate-terminal:") for w in harvest_done):
+        if any(w.startswith(TERMINAL_PREFIX) for w in harvest_done):
             reasons.append("terminal: a second limit spent on the same gap (approach wrong)")
     elif lim == "harvest" and used > 0:
         met, outcome = True, "budget_spent"
@@ -594,10 +695,34 @@ def read_feature(feature_json: Path, root: Path | None = None) -> LoopState:
     if judge_problem:
         reasons.append(f"last judge output malformed ({judge_problem}): re-dispatch once, then escalate")
 
+    # The graph engine's state: a pause at the SPEC gate, or a gate answer recorded in its ledger.
+    graph = read_graph_state(feature_dir, root)
+    last_record = graph["last"] or {}
+    answered = str(last_record.get("edge") or "")
+    handed_back = (
+        graph["pause"] is None
+        and last_record.get("node") == ITERATE_NODE
+        and answered.startswith((f"{SPEC_GATE_NODE}:stop", f"{ESCALATE_GATE}:stop"))
+    )
+    if route == "harvest" or (lim == "harvest" and used > 0 and not harvest_done):
+        preview, preview_terminal = harvest_warnings(
+            last, slug, data.get("backlogEntryId") if isinstance(data.get("backlogEntryId"), str) else None
+        )
+    else:
+        preview, preview_terminal = [], False
+    if preview:
+        reasons.append(
+            "harvest would write: "
+            + "; ".join(preview)
+            + (" (terminal: the approach is wrong)" if preview_terminal else "")
+        )
+
     # Waiting for a person.
     waiting = False
     reason = ""
-    if route == "escalate" and phase in _ITERATE_PHASES:
+    if handed_back and route in ("spec", "escalate"):
+        reason = f"handed back ({answered}); resuming the cycle routes ITERATE's verdict again and asks again"
+    elif route == "escalate" and phase in _ITERATE_PHASES:
         waiting = True
         fix = (gap or {}).get("fix_first") or (gap or {}).get("description") or "see the last verdict"
         why = (
@@ -678,11 +803,30 @@ def read_feature(feature_json: Path, root: Path | None = None) -> LoopState:
         "backlog": backlog,
         "iteration_md": iteration_sections,
         "gate_options": list(SPEC_GATE_OPTIONS) if route == "spec" else [],
+        "graph_pause": graph["pause"],
+        "graph_last_checkpoint": graph["last"],
+        "graph_ledger": graph["ledger"],
+        "handed_back": handed_back,
+        "harvest_preview": preview,
+        "harvest_terminal": preview_terminal,
+        "backlog_entry_id": data.get("backlogEntryId") if isinstance(data.get("backlogEntryId"), str) else None,
+        # The Goal and Boundary freeze of DISCUSS: a reopen at the SPEC gate retires the record into
+        # specApprovalHistory and PLAN freezes them again; an unattended rewind keeps the freeze.
+        "spec_approval": data.get("specApproval"),
+        "spec_approval_history": len(data["specApprovalHistory"])
+        if isinstance(data.get("specApprovalHistory"), list)
+        else 0,
     }
     status = (
         "converged"
         if outcome == "converged"
-        else ("limit spent" if outcome == "budget_spent" else (phase or "unknown"))
+        else "limit spent"
+        if outcome == "budget_spent"
+        else "delivered with gaps"
+        if outcome == "delivered_with_gaps"
+        else "handed back"
+        if handed_back and route in ("spec", "escalate")
+        else (phase or "unknown")
     )
     return LoopState(
         kind="loop-spec",

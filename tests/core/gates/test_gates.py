@@ -25,6 +25,7 @@ def test_every_gate_has_single_distinct_keys_and_known_decisions():
         "safety-valve",
         "blocked-fix",
         "spec",
+        "escalate",
         "review-continue",
         "pdca-continue",
     }

@@ -559,7 +559,10 @@ def test_no_auto_entry_in_auto_mode_writes_none_and_auto_entry_is_samsara_only(t
     from tests.factories import loop_spec_feature
 
     d = loop_spec_feature(tmp_path / "b")
-    code, _, err = _run(["gate", "spec", str(d), "--answer", "reopen", "--no-auto-entry"], capsys)
+    code, _, err = _run(
+        ["gate", "spec", str(d), "--answer", "reopen", "--reason", "the spec never defines offline", "--no-auto-entry"],
+        capsys,
+    )
     assert code == 2 and "apply to samsara gates" in err
 
 

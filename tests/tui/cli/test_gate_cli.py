@@ -142,7 +142,7 @@ def test_loop_spec_non_interactive_defaults_to_reopen(tmp_path, capsys, monkeypa
     monkeypatch.setenv("LOOP_SPEC_NON_INTERACTIVE", "1")
     code, out, _ = _run(["gate", "spec", str(fdir), "--json"], capsys)
     assert code == 0 and json.loads(out)["answer"] == "reopen"
-    assert json.loads((fdir / "feature.json").read_text())["currentPhase"] == "spec"
+    assert json.loads((fdir / "feature.json").read_text())["currentPhase"] == "discuss"
 
 
 def test_loop_spec_answer_ship_and_anything_else_exits_2(tmp_path, capsys, monkeypatch):
@@ -157,7 +157,7 @@ def test_loop_spec_answer_ship_and_anything_else_exits_2(tmp_path, capsys, monke
     code, out, _ = _run(["gate", "spec", str(fdir), "--json"], capsys)
     assert code == 0 and json.loads(out)["answer"] == "ship"
     data = json.loads((fdir / "feature.json").read_text())
-    assert data["currentPhase"] == "deliver" and data["warnings"][-1].startswith("iterate-shipped-as-is:")
+    assert data["currentPhase"] == "deliver" and data["warnings"][-1].startswith("iterate-budget-spent:")
 
 
 def test_lock_held_exits_5(tmp_path, capsys):
