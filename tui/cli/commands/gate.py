@@ -59,6 +59,11 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "--feature", metavar="NAME", help="pdca-continue: the bkit feature (default: the primary feature)"
     )
+    parser.add_argument(
+        "--value",
+        metavar="N",
+        help="sprint-pause: the new budget (tokens) of increase-budget, or the new phase timeout (hours) of extend-timeout",
+    )
     parser.add_argument("--as", dest="user", metavar="NAME", help="who decides (default: $SCARS_USER, git user, login)")
     add_auto_entry_arguments(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a line")
@@ -142,7 +147,7 @@ def _run(args, gate, shown: list) -> int:
     from scars.core import gates as core
 
     path = args.path if args.path is not None else "."
-    options: dict[str, Any] = {"item": args.item, "blocked": args.blocked, "feature": args.feature}
+    options: dict[str, Any] = {"item": args.item, "blocked": args.blocked, "feature": args.feature, "value": args.value}
     if args.answers:
         if args.answer is not None:
             raise UsageError("give either --answer or --answers, not both")
