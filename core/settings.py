@@ -13,6 +13,8 @@ in ``scars`` reads ``os.environ``:
 * ``SCARS_ANSWER_<GATE>`` / ``SCARS_REASON_<GATE>`` — answer a gate without a terminal;
 * ``XDG_CONFIG_HOME`` — where the app's keymap is read from;
 * ``TERM`` — ``dumb`` cannot draw the full-screen app (the app does not start);
+* ``NO_COLOR`` (set, not empty) — plain text, no colour and no bold; ``FORCE_COLOR`` (set, not empty)
+  — colour even into a pipe (``NO_COLOR`` wins when both are set);
 * loop-spec's own ``LOOP_SPEC_BACKLOG_FILE``, ``LOOP_SPEC_NON_INTERACTIVE`` and
   ``LOOP_SPEC_ANSWER_ITERATE_SPEC``, honoured as loop-spec does;
 * ``GIT_*`` — left out of the environment of every git command scars runs, but where the user's
@@ -58,6 +60,8 @@ class Settings:
     loop_spec_iterate_spec_answer: str = ""  # LOOP_SPEC_ANSWER_ITERATE_SPEC
     git_env: Mapping[str, str] = field(default_factory=dict)  # the environment of a git command
     term: str = ""  # TERM ("dumb": no full-screen app)
+    no_color: bool = False  # NO_COLOR set and not empty
+    force_color: bool = False  # FORCE_COLOR set and not empty
 
     def gate_answer(self, gate_id: str) -> str | None:
         """``SCARS_ANSWER_<GATE>`` (None when unset)."""
@@ -102,6 +106,8 @@ def from_environ(environ: Mapping[str, str]) -> Settings:
         loop_spec_iterate_spec_answer=get("LOOP_SPEC_ANSWER_ITERATE_SPEC") or "",
         git_env=MappingProxyType(git_env),
         term=get("TERM") or "",
+        no_color=bool(get("NO_COLOR")),
+        force_color=bool(get("FORCE_COLOR")),
     )
 
 

@@ -687,6 +687,39 @@ def scars_process(*args: str, cwd: Path | None = None, env: dict | None = None) 
     )
 
 
+def scars_in_pty(*args: str, env: dict | None = None, cwd: Path | None = None) -> tuple[int, str]:
+    """``python -m scars.tui ARGS`` on a real pseudo-terminal (stdin, stdout, stderr): exit code, output."""
+    import pty
+
+    leader, follower = pty.openpty()
+    try:
+        p = subprocess.run(
+            [sys.executable, "-m", "scars.tui", *args],
+            stdin=follower,
+            stdout=follower,
+            stderr=follower,
+            cwd=cwd,
+            timeout=60,
+            env={**os.environ, **(env or {})},
+        )
+        os.close(follower)
+        follower = -1
+        out = b""
+        while True:
+            try:
+                chunk = os.read(leader, 4096)
+            except OSError:  # the other side is closed: everything was read
+                break
+            if not chunk:
+                break
+            out += chunk
+    finally:
+        if follower != -1:
+            os.close(follower)
+        os.close(leader)
+    return p.returncode, out.decode("utf-8", "replace")
+
+
 def clean_env(monkeypatch, user: str = "alice") -> None:
     """No answer variables inherited from the environment; a fixed deciding user."""
     for name in list(os.environ):

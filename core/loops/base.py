@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from scars.core.clock import parse_time  # noqa: F401 - the loop readers take it from here
 from scars.core.model import Problem
 from scars.core.storage import safe_read
 
@@ -288,22 +289,6 @@ def configured_count(value: Any, default: int) -> int:
     when the value is absent or not a count. Every loop's configured limit is read through here."""
     count = as_int(value)
     return default if count is None or count < 0 else count
-
-
-def parse_time(value: Any) -> datetime | None:
-    """An ISO 8601 timestamp (``Z`` accepted; no zone means UTC), or None."""
-    if not isinstance(value, str) or not value.strip():
-        return None
-    text = value.strip()
-    if text.endswith(("Z", "z")):
-        text = text[:-1] + "+00:00"
-    try:
-        moment = datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment
 
 
 def fmt_number(value: float | None) -> str:

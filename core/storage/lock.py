@@ -19,11 +19,12 @@ import json
 import os
 import socket
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
-from scars.core.clock import now_iso
-from scars.core.errors import LockHeld, UsageError
-from scars.core.storage.durable import ensure_private_dir
+from scars.core.clock import now_iso, parse_time
+from scars.core.errors import LockHeld, ScarsError, UsageError
+from scars.core.storage.durable import WriteFailed, ensure_private_dir
 
 STATE_DIR = ".scars"
 LOCK_NAME = "lock"
@@ -45,8 +46,57 @@ def describe_holder(holder: dict) -> str:
     if holder.get("user"):
         parts.append(f"(user {holder['user']})")
     if holder.get("started"):
-        parts.append(f"since {holder['started']}")
+        ago = _ago(str(holder["started"]))
+        parts.append(f"since {holder['started']}" + (f" ({ago} ago)" if ago else ""))
     return " ".join(str(p) for p in parts) or "another scars process"
+
+
+def _ago(started: str) -> str | None:
+    """How long ago an ISO time was, in words ("3 min"), or None when it cannot be read."""
+    then = parse_time(started)
+    if then is None:
+        return None
+    seconds = int((datetime.now(UTC) - then).total_seconds())
+    if seconds < 0:
+        return None
+    if seconds < 120:
+        return f"{seconds} s"
+    if seconds < 7200:
+        return f"{seconds // 60} min"
+    if seconds < 2 * 86400:
+        return f"{seconds // 3600} h"
+    return f"{seconds // 86400} days"
+
+
+# `.scars/` holds the journal (the decisions between round closes: commit it) and the lock (a
+# process's own state: never commit it). The directory ignores its lock itself.
+GITIGNORE = (
+    "# written by scars: the lock is one process's state; journal.jsonl and watches.jsonl are the record\nlock\n"
+)
+
+
+def _ignore_the_lock(state_dir: Path) -> None:
+    """Write ``.scars/.gitignore`` (ignoring ``lock``) when it is missing; never overwrite one."""
+    try:
+        fd = os.open(state_dir / ".gitignore", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    except OSError:  # already there (kept as the user has it), or not writable: the lock decides
+        return
+    try:
+        os.write(fd, GITIGNORE.encode())
+    finally:
+        os.close(fd)
+
+
+def _cannot_write(path: Path, exc: BaseException) -> ScarsError:
+    """A lock that cannot be created: a read-only checkout or directory is a refused write (exit
+    1, like any write that fails), never a usage error."""
+    reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    return WriteFailed(
+        f"cannot write in {path.parent if path.name == LOCK_NAME else path} ({reason}): this checkout is not "
+        "writable here, so nothing can be recorded; look with `scars triage --read-only` or `scars status`",
+        path,
+        exc.errno if isinstance(exc, OSError) else None,
+    )
 
 
 def read_holder(path: str | os.PathLike) -> dict:
@@ -88,11 +138,12 @@ class FeatureLock:
         try:
             ensure_private_dir(self.path.parent)
         except Exception as exc:
-            raise UsageError(f"cannot create the lock directory {self.path.parent}: {exc}") from exc
+            raise _cannot_write(self.path.parent, exc) from exc
+        _ignore_the_lock(self.path.parent)
         try:
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as exc:
-            raise UsageError(f"cannot open the lock file {self.path}: {exc.strerror}") from exc
+            raise _cannot_write(self.path, exc) from exc
         deadline = time.monotonic() + max(0.0, timeout)
         while True:
             try:
@@ -113,7 +164,9 @@ class FeatureLock:
                     os.close(fd)
                     raise LockHeld(
                         f"another writer holds the lock of {self.feature_dir}: {describe_holder(holder)}. "
-                        "Wait for it to finish, or open read-only (the lock frees itself when that process ends).",
+                        "It is most likely an open `scars triage` app: decide there, or quit it (q) and run this "
+                        "again; the lock frees itself when that process ends. Reading works meanwhile "
+                        "(`scars status`, `scars round status`, `scars triage --read-only`).",
                         holder,
                     ) from None
                 time.sleep(0.05)

@@ -301,6 +301,14 @@ class ScarsApp(App[int]):
                 timeout=8,
                 markup=False,
             )
+        elif self.backend.write_refused and not message.keep_cursor:
+            self.notify(
+                one_line(f"Opened {self.backend.write_refused}", 400),
+                title="Read-only",
+                severity="warning",
+                timeout=8,
+                markup=False,
+            )
         self._loaded.set()
 
     def on_scars_app_load_failed(self, message: ScarsApp.LoadFailed) -> None:

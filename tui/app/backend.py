@@ -17,6 +17,7 @@ from scars.core.model import Feature
 from scars.core.samsara.decisions import Decision, resolve_user, validate_decision
 from scars.core.samsara.session import FeatureSession
 from scars.core.samsara.watches import validate_watch
+from scars.core.storage.durable import WriteFailed
 from scars.core.storage.lock import describe_holder
 
 
@@ -35,8 +36,10 @@ class Backend:
         read_only: bool | None = None,
         lock_holder: dict | None = None,
         read_only_reason: str | None = None,
+        write_refused: str | None = None,
     ):
         self.session = session
+        self.write_refused = write_refused  # why this checkout cannot be written (opened read-only)
         self.feature = feature
         self.lock_holder = lock_holder
         if read_only is None:
@@ -53,13 +56,22 @@ class Backend:
     def open(cls, feature_dir: str | Path, *, read_only: bool = False, user: str | None = None) -> Backend:
         """Open a session; when another writer holds the lock, open read-only and say who."""
         holder = None
+        why = None
         try:
             session = FeatureSession.open(feature_dir, read_only=read_only, user=user)
         except LockHeld as exc:
             holder = exc.holder or {}
             session = FeatureSession.open(feature_dir, read_only=True, user=user)
+        except WriteFailed as exc:  # a read-only checkout: look, and say why nothing can be recorded
+            why = f"read-only: {exc}"
+            session = FeatureSession.open(feature_dir, read_only=True, user=user)
         return cls(
-            session.feature, session, read_only=read_only or holder is not None or session.read_only, lock_holder=holder
+            session.feature,
+            session,
+            read_only=read_only or holder is not None or why is not None or session.read_only,
+            lock_holder=holder,
+            read_only_reason=why,
+            write_refused=why,
         )
 
     # -- reads ------------------------------------------------------------------------

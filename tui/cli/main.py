@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import sys
+from typing import Any
 
 from scars.core import settings
-from scars.core.errors import ScarsError
+from scars.core.errors import DecisionRefused, LockHeld, ScarsError, UsageError
 
 # (command, module) in help order. A command module owns its arguments and behaviour.
 COMMANDS: tuple[tuple[str, str], ...] = (
@@ -30,7 +32,50 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("advise", "scars.tui.cli.commands.advise"),
     ("watch", "scars.tui.cli.commands.watch"),
     ("export", "scars.tui.cli.commands.export"),
+    ("completion", "scars.tui.cli.commands.completion"),
 )
+
+# `scars COMMAND --help` ends with these (tests/tui/cli/test_cli_help.py: every command has some).
+F = "changes/2026-07-10_csv-export"
+EXAMPLES: dict[str, tuple[str, ...]] = {
+    "triage": ("scars triage", f"scars triage {F}", f"scars triage {F} --pair alice,bob --require-second accept"),
+    "status": ("scars status", f"scars status {F} --json", "scars status . --strict"),
+    "demo": ("scars demo", "scars demo --dir /tmp/ledger", "scars demo --json"),
+    "decide": (
+        f"scars decide ks-3bef218a5a --fix --feature {F}",
+        'scars decide ks-3715cab76a --accept --signal "a second writer appears" --owner ops --rationale "one writer today"',
+        'scars decide sf-7c43f18592 ua-e596a10deb --defer --reason "needs the v2 API"',
+    ),
+    "undo": (f"scars undo --feature {F}", "scars undo --json"),
+    "round": (
+        "scars round start",
+        'scars round close --decision stop --reason "the 3 left are accepted with owners"',
+        "scars round status --json",
+    ),
+    "log": (f"scars log verify {F}", "scars log verify . --json"),
+    "gate": (
+        "scars gate entry",
+        f'scars gate round-continue {F} --answer stop --reason "the rest is accepted"',
+        "scars gate pdca-continue . --json",
+        "scars gate triage --answers answers.yaml",
+    ),
+    "loops": ("scars loops", "scars loops . --waiting", "scars loops review-stage/REVIEW_STATE.json --json"),
+    "budget-context": (f"scars budget-context {F} --json",),
+    "advise": (f"scars advise {F}", "scars advise . --token-budget 200000 --tokens-used 150000"),
+    "watch": (f"scars watch check {F}", "scars watch check . --dry-run --json"),
+    "export": (f"scars export {F}", f"scars export {F} --format sarif -o scars.sarif"),
+    "completion": (
+        "scars completion bash > ~/.local/share/bash-completion/completions/scars",
+        "scars completion zsh > ~/.zfunc/_scars",
+        "scars completion fish > ~/.config/fish/completions/scars.fish",
+    ),
+}
+
+
+def examples_text(name: str) -> str | None:
+    lines = EXAMPLES.get(name)
+    return "Examples:\n" + "\n".join(f"  {line}" for line in lines) if lines else None
+
 
 DESCRIPTION = (
     "scars — the human gate of agentic iteration loops. Triage scar items, decide rounds, "
@@ -41,6 +86,14 @@ EPILOG = (
     "gate needs a human; 4 decision refused / invalid answer; 5 another writer holds the lock; "
     "130 interrupted. Run `scars demo` to try it on a bundled example."
 )
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse whose usage errors are UsageError (exit 2, and a JSON error object with --json)."""
+
+    def error(self, message: str):  # type: ignore[override]  # noqa: ANN201 - never returns
+        self.print_usage(sys.stderr)
+        raise UsageError(f"{self.prog}: {message}")
 
 
 class CommandModuleError(RuntimeError):
@@ -62,17 +115,23 @@ def _load_commands() -> list[tuple[str, object]]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="scars",
         description=DESCRIPTION,
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"scars {_version()}")
+    parser.add_argument("-V", "--version", action="version", version=f"scars {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, module in _load_commands():
         help_text = getattr(module, "HELP", "")
-        p = sub.add_parser(name, help=help_text, description=getattr(module, "DESCRIPTION", help_text))
+        p = sub.add_parser(
+            name,
+            help=help_text,
+            description=getattr(module, "DESCRIPTION", help_text),
+            epilog=examples_text(name),
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
         module.add_arguments(p)
         p.set_defaults(_run=module.run)
     return parser
@@ -87,17 +146,35 @@ def _version() -> str:
         return "0+unknown"
 
 
+def error_json(exc: ScarsError) -> dict[str, Any]:
+    """The one JSON error object every `--json` command prints on stdout when it fails."""
+    out: dict[str, Any] = {"ok": False, "error": type(exc).__name__, "message": str(exc), "exit_code": exc.exit_code}
+    if isinstance(exc, DecisionRefused):
+        out["fields"] = [{"field": e.field, "message": e.message} for e in exc.errors]
+    if isinstance(exc, LockHeld):
+        out["holder"] = exc.holder
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
+    words = list(sys.argv[1:] if argv is None else argv)
+    if words in (["--version"], ["-V"]):  # answered before any command module is imported
+        print(f"scars {_version()}")
+        return 0
     settings.load()  # the environment, read once for this command
+    args: argparse.Namespace | None = None
     try:
         parser = build_parser()
-        args = parser.parse_args(argv)
+        args = parser.parse_args(words)
         run = getattr(args, "_run", None)
         if run is None:  # bare `scars`
             run = _import_command("scars", "scars.tui.cli.commands.home").run
         return int(run(args) or 0)
     except ScarsError as exc:
         print(f"scars: {exc}", file=sys.stderr)
+        # --json: one error object on stdout, unless the command printed its own (scars gate).
+        if "--json" in words and not getattr(args, "json_error_printed", False):
+            sys.stdout.write(json.dumps(error_json(exc), ensure_ascii=True, indent=2) + "\n")
         return exc.exit_code
     except KeyboardInterrupt:
         print("scars: interrupted", file=sys.stderr)

@@ -3,15 +3,15 @@ that can draw the app (no TTY, or TERM=dumb on a real pseudo-terminal)."""
 
 from __future__ import annotations
 
+import json
 import os
-import pty
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.factories import app_repo, scars_process
+from tests.factories import app_repo, scars_in_pty, scars_process
 
 
 @pytest.fixture
@@ -36,31 +36,80 @@ def test_bare_scars_without_a_tty_says_scars_not_scars_space(feature_dir):
 
 
 def test_term_dumb_on_a_real_terminal_does_not_start_the_app(feature_dir):
-    leader, follower = pty.openpty()
-    try:
-        p = subprocess.run(
-            [sys.executable, "-m", "scars.tui", "triage", str(feature_dir)],
-            stdin=follower,
-            stdout=follower,
-            stderr=follower,
-            timeout=60,
-            env={**os.environ, "TERM": "dumb"},
-        )
-        os.close(follower)
-        follower = -1
-        out = b""
-        while True:
-            try:
-                chunk = os.read(leader, 4096)
-            except OSError:
-                break
-            if not chunk:
-                break
-            out += chunk
-    finally:
-        if follower != -1:
-            os.close(follower)
-        os.close(leader)
-    assert p.returncode == 2
-    text = out.decode("utf-8", "replace")
+    code, text = scars_in_pty("triage", str(feature_dir), env={"TERM": "dumb"})
+    assert code == 2
     assert "TERM=dumb cannot draw the full-screen app" in text and "\x1b[?1049h" not in text
+
+
+def test_no_color_is_plain_even_at_a_terminal_and_force_color_styles_a_pipe(feature_dir):
+    """Issue 16: NO_COLOR left bold (the README says plain); FORCE_COLOR was ignored in a pipe."""
+    code, text = scars_in_pty("status", str(feature_dir), env={"NO_COLOR": "1", "FORCE_COLOR": ""})
+    assert code == 0 and "Feature" in text and "\x1b[" not in text
+    env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+    p = subprocess.run(
+        [sys.executable, "-m", "scars.tui", "status", str(feature_dir)],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+        env={**env, "FORCE_COLOR": "1"},
+    )
+    assert p.returncode == 0 and "\x1b[1m" in p.stdout
+    plain = scars_process("status", str(feature_dir), env={"FORCE_COLOR": "", "NO_COLOR": ""})
+    assert "\x1b[" not in plain.stdout
+
+
+@pytest.fixture
+def unwritable(monkeypatch):
+    """A checkout where the lock cannot be created, as on a read-only mount or a directory owned
+    by someone else (the tests run as root, who may write anywhere: the refusal is injected)."""
+    from scars.core.storage import lock
+
+    def refuse(path, *a, **k):  # noqa: ANN001, ANN002, ANN003
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(lock, "ensure_private_dir", refuse)
+
+
+def test_a_read_only_checkout_refuses_a_write_with_exit_1_not_a_usage_error(feature_dir, unwritable, capsys):
+    from tests.factories import item_id, run_cli
+
+    item = item_id(feature_dir, "CSV export skips empty rows")
+    code, out, err = run_cli(["decide", item, "--fix", "--feature", str(feature_dir), "--json"], capsys)
+    assert code == 1
+    assert "cannot write in" in err and "Permission denied" in err and "not writable" in err
+    assert json.loads(out)["error"] == "WriteFailed"
+
+
+def test_the_app_opens_a_read_only_checkout_read_only_and_says_why(feature_dir, unwritable):
+    from scars.tui.app.backend import Backend
+
+    backend = Backend.open(feature_dir)
+    try:
+        assert backend.read_only and backend.write_refused and "Permission denied" in backend.read_only_reason
+        assert not (feature_dir / ".scars").exists()
+    finally:
+        backend.close()
+
+
+def test_the_state_directory_ignores_its_lock(feature_dir):
+    from scars.core.samsara.session import FeatureSession
+
+    with FeatureSession.open(feature_dir):
+        pass
+    assert (feature_dir / ".scars" / ".gitignore").read_text(encoding="utf-8").splitlines()[-1] == "lock"
+    (feature_dir / ".scars" / ".gitignore").write_text("mine\n", encoding="utf-8")
+    with FeatureSession.open(feature_dir):
+        pass
+    assert (feature_dir / ".scars" / ".gitignore").read_text(encoding="utf-8") == "mine\n"  # never overwritten
+
+
+def test_a_held_lock_says_since_when_and_what_to_do(feature_dir, capsys):
+    from scars.core.samsara.session import FeatureSession
+    from tests.factories import item_id, run_cli
+
+    item = item_id(feature_dir, "CSV export skips empty rows")
+    with FeatureSession.open(feature_dir, user="zoe"):
+        code, _, err = run_cli(["decide", item, "--fix", "--feature", str(feature_dir)], capsys)
+    assert code == 5
+    assert "(user zoe) since" in err and " s ago)" in err and "quit it (q)" in err and "--read-only" in err

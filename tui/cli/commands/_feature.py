@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from scars.core.errors import DecisionRefused, LockHeld, ScarsError
 from scars.core.sanitize import one_line
 
 
@@ -60,25 +59,6 @@ def open_session(args: argparse.Namespace, *, read_only: bool = False):
 
 def emit(obj: dict[str, Any]) -> None:
     sys.stdout.write(json.dumps(obj, ensure_ascii=True, indent=2) + "\n")
-
-
-def error_json(exc: ScarsError) -> dict[str, Any]:
-    out: dict[str, Any] = {"ok": False, "error": type(exc).__name__, "message": str(exc), "exit_code": exc.exit_code}
-    if isinstance(exc, DecisionRefused):
-        out["fields"] = [{"field": e.field, "message": e.message} for e in exc.errors]
-    if isinstance(exc, LockHeld):
-        out["holder"] = exc.holder
-    return out
-
-
-def run_json_aware(args: argparse.Namespace, body) -> int:
-    """Run ``body()``; with ``--json`` an error is also printed as JSON before it propagates."""
-    try:
-        return body()
-    except ScarsError as exc:
-        if getattr(args, "json", False):
-            emit(error_json(exc))
-        raise
 
 
 def decision_json(d) -> dict[str, Any]:

@@ -11,7 +11,6 @@ from scars.tui.cli.commands._feature import (
     decision_line,
     emit,
     open_session,
-    run_json_aware,
 )
 
 HELP = "record a fix / accept / defer decision for scar items (durable before it returns)"
@@ -71,7 +70,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    return run_json_aware(args, lambda: _run(args))
+    return _run(args)
 
 
 def _fields(args: argparse.Namespace) -> dict:

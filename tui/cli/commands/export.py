@@ -29,7 +29,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the feature directory changes/<date>_<name>/ (default: .)",
     )
     parser.add_argument(
-        "--format", "-f", dest="format", required=True, choices=("sarif", "openvex", "json"), help="output format"
+        "--format",
+        "-f",
+        dest="format",
+        default="json",
+        choices=("sarif", "openvex", "json"),
+        help="output format (default: json)",
     )
     parser.add_argument("-o", "--output", metavar="FILE", help="write to FILE (atomically) instead of stdout")
     parser.add_argument("--author", help="OpenVEX author (default: the resolved scars user)")

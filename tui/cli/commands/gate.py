@@ -10,6 +10,7 @@ The TTY check happens before questionary is imported.
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from typing import Any
@@ -57,13 +58,19 @@ def add_arguments(parser) -> None:
         "--blocked", metavar="TEXT", help="blocked-fix: the implementer's BLOCKED / NEEDS_CONTEXT reason"
     )
     parser.add_argument(
-        "--feature", metavar="NAME", help="pdca-continue: the bkit feature (default: the primary feature)"
+        "--bkit-feature",
+        dest="feature",
+        metavar="NAME",
+        help="pdca-continue: the bkit feature (default: the primary feature)",
     )
     parser.add_argument(
         "--value",
         metavar="N",
         help="sprint-pause: the new budget (tokens) of increase-budget, or the new phase timeout (hours) of extend-timeout",
     )
+    # The earlier spelling: --feature names a feature directory in decide / undo / round, so here
+    # it is kept only for scripts that used it (not shown in --help).
+    parser.add_argument("--feature", dest="feature", metavar="NAME", help=argparse.SUPPRESS)
     parser.add_argument("--as", dest="user", metavar="NAME", help="who decides (default: $SCARS_USER, git user, login)")
     add_auto_entry_arguments(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a line")
@@ -126,6 +133,7 @@ def _emit(args, results: list, named: str) -> None:
 
 def _fail_json(args, gate_id: str, exc: ScarsError, evidence) -> None:
     if args.json:
+        args.json_error_printed = True  # the command line prints no second error object
         out: dict[str, Any] = {"gate": gate_id, "answer": None, "error": str(exc), "exit_code": exc.exit_code}
         if evidence is not None:
             out["evidence"] = evidence.as_json()
@@ -198,8 +206,6 @@ def _triage(args, path: str) -> int:
             + answers_hint(get_gate("triage"), args.path)
         )
     # lazy: another command's module, loaded when this command runs
-    import argparse
-
     from scars.tui.cli.commands import triage as triage_cmd
 
     evidence = core.gather("triage", path)

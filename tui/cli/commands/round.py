@@ -10,7 +10,6 @@ from scars.tui.cli.commands._feature import (
     add_feature_arguments,
     emit,
     open_session,
-    run_json_aware,
 )
 
 HELP = "start or close an iteration round (close writes the round to iteration-log.yaml)"
@@ -34,9 +33,25 @@ TRIGGERS = ("max_rounds", "stagnation", "net_rot", "reviewer_retry_limit")
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="round_command", metavar="{start,close,status,flush}", required=True)
-    p = sub.add_parser("start", help="open the next round")
+    p = sub.add_parser(
+        "start",
+        help="open the next round",
+        description="Open the next round: snapshot signal_lost_before and the budget context (remaining rounds, "
+        "stagnation, net rot of the previous round, strategy hint). The first decision opens one by itself.",
+    )
     add_feature_arguments(p)
-    p = sub.add_parser("close", help="close the open round and write it to iteration-log.yaml")
+    p = sub.add_parser(
+        "close",
+        help="close the open round and write it to iteration-log.yaml",
+        description="Close the open round: signal_lost_after re-read from the reports, the round's fixes and new "
+        "items, its triage and the round decision appended to iteration-log.yaml (no earlier byte changes); "
+        "recorded as `scars gate round-continue` records it (in auto mode the same auto-decisions.md entries). "
+        "--reason is the round's decision_reason word for word; a forced stop names its safety-valve trigger.",
+        epilog="Examples:\n"
+        '  scars round close --decision continue --reason "two fix-class items left" --feature changes/2026-07-10_x\n'
+        '  scars round close --decision forced_stop --trigger max_rounds --reason "max_rounds reached"',
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--decision", required=True, choices=ROUND_DECISIONS, help="the round decision")
     p.add_argument("--reason", required=True, help="why (a forced stop must name its safety-valve trigger)")
     p.add_argument("--trigger", choices=TRIGGERS, help="forced_stop: the safety valve that fired")
@@ -49,14 +64,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     add_auto_entry_arguments(p)
     add_feature_arguments(p)
-    p = sub.add_parser("status", help="show the open round and its triage so far")
+    p = sub.add_parser(
+        "status",
+        help="show the open round and its triage so far",
+        description="Show the open round and its triage so far (read-only: no lock).",
+    )
     add_feature_arguments(p, user=False)
-    p = sub.add_parser("flush", help="write rounds the journal closed that iteration-log.yaml lacks")
+    p = sub.add_parser(
+        "flush",
+        help="write rounds the journal closed that iteration-log.yaml lacks",
+        description="Write every round the journal closed but iteration-log.yaml lacks (after a crash or a "
+        "refused merge).",
+    )
     add_feature_arguments(p)
 
 
 def run(args: argparse.Namespace) -> int:
-    return run_json_aware(args, lambda: _run(args))
+    return _run(args)
 
 
 def _budget_spent(text: str | None) -> dict | None:

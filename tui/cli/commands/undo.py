@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from scars.tui.cli.commands._feature import add_feature_arguments, emit, open_session, run_json_aware
+from scars.tui.cli.commands._feature import add_feature_arguments, emit, open_session
 
 HELP = "revert the latest decision, batch, sign-off or blocked-fix outcome (a new journal record)"
 DESCRIPTION = (
@@ -21,7 +21,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    return run_json_aware(args, lambda: _run(args))
+    return _run(args)
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -33,7 +33,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     check.add_argument("--json", action="store_true", help="print the results as JSON")
     check.add_argument("--dry-run", action="store_true", help="evaluate only; reopen nothing, record nothing")
-    check.add_argument("--user", metavar="NAME", help="who reopens (default: SCARS_USER, git user.name, login)")
+    check.add_argument(
+        "--as", dest="user", metavar="NAME", help="who reopens (default: $SCARS_USER, git user.name, login)"
+    )
+    check.add_argument("--user", dest="user", metavar="NAME", help=argparse.SUPPRESS)  # the earlier spelling
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,8 +1,10 @@
 """Rich consoles for plain reports: never markup, emoji codes or auto-highlighting.
 
 Untrusted text reaches a console only through ``scars.core.sanitize`` and as ``Text``
-objects or with ``markup=False``. Rich honours ``NO_COLOR`` and writes plain text when the
-output is not a terminal.
+objects or with ``markup=False``. Without a terminal the output is plain text at 80 columns;
+``NO_COLOR`` makes it plain everywhere (no colour, no bold: no escape sequence at all), and
+``FORCE_COLOR`` styles it even into a pipe (``NO_COLOR`` wins). Both are read through
+``scars.core.settings``.
 """
 
 from __future__ import annotations
@@ -11,10 +13,14 @@ import sys
 
 from rich.console import Console
 
+from scars.core import settings
+
 
 def make_console(stderr: bool = False, width: int | None = None) -> Console:
     stream = sys.stderr if stderr else sys.stdout
     is_tty = stream.isatty()
+    env = settings.current()
+    styled = not env.no_color and (is_tty or env.force_color)
     return Console(
         file=stream,
         markup=False,
@@ -22,7 +28,7 @@ def make_console(stderr: bool = False, width: int | None = None) -> Console:
         highlight=False,
         soft_wrap=False,
         width=width if width is not None else (None if is_tty else 80),
-        force_terminal=None,
+        force_terminal=True if styled and not is_tty else None,
         no_color=None,
-        color_system="auto" if is_tty else None,
+        color_system="auto" if styled and is_tty else ("standard" if styled else None),
     )

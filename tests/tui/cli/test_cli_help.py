@@ -1,0 +1,109 @@
+"""The command line as a daily tool: examples in every --help, a fast --version, one JSON error
+object for every --json command, and shell completion made from the parser."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from scars.tui.cli import main as cli
+from tests.factories import run_cli
+
+COMMANDS = [name for name, _ in cli.COMMANDS]
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_command_help_has_examples(command, capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.main([command, "--help"])
+    assert exc.value.code == 0
+    out = capsys.readouterr().out
+    assert "Examples:\n  scars " + command in out
+
+
+@pytest.mark.parametrize("sub", ["start", "close", "status", "flush"])
+def test_round_subcommands_describe_themselves(sub, capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["round", sub, "--help"])
+    out = capsys.readouterr().out
+    description = out.split("\n\n")[1]
+    assert not description.startswith(("options", "positional")) and len(description) > 40
+
+
+@pytest.mark.parametrize("flag", ["--version", "-V"])
+def test_version_loads_no_command(flag):
+    code = (
+        f"import sys; from scars.tui.cli.main import main; rc = main([{flag!r}]); "
+        "print(rc, [m for m in sys.modules if m.startswith('scars.tui.cli.commands')])"
+    )
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    first, last = p.stdout.splitlines()
+    assert first.startswith("scars ") and last == "0 []"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["status", "/nonexistent/dir", "--json"],
+        ["loops", "/nonexistent/dir", "--json"],
+        ["export", "/nonexistent/dir", "--json"],
+        ["status", "--no-such-flag", "--json"],
+        ["undo", "--feature", "/nonexistent/dir", "--json"],
+    ],
+    ids=["status", "loops", "export", "usage", "undo"],
+)
+def test_every_json_command_prints_one_json_error(argv, capsys, tmp_path):
+    code, out, err = run_cli(argv, capsys)
+    assert code == 2, err
+    obj = json.loads(out)
+    assert obj["ok"] is False and obj["exit_code"] == 2 and obj["message"]
+
+
+def completions(script: str, *words: str) -> list[str]:
+    probe = (
+        f"source {script}\n"
+        f"COMP_WORDS=({' '.join(repr(w) for w in words)}); COMP_CWORD={len(words) - 1}; _scars; "
+        'printf "%s\\n" "${COMPREPLY[@]}"'
+    )
+    p = subprocess.run(["bash", "-c", probe], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    return p.stdout.split()
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="no bash")
+def test_bash_completion_of_commands_subcommands_options_and_choices(tmp_path, capsys):
+    code, out, _ = run_cli(["completion", "bash"], capsys)
+    assert code == 0
+    script = tmp_path / "scars.bash"
+    script.write_text(out, encoding="utf-8")
+    assert completions(script, "scars", "ro") == ["round"]
+    assert "close" in completions(script, "scars", "round", "c")
+    assert completions(script, "scars", "round", "close", "--dec") == ["--decision"]
+    assert completions(script, "scars", "round", "close", "--decision", "s") == ["stop"]
+    assert completions(script, "scars", "gate", "round-c") == ["round-continue"]
+    assert completions(script, "scars", "export", "x", "--format", "o") == ["openvex"]
+    assert completions(script, "scars", "status", "--j") == ["--json"]
+
+
+@pytest.mark.parametrize("shell", ["zsh", "fish"])
+def test_zsh_and_fish_scripts_name_every_command(shell, capsys):
+    code, out, _ = run_cli(["completion", shell], capsys)
+    assert code == 0 and all(name in out for name in COMMANDS)
+    if shutil.which(shell):
+        p = subprocess.run([shell, "-n"], input=out, capture_output=True, text=True, timeout=60)
+        assert p.returncode == 0, p.stderr
+
+
+def test_one_spelling_per_meaning():
+    """Issue 16: gate --feature named a bkit feature where every other --feature is a directory;
+    watch check took --user where every other command takes --as; export had no default format."""
+    parser = cli.build_parser()
+    assert parser.parse_args(["gate", "pdca-continue", "--bkit-feature", "auth"]).feature == "auth"
+    assert parser.parse_args(["gate", "pdca-continue", "--feature", "auth"]).feature == "auth"  # earlier spelling
+    assert parser.parse_args(["watch", "check", "--as", "ann"]).user == "ann"
+    assert parser.parse_args(["watch", "check", "--user", "ann"]).user == "ann"
+    assert parser.parse_args(["export"]).format == "json"
