@@ -18,7 +18,7 @@ ITEM_ID = re.compile(r"^(ks|sf|ua)-[0-9a-f]{10}$")
 ANSWERS_MAX_BYTES = 1_000_000
 
 
-GATE_KEYS = {"answer", "reason", "item", "blocked"}
+GATE_KEYS = {"answer", "reason", "item", "blocked", "value"}
 
 
 @dataclass

@@ -26,7 +26,7 @@ GateDecision = Literal["proceed", "revise", "reject", "accept_gap"]
 DECISIONS: tuple[str, ...] = ("proceed", "revise", "reject", "accept_gap")
 
 
-LOOPS: tuple[str, ...] = ("samsara", "loop-spec", "aris", "bkit")
+LOOPS: tuple[str, ...] = ("samsara", "loop-spec", "aris", "bkit", "dag")
 
 
 _LETTER_MARKER = re.compile(r"\(\w\)\s+")
@@ -144,6 +144,12 @@ PDCA_PROMPT = (
     "{feature}: Match Rate {rate} (threshold {threshold}%), iteration {count} of max {max}. "
     "(A) iterate again (B) accept as PARTIAL (C) stop"
 )
+
+
+PDCA_MAX_PROMPT = "Maximum iterations reached ({rate}). How to proceed? ({count} of {max} iterations)"
+
+
+SPRINT_PAUSE_PROMPT = "Sprint {sprint} auto-paused by {trigger}: {message}. {actions}?"
 
 
 # Ship as-is and Stop - hand back: the two answers loop-spec's `spec` and `escalate` gates share.
@@ -457,7 +463,7 @@ _register(
                 "(A) iterate again",
                 "proceed",
                 False,
-                "run another Act cycle (iterationCount grows by one)",
+                "run another Act cycle: bkit's ITERATE (check → act) while iterationCount is below the limit",
                 "A",
                 "i",
             ),
@@ -467,17 +473,166 @@ _register(
                 "(B) accept as PARTIAL",
                 "accept_gap",
                 True,
-                "finish as PARTIAL: the gap below the threshold is kept visible; go to the report",
+                "bkit's forced report (REPORT_DONE: check → report) with the gap below the threshold kept visible",
                 "B",
                 "p",
             ),
-            _a("stop", "c", "(C) stop", "reject", True, "stop the iteration with a FAILURE outcome", "C", "s"),
+            _a(
+                "stop",
+                "c",
+                "(C) stop",
+                "reject",
+                True,
+                "end the iteration: at a passing Match Rate bkit's MATCH_PASS (check → qa, SUCCESS), else its "
+                "ABANDON (archived, archivedReason abandoned: FAILURE)",
+                "C",
+                "s",
+            ),
         ),
         # the rule as the bkit reader has it configured (bkit.config.json), filled in by the gate
-        principle="pass at Match Rate >= {threshold} %; at most {max} iterations (critical {critical}); "
+        principle="pass at Match Rate >= {threshold} %; bkit's state machine iterates while iterationCount < "
+        "{max} (guardrails.loopBreaker.maxPdcaIterations) and forces the report at {max}; "
         "stop after {no_improvement} without improvement",
-        source="bkit agents/pdca-iterator.md, Iteration Control (formats.md §4.3)",
+        source="bkit agents/pdca-iterator.md, Iteration Control; lib/pdca/state-transitions.js (formats.md §4.3)",
         prompt=PDCA_PROMPT,
+    )
+)
+_register(
+    Gate(
+        id="pdca-max-iterations",
+        entry_id="pdca-max-iterations",
+        loop="bkit",
+        title="Maximum iterations reached: manual fix, complete as-is, update design, or stop",
+        stage="iteration",
+        prompt_type="question",
+        answers=(
+            _a(
+                "manual-fix",
+                "m",
+                "Manual fix",
+                "revise",
+                False,
+                "fix the code manually, then re-analyze (/pdca-analyze): no state change until the next analysis",
+                "manual",
+                "1",
+            ),
+            _a(
+                "accept",
+                "a",
+                "Complete as-is",
+                "accept_gap",
+                True,
+                "generate the report with a warning: bkit's forced report (REPORT_DONE: check → report)",
+                "complete",
+                "complete-as-is",
+                "2",
+            ),
+            _a(
+                "update-design",
+                "u",
+                "Update design",
+                "revise",
+                True,
+                "update the design document to match the implementation, then re-analyze",
+                "design",
+                "3",
+            ),
+            _a(
+                "stop",
+                "s",
+                "Stop",
+                "reject",
+                True,
+                "bkit's ABANDON: the feature is archived (archivedReason abandoned)",
+                "4",
+            ),
+        ),
+        principle="bkit's iterator asks how to proceed when iterationCount reaches {max} below {threshold} %",
+        source="bkit scripts/iterator-stop.js (the Max Iterations question); seed 001 Iteration Control",
+        prompt=PDCA_MAX_PROMPT,
+    )
+)
+_register(
+    Gate(
+        id="sprint-pause",
+        entry_id="sprint-pause",
+        loop="bkit",
+        title="Sprint auto-paused: the trigger's user actions",
+        stage="iteration",
+        prompt_type="question",
+        answers=(
+            _a(
+                "fix-resume",
+                "f",
+                "fix & resume",
+                "proceed",
+                True,
+                "the cause is fixed: the sprint resumes (bkit's resumeSprint: no armed trigger may still fire)",
+                "fix",
+                "resume",
+            ),
+            _a(
+                "forward-fix",
+                "w",
+                "forward fix",
+                "accept_gap",
+                True,
+                "continue and fix the gap forward: the firing trigger is disarmed for this sprint and it resumes",
+                "forward",
+            ),
+            _a(
+                "carry-over",
+                "c",
+                "carry to next sprint",
+                "accept_gap",
+                True,
+                "the sprint is archived; its unmet features are annotated as carried to the next sprint",
+                "carry",
+                "carry to next sprint",
+            ),
+            _a(
+                "abort",
+                "x",
+                "abort",
+                "reject",
+                True,
+                "the sprint is archived as aborted",
+                "abort sprint",
+                "abort with partial report",
+                "archive as-is",
+            ),
+            _a(
+                "increase-budget",
+                "b",
+                "increase budget & resume",
+                "proceed",
+                True,
+                "config.budget is raised to --value tokens and the sprint resumes",
+                "budget",
+            ),
+            _a(
+                "extend-timeout",
+                "t",
+                "extend timeout & resume",
+                "proceed",
+                True,
+                "config.phaseTimeoutHours is raised to --value hours and the sprint resumes",
+                "timeout",
+            ),
+            _a(
+                "force-advance",
+                "p",
+                "force-advance phase",
+                "accept_gap",
+                True,
+                "the sprint moves to its next phase (a legal sprint transition) and resumes",
+                "advance",
+            ),
+        ),
+        principle="an auto-paused sprint resumes only when no armed trigger fires; each trigger offers its own "
+        "user actions (lib/application/sprint-lifecycle/auto-pause.js)",
+        source="bkit lib/application/sprint-lifecycle/auto-pause.js (AUTO_PAUSE_TRIGGERS userActions)",
+        prompt=SPRINT_PAUSE_PROMPT,
     )
 )
 

@@ -132,7 +132,8 @@ def replay_answers_file(
             errors.append(f"{gid}: one answer expected, {len(entries)} given")
             continue
         e = entries[0]
-        ev = gather(gid, path, **options)
+        # An entry's own `value` (sprint-pause: the new budget or timeout) is a gather option too.
+        ev = gather(gid, path, **(options | ({"value": str(e["value"])} if e.get("value") is not None else {})))
         try:
             validate_answer(ev, e.get("answer"), e.get("reason"))
         except DecisionRefused as exc:

@@ -130,11 +130,14 @@ def test_scars_loops_and_scars_gate_agree_on_the_command_line(tmp_path, capsys, 
     if met:
         assert code == 4 and answer["exit_code"] == 4 and "needs a reason" in answer["error"]
         assert not (sf.parent / "auto-decisions.md").exists()
+        assert sf.read_bytes() == before
     else:
         assert code == 0 and answer["answer"] == "iterate" and answer["decision"] == "proceed"
         text = (sf.parent / "auto-decisions.md").read_text()
         assert f"(threshold {threshold:g}%): below" in text
-    assert sf.read_bytes() == before
+        after = json.loads(sf.read_text())
+        assert after["features"]["login"]["phase"] == "check"  # iterate itself moves nothing
+        assert after["history"][-1]["answer"] == "iterate"
 
 
 def test_config_without_threshold_uses_90_and_a_non_number_falls_back(tmp_path):
@@ -156,23 +159,42 @@ def test_max_iterations_boundary_both_paths(tmp_path, count, spent):
     assert state.waiting_for_human is spent
     ev = gates.gather("pdca-continue", tmp_path)
     assert any("iteration limit reached" in w for w in ev.warnings) is spent
-    assert ("iterate" in ev.reason_required) is spent
+    # bkit's guardCanIterate: ITERATE only below the limit; the forced report only at it.
+    assert ("iterate" in ev.refused) is spent and ("partial" in ev.refused) is not spent
+    assert dict(ev.figures).get("forced report") == ("REPORT_DONE (check → report)" if spent else None)
+
+
+def _config(root: Path, config: dict) -> None:
+    (root / "bkit.config.json").write_text(json.dumps(config))
+
+
+def test_the_state_machines_loop_breaker_limit_is_the_limit(tmp_path):
+    """Before: scars read pdca.maxIterations and never the loop breaker bkit's state machine uses."""
+    _project(tmp_path, 70, count=3, history=(70,))
+    _config(tmp_path, {"pdca": {"maxIterations": 8}, "guardrails": {"loopBreaker": {"maxPdcaIterations": 3}}})
+    state = _reader(tmp_path)
+    assert (state.budget.limit, state.details["iterator_max"]) == (3, 8)
+    assert state.stop_rule.outcome == "failure"
+    assert "iterate" in gates.gather("pdca-continue", tmp_path).refused
 
 
 def test_configured_max_iterations_zero_is_spent_at_once(tmp_path):
-    _project(tmp_path, 70, count=0, history=(70,), config={"maxIterations": 0})
+    _project(tmp_path, 70, count=0, history=(70,))
+    _config(tmp_path, {"guardrails": {"loopBreaker": {"maxPdcaIterations": 0}}})
     assert _reader(tmp_path).stop_rule.outcome == "failure"
     ev = gates.gather("pdca-continue", tmp_path)
-    assert dict(ev.figures)["iterations"] == "0 of max 0 (critical 10)"
+    assert dict(ev.figures)["iterations"].startswith("0 of max 0 (")
 
 
-@pytest.mark.parametrize("count, refused", [(9, False), (10, True), (11, True)])
-def test_critical_maximum_boundary(tmp_path, count, refused):
+@pytest.mark.parametrize("count, refused", [(9, False), (10, False), (11, False), (12, True)])
+def test_no_hard_coded_critical_maximum(tmp_path, count, refused):
+    """Before: iterate was refused at 10 whatever bkit's limit; now bkit's own limit decides."""
     _project(tmp_path, 70, count=count, history=(60, 70))
+    _config(tmp_path, {"guardrails": {"loopBreaker": {"maxPdcaIterations": 12}}})
     ev = gates.gather("pdca-continue", tmp_path)
     assert ("iterate" in ev.refused) is refused
     if refused:
-        with pytest.raises(DecisionRefused, match="critical maximum 10"):
+        with pytest.raises(DecisionRefused, match="guardCanIterate"):
             gates.record(ev, "iterate", "one more cycle for the login form", user="alice")
 
 

@@ -43,7 +43,7 @@ def _setup(gate, tmp_path):
     if gate == "review-continue":
         stage = mechanist_state(tmp_path, score=5, verdict="not ready")
         return stage, stage, {}
-    d = bkit_project(tmp_path)
+    d = bkit_project(tmp_path, count=5)  # at bkit's limit: the forced report (PARTIAL) is a transition it has
     return tmp_path, d.parent, {}
 
 

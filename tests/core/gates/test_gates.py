@@ -28,6 +28,8 @@ def test_every_gate_has_single_distinct_keys_and_known_decisions():
         "escalate",
         "review-continue",
         "pdca-continue",
+        "pdca-max-iterations",
+        "sprint-pause",
     }
     for gate in GATES.values():
         keys = [a.key for a in gate.answers]

@@ -285,7 +285,7 @@ def test_pdca_evidence_trend_threshold_and_limit(tmp_path):
     figs = dict(ev.figures)
     assert figs["Match Rate"] == "82% (threshold 90%): below"
     assert figs["trend"] == "70% → 78% → 82%"
-    assert figs["iterations"] == "2 of max 5 (critical 10)"
+    assert figs["iterations"].startswith("2 of max 5 (guardrails.loopBreaker.maxPdcaIterations")
     assert ev.workflow_prompt == (
         "login: Match Rate 82% (threshold 90%), iteration 2 of max 5. (A) iterate again (B) accept as PARTIAL (C) stop"
     )
@@ -293,13 +293,16 @@ def test_pdca_evidence_trend_threshold_and_limit(tmp_path):
     assert ".bkit/state/sprints/s1.json" in ev.files_read
 
 
-def test_pdca_iterate_writes_only_the_entry(tmp_path):
+def test_pdca_iterate_changes_no_phase_and_records_the_answer(tmp_path):
     sf = bkit_project(tmp_path)
-    old = sf.read_bytes()
+    old = json.loads(sf.read_text())
     res = gates.record(gates.gather("pdca-continue", tmp_path), "a", None, user=USER)
     assert res.answer == "iterate" and res.decision == "proceed"
-    assert sf.read_bytes() == old
-    assert res.recorded == [".bkit/state/auto-decisions.md"]
+    new = json.loads(sf.read_text())
+    assert new["features"]["login"]["phase"] == old["features"]["login"]["phase"] == "check"
+    assert new["features"]["login"]["lastIterationStatus"] == "completed"  # the iterator's field, untouched
+    assert new["history"][-1]["action"] == "human_gate" and new["history"][-1]["answer"] == "iterate"
+    assert res.recorded == [".bkit/state/auto-decisions.md", ".bkit/state/pdca-status.json"]
 
 
 def test_pdca_partial_moves_to_report_and_logs_history(tmp_path):
@@ -311,21 +314,29 @@ def test_pdca_partial_moves_to_report_and_logs_history(tmp_path):
     assert res.decision == "accept_gap" and res.extra["feature"] == "login"
     data = json.loads(sf.read_text())
     f = data["features"]["login"]
-    assert (f["phase"], f["previousPhase"], f["lastIterationStatus"]) == ("report", "check", "partial")
-    assert data["history"][-1]["feature"] == "login"
-    assert reason in data["history"][-1]["action"]
+    # bkit's forced report: REPORT_DONE (check → report); phaseNumber as getPhaseNumber has it.
+    assert (f["phase"], f["phaseNumber"], f["lastIterationStatus"]) == ("report", 7, "completed")
+    step, answer = data["history"][-2:]
+    assert (step["event"], step["from"], step["to"], step["action"]) == (
+        "REPORT_DONE",
+        "check",
+        "report",
+        "state_transition",
+    )
+    assert (answer["action"], answer["gate"], answer["answer"]) == ("human_gate", "pdca-continue", "partial")
+    assert reason in (sf.parent / "auto-decisions.md").read_text()
     assert f["matchRate"] == 86 and f["iterationCount"] == 5  # measurements untouched
 
 
-def test_pdca_no_improvement_needs_a_reason_to_iterate_and_critical_max_refuses(tmp_path):
+def test_pdca_no_improvement_needs_a_reason_to_iterate_and_the_limit_refuses(tmp_path):
     bkit_project(tmp_path, rate=79, count=4, history=(80, 80, 79, 79))
     ev = gates.gather("pdca-continue", tmp_path)
     assert any("no improvement for 3" in w for w in ev.warnings)
     with pytest.raises(DecisionRefused, match="needs a reason"):
         gates.record(ev, "iterate", None, user=USER)
     other = tmp_path / "b"
-    bkit_project(other, rate=60, count=10, history=(50, 60))
-    with pytest.raises(DecisionRefused, match="critical maximum"):
+    bkit_project(other, rate=60, count=5, history=(50, 60))
+    with pytest.raises(DecisionRefused, match="guardCanIterate"):
         gates.record(gates.gather("pdca-continue", other), "iterate", "one more", user=USER)
 
 
@@ -335,11 +346,13 @@ def test_pdca_on_the_real_legacy_status_file(upstream, tmp_path):
     figs = dict(ev.figures)
     assert figs["feature"] == "bkit-v1.5.7-comprehensive-test"
     assert figs["Match Rate"] == "95% (threshold 90%): pass"
-    assert figs["iterations"] == "6 of max 5 (critical 10)"  # real data exceeds the limit
+    assert figs["iterations"].startswith("6 of max 5 (")  # real data exceeds the limit
     assert ev.decision_for(ev.gate.answer("stop")) == "proceed"
     res = gates.record(ev, "stop", "95% passes the threshold; stop iterating", user=USER)
+    assert res.extra["transitions"] == ["ANALYZE_DONE (act → check)", "MATCH_PASS (check → qa)"]
     data = json.loads((root / "docs/.pdca-status.json").read_text())
-    assert data["features"]["bkit-v1.5.7-comprehensive-test"]["lastIterationStatus"] == "stopped"
+    f = data["features"]["bkit-v1.5.7-comprehensive-test"]
+    assert (f["phase"], f["phaseNumber"], f["lastIterationStatus"]) == ("qa", 6, "completed")
     assert res.recorded == ["docs/auto-decisions.md", "docs/.pdca-status.json"]
     with pytest.raises(UsageError, match="no feature"):
         gates.gather("pdca-continue", root, feature="nope")
@@ -347,23 +360,28 @@ def test_pdca_on_the_real_legacy_status_file(upstream, tmp_path):
 
 def test_pdca_config_overrides_threshold_and_limit(tmp_path):
     bkit_project(tmp_path, rate=86, count=3, history=(80, 86))
-    (tmp_path / "bkit.config.json").write_text(json.dumps({"pdca": {"matchRateThreshold": 85, "maxIterations": 3}}))
+    (tmp_path / "bkit.config.json").write_text(
+        json.dumps({"pdca": {"matchRateThreshold": 85}, "guardrails": {"loopBreaker": {"maxPdcaIterations": 3}}})
+    )
     ev = gates.gather("pdca-continue", tmp_path / ".bkit" / "state" / "pdca-status.json")
     figs = dict(ev.figures)
     assert figs["Match Rate"] == "86% (threshold 85%): pass"
-    assert figs["iterations"] == "3 of max 3 (critical 10)"
+    assert figs["iterations"].startswith("3 of max 3 (guardrails.loopBreaker.maxPdcaIterations")
     assert "bkit.config.json" in ev.files_read
     # The entry names the rule as configured, not bkit's defaults.
     gates.record(ev, "stop", "86% passes the configured 85%", user=USER)
     text = (tmp_path / ".bkit" / "state" / "auto-decisions.md").read_text(encoding="utf-8")
     principles = text.split("- principles_used:\n", 1)[1].splitlines()
     assert principles[0] == (
-        '  - "pass at Match Rate >= 85 %; at most 3 iterations (critical 10); stop after 3 without improvement"'
+        "  - \"pass at Match Rate >= 85 %; bkit's state machine iterates while iterationCount < 3 "
+        '(guardrails.loopBreaker.maxPdcaIterations) and forces the report at 3; stop after 3 without improvement"'
     )
+    f = json.loads((tmp_path / ".bkit" / "state" / "pdca-status.json").read_text())["features"]["login"]
+    assert (f["phase"], f["phaseNumber"]) == ("qa", 6)  # passing: MATCH_PASS (check → qa)
 
 
 def test_pdca_principle_without_a_config_names_the_defaults(tmp_path):
     bkit_project(tmp_path)
     gates.record(gates.gather("pdca-continue", tmp_path), "iterate", None, user=USER)
     text = (tmp_path / ".bkit" / "state" / "auto-decisions.md").read_text(encoding="utf-8")
-    assert "pass at Match Rate >= 90 %; at most 5 iterations (critical 10); stop after 3 without" in text
+    assert "pass at Match Rate >= 90 %; bkit's state machine iterates while iterationCount < 5" in text

@@ -42,7 +42,9 @@ def test_config_overrides_threshold_and_limit(tmp_path):
         config={"matchRateThreshold": 80, "maxIterations": 7},
     )
     (state,) = bkit.read_status(path, tmp_path)
-    assert state.budget.limit == 7 and state.stop_rule.outcome == "success"
+    # pdca.maxIterations is the iterator's; bkit's state machine limits with the loop breaker (5).
+    assert (state.budget.limit, state.details["iterator_max"]) == (5, 7)
+    assert state.stop_rule.outcome == "success"
 
 
 def test_circuit_breaker_waits(tmp_path):
@@ -101,7 +103,7 @@ def test_sprint_history_trend_and_rules(tmp_path):
     assert state.stop_rule.outcome == "partial" and not state.waiting_for_human
     state = bkit.read_sprint(sprint(tmp_path, h(90, 100)), tmp_path)
     assert state.stop_rule.outcome == "success" and state.route == "done"
-    state = bkit.read_sprint(sprint(tmp_path, h(95), blocked=True), tmp_path)
+    state = bkit.read_sprint(sprint(tmp_path, h(95), status="paused"), tmp_path)
     assert state.waiting_for_human
 
 

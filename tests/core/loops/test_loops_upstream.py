@@ -102,7 +102,7 @@ def test_bkit_legacy_status(upstream):
     assert test.details["match_rate"] == 95 and test.budget.used == 6
     assert test.budget.limit == 5 and test.budget.over == 1 and test.budget.left == 0
     assert test.budget.describe() == "6/5 iterations (1 above the limit)"
-    assert any("above the nominal limit 5" in r for r in test.stop_rule.reasons)
+    assert any("above the state machine's limit 5" in r for r in test.stop_rule.reasons)
     # 95 ≥ 90 → the pass criterion holds: SUCCESS, next the report; nobody waiting.
     assert test.stop_rule.met is True and test.stop_rule.outcome == "success"
     assert test.route == "report" and not test.waiting_for_human

@@ -115,7 +115,7 @@ def test_invalid_answer_exits_4_listing_the_valid_ones_and_records_nothing(tmp_p
 
 
 def test_generic_reason_exits_4(tmp_path, capsys):
-    sf = bkit_project(tmp_path)
+    sf = bkit_project(tmp_path, count=5)
     code, _, err = _run(
         ["gate", "pdca-continue", str(tmp_path), "--answer", "partial", "--reason", "looks good"], capsys
     )
@@ -132,7 +132,9 @@ def test_environment_variable_answers_with_its_reason(tmp_path, capsys, monkeypa
     obj = json.loads(out)
     assert obj["answer"] == "stop" and obj["reason"] == "the design doc changed; re-plan before iterating"
     assert obj["source"] == "environment SCARS_ANSWER_PDCA_CONTINUE"
-    assert json.loads(sf.read_text())["features"]["login"]["lastIterationStatus"] == "stopped"
+    # bkit's ABANDON: archived (the iterator's lastIterationStatus is never written).
+    f = json.loads(sf.read_text())["features"]["login"]
+    assert (f["phase"], f["archivedReason"], f["lastIterationStatus"]) == ("archived", "abandoned", "completed")
     text = (sf.parent / "auto-decisions.md").read_text()
     assert "the design doc changed; re-plan before iterating" in text
 
@@ -256,15 +258,15 @@ def test_terminal_choices_name_their_letter_once_with_what_they_do(tmp_path, mon
 
 
 def test_terminal_arrow_keys_pick_the_default_and_next(tmp_path, monkeypatch, capsys):
-    bkit_project(tmp_path)
+    bkit_project(tmp_path, count=5)  # at the limit: iterate is refused, the default is partial
     down = "\x1b[B"
     code, out, _ = _interactive(
         monkeypatch,
-        down + "\r" + "two UX states left, tracked in the report\r",
+        down + "\r" + "the login redesign replaces this feature\r",
         ["gate", "pdca-continue", str(tmp_path), "--json"],
         capsys,
     )
-    assert code == 0 and json.loads(out.strip().splitlines()[-1])["answer"] == "partial"
+    assert code == 0 and json.loads(out.strip().splitlines()[-1])["answer"] == "stop"
 
 
 def test_terminal_interrupt_exits_130_and_records_nothing(tmp_path, monkeypatch, capsys):

@@ -95,7 +95,9 @@ def test_loop_spec_max_iterations_in_feature_json(tmp_path, capsys, max_iteratio
 
 def test_bkit_feature_and_its_sprint_with_configured_limits(tmp_path, capsys):
     bkit_project(tmp_path, rate=86, count=4, history=(80, 84, 86))
-    (tmp_path / "bkit.config.json").write_text(json.dumps({"pdca": {"matchRateThreshold": 85, "maxIterations": 4}}))
+    (tmp_path / "bkit.config.json").write_text(
+        json.dumps({"pdca": {"matchRateThreshold": 85}, "guardrails": {"loopBreaker": {"maxPdcaIterations": 4}}})
+    )
     sprint_file = tmp_path / ".bkit" / "state" / "sprints" / "s1.json"
     sprint = json.loads(sprint_file.read_text())
     sprint["config"] = {"maxIterations": 3, "matchRateTarget": 95, "matchRateMinAcceptable": 85}
@@ -105,7 +107,7 @@ def test_bkit_feature_and_its_sprint_with_configured_limits(tmp_path, capsys):
     assert feature["stop_rule"]["met"] is True and feature["stop_rule"]["outcome"] == "success"  # 86 ≥ 85
     sprint_loop = _loop(capsys, tmp_path, "bkit-sprint")
     assert {k: sprint_loop["budget"][k] for k in BUDGET_KEYS} == {"used": 3, "limit": 3, "left": 0}
-    assert _figure("pdca-continue", tmp_path, "iterations") == "4 of max 4 (critical 10)"
+    assert _figure("pdca-continue", tmp_path, "iterations").startswith("4 of max 4 (guardrails.loopBreaker")
     assert _figure("pdca-continue", tmp_path, "Match Rate") == "86% (threshold 85%): pass"
     gate = _json(
         capsys, "gate", "pdca-continue", str(tmp_path), "--answer", "stop", "--reason", "86% passes 85%", "--json"

@@ -63,6 +63,11 @@ def add_arguments(parser) -> None:
         metavar="NAME",
         help="pdca-continue: the bkit feature (default: the primary feature)",
     )
+    parser.add_argument(
+        "--value",
+        metavar="N",
+        help="sprint-pause: the new budget (tokens) of increase-budget, or the new phase timeout (hours) of extend-timeout",
+    )
     # The earlier spelling: --feature names a feature directory in decide / undo / round, so here
     # it is kept only for scripts that used it (not shown in --help).
     parser.add_argument("--feature", dest="feature", metavar="NAME", help=argparse.SUPPRESS)
@@ -150,7 +155,7 @@ def _run(args, gate, shown: list) -> int:
     from scars.core import gates as core
 
     path = args.path if args.path is not None else "."
-    options: dict[str, Any] = {"item": args.item, "blocked": args.blocked, "feature": args.feature}
+    options: dict[str, Any] = {"item": args.item, "blocked": args.blocked, "feature": args.feature, "value": args.value}
     if args.answers:
         if args.answer is not None:
             raise UsageError("give either --answer or --answers, not both")

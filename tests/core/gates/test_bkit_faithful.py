@@ -1,0 +1,203 @@
+"""bkit's gates write only what bkit accepts (issue 15, points 5, 6, 8, 12; the max-iterations and
+sprint gates). bkit's own code checks the same states in tests/oracles/test_oracle_bkit.py."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from scars.core import gates
+from scars.core.errors import DecisionRefused
+from scars.core.loops import bkit, discover_loops
+from scars.tui.cli import main as cli
+from tests.factories import bkit_project, clean_env
+
+USER = "alice"
+
+
+@pytest.fixture(autouse=True)
+def _env(monkeypatch):
+    clean_env(monkeypatch)
+
+
+def feature(root: Path) -> dict:
+    return json.loads((root / ".bkit/state/pdca-status.json").read_text())["features"]["login"]
+
+
+@pytest.mark.parametrize("count, refused", [(4, True), (5, False)])
+def test_partial_is_refused_below_the_limit(tmp_path, count, refused):
+    """Before: partial wrote phase report from anywhere (act → report is no bkit transition)."""
+    bkit_project(tmp_path, count=count)
+    ev = gates.gather("pdca-continue", tmp_path)
+    assert ("partial" in ev.refused) is refused
+    if refused:
+        assert "guardMaxIterReached" in ev.refused["partial"]
+
+
+def test_partial_writes_getphasenumber_and_keeps_the_iterators_status(tmp_path):
+    """Before: phase report kept phaseNumber 5 and lastIterationStatus became `partial`."""
+    sf = bkit_project(tmp_path, count=5)
+    data = json.loads(sf.read_text())
+    data["features"]["login"].update(phase="act", phaseNumber=5)
+    sf.write_text(json.dumps(data, indent=2))
+    res = gates.record(gates.gather("pdca-continue", tmp_path), "partial", "two UX empty states remain", user=USER)
+    f = feature(tmp_path)
+    assert (f["phase"], f["phaseNumber"], f["lastIterationStatus"]) == ("report", 7, "completed")
+    assert res.extra["transitions"] == ["ANALYZE_DONE (act → check)", "REPORT_DONE (check → report)"]
+    [state] = [s for s in discover_loops(tmp_path) if s.kind == "bkit"]
+    assert not state.waiting_for_human and state.route == "done"  # point 6: the inbox clears
+
+
+def test_stop_is_abandon_not_a_status_bkit_never_writes(tmp_path):
+    bkit_project(tmp_path, count=2)
+    gates.record(gates.gather("pdca-continue", tmp_path), "stop", "the login redesign replaces it", user=USER)
+    f = feature(tmp_path)
+    assert (f["phase"], f["phaseNumber"], f["archivedReason"]) == ("archived", 8, "abandoned")
+    assert f["lastIterationStatus"] == "completed"  # never `stopped`
+
+
+def test_an_unknown_last_iteration_status_is_reported(tmp_path):
+    sf = bkit_project(tmp_path)
+    data = json.loads(sf.read_text())
+    data["features"]["login"]["lastIterationStatus"] = "stopped"  # what earlier scars versions wrote
+    sf.write_text(json.dumps(data))
+    [state] = bkit.read_status(sf, tmp_path)
+    assert any("not a value bkit's iterator writes" in p.message for p in state.parse_failures)
+
+
+def test_the_history_stays_a_ring_of_100(tmp_path):
+    sf = bkit_project(tmp_path, count=5)
+    data = json.loads(sf.read_text())
+    data["history"] = [{"timestamp": "t", "feature": "x", "phase": "do", "action": f"a{i}"} for i in range(100)]
+    sf.write_text(json.dumps(data))
+    gates.record(gates.gather("pdca-continue", tmp_path), "partial", "two UX empty states remain", user=USER)
+    history = json.loads(sf.read_text())["history"]
+    assert len(history) == 100 and history[-1]["action"] == "human_gate" and history[0]["action"] == "a2"
+
+
+# --------------------------------------------------------------------------- max iterations
+
+
+def test_the_max_iterations_question(tmp_path):
+    bkit_project(tmp_path, count=5)
+    [state] = [s for s in discover_loops(tmp_path) if s.kind == "bkit"]
+    assert state.waiting_for_human and "manual fix, complete as-is, update design" in state.reason
+    ev = gates.gather("pdca-max-iterations", tmp_path)
+    assert ev.workflow_prompt == "Maximum iterations reached (82%). How to proceed? (5 of 5 iterations)"
+    assert [a.label for a in ev.gate.answers] == ["Manual fix", "Complete as-is", "Update design", "Stop"]
+    assert ev.default == "manual-fix" and not ev.refused
+    gates.record(ev, "manual-fix", None, user=USER)
+    [state] = [s for s in discover_loops(tmp_path) if s.kind == "bkit"]
+    assert not state.waiting_for_human and "answered manual-fix" in state.reason
+    # A new analysis (another rate) makes the answer stale: waiting again.
+    sf = tmp_path / ".bkit/state/pdca-status.json"
+    data = json.loads(sf.read_text())
+    data["features"]["login"]["matchRate"] = 84
+    sf.write_text(json.dumps(data))
+    [state] = [s for s in discover_loops(tmp_path) if s.kind == "bkit"]
+    assert state.waiting_for_human
+
+
+@pytest.mark.parametrize("count, refused", [(4, True), (5, False)])
+def test_complete_as_is_only_at_the_limit(tmp_path, count, refused):
+    bkit_project(tmp_path, count=count)
+    assert ("accept" in gates.gather("pdca-max-iterations", tmp_path).refused) is refused
+
+
+def test_max_iterations_from_every_front_end(tmp_path, capsys, monkeypatch):
+    bkit_project(tmp_path / "a", count=5)
+    argv = [
+        "gate",
+        "pdca-max-iterations",
+        str(tmp_path / "a"),
+        "--answer",
+        "u",
+        "--reason",
+        "the design names a dropped field",
+    ]
+    assert cli.main([*argv, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["answer"] == "update-design"
+    bkit_project(tmp_path / "b", count=5)
+    monkeypatch.setenv("SCARS_ANSWER_PDCA_MAX_ITERATIONS", "accept")
+    monkeypatch.setenv("SCARS_REASON_PDCA_MAX_ITERATIONS", "ship with the two states flagged")
+    assert cli.main(["gate", "pdca-max-iterations", str(tmp_path / "b"), "--json"]) == 0
+    assert feature(tmp_path / "b")["phase"] == "report"
+
+
+# --------------------------------------------------------------------------- legacy file
+
+
+def test_a_legacy_status_beside_the_current_one_is_reported(tmp_path):
+    """Before: docs/.pdca-status.json was ignored without a word when both existed."""
+    bkit_project(tmp_path)
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / ".pdca-status.json").write_text(json.dumps({"features": {}}))
+    [state] = [s for s in discover_loops(tmp_path) if s.kind == "bkit"]
+    assert any(p.file == "docs/.pdca-status.json" and "not read" in p.message for p in state.parse_failures)
+
+
+# --------------------------------------------------------------------------- sprints (point 8)
+
+
+def sprint(root: Path, **data) -> Path:
+    path = root / ".bkit/state/sprints/s1.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    base = {"id": "s1", "phase": "iterate", "status": "active", "features": ["login"], "iterateHistory": []}
+    base.update(data)
+    path.write_text(json.dumps(base, indent=2))
+    return path
+
+
+def test_a_paused_sprint_is_waiting_with_its_trigger_and_actions(tmp_path):
+    pause = {"pausedAt": "2026-03-01T00:00:00Z", "trigger": "PHASE_TIMEOUT", "severity": "MEDIUM"}
+    pause |= {
+        "message": "Phase design elapsed > 4h timeout",
+        "userActions": list(bkit.AUTO_PAUSE_ACTIONS["PHASE_TIMEOUT"]),
+    }
+    path = sprint(
+        tmp_path, phase="design", status="paused", autoPause={"lastTrigger": "PHASE_TIMEOUT", "pauseHistory": [pause]}
+    )
+    state = bkit.read_sprint(path, tmp_path)
+    assert state.waiting_for_human and state.route == "paused"
+    assert state.reason.startswith("auto-paused by PHASE_TIMEOUT: Phase design elapsed > 4h timeout")
+    # A `blocked` key (never persisted by bkit) no longer decides anything.
+    path = sprint(tmp_path, blocked=True)
+    assert not bkit.read_sprint(path, tmp_path).waiting_for_human
+
+
+@pytest.mark.parametrize("tokens, fires", [(1_000_000, False), (1_000_001, True)])
+def test_budget_exceeded_boundary(tmp_path, tokens, fires):
+    path = sprint(tmp_path, kpi={"cumulativeTokens": tokens})
+    state = bkit.read_sprint(path, tmp_path)
+    assert bool(state.details["triggers_firing"]) is fires and state.waiting_for_human is fires
+
+
+def test_sprint_answers_follow_the_trigger(tmp_path):
+    pause = {"trigger": "BUDGET_EXCEEDED", "message": "Cumulative tokens 1500000 > budget 1000000"}
+    pause["userActions"] = list(bkit.AUTO_PAUSE_ACTIONS["BUDGET_EXCEEDED"])
+    sprint(tmp_path, status="paused", kpi={"cumulativeTokens": 1_500_000}, autoPause={"pauseHistory": [pause]})
+    ev = gates.gather("sprint-pause", tmp_path)
+    assert set(ev.refused) >= {"fix-resume", "forward-fix", "carry-over", "force-advance", "extend-timeout"}
+    assert ev.refused["increase-budget"] == "give the new tokens with --value N"
+    assert "abort" not in ev.refused  # "abort with partial report" / "archive as-is"
+    with pytest.raises(DecisionRefused):
+        gates.record(ev, "fix-resume", "the tokens were miscounted", user=USER)
+
+
+def test_sprint_gate_value_from_the_command_line_and_an_answers_file(tmp_path, capsys):
+    pause = {"trigger": "BUDGET_EXCEEDED", "userActions": list(bkit.AUTO_PAUSE_ACTIONS["BUDGET_EXCEEDED"])}
+    for name in ("a", "b"):
+        sprint(
+            tmp_path / name, status="paused", kpi={"cumulativeTokens": 1_500_000}, autoPause={"pauseHistory": [pause]}
+        )
+    argv = ["gate", "sprint-pause", str(tmp_path / "a"), "--answer", "increase-budget", "--value", "2000000"]
+    assert cli.main([*argv, "--reason", "the migration needs half a million more", "--json"]) == 0
+    data = json.loads((tmp_path / "a/.bkit/state/sprints/s1.json").read_text())
+    assert (data["config"]["budget"], data["status"]) == (2_000_000, "active")
+    answers = tmp_path / "answers.yaml"
+    answers.write_text("sprint-pause: {answer: increase-budget, value: 1800000, reason: one more feature fits}\n")
+    capsys.readouterr()
+    assert cli.main(["gate", "sprint-pause", str(tmp_path / "b"), "--answers", str(answers)]) == 0
+    assert json.loads((tmp_path / "b/.bkit/state/sprints/s1.json").read_text())["config"]["budget"] == 1_800_000
