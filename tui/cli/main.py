@@ -32,6 +32,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("advise", "scars.tui.cli.commands.advise"),
     ("watch", "scars.tui.cli.commands.watch"),
     ("export", "scars.tui.cli.commands.export"),
+    ("serve", "scars.tui.cli.commands.serve"),
     ("completion", "scars.tui.cli.commands.completion"),
 )
 
@@ -64,6 +65,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "advise": (f"scars advise {F}", "scars advise . --token-budget 200000 --tokens-used 150000"),
     "watch": (f"scars watch check {F}", "scars watch check . --dry-run --json"),
     "export": (f"scars export {F}", f"scars export {F} --format sarif -o scars.sarif"),
+    "serve": (f"scars serve {F}", f"scars serve {F} --port 8765 --write --as bob"),
     "completion": (
         "scars completion bash > ~/.local/share/bash-completion/completions/scars",
         "scars completion zsh > ~/.zfunc/_scars",

@@ -59,6 +59,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def why_not_interactive() -> str | None:
     """Why a full-screen app cannot run here, or None when it can (stdin, stdout and stderr are
     terminals and the terminal can draw it)."""
+    if settings.current().textual_driver.endswith("web_driver:WebDriver"):
+        return None  # `scars serve`: a browser draws the app through textual-serve's pipes
     try:
         ttys = sys.stdin.isatty() and sys.stdout.isatty() and sys.stderr.isatty()
     except (AttributeError, ValueError):
