@@ -54,8 +54,14 @@ from typing import Any
 
 from scars.core.advice.trend import (
     ACCEPTABLE_QUALITY,
+    SLOPE_EPSILON,
     TARGET_QUALITY,
+    above,
+    below,
+    flat,
+    last_three_slope,
     monitor_recommendation,
+    slope,
     trend_analysis,
     variance,
 )
@@ -119,6 +125,10 @@ class Trigger:
     severity: float = 1.0
     fixable: bool = True
     source: str = ""
+    # What the seed's decision tree branches on: low_confidence "missing_evidence" (EXPAND) or
+    # "factual_uncertainty" (RETRY); hallucination_detected "specific_claims" (RETRY) or
+    # "systemic" (REFINE). Empty: the tree's first branch.
+    cause: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -244,27 +254,39 @@ class Advice:
         }
 
 
-def budget_matrix(remaining: int, gap: float, token_share: float | None) -> tuple[str, str]:
-    """(action, the matrix row that chose it)."""
+def budget_matrix(
+    remaining: int, gap: float | None, token_share: float | None, improvements_remaining: int | None = None
+) -> tuple[str, str]:
+    """(action, the matrix row that chose it). ``gap`` None: no quality measured — only the
+    ESCALATE rows (no iteration left, under 25 % of tokens) can be evaluated. A low gap with
+    required improvements still open is not a converged output (seed 000's ConvergenceGoal
+    requires them): it counts as a medium gap, never ACCEPT."""
     tokens = "no token budget given" if token_share is None else f"{token_share:.0%} of tokens left"
-    if token_share is not None and token_share < 0.25:
+    if token_share is not None and below(token_share, 0.25):
         return "ESCALATE", f"{tokens} (< 25%): budget"
     if remaining <= 0:
         return "ESCALATE", "no iteration left"
-    if remaining >= 3 and (token_share is None or token_share > 0.5):
+    if gap is None:
+        return "ITERATE", f"{remaining} iteration(s) left, {tokens}; no quality measured, so no gap row applies"
+    open_items = bool(improvements_remaining)
+    if remaining >= 3 and (token_share is None or above(token_share, 0.5)):
         head = f"{remaining} iterations left, {tokens}"
-        if gap > 0.3:
+        if above(gap, 0.3):
             return "ITERATE", f"{head}, high gap {gap:.2f} (> 0.3)"
-        if gap >= 0.1:
+        if not below(gap, 0.1):
             return "REFINE", f"{head}, medium gap {gap:.2f} (0.1–0.3)"
+        if open_items:
+            return "REFINE", f"{head}, low gap {gap:.2f} but {improvements_remaining} required improvement(s) open"
         return "ACCEPT", f"{head}, low gap {gap:.2f} (< 0.1)"
     row = (
         f"{remaining} iteration(s) left, {tokens}"
         if remaining <= 2
         else f"{remaining} iterations left but only {tokens} (the 1–2 row applies)"
     )
-    if gap > 0.3:
+    if above(gap, 0.3):
         return "FINAL_ATTEMPT", f"{row}, high gap {gap:.2f} (> 0.3)"
+    if open_items:
+        return "FINAL_ATTEMPT", f"{row}, gap {gap:.2f} but {improvements_remaining} required improvement(s) open"
     return "ACCEPT", f"{row}, gap {gap:.2f} (≤ 0.3)"
 
 
@@ -273,6 +295,64 @@ def fixability(triggers: Iterable[Trigger]) -> float | None:
     if not ts:
         return None
     return sum(1 for t in ts if t.fixable) / len(ts)
+
+
+# Validation error codes the seed's fixability assessment holds unfixable: a type mismatch or a
+# schema violation is a model or schema limitation, not an error a retry fixes.
+UNFIXABLE_CODES = ("TYPE_MISMATCH", "SCHEMA_VIOLATION")
+
+
+def seed_fixable(trigger_type: str, code: str | None, fixable: bool) -> bool:
+    """A trigger's fixability by seed 000's rule: a validation failure is fixable unless its error
+    code is TYPE_MISMATCH or SCHEMA_VIOLATION (whatever ``fixable`` says); the other types keep
+    their own flag (source material, specific claims, the requirement's, actionable feedback)."""
+    if trigger_type == "validation_failure" and code is not None:
+        return code.upper() not in UNFIXABLE_CODES
+    return fixable
+
+
+# ImprovementAssessment (the detector's assessImprovementPotential): plateau when the variance of
+# the last three quality scores is under 0.02; the expected gain damped to 0.3 on a plateau, else 0.7.
+ASSESSMENT_PLATEAU_VARIANCE = 0.02
+GAIN_ON_PLATEAU = 0.3
+GAIN_OTHERWISE = 0.7
+
+
+def improvement_assessment(
+    qualities: Sequence[float], triggers: Sequence[Trigger], remaining: int | None
+) -> dict[str, Any] | None:
+    """seed 000's ImprovementAssessment of the open ``triggers``: likelihood (fixability, halved on a
+    plateau), expectedGain (fixability × mean severity × 0.3 on a plateau, else 0.7),
+    diminishingReturns (the plateau) and its recommendation, the first rule that holds: no
+    iteration left → accept; a plateau with a trend under 0.01 → escalate; a gain under 0.1 →
+    accept; fixability under 0.3 → escalate; else iterate. None without triggers."""
+    if not triggers:
+        return None
+    fx = fixability(triggers) or 0.0
+    severity = sum(t.severity for t in triggers) / len(triggers)
+    last3 = list(qualities[-3:])
+    plateau = len(last3) >= 3 and below(variance(last3), ASSESSMENT_PLATEAU_VARIANCE)
+    xs = [float(i) for i in range(len(qualities))]
+    trend = slope(xs, list(qualities)) if len(qualities) >= 2 else 0.0
+    gain = fx * severity * (GAIN_ON_PLATEAU if plateau else GAIN_OTHERWISE)
+    if remaining is not None and remaining <= 0:
+        recommendation, why = "accept", "no iteration left"
+    elif plateau and below(trend, 0.01):
+        recommendation, why = "escalate", f"plateau with a trend of {trend:+.3f} (< 0.01): not improving"
+    elif below(gain, MIN_GAIN):
+        recommendation, why = "accept", f"expected gain {gain:.3f} (< {MIN_GAIN}): not worth iterating"
+    elif below(fx, FIXABILITY_MIN):
+        recommendation, why = "escalate", f"fixability {fx:.2f} (< {FIXABILITY_MIN}): most issues cannot be fixed"
+    else:
+        recommendation, why = "iterate", f"expected gain {gain:.3f} with fixability {fx:.2f}"
+    return {
+        "likelihood": round(fx * (0.5 if plateau else 1.0), 4),
+        "expectedGain": round(gain, 4),
+        "diminishingReturns": plateau,
+        "recommendation": recommendation,
+        "why": why,
+        "figures": {"fixability": round(fx, 4), "mean_severity": round(severity, 4), "trend": round(trend, 6)},
+    }
 
 
 def _trigger_keys(p: QualityPoint) -> tuple | None:
@@ -289,30 +369,51 @@ def failure_modes(
 
     # 1. infinite loop
     keyed = [(p, _trigger_keys(p)) for p in points]
-    run = 0
-    ref: tuple | None = None
-    for _, k in reversed(keyed):
-        if not k or (ref is not None and k != ref):
-            break
-        ref = k
-        run += 1
+    latest_keys = [k for _, k in reversed(keyed)]
+    ref: tuple | None = latest_keys[0] if latest_keys and latest_keys[0] else None
+    run = next((i for i, k in enumerate(latest_keys) if not k or k != ref), len(latest_keys)) if ref else 0
     evaluated = any(k for _, k in keyed)
+    by_count = False
+    if not evaluated:
+        # Identities unknown (a convergence report counts its open improvements): the same count
+        # with none resolved across the last iterations is the same open set, as far as it shows.
+        counted = [p for p in points if p.count is not None]
+        if len(counted) >= 2:
+            by_count, evaluated = True, True
+            run = 1 + next(
+                (
+                    i
+                    for i, (a, b) in enumerate(zip(reversed(counted[:-1]), reversed(counted[1:])))
+                    if a.count != b.count or (b.improvements_resolved or 0) > (a.improvements_resolved or 0)
+                ),
+                len(counted) - 1,
+            )
     active = run >= SAME_TRIGGERS_MIN
+    if active:
+        msg = (
+            f"The same {len(ref or ())} triggers stayed open across the last {run} iterations: rotate the strategy "
+            "(retry → refine → expand → escalate)."
+            if not by_count
+            else f"The same number of open improvements, none resolved, across the last {run} iterations: "
+            "rotate the strategy (retry → refine → expand → escalate)."
+        )
+    elif evaluated:
+        msg = (
+            f"Identical trigger sets in {run} latest iteration(s) (fires at {SAME_TRIGGERS_MIN})."
+            if not by_count
+            else f"The same open-improvement count in {run} latest iteration(s) (fires at {SAME_TRIGGERS_MIN}; "
+            "identities unknown, compared by count)."
+        )
+    else:
+        msg = "Trigger identities are not known for this history."
     out.append(
         FailureMode(
             "infinite_loop",
             "infinite loop syndrome",
             active,
             evaluated,
-            (
-                f"The same {len(ref or ())} triggers stayed open across the last {run} iterations: rotate the strategy "
-                "(retry → refine → expand → escalate)."
-                if active
-                else f"Identical trigger sets in {run} latest iteration(s) (fires at {SAME_TRIGGERS_MIN})."
-                if evaluated
-                else "Trigger identities are not known for this history."
-            ),
-            {"consecutive_identical": run, "threshold": SAME_TRIGGERS_MIN},
+            msg,
+            {"consecutive_identical": run, "threshold": SAME_TRIGGERS_MIN, "by_count": by_count},
         )
     )
 
@@ -321,7 +422,7 @@ def failure_modes(
     mean_gain = sum(gains) / len(gains) if gains else None
     if token_budget and tokens_used is not None and token_budget > 0:
         share = tokens_used / token_budget
-        active = share > BURN_SHARE and mean_gain is not None and mean_gain < MIN_GAIN
+        active = above(share, BURN_SHARE) and mean_gain is not None and below(mean_gain, MIN_GAIN)
         msg = (
             f"{share:.0%} of the token budget used with a mean quality gain of {mean_gain:.3f} per iteration: "
             "escalate, consider decomposing the task."
@@ -356,28 +457,42 @@ def failure_modes(
             )
         )
 
-    # 3. false improvement
-    last3 = [p.quality for p in points[-3:]]
+    # 3. false improvement: scores fluctuating around the same value (seed 000: "±0.05 around the
+    # same value", detected as a variance of the last three under 0.02) — a steady climb or
+    # decline (0.40 → 0.50 → 0.62; 4 → 5 → 2 of 10) is not one, whatever its variance.
+    qualities = [p.quality for p in points]
+    last3 = qualities[-3:]
     var3 = variance(last3) if len(last3) == 3 else None
-    active = iterations >= 3 and var3 is not None and var3 < FALSE_IMPROVEMENT_VARIANCE
+    s3 = last_three_slope(qualities)
+    low_variance = var3 is not None and below(var3, FALSE_IMPROVEMENT_VARIANCE)
+    active = iterations >= 3 and low_variance and flat(qualities)
+    if active:
+        msg = (
+            f"Quality variance over the last three iterations is {var3:.4f} (< {FALSE_IMPROVEMENT_VARIANCE}) and "
+            f"their slope {s3:+.3f} is flat: check for metric gaming; switch to human evaluation."
+        )
+    elif iterations < 3:
+        msg = f"Needs ≥ 3 iterations ({iterations} so far)."
+    elif low_variance:
+        msg = (
+            f"Quality variance over the last three iterations is {var3:.4f} (< {FALSE_IMPROVEMENT_VARIANCE}) but "
+            f"their slope {s3:+.3f} is a steady {'climb' if (s3 or 0) > 0 else 'decline'}, not a fluctuation."
+        )
+    else:
+        msg = f"Quality variance over the last three iterations is {var3:.4f}."
     out.append(
         FailureMode(
             "false_improvement",
             "false improvement mirage",
             active,
             iterations >= 3,
-            (
-                f"Quality variance over the last three iterations is {var3:.4f} (< {FALSE_IMPROVEMENT_VARIANCE}): "
-                "check for metric gaming; switch to human evaluation."
-                if active
-                else f"Needs ≥ 3 iterations ({iterations} so far)."
-                if iterations < 3
-                else f"Quality variance over the last three iterations is {var3:.4f}."
-            ),
+            msg,
             {
                 "variance_last_three": None if var3 is None else round(var3, 6),
+                "slope_last_three": None if s3 is None else round(s3, 6),
                 "iterations": iterations,
                 "threshold": FALSE_IMPROVEMENT_VARIANCE,
+                "flat_slope": SLOPE_EPSILON,
             },
         )
     )
@@ -387,7 +502,7 @@ def failure_modes(
     if len(counted) >= 2:
         prev, cur = counted[-2].count, counted[-1].count
         assert prev is not None and cur is not None  # `counted` keeps points with a count
-        active = cur > CASCADE_FACTOR * prev
+        active = above(cur, CASCADE_FACTOR * prev)
         out.append(
             FailureMode(
                 "trigger_cascade",
@@ -504,19 +619,33 @@ def strategy_tree(
             figures,
         )
     if top == "low_confidence":
+        if any(t.cause == "factual_uncertainty" for t in ts):
+            return Recommendation(
+                "strategy_tree.low_confidence",
+                "RETRY",
+                "Low confidence from factual uncertainty: retry with verification emphasis.",
+                {**figures, "cause": "factual_uncertainty"},
+            )
         return Recommendation(
             "strategy_tree.low_confidence",
             "EXPAND",
             "Low confidence from missing evidence (unverified assumptions): expand — verify each "
             "assumption with a test or a pointer.",
-            figures,
+            {**figures, "cause": "missing_evidence"},
         )
     if top == "hallucination_detected":
+        if any(t.cause == "systemic" for t in ts):
+            return Recommendation(
+                "strategy_tree.hallucination",
+                "REFINE",
+                "Systemic hallucination (no specific claim to remove): refine with source restrictions.",
+                {**figures, "cause": "systemic"},
+            )
         return Recommendation(
             "strategy_tree.hallucination",
             "RETRY",
             "Specific false claims identified: retry with the claims removed.",
-            figures,
+            {**figures, "cause": "specific_claims"},
         )
     if top == "user_rejection":
         if all(t.fixable for t in ts):
@@ -571,7 +700,7 @@ def advise_history(
         token_share = max(0.0, (token_budget - tokens_used) / token_budget)
     recs: list[Recommendation] = []
 
-    action, row = budget_matrix(remaining, gap, token_share)
+    action, row = budget_matrix(remaining, gap, token_share, latest.improvements_remaining if latest else None)
     recs.append(
         Recommendation(
             "budget_matrix",
@@ -586,7 +715,7 @@ def advise_history(
     )
     fx = fixability(trig)
     if fx is not None:
-        esc = fx < FIXABILITY_MIN
+        esc = below(fx, FIXABILITY_MIN)
         recs.append(
             Recommendation(
                 "fixability",
@@ -878,6 +1007,24 @@ def loop_history(state: Any) -> tuple[list[QualityPoint], float, float] | None:
         hist = raw["iterate"].get("history")
         verdicts = [v for v in hist if isinstance(v, Mapping)] if isinstance(hist, list) else []
     points: list[QualityPoint] = []
+    if kind == "dag-convergence" and isinstance(details.get("history"), list) and details["history"]:
+        # The monitor's QualityPoints as the report has them: the open improvements are the
+        # history's trigger counts (a cascade shows as 3 → 4 → 6 → 9), with their strategies.
+        for h in details["history"]:
+            left = h.get("improvements_remaining")
+            points.append(
+                QualityPoint(
+                    int(h["iteration"]),
+                    max(0.0, min(1.0, float(h["quality"]) / div)),
+                    None,
+                    left,
+                    h.get("strategy"),
+                    left,
+                    h.get("improvements_resolved"),
+                    label=f"iteration {h['iteration']}",
+                )
+            )
+        return points, target, acceptable
     measured = [p for p in getattr(state, "points", ()) if getattr(p, "value", None) is not None]
     for i, p in enumerate(measured, 1):
         trig = None
@@ -893,11 +1040,113 @@ def loop_history(state: Any) -> tuple[list[QualityPoint], float, float] | None:
     return points, target, acceptable
 
 
+def report_triggers_as(items: Sequence[Mapping[str, Any]]) -> list[Trigger]:
+    """A DAG report's triggers (as scars.core.loops.dag reads them: type, index, severity, the
+    seed's fixable, cause) as the advisor's :class:`Trigger`; a missing severity counts as 1."""
+    return [
+        Trigger(
+            str(t["type"]),
+            f"trigger {t['index']}",
+            t["severity"] if t.get("severity") is not None else 1.0,
+            bool(t["fixable"]),
+            cause=str(t.get("cause") or ""),
+        )
+        for t in items
+    ]
+
+
+# An ImprovementAssessment recommendation (and a report's) as the advisor's action.
+ASSESSMENT_ACTION = {"iterate": "ITERATE", "accept": "ACCEPT", "escalate": "ESCALATE", "abort": "ESCALATE"}
+
+
+def advise_decision(state: Any, *, token_budget: float | None = None, tokens_used: float | None = None) -> Advice:
+    """Advice for a DAG iteration-decision report: it holds triggers and a budget, not a quality
+    history, so the budget matrix's ESCALATE rows, the fixability rule (error codes decide a
+    validation failure), the ImprovementAssessment, the budget-insufficient case and the strategy
+    tree apply; the failure modes need a history and say so."""
+    d = getattr(state, "details", None) or {}
+    triggers = report_triggers_as(d.get("triggers", []))
+    budget = getattr(state, "budget", None)
+    limit = getattr(budget, "limit", None)
+    current = getattr(budget, "used", None) or 0
+    remaining = d.get("remaining_iterations")
+    token_share = d.get("token_share_left")
+    if token_budget is not None and tokens_used is not None and token_budget > 0:
+        token_share = max(0.0, (token_budget - tokens_used) / token_budget)
+    recs: list[Recommendation] = []
+    if remaining is not None or token_share is not None:
+        action, row = budget_matrix(remaining if remaining is not None else 3, None, token_share)
+        recs.append(
+            Recommendation(
+                "budget_matrix",
+                action,
+                f"Budget matrix: {row}.",
+                {"remaining_iterations": remaining, "token_share_left": token_share, "quality_gap": None},
+            )
+        )
+    fx = fixability(triggers)
+    if fx is not None:
+        esc = below(fx, FIXABILITY_MIN)
+        recs.append(
+            Recommendation(
+                "fixability",
+                "ESCALATE" if esc else "ITERATE",
+                f"{fx:.0%} of the triggers are fixable by the seed's rule"
+                + (f" (< {FIXABILITY_MIN:.0%}): escalate." if esc else "."),
+                {"fixability": round(fx, 4), "threshold": FIXABILITY_MIN, "triggers": len(triggers)},
+            )
+        )
+    if d.get("budget_insufficient"):
+        recs.append(
+            Recommendation(
+                "budget_insufficient",
+                "ESCALATE",
+                f"BUDGET_INSUFFICIENT: {d.get('tokens_left'):g} tokens left, the next iteration needs "
+                f"{d.get('estimated_tokens'):g}: escalate with partial acceptance.",
+                {"tokens_left": d.get("tokens_left"), "estimated_tokens": d.get("estimated_tokens")},
+            )
+        )
+    ours = d.get("improvement_assessment")
+    if ours:
+        recs.append(
+            Recommendation(
+                "improvement_assessment",
+                ASSESSMENT_ACTION[ours["recommendation"]],
+                f"Improvement assessment: {ours['recommendation']} — {ours['why']} (likelihood "
+                f"{ours['likelihood']:.2f}, expected gain {ours['expectedGain']:.2f}).",
+                dict(ours["figures"]) | {"diminishing_returns": ours["diminishingReturns"]},
+            )
+        )
+    tree = strategy_tree([], triggers, limit if isinstance(limit, int) else 0, current, "stable")
+    strategy = None
+    if tree is not None:
+        recs.append(tree)
+        strategy = tree.action
+    headline = max((r.action for r in recs if r.action in _CAUTION), key=lambda a: _CAUTION[a], default="ITERATE")
+    return Advice(
+        source=state.kind,
+        subject=state.name,
+        action=headline,
+        gate_choice=GATE_CHOICE[headline],
+        strategy=strategy,
+        recommendations=tuple(recs),
+        failure_modes=tuple(failure_modes([], token_budget=None, tokens_used=None)),
+        trend=trend_analysis([], remaining),
+        budget={"max_iterations": limit, "current_iteration": current, "remaining_iterations": remaining}
+        | ({"token_share_left": round(token_share, 4)} if token_share is not None else {}),
+        fixability=fx,
+        history=(),
+    )
+
+
 def advise_loop_state(
     state: Any, *, token_budget: float | None = None, tokens_used: float | None = None
 ) -> Advice | None:
     """Advice for another loop's history (loop-spec judge scores, ARIS/Mechanist review
-    scores, bkit match rates, DAG convergence reports); None when it has no quality history."""
+    scores, bkit match rates, DAG convergence reports) or a DAG iteration decision; None when it
+    has no quality history."""
+    if getattr(state, "kind", None) == "dag-iteration":
+        return advise_decision(state, token_budget=token_budget, tokens_used=tokens_used)
     h = loop_history(state)
     if h is None:
         return None

@@ -45,6 +45,35 @@ PLATEAU_VARIANCE = 0.01  # convergence monitor
 PREDICTION_HORIZON = 20
 
 
+# Comparisons with the seeds' thresholds are made with a tolerance: a gain of exactly 0.1 computed
+# as 0.6 − 0.5 = 0.09999999999999998 is not "below 0.1". Far below any figure the seeds use.
+TOLERANCE = 1e-12
+
+
+def below(value: float, limit: float) -> bool:
+    """``value < limit``, a value within :data:`TOLERANCE` of the limit counting as at it."""
+    return value < limit - TOLERANCE
+
+
+def above(value: float, limit: float) -> bool:
+    """``value > limit``, a value within :data:`TOLERANCE` of the limit counting as at it."""
+    return value > limit + TOLERANCE
+
+
+def last_three_slope(values: Sequence[float]) -> float | None:
+    """Least-squares slope of the last three values per iteration (None for fewer than three)."""
+    if len(values) < 3:
+        return None
+    return slope([0.0, 1.0, 2.0], list(values[-3:]))
+
+
+def flat(values: Sequence[float]) -> bool:
+    """The last three values hold level: their slope is within the monitor's stable band
+    (|slope| ≤ 0.02 per iteration). A plateau is flat; a steady climb or decline is not."""
+    s3 = last_three_slope(values)
+    return s3 is not None and not above(abs(s3), SLOPE_EPSILON)
+
+
 def variance(values: Sequence[float]) -> float:
     """Population variance (0.0 for fewer than two values)."""
     n = len(values)
@@ -84,20 +113,22 @@ def trend_analysis(points: Sequence[Point], remaining: int | None, target: float
     xs = [float(p.iteration) for p in points]
     ys = [float(p.quality) for p in points]
     s = slope(xs, ys)
-    direction = "improving" if s > SLOPE_EPSILON else "declining" if s < -SLOPE_EPSILON else "stable"
+    direction = "improving" if above(s, SLOPE_EPSILON) else "declining" if below(s, -SLOPE_EPSILON) else "stable"
     accel = _acceleration(xs, ys)
     last3 = ys[-3:]
-    plateau = len(ys) >= 3 and variance(last3) < PLATEAU_VARIANCE
+    # A plateau is flat: the variance of the last three under 0.01 (seed 000's monitor) and no
+    # steady climb or decline across them (0.40 → 0.50 → 0.62 has a variance of 0.0081 but climbs).
+    plateau = len(ys) >= 3 and below(variance(last3), PLATEAU_VARIANCE) and flat(ys)
     plateau_start = None
     if plateau:
         start = len(ys) - 3
-        while start > 0 and variance(ys[start - 1 :]) < PLATEAU_VARIANCE:
+        while start > 0 and below(variance(ys[start - 1 :]), PLATEAU_VARIANCE):
             start -= 1
         plateau_start = points[start].iteration
     latest = ys[-1] if ys else 0.0
     current = points[-1].iteration if points else 0
     predicted = None
-    if ys and latest >= target:
+    if ys and not below(latest, target):
         predicted = current
     elif s > 0:
         steps = math.ceil((target - latest) / s - 1e-9)
@@ -110,6 +141,7 @@ def trend_analysis(points: Sequence[Point], remaining: int | None, target: float
         "acceleration": round(accel, 6),
         "is_plateauing": plateau,
         "variance_last_three": round(variance(last3), 6) if len(ys) >= 3 else None,
+        "slope_last_three": None if last_three_slope(ys) is None else round(last_three_slope(ys) or 0.0, 6),
         "plateau_start_iteration": plateau_start,
         "predicted_convergence_iteration": predicted,
         "latest_quality": round(latest, 6),
@@ -134,7 +166,7 @@ class MonitorVerdict:
 
 def converged(quality: float | None, improvements_remaining: int | None, target: float) -> bool:
     """Converged ⇔ quality ≥ target and no improvement remaining (unknown remaining counts as none)."""
-    return quality is not None and quality >= target and improvements_remaining in (None, 0)
+    return quality is not None and not below(quality, target) and improvements_remaining in (None, 0)
 
 
 def monitor_recommendation(
@@ -158,7 +190,7 @@ def monitor_recommendation(
         return MonitorVerdict(
             "accept", f"converged: quality {quality:g} ≥ target {target:g} and no improvement remaining", True
         )
-    ok = quality >= acceptable
+    ok = not below(quality, acceptable)
     if ok and remaining is not None and remaining <= 1:
         return MonitorVerdict(
             "accept", f"acceptable quality ({quality:g} ≥ {acceptable:g}) with {remaining} iteration(s) left"

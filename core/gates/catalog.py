@@ -58,7 +58,7 @@ class Gate:
 
     id: str  # the gate id on the command line and in `SCARS_ANSWER_<GATE>`
     entry_id: str  # the gate-id of its auto-decisions.md entries (`## Decision NNN - <stage>.<entry_id>`)
-    loop: str  # samsara | loop-spec | aris | bkit
+    loop: str  # samsara | loop-spec | aris | bkit | dag
     title: str
     stage: str  # auto-decisions `stage`; the heading is `<stage>.<id>`
     prompt_type: Literal["question", "confirmation"]
@@ -150,6 +150,9 @@ PDCA_MAX_PROMPT = "Maximum iterations reached ({rate}). How to proceed? ({count}
 
 
 SPRINT_PAUSE_PROMPT = "Sprint {sprint} auto-paused by {trigger}: {message}. {actions}?"
+
+
+DAG_ESCALATE_PROMPT = "{task}: ESCALATE to a person — {why}. Take over, retry with guidance, accept as-is, or abort?"
 
 
 # Ship as-is and Stop - hand back: the two answers loop-spec's `spec` and `escalate` gates share.
@@ -633,6 +636,54 @@ _register(
         "user actions (lib/application/sprint-lifecycle/auto-pause.js)",
         source="bkit lib/application/sprint-lifecycle/auto-pause.js (AUTO_PAUSE_TRIGGERS userActions)",
         prompt=SPRINT_PAUSE_PROMPT,
+    )
+)
+
+
+_register(
+    Gate(
+        id="dag-escalate",
+        entry_id="dag-escalate",
+        loop="dag",
+        title="A DAG iteration escalated to a person",
+        stage="iteration",
+        prompt_type="question",
+        answers=(
+            _a(
+                "take-over",
+                "t",
+                "Take over (human completion)",
+                "accept_gap",
+                False,
+                "a person completes what is left (seed 000 Example 2: partial acceptance, human completion)",
+                "human",
+                "complete",
+            ),
+            _a(
+                "retry",
+                "r",
+                "Retry with guidance",
+                "revise",
+                True,
+                "iterate again with the person's fix direction as guidance (the reason is the guidance)",
+                "refine",
+                "guide",
+            ),
+            _a(
+                "accept",
+                "a",
+                "Accept as-is",
+                "accept_gap",
+                True,
+                "accept the output with its open triggers recorded",
+                "accept-as-is",
+            ),
+            _a("abort", "x", "Abort", "reject", True, "stop the task: the output is not used", "stop"),
+        ),
+        principle="dag-iteration-detector: escalate on fixability < 0.3, no iteration left, under 25 % of the "
+        "tokens, an insufficient budget, a plateau, or vague user rejection",
+        source="dag-iteration-detector SKILL.md (seed 000): ESCALATE to human; dag-convergence-monitor: escalate",
+        prompt=DAG_ESCALATE_PROMPT,
     )
 )
 

@@ -22,6 +22,7 @@ from scars.core.gates import samsara as samsara_gate
 from scars.core.gates.answers import load_answers
 from scars.core.gates.bkit import apply_pdca, gather_pdca
 from scars.core.gates.catalog import GATES, get_gate
+from scars.core.gates.dag import apply_dag, gather_dag
 from scars.core.gates.evidence import Evidence, GateResult, validate_answer
 from scars.core.gates.loopspec import apply_loop_spec, gather_loop_spec
 from scars.core.gates.review import apply_review, gather_review
@@ -147,5 +148,11 @@ def replay_answers_file(
 
 
 # One gather per loop, one apply per other loop (the loop of each gate is in the catalog).
-GATHER = {"loop-spec": gather_loop_spec, "aris": gather_review, "bkit": gather_pdca, "samsara": samsara_gate.gather}
-APPLY = {"loop-spec": apply_loop_spec, "aris": apply_review, "bkit": apply_pdca}
+GATHER = {
+    "loop-spec": gather_loop_spec,
+    "aris": gather_review,
+    "bkit": gather_pdca,
+    "dag": gather_dag,
+    "samsara": samsara_gate.gather,
+}
+APPLY = {"loop-spec": apply_loop_spec, "aris": apply_review, "bkit": apply_pdca, "dag": apply_dag}

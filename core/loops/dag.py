@@ -13,8 +13,16 @@ import re
 from pathlib import Path
 from typing import Any
 
-from scars.core.advice.advisor import FIXABILITY_MIN, QualityPoint
-from scars.core.advice.trend import ACCEPTABLE_QUALITY, TARGET_QUALITY, monitor_recommendation, trend_analysis
+from scars.core.advice.advisor import (
+    FIXABILITY_MIN,
+    QualityPoint,
+    budget_matrix,
+    fixability,
+    improvement_assessment,
+    report_triggers_as,
+    seed_fixable,
+)
+from scars.core.advice.trend import ACCEPTABLE_QUALITY, TARGET_QUALITY, below, monitor_recommendation, trend_analysis
 from scars.core.loops.base import (
     Budget,
     LoopState,
@@ -33,6 +41,7 @@ from scars.core.model import Problem
 from scars.core.values import as_dict, as_list
 
 ROOT_KEYS = ("iterationDecision", "convergenceReport")
+ANSWERS_KEY = "humanDecisions"  # the answers of the dag-escalate gate, a root key after the report
 _ROOT_LINE = re.compile(r"^(iterationDecision|convergenceReport)\s*:", re.MULTILINE)
 PEEK_BYTES = 64 * 1024
 
@@ -85,21 +94,80 @@ def read_report(path: Path, root: Path | None = None) -> LoopState:
             parse_failures=(failure,),
             status="unreadable",
         )
+    # The dag-escalate gate's answers, appended as a root key beside the report (scars.core.gates.dag).
+    answers = [d for d in as_list(data.get(ANSWERS_KEY)) if isinstance(d, dict)]
     if "convergenceReport" in data:
-        return convergence_state(data["convergenceReport"], name, path.stem)
-    return decision_state(data["iterationDecision"], name, path.stem)
+        return convergence_state(data["convergenceReport"], name, path.stem, answers)
+    return decision_state(data["iterationDecision"], name, path.stem, answers)
 
 
 # --------------------------------------------------------------------------- detector decision
 
 
-def decision_state(report: dict[str, Any], file: str, default_name: str) -> LoopState:
+_CODE = re.compile(r"\b(TYPE_MISMATCH|SCHEMA_VIOLATION|[A-Z][A-Z0-9]*_[A-Z0-9_]+)\b")
+_FACTUAL = re.compile(r"factual|uncertain|verif", re.IGNORECASE)
+_SYSTEMIC = re.compile(r"systemic|pervasive|throughout|across the (?:output|document)", re.IGNORECASE)
+
+
+def report_triggers(raw: list[Any]) -> list[dict[str, Any]]:
+    """The report's triggers with seed 000's fixability (a validation failure's error code decides,
+    not its ``fixable`` flag) and the cause the decision tree branches on."""
+    out = []
+    for index, t in enumerate(raw, 1):
+        if not isinstance(t, dict):
+            continue
+        kind = str(t.get("type") or "unknown")
+        details = str(t.get("details") or "")
+        code = t.get("code") or t.get("errorCode")
+        if code is None and kind == "validation_failure":
+            m = _CODE.search(details)
+            code = m.group(1) if m else None
+        written = t.get("fixable") is True
+        fixable = seed_fixable(kind, str(code) if code is not None else None, written)
+        cause = str(t.get("cause") or "")
+        if not cause and kind == "low_confidence":
+            cause = "factual_uncertainty" if _FACTUAL.search(details) else "missing_evidence"
+        if not cause and kind == "hallucination_detected":
+            claims = as_list(t.get("claims"))
+            cause = "systemic" if (not claims and _SYSTEMIC.search(details)) else "specific_claims"
+        out.append(
+            {
+                "index": index,
+                "type": kind,
+                "severity": as_number(t.get("severity")),
+                "code": code,
+                "fixable_written": written,
+                "fixable": fixable,
+                "cause": cause,
+                "details": details,
+            }
+        )
+    return out
+
+
+def _estimated_tokens(report: dict[str, Any], budget: dict[str, Any]) -> float | None:
+    """The estimated cost of the next iteration in tokens (seed 000 Example 2's "estimated fix
+    cost"), when the report states one."""
+    for holder in (budget, report):
+        for key in ("estimatedTokens", "estimatedCost", "estimatedFixTokens"):
+            value = holder.get(key)
+            if isinstance(value, dict):
+                value = value.get("tokens")
+            number = as_number(value)
+            if number is not None:
+                return number
+    return None
+
+
+def decision_state(
+    report: dict[str, Any], file: str, default_name: str, answers: list[dict[str, Any]] | None = None
+) -> LoopState:
     failures: list[Problem] = []
     decision = as_dict(report.get("decision"))
     strategy = as_dict(report.get("strategy"))
     budget_block = as_dict(report.get("budget"))
     assessment = as_dict(report.get("assessment"))
-    triggers = as_list(report.get("triggers"))
+    triggers = report_triggers(as_list(report.get("triggers")))
     needs = decision.get("needsIteration", report.get("needsIteration"))
     strategy_type = strategy.get("type") if isinstance(strategy.get("type"), str) else None
     if strategy_type is not None and strategy_type.lower() not in STRATEGIES:
@@ -110,42 +178,79 @@ def decision_state(report: dict[str, Any], file: str, default_name: str) -> Loop
     remaining = as_int(budget_block.get("remainingIterations"))
     if limit is None and current is not None and remaining is not None:
         limit = current + remaining
+    if remaining is None and limit is not None and current is not None:
+        remaining = max(limit - current, 0)
     budget = Budget(current, limit, "iterations")
 
-    numbers = [as_number(t.get("severity")) for t in triggers if isinstance(t, dict)]
-    severities = [s for s in numbers if s is not None]
-    fixable = [t.get("fixable") is True for t in triggers if isinstance(t, dict)]
-    fixability = sum(fixable) / len(fixable) if fixable else None
+    # The token budget: its share left, and whether the next iteration fits (Example 2).
+    token_budget = as_number(budget_block.get("tokenBudget"))
+    used_tokens = as_number(budget_block.get("usedTokens"))
+    left_tokens = as_number(budget_block.get("remainingTokens"))
+    if left_tokens is None and token_budget is not None and used_tokens is not None:
+        left_tokens = token_budget - used_tokens
+    token_share = left_tokens / token_budget if token_budget and left_tokens is not None else None
+    estimate = _estimated_tokens(report, budget_block)
+    insufficient = estimate is not None and left_tokens is not None and left_tokens < estimate
+
+    severities = [t["severity"] for t in triggers if t["severity"] is not None]
+    as_triggers = report_triggers_as(triggers)
+    fx = fixability(as_triggers)
+    qualities = [q for q in (as_number(v) for v in as_list(report.get("qualityScores"))) if q is not None]
+    ours = improvement_assessment(qualities, as_triggers, remaining)
+    matrix = budget_matrix(remaining, None, token_share) if remaining is not None else None
+
     reasons = [f"{len(triggers)} trigger(s)" + (f", max severity {fmt_number(max(severities))}" if severities else "")]
-    if fixability is not None:
+    overridden = [t for t in triggers if t["fixable"] != t["fixable_written"]]
+    if fx is not None:
         reasons.append(
-            f"fixability {fixability:.2f}"
-            + (f" < {FIXABILITY_MIN:g} → escalate" if fixability < FIXABILITY_MIN else "")
+            f"fixability {fx:.2f}"
+            + (f" < {FIXABILITY_MIN:g} → escalate" if below(fx, FIXABILITY_MIN) else "")
+            + (f" (by error code: {', '.join(str(t['code']) for t in overridden)} not fixable)" if overridden else "")
         )
+    escalations: list[str] = []
+    if fx is not None and below(fx, FIXABILITY_MIN):
+        escalations.append(f"fixability {fx:.2f} is under {FIXABILITY_MIN:g}")
+    if matrix is not None and matrix[0] == "ESCALATE":
+        escalations.append(f"budget matrix: {matrix[1]}")
+    if insufficient:
+        escalations.append(
+            f"BUDGET_INSUFFICIENT: {fmt_number(left_tokens)} tokens left, the next iteration needs "
+            f"{fmt_number(estimate)}"
+        )
+    if ours is not None:
+        reasons.append(f"assessment (seed rule): {ours['recommendation']} — {ours['why']}")
+        if ours["recommendation"] == "escalate":
+            escalations.append(f"improvement assessment: {ours['why']}")
     if needs is False:
         stop = StopRule(True, tuple(["needsIteration: false"] + reasons), "no_iteration_needed")
     elif needs is True:
-        stop = StopRule(False, tuple(["needsIteration: true"] + reasons), None)
+        stop = StopRule(False, tuple(["needsIteration: true"] + reasons + escalations), None)
     else:
-        stop = StopRule(None, tuple(["needsIteration missing"] + reasons), None)
-    escalate = (strategy_type or "").lower() == "escalate" or (recommendation or "").lower() == "escalate"
+        stop = StopRule(None, tuple(["needsIteration missing"] + reasons + escalations), None)
+    own_escalate = (strategy_type or "").lower() == "escalate" or (recommendation or "").lower() == "escalate"
+    escalate = needs is not False and (own_escalate or bool(escalations))
+    answered = answers[-1] if answers else None
     route = strategy_type or recommendation or ("accept" if needs is False else None)
-    reason = (
-        (
-            "escalated to a person: "
-            + (str(report.get("recommendation") or "") or f"strategy {strategy_type}, assessment {recommendation}")
+    if escalate:
+        route = "escalate"
+    if answered is not None:
+        reason = (
+            f"answered {answered.get('answer')} by {answered.get('decidedBy') or 'a person'} at the dag-escalate gate"
         )
-        if escalate
-        else "; ".join(stop.reasons[:2])
-    )
+    elif escalate:
+        why = escalations or [
+            str(report.get("recommendation") or "") or f"strategy {strategy_type}, assessment {recommendation}"
+        ]
+        reason = "ESCALATE to a person: " + "; ".join(why)
+    else:
+        reason = "; ".join(stop.reasons[:2])
     points = tuple(
         TrendPoint(
-            f"trigger {i} {t.get('type', '?')}",
-            as_number(t.get("severity")),
-            "fixable" if t.get("fixable") is True else "not fixable",
+            f"trigger {t['index']} {t['type']}",
+            t["severity"],
+            "fixable" if t["fixable"] else "not fixable",
         )
-        for i, t in enumerate(triggers, 1)
-        if isinstance(t, dict)
+        for t in triggers
     )
     return LoopState(
         kind="dag-iteration",
@@ -155,7 +260,7 @@ def decision_state(report: dict[str, Any], file: str, default_name: str) -> Loop
         stop_rule=stop,
         route=route.lower() if isinstance(route, str) else route,
         trend=make_points_trend(points),
-        waiting_for_human=escalate,
+        waiting_for_human=escalate and answered is None,
         reason=reason,
         parse_failures=tuple(failures),
         raw=report,
@@ -166,7 +271,18 @@ def decision_state(report: dict[str, Any], file: str, default_name: str) -> Loop
             "priority": decision.get("priority"),
             "strategy": strategy_type,
             "assessment": recommendation,
-            "fixability": fixability,
+            "report_assessment": assessment or None,
+            "improvement_assessment": ours,
+            "fixability": fx,
+            "triggers": triggers,
+            "remaining_iterations": remaining,
+            "token_share_left": token_share,
+            "tokens_left": left_tokens,
+            "estimated_tokens": estimate,
+            "budget_insufficient": insufficient,
+            "budget_matrix": list(matrix) if matrix else None,
+            "escalations": escalations,
+            "answered": answered,
             "next_steps": as_list(report.get("nextSteps")),
         },
     )
@@ -175,7 +291,9 @@ def decision_state(report: dict[str, Any], file: str, default_name: str) -> Loop
 # --------------------------------------------------------------------------- convergence monitor
 
 
-def convergence_state(report: dict[str, Any], file: str, default_name: str) -> LoopState:
+def convergence_state(
+    report: dict[str, Any], file: str, default_name: str, answers: list[dict[str, Any]] | None = None
+) -> LoopState:
     failures: list[Problem] = []
     goal_block = as_dict(report.get("goal"))
     goal = {
@@ -191,6 +309,7 @@ def convergence_state(report: dict[str, Any], file: str, default_name: str) -> L
         history = []
     points: list[TrendPoint] = []
     measured: list[QualityPoint] = []
+    per_point: list[dict[str, Any]] = []  # the history as the advisor takes it (counts, strategies)
     remaining_improvements = None
     for index, point in enumerate(history, 1):
         if not isinstance(point, dict):
@@ -204,8 +323,21 @@ def convergence_state(report: dict[str, Any], file: str, default_name: str) -> L
                 f"iteration {it}", q, f"{left_items} improvement(s) remaining" if left_items is not None else None
             )
         )
+        resolved = as_int(point.get("improvementsResolved"))
+        strategy = point.get("strategy") or point.get("strategyType")
+        if isinstance(strategy, dict):
+            strategy = strategy.get("type")
         if q is not None:
-            measured.append(QualityPoint(it, q))
+            measured.append(QualityPoint(it, q, improvements_remaining=left_items, improvements_resolved=resolved))
+            per_point.append(
+                {
+                    "iteration": it,
+                    "quality": q,
+                    "improvements_remaining": left_items,
+                    "improvements_resolved": resolved,
+                    "strategy": str(strategy) if isinstance(strategy, str) and strategy else None,
+                }
+            )
         remaining_improvements = left_items if left_items is not None else remaining_improvements
     current = as_int(report.get("currentIteration")) or (measured[-1].iteration if measured else len(points) or None)
     budget = Budget(current, limit, "iterations")
@@ -231,15 +363,22 @@ def convergence_state(report: dict[str, Any], file: str, default_name: str) -> L
         "converged" if converged else (action if action != "continue" else None),
     )
     effective = (own_action or action).lower() if isinstance(own_action, str) else action
-    waiting = effective in ("escalate", "abort") or action in ("escalate", "abort")
-    reason = f"{'escalate' if waiting else effective}: {why}"
+    escalated = effective in ("escalate", "abort") or action in ("escalate", "abort")
+    answered = answers[-1] if answers else None
+    waiting = escalated and answered is None
+    if answered is not None and escalated:
+        reason = (
+            f"answered {answered.get('answer')} by {answered.get('decidedBy') or 'a person'} at the dag-escalate gate"
+        )
+    else:
+        reason = f"{'escalate' if escalated else effective}: {why}"
     return LoopState(
         kind="dag-convergence",
         name=str(report.get("taskId") or default_name),
         path=file,
         budget=budget,
         stop_rule=stop,
-        route=effective,
+        route=effective if not escalated or effective in ("escalate", "abort") else "escalate",
         trend=make_points_trend(points),
         waiting_for_human=waiting,
         reason=reason,
@@ -248,5 +387,14 @@ def convergence_state(report: dict[str, Any], file: str, default_name: str) -> L
         status="converged" if converged else trend["direction"],
         trend_label="quality score (0–1)",
         points=tuple(points),
-        details={"goal": goal, "trend": trend, "recommendation": action, "report_recommendation": own_action},
+        details={
+            "goal": goal,
+            "trend": trend,
+            "recommendation": action,
+            "report_recommendation": own_action,
+            "improvements_remaining": remaining_improvements,
+            "history": per_point,
+            "escalated": escalated,
+            "answered": answered,
+        },
     )

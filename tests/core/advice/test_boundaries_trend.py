@@ -41,7 +41,7 @@ def dag_report(tmp_path, scores, goal="{targetQuality: 0.85, acceptableQuality: 
 
 
 def test_plateau_is_strictly_below_the_variance_threshold_for_the_advisor_and_dag_reports(monkeypatch, tmp_path):
-    qs = [0.5, 0.5, 0.75]
+    qs = [0.5, 0.75, 0.5]  # flat (slope 0): only the variance decides
     monkeypatch.setattr(trend, "PLATEAU_VARIANCE", variance(qs))
     assert not trend_analysis(pts(*qs), remaining=5)["is_plateauing"]
     assert not dag_report(tmp_path, qs).details["trend"]["is_plateauing"]
@@ -50,10 +50,10 @@ def test_plateau_is_strictly_below_the_variance_threshold_for_the_advisor_and_da
     assert dag_report(tmp_path, qs).details["trend"]["is_plateauing"]
 
 
-@pytest.mark.parametrize("spread, plateau", [(0.122, True), (0.1225, False)])
+@pytest.mark.parametrize("spread, plateau", [(0.212, True), (0.2122, False)])
 def test_plateau_variance_constant_0_01(spread, plateau):
-    # variance of (0, d, 2d) is 2d²/3: d = 0.122 gives 0.00992, d = 0.1225 gives 0.01000417.
-    qs = [0.1, 0.1 + spread, 0.1 + 2 * spread]
+    # variance of (0, d, 0) is 2d²/9: d = 0.212 gives 0.009988, d = 0.2122 gives 0.0100064.
+    qs = [0.1, 0.1 + spread, 0.1]
     assert (variance(qs) < 0.01) is plateau
     assert trend_analysis(pts(*qs), remaining=5)["is_plateauing"] is plateau
 

@@ -30,6 +30,7 @@ def test_every_gate_has_single_distinct_keys_and_known_decisions():
         "pdca-continue",
         "pdca-max-iterations",
         "sprint-pause",
+        "dag-escalate",
     }
     for gate in GATES.values():
         keys = [a.key for a in gate.answers]

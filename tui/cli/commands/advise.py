@@ -16,7 +16,8 @@ DESCRIPTION = (
     "assessment and five failure modes, and the dag-convergence-monitor's trend, to the history "
     "on disk: samsara rounds (quality = 1 - signal_lost / initial signal_lost; triggers = the "
     "open items by category) and the other loops found under PATH (loop-spec judge scores, "
-    "ARIS/Mechanist review scores, bkit match rates, DAG convergence reports). Every recommendation names the rule that produced it and the "
+    "ARIS/Mechanist review scores, bkit match rates, DAG convergence reports; a DAG iteration decision "
+    "through its triggers and budget). Every recommendation names the rule that produced it and the "
     "figures it used. The token budget is optional: give both --token-budget and --tokens-used. "
     "The advice is shown beside your choice at the gate, never instead of it."
 )
@@ -87,9 +88,7 @@ def advices_for(path: str, *, token_budget=None, tokens_used=None) -> tuple[str,
                     "kind": state.kind,
                     "name": state.name,
                     "path": state.path,
-                    "reason": "no measured quality history yet"
-                    if state.kind != "dag-iteration"
-                    else "a DAG iteration report holds a decision, not a quality history",
+                    "reason": "no measured quality history yet",
                 }
             )
         else:
