@@ -31,6 +31,15 @@ def natural_key(text: str) -> tuple:
     return tuple(int(p) if p.isdigit() else p.casefold() for p in _DIGITS.split(text or ""))
 
 
+def join_clauses(clauses: Sequence[str], sep: str = "; ") -> str:
+    """Sentences joined as one line's clauses: a clause's closing full stop is dropped before the
+    separator ("… conflicts.", "2/3 rounds" → "… conflicts; 2/3 rounds")."""
+    parts = [c.strip() for c in clauses if c and c.strip()]
+    return sep.join(
+        p[:-1] if p.endswith(".") and not p.endswith("..") and i < len(parts) - 1 else p for i, p in enumerate(parts)
+    )
+
+
 def norm(text: Any) -> str:
     """The same normalisation as ScarItem.normalized (whitespace collapsed, case folded)."""
 

@@ -36,6 +36,7 @@ from scars.core.loops.base import (
     rel,
 )
 from scars.core.model import Problem
+from scars.core.text import join_clauses
 from scars.core.values import as_dict, as_list
 
 MATCH_RATE_THRESHOLD = 90.0
@@ -336,9 +337,9 @@ def _feature_state(
             "bkit asks how to proceed (manual fix, complete as-is, update design)"
         )
     elif stop.met:
-        reason = "; ".join(stop.reasons[:2])
+        reason = join_clauses(stop.reasons[:2])
     else:
-        reason = f"phase {phase or 'unknown'}; " + "; ".join(stop.reasons)
+        reason = f"phase {phase or 'unknown'}; " + join_clauses(stop.reasons)
 
     route: str | None
     if phase in DONE_PHASES:
@@ -618,7 +619,7 @@ def read_sprint(path: Path, root: Path | None = None, *, now: datetime | None = 
     elif stop.outcome == "no_improvement":
         reason = f"no improvement for {flat} iterations: a person decides"
     else:
-        reason = "; ".join(stop.reasons)
+        reason = join_clauses(stop.reasons)
     route = "done" if ended or (stop.met and not waiting) else ("paused" if waiting else "iterate")
     return LoopState(
         kind="bkit-sprint",

@@ -38,6 +38,7 @@ from scars.core.loops.base import (
     rel,
 )
 from scars.core.model import Problem
+from scars.core.text import join_clauses
 from scars.core.values import as_dict, as_list
 
 ROOT_KEYS = ("iterationDecision", "convergenceReport")
@@ -241,9 +242,9 @@ def decision_state(
         why = escalations or [
             str(report.get("recommendation") or "") or f"strategy {strategy_type}, assessment {recommendation}"
         ]
-        reason = "ESCALATE to a person: " + "; ".join(why)
+        reason = "ESCALATE to a person: " + join_clauses(why)
     else:
-        reason = "; ".join(stop.reasons[:2])
+        reason = join_clauses(stop.reasons[:2])
     points = tuple(
         TrendPoint(
             f"trigger {t['index']} {t['type']}",

@@ -31,6 +31,7 @@ from scars.core.loops.base import (
 )
 from scars.core.model import Problem
 from scars.core.storage.paths import is_inside
+from scars.core.text import join_clauses
 from scars.core.values import as_dict
 
 DEFAULT_MAX_ITERATIONS = 10
@@ -713,7 +714,7 @@ def read_feature(feature_json: Path, root: Path | None = None) -> LoopState:
     if preview:
         reasons.append(
             "harvest would write: "
-            + "; ".join(preview)
+            + join_clauses(preview)
             + (" (terminal: the approach is wrong)" if preview_terminal else "")
         )
 
@@ -739,7 +740,7 @@ def read_feature(feature_json: Path, root: Path | None = None) -> LoopState:
             waiting = True
             reason = f"SPEC-level gap: {desc} — Re-open SPEC/DISCUSS, Ship as-is, or Stop?"
     elif met:
-        reason = "; ".join(reasons[:1])
+        reason = join_clauses(reasons[:1])
     elif stored_verdict is None:
         reason = f"phase {phase or 'unknown'}; not judged yet (the limit gate answers {lim}, {used}/{max_it} used)"
     else:

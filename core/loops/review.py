@@ -33,6 +33,7 @@ from scars.core.loops.base import (
     score_out_of_ten,
 )
 from scars.core.model import Problem
+from scars.core.text import join_clauses
 from scars.core.values import as_list
 
 # Mechanist constants (seed 003).
@@ -833,7 +834,7 @@ def _mechanist(
         )
         reason = f"STOP rule not met and {why}: a person decides what happens to the open claims"
     elif stop.met:
-        reason = "STOP rule met: " + "; ".join(stop.reasons[:2])
+        reason = "STOP rule met: " + join_clauses(stop.reasons[:2])
     elif status == "awaiting_upstream":
         reason = f"awaiting upstream calls ({len(pending)}) run by the orchestrator"
     else:

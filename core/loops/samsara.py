@@ -16,6 +16,7 @@ from scars.core.samsara.feature import read_feature
 from scars.core.samsara.reconcile import reconcile
 from scars.core.samsara.rounds import DEFAULT_MAX_ROUNDS, evaluate_valves, rounds_done, signal_series, split_rounds
 from scars.core.samsara.session import FeatureSession
+from scars.core.text import join_clauses
 
 
 def _session_view(feature_dir: Path) -> tuple[Feature | None, dict[str, Any], int | None, list[str]]:
@@ -92,7 +93,7 @@ def feature_state(
         waiting = True
         reason = f"needs a round decision: round {open_round} is open and every item is decided"
     elif stop.met:
-        reason = "; ".join(stop.reasons[:1])
+        reason = join_clauses(stop.reasons[:1])
     else:
         reason = f"entry {verdict}; signal_lost {feature.signal_lost}"
     if verdict == "unknown" and feature.parse_failures:

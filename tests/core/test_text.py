@@ -117,3 +117,13 @@ def test_natural_key_orders_numbers_by_value():
         "task-02",
         "task-10",
     ]
+
+
+def test_join_clauses_drops_a_clause_s_own_full_stop_before_the_separator():
+    from scars.core.text import join_clauses
+
+    assert join_clauses(["Fixes touch the same files — potential conflicts.", "2/3 rounds"]) == (
+        "Fixes touch the same files — potential conflicts; 2/3 rounds"
+    )
+    assert join_clauses(["one.", "two."]) == "one; two."  # the last keeps its own
+    assert join_clauses(["wait...", "", "  go "]) == "wait...; go"
