@@ -746,14 +746,15 @@ def get_gate(gate_id: str) -> Gate:
         raise UsageError(f"unknown gate {gate_id!r}; gates: {', '.join(GATES)}") from None
 
 
-def answers_hint(gate: Gate, path: str | None) -> str:
-    """The exact command that answers ``gate`` without a terminal (for exit 3)."""
+def answers_hint(gate: Gate, path: str | None, item: str | None = None) -> str:
+    """The exact command that answers ``gate`` without a terminal (for exit 3); ``item``: the
+    item a blocked-fix gate was asked about (else the ITEM_ID placeholder)."""
     where = f" {path}" if path else ""
     if gate.id == "triage":
         return f"scars gate triage{where} --answers ANSWERS.yaml"
     needs = [a for a in gate.answers if a.needs_reason]
     a = gate.answers[0]
-    item = " --item ITEM_ID" if gate.needs_item else ""
+    item = f" --item {item or 'ITEM_ID'}" if gate.needs_item else ""
     reason = ' --reason "WHY"' if a.needs_reason else ""
     cmd = f"scars gate {gate.id}{where}{item} --answer {a.value}{reason}"
     extra = f" (answers: {', '.join(gate.values)}"

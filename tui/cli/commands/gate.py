@@ -173,7 +173,7 @@ def _run(args, gate, shown: list) -> int:
         if not _is_interactive():
             raise HumanNeeded(
                 f"gate {gate.id} needs a human: no terminal and no answer given. Answer it with:\n  "
-                + answers_hint(gate, args.path)
+                + answers_hint(gate, args.path, args.item)
             )
         answer, reason = _ask(evidence)
         source = "terminal"
