@@ -151,8 +151,20 @@ class Backend:
             s.user = decided_by
         return s
 
+    def stopped(self) -> tuple[int, str] | None:
+        """(round, decision) when the loop's latest round ended the iteration (stop, forced_stop)
+        and no round is open: the loop went on to Validation; a decision now opens another round."""
+        if self.session is not None and self.session.current_round() is not None:
+            return None
+        log = self.feature.iteration_log
+        last = log.rounds[-1] if log is not None and log.rounds else None
+        if last is None or last.decision not in ("stop", "forced_stop"):
+            return None
+        return last.round, last.decision
+
     def _ensure_round(self, s: FeatureSession) -> None:
-        """Triage happens inside a round: the first decision opens one when none is open."""
+        """Triage happens inside a round: the first decision opens one when none is open (after a
+        stop too: deciding again is iterating again; the screen says so)."""
         if s.current_round() is None:
             s.start_round()
 

@@ -501,3 +501,39 @@ async def test_a_field_error_goes_once_the_field_is_right(feature_dir):
         await wait_until(pilot, lambda: not form.query_one("#error-owner").has_class("shown"), "the owner error gone")
         assert not form.query_one("#field-owner").has_class("invalid")
         assert form.query_one("#error-rationale").has_class("shown")  # the others stay until they are right
+
+
+@aio
+async def test_after_a_stop_the_app_says_so_and_a_new_decision_says_it_opens_a_round(feature_dir):
+    """Issue 16: after a round "stop" the app moved to "round 3 of 3" and offered triage as if
+    nothing had happened."""
+    app = ScarsApp(feature_dir, user="alice")
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        await pilot.press("f", "g")
+        await on_screen(app, pilot, "RoundGate")
+        app.screen.query_one("#gate-reason").value = "the rest is accepted with owners"
+        await pilot.press("b")
+        log = feature_dir / "iteration-log.yaml"
+        await wait_until(pilot, lambda: "decision: stop" in log.read_text(), "the round recorded")
+        await wait_until(pilot, lambda: "stopped after round 2 of 3" in screen_text(app), "the header says so")
+        assert "round 3" not in screen_text(app)
+        notes = record_notes(app)
+        await pilot.press("j", "f")
+        await wait_until(pilot, lambda: any(t == "New round" for t, _ in notes), "the new round said")
+        assert any("stopped after round 2 (stop); this decision opened round 3" in m for _, m in notes)
+        assert "round 3 of 3" in screen_text(app)
+
+
+@aio
+async def test_the_loops_inbox_shows_why_whole_at_80_columns(feature_dir):
+    """Issue 16: the "why" column was cut ("needs triag") at 80 columns."""
+    from scars.core.loops import discover_loops
+
+    root = feature_dir.parents[1]
+    states = discover_loops(root)
+    app = ScarsApp(None, inbox=(states, root))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await on_screen(app, pilot, "LoopsScreen")
+        why = next(s.reason for s in states if s.reason)
+        assert f"why: {why}" in " ".join(" ".join(screen_text_lines(app)).split())

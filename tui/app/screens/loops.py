@@ -18,6 +18,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
 from scars.core.sanitize import one_line
+from scars.core.text import join_clauses
 
 # The `scars gate` id answering each loop kind's human gate.
 GATE_OF_KIND: dict[str, str] = {
@@ -80,15 +81,17 @@ class LoopsScreen(Screen[None]):
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
-        table.add_columns("", "kind", "name", "budget", "trend", "why")
+        # "why" before the budget and the trend: on 80 columns it is the column a person reads first,
+        # and the detail below repeats it whole.
+        table.add_columns("", "kind", "name", "why", "budget", "trend")
         for n, s in enumerate(self.states):
             table.add_row(
                 Text("WAITING" if s.waiting_for_human else "—", style="bold" if s.waiting_for_human else ""),
                 Text(one_line(s.kind, 16)),
-                Text(one_line(s.name, 40)),
+                Text(one_line(s.name, 28)),
+                Text(one_line(s.reason or "", 60)),
                 Text(one_line(s.budget.describe(), 30)),
                 Text(spark(s.trend)),
-                Text(one_line(s.reason or "", 80)),
                 key=str(n),
             )
         table.focus()
@@ -102,9 +105,13 @@ class LoopsScreen(Screen[None]):
         t = Text()
         t.append(one_line(f"{s.kind} {s.name}", 120), style="bold")
         t.append("\n" + one_line(f"path: {s.path}", 160))
+        if s.reason:
+            t.append("\n" + one_line(f"why: {s.reason}", 300))
         rule = s.stop_rule
         met = {True: "met", False: "not met", None: "cannot be evaluated"}[rule.met]
-        t.append("\n" + one_line(f"stop rule: {met}" + (f" — {'; '.join(rule.reasons)}" if rule.reasons else ""), 200))
+        t.append(
+            "\n" + one_line(f"stop rule: {met}" + (f" — {join_clauses(rule.reasons)}" if rule.reasons else ""), 200)
+        )
         if s.parse_failures:
             t.append(
                 "\n"

@@ -124,6 +124,7 @@ class MainScreen(Screen[None]):
             progress=app.state.progress(app.decisions),
             driver=app.driver_label(),
             read_only=app.backend.read_only_reason if app.backend.read_only else None,
+            stopped=app.backend.stopped(),
         )
         self.query_one(WarningBar).show(app.feature, app.valves, app.backend.moved)
         self.items.refresh()
@@ -262,6 +263,7 @@ class MainScreen(Screen[None]):
         fields = {k: v for k, v in fields.items() if v is not None}
         if action == "accept" and app.require_second_accept:
             fields["pending_review"] = True
+        stopped = app.backend.stopped()
         if len(item_ids) == 1:
             done = self._record(app.backend.decide, item_ids[0], action, decided_by=app.driver, **fields)
         else:
@@ -269,6 +271,14 @@ class MainScreen(Screen[None]):
             if done is not None:
                 app.marked.difference_update(item_ids)
         if done is not None:
+            if stopped is not None:  # the loop had gone on to Validation: this decision iterates again
+                self.notify(
+                    f"The iteration had stopped after round {stopped[0]} ({stopped[1]}); this decision opened "
+                    f"round {app.round_no}: the loop iterates again.",
+                    title="New round",
+                    severity="warning",
+                    markup=False,
+                )
             self._after_decision(item_ids, advance=len(item_ids) == 1)
 
     def action_undo(self) -> None:

@@ -14,7 +14,13 @@ from scars.core.sanitize import one_line
 
 
 def header_text(
-    feature: Feature, *, round_no: int | None, progress: tuple[int, int], driver: str | None, read_only: str | None
+    feature: Feature,
+    *,
+    round_no: int | None,
+    progress: tuple[int, int],
+    driver: str | None,
+    read_only: str | None,
+    stopped: tuple[int, str] | None = None,
 ) -> Text:
     log = feature.iteration_log
     max_rounds = log.max_rounds if log is not None else DEFAULT_MAX_ROUNDS
@@ -28,7 +34,10 @@ def header_text(
         t.append(one_line(driver, 32), style="bold")
     decided, total = progress
     t.append(f"  [{decided}/{total}]")
-    t.append(f"  round {round_no if round_no is not None else '—'} of {max_rounds}")
+    if stopped is not None:
+        t.append(f"  stopped after round {stopped[0]} of {max_rounds}", style="bold")
+    else:
+        t.append(f"  round {round_no if round_no is not None else '—'} of {max_rounds}")
     return t
 
 
@@ -62,9 +71,12 @@ class ScarsHeader(Horizontal):
         progress: tuple[int, int],
         driver: str | None,
         read_only: str | None,
+        stopped: tuple[int, str] | None = None,
     ) -> None:
         self.query_one("#header-facts", Static).update(
-            header_text(feature, round_no=round_no, progress=progress, driver=driver, read_only=read_only)
+            header_text(
+                feature, round_no=round_no, progress=progress, driver=driver, read_only=read_only, stopped=stopped
+            )
         )
         text, tooltip = signal_text(feature)
         signal = self.query_one("#header-signal", Static)
