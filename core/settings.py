@@ -13,6 +13,7 @@ in ``scars`` reads ``os.environ``:
 * ``SCARS_ANSWER_<GATE>`` / ``SCARS_REASON_<GATE>`` — answer a gate without a terminal;
 * ``XDG_CONFIG_HOME`` — where the app's keymap is read from;
 * ``TERM`` — ``dumb`` cannot draw the full-screen app (the app does not start);
+* ``VISUAL``, ``EDITOR`` — the editor the app's `e` opens an item's location in (``VISUAL`` first);
 * ``TEXTUAL_DRIVER`` — textual-serve's web driver: the app runs in a browser (`scars serve`), so
   its stdin and stdout are pipes, not a terminal, and it may start;
 * ``NO_COLOR`` (set, not empty) — plain text, no colour and no bold; ``FORCE_COLOR`` (set, not empty)
@@ -63,6 +64,7 @@ class Settings:
     git_env: Mapping[str, str] = field(default_factory=dict)  # the environment of a git command
     term: str = ""  # TERM ("dumb": no full-screen app)
     no_color: bool = False  # NO_COLOR set and not empty
+    editor: str = ""  # VISUAL, else EDITOR
     textual_driver: str = ""  # TEXTUAL_DRIVER (textual-serve's web driver under `scars serve`)
     force_color: bool = False  # FORCE_COLOR set and not empty
 
@@ -110,6 +112,7 @@ def from_environ(environ: Mapping[str, str]) -> Settings:
         git_env=MappingProxyType(git_env),
         term=get("TERM") or "",
         no_color=bool(get("NO_COLOR")),
+        editor=get("VISUAL") or get("EDITOR") or "",
         textual_driver=get("TEXTUAL_DRIVER") or "",
         force_color=bool(get("FORCE_COLOR")),
     )

@@ -156,3 +156,34 @@ def test_editable_install(tmp_path):
     _pip(bin_dir, "-e", str(src), cwd=tmp_path)
     where = _check_installed(bin_dir, tmp_path)
     assert where == str(src / "core" / "samsara" / "feature.py"), where
+
+
+def test_sdist_holds_what_the_test_suite_needs_and_the_licence(tmp_path):
+    """Issue 16: the sdist could not run the tests (no conftest, factories, snapshots) and had no
+    LICENSE; the licence is an SPDX expression (the table form is deprecated)."""
+    import tarfile
+
+    src = _source_copy(tmp_path)
+    out = tmp_path / "dist"
+    subprocess.run(
+        [sys.executable, "-m", "build", "--sdist", "--outdir", str(out), str(src)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
+    (sdist,) = out.glob("scars-*.tar.gz")
+    with tarfile.open(sdist) as tar:
+        names = {n.split("/", 1)[1] for n in tar.getnames() if "/" in n}
+        pkg_info = tar.extractfile(next(n for n in tar.getnames() if n.endswith("/PKG-INFO"))).read().decode()
+    for needed in (
+        "LICENSE",
+        "tests/conftest.py",
+        "tests/factories.py",
+        "tests/tui/app/__snapshots__/test_app_snapshots/test_main_screen[80x24].svg",
+        "tests/fixtures/real_shaped/changes/2026-08-11_report-cache/iteration-log.yaml",
+        "constraints/test.txt",
+        "Makefile",
+    ):
+        assert needed in names, needed
+    assert "License-Expression: MIT" in pkg_info and "Classifier: Environment :: Console" in pkg_info

@@ -348,15 +348,32 @@ class FeatureSession:
         self._writable()
         if not self._state.undo_stack:
             return []
-        target = self._state.undo_stack[-1]
-        rec = next(r for r in self._records if r.get("seq") == target)
+        return self._undo_record(self._state.undo_stack[-1])
+
+    def undo_item(self, item_id: str) -> list[str]:
+        """Revert the latest record of this round that touched ``item_id`` — any earlier one, not
+        only the round's last (a batch is reverted as a whole) — as an undo record like :meth:`undo`.
+        Returns the item ids reverted ([] when this round holds nothing of the item to undo)."""
+        self._writable()
+        for target in reversed(self._state.undo_stack):
+            if item_id in self._record_items(self._record(target)):
+                return self._undo_record(target)
+        return []
+
+    def _record(self, seq: int) -> dict:
+        return next(r for r in self._records if r.get("seq") == seq)
+
+    @staticmethod
+    def _record_items(rec: dict) -> list[str]:
         if rec.get("type") == DECISION:
-            items = [d.get("item_id") for d in rec.get("decisions") or () if isinstance(d, dict)]
-        else:
-            items = [rec.get("item_id")]
+            return [str(d["item_id"]) for d in rec.get("decisions") or () if isinstance(d, dict) and d.get("item_id")]
+        return [str(rec["item_id"])] if rec.get("item_id") else []
+
+    def _undo_record(self, target: int) -> list[str]:
+        items = self._record_items(self._record(target))
         self._writable().append(UNDO, at=now_iso(), by=self.user, target=target, items=items)
         self._replay()
-        return [i for i in items if i]
+        return items
 
     def sign_off(self, item_id: str, reviewed_by: str) -> Decision:
         """A second person's sign-off on the item's current decision."""

@@ -10,6 +10,7 @@ posts ``ScarsApp.Loaded`` when done; ``await app.wait_loaded()`` waits for it.
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -19,12 +20,14 @@ from textual.app import App
 from textual.binding import Binding
 from textual.message import Message
 
+from scars.core import settings
 from scars.core.errors import ScarsError
 from scars.core.model import Feature
 from scars.core.samsara.locate import codeowners, git_authors, parse_location
 from scars.core.samsara.rounds import evaluate_valves
 from scars.core.samsara.session import FeatureSession
 from scars.core.sanitize import one_line
+from scars.core.storage import cache
 from scars.core.storage.lock import describe_holder
 from scars.tui.app.backend import Backend
 from scars.tui.app.keymap import keymap_path, load_keymap
@@ -36,6 +39,24 @@ from scars.tui.app.screens.main import MAIN_BINDINGS, NO_ITEMS, MainScreen
 from scars.tui.app.viewmodel import Filter, Row, TriageState, describe_changes, owners_in_logs, snapshot
 from scars.tui.app.widgets.detail import DetailPane
 from scars.tui.app.widgets.item_list import ItemList
+
+
+def disk_stamp(backend: Backend) -> object:
+    """What a reload depends on, by stat only: the feature's inputs (the cache's fingerprint) and,
+    when another process writes the journal (this one is read-only), the journal too."""
+    feature = backend.feature
+    root = Path(feature.repo_root) if feature.repo_root else None
+    try:
+        stamp: list[object] = [cache.fingerprint(Path(feature.path), root)]
+    except OSError:
+        return None
+    if backend.read_only:
+        try:
+            st = os.stat(Path(feature.path) / ".scars" / "journal.jsonl")
+            stamp.append((st.st_size, st.st_mtime_ns, st.st_ino))
+        except OSError:
+            stamp.append(None)
+    return stamp
 
 
 def _valves(feature: Feature, decisions: dict) -> list:
@@ -50,6 +71,10 @@ class ScarsApp(App[int]):
     # Screens shorter than 36 rows get the class -short: forms and the gate scroll their body so
     # their buttons stay on screen (app.tcss).
     VERTICAL_BREAKPOINTS = [(0, "-short"), (36, "-tall")]
+    # Files the loop writes while a person triages are picked up by themselves: every few seconds
+    # the inputs' stat fingerprint is compared (a thread, no file read) and a change reloads in
+    # place, keeping the cursor and the marks, and says what changed.
+    POLL_SECONDS = 2.0
     # Ctrl-C leaves from anywhere, a form included, with exit code 130 (README "Exit codes"): what
     # the screen showed as saved is on disk; an open form records nothing.
     BINDINGS = [Binding("ctrl+c", "interrupt", "Interrupt", id="scars.interrupt", priority=True, show=False)]
@@ -116,6 +141,7 @@ class ScarsApp(App[int]):
         self._loaded = asyncio.Event()
         self._owner_cache: dict[str, list[str]] = {}
         self.inbox = inbox  # (loop states, repository root): start on the Loops inbox
+        self._disk_stamp: object = None  # the inputs' stat fingerprint at the last read
 
     @classmethod
     def from_feature(cls, feature: Feature, session: FeatureSession | None = None, **kwargs: Any) -> ScarsApp:
@@ -188,6 +214,7 @@ class ScarsApp(App[int]):
             self.push_screen(LoopsScreen(states, root))
         if self.feature_dir is not None:
             self._load(keep_cursor=False)
+        self.set_interval(self.POLL_SECONDS, self._poll_disk)
 
     def open_feature(self, feature_dir: Path) -> None:
         """Switch to another feature (from the Loops inbox): release this one, read that one."""
@@ -236,6 +263,7 @@ class ScarsApp(App[int]):
         before = None
         try:
             if self.backend is not None and keep_cursor:
+                stamp = disk_stamp(self.backend)  # before reading: a write during the read is seen next time
                 backend = self.backend
                 before = snapshot(backend.feature, backend.decisions)
                 backend.reload()
@@ -250,6 +278,8 @@ class ScarsApp(App[int]):
             else:
                 assert self.feature_dir is not None
                 backend = Backend.open(self.feature_dir, read_only=self.read_only_requested, user=self.user)
+            if not keep_cursor:
+                stamp = disk_stamp(backend)
             state = TriageState(backend.feature)
             decisions = backend.decisions
             valves = _valves(backend.feature, decisions)
@@ -260,11 +290,14 @@ class ScarsApp(App[int]):
             self.post_message(self.LoadFailed(exc))
             return
         changes = describe_changes(before, snapshot(backend.feature, decisions)) if before is not None else None
-        self.post_message(self.Loaded(backend, state, valves, keep_cursor, rows, user, changes, why))
+        message = self.Loaded(backend, state, valves, keep_cursor, rows, user, changes, why)
+        message.stamp = stamp
+        self.post_message(message)
 
     def on_scars_app_loaded(self, message: ScarsApp.Loaded) -> None:
 
         self.backend = message.backend
+        self._disk_stamp = getattr(message, "stamp", None)
         self.state = message.state
         self.valves = message.valves
         self.marked &= set(self.state.views)
@@ -288,6 +321,8 @@ class ScarsApp(App[int]):
             if first is not None:
                 items.move_to(first)
         screen.refresh_all()
+        if message.why == "disk" and message.changes:
+            self.notify(one_line(f"Changed on disk: {message.changes}.", 300), title="Reloaded", markup=False)
         if message.why == "r":
             said = (
                 f"Reloaded from disk: {message.changes}." if message.changes else "Reloaded from disk: nothing changed."
@@ -328,6 +363,49 @@ class ScarsApp(App[int]):
             if isinstance(screen, MainScreen):
                 return screen
         return None
+
+    def open_in_editor(self, path: Path, line: int | None) -> None:
+        """$VISUAL / $EDITOR (else vi) on ``path`` at ``line``; the app steps aside while it runs."""
+        import shlex
+        import subprocess
+
+        from textual.app import SuspendNotSupported
+
+        editor = shlex.split(settings.current().editor or "vi")
+        argv = [*editor, *([f"+{line}"] if line else []), str(path)]
+        try:
+            with self.suspend():
+                code = subprocess.call(argv)
+        except SuspendNotSupported:  # no terminal to hand over (a browser, a test): run it beside the app
+            code = subprocess.call(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        except OSError as exc:
+            self.notify(
+                one_line(f"cannot run {argv[0]}: {exc.strerror}", 300), title="Editor", severity="error", markup=False
+            )
+            return
+        if code:
+            self.notify(one_line(f"{argv[0]} exited {code}", 200), title="Editor", severity="warning", markup=False)
+        self.reload(why="edit")
+
+    # -- live refresh: the loop keeps writing while a person triages --------------------
+    def _poll_disk(self) -> None:
+        if self.backend is None or not self.is_loaded or self._disk_stamp is None:
+            return
+        self._check_disk()
+
+    @work(thread=True, exclusive=True, group="poll")
+    def _check_disk(self) -> None:
+        backend = self.backend
+        if backend is None:
+            return
+        stamp = disk_stamp(backend)
+        self.call_from_thread(self._disk_checked, backend, stamp)
+
+    def _disk_checked(self, backend: Backend, stamp: object) -> None:
+        if backend is not self.backend or stamp == self._disk_stamp:
+            return
+        self._disk_stamp = stamp
+        self.reload(why="disk")
 
     def action_interrupt(self) -> None:
         self.exit(

@@ -169,6 +169,9 @@ class Backend:
     def undo(self, *, decided_by: str | None = None) -> list[str]:
         return self._as(decided_by).undo()
 
+    def undo_item(self, item_id: str, *, decided_by: str | None = None) -> list[str]:
+        return self._as(decided_by).undo_item(item_id)
+
     def sign_off(self, item_id: str, reviewed_by: str) -> Any:
         return self._as(reviewed_by).sign_off(item_id, reviewed_by)
 

@@ -402,3 +402,19 @@ def test_reopen_sends_an_item_back_to_triage(feature):
         assert a not in s.decisions
     with FeatureSession.open(feature) as s:
         assert s.decisions == {}
+
+
+def test_undo_item_takes_back_an_earlier_decision_and_keeps_the_later_ones(feature):
+    """Issue 16: only the latest decision could be undone."""
+    with FeatureSession.open(feature) as s:
+        a, b, c = ids(s)[:3]
+        s.decide(a, "fix")
+        s.decide_many([b, c], "defer", reason="needs the v2 API")
+        s.decide(a, "accept", **ACCEPT)  # a's second decision
+        assert s.undo_item(b) == [b, c]  # the batch as a whole, though a came after it
+        assert s.decisions[a].action == "accept" and b not in s.decisions and c not in s.decisions
+        assert s.undo_item(a) == [a]  # a's latest: the accept, so its fix is back
+        assert s.decisions[a].action == "fix"
+        assert s.undo_item(b) == []  # nothing of b left to undo
+    with FeatureSession.open(feature, read_only=True) as s:  # as recorded: undo records, replayed
+        assert {i: d.action for i, d in s.decisions.items()} == {a: "fix"}

@@ -350,11 +350,6 @@ async def test_ctrl_c_in_a_form_exits_130_and_records_nothing(long_dir):
     assert app.return_value == 130 and on_disk(long_dir) == {}  # `scars triage` exits with it
 
 
-def test_every_binding_has_a_key_test():
-    ids = {b.id for b in MAIN_BINDINGS} | {"scars.interrupt"}
-    assert sorted(ids - COVERED) == [] and sorted(COVERED - ids) == []
-
-
 @pytest.mark.parametrize("size", [(60, 20), (80, 24)], ids=["60x20", "80x24"])
 @aio
 async def test_form_and_gate_buttons_are_on_a_small_screen(long_dir, size):
@@ -453,3 +448,105 @@ async def test_task_ids_whole_in_natural_order_and_the_bars_never_cut(long_dir, 
         text = " ".join(" ".join(lines).split())
         assert "✗ 1 PARSE FAILURE in 1 file: not counted in signal_lost: scar-reports/task-99-scar.yaml" in text
         assert " ".join(lines[-1].split()).endswith("? Help q Quit") and "…" not in lines[-1]
+
+
+@covers("scars.undo_item")
+@aio
+async def test_shift_u_undoes_an_earlier_decision_of_the_cursor_item(long_dir):
+    app = ScarsApp(long_dir, user="alice")
+    async with app.run_test(size=SMALL) as pilot:
+        await start(app, pilot)
+        notes = record_notes(app)
+        first = await decide_here_with_f(app, pilot, long_dir)
+        second = await decide_here_with_f(app, pilot, long_dir)
+        await pilot.press("home")
+        assert current_item(app) == first
+        await pilot.press("U")  # not the latest decision (second's): first's
+        await wait_until(pilot, lambda: first not in app.decisions, "first undone")
+        assert set(on_disk(long_dir)) == {second}
+        assert any(m.startswith(f"Undid fix of {first}") for _, m in notes)
+
+
+@covers("scars.next_same_task", "scars.prev_same_task")
+@aio
+async def test_brackets_jump_to_the_items_of_the_same_task(long_dir):
+    app = ScarsApp(long_dir, user="alice")
+    async with app.run_test(size=SMALL) as pilot:
+        await start(app, pilot)
+        await pilot.press("end")  # task-12's last item
+        task = app.state.views[current_item(app)].item.task_id
+        seen = []
+        for _ in range(7):
+            await pilot.press("right_square_bracket")
+            seen.append(current_item(app))
+            assert app.state.views[current_item(app)].item.task_id == task and cursor_in_view(app)
+        assert len(set(seen)) == 7  # every item of the task, wrapping around
+        await pilot.press("left_square_bracket")
+        assert current_item(app) == seen[-2]
+        await decide_here_with_f(app, pilot, long_dir)
+
+
+@covers("scars.copy_id")
+@aio
+async def test_y_copies_the_item_id(long_dir):
+    app = ScarsApp(long_dir, user="alice")
+    async with app.run_test(size=SMALL) as pilot:
+        await start(app, pilot)
+        await pilot.press("j", "y")
+        assert app.clipboard == current_item(app)
+
+
+@covers("scars.edit")
+@aio
+async def test_e_opens_the_location_in_the_editor(long_dir, tmp_path, monkeypatch):
+    from scars.core import settings
+
+    called = tmp_path / "editor-args"
+    editor = tmp_path / "fake-editor"
+    editor.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" > {called}\n', encoding="utf-8")
+    editor.chmod(0o755)
+    monkeypatch.setenv("VISUAL", str(editor))
+    settings.clear()
+    root = long_dir.parents[1]
+    (root / "src").mkdir()
+    (root / "src" / "worker_1.py").write_text("a = 1\nb = 2\nc = 3\n", encoding="utf-8")
+    report = long_dir / "scar-reports" / "task-1-scar.yaml"
+    report.write_text(
+        report.read_text(encoding="utf-8").replace("  - description:", "  - where: src/worker_1.py:3\n    what:", 1),
+        encoding="utf-8",
+    )
+    app = ScarsApp(long_dir, user="alice")
+    async with app.run_test(size=SMALL) as pilot:
+        await start(app, pilot)
+        await pilot.press("e")
+        await wait_until(pilot, called.exists, "the editor run")
+        assert called.read_text(encoding="utf-8").split() == ["+3", str((root / "src" / "worker_1.py").resolve())]
+        called.unlink()
+        await pilot.press("j", "e")  # no `where`: the item's line in its scar report
+        await wait_until(pilot, called.exists, "the editor run again")
+        args = called.read_text(encoding="utf-8").split()
+        assert args[1] == str(report) and args[0].startswith("+")
+
+
+@aio
+async def test_files_the_loop_writes_appear_by_themselves_keeping_cursor_and_marks(long_dir):
+    app = ScarsApp(long_dir, user="alice")
+    app.POLL_SECONDS = 0.1
+    async with app.run_test(size=SMALL) as pilot:
+        await start(app, pilot)
+        notes = record_notes(app)
+        await pilot.press("j", "j", "space")
+        marked = set(app.marked)
+        here = current_item(app)
+        (long_dir / "scar-reports" / "task-13-scar.yaml").write_text(
+            'task_id: task-13\nknown_shortcuts:\n  - "A new shortcut the loop just wrote"\n', encoding="utf-8"
+        )
+        await wait_until(pilot, lambda: any(t == "Reloaded" for t, _ in notes), "the change picked up")
+        assert ("Reloaded", "Changed on disk: 1 new item, signal_lost 84 → 85.") in notes
+        assert current_item(app) == here and app.marked == marked
+        assert len([r for r in items(app).rows if r.kind == "item"]) == 85
+
+
+def test_every_binding_has_a_key_test():
+    ids = {b.id for b in MAIN_BINDINGS} | {"scars.interrupt"}
+    assert sorted(ids - COVERED) == [] and sorted(COVERED - ids) == []

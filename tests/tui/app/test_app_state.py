@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from scars.core.samsara.decisions import Decision
+from scars.core.samsara.feature import read_feature
 from scars.core.samsara.locate import codeowners, parse_location, read_excerpt
 from scars.tui.app.keymap import load_keymap
 from scars.tui.app.viewmodel import FilterError, TriageState, parse_filter
@@ -194,3 +195,24 @@ def test_bare_scars_without_tty_names_what_waits(tmp_path):
     )
     assert proc.returncode == 2
     assert "2026-07-01_csv-export" in proc.stderr and "scars status" in proc.stderr
+
+
+def test_chart_bars_of_13_and_15_differ_at_height_6():
+    """Issue 16: both drew the same six full cells; the top cell is drawn in eighths."""
+    chart = BarChart("s", ["a", "b"], [Series("s", [15, 13])], height=6, y_label="items")
+    rows = [t.plain for t in chart.lines()][2:8]
+    tops = {ch for ch in rows[0] if ch in "▁▂▃▄▅▆▇█"}
+    assert "█" in rows[0] and "▂" in rows[0] and tops == {"█", "▂"}
+    assert all(row.count("█") == 4 for row in rows[1:])  # below the top, both bars are full
+
+
+def test_trends_end_with_a_now_bar_and_name_the_feature(tmp_path):
+    from scars.tui.app.screens.trends import trend_charts
+    from tests.factories import app_repo
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    feature = read_feature(app_repo(root))
+    signal = trend_charts(feature, {})[0]
+    assert signal.x_labels[-1] == "now"
+    assert signal.series[1].values[-1] == feature.signal_lost  # scars' recount of now

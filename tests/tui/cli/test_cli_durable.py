@@ -239,3 +239,17 @@ def test_log_verify_on_a_repository_verifies_every_feature(tmp_path):
     assert out["outcome"] == "unknown"  # the second feature has nothing to verify yet
     assert [f["outcome"] for f in out["features"]] == ["success", "unknown"]
     scars("log", "verify", str(tmp_path / "nowhere"), check_rc=2)
+
+
+def test_undo_an_items_earlier_decision(feature):
+    a, b = item_ids(feature)[:2]
+    scars("decide", a, "--fix", "--feature", str(feature), check_rc=0)
+    scars("decide", b, "--fix", "--feature", str(feature), check_rc=0)
+    p = scars("undo", a, "--feature", str(feature), "--json", check_rc=0)
+    assert json.loads(p.stdout)["reverted"] == [a]
+    from scars.core.samsara.session import FeatureSession
+
+    with FeatureSession.open(feature, read_only=True) as s:
+        assert set(s.decisions) == {b}  # b, decided after a, kept
+    p = scars("undo", a, "--feature", str(feature), check_rc=0)
+    assert "nothing to undo" in p.stdout

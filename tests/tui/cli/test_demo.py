@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -89,3 +90,49 @@ def test_scars_demo_without_a_tty_runs_status(tmp_path):
         timeout=60,
     )
     assert r.returncode == 2 and "not empty" in r.stderr
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="no git")
+def test_the_demo_is_a_git_repository_so_watches_can_be_tried(tmp_path, capsys):
+    """Issue 16: the demo was a plain directory: a path-changed watch could only be unobservable."""
+    from scars.core.git import current_commit
+    from tests.factories import run_cli
+
+    dest = copy_demo(tmp_path / "demo")
+    assert current_commit(dest) is not None
+    feature = dest / FEATURE
+    item = json.loads(run_cli(["status", str(feature), "--json"], capsys)[1])["items"][0]["id"]
+    code, _, err = run_cli(
+        [
+            "decide",
+            item,
+            "--accept",
+            "--signal",
+            "the export module changes",
+            "--owner",
+            "ops",
+            "--rationale",
+            "one writer today",
+            "--watch",
+            "path-changed: src/export.py",
+            "--feature",
+            str(feature),
+        ],
+        capsys,
+    )
+    assert code == 0, err
+    (dest / "src" / "export.py").write_text("# changed\n", encoding="utf-8")
+    code, out, _ = run_cli(["watch", "check", str(feature), "--dry-run", "--json"], capsys)
+    assert '"fired"' in out
+
+
+def test_the_demo_names_how_to_reopen_it(tmp_path):
+    r = subprocess.run(
+        [sys.executable, "-m", "scars.tui.cli.main", "demo", "--dir", str(tmp_path / "d")],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        env={**os.environ, "NO_COLOR": "1"},
+        timeout=60,
+    )
+    assert f"`scars triage {tmp_path / 'd' / FEATURE}` opens it" in r.stdout

@@ -21,6 +21,7 @@ from textual.worker import get_current_worker
 
 from scars.core.errors import ChangedOnDisk, DecisionRefused, ScarsError
 from scars.core.loops import discover_loops
+from scars.core.samsara.locate import parse_location, resolve_in_repo
 from scars.core.sanitize import one_line
 from scars.tui.app.screens.confirm import ConfirmBulk
 from scars.tui.app.screens.help import HelpScreen
@@ -48,6 +49,13 @@ MAIN_BINDINGS = [
     Binding("a", "accept", "Accept (re-review signal, owner, rationale, watch)", id="scars.accept"),
     Binding("d", "defer", "Defer (reason, revisit when)", id="scars.defer"),
     Binding("u", "undo", "Undo the last decision or batch", id="scars.undo"),
+    Binding("U", "undo_item", "Undo this item's decision (any earlier one)", id="scars.undo_item", show=False),
+    Binding("right_square_bracket", "same_task(1)", "Next item of this task", id="scars.next_same_task", show=False),
+    Binding(
+        "left_square_bracket", "same_task(-1)", "Previous item of this task", id="scars.prev_same_task", show=False
+    ),
+    Binding("y", "copy_id", "Copy the item id", id="scars.copy_id", show=False),
+    Binding("e", "edit", "Open the item's location in $EDITOR", id="scars.edit", show=False),
     Binding("slash", "filter", "Filter: words, cat:, task:, file:, state:", id="scars.filter"),
     Binding("escape", "clear_filter", "Clear the filter", id="scars.clear_filter", show=False),
     Binding("space", "mark", "Mark the item (for F A D)", id="scars.mark"),
@@ -281,6 +289,58 @@ class MainScreen(Screen[None]):
                 self.items.move_to(idx)
                 break
 
+    def action_undo_item(self) -> None:
+        """U: take back the decision of the item under the cursor, whenever in this round it was made."""
+        item_id = self.current_item_id()
+        if item_id is None or self._refuse_if_read_only():
+            return
+        before = dict(self.app.decisions)
+        reverted = self._record(self.app.backend.undo_item, item_id, decided_by=self.app.driver)
+        if reverted is None:
+            return
+        if not reverted:
+            self.notify(one_line(f"{item_id} has no decision of this round to undo.", 200), markup=False)
+            return
+        self.notify(undo_message(list(reverted), before, self.app.state), title="Undone", markup=False)
+        self._after_decision(list(reverted), advance=False)
+
+    def action_same_task(self, direction: int) -> None:
+        """] / [: the next (previous) item of the same task, wrapping."""
+        app = self.app
+        item_id = self.current_item_id()
+        if item_id is None or app.state is None:
+            return
+        task = app.state.views[item_id].item.task_id
+        rows = self.items.rows
+        n = len(rows)
+        for k in range(1, n):
+            idx = (self.items.cursor + direction * k) % n
+            row = rows[idx]
+            if row.kind == "item" and row.item_id != item_id and app.state.views[row.item_id].item.task_id == task:
+                self.items.move_to(idx)
+                return
+        self.notify(one_line(f"No other item of {task or 'this task'} is listed.", 200), markup=False)
+
+    def action_copy_id(self) -> None:
+        """y: the item id to the clipboard (OSC 52: the terminal must allow it; the id is shown too)."""
+        item_id = self.current_item_id()
+        if item_id is None:
+            return
+        self.app.copy_to_clipboard(item_id)
+        self.notify(f"Copied {item_id}", title="Clipboard", markup=False)
+
+    def action_edit(self) -> None:
+        """e: the item's location (its `where`, else its line in the scar report) in $VISUAL / $EDITOR."""
+        item_id = self.current_item_id()
+        app = self.app
+        if item_id is None or app.feature is None:
+            return
+        target = edit_target(app.feature, app.state.views[item_id].item)
+        if isinstance(target, str):
+            self.notify(one_line(target, 300), title="Not opened", severity="warning", markup=False)
+            return
+        app.open_in_editor(*target)
+
     def action_mark(self) -> None:
         item_id = self.current_item_id()
         if item_id is None:
@@ -432,6 +492,20 @@ class MainScreen(Screen[None]):
 
     def action_quit(self) -> None:
         self.app.exit()
+
+
+def edit_target(feature: Any, item: Any) -> tuple[Path, int | None] | str:
+    """(file, line) to open for an item: its ``where`` when that is a file inside the repository,
+    else the scar report at the item's line; or why there is nothing to open."""
+    loc = parse_location(item.where) if item.where else None
+    if loc is not None and loc.path is not None:
+        real, _ = resolve_in_repo(feature.repo_root, loc.path)
+        if real is not None and real.is_file():
+            return real, loc.start
+    report = Path(feature.path) / item.file
+    if report.is_file():
+        return report, item.line
+    return f"{item.id}: no file to open (its location is outside the repository and its report is gone)"
 
 
 def undo_message(reverted: list[str], before: dict, state: Any) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from rich.console import Group
@@ -15,6 +16,7 @@ from textual.widgets import Static
 
 from scars.core.model import CATEGORIES, CATEGORY_LABEL, Feature
 from scars.core.samsara.rounds import signal_series
+from scars.core.sanitize import one_line
 from scars.tui.app.viewmodel import decision_state
 from scars.tui.app.widgets.chart import BarChart, Series
 
@@ -22,8 +24,11 @@ from scars.tui.app.widgets.chart import BarChart, Series
 def trend_charts(feature: Feature, decisions: Mapping[str, Any]) -> list[BarChart]:
     log = feature.iteration_log
     rounds = list(log.rounds) if log is not None else []
-    series = signal_series(log, feature.signal_lost)
+    series = list(signal_series(log, feature.signal_lost))
     labels = [f"R{p.round}" if p.round is not None else p.label for p in series]
+    if series and labels[-1] != "now":  # the series leaves "now" out when it equals the last point
+        labels.append("now")
+        series.append(replace(series[-1], value=feature.signal_lost, basis="recounted", round=None, label="now"))
     signal = BarChart(
         "signal_lost per round: recorded by the loop █ / recounted by scars ▓",
         labels,
@@ -73,7 +78,10 @@ class TrendsScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="trends"):
-            parts: list = []
+            f = self.feature
+            title = Text(f"Trends — {one_line(f.name, 60)}", style="bold")
+            title.append(f"   signal_lost now {f.signal_lost}", style="")
+            parts: list = [title, Text("")]
             for chart in trend_charts(self.feature, self.decisions):
                 parts.append(chart)
                 parts.append(Text(""))

@@ -13,6 +13,20 @@ from rich.segment import Segment
 from rich.text import Text
 
 BAR = "█"
+# A solid bar's top cell in eighths, so 13 and 15 on a 6-row axis of 15 differ (▂ vs █).
+EIGHTHS = " ▁▂▃▄▅▆▇█"
+
+
+def bar_cell(glyph: str, value: float, low: float, step: float) -> str:
+    """The glyph of one bar cell spanning (low, low + step]: full, empty, or — for the solid bar —
+    the eighth nearest to how much of the cell the value fills (a shade glyph has no eighths: it
+    fills its cell when the value reaches half of it)."""
+    if value <= low or value <= 0:
+        return " "
+    part = min((value - low) / step, 1.0)
+    if glyph != BAR:
+        return glyph if part >= 0.5 or part == 1.0 else " "
+    return EIGHTHS[max(1, round(part * 8))]
 
 
 @dataclass
@@ -68,8 +82,7 @@ class BarChart:
                 t.append(" " * (pad // 2))
                 for si, s in enumerate(self.series):
                     v = (s.values[gi] if gi < len(s.values) else 0) or 0
-                    filled = v > level_lo and v > 0
-                    t.append((s.glyph * self.bar_width) if filled else " " * self.bar_width, style=s.style)
+                    t.append(bar_cell(s.glyph, v, level_lo, top / height) * self.bar_width, style=s.style)
                     if si < len(self.series) - 1:
                         t.append(" ")
                 t.append(" " * (pad - pad // 2))

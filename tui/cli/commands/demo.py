@@ -55,7 +55,35 @@ def copy_demo(dest: Path | None) -> Path:
     for p in [dest, *dest.rglob("*")]:  # package data may be read-only (wheel installs)
         if not p.is_symlink():
             p.chmod(0o755 if p.is_dir() else 0o644)
+    make_git_repository(dest)
     return dest
+
+
+def make_git_repository(root: Path) -> bool:
+    """The demo as a git repository with one commit, so watches (``path-changed``, ``pattern``)
+    can be tried in it; False (the copy stays a plain directory) when git is missing or fails."""
+    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
+    from scars.core.git import GitUnavailable, run_git
+
+    try:
+        run_git(root, "init", "-q")
+        run_git(root, "add", "-A")
+        run_git(
+            root,
+            "-c",
+            "user.name=scars demo",
+            "-c",
+            "user.email=demo@scars.invalid",
+            "-c",
+            "commit.gpgsign=false",
+            "commit",
+            "-q",
+            "-m",
+            "The ledger demo as scars demo copied it",
+        )
+    except GitUnavailable:
+        return False
+    return True
 
 
 def run(args: argparse.Namespace) -> int:
@@ -64,15 +92,19 @@ def run(args: argparse.Namespace) -> int:
     where = sys.stderr if args.json else sys.stdout  # keep --json output pure JSON
     print(f"scars demo: copied the demo repository to {root}", file=where)
     print(f"scars demo: feature {feature}", file=where)
-    print(f"scars demo: run `scars status {feature}` to see it again", file=where, flush=True)
+    print(
+        f"scars demo: `scars triage {feature}` opens it, `scars status {feature}` summarises it", file=where, flush=True
+    )
     status_args = argparse.Namespace(path=str(feature), json=bool(args.json), strict=False)
-    if not args.json and sys.stdin.isatty() and sys.stdout.isatty():
-        # lazy: another command's module (it starts the app), loaded when this command runs
-        from scars.tui.cli.commands import triage
+    # lazy: another command's module (it starts the app), loaded when this command runs
+    from scars.tui.cli.commands import triage
 
+    if not args.json and triage.interactive():
         parser = argparse.ArgumentParser(prog="scars triage")
         triage.add_arguments(parser)
-        return int(triage.run(parser.parse_args([str(feature)])) or 0)
+        code = int(triage.run(parser.parse_args([str(feature)])) or 0)
+        print(f"scars demo: reopen it with `scars triage {feature}` (decisions so far are kept)")
+        return code
     # lazy: another command's module, loaded when this command runs
     from scars.tui.cli.commands import status
 

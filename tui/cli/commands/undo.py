@@ -1,4 +1,4 @@
-"""`scars undo`: revert the latest decision (or batch) of the open round."""
+"""`scars undo [ITEM]`: revert the latest decision (or batch) of the open round, or ITEM's."""
 
 from __future__ import annotations
 
@@ -11,12 +11,14 @@ DESCRIPTION = (
     "Revert the most recent decision of the current round (a batch made by one `scars decide` "
     "with several items is reverted as a whole). The undo is itself a journal record, so nothing "
     "is erased; decisions of a closed round are in iteration-log.yaml and are not undone. Prints "
-    "the items reverted and what each is decided now. Exit 0 (also when there is nothing to undo); "
+    "the items reverted and what each is decided now. With ITEM: the latest decision of this round "
+    "that touched ITEM, however many came after it (its batch as a whole). Exit 0 (also when there is nothing to undo); "
     "5 when another writer holds the lock."
 )
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("item", nargs="?", metavar="ITEM", help="undo this item's decision (default: the latest)")
     add_feature_arguments(parser)
 
 
@@ -26,7 +28,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     with open_session(args) as session:
-        reverted = session.undo()
+        reverted = session.undo_item(args.item) if args.item else session.undo()
         now = {i: session.decisions.get(i) for i in reverted}
         if args.json:
             emit(
