@@ -2,8 +2,9 @@
 
     python screenshots/make_screenshots.py [--out screenshots]
 
-Writes main.svg, accept-form.svg (with a validation error), trends.svg and round-gate.svg
-at 120x40. Nothing is drawn by hand: each is ``App.save_screenshot`` after driving the app
+Writes main.svg, accept-form.svg (with a validation error), trends.svg, round-gate.svg and
+loop-gate.svg (the Loops inbox opening a loop-spec SPEC gate, from a feature.json written beside
+the demo) at 120x40. Nothing is drawn by hand: each is ``App.save_screenshot`` after driving the app
 with Pilot, like a user would. The demo copy lives in a temporary directory and is removed.
 """
 
@@ -66,6 +67,77 @@ async def shoot(feature: Path, out: Path) -> list[Path]:
     return written
 
 
+# A loop-spec feature whose last judge pass routed to `spec` in step style (the SPEC gate waits).
+LOOP_SPEC_FEATURE = {
+    "schemaVersion": 7,
+    "slug": "export-json",
+    "feature_title": "Export the report as JSON for the billing team",
+    "execStyle": "step",
+    "currentPhase": "iterate",
+    "completedPhases": ["spec", "discuss", "plan", "execute", "verify"],
+    "warnings": [],
+    "iterate": {
+        "maxIterations": 10,
+        "used": 3,
+        "confirmationUsed": False,
+        "lastVerdict": {
+            "iteration": 3,
+            "converged": False,
+            "deterministic_gate_passed": True,
+            "gap": {
+                "type": "spec",
+                "description": "the spec never says which currency the totals are in",
+                "fix_first": "name the currency field in SPEC.md Goal",
+            },
+            "remaining_gaps": [],
+            "summary": "the JSON is complete but billing cannot read the totals",
+        },
+        "feedback": {
+            "type": "spec",
+            "description": "the spec never says which currency the totals are in",
+            "fix_first": "name the currency field in SPEC.md Goal",
+        },
+        "history": [],
+        "lastRoute": "spec",
+    },
+}
+
+
+async def shoot_inbox(root: Path, out: Path) -> list[Path]:
+    """The Loops inbox with a loop-spec feature beside the demo; enter opens its SPEC gate."""
+    import json
+
+    fdir = root / ".loop-spec" / "features" / "export-json"
+    fdir.mkdir(parents=True)
+    (fdir / "feature.json").write_text(json.dumps(LOOP_SPEC_FEATURE, indent=2) + "\n", encoding="utf-8")
+    # Shown relative (no path of the machine that made the picture): run from the demo's parent.
+    here = Path.cwd()
+    os.chdir(root.parent)
+    try:
+        return await _shoot_inbox(Path(root.name), out)
+    finally:
+        os.chdir(here)
+
+
+async def _shoot_inbox(root: Path, out: Path) -> list[Path]:
+    from scars.core.loops import discover_loops
+    from scars.tui.app.app import ScarsApp
+
+    states = discover_loops(root)
+    app = ScarsApp(None, inbox=(states, root), user="demo-user")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        row = next(i for i, s in enumerate(states) if s.kind == "loop-spec")
+        app.screen.query_one("#loops-table").move_cursor(row=row)
+        await pilot.press("enter")
+        await pilot.pause()
+        for inp in app.screen.query("Input"):
+            inp.cursor_blink = False
+        await pilot.pause()
+        app.save_screenshot(filename="loop-gate.svg", path=str(out))
+    return [out / "loop-gate.svg"]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -86,6 +158,8 @@ def main() -> int:
         root = copy_demo(tmp / "demo")
         args.out.mkdir(parents=True, exist_ok=True)
         for path in asyncio.run(shoot(root / FEATURE, args.out)):
+            print(f"wrote {path}")
+        for path in asyncio.run(shoot_inbox(root, args.out)):
             print(f"wrote {path}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -2,8 +2,9 @@
 
 ``catalog`` (the gates and decision points as data), ``evidence`` (what a gate shows; the one
 entry builder), ``answers`` (answers files), ``state_io`` (the loops' own state files), one
-module per loop (``samsara``, ``loopspec``, ``review``, ``bkit``), ``recording`` (the one record
-path: gather / record / replay) and ``verify`` (`scars log verify`, against the catalog).
+module per loop (``samsara``, ``loopspec``, ``review``, ``bkit``, ``dag``), ``recording`` (the one
+record path: gather / record / replay), ``inbox`` (which gate answers a listed loop) and
+``verify`` (`scars log verify`, against the catalog).
 The public face is ``__all__`` below, imported on first use (PEP 562): ``scars gate --help``
 loads the catalog alone.
 """
@@ -37,6 +38,8 @@ _PUBLIC = {
     "DECISION_POINTS": "scars.core.gates.catalog",
     "point_of": "scars.core.gates.catalog",
     "verify_feature": "scars.core.gates.verify",
+    "GateCall": "scars.core.gates.inbox",
+    "gate_call": "scars.core.gates.inbox",
 }
 
 __all__ = sorted(_PUBLIC)

@@ -5,13 +5,20 @@ Mapping (the README section "Other loops and export" documents it):
 * every remaining item is one SARIF result; ``ruleId`` is its category; the message is its
   text; the location is the item's ``where`` (Gen 3) or the report's ``debt_location`` when
   that is a relative path inside the repository, else the scar report itself at the item's
-  line; ``partialFingerprints`` carry the stable item id;
+  line — always with a ``region`` (line 1 when none is known), relative to ``SRCROOT``, which
+  the run declares in ``originalUriBaseIds`` (the repository root);
+* ``partialFingerprints`` carry the stable item id and GitHub's ``primaryLocationLineHash``
+  (derived from that id, so an alert follows its item across runs and edits, and REST uploads do
+  not duplicate alerts);
 * accept → a suppression ``{kind: external, status: accepted, justification: rationale}``
-  with owner, re-review signal, watch and round in its ``properties``;
-* defer → a suppression with ``status: underReview`` (the reason as justification);
+  with owner, re-review signal, watch and round in its ``properties``: a closed (dismissed)
+  alert where suppressions are honoured;
+* defer → **no** suppression: tools that dismiss alerts from suppressions treat any suppression
+  as dismissed (GitHub's dismiss-alerts, DefectDojo's SARIF parser), and a deferred item is
+  still open; the deferral is in the message and the result's ``properties``;
 * fix, or no decision yet → no suppression (the decision is in the result's properties),
-  except that an era-D report which itself marks an item ``accepted`` / ``deferred`` gives an
-  ``inSource`` suppression (``accepted`` with ``accepted_because`` / ``underReview``);
+  except that an era-D report which itself marks an item ``accepted`` gives an ``inSource``
+  accepted suppression (``accepted_because`` as justification);
 * the feature's parse failures become tool execution notifications, never dropped.
 
 OpenVEX: one statement per item; accept → ``affected`` with an action statement naming the
@@ -41,7 +48,9 @@ FORMATS: tuple[str, ...] = ("sarif", "openvex", "json")
 SARIF_SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 OPENVEX_CONTEXT = "https://openvex.dev/ns/v0.2.0"
 FINGERPRINT_KEY = "scarsItemId/v1"
+LINE_HASH_KEY = "primaryLocationLineHash"  # the partial fingerprint GitHub code scanning matches alerts by
 SRCROOT = "SRCROOT"
+SRCROOT_DESCRIPTION = "The root of the repository: every artifact uri of this log is relative to it."
 
 RULES: dict[str, dict[str, str]] = {
     "known_shortcuts": {
@@ -165,14 +174,19 @@ def _location(feature: Feature, item: ScarItem) -> dict[str, Any]:
         found = repo_relative_location(candidate, repo_root)
         if found:
             path, line, col = found
-            physical: dict[str, Any] = {"artifactLocation": {"uri": path, "uriBaseId": SRCROOT}}
-            if line:
-                physical["region"] = {"startLine": line, **({"startColumn": col} if col else {})}
-            return {"physicalLocation": physical}
-    physical = {"artifactLocation": {"uri": f"{_feature_prefix(feature)}/{item.file}", "uriBaseId": SRCROOT}}
-    if item.line:
-        physical["region"] = {"startLine": item.line}
+            # Every result on a file has a region: code scanning places an alert on a line.
+            region = {"startLine": line or 1, **({"startColumn": col} if line and col else {})}
+            return {"physicalLocation": {"artifactLocation": {"uri": path, "uriBaseId": SRCROOT}, "region": region}}
+    physical = {
+        "artifactLocation": {"uri": f"{_feature_prefix(feature)}/{item.file}", "uriBaseId": SRCROOT},
+        "region": {"startLine": item.line or 1},
+    }
     return {"physicalLocation": physical, "message": {"text": "the scar report that lists this item"}}
+
+
+def line_hash(item_id: str) -> str:
+    """The stable part of a ``primaryLocationLineHash`` for an item (16 hex of its id's SHA-256)."""
+    return hashlib.sha256(item_id.encode("utf-8")).hexdigest()[:16]
 
 
 def _suppression(decision: Any, round_number: int | None) -> dict[str, Any] | None:
@@ -185,20 +199,13 @@ def _suppression(decision: Any, round_number: int | None) -> dict[str, Any] | No
         if value not in (None, "", False):
             props[key] = value
 
-    if action == "accept":
-        suppression: dict[str, Any] = {"kind": "external", "status": "accepted"}
-        justification = _decision_field(decision, "rationale")
-        put("owner", _decision_field(decision, "owner"))
-        put("reReviewSignal", _decision_field(decision, "re_review_signal"))
-        put("watch", _decision_field(decision, "watch"))
-    else:
-        suppression = {"kind": "external", "status": "underReview"}
-        justification = _decision_field(decision, "reason") or _decision_field(decision, "rationale")
-        put("revisitWhen", _decision_field(decision, "revisit_when"))
-        put(
-            "rationale",
-            _decision_field(decision, "rationale") if justification != _decision_field(decision, "rationale") else None,
-        )
+    if action != "accept":
+        return None  # a deferred item stays open: see deferral()
+    suppression: dict[str, Any] = {"kind": "external", "status": "accepted"}
+    justification = _decision_field(decision, "rationale")
+    put("owner", _decision_field(decision, "owner"))
+    put("reReviewSignal", _decision_field(decision, "re_review_signal"))
+    put("watch", _decision_field(decision, "watch"))
     if justification:
         suppression["justification"] = justification
     put("round", round_number)
@@ -211,15 +218,29 @@ def _suppression(decision: Any, round_number: int | None) -> dict[str, Any] | No
     return suppression
 
 
+def deferral(decision: Any, item: ScarItem) -> dict[str, Any] | None:
+    """A deferred item's deferral (a scars defer, or an era-D report's own ``deferred``), for the
+    result's properties and message — never a suppression, so the alert stays open."""
+    if _decision_field(decision, "action") == "defer":
+        out = {
+            "reason": _decision_field(decision, "reason") or _decision_field(decision, "rationale"),
+            "revisitWhen": _decision_field(decision, "revisit_when"),
+            "decidedBy": _decision_field(decision, "decided_by"),
+            "decidedAt": _decision_field(decision, "decided_at"),
+        }
+        return {k: v for k, v in out.items() if v not in (None, "")}
+    if decision is None and item.status == "deferred":
+        return {"reason": "deferred by the scar report (era D)"}
+    return None
+
+
 def _in_source_suppression(item: ScarItem) -> dict[str, Any] | None:
-    """An era-D report that itself marks the item accepted / deferred (no scars decision)."""
+    """An era-D report that itself marks the item accepted (no scars decision)."""
     if item.status == "accepted":
         suppression = {"kind": "inSource", "status": "accepted"}
         if item.accepted_because:
             suppression["justification"] = item.accepted_because
         return suppression
-    if item.status == "deferred":
-        return {"kind": "inSource", "status": "underReview"}
     return None
 
 
@@ -250,8 +271,11 @@ def to_sarif(
         for cat in rule_ids
     ]
     results = []
+    seen_hashes: dict[str, int] = {}
     for item in feature.items:
         decision = decisions.get(item.id)
+        h = line_hash(item.id)
+        seen_hashes[h] = seen_hashes.get(h, 0) + 1
         props: dict[str, Any] = {
             "scarsItemId": item.id,
             "taskId": item.task_id,
@@ -268,13 +292,18 @@ def to_sarif(
             props["bitesWhen"] = item.bites_when
         if _decision_field(decision, "action") == "fix":
             props["fixDecidedBy"] = _decision_field(decision, "decided_by") or None
+        deferred = deferral(decision, item)
+        text = item.text if item.text.strip() else "(empty scar item)"
+        if deferred is not None:
+            props["deferral"] = deferred
+            text += f" — deferred: {deferred.get('reason') or 'no reason recorded'}"
         result: dict[str, Any] = {
             "ruleId": item.category,
             "ruleIndex": rule_ids.index(item.category),
             "level": RULES[item.category]["level"],
-            "message": {"text": item.text if item.text.strip() else "(empty scar item)"},
+            "message": {"text": text},
             "locations": [_location(feature, item)],
-            "partialFingerprints": {FINGERPRINT_KEY: item.id},
+            "partialFingerprints": {FINGERPRINT_KEY: item.id, LINE_HASH_KEY: f"{h}:{seen_hashes[h]}"},
             "properties": {k: v for k, v in props.items() if v is not None},
         }
         suppression = _suppression(decision, item_rounds.get(item.id, round_number))
@@ -291,7 +320,7 @@ def to_sarif(
                 {
                     "physicalLocation": {
                         "artifactLocation": {"uri": f"{_feature_prefix(feature)}/{f.file}", "uriBaseId": SRCROOT},
-                        **({"region": {"startLine": f.line}} if f.line else {}),
+                        "region": {"startLine": f.line or 1},
                     }
                 }
             ],
@@ -300,6 +329,9 @@ def to_sarif(
     ]
     run: dict[str, Any] = {
         "tool": {"driver": {"name": "scars", "version": tool_version, "rules": rules}},
+        # SRCROOT is declared; its uri is left out on purpose: the paths are relative to the
+        # repository root, which the consumer (the checkout code scanning analyses) resolves.
+        "originalUriBaseIds": {SRCROOT: {"description": {"text": SRCROOT_DESCRIPTION}}},
         "invocations": [{"executionSuccessful": True, "toolExecutionNotifications": notifications}],
         "results": results,
         "properties": {

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from importlib.resources import files
 from pathlib import Path
 
@@ -125,9 +126,11 @@ def test_sarif_mapping_and_schema(tmp_path):
     }
     deferred = results["ks-0000000002"]
     assert deferred["ruleId"] == "silent_failure_conditions"
-    assert deferred["suppressions"][0]["status"] == "underReview"
-    assert deferred["suppressions"][0]["justification"] == "needs the new API"
-    assert deferred["suppressions"][0]["properties"]["revisitWhen"] == "after v2"
+    # A deferred item stays an open alert: no suppression (consumers dismiss any suppressed result).
+    assert "suppressions" not in deferred
+    assert deferred["message"]["text"].endswith(" — deferred: needs the new API")
+    assert deferred["properties"]["deferral"]["reason"] == "needs the new API"
+    assert deferred["properties"]["deferral"]["revisitWhen"] == "after v2"
     fixed = results["ks-0000000003"]
     assert "suppressions" not in fixed and fixed["properties"]["decision"] == "fix"
     assert fixed["ruleId"] == "unverified_assumptions" and fixed["level"] == "note"
@@ -303,7 +306,7 @@ def test_era_d_report_states_become_in_source_suppressions(tmp_path):
     assert results[0]["suppressions"] == [
         {"kind": "inSource", "status": "accepted", "justification": "documented limitation"}
     ]
-    assert results[1]["suppressions"] == [{"kind": "inSource", "status": "underReview"}]
+    assert "suppressions" not in results[1] and results[1]["properties"]["deferral"]  # open, marked deferred
     assert "suppressions" not in results[2]
     # A decision made in scars wins over the report's own state.
     doc = ex.to_sarif(feature(tmp_path, [accepted]), {accepted.id: Decision(accepted.id, "fix")})
@@ -334,7 +337,8 @@ def test_export_reads_decisions_recorded_through_the_session(tmp_path, capsys):
     assert accepted["status"] == "accepted" and accepted["justification"] == "the retry lands next quarter"
     assert accepted["properties"]["owner"] == "erin" and accepted["properties"]["round"] == 1
     assert accepted["properties"]["reReviewSignal"] == "a second timeout report"
-    assert results[second]["suppressions"][0]["status"] == "underReview"
+    assert "suppressions" not in results[second]
+    assert results[second]["properties"]["deferral"]["reason"] == "needs the cache redesign"
     assert main(["export", str(f), "--format", "json"]) == 0
     items = {i["id"]: i for i in json.loads(capsys.readouterr().out)["items"]}
     assert items[first]["decision"]["action"] == "accept" and items[first]["decision_round"] == 1
@@ -374,3 +378,58 @@ def test_decision_rounds_follow_the_current_decision():
     assert ex.decision_rounds(records, {"a": again}) == {"a": 2}
     assert ex.decision_rounds(records, {"a": first}) == {"a": 1}  # after an undo of round 2's decision
     assert ex.decision_rounds(records, {}) == {}
+
+
+# --------------------------------------------------------------------------- code scanning consumers
+
+
+def _consumer_view(doc: dict) -> dict[str, str]:
+    """What GitHub code scanning (with dismiss-alerts) and DefectDojo's SARIF parser make of each
+    result: any non-empty ``suppressions`` is a dismissed / inactive finding, else an open one."""
+    return {
+        r["partialFingerprints"]["scarsItemId/v1"]: "dismissed" if r.get("suppressions") else "open"
+        for r in doc["runs"][0]["results"]
+    }
+
+
+def test_code_scanning_gets_fingerprints_regions_and_a_declared_srcroot(tmp_path):
+    """Before: only scarsItemId/v1 (REST uploads duplicated alerts), three results on a file
+    without a region, SRCROOT used but not declared."""
+    items = [
+        item(1, where="core/cache.py"),  # a path without a line
+        item(2, line=None),  # the scar report, no line known
+        item(3, where="docs/x.md line 4"),
+    ]
+    doc = ex.to_sarif(feature(tmp_path, items, failures=[Problem("scar-reports/bad.yaml", None, "not YAML")]), {})
+    validate_sarif(doc)
+    run = doc["runs"][0]
+    declared = set(run["originalUriBaseIds"])
+    for r in run["results"]:
+        assert re.fullmatch(r"[0-9a-f]{16}:\d+", r["partialFingerprints"]["primaryLocationLineHash"])
+        physical = r["locations"][0]["physicalLocation"]
+        assert physical["region"]["startLine"] >= 1
+        assert physical["artifactLocation"]["uriBaseId"] in declared
+    assert [r["locations"][0]["physicalLocation"]["region"] for r in run["results"]] == [
+        {"startLine": 1},
+        {"startLine": 1},
+        {"startLine": 4},
+    ]
+    note = run["invocations"][0]["toolExecutionNotifications"][0]["locations"][0]["physicalLocation"]
+    assert note["region"] == {"startLine": 1} and note["artifactLocation"]["uriBaseId"] in declared
+
+
+def test_fingerprints_are_stable_across_runs_and_line_moves(tmp_path):
+    first = ex.to_sarif(feature(tmp_path, [item(1, where="core/a.py:10")]), {})
+    moved = ex.to_sarif(feature(tmp_path, [item(1, where="core/a.py:30")]), {})
+    fp = [d["runs"][0]["results"][0]["partialFingerprints"] for d in (first, moved)]
+    assert fp[0] == fp[1] and fp[0]["primaryLocationLineHash"] == ex.line_hash("ks-0000000001") + ":1"
+
+
+def test_accepted_items_are_dismissed_and_deferred_items_stay_open(tmp_path):
+    doc = ex.to_sarif(sample(tmp_path), {d.item_id: d for d in (ACCEPT, DEFER, FIX)})
+    assert _consumer_view(doc) == {
+        "ks-0000000001": "dismissed",  # accept: suppression accepted (external)
+        "ks-0000000002": "open",  # defer: before, underReview — dismissed by these consumers
+        "ks-0000000003": "open",  # fix decided
+        "ks-0000000004": "open",  # undecided
+    }

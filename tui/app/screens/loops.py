@@ -1,8 +1,10 @@
 """The Loops inbox: every loop under the repository, the ones waiting for a person first.
 
-A samsara feature opens in the triage screen (enter); another loop's gate is answered with
-``scars gate <gate> PATH``, which the detail line names. Loop texts are untrusted: every
-cell is an inert ``Text``.
+Enter opens the loop: a samsara feature in the triage screen, any other loop in its gate screen
+(:class:`~scars.tui.app.screens.loop_gate.LoopGate`), rendered from the same core Evidence as
+``scars gate`` and recorded through the same record path; the inbox is read again after an
+answer. Which gate answers a loop is core's :func:`scars.core.gates.inbox.gate_call`. Loop texts
+are untrusted: every cell is an inert ``Text``.
 """
 
 from __future__ import annotations
@@ -17,18 +19,15 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
+from scars.core import gates
+from scars.core.errors import ScarsError
+from scars.core.gates.inbox import gate_call
+from scars.core.loops import discover_loops
+from scars.core.samsara.decisions import resolve_user
 from scars.core.sanitize import one_line
 from scars.core.text import join_clauses
+from scars.tui.app.screens.loop_gate import LoopGate
 
-# The `scars gate` id answering each loop kind's human gate.
-GATE_OF_KIND: dict[str, str] = {
-    "samsara": "triage",
-    "loop-spec": "spec",
-    "aris": "review-continue",
-    "mechanist": "review-continue",
-    "bkit": "pdca-continue",
-    "bkit-sprint": "pdca-continue",
-}
 _BARS = "▁▂▃▄▅▆▇█"
 
 
@@ -44,14 +43,14 @@ def spark(values: Sequence[float]) -> str:
 def next_step(state: Any, root: Path) -> str:
     if state.kind == "samsara":
         return "enter: triage this feature"
-    gate = GATE_OF_KIND.get(state.kind)
-    if gate:
-        return f"answer with: scars gate {gate} {root / state.path}"
+    call = gate_call(state, root)
+    if call is not None:
+        return f"enter: answer its {call.gate} gate here (or: {call.command()})"
     return "no human gate of its own: see `scars loops` and `scars advise`"
 
 
 class LoopsScreen(Screen[None]):
-    """Lists LoopState rows; ``enter`` on a samsara feature opens it for triage."""
+    """Lists LoopState rows; ``enter`` opens a samsara feature for triage, any other loop's gate."""
 
     BINDINGS = [
         Binding("enter", "open_loop", "Open", id="loops.open"),
@@ -66,14 +65,7 @@ class LoopsScreen(Screen[None]):
         self.root = Path(root)
 
     def compose(self) -> ComposeResult:
-        waiting = sum(1 for s in self.states if s.waiting_for_human)
-        yield Static(
-            Text(
-                f"Loops inbox — {waiting} of {len(self.states)} waiting for a person ({one_line(str(self.root), 80)})",
-                style="bold",
-            ),
-            id="loops-title",
-        )
+        yield Static(self._title(), id="loops-title")
         table = DataTable(id="loops-table", cursor_type="row", zebra_stripes=False)
         yield table
         yield Static("", id="loops-detail")
@@ -84,6 +76,20 @@ class LoopsScreen(Screen[None]):
         # "why" before the budget and the trend: on 80 columns it is the column a person reads first,
         # and the detail below repeats it whole.
         table.add_columns("", "kind", "name", "why", "budget", "trend")
+        self._fill()
+        table.focus()
+        self._show(0)
+
+    def _title(self) -> Text:
+        waiting = sum(1 for s in self.states if s.waiting_for_human)
+        return Text(
+            f"Loops inbox — {waiting} of {len(self.states)} waiting for a person ({one_line(str(self.root), 80)})",
+            style="bold",
+        )
+
+    def _fill(self) -> None:
+        table = self.query_one(DataTable)
+        table.clear()
         for n, s in enumerate(self.states):
             table.add_row(
                 Text("WAITING" if s.waiting_for_human else "—", style="bold" if s.waiting_for_human else ""),
@@ -94,8 +100,6 @@ class LoopsScreen(Screen[None]):
                 Text(spark(s.trend)),
                 key=str(n),
             )
-        table.focus()
-        self._show(0)
 
     def _show(self, index: int) -> None:
         if not (0 <= index < len(self.states)):
@@ -142,10 +146,52 @@ class LoopsScreen(Screen[None]):
         if not (0 <= index < len(self.states)):
             return
         s = self.states[index]
-        if s.kind != "samsara":
+        if s.kind == "samsara":
+            self.app.open_feature(self.root / s.path)
+            return
+        call = gate_call(s, self.root)
+        if call is None:
             self.notify(one_line(next_step(s, self.root), 300), markup=False)
             return
-        self.app.open_feature(self.root / s.path)
+        try:
+            evidence = gates.gather(call.gate, call.path, **call.options)
+        except ScarsError as exc:
+            self.notify(one_line(str(exc), 300), title=call.gate, severity="error", markup=False)
+            return
+        self.app.push_screen(LoopGate(evidence), callback=lambda res: self._record(call, res))
+
+    def _record(self, call: Any, res: dict | None) -> None:
+        """Record the gate's answer through the one record path, then read the inbox again."""
+        if res is None:
+            return
+        options = dict(call.options)
+        if res.get("value") is not None:
+            options["value"] = res["value"]
+        try:
+            evidence = gates.gather(call.gate, call.path, **options)
+            result = gates.record(
+                evidence, res["answer"], res["reason"], user=resolve_user(self.app.driver), source="app"
+            )
+        except ScarsError as exc:
+            self.notify(one_line(str(exc), 300), title=call.gate, severity="error", markup=False)
+            return
+        self.notify(
+            one_line(f"{call.gate}: {result.answer} → {result.decision}; recorded: {', '.join(result.recorded)}", 300),
+            title="Recorded",
+            markup=False,
+        )
+        self.reload()
+
+    def reload(self) -> None:
+        """Read every loop under the root again (after an answer) and redraw the inbox."""
+        try:
+            self.states = list(discover_loops(self.root))
+        except ScarsError as exc:
+            self.notify(one_line(str(exc), 300), severity="error", markup=False)
+            return
+        self.query_one("#loops-title", Static).update(self._title())
+        self._fill()
+        self._show(self.query_one(DataTable).cursor_row)
 
     def action_leave(self) -> None:
         if self.app.feature_dir is None:

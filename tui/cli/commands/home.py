@@ -1,8 +1,11 @@
-"""Bare `scars`: open the most recent feature that still needs triage, or explain.
+"""Bare `scars`: the one console — open what waits for a person, or explain.
 
-In a repository with ``changes/`` it opens the newest feature (by its dated directory
-name) with an undecided item; elsewhere it says what scars is for and suggests
-``scars demo``. Without a terminal it never starts the app.
+In a repository with ``changes/`` it opens the newest feature (by its dated directory name)
+with an undecided item, or the Loops inbox when more than one loop waits. Elsewhere it looks
+for every other loop under the current directory (loop-spec, review, bkit, DAG, as `scars
+loops` finds them) and opens the Loops inbox when one waits; with none it says what scars is
+for and suggests ``scars demo``. Without a terminal it never starts the app: it names what
+waits and the command that answers each.
 """
 
 from __future__ import annotations
@@ -17,8 +20,9 @@ EXPLAIN = (
     "scars is the human gate of agentic iteration loops: it shows leftover scar items of a samsara "
     "feature (changes/<date>_<name>/), records fix / accept / defer decisions and round decisions "
     "into the loop's own files.\n"
-    "No changes/ directory was found here or above.\n"
+    "No changes/ directory was found here or above, and no other loop waits under this directory.\n"
     "  scars demo              try it on a bundled example feature\n"
+    "  scars loops             every iteration loop under this directory\n"
     "  scars triage DIR        open a feature directory\n"
     "  scars --help            every command"
 )
@@ -65,6 +69,15 @@ def other_waiting_loops(root: Path) -> list:
         return []
 
 
+def _commands(others: list, root: Path) -> list[str]:
+    """`scars gate …` for each waiting loop (core's gate_call: the gate the app opens too)."""
+    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
+    from scars.core.gates.inbox import gate_call
+
+    calls = [gate_call(s, root) for s in others]
+    return [f"  {c.command()}" for c in calls if c is not None]
+
+
 def run(args: argparse.Namespace) -> int:
     # lazy: home and triage call each other
     from scars.core.samsara.feature import find_repo_root
@@ -73,8 +86,17 @@ def run(args: argparse.Namespace) -> int:
     cwd = Path.cwd()
     root = find_repo_root(cwd)
     if root is None or not (root / "changes").is_dir():
-        print(EXPLAIN)
-        return 0
+        # No samsara feature here: the other loops under this directory are the inbox.
+        others = other_waiting_loops(cwd)
+        if not others:
+            print(EXPLAIN)
+            return 0
+        if not interactive():
+            print(f"Waiting for a person: {', '.join(f'{s.kind} {s.name}' for s in others)}", file=sys.stderr)
+            for line in _commands(others, cwd):
+                print(line, file=sys.stderr)
+            return refuse_without_tty()
+        return launch_inbox(cwd)
     picked, waiting = pick_feature(cwd)
     others = other_waiting_loops(root)
     if picked is None and not others:
@@ -87,6 +109,8 @@ def run(args: argparse.Namespace) -> int:
     if not interactive():
         names = [p.name for p in waiting] + [f"{s.kind} {s.name}" for s in others]
         print(f"Waiting for a person: {', '.join(names)}", file=sys.stderr)
+        for line in _commands(others, root):
+            print(line, file=sys.stderr)
         return refuse_without_tty()
     if len(waiting) + len(others) > 1 or picked is None:
         return launch_inbox(root)

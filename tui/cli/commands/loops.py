@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+from pathlib import Path
 
 from scars.core.sanitize import one_line
 
@@ -46,9 +47,13 @@ def _fmt(value: float) -> str:
 
 def run(args: argparse.Namespace) -> int:
     # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
+    from scars.core.gates.inbox import gate_call
     from scars.core.loops import discover_loops
 
     states = discover_loops(args.path)
+    base = Path(args.path).absolute()
+    root = base if base.is_dir() else base.parent
+    calls = {id(s): gate_call(s, root) for s in states}
     if args.waiting:
         states = [s for s in states if s.waiting_for_human]
     waiting = sum(1 for s in states if s.waiting_for_human)
@@ -58,15 +63,21 @@ def run(args: argparse.Namespace) -> int:
             "path": os.path.abspath(args.path),
             "count": len(states),
             "waiting": waiting,
-            "loops": [s.to_dict() for s in states],
+            "loops": [_with_gate(s.to_dict(), calls[id(s)]) for s in states],
         }
         print(json.dumps(payload, indent=2, ensure_ascii=True))
     else:
-        _print_report(states, args.path, waiting)
+        _print_report(states, args.path, waiting, calls)
     return 3 if args.strict and failures else 0
 
 
-def _print_report(states, path: str, waiting: int) -> None:
+def _with_gate(loop: dict, call) -> dict:
+    """A loop's JSON with the gate that answers it (core's gate_call) and its command line."""
+    loop["gate"] = None if call is None else {"id": call.gate, "command": call.command()}
+    return loop
+
+
+def _print_report(states, path: str, waiting: int, calls: dict) -> None:
     # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
     from rich.text import Text
 
@@ -110,6 +121,9 @@ def _print_report(states, path: str, waiting: int) -> None:
             lines.append(("trend", f"{state.trend_label}: {more}{numbers}  {sparkline(state.trend)}"))
         if state.reason:
             lines.append(("why" if state.waiting_for_human else "note", state.reason))
+        call = calls.get(id(state))
+        if state.waiting_for_human and call is not None:
+            lines.append(("answer", call.command()))
         for label, text in lines:
             line = Text(indent)
             line.append(f"{label:<10}", style="dim")
