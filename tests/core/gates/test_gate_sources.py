@@ -40,9 +40,34 @@ def _setup(gate, tmp_path):
     if gate == "spec":
         d = loop_spec_feature(tmp_path)
         return d, d, {}
+    if gate == "escalate":
+        gap = {"type": "execute", "description": "the cloud credential is locked", "fix_first": "unlock it"}
+        d = loop_spec_feature(tmp_path, gap={**gap, "needs_operator": True})
+        data = json.loads((d / "feature.json").read_text())
+        data["iterate"]["lastRoute"] = "escalate"
+        (d / "feature.json").write_text(json.dumps(data))
+        return d, d, {}
     if gate == "review-continue":
         stage = mechanist_state(tmp_path, score=5, verdict="not ready")
         return stage, stage, {}
+    if gate == "sprint-pause":
+        sprint = tmp_path / ".bkit" / "state" / "sprints" / "s1.json"
+        sprint.parent.mkdir(parents=True)
+        pause = {"trigger": "ITERATION_EXHAUSTED", "userActions": ["forward fix", "carry to next sprint", "abort"]}
+        sprint.write_text(
+            json.dumps({"id": "s1", "phase": "iterate", "status": "paused", "autoPause": {"pauseHistory": [pause]}})
+        )
+        return tmp_path, sprint.parent.parent, {}
+    if gate == "dag-escalate":
+        report = tmp_path / "dag" / "decision.yaml"
+        report.parent.mkdir(parents=True)
+        trigger = {"type": "validation_failure", "severity": 0.7, "code": "TYPE_MISMATCH", "fixable": True}
+        report.write_text(
+            yaml.safe_dump(
+                {"iterationDecision": {"taskId": "t", "decision": {"needsIteration": True}, "triggers": [trigger]}}
+            )
+        )
+        return tmp_path, report.parent, {}
     d = bkit_project(tmp_path, count=5)  # at bkit's limit: the forced report (PARTIAL) is a transition it has
     return tmp_path, d.parent, {}
 
@@ -55,6 +80,10 @@ CASES = {
     "spec": ("ship", "offline sync is v2 scope and on the backlog"),
     "review-continue": ("stop", "the reviewer keeps asking for a new dataset"),
     "pdca-continue": ("partial", "two UX empty states are left; tracked in the report"),
+    "escalate": ("ship", "the credential stays locked; delivered without cloud sync"),
+    "pdca-max-iterations": ("accept", "generate the report with the two empty states flagged"),
+    "sprint-pause": ("carry-over", "84% is what this sprint reaches; login moves on"),
+    "dag-escalate": ("retry", "emit the field as a string, as the schema says"),
 }
 
 

@@ -139,3 +139,36 @@ def test_bare_scars_outside_changes_names_the_waiting_loops(tmp_path):
     assert "Waiting for a person: " in proc.stderr and "loop-spec sync" in proc.stderr
     assert "scars gate sprint-pause" in proc.stderr and "scars gate spec" in proc.stderr
     assert "No changes/ directory" not in proc.stdout
+
+
+@aio
+async def test_the_new_gates_open_in_the_app(tmp_path, monkeypatch):
+    """The max-iterations question, loop-spec's escalate route and a DAG escalation each open as
+    their gate screen from the inbox (the same gate `scars gate` answers)."""
+    clean_env(monkeypatch)
+    root = tmp_path / "proj"
+    root.mkdir()
+    bkit_project(root, rate=82, count=5)
+    fdir = loop_spec_feature(
+        root, gap={"type": "execute", "description": "credential locked", "fix_first": "unlock", "needs_operator": True}
+    )
+    data = json.loads((fdir / "feature.json").read_text())
+    data["iterate"]["lastRoute"] = "escalate"
+    (fdir / "feature.json").write_text(json.dumps(data))
+    (root / "dag").mkdir()
+    (root / "dag" / "d.yaml").write_text(
+        "iterationDecision:\n  taskId: t\n  decision: {needsIteration: true}\n"
+        "  triggers:\n    - {type: validation_failure, severity: 0.7, code: TYPE_MISMATCH, fixable: true}\n"
+    )
+    titles = {
+        "bkit": "Maximum iterations reached",
+        "loop-spec": "ITERATE escalated",
+        "dag-iteration": "A DAG iteration escalated",
+    }
+    app = ScarsApp(None, inbox=(discover_loops(root), root), user="alice")
+    async with app.run_test(size=SIZE) as pilot:
+        for kind, title in titles.items():
+            await _open(app, pilot, kind)
+            assert title in screen_text(app)
+            await pilot.press("escape")
+            await on_screen(app, pilot, "LoopsScreen")
