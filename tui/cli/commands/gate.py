@@ -21,8 +21,6 @@ from scars.core.gates.catalog import GATES, answers_hint, get_gate
 from scars.core.sanitize import one_line
 from scars.tui.cli.commands._feature import add_auto_entry_arguments
 
-HELP = "answer a step-mode gate (samsara, loop-spec, ARIS/Mechanist, bkit): show evidence, ask, record"
-
 DESCRIPTION = (
     "Answer one human gate of an iteration loop. Gates: "
     + "; ".join(
@@ -77,7 +75,7 @@ def add_arguments(parser) -> None:
 
 
 def _user(explicit: str | None) -> str:
-    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
+    # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
     from scars.core.samsara.decisions import resolve_user
 
     return resolve_user(explicit)
@@ -151,7 +149,7 @@ def run(args) -> int:
 
 
 def _run(args, gate, shown: list) -> int:
-    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
+    # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
     from scars.core import gates as core
 
     path = args.path if args.path is not None else "."
@@ -186,7 +184,7 @@ def _run(args, gate, shown: list) -> int:
 
 
 def _ask(evidence):
-    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
+    # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
     from scars.tui.cli.render.console import make_console
     from scars.tui.cli.render.gate_prompts import ask, render_evidence
 
@@ -195,7 +193,7 @@ def _ask(evidence):
 
 
 def _triage(args, path: str) -> int:
-    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
+    # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
     from scars.core import gates as core
 
     if args.answer is not None:
