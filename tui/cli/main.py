@@ -35,6 +35,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("watch", "scars.tui.cli.commands.watch"),
     ("export", "scars.tui.cli.commands.export"),
     ("serve", "scars.tui.cli.commands.serve"),
+    ("config", "scars.tui.cli.commands.config"),
     ("completion", "scars.tui.cli.commands.completion"),
 )
 
@@ -71,6 +72,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "watch": (f"scars watch check {F}", "scars watch check . --dry-run --json"),
     "export": (f"scars export {F}", f"scars export {F} --format sarif -o scars.sarif"),
     "serve": (f"scars serve {F}", f"scars serve {F} --port 8765 --write --as bob"),
+    "config": ("scars config", "scars config --json"),
     "completion": (
         "scars completion bash > ~/.local/share/bash-completion/completions/scars",
         "scars completion zsh > ~/.zfunc/_scars",
