@@ -1,4 +1,5 @@
-"""Every environment variable scars reads, read once, in one place (the README lists them).
+"""Every environment variable scars reads, and its config file, read once, in one place (the
+README lists them).
 
 :func:`load` reads the environment into a frozen :class:`Settings`; :func:`current` returns that
 snapshot (taking it on first use). The command line takes it once at the start of each command
@@ -11,7 +12,7 @@ in ``scars`` reads ``os.environ``:
 * ``SCARS_WORKERS`` — worker processes for parallel reading (digits; else automatic);
 * ``SCARS_DEBUG`` — show the traceback of an internal error;
 * ``SCARS_ANSWER_<GATE>`` / ``SCARS_REASON_<GATE>`` — answer a gate without a terminal;
-* ``XDG_CONFIG_HOME`` — where the app's keymap is read from;
+* ``XDG_CONFIG_HOME`` — where the app's keymap and ``config.toml`` are read from;
 * ``TERM`` — ``dumb`` cannot draw the full-screen app (the app does not start);
 * ``VISUAL``, ``EDITOR`` — the editor the app's `e` opens an item's location in (``VISUAL`` first);
 * ``TEXTUAL_DRIVER`` — textual-serve's web driver: the app runs in a browser (`scars serve`), so
@@ -28,8 +29,10 @@ from __future__ import annotations
 
 import os
 import pwd
+import stat
+import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
 
@@ -39,6 +42,49 @@ from types import MappingProxyType
 GIT_KEPT = ("GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_NOSYSTEM")
 
 _GATE_PREFIXES = ("SCARS_ANSWER_", "SCARS_REASON_")
+
+
+# The item list's optional columns, in their order on screen (the text is always shown).
+COLUMNS: tuple[str, ...] = ("decision", "category", "task")
+CONFIG_MAX_BYTES = 64 * 1024
+
+
+def config_path(config_home: Path) -> Path:
+    return config_home / "scars" / "config.toml"
+
+
+def read_config(path: Path) -> dict:
+    """The values of ``config.toml`` as :class:`Settings` fields, and ``config_problems``. A missing
+    file is no problem; a bad one is one problem and no value (nothing here is ever fatal)."""
+    problems: list[str] = []
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        return {"config_problems": (f"{path}: cannot read ({exc.strerror})",)}
+    if not stat.S_ISREG(st.st_mode) or st.st_size > CONFIG_MAX_BYTES:
+        return {"config_problems": (f"{path}: not a regular file of at most {CONFIG_MAX_BYTES} bytes",)}
+    try:
+        data = tomllib.loads(path.read_bytes().decode("utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        return {"config_problems": (f"{path}: not valid TOML ({exc})",)}
+    out: dict = {}
+    for key, value in data.items():
+        if key == "user" and isinstance(value, str) and value.strip():
+            out["config_user"] = value.strip()
+        elif key == "theme" and isinstance(value, str) and value.strip():
+            out["theme"] = value.strip()
+        elif key == "columns" and isinstance(value, list) and all(v in COLUMNS for v in value):
+            out["columns"] = tuple(c for c in COLUMNS if c in value)
+        elif key in ("user", "theme", "columns"):
+            want = {"user": "a name", "theme": "a theme name", "columns": f"a list of {', '.join(COLUMNS)}"}[key]
+            problems.append(f"{path}: '{key}' must be {want}")
+        else:
+            problems.append(f"{path}: unknown key '{key}' (known: user, theme, columns)")
+    if problems:
+        out["config_problems"] = tuple(problems)
+    return out
 
 
 def env_var(gate_id: str, what: str = "ANSWER") -> str:
@@ -65,6 +111,11 @@ class Settings:
     term: str = ""  # TERM ("dumb": no full-screen app)
     no_color: bool = False  # NO_COLOR set and not empty
     editor: str = ""  # VISUAL, else EDITOR
+    # $XDG_CONFIG_HOME/scars/config.toml (read by :func:`load`; the environment wins over it)
+    config_user: str | None = None  # user = "…": who decides after SCARS_USER, before git's user.name
+    theme: str | None = None  # theme = "…": the app's Textual theme (kept when changed in the app)
+    columns: tuple[str, ...] = COLUMNS  # columns = [...]: the item list's columns, of COLUMNS
+    config_problems: tuple[str, ...] = ()  # what was wrong with config.toml (the rest is used)
     textual_driver: str = ""  # TEXTUAL_DRIVER (textual-serve's web driver under `scars serve`)
     force_color: bool = False  # FORCE_COLOR set and not empty
 
@@ -124,7 +175,8 @@ _current: Settings | None = None
 def load() -> Settings:
     """Read the environment now; the snapshot every later :func:`current` returns."""
     global _current
-    _current = from_environ(os.environ)
+    env = from_environ(os.environ)
+    _current = replace(env, **read_config(config_path(env.config_home)))
     return _current
 
 

@@ -151,9 +151,11 @@ def main() -> int:
     for name in list(os.environ):
         if name.startswith("TEXTUAL_"):
             del os.environ[name]
+    tmp = Path(tempfile.mkdtemp(prefix="scars-shots-"))
+    # Nor the developer's own config.toml / keymap.toml (theme, columns, keys): a fresh config home.
+    os.environ["XDG_CONFIG_HOME"] = str(tmp / "config")
     from scars.tui.cli.commands.demo import FEATURE, copy_demo
 
-    tmp = Path(tempfile.mkdtemp(prefix="scars-shots-"))
     try:
         root = copy_demo(tmp / "demo")
         args.out.mkdir(parents=True, exist_ok=True)

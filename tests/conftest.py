@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,9 @@ for _name in list(os.environ):
     if _name.startswith("TEXTUAL_") and not _name.startswith("TEXTUAL_SNAPSHOT"):
         del os.environ[_name]
 os.environ.setdefault("NO_COLOR", "1")
+# A developer's own ~/.config/scars (config.toml: columns, theme, user; keymap.toml) never changes
+# what the tests see, and no test writes into it: the tests' config home is a fresh directory.
+os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="scars-test-config-")
 os.environ["SCARS_USER"] = os.environ.get("SCARS_TEST_USER", "test-user")
 # Tests read their inputs afresh: the feature cache (scars.core.storage.cache) stays off unless a test
 # turns it on for itself (tests/core/storage/test_cache.py), so no test writes into ~/.cache.

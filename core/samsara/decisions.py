@@ -194,10 +194,10 @@ def format_errors(errors: list[FieldError]) -> str:
 
 
 def resolve_user(explicit: str | None = None) -> str:
-    """Who decides: ``explicit`` (``--as``), then ``SCARS_USER``, then git's ``user.name``,
-    then the login name."""
+    """Who decides: ``explicit`` (``--as``), then ``SCARS_USER``, then ``user`` of config.toml,
+    then git's ``user.name``, then the login name."""
     env = settings.current()
-    for candidate in (explicit, env.user):
+    for candidate in (explicit, env.user, env.config_user):
         if candidate and candidate.strip():
             return candidate.strip()
     return user_name() or env.login or "unknown"

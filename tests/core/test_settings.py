@@ -94,3 +94,41 @@ def test_the_readme_table_lists_every_variable_read():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     table = readme.split("## Environment variables", 1)[1].split("\n## ", 1)[0]
     assert [n for n in sorted(names) if f"`{n}`" not in table] == []
+
+
+def test_config_file_values_problems_and_the_environment_winning(tmp_path, monkeypatch):
+    from scars.core.samsara.decisions import resolve_user
+
+    cfg = tmp_path / "scars" / "config.toml"
+    cfg.parent.mkdir()
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    monkeypatch.delenv("SCARS_USER", raising=False)
+    assert settings.load().config_problems == () and settings.current().theme is None  # no file: no problem
+    cfg.write_text('user = "ann"\ntheme = "nord"\ncolumns = ["task", "decision"]\n', encoding="utf-8")
+    s = settings.load()
+    assert (s.config_user, s.theme, s.columns, s.config_problems) == ("ann", "nord", ("decision", "task"), ())
+    assert resolve_user() == "ann"
+    monkeypatch.setenv("SCARS_USER", "bob")
+    settings.load()
+    assert resolve_user() == "bob"  # the environment wins over the file
+    cfg.write_text('columns = ["colour"]\nthemes = "x"\n', encoding="utf-8")
+    s = settings.load()
+    assert s.columns == settings.COLUMNS and len(s.config_problems) == 2
+    assert "'columns' must be a list of decision, category, task" in s.config_problems[0]
+    assert "unknown key 'themes'" in s.config_problems[1]
+    cfg.write_text("user = \n", encoding="utf-8")
+    assert "not valid TOML" in settings.load().config_problems[0]
+
+
+def test_scars_config_says_where_the_configuration_lives(tmp_path, monkeypatch, capsys):
+    import json
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    (tmp_path / "scars").mkdir()
+    (tmp_path / "scars" / "config.toml").write_text('theme = "nord"\n', encoding="utf-8")
+    code, out, _ = run_cli(["config", "--json"], capsys)
+    obj = json.loads(out)
+    assert code == 0 and obj["config_file"] == str(tmp_path / "scars" / "config.toml") and obj["config_file_exists"]
+    assert obj["keymap_file"] == str(tmp_path / "scars" / "keymap.toml") and obj["values"]["theme"] == "nord"
+    code, out, _ = run_cli(["config"], capsys)
+    assert f"config.toml  {tmp_path / 'scars' / 'config.toml'}" in out

@@ -27,10 +27,11 @@ from scars.core.samsara.locate import codeowners, git_authors, parse_location
 from scars.core.samsara.rounds import evaluate_valves
 from scars.core.samsara.session import FeatureSession
 from scars.core.sanitize import one_line
+from scars.core.settings import config_path
 from scars.core.storage import cache
 from scars.core.storage.lock import describe_holder
 from scars.tui.app.backend import Backend
-from scars.tui.app.keymap import keymap_path, load_keymap
+from scars.tui.app.keymap import keymap_path, load_keymap, save_config_value
 from scars.tui.app.palette import ScarsCommands
 from scars.tui.app.screens.forms import AcceptForm, DeferForm
 from scars.tui.app.screens.gate import RoundGate
@@ -205,7 +206,14 @@ class ScarsApp(App[int]):
 
     # -- lifecycle --------------------------------------------------------------------
     def on_mount(self) -> None:
-        self.theme = "textual-dark"
+        # The theme of config.toml, else textual-dark; one chosen in the palette is written back.
+        wanted = settings.current().theme
+        self.theme = wanted if wanted in self.available_themes else "textual-dark"
+        for problem in settings.current().config_problems:
+            self.notify(one_line(problem, 300), title="config.toml", severity="warning", markup=False)
+        if wanted and wanted not in self.available_themes:
+            self.notify(one_line(f"unknown theme '{wanted}' in config.toml", 200), title="config.toml", markup=False)
+        self._theme_ready = True
         self._apply_keymap()
 
         self.push_screen(MainScreen())
@@ -406,6 +414,14 @@ class ScarsApp(App[int]):
             return
         self._disk_stamp = stamp
         self.reload(why="disk")
+
+    def watch_theme(self, theme: str) -> None:
+        """A theme chosen in the app (the palette's "Change theme") is kept in config.toml."""
+        if getattr(self, "_theme_ready", False) and theme != settings.current().theme:
+            try:
+                save_config_value(config_path(settings.current().config_home), "theme", theme)
+            except OSError as exc:
+                self.notify(one_line(f"theme not kept: {exc}", 200), title="config.toml", markup=False)
 
     def action_interrupt(self) -> None:
         self.exit(

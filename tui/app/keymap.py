@@ -13,11 +13,33 @@ are returned and shown as a warning.
 
 from __future__ import annotations
 
+import json
+import re
 import tomllib
 from pathlib import Path
 
 from scars.core import settings
 from scars.core.storage import safe_read
+from scars.core.storage.durable import atomic_write
+
+
+def save_config_value(path: Path, key: str, value: str) -> None:
+    """Set ``key = "value"`` in config.toml, keeping every other line (comments included): the
+    key's line is replaced, or appended when absent. Written atomically."""
+    line = f"{key} = {json.dumps(value)}"
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        lines = ["# scars settings (README: Configuration)"]
+    pattern = re.compile(rf"^\s*{re.escape(key)}\s*=")
+    for n, old in enumerate(lines):
+        if pattern.match(old):
+            lines[n] = line
+            break
+    else:
+        lines.append(line)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, ("\n".join(lines) + "\n").encode("utf-8"))
 
 
 def keymap_path() -> Path:

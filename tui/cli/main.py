@@ -23,74 +23,25 @@ from scars.core.errors import DecisionRefused, LockHeld, ScarsError, UsageError
 # (command, module, summary) in help order. A command module owns its arguments and behaviour;
 # its summary (the line of `scars --help`) is here, so that listing the commands imports none.
 COMMANDS: tuple[tuple[str, str, str], ...] = (
-    (
-        "triage",
-        "scars.tui.cli.commands.triage",
-        "open the triage app on a feature directory (resumes where you left off)",
-    ),
-    (
-        "status",
-        "scars.tui.cli.commands.status",
-        "summarise a feature directory (or every feature of a repository): signal_lost, groups, parse failures",
-    ),
+    ("triage", "scars.tui.cli.commands.triage", "open the triage app on a feature directory (resumes where you left off)"),
+    ("status", "scars.tui.cli.commands.status", "summarise a feature directory (or every feature of a repository): signal_lost, groups, parse failures"),
     ("demo", "scars.tui.cli.commands.demo", "copy the bundled demo feature to a fresh directory and open it"),
-    (
-        "decide",
-        "scars.tui.cli.commands.decide",
-        "record a fix / accept / defer decision for scar items (durable before it returns)",
-    ),
-    (
-        "undo",
-        "scars.tui.cli.commands.undo",
-        "revert the latest decision, batch, sign-off or blocked-fix outcome (a new journal record)",
-    ),
-    (
-        "round",
-        "scars.tui.cli.commands.round",
-        "start or close an iteration round (close writes the round to iteration-log.yaml)",
-    ),
-    (
-        "log",
-        "scars.tui.cli.commands.log",
-        "check auto-decisions.md and iteration-log.yaml against each other and the reports",
-    ),
-    (
-        "gate",
-        "scars.tui.cli.commands.gate",
-        "answer a step-mode gate (samsara, loop-spec, ARIS/Mechanist, bkit): show evidence, ask, record",
-    ),
-    (
-        "loops",
-        "scars.tui.cli.commands.loops",
-        "list every iteration loop under PATH (samsara, loop-spec, review, bkit, DAG), waiting ones first",
-    ),
-    (
-        "budget-context",
-        "scars.tui.cli.commands.budget_context",
-        "print the iteration_budget_context envelope for the next dispatch, with the safety valves",
-    ),
-    (
-        "advise",
-        "scars.tui.cli.commands.advise",
-        "advise on the next iteration: budget matrix, fixability, failure modes, convergence trend",
-    ),
-    (
-        "watch",
-        "scars.tui.cli.commands.watch",
-        "check the machine-checkable watches of accepted items; a fired watch reopens its item",
-    ),
-    (
-        "export",
-        "scars.tui.cli.commands.export",
-        "export a samsara feature's scar items and decisions as SARIF 2.1.0, OpenVEX or JSON",
-    ),
-    (
-        "serve",
-        "scars.tui.cli.commands.serve",
-        "serve the triage app to a browser (localhost, a token, read-only unless --write)",
-    ),
+    ("decide", "scars.tui.cli.commands.decide", "record a fix / accept / defer decision for scar items (durable before it returns)"),
+    ("undo", "scars.tui.cli.commands.undo", "revert the latest decision, batch, sign-off or blocked-fix outcome (a new journal record)"),
+    ("round", "scars.tui.cli.commands.round", "start or close an iteration round (close writes the round to iteration-log.yaml)"),
+    ("log", "scars.tui.cli.commands.log", "check auto-decisions.md and iteration-log.yaml against each other and the reports"),
+    ("gate", "scars.tui.cli.commands.gate", "answer a step-mode gate (samsara, loop-spec, ARIS/Mechanist, bkit): show evidence, ask, record"),
+    ("requests", "scars.tui.cli.commands.requests", "list the gate requests loops posted with `scars gate … --wait`; apply or withdraw them"),
+    ("answer", "scars.tui.cli.commands.answer", "answer a gate request a loop posted with `scars gate … --wait` (from a plain shell)"),
+    ("loops", "scars.tui.cli.commands.loops", "list every iteration loop under PATH (samsara, loop-spec, review, bkit, DAG), waiting ones first"),
+    ("budget-context", "scars.tui.cli.commands.budget_context", "print the iteration_budget_context envelope for the next dispatch, with the safety valves"),
+    ("advise", "scars.tui.cli.commands.advise", "advise on the next iteration: budget matrix, fixability, failure modes, convergence trend"),
+    ("watch", "scars.tui.cli.commands.watch", "check the machine-checkable watches of accepted items; a fired watch reopens its item"),
+    ("export", "scars.tui.cli.commands.export", "export a samsara feature's scar items and decisions as SARIF 2.1.0, OpenVEX or JSON"),
+    ("serve", "scars.tui.cli.commands.serve", "serve the triage app to a browser (localhost, a token, read-only unless --write)"),
+    ("config", "scars.tui.cli.commands.config", "show where the configuration lives (config.toml, keymap.toml, cache) and its values"),
     ("completion", "scars.tui.cli.commands.completion", "print a shell completion script (bash, zsh or fish)"),
-)
+)  # fmt: skip
 
 # `scars COMMAND --help` ends with these (tests/tui/cli/test_cli_help.py: every command has some).
 F = "changes/2026-07-10_csv-export"
@@ -115,13 +66,17 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         f'scars gate round-continue {F} --answer stop --reason "the rest is accepted"',
         "scars gate pdca-continue . --json",
         "scars gate triage --answers answers.yaml",
+        "scars gate spec .loop-spec/features/sync --wait --timeout 3600",
     ),
+    "requests": ("scars requests", "scars requests . --all --json", "scars requests apply spec-3fa9c2"),
+    "answer": ('scars answer spec-3fa9c2 --answer ship --reason "offline sync is v2 scope"',),
     "loops": ("scars loops", "scars loops . --waiting", "scars loops review-stage/REVIEW_STATE.json --json"),
     "budget-context": (f"scars budget-context {F} --json",),
     "advise": (f"scars advise {F}", "scars advise . --token-budget 200000 --tokens-used 150000"),
     "watch": (f"scars watch check {F}", "scars watch check . --dry-run --json"),
     "export": (f"scars export {F}", f"scars export {F} --format sarif -o scars.sarif"),
     "serve": (f"scars serve {F}", f"scars serve {F} --port 8765 --write --as bob"),
+    "config": ("scars config", "scars config --json"),
     "completion": (
         "scars completion bash > ~/.local/share/bash-completion/completions/scars",
         "scars completion zsh > ~/.zfunc/_scars",

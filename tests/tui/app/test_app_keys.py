@@ -550,3 +550,38 @@ async def test_files_the_loop_writes_appear_by_themselves_keeping_cursor_and_mar
 def test_every_binding_has_a_key_test():
     ids = {b.id for b in MAIN_BINDINGS} | {"scars.interrupt"}
     assert sorted(ids - COVERED) == [] and sorted(COVERED - ids) == []
+
+
+@aio
+async def test_the_theme_of_config_toml_is_used_and_a_chosen_one_kept(long_dir, tmp_path, monkeypatch):
+    """Issue 16: textual-dark was forced on mount; a theme chosen in the app was lost."""
+    from scars.core import settings
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    cfg = tmp_path / "scars" / "config.toml"
+    cfg.parent.mkdir()
+    cfg.write_text('# mine\ntheme = "nord"\nuser = "ann"\n', encoding="utf-8")
+    monkeypatch.delenv("SCARS_USER", raising=False)
+    settings.clear()
+    app = ScarsApp(long_dir)
+    async with app.run_test(size=SMALL) as pilot:
+        await start(app, pilot)
+        assert app.theme == "nord" and app.user == "ann"
+        app.theme = "gruvbox"
+        await wait_until(pilot, lambda: 'theme = "gruvbox"' in cfg.read_text(encoding="utf-8"), "the theme kept")
+    assert cfg.read_text(encoding="utf-8") == '# mine\ntheme = "gruvbox"\nuser = "ann"\n'
+
+
+@aio
+async def test_columns_of_config_toml(long_dir, tmp_path, monkeypatch):
+    from scars.core import settings
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    (tmp_path / "scars").mkdir()
+    (tmp_path / "scars" / "config.toml").write_text('columns = ["task"]\n', encoding="utf-8")
+    settings.clear()
+    app = ScarsApp(long_dir, user="alice")
+    async with app.run_test(size=SMALL) as pilot:
+        await start(app, pilot)
+        row = next(line for line in screen_text_lines(app) if "Item 1.1" in line)
+        assert "todo" not in row and " ks " not in row and "task-1 " in row

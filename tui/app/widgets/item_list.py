@@ -19,6 +19,7 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from scars.core import settings
 from scars.core.sanitize import one_line
 from scars.tui.app.viewmodel import CATEGORY_ABBR, Row, decision_mark, decision_state
 
@@ -237,21 +238,23 @@ class ItemList(ScrollView, can_focus=True, inherit_bindings=False):
         if item_id in self.marked:
             line_style = line_style + self._style("marked")
         lead = f"{pointer}{mark} "
-        decision = decision_mark(decision_obj).ljust(DECISION_WIDTH)
+        columns = settings.current().columns
+        decision = decision_mark(decision_obj).ljust(DECISION_WIDTH) if "decision" in columns else ""
         cat = CATEGORY_ABBR.get(view.item.category, "??") if view else "??"
         task = view.task if view else ""
         text = view.line_text if view else item_id
         # One task column for every row, as wide as the longest task (capped), before the text: a
         # task id is never cut by the row's width, and the text, cut last, ends with "…".
-        task_w = self.task_width()
-        fixed = len(lead) + DECISION_WIDTH + 3 + (task_w + 1 if task_w else 0)
+        task_w = self.task_width() if "task" in columns else 0
+        show_cat = "category" in columns
+        fixed = len(lead) + len(decision) + (3 if show_cat else 0) + (task_w + 1 if task_w else 0)
         text_w = max(width - fixed, 4)
         segs = [
             Segment(lead, line_style),
             # On the cursor row the word keeps the row's own colours: a coloured word on the cursor's
             # background can be unreadable (blue on blue), and the word says it anyway.
             Segment(decision, line_style + (Style() if is_cursor else self._style(state))),
-            Segment(cat + " ", line_style + self._style("dim")),
+            Segment(cat + " " if show_cat else "", line_style + self._style("dim")),
         ]
         if task_w:
             segs.append(Segment(fit(task, task_w) + " ", line_style + self._style("dim")))
