@@ -120,8 +120,9 @@ class TrendPoint:
 class LoopState:
     """One loop's state as read and evaluated.
 
-    ``trend`` holds the measured numbers in order (for a sparkline); ``points`` the same
-    history with labels and notes (``history()``), including unmeasured points.
+    ``points`` is the loop's history with labels and notes (``history()``), unmeasured points
+    included; ``trend`` is derived from it: the measured numbers in order (for a sparkline),
+    so the two can never disagree.
     ``path`` is relative to the directory that was scanned (posix separators).
     """
 
@@ -131,7 +132,6 @@ class LoopState:
     budget: Budget
     stop_rule: StopRule
     route: str | None
-    trend: tuple[float, ...]
     waiting_for_human: bool
     reason: str
     parse_failures: tuple[Problem, ...] = ()
@@ -140,6 +140,11 @@ class LoopState:
     trend_label: str = ""
     points: tuple[TrendPoint, ...] = ()
     details: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    @property
+    def trend(self) -> tuple[float, ...]:
+        """The measured values of :attr:`points`, oldest first (unmeasured points left out)."""
+        return make_points_trend(self.points)
 
     def history(self) -> list[TrendPoint]:
         """Every point of the loop's history, oldest first (what a chart draws)."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from scars.core.loops.base import Budget, LoopState, StopRule, TrendPoint, make_points_trend, rel
+from scars.core.loops.base import Budget, LoopState, StopRule, TrendPoint, rel
 from scars.core.model import Feature, Problem
 from scars.core.samsara.feature import read_feature
 from scars.core.samsara.reconcile import reconcile
@@ -124,7 +124,6 @@ def feature_state(
         budget=budget,
         stop_rule=stop,
         route=route,
-        trend=make_points_trend(points),
         waiting_for_human=waiting,
         reason=reason,
         parse_failures=tuple(failures),
@@ -152,7 +151,6 @@ def read_samsara_feature(feature_dir: Path, root: Path) -> LoopState:
             budget=Budget(None, None, "rounds"),
             stop_rule=StopRule(None, ("feature unreadable",)),
             route=None,
-            trend=(),
             waiting_for_human=False,
             reason=f"unreadable: {exc}",
             parse_failures=(Problem(name, None, str(exc)),),

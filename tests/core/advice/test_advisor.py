@@ -316,7 +316,6 @@ def _state(kind, values, used, limit, **kw):
         budget=Budget(used, limit),
         stop_rule=StopRule(None),
         route=None,
-        trend=tuple(v for v in values if v is not None),
         waiting_for_human=False,
         reason="",
         points=points,
