@@ -25,3 +25,20 @@ def parse_time(value: object) -> _dt.datetime | None:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=_dt.UTC)
     return moment
+
+
+def how_long_ago(started: object, now: _dt.datetime | None = None) -> str | None:
+    """How long ago an ISO time was, in words ("3 min"), or None when it cannot be read (or is ahead)."""
+    then = parse_time(started)
+    if then is None:
+        return None
+    seconds = int(((now or _dt.datetime.now(_dt.UTC)) - then).total_seconds())
+    if seconds < 0:
+        return None
+    if seconds < 120:
+        return f"{seconds} s"
+    if seconds < 7200:
+        return f"{seconds // 60} min"
+    if seconds < 2 * 86400:
+        return f"{seconds // 3600} h"
+    return f"{seconds // 86400} days"

@@ -19,10 +19,9 @@ import json
 import os
 import socket
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 
-from scars.core.clock import now_iso, parse_time
+from scars.core.clock import how_long_ago, now_iso
 from scars.core.errors import LockHeld, ScarsError, UsageError
 from scars.core.storage.durable import WriteFailed, ensure_private_dir
 
@@ -46,26 +45,9 @@ def describe_holder(holder: dict) -> str:
     if holder.get("user"):
         parts.append(f"(user {holder['user']})")
     if holder.get("started"):
-        ago = _ago(str(holder["started"]))
+        ago = how_long_ago(str(holder["started"]))
         parts.append(f"since {holder['started']}" + (f" ({ago} ago)" if ago else ""))
     return " ".join(str(p) for p in parts) or "another scars process"
-
-
-def _ago(started: str) -> str | None:
-    """How long ago an ISO time was, in words ("3 min"), or None when it cannot be read."""
-    then = parse_time(started)
-    if then is None:
-        return None
-    seconds = int((datetime.now(UTC) - then).total_seconds())
-    if seconds < 0:
-        return None
-    if seconds < 120:
-        return f"{seconds} s"
-    if seconds < 7200:
-        return f"{seconds // 60} min"
-    if seconds < 2 * 86400:
-        return f"{seconds // 3600} h"
-    return f"{seconds // 86400} days"
 
 
 # `.scars/` holds the journal (the decisions between round closes: commit it) and the lock (a
@@ -121,9 +103,10 @@ class FeatureLock:
     manager or call ``release()``.
     """
 
-    def __init__(self, feature_dir: str | os.PathLike, *, user: str = ""):
+    def __init__(self, feature_dir: str | os.PathLike, *, user: str = "", lock_file: str | os.PathLike | None = None):
         self.feature_dir = Path(feature_dir)
-        self.path = lock_path(feature_dir)
+        # ``lock_file``: another lock of the same kind (a gate request's, ``.scars/requests/<id>.lock``).
+        self.path = Path(lock_file) if lock_file is not None else lock_path(feature_dir)
         self.user = user
         self._fd: int | None = None
         self.holder: dict | None = None
@@ -139,7 +122,8 @@ class FeatureLock:
             ensure_private_dir(self.path.parent)
         except Exception as exc:
             raise _cannot_write(self.path.parent, exc) from exc
-        _ignore_the_lock(self.path.parent)
+        if self.path.name == LOCK_NAME:
+            _ignore_the_lock(self.path.parent)
         try:
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as exc:
@@ -204,9 +188,10 @@ class FeatureLock:
             self.release()
 
 
-def current_holder(feature_dir: str | os.PathLike) -> dict | None:
-    """The holder of the feature's lock, or ``None`` when nobody holds it (test-and-release)."""
-    path = lock_path(feature_dir)
+def current_holder(feature_dir: str | os.PathLike, *, lock_file: str | os.PathLike | None = None) -> dict | None:
+    """The holder of the feature's lock (or of ``lock_file``), or ``None`` when nobody holds it
+    (test-and-release)."""
+    path = Path(lock_file) if lock_file is not None else lock_path(feature_dir)
     try:
         fd = os.open(path, os.O_RDONLY)
     except OSError:

@@ -4,8 +4,12 @@ Shows the evidence (rich), asks (questionary: arrow keys or one letter per choic
 the answer in the loop's own files and prints the result (a line, or one JSON object with
 ``--json``). Non-interactive: ``--answer VALUE [--reason TEXT]``, ``SCARS_ANSWER_<GATE>`` /
 ``SCARS_REASON_<GATE>``, or ``--answers FILE``. Without a terminal and without an answer it
-exits 3 at once, naming the command that would answer it (with ``--json``: the evidence too).
-The TTY check happens before questionary is imported.
+exits 3 at once, naming the command that would answer it (with ``--json``: the evidence too) —
+unless ``--wait``: then the gate is posted as a request in the repository's inbox
+(``scars.core.gates.requests``), its id printed at once, and the command blocks until a person
+answers it (the scars app's Loops inbox, or `scars answer ID`), records the answer through the
+same record path and prints it as an answer given here. The TTY check happens before
+questionary is imported.
 """
 
 from __future__ import annotations
@@ -33,7 +37,9 @@ DESCRIPTION = (
     "current directory. samsara gates write auto-decisions.md entries (one per decision point) in "
     "auto mode only, unless --auto-entry / --no-auto-entry says otherwise; the other loops' gates "
     "always write theirs. Exit codes: 0 answered; 2 usage error; 3 a human is needed (no TTY, no "
-    "answer; --json prints the evidence); 4 invalid answer; 5 lock held; 130 interrupted (nothing recorded)."
+    "answer; --json prints the evidence; with --wait: still pending at --timeout); 4 invalid answer (or a "
+    "request's answer refused: the loop moved on); 5 lock held; 130 interrupted (nothing recorded; a --wait "
+    "request stays pending unless --withdraw-on-exit)."
 )
 
 
@@ -73,7 +79,37 @@ def add_arguments(parser) -> None:
     parser.add_argument("--feature", dest="feature", metavar="NAME", help=argparse.SUPPRESS)
     parser.add_argument("--as", dest="user", metavar="NAME", help="who decides (default: $SCARS_USER, git user, login)")
     add_auto_entry_arguments(parser)
+    parser.add_argument(
+        "--wait",
+        action="store_true",
+        help="without a terminal and an answer: post the gate as a request in the repository's inbox "
+        "(.scars/requests/), print its id, wait until a person answers it (scars app, or scars answer ID), "
+        "then record and print the answer",
+    )
+    parser.add_argument(
+        "--timeout", metavar="SECONDS", type=_seconds, help="--wait: give up after SECONDS (exit 3, the request stays)"
+    )
+    parser.add_argument(
+        "--request",
+        metavar="ID",
+        help="--wait: re-attach to request ID (posted by an earlier --wait) instead of a new one",
+    )
+    parser.add_argument(
+        "--withdraw-on-exit",
+        action="store_true",
+        help="--wait: withdraw the pending request when interrupted (Ctrl-C, SIGTERM); by default it stays",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a line")
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not value > 0 or value != value or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r}: the timeout must be a positive number of seconds")
+    return value
 
 
 def _user(explicit: str | None) -> str:
@@ -164,12 +200,18 @@ def _run(args, gate, shown: list) -> int:
         )
         _emit(args, results, gate.id)
         return 0
+    if (args.timeout is not None or args.request or args.withdraw_on_exit) and not args.wait:
+        raise UsageError("--timeout, --request and --withdraw-on-exit go with --wait")
     if gate.id == "triage":
         return _triage(args, path)
     answer, reason, source = _noninteractive_answer(args, gate)
+    if args.wait and args.request and answer is None:
+        return _wait(args, gate, path, options, None)
     evidence = core.gather(gate.id, path, **options)
     shown.append(evidence)
     if answer is None:
+        if args.wait and not _is_interactive():
+            return _wait(args, gate, path, options, evidence)
         if not _is_interactive():
             raise HumanNeeded(
                 f"gate {gate.id} needs a human: no terminal and no answer given. Answer it with:\n  "
@@ -183,6 +225,92 @@ def _run(args, gate, shown: list) -> int:
     result = core.record(evidence, answer, reason, user=_user(args.user), source=source, auto_entry=args.auto_entry)
     _emit(args, [result], gate.id)
     return 0
+
+
+def _wait(args, gate, path: str, options: dict[str, Any], evidence) -> int:
+    """Post the gate as a request (or re-attach to ``--request``), wait for a person's answer,
+    record it through the one record path, print it as an answer given here."""
+    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
+    import signal
+
+    def _terminate(signum, frame):  # noqa: ANN001, ANN202, ARG001 - a signal handler
+        raise KeyboardInterrupt
+
+    # SIGTERM is Ctrl-C from the moment the request can exist: its id is printed, it stays (or is withdrawn).
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        result = _post_and_wait(args, gate, path, options, evidence)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    _emit(args, [result], gate.id)
+    return 0
+
+
+def _post_and_wait(args, gate, path: str, options: dict[str, Any], evidence):
+    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
+    import time
+
+    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
+    from scars.core.errors import LockHeld
+    from scars.core.gates import requests as rq
+
+    root = rq.requests_root(path)
+    user = _user(args.user)
+    if args.request:
+        req = rq.load_request(root, args.request)
+        if req.gate != gate.id:
+            raise UsageError(f"request {req.id} is for gate {req.gate}, not {gate.id}")
+    else:
+        req = rq.post_request(evidence, path, user=user, options=options, root=root)
+    again = f"scars gate {gate.id} {path} --wait --request {req.id}"
+    try:
+        # The wait lock is held before the id is printed: whoever reads the id sees a waiter.
+        with rq.waiting(root, req.id, user):
+            if args.json:
+                line = {
+                    "request": req.id,
+                    "status": req.status,
+                    "gate": gate.id,
+                    "path": req.path,
+                    "inbox": str(rq.inbox_dir(root)),
+                }
+                print(json.dumps(line, ensure_ascii=True), flush=True)
+            else:
+                print(
+                    f"scars: gate {gate.id} waits for a person: request {req.id} (answer it in the scars app's Loops "
+                    f"inbox, or: scars answer {req.id} --answer … --reason …)",
+                    file=sys.stderr,
+                    flush=True,
+                )
+            deadline = None if args.timeout is None else time.monotonic() + args.timeout
+            while True:
+                left = None if deadline is None else max(0.0, deadline - time.monotonic())
+                try:
+                    got = rq.wait_for_answer(root, req.id, timeout=left)
+                except HumanNeeded:
+                    raise HumanNeeded(
+                        f"gate {gate.id}: request {req.id} is still pending after {args.timeout:g} s; it stays in "
+                        f"the inbox. Wait again with:\n  {again}"
+                    ) from None
+                if got.status == "withdrawn":
+                    raise HumanNeeded(
+                        f"gate {gate.id}: request {req.id} was withdrawn by {(got.withdrawn or {}).get('by', '?')}; "
+                        "nothing was recorded"
+                    )
+                try:
+                    return rq.apply_request(root, req.id, user=user)
+                except LockHeld:  # the loop's writer is busy (an open app): the answer waits, so do we
+                    if deadline is not None and time.monotonic() >= deadline:
+                        raise
+                    time.sleep(0.5)
+    except KeyboardInterrupt:
+        if args.withdraw_on_exit:
+            after = rq.withdraw_request(root, req.id, user=user)
+            state = "withdrawn" if after.status == "withdrawn" else f"{after.status} (an answer is never lost)"
+        else:
+            state = f"still pending; wait again with: {again}"
+        print(f"scars: request {req.id} {state}", file=sys.stderr, flush=True)
+        raise
 
 
 def _ask(evidence):

@@ -1,0 +1,635 @@
+"""Gate requests: a gate asked where no person is (a loop inside a coding agent, no terminal)
+waits in the repository's one inbox until a person answers it, in the scars app or a shell.
+
+The inbox is ``<root>/.scars/requests/`` (:func:`requests_root` finds the root): per request
+``<id>.json`` (replaced atomically at every change), ``<id>.lock`` (a flock: one process changes
+a request at a time) and ``<id>.wait`` (a flock the waiting process holds while it waits, so
+anyone can see whether a process still waits). Nothing must be started first: no daemon, no
+socket; the waiter polls one ``stat``.
+
+A request's life: ``pending`` → ``answered`` (a person's answer, checked as the gate checks it,
+with who answered) → ``applied`` (recorded in the loop's files through the gates' one record
+path, :func:`scars.core.gates.recording.record`, by the waiter or `scars requests apply`) or
+``refused`` (the loop's files moved on since the answer: never applied to another situation);
+``pending`` → ``withdrawn``. Exactly once: answering and applying happen under the request's
+lock; a second answerer is told who answered what; the loop files' fingerprint is checked
+before recording, and a process killed while recording leaves a marker that tells the next
+applier whether the record was written (the loop's files changed since the marker) or not.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+import secrets
+import socket
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from scars.core.clock import now_iso
+from scars.core.errors import (
+    ChangedOnDisk,
+    DecisionRefused,
+    FieldError,
+    HumanNeeded,
+    LockHeld,
+    PathNotFound,
+    ScarsError,
+    UsageError,
+)
+from scars.core.gates.catalog import GATES
+from scars.core.gates.evidence import Evidence, GateResult, validate_answer
+from scars.core.gates.recording import gather, record
+from scars.core.samsara.feature import find_repo_root
+from scars.core.storage import safe_read
+from scars.core.storage.durable import atomic_write, ensure_private_dir
+from scars.core.storage.lock import FeatureLock, current_holder
+
+FORMAT = "scars-request/1"
+INBOX = Path(".scars") / "requests"
+STATUSES = ("pending", "answered", "applied", "refused", "withdrawn")
+OPEN = ("pending", "answered")  # still waiting for a person or for its record
+LOCK_TIMEOUT = 30.0  # seconds an answerer or applier waits for another one to finish
+POLL_SECONDS = 0.1  # a waiter's stat interval: the answer is seen within this (+ the read)
+# Directories marking the root a loop's requests go to, nearest first (after samsara's own rule).
+ROOT_MARKERS = (".git", ".loop-spec", ".bkit", str(INBOX))
+_ID = re.compile(r"^[a-z0-9][a-z0-9-]{2,60}$")
+_MAX_BYTES = 4 * 1024 * 1024
+
+
+def requests_root(path: str | os.PathLike[str], cwd: str | os.PathLike[str] | None = None) -> Path:
+    """The root whose ``.scars/requests/`` holds the requests of the loop at ``path`` (and the
+    inbox the app shows for a root): samsara's repository root (``changes/`` or ``.samsara/``),
+    else the nearest directory holding ``.git``, ``.loop-spec``, ``.bkit`` or an inbox already,
+    else the current directory when ``path`` is inside it, else ``path``'s directory."""
+    p = Path(path).absolute()
+    if not p.is_dir():
+        p = p.parent
+    root = find_repo_root(p)
+    if root is not None:
+        return root
+    for candidate in (p, *p.parents):
+        if any((candidate / m).exists() for m in ROOT_MARKERS):
+            return candidate
+    here = Path(cwd if cwd is not None else Path.cwd()).absolute()
+    if p == here or here in p.parents:
+        return here
+    return p
+
+
+def inbox_dir(root: str | os.PathLike[str]) -> Path:
+    return Path(root) / INBOX
+
+
+# -- the loop files' fingerprint ------------------------------------------------------------
+
+
+def loop_files(evidence: Evidence) -> list[Path]:
+    """The files a gate's answer depends on and writes: the loop's state file, the
+    auto-decisions.md its entries go to and, for a samsara feature, every file of the feature
+    directory, its reports and its journal."""
+    files: set[Path] = set()
+    if evidence.state_file is not None:
+        files.add(Path(evidence.state_file))
+    decisions_dir = evidence.context.get("decisions_dir")
+    if decisions_dir is not None:
+        files.add(Path(decisions_dir) / "auto-decisions.md")
+    if evidence.gate.loop == "samsara":
+        target = Path(evidence.target)
+        for directory in (target, target / "scar-reports"):
+            with contextlib.suppress(OSError):
+                files.update(Path(e.path) for e in os.scandir(directory) if e.is_file(follow_symlinks=False))
+        files.update(target / ".scars" / name for name in ("journal.jsonl", "watches.jsonl"))
+    return sorted(files)
+
+
+def loop_fingerprint(evidence: Evidence, root: Path) -> dict[str, str]:
+    """{file (relative to ``root`` when inside): sha256 of its content, or "absent"}."""
+    out: dict[str, str] = {}
+    for f in loop_files(evidence):
+        try:
+            with open(f, "rb") as fh:
+                digest = hashlib.sha256(fh.read()).hexdigest()
+        except FileNotFoundError:
+            digest = "absent"
+        except OSError as exc:
+            digest = f"unreadable ({exc.strerror})"
+        out[_display(f, root)] = digest
+    return out
+
+
+def changed_files(before: dict[str, str], now: dict[str, str]) -> list[str]:
+    """The files whose content differs between two fingerprints (added and removed included)."""
+    return sorted(k for k in set(before) | set(now) if before.get(k) != now.get(k))
+
+
+def _display(path: Path, root: Path) -> str:
+    with contextlib.suppress(ValueError):
+        return str(Path(os.path.abspath(path)).relative_to(os.path.abspath(root)))
+    return str(path)
+
+
+# -- the request ---------------------------------------------------------------------------
+
+
+@dataclass
+class Request:
+    """One gate request as its file holds it."""
+
+    id: str
+    gate: str
+    loop: str
+    path: str  # the loop's path as `scars gate` takes it: relative to the root, or absolute
+    options: dict[str, Any]
+    evidence: dict[str, Any]  # Evidence.as_json() when it was posted (what the gate showed)
+    asked_by: str
+    asked_at: str
+    asked_from: dict[str, Any]  # {"pid", "host"} of the process that posted it
+    fingerprint: dict[str, str]  # loop_fingerprint when it was posted
+    status: str = "pending"
+    answer: dict[str, Any] | None = None  # {answer, reason, value, by, at, source, fingerprint}
+    result: dict[str, Any] | None = None  # GateResult.as_json() once applied
+    refusal: str | None = None
+    applying: dict[str, Any] | None = None  # {at, pid, fingerprint} while a process records it
+    withdrawn: dict[str, Any] | None = None  # {by, at}
+    file: Path | None = field(default=None, compare=False)
+
+    def loop_path(self, root: Path) -> Path:
+        p = Path(self.path)
+        return p if p.is_absolute() else Path(root) / p
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "format": FORMAT,
+            "id": self.id,
+            "status": self.status,
+            "gate": self.gate,
+            "loop": self.loop,
+            "path": self.path,
+            "options": dict(self.options),
+            "asked_by": self.asked_by,
+            "asked_at": self.asked_at,
+            "asked_from": dict(self.asked_from),
+            "fingerprint": dict(self.fingerprint),
+            "evidence": self.evidence,
+            "answer": self.answer,
+            "result": self.result,
+            "refusal": self.refusal,
+            "applying": self.applying,
+            "withdrawn": self.withdrawn,
+        }
+
+    def gather_options(self) -> dict[str, Any]:
+        """The options of `scars gate` for this request, with the answer's value (sprint-pause)."""
+        options = {k: v for k, v in self.options.items() if v is not None}
+        if self.answer and self.answer.get("value") is not None:
+            options["value"] = str(self.answer["value"])
+        return options
+
+    def answered_text(self) -> str:
+        """Who answered what, when (for the one who comes second)."""
+        a = self.answer or {}
+        reason = f" ({a['reason']})" if a.get("reason") else ""
+        return f"{a.get('by', '?')} answered {a.get('answer', '?')!r}{reason} at {a.get('at', '?')}"
+
+
+class RequestUnreadable(ScarsError):
+    """A request file that cannot be used (hand-edited, cut, hostile): shown, never applied."""
+
+    exit_code = 2
+
+
+def _require(data: dict, key: str, kind: type | tuple[type, ...], where: str) -> Any:
+    value = data.get(key)
+    if not isinstance(value, kind):
+        raise RequestUnreadable(f"{where}: {key!r} is missing or not a {getattr(kind, '__name__', 'value')}")
+    return value
+
+
+def _from_json(data: Any, where: str, file: Path) -> Request:
+    if not isinstance(data, dict):
+        raise RequestUnreadable(f"{where}: not a JSON object")
+    if data.get("format") != FORMAT:
+        raise RequestUnreadable(f"{where}: format is not {FORMAT}")
+    rid = _require(data, "id", str, where)
+    if rid != file.stem or not _ID.match(rid):
+        raise RequestUnreadable(f"{where}: id {rid!r} does not match its file name")
+    gate = _require(data, "gate", str, where)
+    if gate not in GATES:
+        raise RequestUnreadable(f"{where}: unknown gate {gate!r}")
+    status = _require(data, "status", str, where)
+    if status not in STATUSES:
+        raise RequestUnreadable(f"{where}: unknown status {status!r}")
+    fp = _require(data, "fingerprint", dict, where)
+    answer = data.get("answer")
+    if status in ("answered", "applied") and not (
+        isinstance(answer, dict) and isinstance(answer.get("answer"), str) and isinstance(answer.get("by"), str)
+    ):
+        raise RequestUnreadable(f"{where}: status {status} without an answer")
+
+    def opt_dict(key: str) -> dict[str, Any] | None:
+        v = data.get(key)
+        return v if isinstance(v, dict) else None
+
+    return Request(
+        id=rid,
+        gate=gate,
+        loop=GATES[gate].loop,
+        path=_require(data, "path", str, where),
+        options=opt_dict("options") or {},
+        evidence=opt_dict("evidence") or {},
+        asked_by=str(data.get("asked_by") or "?"),
+        asked_at=str(data.get("asked_at") or ""),
+        asked_from=opt_dict("asked_from") or {},
+        fingerprint={str(k): str(v) for k, v in fp.items()},
+        status=status,
+        answer=answer if isinstance(answer, dict) else None,
+        result=opt_dict("result"),
+        refusal=data.get("refusal") if isinstance(data.get("refusal"), str) else None,
+        applying=opt_dict("applying"),
+        withdrawn=opt_dict("withdrawn"),
+        file=file,
+    )
+
+
+def _file(root: Path, rid: str, suffix: str = ".json") -> Path:
+    if not _ID.match(rid or ""):
+        raise UsageError(f"{rid!r} is not a request id (e.g. spec-3fa9c2; `scars requests` lists them)")
+    return inbox_dir(root) / f"{rid}{suffix}"
+
+
+def load_request(root: str | os.PathLike[str], rid: str) -> Request:
+    """The request ``rid`` of the inbox under ``root`` (read by the one safe-read policy)."""
+    root = Path(root)
+    path = _file(root, rid)
+    try:
+        data = safe_read.load_json(path, root=root, limit=_MAX_BYTES, what=f"request {rid}")
+    except FileNotFoundError:
+        raise PathNotFound(f"no request {rid} in {inbox_dir(root)} (`scars requests` lists the ones there)") from None
+    except safe_read.Unreadable as exc:
+        raise RequestUnreadable(f"{path}: {exc}") from None
+    return _from_json(data, str(path), path)
+
+
+def list_requests(root: str | os.PathLike[str]) -> tuple[list[Request], list[str]]:
+    """Every request of the inbox (open ones first, oldest first) and what could not be read."""
+    root = Path(root)
+    out: list[Request] = []
+    problems: list[str] = []
+    try:
+        names = sorted(e.name for e in os.scandir(inbox_dir(root)) if e.name.endswith(".json"))
+    except FileNotFoundError:
+        return [], []
+    for name in names:
+        try:
+            out.append(load_request(root, name[: -len(".json")]))
+        except ScarsError as exc:
+            problems.append(str(exc))
+    out.sort(key=lambda r: (r.status not in OPEN, r.status != "pending", r.asked_at, r.id))
+    return out, problems
+
+
+def _write(req: Request, root: Path) -> None:
+    data = json.dumps(req.as_json(), ensure_ascii=True, indent=2, default=str) + "\n"
+    atomic_write(_file(root, req.id), data.encode("utf-8"))
+
+
+@contextlib.contextmanager
+def _locked(root: Path, rid: str, user: str = "") -> Iterator[None]:
+    lock = FeatureLock(root, user=user, lock_file=_file(root, rid, ".lock"))
+    try:
+        lock.acquire(timeout=LOCK_TIMEOUT)
+    except LockHeld as exc:
+        raise LockHeld(
+            f"request {rid} is being answered or recorded by another process for over {LOCK_TIMEOUT:.0f} s; try again",
+            exc.holder,
+        ) from None
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+# -- post, answer, apply, withdraw ---------------------------------------------------------
+
+
+def post_request(
+    evidence: Evidence,
+    path: str | os.PathLike[str],
+    *,
+    user: str,
+    options: dict[str, Any] | None = None,
+    root: str | os.PathLike[str] | None = None,
+) -> Request:
+    """Post the gate of ``evidence`` (gathered at ``path`` with ``options``) as a pending request."""
+    if evidence.gate.id == "triage":
+        raise UsageError(
+            "triage is answered item by item in the app (`scars triage`), not as one request; "
+            "a loop waits for its triage by `scars gate entry` / `round-continue` after it"
+        )
+    root = Path(root) if root is not None else requests_root(path)
+    directory = ensure_private_dir(inbox_dir(root))
+    with contextlib.suppress(OSError):  # the requests are a process's exchange; the record is the loop's files
+        fd = os.open(directory / ".gitignore", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        os.write(fd, b"# scars gate requests: the answers are recorded in the loops' own files\n*\n")
+        os.close(fd)
+    for _ in range(100):
+        rid = f"{evidence.gate.id}-{secrets.token_hex(3)}"
+        try:  # the lock file reserves the id
+            os.close(os.open(_file(root, rid, ".lock"), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+            break
+        except FileExistsError:
+            continue
+    else:  # pragma: no cover - 16M ids
+        raise UsageError(f"no free request id in {directory}")
+    shown = _display(Path(path).absolute(), root)
+    req = Request(
+        id=rid,
+        gate=evidence.gate.id,
+        loop=evidence.gate.loop,
+        path=shown,
+        options={k: v for k, v in (options or {}).items() if v is not None},
+        evidence=evidence.as_json(),
+        asked_by=user,
+        asked_at=now_iso(),
+        asked_from={"pid": os.getpid(), "host": socket.gethostname()},
+        fingerprint=loop_fingerprint(evidence, root),
+    )
+    _write(req, root)
+    req.file = _file(root, rid)
+    return req
+
+
+def current_evidence(req: Request, root: Path) -> Evidence:
+    """The request's gate gathered again from the loop's files now."""
+    return gather(req.gate, req.loop_path(root), **req.gather_options())
+
+
+def answer_request(
+    root: str | os.PathLike[str],
+    rid: str,
+    answer: str | None,
+    reason: str | None = None,
+    *,
+    user: str,
+    source: str,
+    value: str | None = None,
+    shown: dict[str, str] | None = None,
+) -> Request:
+    """Answer a pending request (checked as the gate checks an answer given in place).
+
+    ``shown``: the fingerprint of the evidence the person saw (the app shows the gate gathered
+    again); without it the request's own. The loop's files must still be what was seen, else
+    the answer is refused with the files that changed. A request already answered is refused
+    naming who answered what."""
+    root = Path(root)
+    with _locked(root, rid, user):
+        req = load_request(root, rid)
+        if req.status != "pending":
+            said = (
+                f"was answered already: {req.answered_text()} (it is {req.status})"
+                if req.answer
+                else f"is {req.status}" + (f": {req.refusal}" if req.refusal else "")
+            )
+            raise DecisionRefused(
+                f"request {rid} {said}; this answer was not taken", [FieldError("request", req.status)]
+            )
+        options = {k: v for k, v in req.options.items() if v is not None}
+        if value is not None:
+            options["value"] = value
+        evidence = gather(req.gate, req.loop_path(root), **options)
+        now = loop_fingerprint(evidence, root)
+        seen = shown if shown is not None else req.fingerprint
+        moved = changed_files(seen, now)
+        if moved:
+            what = "the gate was shown" if shown is not None else "the request was posted"
+            raise DecisionRefused(
+                f"request {rid}: the loop's files changed since {what} ({', '.join(moved)}); the answer would "
+                "apply to another situation, so nothing was recorded — look at the gate again (the app shows it "
+                "refreshed) and answer that",
+                [FieldError("fingerprint", "changed: " + ", ".join(moved))],
+            )
+        ans, reason = validate_answer(evidence, answer, reason)
+        req.answer = {
+            "answer": ans.value,
+            "reason": reason,
+            "value": value,
+            "by": user,
+            "at": now_iso(),
+            "source": source,
+            "fingerprint": now,
+        }
+        req.status = "answered"
+        _write(req, root)
+        return req
+
+
+def stored_result(req: Request) -> GateResult:
+    """The result an applied request recorded, as the record path returned it."""
+    r = dict(req.result or {})
+    keys = ("gate", "answer", "decision", "reason", "decided_by", "source", "recorded")
+    return GateResult(
+        gate=str(r.get("gate", req.gate)),
+        answer=str(r.get("answer", "")),
+        decision=str(r.get("decision", "")),
+        reason=r.get("reason"),
+        decided_by=str(r.get("decided_by", "")),
+        recorded=[str(x) for x in r.get("recorded") or []],
+        source=str(r.get("source", "")),
+        extra={k: v for k, v in r.items() if k not in keys},
+    )
+
+
+def apply_request(root: str | os.PathLike[str], rid: str, *, user: str = "") -> GateResult:
+    """Record an answered request in the loop's files through the one record path, once.
+
+    Applied already: its stored result. Pending: HumanNeeded (exit 3). Refused or withdrawn:
+    DecisionRefused / HumanNeeded. The loop's files must be what the answerer saw; a record
+    interrupted earlier (the ``applying`` marker) is never written twice."""
+    root = Path(root)
+    with _locked(root, rid, user):
+        req = load_request(root, rid)
+        if req.status == "applied":
+            return stored_result(req)
+        if req.status == "refused":
+            raise DecisionRefused(f"request {rid} was refused: {req.refusal}", [FieldError("request", "refused")])
+        if req.status == "withdrawn":
+            raise HumanNeeded(
+                f"request {rid} was withdrawn by {(req.withdrawn or {}).get('by', '?')}; nothing to record"
+            )
+        if req.status == "pending" or req.answer is None:
+            raise HumanNeeded(f"request {rid} is not answered yet")
+        a = req.answer
+        evidence = current_evidence(req, root)
+        now = loop_fingerprint(evidence, root)
+        if req.applying is not None and changed_files(dict(req.applying.get("fingerprint") or {}), now):
+            # A process was recording this answer when it stopped, and the loop's files changed
+            # since it began: the record was written (another writer would have needed this lock).
+            req.status = "applied"
+            req.result = {
+                "gate": req.gate,
+                "answer": a["answer"],
+                "decision": "",
+                "reason": a.get("reason"),
+                "decided_by": a["by"],
+                "source": f"request {rid} ({a.get('source', '')})",
+                "recorded": changed_files(dict(req.applying.get("fingerprint") or {}), now),
+                "request": rid,
+                "note": "recorded by a process that stopped before it could keep the result",
+            }
+            req.applying = None
+            _write(req, root)
+            return stored_result(req)
+        moved = changed_files(dict(a.get("fingerprint") or {}), now)
+        if moved:
+            req.status = "refused"
+            req.refusal = (
+                f"the loop's files changed since {a['by']} answered ({', '.join(moved)}): the answer was for "
+                "another situation and is not recorded; ask the gate again"
+            )
+            req.applying = None
+            _write(req, root)
+            raise DecisionRefused(f"request {rid}: {req.refusal}", [FieldError("fingerprint", "changed")])
+        req.applying = {"at": now_iso(), "pid": os.getpid(), "fingerprint": now}
+        _write(req, root)
+        try:
+            result = record(
+                evidence, a["answer"], a.get("reason"), user=a["by"], source=f"request {rid} ({a.get('source', '')})"
+            )
+        except (DecisionRefused, ChangedOnDisk, UsageError) as exc:  # refused before anything was written
+            req.status = "refused"
+            req.refusal = str(exc)
+            req.applying = None
+            _write(req, root)
+            raise
+        # Anything else (the loop's lock held, a failed write, a kill) leaves the marker: the next
+        # applier sees whether the loop's files moved since it and never records twice.
+        req.status = "applied"
+        req.result = {**result.as_json(), "request": rid}
+        req.applying = None
+        _write(req, root)
+        result.extra["request"] = rid
+        return result
+
+
+def withdraw_request(root: str | os.PathLike[str], rid: str, *, user: str) -> Request:
+    """Withdraw a pending request (an answered one stays: its answer is applied, not lost)."""
+    root = Path(root)
+    with _locked(root, rid, user):
+        req = load_request(root, rid)
+        if req.status == "pending":
+            req.status = "withdrawn"
+            req.withdrawn = {"by": user, "at": now_iso()}
+            _write(req, root)
+        return req
+
+
+# -- waiting -------------------------------------------------------------------------------
+
+
+def waiter_of(root: str | os.PathLike[str], rid: str) -> dict[str, Any] | None:
+    """The process waiting on a request ({"pid", "host", "user", "started"}), or None when none waits."""
+    return current_holder(root, lock_file=_file(Path(root), rid, ".wait"))
+
+
+@contextlib.contextmanager
+def waiting(root: str | os.PathLike[str], rid: str, user: str = "") -> Iterator[None]:
+    """Hold the request's wait lock (one waiter per request) while the body waits."""
+    lock = FeatureLock(root, user=user, lock_file=_file(Path(root), rid, ".wait"))
+    try:
+        lock.acquire()
+    except LockHeld as exc:
+        raise UsageError(
+            f"another process (pid {(exc.holder or {}).get('pid', '?')}) already waits for request {rid}"
+        ) from None
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def _stamp(path: Path) -> tuple[int, int, int] | None:
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return (st.st_ino, st.st_mtime_ns, st.st_size)
+
+
+def wait_for_answer(
+    root: str | os.PathLike[str],
+    rid: str,
+    *,
+    timeout: float | None = None,
+    poll: float = POLL_SECONDS,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+) -> Request:
+    """Block until the request is no longer pending (one ``stat`` per ``poll``); HumanNeeded
+    (exit 3) after ``timeout`` seconds, the request left pending."""
+    root = Path(root)
+    path = _file(root, rid)
+    deadline = None if timeout is None else clock() + timeout
+    seen: tuple[int, int, int] | None = None
+    while True:
+        stamp = _stamp(path)
+        if stamp is None:
+            raise PathNotFound(f"request {rid} was removed from {inbox_dir(root)} while waited for")
+        if stamp != seen:
+            seen = stamp
+            req = load_request(root, rid)
+            if req.status != "pending":
+                return req
+        if deadline is not None and clock() >= deadline:
+            raise HumanNeeded(f"request {rid} is still pending after {timeout:g} s")
+        sleep(poll)
+
+
+# -- how a request stands now -----------------------------------------------------------------
+
+
+@dataclass
+class RequestView:
+    """A request as it stands now: ``state`` is its status, or ``expired`` for a pending one
+    whose loop files changed since it was posted (an answer to it would be refused; the app
+    shows its gate gathered again); ``evidence`` the gate gathered now (None when the loop
+    cannot be read: ``problem`` says why)."""
+
+    request: Request
+    state: str
+    changed: list[str]
+    waiter: dict[str, Any] | None
+    evidence: Evidence | None = None
+    fingerprint: dict[str, str] | None = None  # the loop files' now (what an answer to it is checked against)
+    problem: str | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            **self.request.as_json(),
+            "state": self.state,
+            "changed_since_posted": list(self.changed),
+            "waiting": self.waiter,
+            "problem": self.problem,
+        }
+
+
+def inspect_request(root: str | os.PathLike[str], req: Request) -> RequestView:
+    """How ``req`` stands now (an open request's gate is gathered again)."""
+    root = Path(root)
+    waiter = waiter_of(root, req.id)
+    if req.status not in OPEN:
+        return RequestView(req, req.status, [], waiter)
+    try:
+        evidence = current_evidence(req, root)
+    except ScarsError as exc:
+        return RequestView(req, "expired" if req.status == "pending" else req.status, [], waiter, problem=str(exc))
+    now = loop_fingerprint(evidence, root)
+    changed = changed_files(req.fingerprint, now)
+    state = "expired" if changed and req.status == "pending" else req.status
+    return RequestView(req, state, changed, waiter, evidence, now)

@@ -1,0 +1,312 @@
+"""`scars gate … --wait`, `scars answer`, `scars requests`: real waiting processes, kills, races."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from scars.core.errors import DecisionRefused
+from scars.core.formats.auto_decisions import parse_auto_decisions
+from scars.core.gates import gather
+from scars.core.gates import requests as rq
+from scars.tui.cli import main as cli
+from tests.factories import clean_env, loop_spec_feature
+
+REASON = "offline sync is v2 scope and on the backlog"
+KILL_TRIALS = int(os.environ.get("SCARS_KILL_TRIALS", "0")) or 8
+RACE_TRIALS = 30
+
+
+@pytest.fixture(autouse=True)
+def _env(monkeypatch):
+    clean_env(monkeypatch)
+
+
+def _repo(tmp_path: Path) -> tuple[Path, Path]:
+    (tmp_path / ".git").mkdir(parents=True)
+    return tmp_path, loop_spec_feature(tmp_path)
+
+
+def _feature(root: Path, slug: str) -> Path:
+    """Another loop-spec feature of the same repository (its own gate)."""
+    src = root / ".loop-spec" / "features" / "sync" / "feature.json"
+    data = json.loads(src.read_text())
+    data["slug"] = slug
+    d = root / ".loop-spec" / "features" / slug
+    d.mkdir(parents=True)
+    (d / "feature.json").write_text(json.dumps(data, indent=2) + "\n")
+    return d
+
+
+def _entries(fdir: Path) -> list:
+    f = fdir / "auto-decisions.md"
+    return parse_auto_decisions(f.read_text(encoding="utf-8")) if f.exists() else []
+
+
+def _waiter(*args: str, cwd: Path) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "scars.tui", "gate", *args],
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "NO_COLOR": "1", "SCARS_USER": "agent"},
+    )
+
+
+def _one_request(root: Path, deadline: float = 30.0) -> str:
+    """The id of the one request in the inbox, once the waiter has posted it."""
+    end = time.monotonic() + deadline
+    while time.monotonic() < end:
+        found, _ = rq.list_requests(root)
+        if found:
+            return found[0].id
+        time.sleep(0.02)
+    raise AssertionError("no request was posted")
+
+
+def test_a_waiting_process_gets_the_answer_given_from_a_shell_and_records_it_once(tmp_path, capsys):
+    root, fdir = _repo(tmp_path)
+    proc = _waiter("spec", str(fdir), "--wait", "--json", cwd=root)
+    try:
+        first = json.loads(proc.stdout.readline())  # printed at once, before any answer
+        assert first["status"] == "pending" and first["gate"] == "spec"
+        rid = first["request"]
+        assert rq.waiter_of(root, rid)["pid"] == proc.pid
+        code = cli.main(["answer", rid, "--answer", "ship", "--reason", REASON, "--path", str(root), "--as", "bob"])
+        out, _ = capsys.readouterr()
+        assert code == 0 and "the waiting process" in out
+        rest, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, err
+    result = json.loads(rest)
+    assert (result["gate"], result["answer"], result["decided_by"], result["request"]) == ("spec", "ship", "bob", rid)
+    assert result["reason"] == REASON
+    assert len(_entries(fdir)) == 1
+    assert json.loads((fdir / "feature.json").read_text())["iterate"]["lastRoute"] != "spec" or _entries(fdir)
+
+
+def test_a_timeout_leaves_the_request_and_a_reattached_waiter_records_the_answer(tmp_path, capsys):
+    root, fdir = _repo(tmp_path)
+    proc = _waiter("spec", str(fdir), "--wait", "--timeout", "0.3", cwd=root)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 3
+    rid = _one_request(root)
+    assert f"--wait --request {rid}" in err
+    assert rq.load_request(root, rid).status == "pending"
+    # answered while nobody waits: nothing is recorded until someone applies it
+    assert (
+        cli.main(
+            ["answer", rid, "--answer", "stop", "--reason", "the sync design needs a rethink", "--path", str(root)]
+        )
+        == 0
+    )
+    assert "nobody waits" in capsys.readouterr().out
+    assert _entries(fdir) == []
+    again = _waiter("spec", str(fdir), "--wait", "--request", rid, "--json", cwd=root)
+    out, err = again.communicate(timeout=60)
+    assert again.returncode == 0, err
+    lines = out.splitlines()
+    assert json.loads(lines[0])["status"] == "answered"
+    assert json.loads(lines[-1])["answer"] == "stop"
+    assert len(_entries(fdir)) == 1
+
+
+def test_requests_apply_records_answers_nobody_waits_for(tmp_path, capsys):
+    root, fdir = _repo(tmp_path)
+    req = rq.post_request(gather("spec", fdir), fdir, user="agent")
+    rq.answer_request(root, req.id, "ship", REASON, user="bob", source="test")
+    assert cli.main(["requests", "apply", "--path", str(root)]) == 0
+    assert f"{req.id}: gate spec: ship → accept_gap (by bob)" in capsys.readouterr().out
+    assert cli.main(["requests", "apply", req.id, "--path", str(root)]) == 0  # applied: its stored result
+    assert len(_entries(fdir)) == 1
+
+
+@pytest.mark.parametrize("withdraw", [False, True])
+def test_sigterm_exits_130_and_the_request_stays_unless_withdrawn(tmp_path, withdraw):
+    root, fdir = _repo(tmp_path)
+    proc = _waiter("spec", str(fdir), "--wait", "--json", *(["--withdraw-on-exit"] if withdraw else []), cwd=root)
+    rid = json.loads(proc.stdout.readline())["request"]
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert rq.load_request(root, rid).status == ("withdrawn" if withdraw else "pending")
+    assert ("withdrawn" if withdraw else f"--request {rid}") in err
+    assert rq.waiter_of(root, rid) is None
+
+
+def test_wait_options_need_wait(tmp_path, capsys):
+    _, fdir = _repo(tmp_path)
+    assert cli.main(["gate", "spec", str(fdir), "--timeout", "5"]) == 2
+    assert "go with --wait" in capsys.readouterr().err
+    assert cli.main(["gate", "spec", str(fdir), "--wait", "--timeout", "-1"]) == 2
+
+
+def test_a_request_of_another_gate_is_not_reattached(tmp_path, capsys):
+    root, fdir = _repo(tmp_path)
+    req = rq.post_request(gather("spec", fdir), fdir, user="agent")
+    assert cli.main(["gate", "escalate", str(fdir), "--wait", "--request", req.id]) == 2
+    assert "is for gate spec" in capsys.readouterr().err
+
+
+def test_requests_lists_hostile_evidence_inert(tmp_path, capsys):
+    root, fdir = _repo(tmp_path)
+    data = json.loads((fdir / "feature.json").read_text())
+    data["iterate"]["lastVerdict"]["gap"]["description"] = "\x1b]52;c;cm0gLXJmIH4=\x07\x1b[2J[bold red]boom[/] \u202e"
+    data["iterate"]["feedback"] = data["iterate"]["lastVerdict"]["gap"]
+    (fdir / "feature.json").write_text(json.dumps(data))
+    req = rq.post_request(gather("spec", fdir), fdir, user="\x1b[31magent")
+    assert cli.main(["requests", str(root)]) == 0
+    out = capsys.readouterr().out
+    assert req.id in out and "pending" in out
+    assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out
+    assert cli.main(["requests", str(root), "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)["requests"]
+    assert [r["id"] for r in listed] == [req.id] and listed[0]["state"] == "pending"
+
+
+def test_requests_marks_an_expired_request(tmp_path, capsys):
+    root, fdir = _repo(tmp_path)
+    rq.post_request(gather("spec", fdir), fdir, user="agent")
+    (fdir / "feature.json").write_text((fdir / "feature.json").read_text().replace('"used": 2', '"used": 3'))
+    assert cli.main(["requests", str(root)]) == 0
+    assert "expired: the loop's files changed since it was posted (.loop-spec/features/sync/feature.json)" in (
+        capsys.readouterr().out
+    )
+
+
+# -- many processes: kills, races, many waiters (forked, so a trial costs no interpreter start) ----
+
+
+def _child(argv: list[str], out: str) -> None:
+    sys.stdin = open(os.devnull)  # noqa: SIM115 - the child's stdin for its whole life
+    with open(out, "w", buffering=1) as fh:
+        sys.stdout = sys.stderr = fh
+        code = cli.main(argv)
+        fh.flush()
+    os._exit(code)
+
+
+def _fork(argv: list[str], out: Path) -> multiprocessing.Process:
+    p = multiprocessing.get_context("fork").Process(target=_child, args=(argv, str(out)))
+    p.start()
+    return p
+
+
+def _kill_trials(tmp_path: Path, trials: int, seed: int) -> None:
+    rnd = random.Random(seed)
+    for n in range(trials):
+        root, fdir = _repo(tmp_path / f"t{n}")
+        out = root / "waiter.out"
+        waiter = _fork(["gate", "spec", str(fdir), "--wait", "--json"], out)
+        rid = _one_request(root)
+        answered_first = rnd.random() < 0.8
+        if answered_first:
+            rq.answer_request(root, rid, "ship", REASON, user="bob", source="test")
+        time.sleep(rnd.uniform(0.0, 0.25))  # the waiter polls, reads, applies meanwhile: killed anywhere in it
+        os.kill(waiter.pid, signal.SIGKILL)
+        waiter.join(30)
+        req = rq.load_request(root, rid)  # never lost
+        assert req.status in ("pending", "answered", "applied"), req.status
+        if req.status == "pending":
+            rq.answer_request(root, rid, "ship", REASON, user="bob", source="test")
+        result = rq.apply_request(root, rid)  # the next applier (a re-attached waiter, `scars requests apply`)
+        assert result.answer == "ship"
+        assert len(_entries(fdir)) == 1, f"trial {n}: recorded {len(_entries(fdir))} times"
+        assert rq.load_request(root, rid).status == "applied"
+
+
+def test_a_killed_waiter_loses_no_request_and_no_answer_is_applied_twice(tmp_path):
+    _kill_trials(tmp_path, KILL_TRIALS, seed=18)
+
+
+@pytest.mark.slow
+def test_fifty_kills_of_the_waiter_at_random_moments(tmp_path):
+    _kill_trials(tmp_path, 50, seed=1850)
+
+
+def _racer(root: str, rid: str, answer: str, reason: str, user: str, conn) -> None:  # noqa: ANN001
+    try:
+        rq.answer_request(Path(root), rid, answer, reason, user=user, source="race")
+        conn.send(("answered", rq.apply_request(Path(root), rid).answer))
+    except DecisionRefused as exc:
+        conn.send(("refused", str(exc)))
+    except BaseException as exc:  # noqa: BLE001 - reported to the test
+        conn.send(("error", repr(exc)))
+    conn.close()
+    os._exit(0)
+
+
+def _race_trials(tmp_path: Path, trials: int) -> None:
+    ctx = multiprocessing.get_context("fork")
+    for n in range(trials):
+        root, fdir = _repo(tmp_path / f"r{n}")
+        rid = rq.post_request(gather("spec", fdir), fdir, user="agent").id
+        people = [("ship", REASON, "bob"), ("stop", "the sync design needs a rethink first", "carol")]
+        pipes, procs = [], []
+        for answer, reason, user in people:
+            mine, theirs = ctx.Pipe(duplex=False)
+            p = ctx.Process(target=_racer, args=(str(root), rid, answer, reason, user, theirs))
+            p.start()
+            pipes.append(mine)
+            procs.append(p)
+        outcomes = [c.recv() for c in pipes]
+        for p in procs:
+            p.join(30)
+        kinds = sorted(k for k, _ in outcomes)
+        assert kinds == ["answered", "refused"], outcomes
+        won = next(v for k, v in outcomes if k == "answered")
+        told = next(v for k, v in outcomes if k == "refused")
+        winner = "bob" if won == "ship" else "carol"
+        assert f"answered already: {winner} answered {won!r}" in told
+        entries = _entries(fdir)
+        assert len(entries) == 1, f"trial {n}: {len(entries)} records"
+
+
+def test_two_answerers_racing_one_wins_the_other_is_told(tmp_path):
+    _race_trials(tmp_path, RACE_TRIALS)
+
+
+@pytest.mark.slow
+def test_two_hundred_races_of_two_answerers(tmp_path):
+    _race_trials(tmp_path, 200)
+
+
+def test_twenty_waiters_on_different_gates_each_get_their_own_answer(tmp_path):
+    root, _ = _repo(tmp_path)
+    slugs = [f"f{i:02d}" for i in range(20)]
+    waiters = {}
+    for slug in slugs:
+        fdir = _feature(root, slug)
+        waiters[slug] = (
+            fdir,
+            root / f"{slug}.out",
+            _fork(["gate", "spec", str(fdir), "--wait", "--json"], root / f"{slug}.out"),
+        )
+    end = time.monotonic() + 60
+    while len(rq.list_requests(root)[0]) < 20 and time.monotonic() < end:
+        time.sleep(0.05)
+    found, _ = rq.list_requests(root)
+    assert len(found) == 20
+    for req in found:
+        slug = Path(req.path).name
+        answer = "ship" if int(slug[1:]) % 2 else "stop"
+        rq.answer_request(root, req.id, answer, f"decided for {slug} on its own figures", user="bob", source="test")
+    for slug, (fdir, out, proc) in waiters.items():
+        proc.join(60)
+        assert proc.exitcode == 0, out.read_text()
+        result = json.loads(out.read_text().splitlines()[-1])
+        assert result["reason"] == f"decided for {slug} on its own figures"
+        assert result["answer"] == ("ship" if int(slug[1:]) % 2 else "stop")
+        assert len(_entries(fdir)) == 1
