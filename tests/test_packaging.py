@@ -97,7 +97,7 @@ def _check_installed(bin_dir: Path, tmp_path: Path) -> str:
         cwd=tmp_path,
     )
     assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout)["signal_lost"] == 13
+    assert json.loads(r.stdout)["signal_lost"] == 14
     assert (out / ".samsara" / "systemic-scars.yaml").is_file()
     r = subprocess.run(
         [str(bin_dir / "scars"), "status", "--json", str(out)],

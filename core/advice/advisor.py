@@ -302,6 +302,33 @@ def fixability(triggers: Iterable[Trigger]) -> float | None:
 UNFIXABLE_CODES = ("TYPE_MISMATCH", "SCHEMA_VIOLATION")
 
 
+def fixability_recommendation(triggers: Sequence[Trigger]) -> list[Recommendation]:
+    """The fixability rule of the dag-iteration-detector (seed 000) as one recommendation: escalate
+    when the fixable share of the open triggers is below ``FIXABILITY_MIN``; none without triggers.
+    Samsara features and DAG decision reports are advised by this one rule and its one wording."""
+    fx = fixability(triggers)
+    if fx is None:
+        return []
+    esc = below(fx, FIXABILITY_MIN)
+    return [
+        Recommendation(
+            "fixability",
+            "ESCALATE" if esc else "ITERATE",
+            (
+                f"Only {fx:.0%} of the open triggers are fixable (< {FIXABILITY_MIN:.0%}): escalate."
+                if esc
+                else f"{fx:.0%} of the open triggers are fixable."
+            ),
+            {
+                "fixable": sum(1 for t in triggers if t.fixable),
+                "triggers": len(triggers),
+                "fixability": round(fx, 4),
+                "threshold": FIXABILITY_MIN,
+            },
+        )
+    ]
+
+
 def seed_fixable(trigger_type: str, code: str | None, fixable: bool) -> bool:
     """A trigger's fixability by seed 000's rule: a validation failure is fixable unless its error
     code is TYPE_MISMATCH or SCHEMA_VIOLATION (whatever ``fixable`` says); the other types keep
@@ -713,26 +740,7 @@ def advise_history(
             },
         )
     )
-    fx = fixability(trig)
-    if fx is not None:
-        esc = below(fx, FIXABILITY_MIN)
-        recs.append(
-            Recommendation(
-                "fixability",
-                "ESCALATE" if esc else "ITERATE",
-                (
-                    f"Only {fx:.0%} of the open triggers are fixable (< {FIXABILITY_MIN:.0%}): escalate."
-                    if esc
-                    else f"{fx:.0%} of the open triggers are fixable."
-                ),
-                {
-                    "fixable": sum(1 for t in trig if t.fixable),
-                    "triggers": len(trig),
-                    "fixability": round(fx, 4),
-                    "threshold": FIXABILITY_MIN,
-                },
-            )
-        )
+    recs.extend(fixability_recommendation(trig))
     trend = trend_analysis(pts, remaining, target)
     monitor = monitor_recommendation(
         trend,
@@ -804,7 +812,7 @@ def advise_history(
         failure_modes=tuple(modes),
         trend=trend,
         budget=budget,
-        fixability=fx,
+        fixability=fixability(trig),
         history=tuple(pts),
     )
 
@@ -1084,18 +1092,7 @@ def advise_decision(state: Any, *, token_budget: float | None = None, tokens_use
                 {"remaining_iterations": remaining, "token_share_left": token_share, "quality_gap": None},
             )
         )
-    fx = fixability(triggers)
-    if fx is not None:
-        esc = below(fx, FIXABILITY_MIN)
-        recs.append(
-            Recommendation(
-                "fixability",
-                "ESCALATE" if esc else "ITERATE",
-                f"{fx:.0%} of the triggers are fixable by the seed's rule"
-                + (f" (< {FIXABILITY_MIN:.0%}): escalate." if esc else "."),
-                {"fixability": round(fx, 4), "threshold": FIXABILITY_MIN, "triggers": len(triggers)},
-            )
-        )
+    recs.extend(fixability_recommendation(triggers))
     if d.get("budget_insufficient"):
         recs.append(
             Recommendation(
@@ -1134,7 +1131,7 @@ def advise_decision(state: Any, *, token_budget: float | None = None, tokens_use
         trend=trend_analysis([], remaining),
         budget={"max_iterations": limit, "current_iteration": current, "remaining_iterations": remaining}
         | ({"token_share_left": round(token_share, 4)} if token_share is not None else {}),
-        fixability=fx,
+        fixability=fixability(triggers),
         history=(),
     )
 

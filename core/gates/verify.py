@@ -11,10 +11,14 @@ Outcome (formats.md §1.6, log-level states):
   fields, a forced stop that names no safety-valve trigger, a round scars recorded that the
   log lacks or holds differently, an item scars decided that no report holds, in auto mode a
   round without its round-continuation (or safety-valve) entry, an entry that contradicts its
-  round, or an iteration entry whose gate-id is a gate of another loop.
+  round — its decision, or the choice its answer names ((A) / 繼續 / continue against a round
+  that stopped, (B) / 停止 / stop against one that continued), journal or not —, or an iteration
+  entry whose gate-id is a gate of another loop.
 * ``unknown`` — nothing contradicts, but something cannot be decided: no log at all, a
-  hand-written triage description that matches no item text, entries that cannot be matched
-  to rounds. Unknown is never success.
+  hand-written triage description the one matcher (``scars.core.samsara.matching``) ties to no
+  item confidently (weak, ambiguous or none), entries that cannot be matched to rounds.
+  Unknown is never success. A description matched confidently (exact, normalised, similar) is
+  checked: a consistent hand-written log verifies as success.
 * ``success`` — neither.
 
 Legacy accepts (``expiry_date`` + ``rationale``, era A) are reported as notes, not failures; so
@@ -40,6 +44,7 @@ from scars.core.gates.catalog import DECISION_POINTS, FORMER_ENTRY_IDS, SEED_002
 from scars.core.model import Problem
 from scars.core.samsara.decisions import ACCEPT_REQUIRED, replay
 from scars.core.samsara.feature import read_feature
+from scars.core.samsara.rounds import counted_by_scars
 from scars.core.storage import safe_read
 from scars.core.storage.journal import journal_path, read_journal
 from scars.core.text import text_problem
@@ -86,10 +91,6 @@ class Verification:
             "notes": [_json(f) for f in self.findings if f.severity == "note"],
             "checked": dict(self.checked),
         }
-
-
-def _norm(text: Any) -> str:
-    return re.sub(r"\s+", " ", str(text or "")).strip().casefold()
 
 
 def verify_feature(feature_dir: str | Path) -> Verification:
@@ -190,15 +191,13 @@ def _check_gate_id(e, file: str, v: Verification) -> None:
 # --------------------------------------------------------------------------- iteration-log.yaml
 
 
-def _item_texts(feature) -> list[str]:
-    return [_norm(i.text) for i in (*feature.items, *feature.resolved)]
+def _round_matches(feature, round_no: int) -> list:
+    """The round's triaged descriptions, each matched by the one matcher (feature.log_matches)."""
+    return [m for m in feature.log_matches if m.round == round_no]
 
 
-def _matches(desc: str, texts: list[str]) -> bool:
-    d = _norm(desc)
-    if not d:
-        return False
-    return any(d == t or (len(d) >= 12 and (d in t or t in d)) for t in texts if t)
+def _examples(matches: list) -> str:
+    return "; ".join(repr(str(m.description)[:50]) for m in matches[:3]) + (" …" if len(matches) > 3 else "")
 
 
 def _journal_rounds(path: Path) -> tuple[dict[int, dict], set[str]]:
@@ -232,8 +231,8 @@ def _check_iteration_log(path: Path, feature, v: Verification, entries: list) ->
     v.checked["rounds"] = len(log.rounds)
     for w in log.warnings:  # odd content of a log scars verifies: a failure here
         v.add("failure", w.file, w.message, w.line)
-    texts = _item_texts(feature)
     unmatched = 0
+    matched = 0
     accepts = 0
     numbers = [r.round for r in log.rounds]
     if numbers != list(range(1, len(numbers) + 1)):
@@ -276,26 +275,34 @@ def _check_iteration_log(path: Path, feature, v: Verification, entries: list) ->
                 f.name,
                 f"{where}: {len(legacy)} legacy accept(s) with expiry_date ({', '.join(sorted(set(legacy)))}) instead of re-review signal and owner",
             )
-        written_by_scars = r.round in j_rounds
-        missing_items = [
-            d for d in (*r.fix, *(a.get("description", "") for a in r.accept), *r.defer) if not _matches(d, texts)
-        ]
-        if missing_items:
-            unmatched += len(missing_items)
-            examples = "; ".join(repr(str(d)[:50]) for d in missing_items[:3]) + (
-                " …" if len(missing_items) > 3 else ""
-            )
-            if written_by_scars:
+        written_by_scars = r.round in j_rounds or counted_by_scars(r)
+        round_matches = _round_matches(feature, r.round)
+        matched += sum(1 for m in round_matches if m.confident)
+        if written_by_scars:
+            # scars writes each item's text as it is: anything but the same text is an item no
+            # report holds (any more).
+            missing = [m for m in round_matches if m.confidence != "exact"]
+            if missing:
+                unmatched += len(missing)
                 v.add(
                     "failure",
                     f.name,
-                    f"{where}: {len(missing_items)} triaged item(s) scars recorded are in no scar report: {examples}",
+                    f"{where}: {len(missing)} triaged item(s) scars recorded are in no scar report: {_examples(missing)}",
                 )
-            else:
+        else:
+            # Hand-written descriptions: checked when the one matcher names their item confidently.
+            unsure = [m for m in round_matches if not m.confident]
+            if unsure:
+                unmatched += len(unsure)
+                kinds: dict[str, int] = {}
+                for m in unsure:
+                    kinds[m.confidence] = kinds.get(m.confidence, 0) + 1
+                how = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))
                 v.add(
                     "unknown",
                     f.name,
-                    f"{where}: {len(missing_items)} triaged description(s) match no scar item text (hand-written descriptions cannot be checked): {examples}",
+                    f"{where}: {len(unsure)} triaged description(s) name no item confidently ({how}; "
+                    f"`scars status` lists their candidates), so they cannot be checked: {_examples(unsure)}",
                 )
         if written_by_scars:
             try:
@@ -315,8 +322,30 @@ def _check_iteration_log(path: Path, feature, v: Verification, entries: list) ->
     for item in sorted(j_items - known):
         v.add("failure", ".scars/journal.jsonl", f"decided item {item} is in no scar report any more")
     v.checked["accepts"] = accepts
+    v.checked["matched_descriptions"] = matched
     v.checked["unmatched_descriptions"] = unmatched
     _check_logs_agree(feature, log, entries, v)
+
+
+# The round gate's options as the loop words them: (A) 繼續下一輪 / (B) 停止，進入 Validation, and
+# scars' English labels. An answer names its choice by the letter first, else by the word.
+_CHOICE_LETTER = re.compile(r"^\W*\(?\s*([AB])\s*[)）.:]", re.I)
+_CONTINUE = re.compile(r"繼續|继续|\bcontinu", re.I)
+_STOP = re.compile(r"停止|\bstop|\bforced[_ ]stop|validation", re.I)
+
+
+def answer_choice(entry) -> str | None:
+    """ "continue" or "stop": what a round entry's gatekeeper_answer chose (None: it does not say)."""
+    text = str(entry.fields.get("gatekeeper_answer") or "")
+    m = _CHOICE_LETTER.match(text)
+    if m:
+        return "continue" if m.group(1).upper() == "A" else "stop"
+    cont, stop = _CONTINUE.search(text), _STOP.search(text)
+    if cont and (not stop or cont.start() < stop.start()):
+        return "continue"
+    if stop:
+        return "stop"
+    return None
 
 
 def _check_logs_agree(feature, log, entries: list, v: Verification) -> None:
@@ -349,6 +378,17 @@ def _check_logs_agree(feature, log, entries: list, v: Verification) -> None:
             continue
         e = found[-1]  # the latest entry for the round supersedes earlier ones
         d = e.fields.get("decision")
+        chose = answer_choice(e)
+        if chose is not None and r.decision in ("continue", "stop", "forced_stop"):
+            wrote = "continue" if r.decision == "continue" else "stop"
+            if chose != wrote:
+                v.add(
+                    "failure",
+                    "auto-decisions.md",
+                    f"decision {e.number:03d} answers {chose} ({str(e.fields.get('gatekeeper_answer', ''))[:40]!r}) "
+                    f"but iteration-log.yaml round {r.round} decided {r.decision}",
+                    e.line,
+                )
         if r.decision == "interrupted" and d == "proceed":
             v.add(
                 "failure",

@@ -238,18 +238,3 @@ def test_log_verify_flags_a_numbering_gap_of_one(tmp_path, numbers, jump):
     )
     messages = [f.message for f in verify_feature(feat).findings]
     assert any(jump in m for m in messages) if jump else not any("numbering jumps" in m for m in messages)
-
-
-@pytest.mark.parametrize(
-    "desc, matched",
-    [
-        ("etry count i", True),  # 12 characters: a part of an item text is enough
-        ("try count i", False),  # 11: only the whole text matches
-        ("Retry  count is hard-coded to 3", True),  # the whole text, normalised
-        ("x", False),
-    ],
-)
-def test_log_verify_matches_descriptions_of_at_least_12_characters_by_substring(desc, matched):
-    from scars.core.gates.verify import _matches
-
-    assert _matches(desc, ["retry count is hard-coded to 3"]) is matched

@@ -79,7 +79,7 @@ def test_scars_demo_without_a_tty_runs_status(tmp_path):
     )
     assert r.returncode == 0, r.stderr
     data = json.loads(r.stdout)
-    assert data["feature"] == Path(FEATURE).name and data["signal_lost"] == 13
+    assert data["feature"] == Path(FEATURE).name and data["signal_lost"] == 14
     assert str(tmp_path / "d") in r.stderr
     r = subprocess.run(
         [sys.executable, "-m", "scars.tui.cli.main", "demo", "--dir", str(tmp_path / "d")],

@@ -1,9 +1,17 @@
-"""The published pre-commit hook runs `scars log verify` on staged loop logs."""
+"""The published pre-commit hook runs `scars log verify --hook` on staged loop logs; run for real
+with pre-commit in a test repository (a `repo: local` hook built from the published definition,
+so no network is needed)."""
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 
+import pytest
 import yaml
 
 from scars.tui.cli.main import COMMANDS
@@ -18,8 +26,8 @@ def test_hook_definition():
     (hook,) = _hooks()
     assert hook["id"] == "scars-log-verify"
     assert hook["language"] == "python"
-    assert hook["pass_filenames"] is False
-    assert hook["entry"].split() == ["scars", "log", "verify"]
+    assert hook["pass_filenames"] is True  # each staged log names its feature directory
+    assert hook["entry"].split() == ["scars", "log", "verify", "--hook"]
     assert ("log", "scars.tui.cli.commands.log") in COMMANDS
     # The console script the entry names is the one the package installs.
     assert 'scars = "scars.tui.cli.main:entry"' in (ROOT / "pyproject.toml").read_text(encoding="utf-8")
@@ -37,3 +45,95 @@ def test_hook_file_filter():
         "changes/a/scar-reports/task-1-scar.yaml",
     ):
         assert not pattern.search(path), path
+
+
+# ------------------------------------------------------------------ pre-commit, for real
+
+AUDIT = ROOT / "tests" / "fixtures" / "real_shaped" / "changes" / "2026-08-18_audit-trail"
+
+
+@pytest.fixture
+def hook_repo(tmp_path: Path):
+    """A git repository holding a consistent real-shaped feature, with the published hook installed
+    by pre-commit (as a local hook: the same entry, files and filenames, the installed scars)."""
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    try:
+        import pre_commit  # noqa: F401
+    except ImportError:
+        pytest.skip("pre-commit is not installed (pip install -e '.[test]')")
+    repo = tmp_path / "repo"
+    shutil.copytree(AUDIT, repo / "changes" / AUDIT.name)
+    (hook,) = _hooks()
+    local = {**hook, "language": "system"}  # the scars of this environment, nothing to install
+    config = {"repos": [{"repo": "local", "hooks": [local]}]}
+    (repo / ".pre-commit-config.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home"),
+        "GIT_AUTHOR_NAME": "test",
+        "GIT_AUTHOR_EMAIL": "test@example.invalid",
+        "GIT_COMMITTER_NAME": "test",
+        "GIT_COMMITTER_EMAIL": "test@example.invalid",
+        "SCARS_NO_CACHE": "1",
+    }
+    env.pop("GIT_DIR", None)
+
+    def run(*argv: str) -> subprocess.CompletedProcess:
+        return subprocess.run(argv, cwd=repo, env=env, capture_output=True, text=True, timeout=300)
+
+    assert run("git", "init", "-q").returncode == 0
+    assert run("git", "config", "commit.gpgsign", "false").returncode == 0
+    installed = run(sys.executable, "-m", "pre_commit", "install")
+    assert installed.returncode == 0, installed.stderr
+    return repo, run
+
+
+LOG = "changes/2026-08-18_audit-trail/iteration-log.yaml"
+
+
+def _commit(run, message: str):
+    run("git", "add", "-A")
+    return run("git", "commit", "-q", "-m", message)
+
+
+def test_the_hook_passes_a_consistent_log_and_refuses_a_placeholder_owner(hook_repo):
+    repo, run = hook_repo
+    ok = _commit(run, "a consistent log")
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert "scars log verify" in ok.stdout + ok.stderr and "Passed" in ok.stdout + ok.stderr
+    log = repo / LOG
+    text = log.read_text(encoding="utf-8")
+    bad = text.replace(
+        '          expiry_date: "2026-10-18"\n',
+        '          re_review_signal: "the shipper runs more than one worker"\n          owner: "tbd"\n',
+    )
+    assert bad != text
+    log.write_text(bad, encoding="utf-8")
+    refused = _commit(run, "an accept owned by nobody")
+    out = refused.stdout + refused.stderr
+    assert refused.returncode != 0, out
+    assert "Failed" in out and "owner 'tbd' is a placeholder" in out
+    head = run("git", "log", "--format=%s").stdout.split("\n")
+    assert head[0] == "a consistent log"  # nothing was committed
+
+
+def test_unknown_passes_the_hook_unless_strict(hook_repo):
+    repo, run = hook_repo
+    log = repo / LOG
+    log.write_text(
+        log.read_text(encoding="utf-8").replace(
+            '"Log shipper assumed to keep the written order"', '"shipping is fine"'
+        ),
+        encoding="utf-8",
+    )
+    passed = _commit(run, "a description no item can be tied to")
+    assert passed.returncode == 0, passed.stdout + passed.stderr
+    cfg = repo / ".pre-commit-config.yaml"
+    config = yaml.safe_load(cfg.read_text(encoding="utf-8"))
+    config["repos"][0]["hooks"][0]["args"] = ["--strict"]
+    cfg.write_text(yaml.safe_dump(config), encoding="utf-8")
+    log.write_text(log.read_text(encoding="utf-8") + "# touched\n", encoding="utf-8")
+    refused = _commit(run, "strict")
+    assert refused.returncode != 0 and "unknown" in refused.stdout + refused.stderr
