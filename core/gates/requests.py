@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from scars.core.clock import now_iso
+from scars.core.clock import how_long_ago, now_iso
 from scars.core.errors import (
     ChangedOnDisk,
     DecisionRefused,
@@ -608,6 +608,30 @@ class RequestView:
     evidence: Evidence | None = None
     fingerprint: dict[str, str] | None = None  # the loop files' now (what an answer to it is checked against)
     problem: str | None = None
+
+    def lines(self) -> list[str]:
+        """What a person reads of it below its id, one line each: who asks and since when, whether
+        a process waits, the gate's prompt, why it expired, the answer, what to do. Plain and
+        untrusted (loop texts): every front end makes them inert."""
+        r = self.request
+        ago = how_long_ago(r.asked_at)
+        waits = f"pid {self.waiter.get('pid', '?')} waits for the answer" if self.waiter is not None else "nobody waits"
+        out = [f"asked by {r.asked_by} {ago + ' ago' if ago else 'at ' + r.asked_at}; {waits}"]
+        prompt = (r.evidence or {}).get("workflow_prompt")
+        if isinstance(prompt, str) and prompt.strip():
+            out.append(prompt)
+        if self.state == "expired":
+            why = self.problem or f"the loop's files changed since it was posted ({', '.join(self.changed)})"
+            out.append(f"expired: {why}")
+        if r.answer:
+            out.append(r.answered_text())
+        if r.refusal:
+            out.append(f"refused: {r.refusal}")
+        if self.state in ("pending", "expired"):
+            out.append(f"answer: scars answer {r.id} --answer … --reason …")
+        elif self.state == "answered" and self.waiter is None:
+            out.append(f"nobody waits: scars requests apply {r.id} records it")
+        return out
 
     def as_json(self) -> dict[str, Any]:
         return {

@@ -310,3 +310,16 @@ def test_twenty_waiters_on_different_gates_each_get_their_own_answer(tmp_path):
         assert result["reason"] == f"decided for {slug} on its own figures"
         assert result["answer"] == ("ship" if int(slug[1:]) % 2 else "stop")
         assert len(_entries(fdir)) == 1
+
+
+def test_bare_scars_names_a_pending_request_as_waiting(tmp_path):
+    """Before: with no loop waiting of itself, bare `scars` explained scars and named nothing."""
+    from tests.factories import mechanist_state, scars_process
+
+    root = tmp_path / "paper"
+    stage = mechanist_state(root)  # its STOP rule is met: the loop itself does not wait
+    req = rq.post_request(gather("review-continue", stage), stage, user="agent", root=root)
+    proc = scars_process(cwd=root)
+    assert proc.returncode == 2, proc.stderr
+    assert f"Gate requests waiting: {req.id} (review-continue, asked by agent)" in proc.stderr
+    assert f"scars answer {req.id} --answer" in proc.stderr

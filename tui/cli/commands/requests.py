@@ -82,32 +82,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def describe(view: Any) -> list[str]:
-    """Two or three inert lines per request: id, state, gate, path; who asks and since when; why."""
-    # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
-    from scars.core.clock import how_long_ago
-
+    """Inert lines per request: id, state, gate, path; then core's lines of it, indented."""
     r = view.request
-    ago = how_long_ago(r.asked_at)
-    waits = f"; waiting: pid {view.waiter.get('pid', '?')}" if view.waiter is not None else "; nobody waits"
-    lines = [
-        one_line(f"{r.id}  {view.state:<9} {r.gate} ({r.loop})  {r.path}", 200),
-        "    " + one_line(f"asked by {r.asked_by} {ago + ' ago' if ago else 'at ' + r.asked_at}{waits}", 200),
-    ]
-    prompt = (r.evidence or {}).get("workflow_prompt")
-    if isinstance(prompt, str) and prompt.strip():
-        lines.append("    " + one_line(prompt, 160))
-    if view.state == "expired":
-        why = view.problem or f"the loop's files changed since it was posted ({', '.join(view.changed)})"
-        lines.append("    " + one_line(f"expired: {why}", 300))
-    if r.answer:
-        lines.append("    " + one_line(r.answered_text(), 300))
-    if r.refusal:
-        lines.append("    " + one_line(f"refused: {r.refusal}", 300))
-    if view.state == "pending":
-        lines.append("    " + one_line(f"answer: scars answer {r.id} --answer … --reason …", 200))
-    elif view.state == "answered" and view.waiter is None:
-        lines.append("    " + one_line(f"nobody waits: scars requests apply {r.id}", 200))
-    return lines
+    head = one_line(f"{r.id}  {view.state:<9} {r.gate} ({r.loop})  {r.path}", 200)
+    return [head] + ["    " + one_line(line, 300) for line in view.lines()]
 
 
 def _apply(args, rq, root: Path, ids: list[str]) -> int:
