@@ -275,12 +275,12 @@ class Matcher:
         analysed, idf, postings = self._build_index()
         words = terms(text).words
         default = math.log(len(self.targets) + 2) + 0.1  # a word no target has weighs the most
-        mass = sum(idf.get(k, default) for k in words)
+        mass = math.fsum([idf.get(k, default) for k in words])  # exact: no order of the set shows
         if mass <= 0:
             return words, []
         allowed = {id(t) for t in pool}
         scores: dict[int, float] = defaultdict(float)
-        for k in words:
+        for k in sorted(words):  # one order of addition: ties between targets never move with the hash seed
             w = idf.get(k)
             if w is None:
                 continue

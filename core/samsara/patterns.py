@@ -169,7 +169,7 @@ class _Index:
         n = sum(1 for t in analysed if t.terms)
         self.df = df
         self.idf = {k: max(0.0, math.log((n + 1) / (d + 0.5))) for k, d in df.items()}
-        self.mass = [sum(self.idf[k] for k in t.terms) for t in analysed]
+        self.mass = [math.fsum([self.idf[k] for k in t.terms]) for t in analysed]
 
     def score(self, a: int, b: int, ta: Terms, tb: Terms) -> float:
         """IDF-weighted containment: the weight of the shared terms over the lighter text's."""
@@ -177,7 +177,7 @@ class _Index:
         if low <= 0:
             return 0.0
         idf = self.idf
-        return sum(idf[k] for k in ta.terms & tb.terms) / low
+        return math.fsum([idf[k] for k in ta.terms & tb.terms]) / low
 
 
 def similarity(texts: Sequence[str]) -> list[list[float]]:

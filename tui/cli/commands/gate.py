@@ -25,8 +25,6 @@ from scars.core.gates.catalog import GATES, answers_hint, get_gate
 from scars.core.sanitize import one_line
 from scars.tui.cli.commands._feature import add_auto_entry_arguments
 
-HELP = "answer a step-mode gate (samsara, loop-spec, ARIS/Mechanist, bkit): show evidence, ask, record"
-
 DESCRIPTION = (
     "Answer one human gate of an iteration loop. Gates: "
     + "; ".join(
@@ -113,7 +111,7 @@ def _seconds(text: str) -> float:
 
 
 def _user(explicit: str | None) -> str:
-    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
+    # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
     from scars.core.samsara.decisions import resolve_user
 
     return resolve_user(explicit)
@@ -187,7 +185,7 @@ def run(args) -> int:
 
 
 def _run(args, gate, shown: list) -> int:
-    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
+    # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
     from scars.core import gates as core
 
     path = args.path if args.path is not None else "."
@@ -230,7 +228,7 @@ def _run(args, gate, shown: list) -> int:
 def _wait(args, gate, path: str, options: dict[str, Any], evidence) -> int:
     """Post the gate as a request (or re-attach to ``--request``), wait for a person's answer,
     record it through the one record path, print it as an answer given here."""
-    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
+    # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
     import signal
 
     def _terminate(signum, frame):  # noqa: ANN001, ANN202, ARG001 - a signal handler
@@ -247,10 +245,10 @@ def _wait(args, gate, path: str, options: dict[str, Any], evidence) -> int:
 
 
 def _post_and_wait(args, gate, path: str, options: dict[str, Any], evidence):
-    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
+    # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
     import time
 
-    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
+    # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
     from scars.core.errors import LockHeld
     from scars.core.gates import requests as rq
 
@@ -314,7 +312,7 @@ def _post_and_wait(args, gate, path: str, options: dict[str, Any], evidence):
 
 
 def _ask(evidence):
-    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
+    # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
     from scars.tui.cli.render.console import make_console
     from scars.tui.cli.render.gate_prompts import ask, render_evidence
 
@@ -323,7 +321,7 @@ def _ask(evidence):
 
 
 def _triage(args, path: str) -> int:
-    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
+    # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
     from scars.core import gates as core
 
     if args.answer is not None:

@@ -34,7 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:  # bare `scars` take
 
 def needs_triage(feature_dir: Path) -> bool:
     """True when the feature has a counted item without a decision (read-only, never locks)."""
-    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
+    # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
     from scars.core.samsara.session import FeatureSession
 
     try:
@@ -47,7 +47,7 @@ def needs_triage(feature_dir: Path) -> bool:
 
 def pick_feature(start: Path) -> tuple[Path | None, list[Path]]:
     """(newest feature needing triage or None, every feature needing triage, newest first)."""
-    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
+    # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
     from scars.core.samsara.feature import find_features, find_repo_root
 
     root = find_repo_root(start)
@@ -61,7 +61,7 @@ def pick_feature(start: Path) -> tuple[Path | None, list[Path]]:
 def other_waiting_loops(root: Path) -> list:
     """Loop states other than samsara features that wait for a person ([] when none or unreadable)."""
     try:
-        # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
+        # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
         from scars.core.loops import discover_loops
 
         return [s for s in discover_loops(root) if s.waiting_for_human and s.kind != "samsara"]
@@ -72,7 +72,7 @@ def other_waiting_loops(root: Path) -> list:
 def pending_requests(root: Path) -> list:
     """The gate requests still waiting for an answer in the inbox ``root`` shows ([] when unreadable)."""
     try:
-        # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
+        # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
         from scars.core.gates import requests as rq
 
         found, _ = rq.list_requests(rq.requests_root(root))
@@ -93,7 +93,7 @@ def _tell_requests(asks: list) -> None:
 
 def _commands(others: list, root: Path) -> list[str]:
     """`scars gate …` for each waiting loop (core's gate_call: the gate the app opens too)."""
-    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
+    # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
     from scars.core.gates.inbox import gate_call
 
     calls = [gate_call(s, root) for s in others]

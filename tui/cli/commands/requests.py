@@ -16,8 +16,6 @@ from typing import Any
 from scars.core.errors import ScarsError, UsageError
 from scars.core.sanitize import one_line
 
-HELP = "list the gate requests loops posted with `scars gate … --wait`; apply or withdraw them"
-
 DESCRIPTION = (
     "List the gate requests of the repository's inbox (<root>/.scars/requests/, the root holding "
     "changes/, .samsara/, .git, .loop-spec or .bkit above PATH): who asks, since when, whether a process "
@@ -47,7 +45,7 @@ def add_arguments(parser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
+    # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
     from scars.core.gates import requests as rq
 
     words = list(args.words)
@@ -91,7 +89,7 @@ def describe(view: Any) -> list[str]:
 
 
 def _apply(args, rq, root: Path, ids: list[str]) -> int:
-    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
+    # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
     from scars.core.samsara.decisions import resolve_user
 
     if not ids:
@@ -126,7 +124,7 @@ def _apply(args, rq, root: Path, ids: list[str]) -> int:
 
 
 def _withdraw(args, rq, root: Path, ids: list[str]) -> int:
-    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
+    # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
     from scars.core.samsara.decisions import resolve_user
 
     if not ids:
