@@ -26,7 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -35,6 +35,7 @@ sys.path.insert(0, str(HERE))
 import generate  # noqa: E402  (bench/generate.py, next to this file)
 
 PROBES = HERE / "probes.py"
+REQUESTS_PROBE = HERE / "requests_probe.py"
 
 
 @dataclass
@@ -379,6 +380,53 @@ class Bench:
         return [r1.judge(), r2.judge(), r3.judge()]
 
 
+def requests_probe(args: list[str], work: Path, timeout: float = 1800) -> dict:
+    """bench/requests_probe.py (gate requests): one JSON object, or MeasureError."""
+    env = base_env(None)
+    proc = subprocess.run(
+        [sys.executable, str(REQUESTS_PROBE), *args, str(work)], env=env, capture_output=True, timeout=timeout
+    )
+    if proc.returncode != 0:
+        tail = proc.stderr.decode("utf-8", "replace").strip().splitlines()[-6:]
+        raise MeasureError(f"requests probe {args[0]} exited {proc.returncode}: " + " | ".join(tail))
+    return json.loads(proc.stdout.decode("utf-8", "replace").strip().splitlines()[-1])
+
+
+def m_requests(self: Bench) -> list[Result]:
+    n = 3 if self.smoke else 100
+    idle_s = 1.0 if self.smoke else 60.0
+    lat = requests_probe(["latency", str(n)], self.work / "requests-latency")
+    r1 = Result(
+        f"request: answer-to-wake p50 ({n} requests)",
+        lat["p50_ms"],
+        "ms",
+        baseline=lat["in_place_ms"],
+        note="a real `scars gate spec PATH --wait --json` per request; the answer written as the app writes "
+        "it (requests.answer_request) at a random moment of the waiter's poll; from its return to the "
+        "waiter's result line (poll every "
+        f"{lat['poll_s']:g} s, re-read, record, print); baseline: the record path alone (gates.record), "
+        "median",
+        samples=lat,
+    )
+    r1.ratio = r1.value / r1.baseline if r1.baseline else None
+    p99 = lat["p99_ms"]
+    r2 = replace(r1, name=f"request: answer-to-wake p99 ({n} requests)", value=p99, target=500.0, samples={})
+    r2.target_of, r2.note = "value", "p99 of the same runs; target 500 ms"
+    r2.ratio = p99 / r2.baseline if r2.baseline else None
+    idle = requests_probe(["idle", str(idle_s)], self.work / "requests-idle", timeout=idle_s + 300)
+    r3 = Result(
+        f"request: a waiter's CPU idling {idle['seconds']:.0f} s",
+        idle["cpu_pct"],
+        "%",
+        target=1.0,
+        target_of="value",
+        note=f"utime + stime of the waiting process over {idle['seconds']:.0f} s after its request was posted "
+        f"({idle['cpu_s']:.2f} s of CPU), in % of one core; target 1 %",
+        samples=idle,
+    )
+    return [r1.judge(), r2.judge(), r3.judge()]
+
+
 MEASURES = {
     "cold": Bench.m_cold,
     "warm": Bench.m_warm,
@@ -387,6 +435,7 @@ MEASURES = {
     "memory": Bench.m_memory,
     "decide": Bench.m_decide,
     "app": Bench.m_app,
+    "requests": m_requests,
 }
 
 
