@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from scars.core.model import ScarItem
-from scars.core.text import STOPWORDS
+from scars.core.text import STOPWORDS, cjk_re
 
 # A pair of items of different reports is a possible pattern when the IDF-weighted share of
 # the smaller item's terms that the other one also has is at least this, and they share at
@@ -59,9 +59,6 @@ MAX_LINK_CHECKS = 100
 
 
 _WORD = re.compile(r"\w+", re.UNICODE)
-
-
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 
 
 # Code identifiers, kept whole for the reason a pattern gives: dotted or slashed names
@@ -105,14 +102,15 @@ def terms(text: str) -> Terms:
     words: set[str] = set()
     out: set[str] = set()
     prev: str | None = None
+    cjk = cjk_re()
     for w in _WORD.findall(text.casefold()):
-        if _CJK.search(w):
-            chars = [c for c in w if _CJK.match(c)]
+        if cjk.search(w):
+            chars = [c for c in w if cjk.match(c)]
             out.update(a + b for a, b in zip(chars, chars[1:]))
             if len(chars) == 1:
                 out.add(chars[0])
             prev = None
-            for rest in _CJK.sub(" ", w).split():
+            for rest in cjk.sub(" ", w).split():
                 if len(rest) > 1 and rest not in STOPWORDS and not rest.isdigit():
                     words.add(stem(rest))
             continue
