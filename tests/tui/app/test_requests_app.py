@@ -140,3 +140,33 @@ async def test_hostile_text_of_a_request_is_inert_in_the_app(tmp_path, monkeypat
         text = screen_text(app)
         assert "[bold red]boom[/]" in text
         assert "\x1b" not in text and "\x07" not in text and "\u202e" not in text
+
+
+@aio
+async def test_a_triage_request_is_answered_by_triaging_in_the_app(tmp_path, monkeypatch):
+    from tests.factories import samsara_feature
+
+    clean_env(monkeypatch, user="bob")
+    f = samsara_feature(tmp_path / "repo", auto=True)
+    root = rq.requests_root(f)
+    req = rq.post_request(gather("triage", f), f, user="agent")
+    app = ScarsApp(None, inbox=(discover_loops(root), root), user="bob")
+    async with app.run_test(size=SIZE) as pilot:
+        await on_screen(app, pilot, "LoopsScreen")
+        assert _row_keys(app)[0] == f"request:{req.id}"
+        await pilot.press("enter")  # opens the feature for triage
+        await on_screen(app, pilot, "MainScreen")
+        await app.wait_loaded()
+        await pilot.press("f")
+        await wait_until(pilot, lambda: len(app.decisions) == 1, "the first item's fix recorded")
+        await pilot.press("L")
+        await on_screen(app, pilot, "LoopsScreen")
+        app.screen.query_one("#loops-table", DataTable).move_cursor(row=_row_keys(app).index(f"request:{req.id}"))
+        await pilot.press("enter")  # the feature is this app's: the triage gate itself
+        await on_screen(app, pilot, "LoopGate")
+        await _answer(app, pilot, "done", "the retry limit is fixed in this round")
+        # the app holds the feature's lock, so it records through its own session, once
+        await wait_until(pilot, lambda: rq.load_request(root, req.id).status == "applied", "the request recorded")
+    result = rq.apply_request(root, req.id)  # what the waiter prints
+    assert (result.gate, result.answer, result.decided_by) == ("triage", "done", "bob")
+    assert [e.gate_id for e in _entries(f)] == ["triage"]

@@ -284,32 +284,40 @@ def test_two_hundred_races_of_two_answerers(tmp_path):
 
 
 def test_twenty_waiters_on_different_gates_each_get_their_own_answer(tmp_path):
-    root, _ = _repo(tmp_path)
-    slugs = [f"f{i:02d}" for i in range(20)]
-    waiters = {}
-    for slug in slugs:
-        fdir = _feature(root, slug)
-        waiters[slug] = (
-            fdir,
-            root / f"{slug}.out",
-            _fork(["gate", "spec", str(fdir), "--wait", "--json"], root / f"{slug}.out"),
-        )
-    end = time.monotonic() + 60
-    while len(rq.list_requests(root)[0]) < 20 and time.monotonic() < end:
-        time.sleep(0.05)
-    found, _ = rq.list_requests(root)
-    assert len(found) == 20
-    for req in found:
-        slug = Path(req.path).name
-        answer = "ship" if int(slug[1:]) % 2 else "stop"
-        rq.answer_request(root, req.id, answer, f"decided for {slug} on its own figures", user="bob", source="test")
-    for slug, (fdir, out, proc) in waiters.items():
+    """Every gate of every loop (samsara, loop-spec, ARIS, bkit, DAG) waiting at once, plus more
+    loop-spec features of one repository: 20 processes, each gets its own answer."""
+    from tests.core.gates.test_gate_sources import CASES, _setup
+
+    waiters = []  # (gate, path, root, answer, reason, out file, process, decisions dir)
+    for n, gate in enumerate(CASES):
+        path, decisions_dir, extra = _setup(gate, tmp_path / f"g{n}")
+        answer, reason = CASES[gate]
+        argv = ["gate", gate, str(path), "--wait", "--json"] + (["--item", extra["item"]] if extra.get("item") else [])
+        out = tmp_path / f"g{n}.out"
+        waiters.append((gate, path, rq.requests_root(path), answer, reason, out, _fork(argv, out), decisions_dir))
+    repo, _ = _repo(tmp_path / "many")
+    for n in range(20 - len(waiters)):
+        fdir = _feature(repo, f"f{n:02d}")
+        reason = f"decided for f{n:02d} on its own figures"
+        out = tmp_path / f"f{n}.out"
+        proc = _fork(["gate", "spec", str(fdir), "--wait", "--json"], out)
+        waiters.append(("spec", fdir, repo, "ship" if n % 2 else "stop", reason, out, proc, fdir))
+    assert len(waiters) == 20
+    for gate, path, root, answer, reason, *_ in waiters:
+        end = time.monotonic() + 60
+        while True:
+            mine = [r for r in rq.list_requests(root)[0] if r.gate == gate and r.loop_path(root) == Path(path)]
+            if mine or time.monotonic() > end:
+                break
+            time.sleep(0.05)
+        assert len(mine) == 1, f"{gate} at {path}: no request"
+        rq.answer_request(root, mine[0].id, answer, reason, user="bob", source="test")
+    for gate, _path, _root, answer, reason, out, proc, decisions_dir in waiters:
         proc.join(60)
         assert proc.exitcode == 0, out.read_text()
         result = json.loads(out.read_text().splitlines()[-1])
-        assert result["reason"] == f"decided for {slug} on its own figures"
-        assert result["answer"] == ("ship" if int(slug[1:]) % 2 else "stop")
-        assert len(_entries(fdir)) == 1
+        assert (result["gate"], result["answer"], result["reason"]) == (gate, answer, reason)
+        assert _entries(decisions_dir)[-1].gate_id == rq.GATES[gate].entry_id
 
 
 def test_bare_scars_names_a_pending_request_as_waiting(tmp_path):
@@ -323,3 +331,25 @@ def test_bare_scars_names_a_pending_request_as_waiting(tmp_path):
     assert proc.returncode == 2, proc.stderr
     assert f"Gate requests waiting: {req.id} (review-continue, asked by agent)" in proc.stderr
     assert f"scars answer {req.id} --answer" in proc.stderr
+
+
+def test_a_triage_waiter_goes_on_once_the_items_are_triaged_and_the_triage_answered(tmp_path):
+    from scars.core.samsara.session import FeatureSession
+    from tests.factories import item_id, samsara_feature
+
+    f = samsara_feature(tmp_path / "repo", auto=True)
+    root = tmp_path / "repo"
+    proc = _waiter("triage", str(f), "--wait", "--json", cwd=root)
+    try:
+        rid = json.loads(proc.stdout.readline())["request"]
+        with FeatureSession.open(f, user="bob") as s:
+            s.decide(item_id(f, "Retry count is hard-coded to 3"), "fix")
+        shown = rq.inspect_request(root, rq.load_request(root, rid)).fingerprint
+        rq.answer_request(root, rid, "done", None, user="bob", source="app", shown=shown)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, err
+    result = json.loads(out.splitlines()[-1])
+    assert (result["gate"], result["answer"], result["decided_by"]) == ("triage", "done", "bob")
+    assert [e.gate_id for e in _entries(f)] == ["triage"]

@@ -349,6 +349,19 @@ class LoopsScreen(Screen[None]):
                 markup=False,
             )
             return
+        if r.gate == "triage" and not self._holds(r):
+            # Triage is answered item by item: open the feature; back here, Enter sends "triage done".
+            self.app.open_feature(r.loop_path(self.requests_root))
+            self.notify(
+                one_line(
+                    f"Triage the items, then L (Loops inbox) and Enter on request {rid}: it records the triage "
+                    "gate and the waiting loop goes on.",
+                    300,
+                ),
+                title=rid,
+                markup=False,
+            )
+            return
         ago = how_long_ago(r.asked_at)
         asked = f"request {r.id}: {r.asked_by} asks{f' ({ago} ago)' if ago else ''} — {r.path}"
         note = None
@@ -386,11 +399,29 @@ class LoopsScreen(Screen[None]):
             if waiter is not None
             else f"nobody waits for it now: `scars requests apply {rid}` records it"
         )
+        if self._holds(req):
+            # This app holds the feature's writer lock: it records the answer through its own
+            # session (the waiter could not take the lock) and the waiter prints what was recorded.
+            try:
+                result = rq.apply_request(self.requests_root, rid, session=self.app.backend.session)
+            except ScarsError as exc:
+                self.notify(one_line(str(exc), 300), title=rid, severity="error", markup=False)
+                return
+            then = f"recorded ({', '.join(result.recorded) or 'nothing'}); the waiting loop goes on"
+            self.app.reload(why="request")
         self.notify(
             one_line(f"{rid}: {(req.answer or {}).get('answer')} — {then}", 300), title="Answered", markup=False
         )
         self._requests_stamp = None  # read the inbox again at the next poll
         self._poll_requests()
+
+    def _holds(self, req: Any) -> bool:
+        """True when this app has the request's samsara feature open for writing."""
+        backend = getattr(self.app, "backend", None)
+        session = getattr(backend, "session", None)
+        if req.loop != "samsara" or session is None or getattr(backend, "read_only", False):
+            return False
+        return Path(session.path).resolve() == req.loop_path(self.requests_root).resolve()
 
     def reload(self) -> None:
         """Read every loop under the root again (after an answer) and redraw the inbox."""

@@ -201,6 +201,9 @@ def _run(args, gate, shown: list) -> int:
     if (args.timeout is not None or args.request or args.withdraw_on_exit) and not args.wait:
         raise UsageError("--timeout, --request and --withdraw-on-exit go with --wait")
     if gate.id == "triage":
+        if args.wait and (args.request or not _is_interactive()):
+            # Triaged item by item in the app (Enter on the request opens the feature), then "done".
+            return _wait(args, gate, path, {}, None if args.request else core.gather("triage", path))
         return _triage(args, path)
     answer, reason, source = _noninteractive_answer(args, gate)
     if args.wait and args.request and answer is None:
