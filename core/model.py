@@ -116,7 +116,11 @@ class ScarItem:
     verified: bool | None = None  # assumptions only; None = key missing (counted, with a warning)
     normalized: str = ""  # whitespace-normalised, case-folded text used for literal pattern matching
     notes: tuple[str, ...] = ()  # what the reader noticed about this item (also in Feature.warnings)
-    raw: Any = field(default=None, compare=False, repr=False)  # the item exactly as parsed
+    # The item's keys no era defines (``severity:`` …), JSON-ready, shown as ``extra`` in
+    # `scars status --json` and the JSON export; None when it has none. The keys an era defines
+    # are the fields above: the parsed mapping itself is not kept (it doubled every item).
+    extra: dict[str, Any] | None = field(default=None, compare=False, repr=False)
+    fingerprint: str = ""  # what the item is as written (reports.item_fingerprint), computed on read
 
 
 @dataclass(frozen=True, slots=True)
