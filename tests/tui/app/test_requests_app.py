@@ -191,3 +191,24 @@ async def test_enter_on_a_loop_a_process_waits_on_answers_its_request(tmp_path, 
         await _answer(app, pilot, "ship", REASON)
     assert rq.load_request(root, req.id).status == "answered"
     assert _entries(fdir) == []  # recorded by the waiter (here: the next applier), not in place
+
+
+@aio
+async def test_a_poll_that_ends_after_the_inbox_was_left_changes_nothing(tmp_path, monkeypatch):
+    """Before: a poll's result arriving after `q` looked for the inbox's table and raised."""
+    from tests.factories import samsara_feature
+
+    clean_env(monkeypatch, user="bob")
+    f = samsara_feature(tmp_path / "repo")
+    app = ScarsApp(f, user="bob")
+    async with app.run_test(size=SIZE) as pilot:
+        await app.wait_loaded()
+        await pilot.press("L")
+        await on_screen(app, pilot, "LoopsScreen")
+        inbox = app.screen
+        await pilot.press("q")
+        await on_screen(app, pilot, "MainScreen")
+        inbox._requests_read(("late",), [])  # the worker's result, delivered late
+        inbox._tick()
+        await pilot.pause()
+        assert type(app.screen).__name__ == "MainScreen"

@@ -161,12 +161,16 @@ class LoopsScreen(Screen[None]):
 
     def _tick(self) -> None:
         """The requests' ages go on: their "why" cells say it again."""
+        if not self.query(DataTable):  # left meanwhile: the worker's result has nowhere to go
+            return
         table = self.query_one(DataTable)
         for v in self.requests:
             with contextlib.suppress(Exception):  # a row being replaced meanwhile
                 table.update_cell(f"request:{v.request.id}", self._why_column, request_why(v))
 
     def _requests_read(self, stamp: object, views: list) -> None:
+        if not self.query(DataTable):  # left meanwhile: the worker's result has nowhere to go
+            return
         self._requests_stamp = stamp
         closed = {v.request.id for v in self.requests} - {v.request.id for v in views}
         table = self.query_one(DataTable)
