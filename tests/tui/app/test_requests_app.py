@@ -170,3 +170,45 @@ async def test_a_triage_request_is_answered_by_triaging_in_the_app(tmp_path, mon
     result = rq.apply_request(root, req.id)  # what the waiter prints
     assert (result.gate, result.answer, result.decided_by) == ("triage", "done", "bob")
     assert [e.gate_id for e in _entries(f)] == ["triage"]
+
+
+@aio
+async def test_enter_on_a_loop_a_process_waits_on_answers_its_request(tmp_path, monkeypatch):
+    """Before: the loop's own row recorded in place and the waiting process never woke (its
+    request then expired)."""
+    clean_env(monkeypatch, user="bob")
+    root, fdir = _repo(tmp_path)
+    req = rq.post_request(gather("spec", fdir), fdir, user="agent")
+    app = ScarsApp(None, inbox=(discover_loops(root), root), user="bob")
+    async with app.run_test(size=SIZE) as pilot:
+        await on_screen(app, pilot, "LoopsScreen")
+        keys = _row_keys(app)
+        loop_row = next(i for i, k in enumerate(keys) if not k.startswith("request:"))
+        app.screen.query_one("#loops-table", DataTable).move_cursor(row=loop_row)
+        await pilot.press("enter")
+        await on_screen(app, pilot, "LoopGate")
+        assert f"request {req.id}: agent asks" in screen_text(app)
+        await _answer(app, pilot, "ship", REASON)
+    assert rq.load_request(root, req.id).status == "answered"
+    assert _entries(fdir) == []  # recorded by the waiter (here: the next applier), not in place
+
+
+@aio
+async def test_a_poll_that_ends_after_the_inbox_was_left_changes_nothing(tmp_path, monkeypatch):
+    """Before: a poll's result arriving after `q` looked for the inbox's table and raised."""
+    from tests.factories import samsara_feature
+
+    clean_env(monkeypatch, user="bob")
+    f = samsara_feature(tmp_path / "repo")
+    app = ScarsApp(f, user="bob")
+    async with app.run_test(size=SIZE) as pilot:
+        await app.wait_loaded()
+        await pilot.press("L")
+        await on_screen(app, pilot, "LoopsScreen")
+        inbox = app.screen
+        await pilot.press("q")
+        await on_screen(app, pilot, "MainScreen")
+        inbox._requests_read(("late",), [])  # the worker's result, delivered late
+        inbox._tick()
+        await pilot.pause()
+        assert type(app.screen).__name__ == "MainScreen"

@@ -161,12 +161,16 @@ class LoopsScreen(Screen[None]):
 
     def _tick(self) -> None:
         """The requests' ages go on: their "why" cells say it again."""
+        if not self.query(DataTable):  # left meanwhile: the worker's result has nowhere to go
+            return
         table = self.query_one(DataTable)
         for v in self.requests:
             with contextlib.suppress(Exception):  # a row being replaced meanwhile
                 table.update_cell(f"request:{v.request.id}", self._why_column, request_why(v))
 
     def _requests_read(self, stamp: object, views: list) -> None:
+        if not self.query(DataTable):  # left meanwhile: the worker's result has nowhere to go
+            return
         self._requests_stamp = stamp
         closed = {v.request.id for v in self.requests} - {v.request.id for v in views}
         table = self.query_one(DataTable)
@@ -306,7 +310,29 @@ class LoopsScreen(Screen[None]):
         except ScarsError as exc:
             self.notify(one_line(str(exc), 300), title=call.gate, severity="error", markup=False)
             return
+        asked = self._request_for(evidence)
+        if asked is not None:
+            # A process waits on this very gate: answer its request, so that it wakes and goes on.
+            self.notify(
+                one_line(f"{asked.request.asked_by} waits on this gate: answering its request {asked.request.id}", 200),
+                markup=False,
+            )
+            self._open_request(asked.request.id)
+            return
         self.app.push_screen(LoopGate(evidence), callback=lambda res: self._record(call, res))
+
+    def _request_for(self, evidence: Any) -> Any:
+        """The open request of the same gate of the same loop (same target, same state file), if any."""
+
+        def key(ev: Any) -> tuple:
+            state = Path(ev.state_file).resolve() if ev.state_file is not None else None
+            return (ev.gate.id, Path(ev.target).resolve(), state)
+
+        want = key(evidence)
+        return next(
+            (v for v in self.requests if v.state == "pending" and v.evidence is not None and key(v.evidence) == want),
+            None,
+        )
 
     def _record(self, call: Any, res: dict | None) -> None:
         """Record the gate's answer through the one record path, then read the inbox again."""

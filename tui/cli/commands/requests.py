@@ -32,7 +32,7 @@ ACTIONS = ("apply", "withdraw")
 def add_arguments(parser) -> None:
     parser.add_argument(
         "words",
-        metavar="PATH | apply [ID …] | withdraw ID …",
+        metavar="PATH | apply ID | withdraw ID",
         nargs="*",
         help="a directory of the repository (default: .), or an action with request ids",
     )
