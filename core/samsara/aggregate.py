@@ -15,7 +15,7 @@ from dataclasses import replace
 
 from scars.core.model import CATEGORIES, GROUPS, EntryVerdict, Feature
 from scars.core.samsara.matching import match_log
-from scars.core.samsara.patterns import literal_patterns, possible_patterns
+from scars.core.samsara.patterns import Terms, literal_patterns, possible_patterns
 
 ENTRY_THRESHOLD = 5  # signal_lost >= 5 asks the gate (upstream's uncalibrated estimate)
 
@@ -64,7 +64,8 @@ def aggregate(feature: Feature) -> Feature:
             groups["deferred_from_level_1"].append(it.id)
         else:
             groups["unaddressed"].append(it.id)
-    possible = possible_patterns(counted, literal)
+    analysed: dict[str, Terms] = {}  # each text's terms, analysed once for both rules below
+    possible = possible_patterns(counted, literal, analysed)
     return replace(
         feature,
         signal_lost=signal_lost,
@@ -73,5 +74,5 @@ def aggregate(feature: Feature) -> Feature:
         cross_task_patterns=tuple(literal),
         possible_patterns=tuple(possible),
         entry=entry_verdict(signal_lost, len(literal), len(feature.parse_failures)),
-        log_matches=match_log(feature),
+        log_matches=match_log(feature, terms_cache=analysed),
     )

@@ -40,7 +40,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from scars.core.model import SECTION_OF, Feature, IterationLog, LogMatch, ScarItem
-from scars.core.samsara.patterns import terms
+from scars.core.samsara.patterns import Terms, terms
 from scars.core.text import normalize
 from scars.core.values import as_text
 
@@ -183,8 +183,11 @@ class Matcher:
     """Matches descriptions to one feature's targets. Build once per feature; the similarity
     index (terms and IDF of every target) is built on the first description that needs it."""
 
-    def __init__(self, targets: Sequence[Target]):
+    def __init__(self, targets: Sequence[Target], terms_cache: dict[str, Terms] | None = None):
+        """``terms_cache``: :class:`Terms` by normalised text, shared with the possible-patterns
+        rule of the same read (``aggregate``): a text is analysed once."""
         self.targets = list(targets)
+        self._terms_cache: dict[str, Terms] = {} if terms_cache is None else terms_cache
         self.by_id = {t.id: t for t in self.targets}
         self._exact: dict[str, list[Target]] = defaultdict(list)
         for t in self.targets:
@@ -194,8 +197,17 @@ class Matcher:
         self._forms: dict[int, str] | None = None
 
     @classmethod
-    def of(cls, feature: Feature) -> Matcher:
-        return cls(targets_of(feature))
+    def of(cls, feature: Feature, terms_cache: dict[str, Terms] | None = None) -> Matcher:
+        return cls(targets_of(feature), terms_cache)
+
+    def _terms(self, t: Target) -> Terms:
+        """The terms of a target's text: the same for every text of one normalised form."""
+        if not t.normalized:
+            return terms(t.text)
+        got = self._terms_cache.get(t.normalized)
+        if got is None:
+            got = self._terms_cache[t.normalized] = terms(t.text)
+        return got
 
     # ----------------------------------------------------------------- the three stages
 
@@ -270,7 +282,7 @@ class Matcher:
 
     def _build_index(self) -> tuple[list[Any], dict[str, float], dict[str, list[int]]]:
         if self._index is None:
-            analysed = [terms(t.text) for t in self.targets]
+            analysed = [self._terms(t) for t in self.targets]
             df: dict[str, int] = defaultdict(int)
             postings: dict[str, list[int]] = defaultdict(list)
             for n, a in enumerate(analysed):
@@ -428,14 +440,16 @@ def _result(
     )
 
 
-def match_log(feature: Feature, log: IterationLog | None = None) -> tuple[LogMatch, ...]:
+def match_log(
+    feature: Feature, log: IterationLog | None = None, terms_cache: dict[str, Terms] | None = None
+) -> tuple[LogMatch, ...]:
     """Every triaged description of every round of the log, matched (round order, then fix,
     accept, defer in list order). Within a round a target already named by an earlier
     description is avoided when another equally good one exists."""
     log = log if log is not None else feature.iteration_log
     if log is None or not any(r.fix or r.accept or r.defer for r in log.rounds):
         return ()
-    matcher = Matcher.of(feature)
+    matcher = Matcher.of(feature, terms_cache)
     out: list[LogMatch] = []
     for r in sorted(log.rounds, key=lambda r: r.round):
         taken: list[str] = []

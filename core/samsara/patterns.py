@@ -226,7 +226,9 @@ def candidates(analysed: Sequence[Terms], df: dict[str, int]) -> Iterator[tuple[
             yield (n, m) if n < m else (m, n)
 
 
-def possible_patterns(items: list[ScarItem], literal: list[tuple[str, ...]]) -> list[dict[str, Any]]:
+def possible_patterns(
+    items: list[ScarItem], literal: list[tuple[str, ...]], cache: dict[str, Terms] | None = None
+) -> list[dict[str, Any]]:
     """Near-duplicate clusters across reports (never the literal rule).
 
     Each item's text is reduced to terms: stemmed words (stop words, numbers and one-letter
@@ -240,12 +242,15 @@ def possible_patterns(items: list[ScarItem], literal: list[tuple[str, ...]]) -> 
     first, by average linkage (``LINK_THRESHOLD``); a cluster is reported when it spans two or
     more reports and is not wholly one literal pattern, with its best pair's similarity and
     what that pair shares.
+
+    ``cache``: :class:`Terms` by normalised text, filled here and shared with the log matcher
+    (``aggregate``), so a text is analysed once per read.
     """
     in_literal: dict[str, int] = {}
     for n, ids in enumerate(literal):
         for i in ids:
             in_literal[i] = n
-    cache: dict[str, Terms] = {}
+    cache = {} if cache is None else cache
     analysed: list[Terms] = []
     for it in items:
         t = cache.get(it.normalized)
