@@ -355,3 +355,24 @@ def test_a_triage_waiter_goes_on_once_the_items_are_triaged_and_the_triage_answe
     result = json.loads(out.splitlines()[-1])
     assert (result["gate"], result["answer"], result["decided_by"]) == ("triage", "done", "bob")
     assert [e.gate_id for e in _entries(f)] == ["triage"]
+
+
+def test_an_answer_waits_for_the_loops_writer_lock_and_is_then_recorded(tmp_path):
+    from scars.core.storage.lock import FeatureLock
+
+    root, fdir = _repo(tmp_path)
+    proc = _waiter("spec", str(fdir), "--wait", "--json", cwd=root)
+    try:
+        rid = json.loads(proc.stdout.readline())["request"]
+        with FeatureLock(fdir, user="someone else"):  # loop-spec's gate records under this lock
+            rq.answer_request(root, rid, "ship", REASON, user="bob", source="test")
+            err = ""
+            while "writer lets go" not in err:  # the waiter says once why it does not go on yet
+                err += proc.stderr.readline()
+            assert proc.poll() is None and _entries(fdir) == []
+        out, _ = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0
+    assert json.loads(out.splitlines()[-1])["answer"] == "ship"
+    assert len(_entries(fdir)) == 1

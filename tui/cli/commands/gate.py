@@ -284,6 +284,7 @@ def _post_and_wait(args, gate, path: str, options: dict[str, Any], evidence):
                     flush=True,
                 )
             deadline = None if args.timeout is None else time.monotonic() + args.timeout
+            told = False  # said once that the answer waits for the loop's writer lock
             while True:
                 left = None if deadline is None else max(0.0, deadline - time.monotonic())
                 try:
@@ -300,9 +301,17 @@ def _post_and_wait(args, gate, path: str, options: dict[str, Any], evidence):
                     )
                 try:
                     return rq.apply_request(root, req.id, user=user)
-                except LockHeld:  # the loop's writer is busy (an open app): the answer waits, so do we
+                except LockHeld as exc:  # the loop's writer is busy (an open app): the answer waits, so do we
                     if deadline is not None and time.monotonic() >= deadline:
                         raise
+                    if not told:
+                        told = True
+                        print(
+                            f"scars: request {req.id} is answered ({got.answered_text()}); it is recorded once the "
+                            f"loop's writer lets go: {exc}",
+                            file=sys.stderr,
+                            flush=True,
+                        )
                     time.sleep(0.5)
     except KeyboardInterrupt:
         if args.withdraw_on_exit:
