@@ -207,11 +207,10 @@ class TriageState:
         tasks: dict[str, str] = {}
         self.views: dict[str, ItemView] = {item.id: build_view(item, tasks) for item in feature.items}
         self.order: list[str] = [it.id for it in feature.items]  # decidable items
-        # Tasks sharing an item's literal text (a cross-task pattern names several).
-        self._tasks_by_text: dict[str, set[str]] = {}
-        for item in feature.items:
-            if item.normalized and item.task_id:
-                self._tasks_by_text.setdefault(item.normalized, set()).add(item.task_id)
+        # Tasks sharing an item's literal text (a cross-task pattern names several): built when
+        # the detail pane first asks (tasks_of), not before the first paint.
+        self._tasks_by_text: dict[str, set[str]] | None = None
+        self._task_keys: dict[str, tuple] = {}  # natural_key per task id (few tasks, many items)
         self.groups: list[tuple[str, str, list[Any]]] = self._group()
         # Built on the first filter (issue 17): every group's rows once, and one joined haystack
         # of the items' search texts, so a filter scans in C and builds no row twice.
@@ -219,10 +218,20 @@ class TriageState:
         self._hay: tuple[str, list[int], list[str]] | None = None
 
     def _task_key(self, item_id: str) -> tuple:
-        return natural_key(self.views[item_id].item.task_id or "")
+        task = self.views[item_id].item.task_id or ""
+        key = self._task_keys.get(task)
+        if key is None:
+            key = self._task_keys[task] = natural_key(task)
+        return key
 
     def tasks_of(self, item: ScarItem) -> list[str]:
         """Every task whose report holds the same (normalised) text as ``item``."""
+        if self._tasks_by_text is None:
+            by_text: dict[str, set[str]] = {}
+            for it in self.feature.items:
+                if it.normalized and it.task_id:
+                    by_text.setdefault(it.normalized, set()).add(it.task_id)
+            self._tasks_by_text = by_text
         found = set(self._tasks_by_text.get(item.normalized, ())) if item.normalized else set()
         if item.task_id:
             found.add(item.task_id)

@@ -265,7 +265,7 @@ class ItemList(ScrollView, can_focus=True, inherit_bindings=False):
         """The task column's width: the longest task of the items (at most TASK_WIDTH cells)."""
         key = id(self.views)
         if self._task_width[0] != key:
-            widest = max((cell_len(v.task) for v in self.views.values()), default=0)
+            widest = max((cell_len(t) for t in {v.task for v in self.views.values()}), default=0)  # each task once
             self._task_width = (key, min(TASK_WIDTH, widest))
         return self._task_width[1]
 
