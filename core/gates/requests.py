@@ -670,3 +670,24 @@ def inspect_request(root: str | os.PathLike[str], req: Request) -> RequestView:
     changed = changed_files(req.fingerprint, now)
     state = "expired" if changed and req.status == "pending" else req.status
     return RequestView(req, state, changed, waiter, evidence, now)
+
+
+def _gate_key(evidence: Evidence) -> tuple:
+    state = Path(evidence.state_file).resolve() if evidence.state_file is not None else None
+    return (evidence.gate.id, Path(evidence.target).resolve(), state)
+
+
+def pending_for(
+    root: str | os.PathLike[str], evidence: Evidence, views: list[RequestView] | None = None
+) -> RequestView | None:
+    """The pending request of the same gate of the same loop (same target, same state file) as
+    ``evidence``, if a process asked it: an answer given there answers that request, so that
+    the waiting process wakes (``views``: the inbox as already read)."""
+    if views is None:
+        found, _ = list_requests(root)
+        views = [inspect_request(root, r) for r in found if r.status == "pending"]
+    want = _gate_key(evidence)
+    return next(
+        (v for v in views if v.state == "pending" and v.evidence is not None and _gate_key(v.evidence) == want),
+        None,
+    )

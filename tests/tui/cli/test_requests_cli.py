@@ -376,3 +376,23 @@ def test_an_answer_waits_for_the_loops_writer_lock_and_is_then_recorded(tmp_path
     assert proc.returncode == 0
     assert json.loads(out.splitlines()[-1])["answer"] == "ship"
     assert len(_entries(fdir)) == 1
+
+
+def test_an_answer_given_in_place_answers_the_request_a_process_waits_on(tmp_path, capsys):
+    """Before: `scars gate spec PATH --answer …` recorded in place and the waiting process never woke."""
+    root, fdir = _repo(tmp_path)
+    proc = _waiter("spec", str(fdir), "--wait", "--json", cwd=root)
+    try:
+        rid = json.loads(proc.stdout.readline())["request"]
+        code = cli.main(["gate", "spec", str(fdir), "--answer", "ship", "--reason", REASON, "--as", "bob", "--json"])
+        out, err = capsys.readouterr()
+        assert code == 0 and f"answered its request {rid}" in err
+        here = json.loads(out)
+        waited, _ = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0
+    there = json.loads(waited.splitlines()[-1])
+    assert here["request"] == there["request"] == rid
+    assert (there["answer"], there["decided_by"], there["source"]) == ("ship", "bob", f"request {rid} (flag --answer)")
+    assert len(_entries(fdir)) == 1

@@ -310,7 +310,7 @@ class LoopsScreen(Screen[None]):
         except ScarsError as exc:
             self.notify(one_line(str(exc), 300), title=call.gate, severity="error", markup=False)
             return
-        asked = self._request_for(evidence)
+        asked = rq.pending_for(self.requests_root, evidence, self.requests)
         if asked is not None:
             # A process waits on this very gate: answer its request, so that it wakes and goes on.
             self.notify(
@@ -320,19 +320,6 @@ class LoopsScreen(Screen[None]):
             self._open_request(asked.request.id)
             return
         self.app.push_screen(LoopGate(evidence), callback=lambda res: self._record(call, res))
-
-    def _request_for(self, evidence: Any) -> Any:
-        """The open request of the same gate of the same loop (same target, same state file), if any."""
-
-        def key(ev: Any) -> tuple:
-            state = Path(ev.state_file).resolve() if ev.state_file is not None else None
-            return (ev.gate.id, Path(ev.target).resolve(), state)
-
-        want = key(evidence)
-        return next(
-            (v for v in self.requests if v.state == "pending" and v.evidence is not None and key(v.evidence) == want),
-            None,
-        )
 
     def _record(self, call: Any, res: dict | None) -> None:
         """Record the gate's answer through the one record path, then read the inbox again."""

@@ -223,9 +223,32 @@ def _run(args, gate, shown: list) -> int:
     else:
         # Validate before anything else so a bad flag never half-records.
         core.validate_answer(evidence, answer, reason)
-    result = core.record(evidence, answer, reason, user=_user(args.user), source=source, auto_entry=args.auto_entry)
+    result = _answer_waiting_request(args, path, evidence, answer, reason, source)
+    if result is None:
+        result = core.record(evidence, answer, reason, user=_user(args.user), source=source, auto_entry=args.auto_entry)
     _emit(args, [result], gate.id)
     return 0
+
+
+def _answer_waiting_request(args, path: str, evidence, answer: str, reason: str | None, source: str):
+    """When a process waits on this very gate (`scars gate … --wait`), the answer given here
+    answers its request and is recorded through it, so that the process wakes; else None."""
+    if args.auto_entry is not None:  # an entry choice the request does not carry: recorded in place
+        return None
+    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
+    from scars.core.gates import requests as rq
+
+    root = rq.requests_root(path)
+    if not rq.inbox_dir(root).is_dir():
+        return None
+    asked = rq.pending_for(root, evidence)
+    if asked is None:
+        return None
+    user = _user(args.user)
+    rid = asked.request.id
+    rq.answer_request(root, rid, answer, reason, user=user, source=source, value=args.value, shown=asked.fingerprint)
+    print(f"scars: {asked.request.asked_by} waits on this gate: answered its request {rid}", file=sys.stderr)
+    return rq.apply_request(root, rid, user=user)
 
 
 def _wait(args, gate, path: str, options: dict[str, Any], evidence) -> int:
