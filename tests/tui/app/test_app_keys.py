@@ -450,6 +450,33 @@ async def test_task_ids_whole_in_natural_order_and_the_bars_never_cut(long_dir, 
         assert " ".join(lines[-1].split()).endswith("? Help q Quit") and "…" not in lines[-1]
 
 
+@pytest.mark.parametrize("size", [(60, 20), (80, 24), (120, 40)], ids=["60x20", "80x24", "120x40"])
+@aio
+async def test_a_long_task_id_is_whole_where_the_row_has_room_and_keeps_its_end_elsewhere(long_dir, size):
+    """Issue 16: task ids were cut at 80 and 120 columns; the column stopped at 14 cells, so the
+    demo's `iteration-r1-blank-rows` and upstream's `iteration-r1-three-state-dry` (a fix round's
+    report) showed as `iteration-r1-…`, whatever the room."""
+    long_task = "iteration-r1-three-state-dry"
+    report = long_dir / "scar-reports" / "task-3-scar.yaml"
+    report.write_text(
+        report.read_text(encoding="utf-8").replace("task_id: task-3", f"task_id: {long_task}"), encoding="utf-8"
+    )
+    app = ScarsApp(long_dir, user="alice")
+    async with app.run_test(size=size) as pilot:
+        await start(app, pilot)
+        ids = [r.item_id for r in items(app).rows if r.kind == "item"]
+        at = next(i for i, item in enumerate(ids) if app.state.views[item].task == long_task)
+        for _ in range(at):
+            await pilot.press("down")
+        lines = screen_text_lines(app)
+        row = next(line for line in lines if "▶" in line)
+        if size[0] >= 80:
+            assert f" {long_task} " in row
+        else:  # 60 columns: the start and the end of the id, the text still readable
+            assert re.search(r" iteration-r1-?…\S*state-dry ", row), row
+            assert "Item " in row
+
+
 @covers("scars.undo_item")
 @aio
 async def test_shift_u_undoes_an_earlier_decision_of_the_cursor_item(long_dir):
