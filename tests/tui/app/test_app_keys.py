@@ -452,6 +452,30 @@ async def test_task_ids_whole_in_natural_order_and_the_bars_never_cut(long_dir, 
 
 @pytest.mark.parametrize("size", [(60, 20), (80, 24), (120, 40)], ids=["60x20", "80x24", "120x40"])
 @aio
+async def test_the_header_never_cuts_the_loops_series(long_dir, size):
+    """The header cut signal_lost's series at 120 columns (a feature name of 32 characters and three
+    recorded points: `signal_lost 84 scars · loop` and nothing after it), and at 60 the sparkline took the
+    room of the figures: signal_lost goes to a second line, and the sparkline goes before the text."""
+    (long_dir / "iteration-log.yaml").write_text(
+        "feature: long\nsignal_lost_initial: 120\nbudget:\n  max_rounds: 5\n  reviewer_retry_limit: 2\nrounds:\n"
+        + "".join(
+            f"  - round: {n}\n    signal_lost_before: {before}\n    signal_lost_after: {before - 10}\n"
+            f'    decision: continue\n    decision_reason: "round {n} fixed the retry items"\n'
+            for n, before in ((1, 120), (2, 110))
+        ),
+        encoding="utf-8",
+    )
+    feature = long_dir.rename(long_dir.parent / "2026-08-01_ledger-export-retries")
+    app = ScarsApp(feature, user="alice")
+    async with app.run_test(size=size) as pilot:
+        await start(app, pilot)
+        lines = screen_text_lines(app)
+        assert "2026-08-01_ledger-export-retries  [0/84]  round 3 of 5" in lines[0]
+        assert "signal_lost 84 scars · loop 120→110→100" in " ".join(lines[:2])
+
+
+@pytest.mark.parametrize("size", [(60, 20), (80, 24), (120, 40)], ids=["60x20", "80x24", "120x40"])
+@aio
 async def test_a_long_task_id_is_whole_where_the_row_has_room_and_keeps_its_end_elsewhere(long_dir, size):
     """Issue 16: task ids were cut at 80 and 120 columns; the column stopped at 14 cells, so the
     demo's `iteration-r1-blank-rows` and upstream's `iteration-r1-three-state-dry` (a fix round's
