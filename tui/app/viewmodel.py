@@ -122,6 +122,11 @@ class Filter:
         return bool(self.categories or self.tasks or self.states or self.files or self.words)
 
 
+# The filter's syntax as the app shows it (the filter bar and `?`), from the rule itself.
+FILTER_KEYS = "words  cat:ks|sf|ua  task:NAME  file:PART  state:STATE"
+FILTER_STATES = "STATE: " + " ".join(STATES)
+
+
 class FilterError(ValueError):
     """A filter the user typed cannot be understood; the message says how to fix it."""
 

@@ -236,6 +236,51 @@ async def test_a_filter_matching_nothing_says_so(long_dir):
         await wait_until(pilot, lambda: "No item matches the filter “zqz”" in screen_text(app), "the empty result")
 
 
+@aio
+async def test_a_filter_that_does_not_parse_says_why_and_no_earlier_result_hides_it(long_dir):
+    """Issue 16: `cat:xx` showed "No scar items in this feature."; then the result of `cat` (typed
+    on the way to `cat:xx`) arrived after the error and replaced it with "0 item row(s) match"
+    under "No item matches the filter “cat”"."""
+    app = ScarsApp(long_dir, user="alice")
+    async with app.run_test(size=SMALL) as pilot:
+        await start(app, pilot)
+        await pilot.press("slash", *"cat:xx")
+        await wait_until(pilot, lambda: all(w.is_finished for w in app.workers), "the filter workers done")
+        await pilot.pause()
+        text = screen_text(app)
+        assert "✗ unknown category 'xx' (use ks, sf or ua)" in text
+        assert "row(s) match" not in text and "“cat”" not in text
+        await pilot.press("backspace", "backspace", "s", "f")
+        await wait_until(pilot, lambda: "0 item row(s) match" in screen_text(app), "cat:sf applied")
+
+
+@aio
+async def test_the_filter_bar_and_help_name_every_filter_key_and_state(long_dir):
+    """The placeholder dropped `state:` values and `file:`, and `?` another set of states: both
+    come from the filter's own rule now."""
+    from scars.tui.app.viewmodel import STATES
+
+    app = ScarsApp(long_dir, user="alice")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await start(app, pilot)
+        await pilot.press("slash")
+        await wait_until(pilot, lambda: app.screen.query_one("#filter").has_focus, "the filter open")
+        bar = " ".join(screen_text_lines(app)[-4:])
+        await pilot.press("escape", "question_mark")
+        await wait_until(pilot, lambda: type(app.screen).__name__ == "HelpScreen", "help open")
+        await pilot.pause()
+        help_text = statics_text(app)
+        for shown in (bar, help_text):
+            for key in ("cat:ks|sf|ua", "task:NAME", "file:PART", "state:"):
+                assert key in shown, (key, shown)
+            assert "STATE: " + " ".join(STATES) in shown, shown
+
+
+def statics_text(app: ScarsApp) -> str:
+    """Every Static of the screen on top as plain text (a modal's body, unwrapped)."""
+    return " ".join(str(w.render()) for w in app.screen.query("Static"))
+
+
 @covers("scars.detail_down", "scars.detail_up")
 @aio
 async def test_shift_j_and_k_scroll_the_detail_from_the_list(long_dir):
