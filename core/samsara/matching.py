@@ -37,7 +37,7 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from scars.core.model import SECTION_OF, Feature, IterationLog, LogMatch, ScarItem
 from scars.core.samsara.patterns import Terms, terms
@@ -179,6 +179,13 @@ def targets_of(feature: Feature) -> list[Target]:
     return out
 
 
+class _Analysed(NamedTuple):
+    """What the index keeps of a target's terms: its words, and whether it has any term."""
+
+    words: frozenset[str]
+    any_terms: bool
+
+
 class Matcher:
     """Matches descriptions to one feature's targets. Build once per feature; the similarity
     index (terms and IDF of every target) is built on the first description that needs it."""
@@ -187,7 +194,7 @@ class Matcher:
         """``terms_cache``: :class:`Terms` by normalised text, shared with the possible-patterns
         rule of the same read (``aggregate``): a text is analysed once."""
         self.targets = list(targets)
-        self._terms_cache: dict[str, Terms] = {} if terms_cache is None else terms_cache
+        self._terms_cache = terms_cache
         self.by_id = {t.id: t for t in self.targets}
         self._exact: dict[str, list[Target]] = defaultdict(list)
         for t in self.targets:
@@ -201,12 +208,14 @@ class Matcher:
         return cls(targets_of(feature), terms_cache)
 
     def _terms(self, t: Target) -> Terms:
-        """The terms of a target's text: the same for every text of one normalised form."""
-        if not t.normalized:
+        """The terms of a target's text: the same for every text of one normalised form (from
+        the shared cache when there is one; else analysed and not kept, only its words are)."""
+        cache = self._terms_cache
+        if cache is None or not t.normalized:
             return terms(t.text)
-        got = self._terms_cache.get(t.normalized)
+        got = cache.get(t.normalized)
         if got is None:
-            got = self._terms_cache[t.normalized] = terms(t.text)
+            got = cache[t.normalized] = terms(t.text)
         return got
 
     # ----------------------------------------------------------------- the three stages
@@ -282,14 +291,14 @@ class Matcher:
 
     def _build_index(self) -> tuple[list[Any], dict[str, float], dict[str, list[int]]]:
         if self._index is None:
-            analysed = [self._terms(t) for t in self.targets]
+            analysed = [_Analysed(a.words, bool(a.terms)) for a in map(self._terms, self.targets)]
             df: dict[str, int] = defaultdict(int)
             postings: dict[str, list[int]] = defaultdict(list)
             for n, a in enumerate(analysed):
                 for k in a.words:
                     df[k] += 1
                     postings[k].append(n)
-            total = sum(1 for a in analysed if a.terms)
+            total = sum(1 for a in analysed if a.any_terms)
             idf = {k: math.log((total + 1) / (d + 0.5)) + 0.1 for k, d in df.items()}
             self._index = (analysed, idf, postings)
         return self._index

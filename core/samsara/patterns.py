@@ -103,8 +103,10 @@ def terms(text: str) -> Terms:
     out: set[str] = set()
     prev: str | None = None
     cjk = cjk_re()
-    for w in _WORD.findall(text.casefold()):
-        if cjk.search(w):
+    folded = text.casefold()
+    maybe_cjk = not folded.isascii()  # an ASCII text has no CJK word: no search per word
+    for w in _WORD.findall(folded):
+        if maybe_cjk and cjk.search(w):
             chars = [c for c in w if cjk.match(c)]
             out.update(a + b for a, b in zip(chars, chars[1:]))
             if len(chars) == 1:
