@@ -122,6 +122,11 @@ class Filter:
         return bool(self.categories or self.tasks or self.states or self.files or self.words)
 
 
+# The filter's syntax as the app shows it (the filter bar and `?`), from the rule itself.
+FILTER_KEYS = "words  cat:ks|sf|ua  task:NAME  file:PART  state:STATE"
+FILTER_STATES = "STATE: " + " ".join(STATES)
+
+
 class FilterError(ValueError):
     """A filter the user typed cannot be understood; the message says how to fix it."""
 
@@ -182,6 +187,11 @@ def _inert_line(text: str) -> str:
     return text if text.isprintable() else one_line(text)
 
 
+# A task id as the list shows it: whole up to this many characters (the list's column then cuts
+# it in the middle by the room it has); longer ones are not ids a person reads.
+TASK_CAP = 64
+
+
 def build_view(item: ScarItem, _tasks: dict[str, str] | None = None) -> ItemView:
     text = item_text(item)
     line = _inert_line(text[:TEXT_CAP])
@@ -189,9 +199,9 @@ def build_view(item: ScarItem, _tasks: dict[str, str] | None = None) -> ItemView
     if _tasks is not None:
         task = _tasks.get(raw_task)
         if task is None:
-            task = _tasks[raw_task] = one_line(raw_task, 24)
+            task = _tasks[raw_task] = one_line(raw_task, TASK_CAP)
     else:
-        task = one_line(raw_task, 24)
+        task = one_line(raw_task, TASK_CAP)
     search = (
         f"{text} {raw_task} {item.file} {CATEGORY_ABBR.get(item.category, '')} {item.id} "
         f"{item.systemic_ref or ''} {item.where or ''}"
