@@ -542,7 +542,7 @@ async def test_a_long_task_id_is_whole_where_the_row_has_room_and_keeps_its_end_
         if size[0] >= 80:
             assert f" {long_task} " in row
         else:  # 60 columns: the start and the end of the id, the text still readable
-            assert re.search(r" iteration-r1-?…\S*state-dry ", row), row
+            assert re.search(r" iteration-\S*…\S*state-dry ", row), row
             assert "Item " in row
 
 

@@ -25,6 +25,7 @@ from scars.tui.app.viewmodel import CATEGORY_ABBR, Row, decision_mark, decision_
 
 DECISION_WIDTH = 9
 TASK_WIDTH = 14
+TEXT_ROOM = 24  # the cells of the item's text a long task id leaves it, where the row has them
 
 
 class ItemList(ScrollView, can_focus=True, inherit_bindings=False):
@@ -244,9 +245,10 @@ class ItemList(ScrollView, can_focus=True, inherit_bindings=False):
         task = view.task if view else ""
         text = view.line_text if view else item_id
         # One task column for every row, as wide as the longest task (up to 3/5 of the row's room
-        # beside the decision and category), before the text: a task id is never cut by the row's
-        # width, and the text, cut last, ends with "…". A task id longer than even that keeps its
-        # start and its end ("iteration-r1…state-dry"), where task ids of one feature differ.
+        # beside the decision and category, the text keeping TEXT_ROOM cells), before the text: a
+        # task id is never cut by the row's width, and the text, cut last, ends with "…". A task id
+        # longer than that keeps its start and its end ("iteration-r1…state-dry"), where the task
+        # ids of one feature differ.
         show_cat = "category" in columns
         fixed = len(lead) + len(decision) + (3 if show_cat else 0)
         task_w = self.task_width(width - fixed) if "task" in columns else 0
@@ -266,12 +268,13 @@ class ItemList(ScrollView, can_focus=True, inherit_bindings=False):
 
     def task_width(self, room: int) -> int:
         """The task column's width: the longest task of the items, at most 3/5 of ``room`` (the
-        row's cells beside the decision and category), and at least TASK_WIDTH cells of it."""
+        row's cells beside the decision and category) leaving TEXT_ROOM cells to the text, and
+        at least TASK_WIDTH cells of it."""
         key = id(self.views)
         if self._task_width[0] != key:
             widest = max((cell_len(t) for t in {v.task for v in self.views.values()}), default=0)  # each task once
             self._task_width = (key, widest)
-        return min(self._task_width[1], max(TASK_WIDTH, room * 3 // 5))
+        return min(self._task_width[1], max(TASK_WIDTH, min(room * 3 // 5, room - TEXT_ROOM)))
 
 
 def fit_middle(text: str, cells: int) -> str:
