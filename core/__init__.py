@@ -10,6 +10,10 @@ from __future__ import annotations
 
 from scars.core.lazy import public_face
 
+# The version of the distribution, spelled once (pyproject.toml reads it at build time): a
+# literal, so `scars --version`, start-up and the cache key never ask importlib.metadata.
+__version__ = "0.1.0"
+
 # public name -> module that defines it (a package for `gates`)
 _PUBLIC = {
     "read_feature": "scars.core.samsara.feature",

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -145,7 +146,13 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 
 
 _CJK_CLASS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
-_CJK = re.compile(f"[{_CJK_CLASS}]")
+
+
+@functools.cache
+def cjk_re() -> re.Pattern[str]:
+    """One CJK character (kana, CJK ideographs, hangul). Compiled on first use, not at import:
+    a class of such wide ranges takes ~10 ms to compile, which every start-up paid."""
+    return re.compile(f"[{_CJK_CLASS}]")
 
 
 def tokens(text: str) -> frozenset[str]:
@@ -154,10 +161,11 @@ def tokens(text: str) -> frozenset[str]:
     if text.isascii():
         return frozenset(w for w in words if len(w) > 1 and w not in _STOPWORDS)
     out: set[str] = set()
+    cjk = cjk_re()
     for w in words:
-        if _CJK.search(w):
-            chars = [c for c in w if _CJK.match(c)]
-            rest = _CJK.sub(" ", w).split()
+        if cjk.search(w):
+            chars = [c for c in w if cjk.match(c)]
+            rest = cjk.sub(" ", w).split()
             out.update(a + b for a, b in zip(chars, chars[1:]))
             if len(chars) == 1:
                 out.add(chars[0])
@@ -227,13 +235,26 @@ _FILLER: frozenset[str] = frozenset(
 )  # fmt: skip
 
 _GENERIC_WORDS = frozenset(w for w in GENERIC_ANSWERS | PLACEHOLDERS if " " not in w) | _FILLER
-_CJK_PHRASES = sorted((w for w in _GENERIC_WORDS if _CJK.search(w)), key=len, reverse=True)
+
+
+@functools.cache
+def _cjk_phrases() -> list[str]:
+    """The generic words written in CJK, longest first (on first use, as :func:`cjk_re`)."""
+    return sorted((w for w in _GENERIC_WORDS if cjk_re().search(w)), key=len, reverse=True)
+
 
 # A template's blank kept as written: "<owner>", "<question-specific answer>", "{{owner}}".
 _TEMPLATE = re.compile(r"^(<[^<>]*>|\{\{[^{}]*\}\}|\$\{[^{}]*\}|%s)$")
 # A marker that the text is still to be written: "TODO: fill", "TBD - later", "FIXME(bob)".
 _MARKER = re.compile(r"^(todo|tbd|tba|tbc|fixme|xxx|placeholder)\s*[:：(（\[\-–—]")
-_RUN = re.compile(f"[{_CJK_CLASS}]+|[^\\W\\d_{_CJK_CLASS}]+|\\d+")
+
+
+@functools.cache
+def _run_re() -> re.Pattern[str]:
+    """A CJK run, a run of other letters, or digits (on first use, as :func:`cjk_re`)."""
+    return re.compile(f"[{_CJK_CLASS}]+|[^\\W\\d_{_CJK_CLASS}]+|\\d+")
+
+
 _EDGE = re.compile(r"^[\W_]+|[\W_]+$")
 
 # A reason asked at a gate is refused below this display width (CJK characters count two):
@@ -265,15 +286,15 @@ def _generic_words(core: str) -> list[str] | None:
     """The words of ``core`` when every one is a generic answer, a placeholder or a filler
     word (a CJK run cut into known phrases, longest first); None when one says something."""
     found: list[str] = []
-    for w in _RUN.findall(core):
+    for w in _run_re().findall(core):
         if w in _GENERIC_WORDS:
             found.append(w)
             continue
-        if not _CJK.match(w):
+        if not cjk_re().match(w):
             return None
         rest = w
         while rest:
-            hit = next((p for p in _CJK_PHRASES if rest.startswith(p)), None)
+            hit = next((p for p in _cjk_phrases() if rest.startswith(p)), None)
             if hit is None:
                 return None
             found.append(hit)

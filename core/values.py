@@ -29,6 +29,22 @@ def as_list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
+def json_ready(value: Any) -> Any:
+    """A parsed YAML value as JSON can hold it: mappings with text keys, lists, text, numbers,
+    booleans and null as they are; a date, a timestamp, binary data, NaN or infinity as text."""
+    if isinstance(value, dict):
+        return {as_text(k): json_ready(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_ready(v) for v in value]
+    if value is None or isinstance(value, (str, bool, int)):
+        return value
+    if isinstance(value, float):
+        return value if value == value and value not in (float("inf"), float("-inf")) else str(value)
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    return as_text(value)
+
+
 def readable(value: Any, *, limit: int = 4000) -> str:
     """``value`` as a person reads it: a mapping as ``key: value; key: value``, a list as
     ``a; b`` (nested ones in brackets), text as written — never Python's ``repr`` of a dict.

@@ -4,7 +4,8 @@
 
 Writes main.svg, accept-form.svg (with a validation error), trends.svg, round-gate.svg and
 loop-gate.svg (the Loops inbox opening a loop-spec SPEC gate, from a feature.json written beside
-the demo) at 120x40. Nothing is drawn by hand: each is ``App.save_screenshot`` after driving the app
+the demo) and request-inbox.svg (the inbox holding a gate request that loop posted with
+`scars gate spec … --wait`, its waiter's lock held as a waiting process holds it) at 120x40. Nothing is drawn by hand: each is ``App.save_screenshot`` after driving the app
 with Pilot, like a user would. The demo copy lives in a temporary directory and is removed.
 """
 
@@ -135,7 +136,26 @@ async def _shoot_inbox(root: Path, out: Path) -> list[Path]:
             inp.cursor_blink = False
         await pilot.pause()
         app.save_screenshot(filename="loop-gate.svg", path=str(out))
-    return [out / "loop-gate.svg"]
+    return [out / "loop-gate.svg", await _shoot_request(root, out)]
+
+
+async def _shoot_request(root: Path, out: Path) -> Path:
+    from scars.core.gates import gather
+    from scars.core.gates import requests as rq
+    from scars.core.loops import discover_loops
+    from scars.tui.app.app import ScarsApp
+
+    fdir = root / ".loop-spec" / "features" / "export-json"
+    req = rq.post_request(gather("spec", fdir), fdir, user="claude-code", root=root)
+    with rq.waiting(root, req.id, "claude-code"):
+        app = ScarsApp(None, inbox=(discover_loops(root), root), user="demo-user")
+        async with app.run_test(size=SIZE) as pilot:
+            while not app.screen.query("#loops-table") or not app.screen.requests:
+                await pilot.pause()
+            app.screen.query_one("#loops-table").move_cursor(row=0)
+            await pilot.pause()
+            app.save_screenshot(filename="request-inbox.svg", path=str(out))
+    return out / "request-inbox.svg"
 
 
 def main() -> int:

@@ -1,4 +1,5 @@
-"""CI installs a pinned test environment and runs the benchmark smoke step after the tests."""
+"""CI installs a pinned test environment, runs the benchmark smoke step after the tests, and a
+hanging test fails by itself (pytest-timeout) well before CI's own limit."""
 
 from __future__ import annotations
 
@@ -70,3 +71,9 @@ def test_ci_exports_the_constraints_before_any_install_and_runs_the_bench_smoke(
     readme_line = next(i for i, line in enumerate(lines) if "pytest -n 2" in line)
     smoke = [i for i, line in enumerate(lines) if line.strip() == "python bench/run.py --smoke"]
     assert smoke and smoke[0] > readme_line
+
+
+def test_every_test_has_a_time_limit(request):
+    assert request.config.pluginmanager.hasplugin("timeout")
+    limit = float(request.config.getini("timeout"))
+    assert 60 <= limit <= 900  # above any honest test here, far below CI's 90 minutes

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from scars.core.clock import now_iso
+from scars.core.clock import how_long_ago, now_iso
 from scars.core.errors import (
     ChangedOnDisk,
     DecisionRefused,
@@ -47,9 +47,11 @@ from scars.core.gates.catalog import GATES
 from scars.core.gates.evidence import Evidence, GateResult, validate_answer
 from scars.core.gates.recording import gather, record
 from scars.core.samsara.feature import find_repo_root
+from scars.core.samsara.session import FeatureSession
 from scars.core.storage import safe_read
 from scars.core.storage.durable import atomic_write, ensure_private_dir
 from scars.core.storage.lock import FeatureLock, current_holder
+from scars.core.storage.paths import is_inside
 
 FORMAT = "scars-request/1"
 INBOX = Path(".scars") / "requests"
@@ -226,6 +228,10 @@ def _from_json(data: Any, where: str, file: Path) -> Request:
     status = _require(data, "status", str, where)
     if status not in STATUSES:
         raise RequestUnreadable(f"{where}: unknown status {status!r}")
+    path = _require(data, "path", str, where)
+    root = file.parent.parent.parent  # <root>/.scars/requests/<id>.json
+    if Path(path).is_absolute() or not is_inside(root / path, root):
+        raise RequestUnreadable(f"{where}: path {path!r} is not inside the repository {root}")
     fp = _require(data, "fingerprint", dict, where)
     answer = data.get("answer")
     if status in ("answered", "applied") and not (
@@ -241,7 +247,7 @@ def _from_json(data: Any, where: str, file: Path) -> Request:
         id=rid,
         gate=gate,
         loop=GATES[gate].loop,
-        path=_require(data, "path", str, where),
+        path=path,
         options=opt_dict("options") or {},
         evidence=opt_dict("evidence") or {},
         asked_by=str(data.get("asked_by") or "?"),
@@ -328,11 +334,6 @@ def post_request(
     root: str | os.PathLike[str] | None = None,
 ) -> Request:
     """Post the gate of ``evidence`` (gathered at ``path`` with ``options``) as a pending request."""
-    if evidence.gate.id == "triage":
-        raise UsageError(
-            "triage is answered item by item in the app (`scars triage`), not as one request; "
-            "a loop waits for its triage by `scars gate entry` / `round-continue` after it"
-        )
     root = Path(root) if root is not None else requests_root(path)
     directory = ensure_private_dir(inbox_dir(root))
     with contextlib.suppress(OSError):  # the requests are a process's exchange; the record is the loop's files
@@ -348,6 +349,8 @@ def post_request(
             continue
     else:  # pragma: no cover - 16M ids
         raise UsageError(f"no free request id in {directory}")
+    if not is_inside(Path(path).absolute(), root):
+        raise UsageError(f"{path} is not inside {root}, the repository whose inbox would hold its request")
     shown = _display(Path(path).absolute(), root)
     req = Request(
         id=rid,
@@ -446,8 +449,13 @@ def stored_result(req: Request) -> GateResult:
     )
 
 
-def apply_request(root: str | os.PathLike[str], rid: str, *, user: str = "") -> GateResult:
+def apply_request(
+    root: str | os.PathLike[str], rid: str, *, user: str = "", session: FeatureSession | None = None
+) -> GateResult:
     """Record an answered request in the loop's files through the one record path, once.
+
+    ``session``: a samsara feature's open writer session (the app that holds the feature records
+    a request of that feature through it; another process could not take its lock).
 
     Applied already: its stored result. Pending: HumanNeeded (exit 3). Refused or withdrawn:
     DecisionRefused / HumanNeeded. The loop's files must be what the answerer saw; a record
@@ -500,7 +508,12 @@ def apply_request(root: str | os.PathLike[str], rid: str, *, user: str = "") -> 
         _write(req, root)
         try:
             result = record(
-                evidence, a["answer"], a.get("reason"), user=a["by"], source=f"request {rid} ({a.get('source', '')})"
+                evidence,
+                a["answer"],
+                a.get("reason"),
+                user=a["by"],
+                source=f"request {rid} ({a.get('source', '')})",
+                session=session,
             )
         except (DecisionRefused, ChangedOnDisk, UsageError) as exc:  # refused before anything was written
             req.status = "refused"
@@ -609,6 +622,30 @@ class RequestView:
     fingerprint: dict[str, str] | None = None  # the loop files' now (what an answer to it is checked against)
     problem: str | None = None
 
+    def lines(self) -> list[str]:
+        """What a person reads of it below its id, one line each: who asks and since when, whether
+        a process waits, the gate's prompt, why it expired, the answer, what to do. Plain and
+        untrusted (loop texts): every front end makes them inert."""
+        r = self.request
+        ago = how_long_ago(r.asked_at)
+        waits = f"pid {self.waiter.get('pid', '?')} waits for the answer" if self.waiter is not None else "nobody waits"
+        out = [f"asked by {r.asked_by} {ago + ' ago' if ago else 'at ' + r.asked_at}; {waits}"]
+        prompt = (r.evidence or {}).get("workflow_prompt")
+        if isinstance(prompt, str) and prompt.strip():
+            out.append(prompt)
+        if self.state == "expired":
+            why = self.problem or f"the loop's files changed since it was posted ({', '.join(self.changed)})"
+            out.append(f"expired: {why}")
+        if r.answer:
+            out.append(r.answered_text())
+        if r.refusal:
+            out.append(f"refused: {r.refusal}")
+        if self.state in ("pending", "expired"):
+            out.append(f"answer: scars answer {r.id} --answer … --reason …")
+        elif self.state == "answered" and self.waiter is None:
+            out.append(f"nobody waits: scars requests apply {r.id} records it")
+        return out
+
     def as_json(self) -> dict[str, Any]:
         return {
             **self.request.as_json(),
@@ -633,3 +670,24 @@ def inspect_request(root: str | os.PathLike[str], req: Request) -> RequestView:
     changed = changed_files(req.fingerprint, now)
     state = "expired" if changed and req.status == "pending" else req.status
     return RequestView(req, state, changed, waiter, evidence, now)
+
+
+def _gate_key(evidence: Evidence) -> tuple:
+    state = Path(evidence.state_file).resolve() if evidence.state_file is not None else None
+    return (evidence.gate.id, Path(evidence.target).resolve(), state)
+
+
+def pending_for(
+    root: str | os.PathLike[str], evidence: Evidence, views: list[RequestView] | None = None
+) -> RequestView | None:
+    """The pending request of the same gate of the same loop (same target, same state file) as
+    ``evidence``, if a process asked it: an answer given there answers that request, so that
+    the waiting process wakes (``views``: the inbox as already read)."""
+    if views is None:
+        found, _ = list_requests(root)
+        views = [inspect_request(root, r) for r in found if r.status == "pending"]
+    want = _gate_key(evidence)
+    return next(
+        (v for v in views if v.state == "pending" and v.evidence is not None and _gate_key(v.evidence) == want),
+        None,
+    )

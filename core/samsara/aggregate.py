@@ -15,9 +15,14 @@ from dataclasses import replace
 
 from scars.core.model import CATEGORIES, GROUPS, EntryVerdict, Feature
 from scars.core.samsara.matching import match_log
-from scars.core.samsara.patterns import literal_patterns, possible_patterns
+from scars.core.samsara.patterns import Terms, literal_patterns, possible_patterns
+from scars.core.storage import parallel
 
 ENTRY_THRESHOLD = 5  # signal_lost >= 5 asks the gate (upstream's uncalibrated estimate)
+
+# From this many counted items the possible patterns are computed in a forked child while this
+# process matches the iteration log (parallel.beside): both take seconds at 50,000 items.
+PATTERNS_BESIDE_FROM = 5000
 
 
 def entry_verdict(signal_lost: int, patterns: int, failures: int) -> EntryVerdict:
@@ -64,7 +69,12 @@ def aggregate(feature: Feature) -> Feature:
             groups["deferred_from_level_1"].append(it.id)
         else:
             groups["unaddressed"].append(it.id)
-    possible = possible_patterns(counted, literal)
+    if len(counted) >= PATTERNS_BESIDE_FROM:
+        possible, log_matches = parallel.beside(possible_patterns, (counted, literal), lambda: match_log(feature))
+    else:
+        analysed: dict[str, Terms] = {}  # each text's terms, analysed once for both rules
+        possible = possible_patterns(counted, literal, analysed)
+        log_matches = match_log(feature, terms_cache=analysed)
     return replace(
         feature,
         signal_lost=signal_lost,
@@ -73,5 +83,5 @@ def aggregate(feature: Feature) -> Feature:
         cross_task_patterns=tuple(literal),
         possible_patterns=tuple(possible),
         entry=entry_verdict(signal_lost, len(literal), len(feature.parse_failures)),
-        log_matches=match_log(feature),
+        log_matches=log_matches,
     )

@@ -37,10 +37,10 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from scars.core.model import SECTION_OF, Feature, IterationLog, LogMatch, ScarItem
-from scars.core.samsara.patterns import terms
+from scars.core.samsara.patterns import Terms, terms
 from scars.core.text import normalize
 from scars.core.values import as_text
 
@@ -136,8 +136,18 @@ def near_copy(a: str, b: str) -> bool:
     """``a`` and ``b`` (normalised texts) are one text, one of them cut short or run on: the
     shorter, without a trailing ellipsis, keeps at least MIN_COPY_CHARS characters and
     MIN_COPY_WORDS words and starts, or is found inside, the longer."""
-    a = _ELLIPSIS.sub("", a).strip().rstrip(".:;,")
-    b = _ELLIPSIS.sub("", b).strip().rstrip(".:;,")
+    return _near(_copy_form(a), _copy_form(b))
+
+
+def _copy_form(text: str) -> str:
+    """A text as :func:`near_copy` compares it: no trailing ellipsis, no end punctuation."""
+    if "…" in text or "..." in text:  # the only texts _ELLIPSIS can change (it costs µs per text)
+        text = _ELLIPSIS.sub("", text)
+    return text.strip().rstrip(".:;,")
+
+
+def _near(a: str, b: str) -> bool:
+    """:func:`near_copy` of two texts already in their :func:`_copy_form`."""
     if not a or not b or a == b:
         return bool(a) and a == b
     short, long_ = (a, b) if len(a) <= len(b) else (b, a)
@@ -169,22 +179,44 @@ def targets_of(feature: Feature) -> list[Target]:
     return out
 
 
+class _Analysed(NamedTuple):
+    """What the index keeps of a target's terms: its words, and whether it has any term."""
+
+    words: frozenset[str]
+    any_terms: bool
+
+
 class Matcher:
     """Matches descriptions to one feature's targets. Build once per feature; the similarity
     index (terms and IDF of every target) is built on the first description that needs it."""
 
-    def __init__(self, targets: Sequence[Target]):
+    def __init__(self, targets: Sequence[Target], terms_cache: dict[str, Terms] | None = None):
+        """``terms_cache``: :class:`Terms` by normalised text, shared with the possible-patterns
+        rule of the same read (``aggregate``): a text is analysed once."""
         self.targets = list(targets)
+        self._terms_cache = terms_cache
         self.by_id = {t.id: t for t in self.targets}
         self._exact: dict[str, list[Target]] = defaultdict(list)
         for t in self.targets:
             if t.normalized:
                 self._exact[t.normalized].append(t)
         self._index: tuple[list[Any], dict[str, float], dict[str, list[int]]] | None = None
+        self._forms: dict[int, str] | None = None
 
     @classmethod
-    def of(cls, feature: Feature) -> Matcher:
-        return cls(targets_of(feature))
+    def of(cls, feature: Feature, terms_cache: dict[str, Terms] | None = None) -> Matcher:
+        return cls(targets_of(feature), terms_cache)
+
+    def _terms(self, t: Target) -> Terms:
+        """The terms of a target's text: the same for every text of one normalised form (from
+        the shared cache when there is one; else analysed and not kept, only its words are)."""
+        cache = self._terms_cache
+        if cache is None or not t.normalized:
+            return terms(t.text)
+        got = cache.get(t.normalized)
+        if got is None:
+            got = cache[t.normalized] = terms(t.text)
+        return got
 
     # ----------------------------------------------------------------- the three stages
 
@@ -231,12 +263,15 @@ class Matcher:
                 pool = by_section
         return pool
 
-    @staticmethod
-    def _normalised(c: _Cleaned, pool: Sequence[Target]) -> list[Target]:
+    def _normalised(self, c: _Cleaned, pool: Sequence[Target]) -> list[Target]:
+        if self._forms is None:  # each target's copy form, once per feature (not once per description)
+            self._forms = {id(t): _copy_form(t.normalized) for t in self.targets if t.normalized}
+        forms = self._forms
         found: list[Target] = []
         for head in c.heads:
+            head_form = _copy_form(head)
             for t in pool:
-                if t.normalized and (t.normalized == head or near_copy(head, t.normalized)) and t not in found:
+                if t.normalized and (t.normalized == head or _near(head_form, forms[id(t)])) and t not in found:
                     found.append(t)
             if found:
                 return found
@@ -256,14 +291,14 @@ class Matcher:
 
     def _build_index(self) -> tuple[list[Any], dict[str, float], dict[str, list[int]]]:
         if self._index is None:
-            analysed = [terms(t.text) for t in self.targets]
+            analysed = [_Analysed(a.words, bool(a.terms)) for a in map(self._terms, self.targets)]
             df: dict[str, int] = defaultdict(int)
             postings: dict[str, list[int]] = defaultdict(list)
             for n, a in enumerate(analysed):
                 for k in a.words:
                     df[k] += 1
                     postings[k].append(n)
-            total = sum(1 for a in analysed if a.terms)
+            total = sum(1 for a in analysed if a.any_terms)
             idf = {k: math.log((total + 1) / (d + 0.5)) + 0.1 for k, d in df.items()}
             self._index = (analysed, idf, postings)
         return self._index
@@ -275,12 +310,12 @@ class Matcher:
         analysed, idf, postings = self._build_index()
         words = terms(text).words
         default = math.log(len(self.targets) + 2) + 0.1  # a word no target has weighs the most
-        mass = sum(idf.get(k, default) for k in words)
+        mass = math.fsum([idf.get(k, default) for k in words])  # exact: no order of the set shows
         if mass <= 0:
             return words, []
         allowed = {id(t) for t in pool}
         scores: dict[int, float] = defaultdict(float)
-        for k in words:
+        for k in sorted(words):  # one order of addition: ties between targets never move with the hash seed
             w = idf.get(k)
             if w is None:
                 continue
@@ -414,14 +449,16 @@ def _result(
     )
 
 
-def match_log(feature: Feature, log: IterationLog | None = None) -> tuple[LogMatch, ...]:
+def match_log(
+    feature: Feature, log: IterationLog | None = None, terms_cache: dict[str, Terms] | None = None
+) -> tuple[LogMatch, ...]:
     """Every triaged description of every round of the log, matched (round order, then fix,
     accept, defer in list order). Within a round a target already named by an earlier
     description is avoided when another equally good one exists."""
     log = log if log is not None else feature.iteration_log
     if log is None or not any(r.fix or r.accept or r.defer for r in log.rounds):
         return ()
-    matcher = Matcher.of(feature)
+    matcher = Matcher.of(feature, terms_cache)
     out: list[LogMatch] = []
     for r in sorted(log.rounds, key=lambda r: r.round):
         taken: list[str] = []

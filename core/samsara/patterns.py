@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from scars.core.model import ScarItem
-from scars.core.text import STOPWORDS
+from scars.core.text import STOPWORDS, cjk_re
 
 # A pair of items of different reports is a possible pattern when the IDF-weighted share of
 # the smaller item's terms that the other one also has is at least this, and they share at
@@ -59,9 +59,6 @@ MAX_LINK_CHECKS = 100
 
 
 _WORD = re.compile(r"\w+", re.UNICODE)
-
-
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 
 
 # Code identifiers, kept whole for the reason a pattern gives: dotted or slashed names
@@ -105,14 +102,17 @@ def terms(text: str) -> Terms:
     words: set[str] = set()
     out: set[str] = set()
     prev: str | None = None
-    for w in _WORD.findall(text.casefold()):
-        if _CJK.search(w):
-            chars = [c for c in w if _CJK.match(c)]
+    cjk = cjk_re()
+    folded = text.casefold()
+    maybe_cjk = not folded.isascii()  # an ASCII text has no CJK word: no search per word
+    for w in _WORD.findall(folded):
+        if maybe_cjk and cjk.search(w):
+            chars = [c for c in w if cjk.match(c)]
             out.update(a + b for a, b in zip(chars, chars[1:]))
             if len(chars) == 1:
                 out.add(chars[0])
             prev = None
-            for rest in _CJK.sub(" ", w).split():
+            for rest in cjk.sub(" ", w).split():
                 if len(rest) > 1 and rest not in STOPWORDS and not rest.isdigit():
                     words.add(stem(rest))
             continue
@@ -169,7 +169,7 @@ class _Index:
         n = sum(1 for t in analysed if t.terms)
         self.df = df
         self.idf = {k: max(0.0, math.log((n + 1) / (d + 0.5))) for k, d in df.items()}
-        self.mass = [sum(self.idf[k] for k in t.terms) for t in analysed]
+        self.mass = [math.fsum([self.idf[k] for k in t.terms]) for t in analysed]
 
     def score(self, a: int, b: int, ta: Terms, tb: Terms) -> float:
         """IDF-weighted containment: the weight of the shared terms over the lighter text's."""
@@ -177,7 +177,7 @@ class _Index:
         if low <= 0:
             return 0.0
         idf = self.idf
-        return sum(idf[k] for k in ta.terms & tb.terms) / low
+        return math.fsum([idf[k] for k in ta.terms & tb.terms]) / low
 
 
 def similarity(texts: Sequence[str]) -> list[list[float]]:
@@ -228,7 +228,9 @@ def candidates(analysed: Sequence[Terms], df: dict[str, int]) -> Iterator[tuple[
             yield (n, m) if n < m else (m, n)
 
 
-def possible_patterns(items: list[ScarItem], literal: list[tuple[str, ...]]) -> list[dict[str, Any]]:
+def possible_patterns(
+    items: list[ScarItem], literal: list[tuple[str, ...]], cache: dict[str, Terms] | None = None
+) -> list[dict[str, Any]]:
     """Near-duplicate clusters across reports (never the literal rule).
 
     Each item's text is reduced to terms: stemmed words (stop words, numbers and one-letter
@@ -242,12 +244,15 @@ def possible_patterns(items: list[ScarItem], literal: list[tuple[str, ...]]) -> 
     first, by average linkage (``LINK_THRESHOLD``); a cluster is reported when it spans two or
     more reports and is not wholly one literal pattern, with its best pair's similarity and
     what that pair shares.
+
+    ``cache``: :class:`Terms` by normalised text, filled here and shared with the log matcher
+    (``aggregate``), so a text is analysed once per read.
     """
     in_literal: dict[str, int] = {}
     for n, ids in enumerate(literal):
         for i in ids:
             in_literal[i] = n
-    cache: dict[str, Terms] = {}
+    cache = {} if cache is None else cache
     analysed: list[Terms] = []
     for it in items:
         t = cache.get(it.normalized)

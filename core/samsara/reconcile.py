@@ -30,7 +30,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scars.core.model import CATEGORIES, CATEGORY_LABEL, Feature
-from scars.core.samsara.patterns import literal_patterns
 from scars.core.samsara.reports import INFORMAL_RESOLVED
 from scars.core.samsara.rounds import BASIS_LABEL, counted_by_scars, signal_series, split_rounds
 
@@ -145,7 +144,7 @@ def reconcile(feature: Feature) -> Reconciliation:
         and first.signal_lost_before is not None
         and first.items_triaged == first.signal_lost_before
     )
-    in_pattern = {i for ids in literal_patterns(counted) for i in ids}
+    in_pattern = {i for ids in feature.cross_task_patterns for i in ids}  # the literal rule, as aggregated
 
     def reason_of(it_id: str) -> str | None:
         it = by_id[it_id]

@@ -3,7 +3,7 @@
 Tolerant on read: every era of scar report, the legacy ``resolved_items`` list and the
 in-place ``status: resolved`` form, Gen 1 plain strings, Gen 2 description dicts,
 ``systemic_ref`` items, Gen 3 slot items and era-D lifecycle items, side by side. Unknown
-keys are kept (``ScarReport.extra``, ``ScarItem.raw``), never rejected. Nothing is dropped
+keys are kept (``ScarReport.extra``, ``ScarItem.extra``), never rejected. Nothing is dropped
 silently: a report that cannot be used is a ``Problem`` (file relative to the feature
 directory, line where known, a reason naming the key or item) and its items stay readable
 with ``counted=False``. Item ids and fingerprints are computed here.
@@ -22,7 +22,7 @@ from scars.core.model import SECTION_OF, Problem, Registry, ScarItem, ScarReport
 from scars.core.samsara.matching import near_copy
 from scars.core.storage import safe_read
 from scars.core.text import normalize
-from scars.core.values import as_text, opt_text, readable
+from scars.core.values import as_text, json_ready, opt_text, readable
 
 REPORTS_DIR = "scar-reports"
 
@@ -51,21 +51,42 @@ _LIFECYCLE_KEYS = frozenset(
 
 def item_fingerprint(item: ScarItem) -> str:
     """What the item is, beyond its id: its report file, category and every field as written
-    except its line and its lifecycle keys (16 hex).
+    except its line and its lifecycle keys (16 hex; computed when the report is read).
 
     Two items with the same text in one report and category get their ids by occurrence, so
     an item inserted *before* an existing one takes over the existing one's id. A decision
     records this fingerprint; when the item now holding the id has another one, the decision
     was made on a different item and is not applied to it (scars.core.samsara.decisions.check_items).
     """
-    raw = item.raw
+    return item.fingerprint or fingerprint_of(item.file, item.category, None)
+
+
+# An item's keys that some era defines (read into ScarItem's fields); any other key is extra.
+ITEM_KEYS = frozenset(
+    {
+        "description", "what", "bites_when", "where", "accepted_because", "assumption", "verified", "note",
+        "resolution", "status", "scar_id", "iteration", "deferred_to_feature_iteration", "systemic_ref",
+    }
+)  # fmt: skip
+
+
+def extra_keys(raw: Any) -> dict[str, Any] | None:
+    """The keys of an item no era defines, JSON-ready, in the order written (None: none)."""
+    if not isinstance(raw, dict):
+        return None
+    extra = {k: v for k, v in raw.items() if as_text(k) not in ITEM_KEYS}
+    return json_ready(extra) if extra else None
+
+
+def fingerprint_of(file: str, category: str, raw: Any) -> str:
+    """:func:`item_fingerprint` of an item as parsed (``raw``: its string or mapping)."""
     if isinstance(raw, dict):
         raw = {str(k): v for k, v in raw.items() if str(k) not in _LIFECYCLE_KEYS}
     try:
         body = json.dumps(raw, sort_keys=True, ensure_ascii=False, default=str)
     except (TypeError, ValueError):  # keys of mixed types: compare their text
         body = repr(raw)
-    digest = hashlib.sha1(f"{item.file}\x00{item.category}\x00{body}".encode()).hexdigest()
+    digest = hashlib.sha1(f"{file}\x00{category}\x00{body}".encode()).hexdigest()
     return digest[:16]
 
 
@@ -86,7 +107,9 @@ class _ReportBuilder:
     def warn(self, line: int | None, reason: str) -> None:
         self.warnings.append(Problem(self.rel, line, reason, "warning"))
 
-    def add(self, category: str, key: str, **kw: Any) -> None:
+    def add(self, category: str, key: str, *, raw: Any, shown_whole: bool = False, **kw: Any) -> None:
+        """One item; ``raw``: it as parsed (its fingerprint and extra keys are taken from it,
+        none when ``shown_whole``: an unrecognised shape shows all its keys in its text)."""
         occ = self._occ.get((category, key), 0)
         self._occ[(category, key)] = occ + 1
         self.items.append(
@@ -94,6 +117,8 @@ class _ReportBuilder:
                 id=item_id(category, self.rel, key, occ),
                 category=category,  # type: ignore[arg-type]  # one of CATEGORIES (CATEGORY_OF_SECTION)
                 file=self.rel,
+                extra=None if shown_whole else extra_keys(raw),
+                fingerprint=fingerprint_of(self.rel, category, raw),
                 **kw,
             )
         )
@@ -110,6 +135,7 @@ class _ReportBuilder:
             text=readable(raw),
             form=form,
             debt_location=debt_location,
+            shown_whole=True,
             **common,
         )
 

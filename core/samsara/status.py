@@ -18,7 +18,8 @@ from scars.core.samsara.rounds import signal_series
 
 
 def item_to_json(it: ScarItem) -> dict[str, Any]:
-    return {
+    """An item's JSON (status, export); ``extra`` (its keys no era defines) only when it has some."""
+    out: dict[str, Any] = {
         "id": it.id,
         "category": it.category,
         "text": it.text,
@@ -41,6 +42,9 @@ def item_to_json(it: ScarItem) -> dict[str, Any]:
         "verified": it.verified,
         "note": it.note,
     }
+    if it.extra:
+        out["extra"] = it.extra
+    return out
 
 
 def round_to_json(r) -> dict[str, Any]:

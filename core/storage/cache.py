@@ -43,7 +43,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from scars.core import settings
+from scars.core import __version__, settings
 
 FORMAT = 1
 RACY_NS = 2_000_000_000  # inputs changed within this window before a store are not cached
@@ -106,19 +106,10 @@ def _entry(path: Path) -> tuple:
 
 def _code_stamp() -> tuple:
     here = Path(__file__).resolve().parent.parent  # the scars.core package directory
-    out: list[Any] = [FORMAT, sys.version, _scars_version()]
+    out: list[Any] = [FORMAT, sys.version, __version__]
     for name in _CODE_MODULES:
         out.append((name, _entry(here / name)))
     return tuple(out)
-
-
-def _scars_version() -> str:
-    try:
-        from importlib.metadata import version
-
-        return version("scars")
-    except Exception:  # noqa: BLE001 - not installed as a distribution (running from source)
-        return "source"
 
 
 def fingerprint(feature_dir: Path, repo_root: Path | None) -> dict[str, Any]:

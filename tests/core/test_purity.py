@@ -48,10 +48,10 @@ def test_help_does_not_import_textual():
 def test_every_command_module_exposes_the_command_protocol():
     from scars.tui.cli.main import COMMANDS
 
-    for _name, module_name in COMMANDS:
+    for _name, module_name, summary in COMMANDS:
         module = importlib.import_module(module_name)  # every listed command is present
         assert callable(module.add_arguments) and callable(module.run), module_name
-        assert isinstance(module.HELP, str) and module.HELP, module_name
+        assert isinstance(summary, str) and summary and not hasattr(module, "HELP"), module_name
 
 
 def test_the_public_face_is_cheap_to_import_and_resolves_every_name():

@@ -9,6 +9,7 @@ unless a ``state:`` filter depends on it.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
@@ -121,6 +122,11 @@ class Filter:
         return bool(self.categories or self.tasks or self.states or self.files or self.words)
 
 
+# The filter's syntax as the app shows it (the filter bar and `?`), from the rule itself.
+FILTER_KEYS = "words  cat:ks|sf|ua  task:NAME  file:PART  state:STATE"
+FILTER_STATES = "STATE: " + " ".join(STATES)
+
+
 class FilterError(ValueError):
     """A filter the user typed cannot be understood; the message says how to fix it."""
 
@@ -181,6 +187,11 @@ def _inert_line(text: str) -> str:
     return text if text.isprintable() else one_line(text)
 
 
+# A task id as the list shows it: whole up to this many characters (the list's column then cuts
+# it in the middle by the room it has); longer ones are not ids a person reads.
+TASK_CAP = 64
+
+
 def build_view(item: ScarItem, _tasks: dict[str, str] | None = None) -> ItemView:
     text = item_text(item)
     line = _inert_line(text[:TEXT_CAP])
@@ -188,9 +199,9 @@ def build_view(item: ScarItem, _tasks: dict[str, str] | None = None) -> ItemView
     if _tasks is not None:
         task = _tasks.get(raw_task)
         if task is None:
-            task = _tasks[raw_task] = one_line(raw_task, 24)
+            task = _tasks[raw_task] = one_line(raw_task, TASK_CAP)
     else:
-        task = one_line(raw_task, 24)
+        task = one_line(raw_task, TASK_CAP)
     search = (
         f"{text} {raw_task} {item.file} {CATEGORY_ABBR.get(item.category, '')} {item.id} "
         f"{item.systemic_ref or ''} {item.where or ''}"
@@ -206,18 +217,31 @@ class TriageState:
         tasks: dict[str, str] = {}
         self.views: dict[str, ItemView] = {item.id: build_view(item, tasks) for item in feature.items}
         self.order: list[str] = [it.id for it in feature.items]  # decidable items
-        # Tasks sharing an item's literal text (a cross-task pattern names several).
-        self._tasks_by_text: dict[str, set[str]] = {}
-        for item in feature.items:
-            if item.normalized and item.task_id:
-                self._tasks_by_text.setdefault(item.normalized, set()).add(item.task_id)
+        # Tasks sharing an item's literal text (a cross-task pattern names several): built when
+        # the detail pane first asks (tasks_of), not before the first paint.
+        self._tasks_by_text: dict[str, set[str]] | None = None
+        self._task_keys: dict[str, tuple] = {}  # natural_key per task id (few tasks, many items)
         self.groups: list[tuple[str, str, list[Any]]] = self._group()
+        # Built on the first filter (issue 17): every group's rows once, and one joined haystack
+        # of the items' search texts, so a filter scans in C and builds no row twice.
+        self._built: list[tuple[str, str, list[Any]]] | None = None
+        self._hay: tuple[str, list[int], list[str]] | None = None
 
     def _task_key(self, item_id: str) -> tuple:
-        return natural_key(self.views[item_id].item.task_id or "")
+        task = self.views[item_id].item.task_id or ""
+        key = self._task_keys.get(task)
+        if key is None:
+            key = self._task_keys[task] = natural_key(task)
+        return key
 
     def tasks_of(self, item: ScarItem) -> list[str]:
         """Every task whose report holds the same (normalised) text as ``item``."""
+        if self._tasks_by_text is None:
+            by_text: dict[str, set[str]] = {}
+            for it in self.feature.items:
+                if it.normalized and it.task_id:
+                    by_text.setdefault(it.normalized, set()).add(it.task_id)
+            self._tasks_by_text = by_text
         found = set(self._tasks_by_text.get(item.normalized, ())) if item.normalized else set()
         if item.task_id:
             found.add(item.task_id)
@@ -259,34 +283,92 @@ class TriageState:
         marked: Iterable[str] = (),
     ) -> list[Row]:
         decisions = decisions or {}
-        marked_set = set(marked)
-        match = self._matcher(flt, decisions, marked_set)
+        keep = self._kept(flt, decisions, set(marked))  # None: every item
         rows: list[Row] = []
-        for gkey, label, members in self.groups:
+        for gkey, label, entries in self._group_rows():
             body: list[Row] = []
             count = 0
             if gkey == "possible_patterns":
-                for n, (plabel, ids) in enumerate(members):
-                    hits = [i for i in ids if match(i)]
+                for header, members in entries:
+                    hits = [r for i, r in members if keep is None or i in keep]
                     if not hits:
                         continue
-                    body.append(Row("pattern", gkey, f"{gkey}:{n}", label=plabel))
-                    body.extend(Row("item", gkey, f"{gkey}:{n}:{i}", item_id=i) for i in hits)
+                    body.append(header)
+                    body.extend(hits)
                     count += 1
             elif gkey == "parse_failures":
-                for n, pf in enumerate(members):
+                for pf, row in entries:
                     if self._failure_matches(pf, flt):
-                        body.append(Row("failure", gkey, f"{gkey}:{n}:{pf.file}", failure=pf))
+                        body.append(row)
                         count += 1
             else:
-                for i in members:
-                    if match(i):
-                        body.append(Row("item", gkey, f"{gkey}:{i}", item_id=i))
+                body = [r for i, r in entries if keep is None or i in keep]
                 count = len(body)
             if body:
                 rows.append(Row("header", gkey, f"header:{gkey}", label=f"{label} ({count})"))
                 rows.extend(body)
         return rows
+
+    def _group_rows(self) -> list[tuple[str, str, list[Any]]]:
+        """Every group's rows, built once: (item id, row) pairs; for patterns (header row,
+        pairs) per pattern; for parse failures (failure, row)."""
+        if self._built is None:
+            built: list[tuple[str, str, list[Any]]] = []
+            for gkey, label, members in self.groups:
+                entries: list[Any]
+                if gkey == "possible_patterns":
+                    entries = [
+                        (
+                            Row("pattern", gkey, f"{gkey}:{n}", label=plabel),
+                            [(i, Row("item", gkey, f"{gkey}:{n}:{i}", item_id=i)) for i in ids],
+                        )
+                        for n, (plabel, ids) in enumerate(members)
+                    ]
+                elif gkey == "parse_failures":
+                    entries = [
+                        (pf, Row("failure", gkey, f"{gkey}:{n}:{pf.file}", failure=pf)) for n, pf in enumerate(members)
+                    ]
+                else:
+                    entries = [(i, Row("item", gkey, f"{gkey}:{i}", item_id=i)) for i in members]
+                built.append((gkey, label, entries))
+            self._built = built
+        return self._built
+
+    def _kept(self, flt: Filter | None, decisions: Mapping[str, Any], marked: set[str]) -> set[str] | None:
+        """The ids of the items the filter keeps (None: no filter, every item). The words are
+        looked up in the joined haystack first; the filter's rule (:meth:`_matcher`) then
+        decides over those candidates only."""
+        if flt is None or not flt.active:
+            return None
+        match = self._matcher(flt, decisions, marked)
+        candidates = self._word_hits(flt.words) if flt.words else None
+        return {i for i in (self.views if candidates is None else candidates) if match(i)}
+
+    def _word_hits(self, words: list[str]) -> set[str] | None:
+        """The items whose search text holds every word (None: look at every item)."""
+        if self._hay is None:
+            ids = list(self.views)
+            starts: list[int] = []
+            pos = 0
+            for i in ids:
+                starts.append(pos)
+                pos += len(self.views[i].search) + 1
+            self._hay = ("\x00".join(self.views[i].search for i in ids), starts, ids)
+        hay, starts, ids = self._hay
+        found: set[str] | None = None
+        for w in words:
+            if not w or "\x00" in w:  # could span two items' texts: no shortcut
+                return None
+            hits: set[str] = set()
+            at = hay.find(w)
+            while at != -1:
+                k = bisect_right(starts, at) - 1
+                hits.add(ids[k])
+                at = hay.find(w, starts[k + 1]) if k + 1 < len(starts) else -1
+            found = hits if found is None else found & hits
+            if not found:
+                break
+        return found
 
     def _matcher(self, flt: Filter | None, decisions: Mapping[str, Any], marked: set[str]):
         if flt is None or not flt.active:

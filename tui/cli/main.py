@@ -1,8 +1,10 @@
 """The `scars` command line: one sub-command per module in ``scars.tui.cli.commands``.
 
-Each command module defines ``HELP`` (one line), ``add_arguments(parser)`` and
-``run(args) -> int``, and imports only the standard library and ``scars.core`` at module
-level, so ``scars --help`` and ``scars status`` never import Textual. Typed errors from
+Each command module defines ``add_arguments(parser)`` and ``run(args) -> int`` (and
+``DESCRIPTION``, its ``--help`` text), and imports only the standard library and ``scars.core``
+at module level, so ``scars --help`` and ``scars status`` never import Textual. Its one-line
+summary is in ``COMMANDS`` below: ``scars --help`` imports no command module, and a command
+imports its own module only (tests/tui/cli/test_startup_imports.py). Typed errors from
 ``scars.core.errors`` are mapped to exit codes here, at the edge, and nowhere else.
 """
 
@@ -12,32 +14,34 @@ import argparse
 import importlib
 import json
 import sys
+from collections.abc import Collection
 from typing import Any
 
-from scars.core import settings
+from scars.core import __version__, settings
 from scars.core.errors import DecisionRefused, LockHeld, ScarsError, UsageError
 
-# (command, module) in help order. A command module owns its arguments and behaviour.
-COMMANDS: tuple[tuple[str, str], ...] = (
-    ("triage", "scars.tui.cli.commands.triage"),
-    ("status", "scars.tui.cli.commands.status"),
-    ("demo", "scars.tui.cli.commands.demo"),
-    ("decide", "scars.tui.cli.commands.decide"),
-    ("undo", "scars.tui.cli.commands.undo"),
-    ("round", "scars.tui.cli.commands.round"),
-    ("log", "scars.tui.cli.commands.log"),
-    ("gate", "scars.tui.cli.commands.gate"),
-    ("requests", "scars.tui.cli.commands.requests"),
-    ("answer", "scars.tui.cli.commands.answer"),
-    ("loops", "scars.tui.cli.commands.loops"),
-    ("budget-context", "scars.tui.cli.commands.budget_context"),
-    ("advise", "scars.tui.cli.commands.advise"),
-    ("watch", "scars.tui.cli.commands.watch"),
-    ("export", "scars.tui.cli.commands.export"),
-    ("serve", "scars.tui.cli.commands.serve"),
-    ("config", "scars.tui.cli.commands.config"),
-    ("completion", "scars.tui.cli.commands.completion"),
-)
+# (command, module, summary) in help order. A command module owns its arguments and behaviour;
+# its summary (the line of `scars --help`) is here, so that listing the commands imports none.
+COMMANDS: tuple[tuple[str, str, str], ...] = (
+    ("triage", "scars.tui.cli.commands.triage", "open the triage app on a feature directory (resumes where you left off)"),
+    ("status", "scars.tui.cli.commands.status", "summarise a feature directory (or every feature of a repository): signal_lost, groups, parse failures"),
+    ("demo", "scars.tui.cli.commands.demo", "copy the bundled demo feature to a fresh directory and open it"),
+    ("decide", "scars.tui.cli.commands.decide", "record a fix / accept / defer decision for scar items (durable before it returns)"),
+    ("undo", "scars.tui.cli.commands.undo", "revert the latest decision, batch, sign-off or blocked-fix outcome (a new journal record)"),
+    ("round", "scars.tui.cli.commands.round", "start or close an iteration round (close writes the round to iteration-log.yaml)"),
+    ("log", "scars.tui.cli.commands.log", "check auto-decisions.md and iteration-log.yaml against each other and the reports"),
+    ("gate", "scars.tui.cli.commands.gate", "answer a step-mode gate (samsara, loop-spec, ARIS/Mechanist, bkit): show evidence, ask, record"),
+    ("requests", "scars.tui.cli.commands.requests", "list the gate requests loops posted with `scars gate … --wait`; apply or withdraw them"),
+    ("answer", "scars.tui.cli.commands.answer", "answer a gate request a loop posted with `scars gate … --wait` (from a plain shell)"),
+    ("loops", "scars.tui.cli.commands.loops", "list every iteration loop under PATH (samsara, loop-spec, review, bkit, DAG), waiting ones first"),
+    ("budget-context", "scars.tui.cli.commands.budget_context", "print the iteration_budget_context envelope for the next dispatch, with the safety valves"),
+    ("advise", "scars.tui.cli.commands.advise", "advise on the next iteration: budget matrix, fixability, failure modes, convergence trend"),
+    ("watch", "scars.tui.cli.commands.watch", "check the machine-checkable watches of accepted items; a fired watch reopens its item"),
+    ("export", "scars.tui.cli.commands.export", "export a samsara feature's scar items and decisions as SARIF 2.1.0, OpenVEX or JSON"),
+    ("serve", "scars.tui.cli.commands.serve", "serve the triage app to a browser (localhost, a token, read-only unless --write)"),
+    ("config", "scars.tui.cli.commands.config", "show where the configuration lives (config.toml, keymap.toml, cache) and its values"),
+    ("completion", "scars.tui.cli.commands.completion", "print a shell completion script (bash, zsh or fish)"),
+)  # fmt: skip
 
 # `scars COMMAND --help` ends with these (tests/tui/cli/test_cli_help.py: every command has some).
 F = "changes/2026-07-10_csv-export"
@@ -120,39 +124,44 @@ def _import_command(name: str, module_name: str):  # noqa: ANN202 - a module
 
 def _load_commands() -> list[tuple[str, object]]:
     """Every command of ``COMMANDS``; a missing or broken module raises CommandModuleError."""
-    return [(name, _import_command(name, module_name)) for name, module_name in COMMANDS]
+    return [(name, _import_command(name, module_name)) for name, module_name, _summary in COMMANDS]
 
 
-def build_parser() -> argparse.ArgumentParser:
+def command_word(words: list[str]) -> str | None:
+    """The command a command line runs: its first word when that names one (the options before
+    a command are only --help and --version), else None (bare `scars`, `scars --help`)."""
+    if words and words[0] in {name for name, _module, _summary in COMMANDS}:
+        return words[0]
+    return None
+
+
+def build_parser(load: Collection[str] | None = None) -> argparse.ArgumentParser:
+    """The parser of every command; ``load``: the commands whose modules are imported for their
+    arguments (None: all of them — completion and tests). The others are listed with their
+    summary only, so `scars --help` imports no command module and `scars status` only its own."""
     parser = Parser(
         prog="scars",
         description=DESCRIPTION,
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("-V", "--version", action="version", version=f"scars {_version()}")
+    parser.add_argument("-V", "--version", action="version", version=f"scars {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name, module in _load_commands():
-        help_text = getattr(module, "HELP", "")
+    for name, module_name, summary in COMMANDS:
+        if load is not None and name not in load:
+            sub.add_parser(name, help=summary)
+            continue
+        module: Any = _import_command(name, module_name)
         p = sub.add_parser(
             name,
-            help=help_text,
-            description=getattr(module, "DESCRIPTION", help_text),
+            help=summary,
+            description=getattr(module, "DESCRIPTION", summary),
             epilog=examples_text(name),
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
         module.add_arguments(p)
         p.set_defaults(_run=module.run)
     return parser
-
-
-def _version() -> str:
-    try:
-        from importlib.metadata import version
-
-        return version("scars")
-    except Exception:  # running from a source tree without metadata
-        return "0+unknown"
 
 
 def error_json(exc: ScarsError) -> dict[str, Any]:
@@ -168,12 +177,13 @@ def error_json(exc: ScarsError) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
     if words in (["--version"], ["-V"]):  # answered before any command module is imported
-        print(f"scars {_version()}")
+        print(f"scars {__version__}")
         return 0
     settings.load()  # the environment, read once for this command
     args: argparse.Namespace | None = None
     try:
-        parser = build_parser()
+        command = command_word(words)
+        parser = build_parser(load=() if command is None else (command,))
         args = parser.parse_args(words)
         run = getattr(args, "_run", None)
         if run is None:  # bare `scars`

@@ -210,21 +210,37 @@ def test_unreadable_request_files_are_listed_as_problems_never_applied(tmp_path)
     inbox = root / ".scars" / "requests"
     (inbox / "bad-000001.json").write_text("{not json")
     (inbox / "other-000002.json").write_text(json.dumps({**json.loads((inbox / f"{req.id}.json").read_text())}))
+    outside = json.loads((inbox / f"{req.id}.json").read_text())
+    (inbox / "spec-000003.json").write_text(json.dumps({**outside, "id": "spec-000003", "path": "../../elsewhere"}))
+    (inbox / "spec-000004.json").write_text(json.dumps({**outside, "id": "spec-000004", "path": "/etc"}))
     found, problems = rq.list_requests(root)
     assert [r.id for r in found] == [req.id]
-    assert len(problems) == 2 and any("does not match its file name" in p for p in problems)
+    assert len(problems) == 4 and any("does not match its file name" in p for p in problems)
+    assert sum("is not inside the repository" in p for p in problems) == 2  # never applied elsewhere
     with pytest.raises(UsageError, match="not a request id"):
         rq.load_request(root, "../../etc/passwd")
     with pytest.raises(PathNotFound, match="no request spec-ffffff"):
         rq.load_request(root, "spec-ffffff")
 
 
-def test_triage_is_not_a_request(tmp_path):
-    from tests.factories import samsara_feature
+def test_triage_through_a_request_records_the_triage_gate_after_the_item_decisions(tmp_path):
+    from scars.core.samsara.session import FeatureSession
+    from tests.factories import item_id, samsara_feature
 
-    f = samsara_feature(tmp_path)
-    with pytest.raises(UsageError, match="item by item"):
-        rq.post_request(gather("triage", f), f, user="agent")
+    f = samsara_feature(tmp_path, auto=True)
+    root = rq.requests_root(f)
+    req = rq.post_request(gather("triage", f), f, user="agent")
+    with FeatureSession.open(f, user="bob") as s:  # the person triages (the app does this)
+        s.decide(item_id(f, "Retry count is hard-coded to 3"), "fix")
+    view = rq.inspect_request(root, rq.load_request(root, req.id))
+    assert view.state == "expired"  # the decisions changed the journal: answered against what is shown now
+    rq.answer_request(root, req.id, "done", None, user="bob", source="app", shown=view.fingerprint)
+    with FeatureSession.open(f, user="bob") as s:  # the app holding the feature records it through its session
+        result = rq.apply_request(root, req.id, session=s)
+    assert (result.gate, result.answer, result.decided_by) == ("triage", "done", "bob")
+    assert [e.gate_id for e in _entries(f)] == ["triage"]
+    assert rq.apply_request(root, req.id).answer == "done"  # the waiter then gets the stored result
+    assert [e.gate_id for e in _entries(f)] == ["triage"]
 
 
 @pytest.mark.parametrize("gate", list(CASES))

@@ -118,7 +118,7 @@ def test_unknown_keys_cjk_block_scalars_and_comments(tmp_path):
     f = read_feature(write_feature(tmp_path, {"t.yaml": rep}))
     assert f.parse_failures == ()
     assert f.items[0].text == "中文描述，跨行的 folded scalar"
-    assert f.items[0].raw["owner_hint"] == "kept"
+    assert f.items[0].extra == {"owner_hint": "kept"}  # shown in status --json and the JSON export
     assert f.items[1].text == "literal block\ntwo lines\n"
     assert f.reports[0].extra["future_key"] == {"nested": [1, 2]}
 

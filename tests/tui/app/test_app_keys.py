@@ -236,6 +236,51 @@ async def test_a_filter_matching_nothing_says_so(long_dir):
         await wait_until(pilot, lambda: "No item matches the filter “zqz”" in screen_text(app), "the empty result")
 
 
+@aio
+async def test_a_filter_that_does_not_parse_says_why_and_no_earlier_result_hides_it(long_dir):
+    """Issue 16: `cat:xx` showed "No scar items in this feature."; then the result of `cat` (typed
+    on the way to `cat:xx`) arrived after the error and replaced it with "0 item row(s) match"
+    under "No item matches the filter “cat”"."""
+    app = ScarsApp(long_dir, user="alice")
+    async with app.run_test(size=SMALL) as pilot:
+        await start(app, pilot)
+        await pilot.press("slash", *"cat:xx")
+        await wait_until(pilot, lambda: all(w.is_finished for w in app.workers), "the filter workers done")
+        await pilot.pause()
+        text = screen_text(app)
+        assert "✗ unknown category 'xx' (use ks, sf or ua)" in text
+        assert "row(s) match" not in text and "“cat”" not in text
+        await pilot.press("backspace", "backspace", "s", "f")
+        await wait_until(pilot, lambda: "0 item row(s) match" in screen_text(app), "cat:sf applied")
+
+
+@aio
+async def test_the_filter_bar_and_help_name_every_filter_key_and_state(long_dir):
+    """The placeholder dropped `state:` values and `file:`, and `?` another set of states: both
+    come from the filter's own rule now."""
+    from scars.tui.app.viewmodel import STATES
+
+    app = ScarsApp(long_dir, user="alice")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await start(app, pilot)
+        await pilot.press("slash")
+        await wait_until(pilot, lambda: app.screen.query_one("#filter").has_focus, "the filter open")
+        bar = " ".join(screen_text_lines(app)[-4:])
+        await pilot.press("escape", "question_mark")
+        await wait_until(pilot, lambda: type(app.screen).__name__ == "HelpScreen", "help open")
+        await pilot.pause()
+        help_text = statics_text(app)
+        for shown in (bar, help_text):
+            for key in ("cat:ks|sf|ua", "task:NAME", "file:PART", "state:"):
+                assert key in shown, (key, shown)
+            assert "STATE: " + " ".join(STATES) in shown, shown
+
+
+def statics_text(app: ScarsApp) -> str:
+    """Every Static of the screen on top as plain text (a modal's body, unwrapped)."""
+    return " ".join(str(w.render()) for w in app.screen.query("Static"))
+
+
 @covers("scars.detail_down", "scars.detail_up")
 @aio
 async def test_shift_j_and_k_scroll_the_detail_from_the_list(long_dir):
@@ -448,6 +493,57 @@ async def test_task_ids_whole_in_natural_order_and_the_bars_never_cut(long_dir, 
         text = " ".join(" ".join(lines).split())
         assert "✗ 1 PARSE FAILURE in 1 file: not counted in signal_lost: scar-reports/task-99-scar.yaml" in text
         assert " ".join(lines[-1].split()).endswith("? Help q Quit") and "…" not in lines[-1]
+
+
+@pytest.mark.parametrize("size", [(60, 20), (80, 24), (120, 40)], ids=["60x20", "80x24", "120x40"])
+@aio
+async def test_the_header_never_cuts_the_loops_series(long_dir, size):
+    """The header cut signal_lost's series at 120 columns (a feature name of 32 characters and three
+    recorded points: `signal_lost 84 scars · loop` and nothing after it), and at 60 the sparkline took the
+    room of the figures: signal_lost goes to a second line, and the sparkline goes before the text."""
+    (long_dir / "iteration-log.yaml").write_text(
+        "feature: long\nsignal_lost_initial: 120\nbudget:\n  max_rounds: 5\n  reviewer_retry_limit: 2\nrounds:\n"
+        + "".join(
+            f"  - round: {n}\n    signal_lost_before: {before}\n    signal_lost_after: {before - 10}\n"
+            f'    decision: continue\n    decision_reason: "round {n} fixed the retry items"\n'
+            for n, before in ((1, 120), (2, 110))
+        ),
+        encoding="utf-8",
+    )
+    feature = long_dir.rename(long_dir.parent / "2026-08-01_ledger-export-retries")
+    app = ScarsApp(feature, user="alice")
+    async with app.run_test(size=size) as pilot:
+        await start(app, pilot)
+        lines = screen_text_lines(app)
+        assert "2026-08-01_ledger-export-retries  [0/84]  round 3 of 5" in lines[0]
+        assert "signal_lost 84 scars · loop 120→110→100" in " ".join(lines[:2])
+
+
+@pytest.mark.parametrize("size", [(60, 20), (80, 24), (120, 40)], ids=["60x20", "80x24", "120x40"])
+@aio
+async def test_a_long_task_id_is_whole_where_the_row_has_room_and_keeps_its_end_elsewhere(long_dir, size):
+    """Issue 16: task ids were cut at 80 and 120 columns; the column stopped at 14 cells, so the
+    demo's `iteration-r1-blank-rows` and upstream's `iteration-r1-three-state-dry` (a fix round's
+    report) showed as `iteration-r1-…`, whatever the room."""
+    long_task = "iteration-r1-three-state-dry"
+    report = long_dir / "scar-reports" / "task-3-scar.yaml"
+    report.write_text(
+        report.read_text(encoding="utf-8").replace("task_id: task-3", f"task_id: {long_task}"), encoding="utf-8"
+    )
+    app = ScarsApp(long_dir, user="alice")
+    async with app.run_test(size=size) as pilot:
+        await start(app, pilot)
+        ids = [r.item_id for r in items(app).rows if r.kind == "item"]
+        at = next(i for i, item in enumerate(ids) if app.state.views[item].task == long_task)
+        for _ in range(at):
+            await pilot.press("down")
+        lines = screen_text_lines(app)
+        row = next(line for line in lines if "▶" in line)
+        if size[0] >= 80:
+            assert f" {long_task} " in row
+        else:  # 60 columns: the start and the end of the id, the text still readable
+            assert re.search(r" iteration-\S*…\S*state-dry ", row), row
+            assert "Item " in row
 
 
 @covers("scars.undo_item")

@@ -216,3 +216,26 @@ def test_trends_end_with_a_now_bar_and_name_the_feature(tmp_path):
     signal = trend_charts(feature, {})[0]
     assert signal.x_labels[-1] == "now"
     assert signal.series[1].values[-1] == feature.signal_lost  # scars' recount of now
+
+
+@pytest.mark.parametrize(
+    ("task_len", "room", "width"),
+    [
+        (28, 52, 28),  # the text keeps 24 of 52: the id is whole
+        (28, 51, 27),  # one cell less: the id gives way, not the text
+        (42, 70, 42),  # 3/5 of 70 is 42: whole
+        (42, 69, 41),  # 3/5 of 69 is 41
+        (20, 20, 14),  # a short row still gives the task 14 cells
+        (9, 200, 9),  # never wider than the longest task
+    ],
+)
+def test_the_task_column_is_the_longest_task_within_3_5_of_the_row_leaving_the_text_24(task_len, room, width):
+    from types import SimpleNamespace
+
+    from scars.tui.app.widgets.item_list import ItemList, fit_middle
+
+    lst = ItemList()
+    lst.views = {"ks-1": SimpleNamespace(task="t" * task_len), "ks-2": SimpleNamespace(task="task-1")}
+    assert lst.task_width(room) == width
+    cut = fit_middle("iteration-r1-three-state-dry", 19)
+    assert cut == "iteration…state-dry" and len(cut) == 19

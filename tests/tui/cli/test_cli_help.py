@@ -13,7 +13,7 @@ import pytest
 from scars.tui.cli import main as cli
 from tests.factories import run_cli
 
-COMMANDS = [name for name, _ in cli.COMMANDS]
+COMMANDS = [name for name, _module, _summary in cli.COMMANDS]
 
 
 @pytest.mark.parametrize("command", COMMANDS)

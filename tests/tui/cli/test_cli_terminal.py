@@ -113,3 +113,24 @@ def test_a_held_lock_says_since_when_and_what_to_do(feature_dir, capsys):
         code, _, err = run_cli(["decide", item, "--fix", "--feature", str(feature_dir)], capsys)
     assert code == 5
     assert "(user zoe) since" in err and " s ago)" in err and "quit it (q)" in err and "--read-only" in err
+
+
+@pytest.mark.parametrize("command", ["status", "advise", "budget-context", "status --json"])
+def test_a_reader_that_goes_away_ends_the_command_quietly_with_0(feature_dir, command):
+    """`scars advise … | head -1` exited 1 — the code of a failed write or a bug — without a word
+    (rich's console ends a broken pipe with exit 1), while a plain print ends it with 0."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before the command writes a byte
+    try:
+        p = subprocess.run(
+            [sys.executable, "-m", "scars.tui", *command.split(), str(feature_dir)],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            env={**os.environ, "NO_COLOR": "1"},
+            timeout=120,
+        )
+    finally:
+        os.close(write_end)
+    assert (p.returncode, p.stderr) == (0, "")

@@ -10,6 +10,8 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from scars.tui.app.viewmodel import FILTER_KEYS, FILTER_STATES
+
 
 def bindings_table(app, bindings) -> Table:  # noqa: ANN001 - textual objects
     table = Table(box=None, show_header=True, header_style="bold", pad_edge=False)
@@ -42,8 +44,7 @@ class HelpScreen(ModalScreen[None]):
                 filt = Text()
                 filt.append("Filter (/): ", style="bold")
                 filt.append(
-                    "words match text, task, file and id; cat:ks|sf|ua  task:NAME  "
-                    "state:undecided|decided|fix|accept|defer|pending|marked  file:PART — "
+                    f"{FILTER_KEYS} — words match text, task, file and id; {FILTER_STATES} — "
                     "e.g. cat:sf task:task-3 state:undecided retry"
                 )
                 yield Static(filt)

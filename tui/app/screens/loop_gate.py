@@ -3,7 +3,9 @@
 Renders the Evidence core computes for ``scars gate <gate> PATH`` — the loop's own prompt, the
 figures, the warnings, the advice beside the choice (never instead of it) — with the gate's
 answers (a refused one shown with why, and not selectable), a reason and, for `sprint-pause`,
-the value an answer needs. Answers are checked with core's ``validate_answer`` before the screen
+the value an answer needs. A gate request (`scars gate … --wait`) opens here too, with who asks
+and, when the loop's files changed since it was posted, a note over the gate as it reads now.
+Answers are checked with core's ``validate_answer`` before the screen
 returns them; the Loops screen records them through the gates' one record path
 (``scars.core.gates.record``). Loop texts are untrusted: every one is made inert.
 """
@@ -33,16 +35,22 @@ class LoopGate(ModalScreen[dict | None]):
 
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="loopgate.cancel")]
 
-    def __init__(self, evidence: Evidence) -> None:
+    def __init__(self, evidence: Evidence, *, asked: str | None = None, note: str | None = None) -> None:
         super().__init__()
         self.evidence = evidence
         self.answers = list(evidence.gate.answers)
+        self.asked = asked  # a gate request: who asks, since when (shown under the title)
+        self.note = note  # e.g. the loop's files changed since the request was posted
 
     def compose(self) -> ComposeResult:
         ev = self.evidence
         with Vertical(id="gate", classes="form"):
             yield Label(Text(one_line(ev.gate.title, 90), style="bold"), id="gate-title")
+            if self.asked:
+                yield Static(Text(one_line(self.asked, 200)), id="gate-asked")
             with VerticalScroll(id="gate-body"):
+                if self.note:
+                    yield Static(Text("⚠ " + visible(self.note), style="bold"), id="gate-note")
                 yield Static(Text(visible(ev.workflow_prompt)), id="gate-prompt")
                 yield Static(figures_text(ev), id="gate-figures")
                 if ev.warnings:

@@ -5,22 +5,34 @@ Enter opens the loop: a samsara feature in the triage screen, any other loop in 
 ``scars gate`` and recorded through the same record path; the inbox is read again after an
 answer. Which gate answers a loop is core's :func:`scars.core.gates.inbox.gate_call`. Loop texts
 are untrusted: every cell is an inert ``Text``.
+
+Gate requests (``scars gate … --wait``, :mod:`scars.core.gates.requests`) come first, with who
+asks and since when; the inbox polls the repository's ``.scars/requests/`` (one ``scandir`` every
+half second, in a worker thread), so a new request appears without a reload, with the terminal
+bell and a notification. Enter opens its gate screen from the gate gathered again (with a note
+when the loop's files changed since it was posted); the answer is written into the request, with
+who answered, and the waiting loop records it.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from rich.text import Text
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
 from scars.core import gates
+from scars.core.clock import how_long_ago
 from scars.core.errors import ScarsError
+from scars.core.gates import requests as rq
 from scars.core.gates.inbox import gate_call
 from scars.core.loops import discover_loops
 from scars.core.samsara.decisions import resolve_user
@@ -49,6 +61,50 @@ def next_step(state: Any, root: Path) -> str:
     return "no human gate of its own: see `scars loops` and `scars advise`"
 
 
+def inbox_stamp(root: Path) -> object:
+    """What changes when a request is posted, answered, applied or withdrawn, or a waiter comes
+    or goes: the stat of every file of the inbox (one ``scandir``)."""
+    out = []
+    try:
+        with os.scandir(rq.inbox_dir(root)) as it:
+            for e in it:
+                with contextlib.suppress(OSError):
+                    st = e.stat(follow_symlinks=False)
+                    out.append((e.name, st.st_ino, st.st_mtime_ns, st.st_size))
+    except OSError:
+        return None
+    return tuple(sorted(out))
+
+
+def read_requests(root: Path) -> list:
+    """The open requests of the inbox as they stand now (their gates gathered again)."""
+    found, _problems = rq.list_requests(root)
+    return [rq.inspect_request(root, r) for r in found if r.status in rq.OPEN]
+
+
+def request_why(view: Any) -> Text:
+    """The "why" cell of a request row: who asks, since when, whether a process waits."""
+    r = view.request
+    ago = how_long_ago(r.asked_at)
+    waits = "waiting" if view.waiter is not None else "nobody waits"
+    if r.answer:
+        waits = f"answered by {r.answer.get('by', '?')}; " + waits
+    return Text(one_line(f"{r.asked_by} asks{f', {ago} ago' if ago else ''}; {waits}", 60))
+
+
+def request_detail(view: Any) -> Text:
+    """The detail pane of a request row (core's lines of it), inert."""
+    r = view.request
+    t = Text()
+    t.append(one_line(f"gate request {r.id}: {r.gate} ({r.loop}) — {view.state}", 120), style="bold")
+    t.append("\n" + one_line(f"path: {r.path}", 160))
+    for line in view.lines():
+        t.append("\n" + one_line(line, 300))
+    if view.state in ("pending", "expired"):
+        t.append("\n" + one_line("enter: answer it here", 200))
+    return t
+
+
 class LoopsScreen(Screen[None]):
     """Lists LoopState rows; ``enter`` opens a samsara feature for triage, any other loop's gate."""
 
@@ -59,10 +115,16 @@ class LoopsScreen(Screen[None]):
         Binding("q,escape", "leave", "Back / quit", id="loops.quit"),
     ]
 
+    POLL_SECONDS = 0.5  # how often the inbox looks for gate requests (a new one shows within this)
+
     def __init__(self, states: Sequence[Any], root: Path) -> None:
         super().__init__()
         self.states = list(states)
         self.root = Path(root)
+        self.requests_root = rq.requests_root(self.root)
+        self.requests: list[rq.RequestView] = []  # the open gate requests, listed before the loops
+        self._requests_stamp: object = None
+        self._announced: set[str] = set()  # request ids already rung for
 
     def compose(self) -> ComposeResult:
         yield Static(self._title(), id="loops-title")
@@ -75,21 +137,105 @@ class LoopsScreen(Screen[None]):
         table = self.query_one(DataTable)
         # "why" before the budget and the trend: on 80 columns it is the column a person reads first,
         # and the detail below repeats it whole.
-        table.add_columns("", "kind", "name", "why", "budget", "trend")
+        self._why_column = table.add_columns("", "kind", "name", "why", "budget", "trend")[3]
+        stamp = inbox_stamp(self.requests_root)
+        self._requests_stamp = stamp
+        self.requests = read_requests(self.requests_root)
+        self._announced = {v.request.id for v in self.requests}
+        self.query_one("#loops-title", Static).update(self._title())
         self._fill()
         table.focus()
         self._show(0)
+        self.set_interval(self.POLL_SECONDS, self._poll_requests)
+
+    # -- gate requests: polled, listed first ----------------------------------------------
+    @work(thread=True, exclusive=True, group="requests")
+    def _poll_requests(self) -> None:
+        stamp = inbox_stamp(self.requests_root)
+        if stamp == self._requests_stamp:
+            if self.requests:
+                self.app.call_from_thread(self._tick)
+            return
+        views = read_requests(self.requests_root)
+        self.app.call_from_thread(self._requests_read, stamp, views)
+
+    def _tick(self) -> None:
+        """The requests' ages go on: their "why" cells say it again."""
+        if not self.query(DataTable):  # left meanwhile: the worker's result has nowhere to go
+            return
+        table = self.query_one(DataTable)
+        for v in self.requests:
+            with contextlib.suppress(Exception):  # a row being replaced meanwhile
+                table.update_cell(f"request:{v.request.id}", self._why_column, request_why(v))
+
+    def _requests_read(self, stamp: object, views: list) -> None:
+        if not self.query(DataTable):  # left meanwhile: the worker's result has nowhere to go
+            return
+        self._requests_stamp = stamp
+        closed = {v.request.id for v in self.requests} - {v.request.id for v in views}
+        table = self.query_one(DataTable)
+        row = table.cursor_row
+        current = self._row(row)
+        self.requests = views
+        self.query_one("#loops-title", Static).update(self._title())
+        self._fill()
+        keep = self._index_of(current)
+        if keep is not None:
+            table.move_cursor(row=keep)
+        self._show(table.cursor_row)
+        if closed:  # answered and recorded (or withdrawn): the loops they stood for read again
+            self.reload()
+        new = [v for v in views if v.request.id not in self._announced and v.state == "pending"]
+        self._announced |= {v.request.id for v in views}
+        if new:
+            self.app.bell()
+            who = ", ".join(one_line(f"{v.request.asked_by} asks {v.request.gate}", 60) for v in new[:3])
+            self.notify(
+                one_line(f"{len(new)} new gate request{'s' if len(new) > 1 else ''}: {who}", 200),
+                title="Gate request",
+                markup=False,
+            )
+
+    def _row(self, index: int) -> Any:
+        """The request view or the loop state shown in row ``index`` (None past the end)."""
+        if 0 <= index < len(self.requests):
+            return self.requests[index]
+        index -= len(self.requests)
+        return self.states[index] if 0 <= index < len(self.states) else None
+
+    def _index_of(self, row: Any) -> int | None:
+        if isinstance(row, rq.RequestView):
+            ids = [v.request.id for v in self.requests]
+            return ids.index(row.request.id) if row.request.id in ids else None
+        for n, s in enumerate(self.states):
+            if s is row:
+                return len(self.requests) + n
+        return None
 
     def _title(self) -> Text:
         waiting = sum(1 for s in self.states if s.waiting_for_human)
+        asks = sum(1 for v in self.requests if v.state in ("pending", "expired"))
+        requests = f"{asks} gate request{'' if asks == 1 else 's'} · " if self.requests else ""
         return Text(
-            f"Loops inbox — {waiting} of {len(self.states)} waiting for a person ({one_line(str(self.root), 80)})",
+            f"Loops inbox — {requests}{waiting} of {len(self.states)} waiting for a person "
+            f"({one_line(str(self.root), 80)})",
             style="bold",
         )
 
     def _fill(self) -> None:
         table = self.query_one(DataTable)
         table.clear()
+        for v in self.requests:
+            r = v.request
+            table.add_row(
+                Text(v.state.upper(), style="bold" if v.state == "pending" else ""),
+                Text("request"),
+                Text(one_line(f"{r.gate} {Path(r.path).name}", 28)),
+                request_why(v),
+                Text(""),
+                Text(""),
+                key=f"request:{r.id}",
+            )
         for n, s in enumerate(self.states):
             table.add_row(
                 Text("WAITING" if s.waiting_for_human else "—", style="bold" if s.waiting_for_human else ""),
@@ -102,10 +248,14 @@ class LoopsScreen(Screen[None]):
             )
 
     def _show(self, index: int) -> None:
-        if not (0 <= index < len(self.states)):
+        row = self._row(index)
+        if row is None:
             self.query_one("#loops-detail", Static).update(Text("No loops found."))
             return
-        s = self.states[index]
+        if isinstance(row, rq.RequestView):
+            self.query_one("#loops-detail", Static).update(request_detail(row))
+            return
+        s = row
         t = Text()
         t.append(one_line(f"{s.kind} {s.name}", 120), style="bold")
         t.append("\n" + one_line(f"path: {s.path}", 160))
@@ -142,10 +292,12 @@ class LoopsScreen(Screen[None]):
         self.query_one(DataTable).action_cursor_up()
 
     def action_open_loop(self) -> None:
-        index = self.query_one(DataTable).cursor_row
-        if not (0 <= index < len(self.states)):
+        s = self._row(self.query_one(DataTable).cursor_row)
+        if s is None:
             return
-        s = self.states[index]
+        if isinstance(s, rq.RequestView):
+            self._open_request(s.request.id)
+            return
         if s.kind == "samsara":
             self.app.open_feature(self.root / s.path)
             return
@@ -157,6 +309,15 @@ class LoopsScreen(Screen[None]):
             evidence = gates.gather(call.gate, call.path, **call.options)
         except ScarsError as exc:
             self.notify(one_line(str(exc), 300), title=call.gate, severity="error", markup=False)
+            return
+        asked = rq.pending_for(self.requests_root, evidence, self.requests)
+        if asked is not None:
+            # A process waits on this very gate: answer its request, so that it wakes and goes on.
+            self.notify(
+                one_line(f"{asked.request.asked_by} waits on this gate: answering its request {asked.request.id}", 200),
+                markup=False,
+            )
+            self._open_request(asked.request.id)
             return
         self.app.push_screen(LoopGate(evidence), callback=lambda res: self._record(call, res))
 
@@ -181,6 +342,99 @@ class LoopsScreen(Screen[None]):
             markup=False,
         )
         self.reload()
+
+    def _open_request(self, rid: str) -> None:
+        """The request's gate screen, from the gate gathered again now (a note when it moved on)."""
+        try:
+            view = rq.inspect_request(self.requests_root, rq.load_request(self.requests_root, rid))
+        except ScarsError as exc:
+            self.notify(one_line(str(exc), 300), title=rid, severity="error", markup=False)
+            return
+        r = view.request
+        if view.state not in ("pending", "expired"):
+            self.notify(one_line(f"request {rid} is {view.state}: " + r.answered_text(), 300), markup=False)
+            return
+        if view.evidence is None:
+            self.notify(
+                one_line(f"request {rid}: the loop cannot be read now: {view.problem}", 300),
+                title=rid,
+                severity="error",
+                markup=False,
+            )
+            return
+        if r.gate == "triage" and not self._holds(r):
+            # Triage is answered item by item: open the feature; back here, Enter sends "triage done".
+            self.app.open_feature(r.loop_path(self.requests_root))
+            self.notify(
+                one_line(
+                    f"Triage the items, then L (Loops inbox) and Enter on request {rid}: it records the triage "
+                    "gate and the waiting loop goes on.",
+                    300,
+                ),
+                title=rid,
+                markup=False,
+            )
+            return
+        ago = how_long_ago(r.asked_at)
+        asked = f"request {r.id}: {r.asked_by} asks{f' ({ago} ago)' if ago else ''} — {r.path}"
+        note = None
+        if view.changed:
+            note = (
+                f"The loop's files changed since this request was posted ({', '.join(view.changed)}): "
+                "the gate below is read again from them; your answer applies to it."
+            )
+        self.app.push_screen(
+            LoopGate(view.evidence, asked=asked, note=note), callback=lambda res: self._answer_request(view, res)
+        )
+
+    def _answer_request(self, view: Any, res: dict | None) -> None:
+        """Write the answer into the request (the waiting loop records it), with who answered."""
+        if res is None:
+            return
+        rid = view.request.id
+        try:
+            req = rq.answer_request(
+                self.requests_root,
+                rid,
+                res["answer"],
+                res["reason"],
+                user=resolve_user(self.app.driver),
+                source="app",
+                value=res.get("value"),
+                shown=view.fingerprint,
+            )
+        except ScarsError as exc:
+            self.notify(one_line(str(exc), 300), title=rid, severity="error", markup=False)
+            return
+        waiter = rq.waiter_of(self.requests_root, rid)
+        then = (
+            "the waiting loop records it and goes on"
+            if waiter is not None
+            else f"nobody waits for it now: `scars requests apply {rid}` records it"
+        )
+        if self._holds(req):
+            # This app holds the feature's writer lock: it records the answer through its own
+            # session (the waiter could not take the lock) and the waiter prints what was recorded.
+            try:
+                result = rq.apply_request(self.requests_root, rid, session=self.app.backend.session)
+            except ScarsError as exc:
+                self.notify(one_line(str(exc), 300), title=rid, severity="error", markup=False)
+                return
+            then = f"recorded ({', '.join(result.recorded) or 'nothing'}); the waiting loop goes on"
+            self.app.reload(why="request")
+        self.notify(
+            one_line(f"{rid}: {(req.answer or {}).get('answer')} — {then}", 300), title="Answered", markup=False
+        )
+        self._requests_stamp = None  # read the inbox again at the next poll
+        self._poll_requests()
+
+    def _holds(self, req: Any) -> bool:
+        """True when this app has the request's samsara feature open for writing."""
+        backend = getattr(self.app, "backend", None)
+        session = getattr(backend, "session", None)
+        if req.loop != "samsara" or session is None or getattr(backend, "read_only", False):
+            return False
+        return Path(session.path).resolve() == req.loop_path(self.requests_root).resolve()
 
     def reload(self) -> None:
         """Read every loop under the root again (after an answer) and redraw the inbox."""

@@ -27,7 +27,7 @@ from scars.tui.app.screens.confirm import ConfirmBulk
 from scars.tui.app.screens.help import HelpScreen
 from scars.tui.app.screens.loops import LoopsScreen
 from scars.tui.app.screens.trends import TrendsScreen
-from scars.tui.app.viewmodel import FilterError, Row, decision_state, parse_filter
+from scars.tui.app.viewmodel import FILTER_KEYS, FILTER_STATES, FilterError, Row, decision_state, parse_filter
 from scars.tui.app.widgets.detail import DetailPane
 from scars.tui.app.widgets.header import ScarsHeader
 from scars.tui.app.widgets.item_list import ItemList
@@ -74,13 +74,13 @@ MAIN_BINDINGS = [
 ]
 
 # Fits 80 columns; `?` lists every filter key (file:PART, state:decided, marked).
-FILTER_PLACEHOLDER = "words  cat:ks|sf|ua  task:NAME  state:undecided|fix|accept|defer|pending"
 NO_ITEMS = "No scar items in this feature."
 
 
 class MainScreen(Screen[None]):
     BINDINGS = MAIN_BINDINGS
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
+    _filter_error: str | None = None  # the message of a filter being typed that does not parse
 
     def compose(self) -> ComposeResult:
         yield ScarsHeader(id="header")
@@ -89,8 +89,8 @@ class MainScreen(Screen[None]):
             yield ItemList(id="items")
             yield DetailPane(id="detail")
         with Vertical(id="filter-bar"):
-            yield Input(placeholder=FILTER_PLACEHOLDER, id="filter", compact=True)
-            yield Static("", id="filter-status")
+            yield Input(placeholder=FILTER_KEYS, id="filter", compact=True)
+            yield Static(FILTER_STATES, id="filter-status")
         yield KeyHints(MAIN_BINDINGS, id="key-hints")
 
     def on_mount(self) -> None:
@@ -434,8 +434,15 @@ class MainScreen(Screen[None]):
         try:
             flt = parse_filter(text)
         except FilterError as exc:
-            status.update(Text("✗ " + one_line(str(exc), 200)))
+            # The rows of the last filter that parsed stay; a result of it still on its way must not
+            # replace this message (it said "0 item row(s) match" under "cat:xx").
+            self._filter_error = "✗ " + one_line(str(exc), 200)
+            self.workers.cancel_group(self, "filter")
+            status.update(Text(self._filter_error))
+            self.items.placeholder = self._filter_error
+            self.items.refresh()
             return
+        self._filter_error = None
         app.filter = flt if flt.active else None
         if app.state is None:
             return
@@ -451,7 +458,7 @@ class MainScreen(Screen[None]):
         app.call_from_thread(self._show_filtered, flt, rows)
 
     def _show_filtered(self, flt, rows: list[Row]) -> None:  # noqa: ANN001
-        if flt is not self.app.filter:  # superseded meanwhile
+        if flt is not self.app.filter or self._filter_error is not None:  # superseded meanwhile
             return
         self.items.placeholder = (
             one_line(f"No item matches the filter “{flt.source}” (esc clears it).", 200)
@@ -461,7 +468,7 @@ class MainScreen(Screen[None]):
         self.items.set_rows(rows)
         shown = sum(1 for r in rows if r.kind == "item")
         self.query_one("#filter-status", Static).update(
-            Text(f"{shown} item row(s) match" if flt is not None else "no filter")
+            Text(f"{shown} item row(s) match" if flt is not None else FILTER_STATES)
         )
 
     @on(Input.Submitted, "#filter")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import Sparkline, Static
@@ -55,8 +56,19 @@ def signal_text(feature: Feature) -> tuple[str, str]:
     return f"signal_lost {now} {scars} · loop {recorded}", reconcile(feature).summary()
 
 
+SPARK_WIDTH = (16, 8)  # the sparkline's cells on one line, and on the second line
+
+
 class ScarsHeader(Horizontal):
-    """Facts on the left, ``signal_lost N`` and a Sparkline of it across rounds on the right."""
+    """Facts on the left, ``signal_lost N`` and a Sparkline of it across rounds on the right.
+
+    When the three do not fit on one line (below 100 columns, or a long series), signal_lost goes
+    to a second line (class ``-two-line``); when it does not fit there beside the sparkline either,
+    the sparkline goes (class ``-no-spark``: the text says the series), so the loop's figures are
+    never the part that is cut.
+    """
+
+    _widths: tuple[int, int] = (0, 0)  # cells of the facts and of the signal text last shown
 
     def compose(self) -> ComposeResult:
         yield Static("scars", id="header-facts")
@@ -73,17 +85,19 @@ class ScarsHeader(Horizontal):
         read_only: str | None,
         stopped: tuple[int, str] | None = None,
     ) -> None:
-        self.query_one("#header-facts", Static).update(
-            header_text(
-                feature, round_no=round_no, progress=progress, driver=driver, read_only=read_only, stopped=stopped
-            )
+        facts = header_text(
+            feature, round_no=round_no, progress=progress, driver=driver, read_only=read_only, stopped=stopped
         )
+        self.query_one("#header-facts", Static).update(facts)
         text, tooltip = signal_text(feature)
         signal = self.query_one("#header-signal", Static)
         # The execution mode beside signal_lost: on a narrow screen this is the header's second line.
         mode = one_line(feature.execution_mode or "mode unknown", 24)
-        signal.update(Text(f"{mode} · {text}", no_wrap=True, overflow="ellipsis"))
+        signal_line = Text(f"{mode} · {text}", no_wrap=True, overflow="ellipsis")
+        signal.update(signal_line)
         signal.tooltip = tooltip
+        self._widths = (facts.cell_len, signal_line.cell_len)
+        self._fit()
         # The sparkline draws one count only: the loop's record, or scars' recount and now.
         run = advice_series(feature.iteration_log, feature.signal_lost)
         series = [p.value for p in run]
@@ -91,3 +105,16 @@ class ScarsHeader(Horizontal):
             series.append(feature.signal_lost)
         spark = self.query_one("#header-spark", Sparkline)
         spark.data = series if len(series) > 1 else series * 2
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._fit()
+
+    def _fit(self) -> None:
+        width = self.size.width - 2  # the header's padding
+        if width <= 0:
+            return
+        facts, signal = self._widths
+        narrow = self.screen.has_class("-narrow")
+        two_lines = narrow or facts + signal + 2 + SPARK_WIDTH[0] > width
+        self.set_class(two_lines and not narrow, "-two-line")
+        self.set_class(two_lines and signal + SPARK_WIDTH[1] > width, "-no-spark")

@@ -25,6 +25,7 @@ from scars.tui.app.viewmodel import CATEGORY_ABBR, Row, decision_mark, decision_
 
 DECISION_WIDTH = 9
 TASK_WIDTH = 14
+TEXT_ROOM = 24  # the cells of the item's text a long task id leaves it, where the row has them
 
 
 class ItemList(ScrollView, can_focus=True, inherit_bindings=False):
@@ -65,7 +66,7 @@ class ItemList(ScrollView, can_focus=True, inherit_bindings=False):
         self.decisions_source: Callable[[], Mapping[str, Any]] = dict
         self.marked: set[str] = set()
         self.placeholder = "Loading…"
-        self._task_width: tuple[int, int] = (0, 0)  # (id of the views it was measured on, width)
+        self._task_width: tuple[int, int] = (0, 0)  # (id of the views it was measured on, longest task)
 
     # -- data -------------------------------------------------------------------------
     def set_rows(self, rows: list[Row], *, keep: bool = True) -> None:
@@ -243,11 +244,15 @@ class ItemList(ScrollView, can_focus=True, inherit_bindings=False):
         cat = CATEGORY_ABBR.get(view.item.category, "??") if view else "??"
         task = view.task if view else ""
         text = view.line_text if view else item_id
-        # One task column for every row, as wide as the longest task (capped), before the text: a
-        # task id is never cut by the row's width, and the text, cut last, ends with "…".
-        task_w = self.task_width() if "task" in columns else 0
+        # One task column for every row, as wide as the longest task (up to 3/5 of the row's room
+        # beside the decision and category, the text keeping TEXT_ROOM cells), before the text: a
+        # task id is never cut by the row's width, and the text, cut last, ends with "…". A task id
+        # longer than that keeps its start and its end ("iteration-r1…state-dry"), where the task
+        # ids of one feature differ.
         show_cat = "category" in columns
-        fixed = len(lead) + len(decision) + (3 if show_cat else 0) + (task_w + 1 if task_w else 0)
+        fixed = len(lead) + len(decision) + (3 if show_cat else 0)
+        task_w = self.task_width(width - fixed) if "task" in columns else 0
+        fixed += task_w + 1 if task_w else 0
         text_w = max(width - fixed, 4)
         segs = [
             Segment(lead, line_style),
@@ -257,17 +262,33 @@ class ItemList(ScrollView, can_focus=True, inherit_bindings=False):
             Segment(cat + " " if show_cat else "", line_style + self._style("dim")),
         ]
         if task_w:
-            segs.append(Segment(fit(task, task_w) + " ", line_style + self._style("dim")))
+            segs.append(Segment(fit_middle(task, task_w) + " ", line_style + self._style("dim")))
         segs.append(Segment(fit(text, text_w), line_style))
         return segs
 
-    def task_width(self) -> int:
-        """The task column's width: the longest task of the items (at most TASK_WIDTH cells)."""
+    def task_width(self, room: int) -> int:
+        """The task column's width: the longest task of the items, at most 3/5 of ``room`` (the
+        row's cells beside the decision and category) leaving TEXT_ROOM cells to the text, and
+        at least TASK_WIDTH cells of it."""
         key = id(self.views)
         if self._task_width[0] != key:
-            widest = max((cell_len(v.task) for v in self.views.values()), default=0)
-            self._task_width = (key, min(TASK_WIDTH, widest))
-        return self._task_width[1]
+            widest = max((cell_len(t) for t in {v.task for v in self.views.values()}), default=0)  # each task once
+            self._task_width = (key, widest)
+        return min(self._task_width[1], max(TASK_WIDTH, min(room * 3 // 5, room - TEXT_ROOM)))
+
+
+def fit_middle(text: str, cells: int) -> str:
+    """``text`` in exactly ``cells`` cells: padded, or its start and end kept around a "…"."""
+    if cell_len(text) <= cells:
+        return set_cell_size(text, cells)
+    if cells < 5:
+        return fit(text, cells)
+    head = cells // 2
+    tail = cells - 1 - head
+    end = text
+    while cell_len(end) > tail:
+        end = end[1:]
+    return set_cell_size(set_cell_size(text, head) + "…" + end, cells)
 
 
 def fit(text: str, cells: int) -> str:

@@ -1,1 +1,1 @@
-"""The sub-commands of `scars`: one module each (HELP, add_arguments(parser), run(args) -> int)."""
+"""The sub-commands of `scars`: one module each (add_arguments(parser), run(args) -> int; its summary in cli/main.COMMANDS)."""

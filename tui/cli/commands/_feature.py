@@ -86,7 +86,7 @@ def rule3_from_args(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def open_session(args: argparse.Namespace, *, read_only: bool = False):
-    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
+    # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
     from scars.core.samsara.session import FeatureSession
 
     return FeatureSession.open(Path(args.feature), read_only=read_only, user=getattr(args, "as_user", None))

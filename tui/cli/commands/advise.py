@@ -10,7 +10,6 @@ from pathlib import Path
 from scars.core.errors import PathNotFound, UsageError
 from scars.core.sanitize import one_line
 
-HELP = "advise on the next iteration: budget matrix, fixability, failure modes, convergence trend"
 DESCRIPTION = (
     "Apply the dag-iteration-detector's strategy tree, budget decision matrix, fixability "
     "assessment and five failure modes, and the dag-convergence-monitor's trend, to the history "
@@ -49,7 +48,7 @@ def _nonneg(text: str) -> float:
 def advices_for(path: str, *, token_budget=None, tokens_used=None) -> tuple[str, Path, list, list]:
     """(kind, target, [Advice], [skipped loops]) for a feature directory, or every loop under a
     directory (samsara features through their rounds, the other loops through their scores)."""
-    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
+    # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
     from scars.core.advice.advisor import advise_feature, advise_loop_state
     from scars.core.samsara.decisions import current_decisions
     from scars.core.samsara.feature import is_feature_dir, read_feature
@@ -65,7 +64,7 @@ def advices_for(path: str, *, token_budget=None, tokens_used=None) -> tuple[str,
             [advise_feature(f, current_decisions(p, f), token_budget=token_budget, tokens_used=tokens_used)],
             [],
         )
-    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
+    # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
     from scars.core.loops.discover import discover_loops
 
     root = p if p.is_dir() else p.parent
@@ -109,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
         out = objs[0] if kind == "feature" else {"root": str(target.absolute()), "advice": objs, "skipped": skipped}
         sys.stdout.write(json.dumps(out, ensure_ascii=True, indent=2) + "\n")
         return 0
-    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
+    # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
     from scars.tui.cli.render.advice import print_advice
 
     if not advices and not skipped:

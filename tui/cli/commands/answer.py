@@ -13,8 +13,6 @@ import json
 
 from scars.core.sanitize import one_line
 
-HELP = "answer a gate request a loop posted with `scars gate … --wait` (from a plain shell)"
-
 DESCRIPTION = (
     "Answer a pending gate request of the repository's inbox (`scars requests` lists them). The answer is "
     "checked like one given to `scars gate` and written into the request with who answered; the process "
@@ -44,7 +42,7 @@ def add_arguments(parser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
+    # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
     from scars.core.gates import requests as rq
     from scars.core.samsara.decisions import resolve_user
 

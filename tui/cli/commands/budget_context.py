@@ -6,7 +6,6 @@ import argparse
 import json
 import sys
 
-HELP = "print the iteration_budget_context envelope for the next dispatch, with the safety valves"
 DESCRIPTION = (
     "Compute, from the files on disk (scar reports, iteration-log.yaml and the decisions journal), "
     "the iteration_budget_context envelope samsara's fix dispatch needs: round, max_rounds, "
@@ -31,7 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def envelope_json(feature, decisions) -> dict:
-    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
+    # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
     from scars.core.samsara.rounds import budget_basis, budget_context, evaluate_valves
 
     return {

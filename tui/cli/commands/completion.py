@@ -13,7 +13,6 @@ import argparse
 import shlex
 import sys
 
-HELP = "print a shell completion script (bash, zsh or fish)"
 DESCRIPTION = (
     "Print the completion script of SHELL on stdout: commands, sub-commands, options and choices "
     "(gate ids, formats), else file names. Install it where your shell reads completions (see the "
@@ -122,7 +121,7 @@ def fish_script(table: dict[str, list[str]]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    # lazy: the command line's own parser, built when this command runs (main imports every command module)
+    # lazy: the command line's own parser (every command module), built when this command runs
     from scars.tui.cli.main import build_parser
 
     table = words_by_command(build_parser())

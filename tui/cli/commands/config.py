@@ -6,7 +6,6 @@ import argparse
 import json
 import sys
 
-HELP = "show where the configuration lives (config.toml, keymap.toml, cache) and its values"
 DESCRIPTION = (
     "Print the files scars reads its configuration from — $XDG_CONFIG_HOME/scars/config.toml (user, theme, "
     "columns), keymap.toml beside it (the app's keys), the feature cache — whether each exists, the values in "
@@ -19,7 +18,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
+    # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
     from scars.core import settings
 
     env = settings.current()

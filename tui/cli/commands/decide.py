@@ -13,7 +13,6 @@ from scars.tui.cli.commands._feature import (
     open_session,
 )
 
-HELP = "record a fix / accept / defer decision for scar items (durable before it returns)"
 DESCRIPTION = (
     "Record a decision for one scar item (or several: one batch, reverted by one `scars undo`). "
     "Item ids are those `scars status --json` prints. An accept needs --signal, --owner and "

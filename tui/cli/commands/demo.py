@@ -10,7 +10,6 @@ from pathlib import Path
 
 from scars.core.errors import UsageError
 
-HELP = "copy the bundled demo feature to a fresh directory and open it"
 DESCRIPTION = (
     "Copy the bundled demo repository (one samsara feature, changes/2026-11-02_csv-export, with "
     "every scar item form, a systemic registry, a finished round and an Evaluation Contract) to "
@@ -62,7 +61,7 @@ def copy_demo(dest: Path | None) -> Path:
 def make_git_repository(root: Path) -> bool:
     """The demo as a git repository with one commit, so watches (``path-changed``, ``pattern``)
     can be tried in it; False (the copy stays a plain directory) when git is missing or fails."""
-    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
+    # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
     from scars.core.git import GitUnavailable, run_git
 
     try:

@@ -7,9 +7,9 @@ import json
 import sys
 from pathlib import Path
 
+from scars.core import __version__
 from scars.core.errors import PathNotFound, UsageError
 
-HELP = "export a samsara feature's scar items and decisions as SARIF 2.1.0, OpenVEX or JSON"
 DESCRIPTION = (
     "Export a samsara feature's remaining scar items with their decisions. SARIF: every item a "
     "result (ruleId = category), accept → suppression status accepted (kind external, rationale as "
@@ -42,7 +42,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def resolve_feature_dir(path: str) -> Path:
     """The feature directory named by ``path``, or the only feature of its repository."""
-    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
+    # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
     from scars.core.samsara.feature import find_features, find_repo_root, is_feature_dir
 
     target = Path(path)
@@ -62,7 +62,7 @@ def resolve_feature_dir(path: str) -> Path:
 
 def load_decisions(feature_dir: Path):
     """(feature, decisions, rounds per item, current round, problems) via a read-only session."""
-    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
+    # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
     from scars.core.samsara.export import decision_rounds
     from scars.core.samsara.session import FeatureSession
 
@@ -77,23 +77,18 @@ def load_decisions(feature_dir: Path):
 
 
 def run(args: argparse.Namespace) -> int:
-    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
+    # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
     from scars.core.samsara import export as ex
 
     feature_dir = resolve_feature_dir(args.feature_dir)
     feature, decisions, rounds, round_number, problems = load_decisions(feature_dir)
     author = args.author
     if args.format == "openvex" and not author:
-        # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
+        # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
         from scars.core.samsara.decisions import resolve_user
 
         author = resolve_user()
-    try:
-        from importlib.metadata import version
-
-        tool_version = version("scars")
-    except Exception:  # a source tree without metadata
-        tool_version = "0+unknown"
+    tool_version = __version__
     document = ex.export(
         feature,
         decisions,
@@ -107,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
     for problem in problems:
         print(f"scars: warning: {problem}", file=sys.stderr)
     if args.output:
-        # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
+        # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
         from scars.core.storage.durable import atomic_write
 
         out = Path(args.output)

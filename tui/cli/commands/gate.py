@@ -25,8 +25,6 @@ from scars.core.gates.catalog import GATES, answers_hint, get_gate
 from scars.core.sanitize import one_line
 from scars.tui.cli.commands._feature import add_auto_entry_arguments, add_rule3_arguments, rule3_from_args
 
-HELP = "answer a step-mode gate (samsara, loop-spec, ARIS/Mechanist, bkit): show evidence, ask, record"
-
 DESCRIPTION = (
     "Answer one human gate of an iteration loop. Gates: "
     + "; ".join(
@@ -114,7 +112,7 @@ def _seconds(text: str) -> float:
 
 
 def _user(explicit: str | None) -> str:
-    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
+    # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
     from scars.core.samsara.decisions import resolve_user
 
     return resolve_user(explicit)
@@ -188,7 +186,7 @@ def run(args) -> int:
 
 
 def _run(args, gate, shown: list) -> int:
-    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
+    # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
     from scars.core import gates as core
 
     path = args.path if args.path is not None else "."
@@ -204,6 +202,9 @@ def _run(args, gate, shown: list) -> int:
     if (args.timeout is not None or args.request or args.withdraw_on_exit) and not args.wait:
         raise UsageError("--timeout, --request and --withdraw-on-exit go with --wait")
     if gate.id == "triage":
+        if args.wait and (args.request or not _is_interactive()):
+            # Triaged item by item in the app (Enter on the request opens the feature), then "done".
+            return _wait(args, gate, path, {}, None if args.request else core.gather("triage", path))
         return _triage(args, path)
     answer, reason, source = _noninteractive_answer(args, gate)
     if args.wait and args.request and answer is None:
@@ -229,23 +230,46 @@ def _run(args, gate, shown: list) -> int:
     else:
         # Validate before anything else so a bad flag never half-records.
         core.validate_answer(evidence, answer, reason)
-    result = core.record(
-        evidence,
-        answer,
-        reason,
-        user=_user(args.user),
-        source=source,
-        auto_entry=args.auto_entry,
-        round_fields=fields or None,
-    )
+    result = _answer_waiting_request(args, path, evidence, answer, reason, source)
+    if result is None:
+        result = core.record(
+            evidence,
+            answer,
+            reason,
+            user=_user(args.user),
+            source=source,
+            auto_entry=args.auto_entry,
+            round_fields=fields or None,
+        )
     _emit(args, [result], gate.id)
     return 0
+
+
+def _answer_waiting_request(args, path: str, evidence, answer: str, reason: str | None, source: str):
+    """When a process waits on this very gate (`scars gate … --wait`), the answer given here
+    answers its request and is recorded through it, so that the process wakes; else None."""
+    if args.auto_entry is not None:  # an entry choice the request does not carry: recorded in place
+        return None
+    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
+    from scars.core.gates import requests as rq
+
+    root = rq.requests_root(path)
+    if not rq.inbox_dir(root).is_dir():
+        return None
+    asked = rq.pending_for(root, evidence)
+    if asked is None:
+        return None
+    user = _user(args.user)
+    rid = asked.request.id
+    rq.answer_request(root, rid, answer, reason, user=user, source=source, value=args.value, shown=asked.fingerprint)
+    print(f"scars: {asked.request.asked_by} waits on this gate: answered its request {rid}", file=sys.stderr)
+    return rq.apply_request(root, rid, user=user)
 
 
 def _wait(args, gate, path: str, options: dict[str, Any], evidence) -> int:
     """Post the gate as a request (or re-attach to ``--request``), wait for a person's answer,
     record it through the one record path, print it as an answer given here."""
-    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
+    # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
     import signal
 
     def _terminate(signum, frame):  # noqa: ANN001, ANN202, ARG001 - a signal handler
@@ -262,10 +286,10 @@ def _wait(args, gate, path: str, options: dict[str, Any], evidence) -> int:
 
 
 def _post_and_wait(args, gate, path: str, options: dict[str, Any], evidence):
-    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
+    # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
     import time
 
-    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
+    # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
     from scars.core.errors import LockHeld
     from scars.core.gates import requests as rq
 
@@ -298,6 +322,7 @@ def _post_and_wait(args, gate, path: str, options: dict[str, Any], evidence):
                     flush=True,
                 )
             deadline = None if args.timeout is None else time.monotonic() + args.timeout
+            told = False  # said once that the answer waits for the loop's writer lock
             while True:
                 left = None if deadline is None else max(0.0, deadline - time.monotonic())
                 try:
@@ -314,9 +339,17 @@ def _post_and_wait(args, gate, path: str, options: dict[str, Any], evidence):
                     )
                 try:
                     return rq.apply_request(root, req.id, user=user)
-                except LockHeld:  # the loop's writer is busy (an open app): the answer waits, so do we
+                except LockHeld as exc:  # the loop's writer is busy (an open app): the answer waits, so do we
                     if deadline is not None and time.monotonic() >= deadline:
                         raise
+                    if not told:
+                        told = True
+                        print(
+                            f"scars: request {req.id} is answered ({got.answered_text()}); it is recorded once the "
+                            f"loop's writer lets go: {exc}",
+                            file=sys.stderr,
+                            flush=True,
+                        )
                     time.sleep(0.5)
     except KeyboardInterrupt:
         if args.withdraw_on_exit:
@@ -329,7 +362,7 @@ def _post_and_wait(args, gate, path: str, options: dict[str, Any], evidence):
 
 
 def _ask(evidence):
-    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
+    # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
     from scars.tui.cli.render.console import make_console
     from scars.tui.cli.render.gate_prompts import ask, render_evidence
 
@@ -347,7 +380,7 @@ def _ask_rule3(evidence, given: dict[str, Any]) -> dict[str, Any]:
 
 
 def _triage(args, path: str) -> int:
-    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
+    # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
     from scars.core import gates as core
 
     if args.answer is not None:

@@ -34,7 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:  # bare `scars` take
 
 def needs_triage(feature_dir: Path) -> bool:
     """True when the feature has a counted item without a decision (read-only, never locks)."""
-    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
+    # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
     from scars.core.samsara.session import FeatureSession
 
     try:
@@ -47,7 +47,7 @@ def needs_triage(feature_dir: Path) -> bool:
 
 def pick_feature(start: Path) -> tuple[Path | None, list[Path]]:
     """(newest feature needing triage or None, every feature needing triage, newest first)."""
-    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
+    # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
     from scars.core.samsara.feature import find_features, find_repo_root
 
     root = find_repo_root(start)
@@ -61,7 +61,7 @@ def pick_feature(start: Path) -> tuple[Path | None, list[Path]]:
 def other_waiting_loops(root: Path) -> list:
     """Loop states other than samsara features that wait for a person ([] when none or unreadable)."""
     try:
-        # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
+        # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
         from scars.core.loops import discover_loops
 
         return [s for s in discover_loops(root) if s.waiting_for_human and s.kind != "samsara"]
@@ -69,9 +69,31 @@ def other_waiting_loops(root: Path) -> list:
         return []
 
 
+def pending_requests(root: Path) -> list:
+    """The gate requests still waiting for an answer in the inbox ``root`` shows ([] when unreadable)."""
+    try:
+        # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
+        from scars.core.gates import requests as rq
+
+        found, _ = rq.list_requests(rq.requests_root(root))
+        return [r for r in found if r.status == "pending"]
+    except Exception:  # noqa: BLE001 - the inbox is a convenience; `scars requests` explains a bad file
+        return []
+
+
+def _tell_requests(asks: list) -> None:
+    if asks:
+        print(
+            f"Gate requests waiting: {', '.join(f'{r.id} ({r.gate}, asked by {r.asked_by})' for r in asks)}",
+            file=sys.stderr,
+        )
+        for r in asks:
+            print(f"  scars answer {r.id} --answer … --reason …", file=sys.stderr)
+
+
 def _commands(others: list, root: Path) -> list[str]:
     """`scars gate …` for each waiting loop (core's gate_call: the gate the app opens too)."""
-    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
+    # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
     from scars.core.gates.inbox import gate_call
 
     calls = [gate_call(s, root) for s in others]
@@ -88,18 +110,22 @@ def run(args: argparse.Namespace) -> int:
     if root is None or not (root / "changes").is_dir():
         # No samsara feature here: the other loops under this directory are the inbox.
         others = other_waiting_loops(cwd)
-        if not others:
+        asks = pending_requests(cwd)
+        if not others and not asks:
             print(EXPLAIN)
             return 0
         if not interactive():
-            print(f"Waiting for a person: {', '.join(f'{s.kind} {s.name}' for s in others)}", file=sys.stderr)
+            _tell_requests(asks)
+            if others:
+                print(f"Waiting for a person: {', '.join(f'{s.kind} {s.name}' for s in others)}", file=sys.stderr)
             for line in _commands(others, cwd):
                 print(line, file=sys.stderr)
             return refuse_without_tty()
         return launch_inbox(cwd)
     picked, waiting = pick_feature(cwd)
     others = other_waiting_loops(root)
-    if picked is None and not others:
+    asks = pending_requests(root)
+    if picked is None and not others and not asks:
         print(
             f"Nothing waits for triage in {root / 'changes'}: every feature's items are decided.\n"
             "  scars status FEATURE    figures of one feature\n"
@@ -107,12 +133,14 @@ def run(args: argparse.Namespace) -> int:
         )
         return 0
     if not interactive():
+        _tell_requests(asks)
         names = [p.name for p in waiting] + [f"{s.kind} {s.name}" for s in others]
-        print(f"Waiting for a person: {', '.join(names)}", file=sys.stderr)
+        if names:
+            print(f"Waiting for a person: {', '.join(names)}", file=sys.stderr)
         for line in _commands(others, root):
             print(line, file=sys.stderr)
         return refuse_without_tty()
-    if len(waiting) + len(others) > 1 or picked is None:
+    if asks or len(waiting) + len(others) > 1 or picked is None:
         return launch_inbox(root)
     return launch(picked)
 

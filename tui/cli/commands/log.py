@@ -10,7 +10,6 @@ from pathlib import Path
 from scars.core.errors import PathNotFound
 from scars.core.sanitize import one_line
 
-HELP = "check auto-decisions.md and iteration-log.yaml against each other and the reports"
 DESCRIPTION = (
     "`verify` checks auto-decisions.md (well-formed entries, numbering, decision values, generic "
     'answers such as "approved" or "looks good" flagged), iteration-log.yaml (required round '
@@ -52,7 +51,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _targets(paths: list[str]) -> tuple[list[Path], bool]:
     """The feature directories to verify, and whether a repository root was given."""
-    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
+    # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
     from scars.core.samsara.feature import find_features, is_feature_dir
 
     if len(paths) == 1:
@@ -72,7 +71,7 @@ def _targets(paths: list[str]) -> tuple[list[Path], bool]:
 
 
 def run(args: argparse.Namespace) -> int:
-    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
+    # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
     from scars.core.gates.verify import verify_feature
 
     paths = list(args.feature_dir or []) or [args.feature]

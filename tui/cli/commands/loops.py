@@ -9,7 +9,6 @@ from pathlib import Path
 
 from scars.core.sanitize import one_line
 
-HELP = "list every iteration loop under PATH (samsara, loop-spec, review, bkit, DAG), waiting ones first"
 DESCRIPTION = (
     "Find every loop state under PATH (default: the current directory) and print one summary per "
     "loop: budget used and left, the loop's own stop rule with its reasons, the next route, the "
@@ -46,7 +45,7 @@ def _fmt(value: float) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
+    # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
     from scars.core.gates.inbox import gate_call
     from scars.core.loops import discover_loops
 
@@ -78,7 +77,7 @@ def _with_gate(loop: dict, call) -> dict:
 
 
 def _print_report(states, path: str, waiting: int, calls: dict) -> None:
-    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
+    # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
     from rich.text import Text
 
     # lazy: rich output, loaded when this report is printed

@@ -16,8 +16,6 @@ from typing import Any
 from scars.core.errors import ScarsError, UsageError
 from scars.core.sanitize import one_line
 
-HELP = "list the gate requests loops posted with `scars gate … --wait`; apply or withdraw them"
-
 DESCRIPTION = (
     "List the gate requests of the repository's inbox (<root>/.scars/requests/, the root holding "
     "changes/, .samsara/, .git, .loop-spec or .bkit above PATH): who asks, since when, whether a process "
@@ -34,7 +32,7 @@ ACTIONS = ("apply", "withdraw")
 def add_arguments(parser) -> None:
     parser.add_argument(
         "words",
-        metavar="PATH | apply [ID …] | withdraw ID …",
+        metavar="PATH | apply ID | withdraw ID",
         nargs="*",
         help="a directory of the repository (default: .), or an action with request ids",
     )
@@ -47,7 +45,7 @@ def add_arguments(parser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
+    # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
     from scars.core.gates import requests as rq
 
     words = list(args.words)
@@ -84,36 +82,14 @@ def run(args: argparse.Namespace) -> int:
 
 
 def describe(view: Any) -> list[str]:
-    """Two or three inert lines per request: id, state, gate, path; who asks and since when; why."""
-    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
-    from scars.core.clock import how_long_ago
-
+    """Inert lines per request: id, state, gate, path; then core's lines of it, indented."""
     r = view.request
-    ago = how_long_ago(r.asked_at)
-    waits = f"; waiting: pid {view.waiter.get('pid', '?')}" if view.waiter is not None else "; nobody waits"
-    lines = [
-        one_line(f"{r.id}  {view.state:<9} {r.gate} ({r.loop})  {r.path}", 200),
-        "    " + one_line(f"asked by {r.asked_by} {ago + ' ago' if ago else 'at ' + r.asked_at}{waits}", 200),
-    ]
-    prompt = (r.evidence or {}).get("workflow_prompt")
-    if isinstance(prompt, str) and prompt.strip():
-        lines.append("    " + one_line(prompt, 160))
-    if view.state == "expired":
-        why = view.problem or f"the loop's files changed since it was posted ({', '.join(view.changed)})"
-        lines.append("    " + one_line(f"expired: {why}", 300))
-    if r.answer:
-        lines.append("    " + one_line(r.answered_text(), 300))
-    if r.refusal:
-        lines.append("    " + one_line(f"refused: {r.refusal}", 300))
-    if view.state == "pending":
-        lines.append("    " + one_line(f"answer: scars answer {r.id} --answer … --reason …", 200))
-    elif view.state == "answered" and view.waiter is None:
-        lines.append("    " + one_line(f"nobody waits: scars requests apply {r.id}", 200))
-    return lines
+    head = one_line(f"{r.id}  {view.state:<9} {r.gate} ({r.loop})  {r.path}", 200)
+    return [head] + ["    " + one_line(line, 300) for line in view.lines()]
 
 
 def _apply(args, rq, root: Path, ids: list[str]) -> int:
-    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
+    # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
     from scars.core.samsara.decisions import resolve_user
 
     if not ids:
@@ -148,7 +124,7 @@ def _apply(args, rq, root: Path, ids: list[str]) -> int:
 
 
 def _withdraw(args, rq, root: Path, ids: list[str]) -> int:
-    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
+    # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
     from scars.core.samsara.decisions import resolve_user
 
     if not ids:

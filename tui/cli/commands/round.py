@@ -13,7 +13,6 @@ from scars.tui.cli.commands._feature import (
     rule3_from_args,
 )
 
-HELP = "start or close an iteration round (close writes the round to iteration-log.yaml)"
 DESCRIPTION = (
     "`start` opens the next round and snapshots signal_lost_before and the budget context "
     "(remaining rounds, stagnation, net rot of the previous round, strategy hint). `close` records "

@@ -20,7 +20,6 @@ import shlex
 import sys
 from pathlib import Path
 
-HELP = "serve the triage app to a browser (localhost, a token, read-only unless --write)"
 DESCRIPTION = (
     "Serve the triage app of FEATURE_DIR (default: as `scars triage` picks it) to a web browser through "
     "textual-serve, e.g. for a pairing partner. Listens on 127.0.0.1 only unless --host says otherwise; every "

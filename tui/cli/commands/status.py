@@ -9,7 +9,6 @@ from pathlib import Path
 
 from scars.core.errors import PathNotFound
 
-HELP = "summarise a feature directory (or every feature of a repository): signal_lost, groups, parse failures"
 DESCRIPTION = (
     "Read a samsara feature directory (changes/<feature>/) and print signal_lost, the counts per "
     "category, the three triage groups with their items, parse failures, the iteration-entry "
@@ -33,7 +32,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def resolve_target(path: str) -> tuple[str, Path, list[Path]]:
     """("feature", dir, []) or ("repo", root, features). Raises PathNotFound otherwise."""
-    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
+    # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
     from scars.core.samsara.feature import find_features, is_feature_dir
 
     p = Path(path)
@@ -52,7 +51,7 @@ def resolve_target(path: str) -> tuple[str, Path, list[Path]]:
 
 
 def run(args: argparse.Namespace) -> int:
-    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
+    # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
     from scars.core.samsara.feature import read_feature
     from scars.core.samsara.status import feature_to_json
 
@@ -60,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     if kind == "feature":
         feats = [read_feature(target)]
     else:
-        # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
+        # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
         from scars.core.samsara.feature import read_features
 
         feats = read_features(features)

@@ -9,7 +9,6 @@ from pathlib import Path
 from scars.core import settings
 from scars.core.errors import PathNotFound, UsageError
 
-HELP = "open the triage app on a feature directory (resumes where you left off)"
 DESCRIPTION = (
     "Open the full-screen triage app on a samsara feature directory (changes/<date>_<name>/). "
     "Without FEATURE_DIR: the current directory when it is a feature, else the most recent feature "

@@ -6,7 +6,6 @@ import argparse
 
 from scars.tui.cli.commands._feature import add_feature_arguments, emit, open_session
 
-HELP = "revert the latest decision, batch, sign-off or blocked-fix outcome (a new journal record)"
 DESCRIPTION = (
     "Revert the most recent decision of the current round (a batch made by one `scars decide` "
     "with several items is reverted as a whole). The undo is itself a journal record, so nothing "

@@ -8,7 +8,6 @@ import sys
 
 from scars.core.errors import LockHeld
 
-HELP = "check the machine-checkable watches of accepted items; a fired watch reopens its item"
 DESCRIPTION = (
     "An accept may carry a watch besides its prose re-review signal: 'path-changed: <glob>', "
     "'pattern: <regex> in <glob>' or 'recurs'. `scars watch check` evaluates every watch of a "
@@ -40,7 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
+    # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
     from scars.core.gates import reopen_fired
     from scars.core.samsara.decisions import current_decisions
     from scars.core.samsara.feature import read_feature

@@ -4,11 +4,13 @@ Untrusted text reaches a console only through ``scars.core.sanitize`` and as ``T
 objects or with ``markup=False``. Without a terminal the output is plain text at 80 columns;
 ``NO_COLOR`` makes it plain everywhere (no colour, no bold: no escape sequence at all), and
 ``FORCE_COLOR`` styles it even into a pipe (``NO_COLOR`` wins). Both are read through
-``scars.core.settings``.
+``scars.core.settings``. A reader that goes away (``scars status | head``) ends the command
+quietly with 0, as a plain ``print`` does (rich's own console exits 1 there).
 """
 
 from __future__ import annotations
 
+import os
 import sys
 
 from rich.console import Console
@@ -16,12 +18,26 @@ from rich.console import Console
 from scars.core import settings
 
 
+class _Console(Console):
+    def on_broken_pipe(self) -> None:
+        """The reader left: nothing more is written (stdout points at /dev/null, so the flush at
+        exit cannot fail again) and the command ends as ``cli.main`` ends a BrokenPipeError."""
+        self.quiet = True
+        try:
+            fd = self.file.fileno()
+        except (AttributeError, OSError, ValueError):
+            fd = sys.stdout.fileno()
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, fd)
+        raise BrokenPipeError
+
+
 def make_console(stderr: bool = False, width: int | None = None) -> Console:
     stream = sys.stderr if stderr else sys.stdout
     is_tty = stream.isatty()
     env = settings.current()
     styled = not env.no_color and (is_tty or env.force_color)
-    return Console(
+    return _Console(
         file=stream,
         markup=False,
         emoji=False,

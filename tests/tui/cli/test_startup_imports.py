@@ -1,0 +1,80 @@
+"""What `scars --help` and `scars status` import (issue 17: start like a shell tool).
+
+`scars --help` lists the commands from their summaries in ``COMMANDS`` and imports no command
+module, no terminal library and no reader; `scars status` imports its own command module only,
+and nothing asks importlib.metadata for the version (a literal, ``scars.core.__version__``)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from tests.factories import ROOT
+
+DEMO_FEATURE = ROOT / "core" / "demo" / "repo" / "changes" / "2026-11-02_csv-export"
+
+PROBE = """
+import contextlib, io, json, sys
+from scars.tui.cli.main import main
+out = io.StringIO()
+with contextlib.redirect_stdout(out):
+    try:
+        code = main(json.loads(sys.argv[1]))
+    except SystemExit as exc:
+        code = exc.code
+print(json.dumps({"code": code, "out": out.getvalue(), "modules": sorted(sys.modules)}))
+"""
+
+
+def imported_by(*argv: str) -> tuple[int, str, set[str]]:
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE, json.dumps(list(argv))],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PATH": "/usr/bin:/bin", "NO_COLOR": "1", "SCARS_NO_CACHE": "1"},
+    )
+    assert proc.returncode == 0, proc.stderr
+    got = json.loads(proc.stdout.splitlines()[-1])
+    return got["code"], got["out"], set(got["modules"])
+
+
+def loaded(modules: set[str], *packages: str) -> list[str]:
+    return sorted(m for m in modules if any(m == p or m.startswith(p + ".") for p in packages))
+
+
+HEAVY = ("rich", "textual", "questionary", "yaml", "ruamel", "importlib.metadata")
+
+
+def test_help_imports_no_command_module_and_no_library():
+    code, out, modules = imported_by("--help")
+    assert code == 0 and "status" in out and "completion" in out
+    assert loaded(modules, "scars") == [
+        "scars",
+        "scars.core",
+        "scars.core.errors",
+        "scars.core.lazy",
+        "scars.core.settings",
+        "scars.tui",
+        "scars.tui.cli",
+        "scars.tui.cli.main",
+    ]
+    assert loaded(modules, *HEAVY) == []
+
+
+def test_status_imports_its_own_command_only():
+    code, out, modules = imported_by("status", str(DEMO_FEATURE))
+    assert code == 0 and "signal_lost" in out
+    assert loaded(modules, "scars.tui.cli.commands") == ["scars.tui.cli.commands", "scars.tui.cli.commands.status"]
+    assert loaded(modules, "textual", "questionary", "ruamel", "importlib.metadata", "scars.tui.app") == []
+    assert loaded(modules, "scars.core.gates", "scars.core.loops", "scars.core.advice") == []
+
+
+def test_status_json_imports_no_terminal_library():
+    code, out, modules = imported_by("status", "--json", str(DEMO_FEATURE))
+    assert code == 0 and json.loads(out)["feature"] == DEMO_FEATURE.name
+    assert loaded(modules, "scars.tui.cli.commands") == ["scars.tui.cli.commands", "scars.tui.cli.commands.status"]
+    assert (
+        loaded(modules, "rich", "textual", "questionary", "ruamel", "importlib.metadata", "scars.tui.cli.render") == []
+    )
