@@ -8,7 +8,8 @@ layer. Texts held here are exactly as read (untrusted); renderers pass them thro
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from operator import attrgetter
 from typing import Any, Literal
 
 # The three signal_lost categories, by their `scars status --json` count keys.
@@ -121,6 +122,20 @@ class ScarItem:
     # are the fields above: the parsed mapping itself is not kept (it doubled every item).
     extra: dict[str, Any] | None = field(default=None, compare=False, repr=False)
     fingerprint: str = ""  # what the item is as written (reports.item_fingerprint), computed on read
+
+    # Pickling (the read cache holds tens of thousands of items): the fields' values as one
+    # tuple, read and set by name lists made once, instead of dataclasses' own state methods,
+    # which look the fields up again for every item.
+    def __getstate__(self) -> tuple[Any, ...]:
+        return _ITEM_VALUES(self)
+
+    def __setstate__(self, state: tuple[Any, ...]) -> None:
+        for name, value in zip(_ITEM_FIELDS, state):
+            object.__setattr__(self, name, value)
+
+
+_ITEM_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(ScarItem))
+_ITEM_VALUES = attrgetter(*_ITEM_FIELDS)
 
 
 @dataclass(frozen=True, slots=True)

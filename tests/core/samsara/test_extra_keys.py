@@ -67,3 +67,16 @@ def test_the_fingerprint_is_the_one_decisions_recorded(tmp_path):
     assert item_fingerprint(it) == expected
     bare = ScarItem("ks-1", "known_shortcuts", "x", None, "scar-reports/a.yaml", 1, "gen2")
     assert item_fingerprint(bare) == hashlib.sha1(b"scar-reports/a.yaml\x00known_shortcuts\x00null").hexdigest()[:16]
+
+
+def test_items_round_trip_through_the_cache_pickle(tmp_path):
+    # ScarItem pickles its fields as one tuple (issue 17: the cache of 50,000 items); every
+    # field comes back, the ones not compared (extra) included.
+    import pickle
+
+    f = _feature(tmp_path)
+    back = pickle.loads(pickle.dumps(f, protocol=pickle.HIGHEST_PROTOCOL))
+    assert back == f
+    for a, b in zip(back.items, f.items):
+        assert [getattr(a, n) for n in a.__slots__] == [getattr(b, n) for n in b.__slots__]
+    assert any(it.extra for it in back.items) and all(it.fingerprint for it in back.items)
