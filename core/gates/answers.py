@@ -21,6 +21,12 @@ ANSWERS_MAX_BYTES = 1_000_000
 GATE_KEYS = {"answer", "reason", "item", "blocked", "value"}
 
 
+# A samsara round gate's answer may carry the round's Rule-3 fields (kept as written: a mapping,
+# lists, or "none"), and `rule3: none` to record all three as none explicitly.
+ROUND_GATE_KEYS = {"budget_spent", "evidence_gained", "residual_risk", "rule3"}
+ROUND_GATES = ("round-continue", "safety-valve")
+
+
 @dataclass
 class AnswersFile:
     gates: dict[str, list[dict[str, Any]]]  # gate id -> answers (blocked-fix may hold several)
@@ -75,13 +81,19 @@ def load_answers(path: str | os.PathLike) -> AnswersFile:
                 if isinstance(v, (str, int)) and not isinstance(v, bool):
                     gates.setdefault(k, []).append({"answer": str(v)})
                 elif isinstance(v, dict):
-                    unknown = set(map(str, v)) - GATE_KEYS
+                    allowed = GATE_KEYS | (ROUND_GATE_KEYS if k in ROUND_GATES else set())
+                    unknown = set(map(str, v)) - allowed
                     if unknown:
                         errors.append(
-                            f"{k}: unknown key(s) {', '.join(sorted(unknown))} (allowed: {', '.join(sorted(GATE_KEYS))})"
+                            f"{k}: unknown key(s) {', '.join(sorted(unknown))} (allowed: {', '.join(sorted(allowed))})"
                         )
                         continue
-                    gates.setdefault(k, []).append({str(a): (None if b is None else str(b)) for a, b in v.items()})
+                    gates.setdefault(k, []).append(
+                        {
+                            str(a): (b if str(a) in ROUND_GATE_KEYS else (None if b is None else str(b)))
+                            for a, b in v.items()
+                        }
+                    )
                 else:
                     errors.append(f"{k}: the answer must be a value or a mapping with answer/reason")
         elif ITEM_ID.match(k):

@@ -82,14 +82,25 @@ def record(
     source: str = "terminal",
     session: FeatureSession | None = None,
     auto_entry: bool | None = None,
+    round_fields: dict[str, Any] | None = None,
 ) -> GateResult:
     """Record an answer: samsara gates under the feature's writer session (``session``, or one
-    opened for this answer), the other loops' directly."""
+    opened for this answer), the other loops' directly. ``round_fields``: a samsara round gate's
+    Rule-3 fields (``scars.core.gates.samsara.round_fields``)."""
     _entry_option(evidence.gate.loop, auto_entry)
     if evidence.gate.loop == "samsara":
         return samsara_gate.record(
-            evidence, answer_text, reason, user=user, source=source, session=session, auto_entry=auto_entry
+            evidence,
+            answer_text,
+            reason,
+            user=user,
+            source=source,
+            session=session,
+            auto_entry=auto_entry,
+            round_fields=round_fields,
         )
+    if round_fields:
+        raise UsageError("budget_spent / evidence_gained / residual_risk belong to a samsara round gate")
     return apply_answer(evidence, answer_text, reason, user=user, source=source)
 
 

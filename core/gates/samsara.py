@@ -37,7 +37,7 @@ from typing import Any
 from scars.core.advice.advisor import advise_feature
 from scars.core.errors import ChangedOnDisk, DecisionRefused, FieldError, UsageError
 from scars.core.formats.auto_decisions import DecisionEntry
-from scars.core.gates.answers import AnswersFile
+from scars.core.gates.answers import ROUND_GATE_KEYS, ROUND_GATES, AnswersFile
 from scars.core.gates.catalog import (
     DECISION_POINTS,
     GATES,
@@ -53,8 +53,8 @@ from scars.core.gates.state_io import loop_extra
 from scars.core.loops.samsara import feature_state
 from scars.core.model import GROUP_LABEL, GROUPS, REGISTRY_FILE, Feature, ScarItem
 from scars.core.samsara.decisions import validate_decision
-from scars.core.samsara.rounds import RoundFigures, Valve, valves_after_round
-from scars.core.samsara.session import FeatureSession
+from scars.core.samsara.rounds import RULE_3, RoundFigures, Valve, valves_after_round
+from scars.core.samsara.session import FeatureSession, undecided_outcome
 from scars.core.samsara.watches import WatchResult, _append, already_reopened, read_watch_log
 from scars.core.sanitize import one_line
 from scars.core.storage import safe_read
@@ -255,13 +255,37 @@ def _gather_round(gate: Gate, session: FeatureSession, **_: Any) -> Evidence:
     if active:
         prompt = "\n".join(_valve_warning(v, fig) for v in active) + "\n\n" + prompt
     blocked = _blocked_awaiting(feature, session)
+    counted = sum(1 for it in feature.items if it.counted)
     figures = _common(feature) + [
         ("round", f"{fig.round} of {fig.max_rounds}"),
         ("signal_lost this round", f"{before} → {fig.signal_lost_after}"),
         ("fixed / remaining", f"{fig.fixed} fixed, {fig.remaining} remaining ({fig.triaged} triaged this round)"),
         ("accepted / deferred", f"{fig.accepted} accepted, {fig.deferred} deferred"),
+        ("undecided", f"{len(fig.undecided)} of {counted}"),
     ]
+    if fig.fix_open:
+        figures.append(("fix decisions not applied", f"{len(fig.fix_open)} (their items are still in the reports)"))
+    for key in RULE_3:
+        if key in fig.rule3:
+            figures.append((f"{key} (from {', '.join(fig.rule3_sources)})", _rule3_text(fig.rule3[key])))
+    rule3_missing = [k for k in RULE_3 if k not in fig.rule3]
+    if rule3_missing:
+        figures.append(("Rule 3 to give", ", ".join(rule3_missing) + " (or none; not given: recorded as none, said)"))
+    pending = [i for i, d in session.round_triage().items() if d.action == "accept" and d.pending_review]
     warnings = [f"safety valve {v.id}: {_valve_warning(v, fig)}" for v in active]
+    if fig.undecided:
+        warnings.insert(
+            0,
+            f"{len(fig.undecided)} of {counted} items undecided: continue carries them to round "
+            f"{fig.round + 1}; stop leaves them undecided (the round records it)",
+        )
+    if pending:
+        warnings.insert(
+            0,
+            f"{len(pending)} accept(s) wait for a second person's sign-off ({', '.join(pending[:5])}): "
+            "the round cannot close until they are signed off (s in the app, scars decide ID --sign-off NAME) "
+            "or decided again",
+        )
     warnings += [f"watch-for {v.id}: {v.message}" for v in valves if v.kind == "watch_for" and v.active]
     near = [v for v in valves if v.kind == "safety_valve" and v.near and not v.active]
     warnings += [f"near safety valve {v.id}: {v.message}" for v in near]
@@ -283,10 +307,94 @@ def _gather_round(gate: Gate, session: FeatureSession, **_: Any) -> Evidence:
         warnings,
         default="stop" if active else "continue",
         advice=_advice(feature, session.decisions, valve_advice),
-        facts={**fig.to_dict(), "valves": [v.id for v in active], "blocked": [it.id for it in blocked]},
+        facts={
+            **fig.to_dict(),
+            "valves": [v.id for v in active],
+            "blocked": [it.id for it in blocked],
+            "pending_review": pending,
+            "rule3_missing": rule3_missing,
+        },
     )
+    if active and gate.id == "round-continue":
+        # Continuing while a valve fires is an override: it is given at the safety valve's gate,
+        # never by an answer to the plain round-continuation question (CLI, answers file alike).
+        ev.refused["continue"] = (
+            f"safety valve(s) {', '.join(v.id for v in active)} fired: continuing needs the override — "
+            "answer the safety-valve gate (scars gate safety-valve --answer continue --reason WHY; "
+            "`safety-valve:` in an answers file)"
+        )
+    for a in point.answers:
+        if pending:
+            ev.refused[a.value] = f"{len(pending)} accept(s) wait for a second person's sign-off"
     ev.context.update(fig=fig, valves=[v.id for v in active], blocked=[it.id for it in blocked])
     return ev
+
+
+NONE_WORDS = frozenset({"none", "[]", "{}", "-"})
+
+
+def round_fields(
+    *,
+    budget_spent: Any = None,
+    evidence_gained: Any = None,
+    residual_risk: Any = None,
+    rule3: Any = None,
+) -> dict[str, Any]:
+    """A round gate's Rule-3 fields as given (flags, an answers file, the app's form) made into
+    the round's values: ``budget_spent`` a mapping of non-negative counts (``K=N,…`` text too),
+    ``evidence_gained`` / ``residual_risk`` lists of texts (one text is a one-item list); the word
+    ``none`` (or an empty list / mapping) records none, explicitly; ``rule3: none`` all three. A
+    field not given is left out (the round takes it from its fix-round reports, or refuses).
+    Raises DecisionRefused naming every bad field."""
+    errors: list[FieldError] = []
+    out: dict[str, Any] = {}
+    if rule3 is not None:
+        if isinstance(rule3, str) and rule3.strip().casefold() in NONE_WORDS:
+            out.update(budget_spent={}, evidence_gained=[], residual_risk=[])
+        else:
+            errors.append(FieldError("rule3", "only `none` (record all three Rule-3 fields as none)"))
+    if budget_spent is not None:
+        value: Any = budget_spent
+        if isinstance(value, str):
+            text = value.strip()
+            if text.casefold() in NONE_WORDS:
+                value = {}
+            else:
+                value = {}
+                for part in text.split(","):
+                    k, sep, n = part.partition("=")
+                    if not part.strip():
+                        continue
+                    if not sep or not k.strip() or not n.strip().isdigit():
+                        errors.append(FieldError("budget_spent", f"{part.strip()!r} is not NAME=COUNT"))
+                        break
+                    value[k.strip()] = int(n.strip())
+        if isinstance(value, dict) and all(
+            isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in value.values()
+        ):
+            out["budget_spent"] = {str(k): n for k, n in value.items()}
+        elif not any(e.field == "budget_spent" for e in errors):
+            errors.append(FieldError("budget_spent", "must map names to non-negative counts (or be none)"))
+    for key, given in (("evidence_gained", evidence_gained), ("residual_risk", residual_risk)):
+        if given is None:
+            continue
+        items = [given] if isinstance(given, str) else given
+        if not isinstance(items, (list, tuple)) or not all(isinstance(x, str) for x in items):
+            errors.append(FieldError(key, "must be texts (or none)"))
+            continue
+        texts = [x.strip() for x in items if x.strip()]
+        out[key] = [] if len(texts) == 1 and texts[0].casefold() in NONE_WORDS else texts
+    if errors:
+        raise DecisionRefused(f"round fields refused: {'; '.join(str(e) for e in errors)}", errors)
+    return out
+
+
+def _rule3_text(value: Any) -> str:
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {v}" for k, v in value.items()) or "none"
+    if isinstance(value, list):
+        return "; ".join(one_line(str(x), 120) for x in value) or "none"
+    return one_line(str(value), 200)
 
 
 def _reported_blocked(feature: Feature, item: ScarItem) -> bool:
@@ -622,6 +730,8 @@ def _close(
     trigger: str | None = None,
     fields: dict[str, Any] | None = None,
     as_written: bool = False,
+    explicit: bool = False,
+    overrides: list[str] | None = None,
 ) -> tuple[GateResult, dict[str, Any]]:
     """Close the open round with ``decision`` (the one path of the round gate and `scars round
     close`); returns the result and the round as written. ``as_written``: the reason is the
@@ -643,13 +753,27 @@ def _close(
             why = f"safety valve {', '.join(_VALVE_NAMES.get(v, v) for v in valves)}: {why}"
     if decision == "forced_stop" and trigger is None and valves:
         trigger = "max_rounds" if "max_rounds" in valves else valves[0]
+    kwargs = dict(fields or {})
+    if decision == "continue" and valves:
+        # Valves apply on every path: continuing past one is an explicit override with its reason.
+        named = set(overrides or ())
+        if not explicit and not set(valves) <= named:
+            missing = ", ".join(v for v in valves if v not in named)
+            raise DecisionRefused(
+                f"round {fig.round}: safety valve(s) {missing} fired; continuing needs the override "
+                f"(scars round close --decision continue --override {missing.split(', ')[0]} --reason WHY, or "
+                "the safety-valve gate)",
+                [FieldError("override", f"safety valve(s) {missing} not overridden")],
+            )
+        kwargs["valve_overrides"] = [{"valve": v, "reason": why, "by": user} for v in valves]
     entries: list[DecisionEntry] = []
     if want:
         extra = [f"iteration-log.yaml: round {fig.round} decision {decision}"]
+        if fig.undecided:
+            extra.append(f"{len(fig.undecided)} undecided item(s): {undecided_outcome(decision, fig.round)}")
         entries = _with_triage(
             session, user, [build_entry(ev, ans, reason, user=user, rationale=why or None, extra_consequences=extra)]
         )
-    kwargs = dict(fields or {})
     if trigger is not None:
         kwargs["trigger"] = trigger
     round_ = session.close_round(decision, why, entries=entries, **kwargs)
@@ -658,9 +782,28 @@ def _close(
 
 
 def _apply_round(
-    session: FeatureSession, ev: Evidence, ans: Answer, reason: str | None, user: str, source: str, want: bool
+    session: FeatureSession,
+    ev: Evidence,
+    ans: Answer,
+    reason: str | None,
+    user: str,
+    source: str,
+    want: bool,
+    round_fields: dict[str, Any] | None = None,
 ) -> GateResult:
-    return _close(session, ev, ans, reason, decision=_round_decision(ev, ans), user=user, want=want)[0]
+    # The safety-valve gate's own answer is the explicit override (a plain round-continue answer to
+    # continue was refused when its evidence was gathered).
+    return _close(
+        session,
+        ev,
+        ans,
+        reason,
+        decision=_round_decision(ev, ans),
+        user=user,
+        want=want,
+        fields=round_fields,
+        explicit=ev.gate.id == "safety-valve",
+    )[0]
 
 
 def _apply_blocked(
@@ -707,12 +850,21 @@ def apply(
     session: FeatureSession | None,
     source: str,
     auto_entry: bool | None = None,
+    round_fields: dict[str, Any] | None = None,
 ) -> GateResult:
-    """Record a validated answer under ``session`` (open and writable)."""
+    """Record a validated answer under ``session`` (open and writable). ``round_fields``: a round
+    gate's Rule-3 fields (budget_spent, evidence_gained, residual_risk) given with the answer."""
     if session is None or session.read_only:
         raise UsageError("a samsara gate records under a writable FeatureSession")
     want = entries_wanted(session.feature, auto_entry)
-    result = _APPLY[evidence.gate.id](session, evidence, ans, reason, user, source, want)
+    if evidence.gate.id in ("round-continue", "safety-valve"):
+        result = _apply_round(session, evidence, ans, reason, user, source, want, round_fields)
+    else:
+        if round_fields:
+            raise UsageError(
+                f"budget_spent / evidence_gained / residual_risk belong to a round gate, not {evidence.gate.id}"
+            )
+        result = _APPLY[evidence.gate.id](session, evidence, ans, reason, user, source, want)
     result.source = source
     return result
 
@@ -734,15 +886,17 @@ def record(
     source: str,
     session: FeatureSession | None = None,
     auto_entry: bool | None = None,
+    round_fields: dict[str, Any] | None = None,
 ) -> GateResult:
     """Re-read the evidence under the writer lock (state may have moved), validate, record.
 
     ``session``: the caller's open writable session (the app holds one); else one is opened
     (and the lock taken) for this answer."""
+    kw: dict[str, Any] = {"user": user, "source": source, "auto_entry": auto_entry, "round_fields": round_fields}
     if session is not None:
-        return _record_in(session, evidence, answer_text, reason, user=user, source=source, auto_entry=auto_entry)
+        return _record_in(session, evidence, answer_text, reason, **kw)
     with _writable(evidence.target, user) as own:
-        return _record_in(own, evidence, answer_text, reason, user=user, source=source, auto_entry=auto_entry)
+        return _record_in(own, evidence, answer_text, reason, **kw)
 
 
 def _record_in(
@@ -754,10 +908,13 @@ def _record_in(
     user: str,
     source: str,
     auto_entry: bool | None,
+    round_fields: dict[str, Any] | None = None,
 ) -> GateResult:
     fresh = gather(evidence.gate, evidence.target, session=session, **_options_for(evidence))
     ans, reason = validate_answer(fresh, answer_text, reason)
-    return apply(fresh, ans, reason, user=user, session=session, source=source, auto_entry=auto_entry)
+    return apply(
+        fresh, ans, reason, user=user, session=session, source=source, auto_entry=auto_entry, round_fields=round_fields
+    )
 
 
 def record_triage(evidence: Evidence, *, user: str, source: str, auto_entry: bool | None = None) -> GateResult | None:
@@ -770,11 +927,23 @@ def record_triage(evidence: Evidence, *, user: str, source: str, auto_entry: boo
 
 
 def close_round(
-    session: FeatureSession, decision: str, reason: str, *, auto_entry: bool | None = None, **fields: Any
+    session: FeatureSession,
+    decision: str,
+    reason: str,
+    *,
+    auto_entry: bool | None = None,
+    override: list[str] | None = None,
+    **fields: Any,
 ) -> dict[str, Any]:
     """`scars round close`: the round gate's path with the decision given directly (continue,
-    stop, forced_stop or interrupted) and the round's other fields; returns the round written."""
+    stop, forced_stop or interrupted) and the round's other fields; returns the round written.
+    ``override``: the safety valves a ``continue`` goes past on purpose (each must be named)."""
     ev = gather(GATES["round-continue"], session.path, session=session)
+    if ev.facts.get("pending_review"):
+        raise DecisionRefused(
+            f"round close refused: {len(ev.facts['pending_review'])} accept(s) wait for a second person's sign-off",
+            [FieldError("pending_review", "accepts not signed off")],
+        )
     if decision == "forced_stop" and ev.gate.id != "safety-valve":
         ev.gate = GATES["safety-valve"]  # a forced stop is the safety valve's decision point
     ans = (
@@ -795,6 +964,7 @@ def close_round(
         trigger=trigger,
         fields=fields,
         as_written=True,
+        overrides=override,
     )
     return round_
 
@@ -964,8 +1134,17 @@ def replay(
                         if problem:
                             errors.append(f"{gid}: {problem}")
                     try:
-                        ro.round_figures()
-                    except UsageError as exc:
+                        ro_ev = gather(GATES[gid], feature_dir, session=ro)
+                        # The valves after the round do not depend on the triage replayed first:
+                        # a plain round-continue answer to continue past one is refused here.
+                        if (
+                            ans is not None
+                            and ans.value in ro_ev.refused
+                            and "safety valve" in ro_ev.refused[ans.value]
+                        ):
+                            errors.append(f"{gid}: answer {ans.value!r} refused: {ro_ev.refused[ans.value]}")
+                        round_fields(**{k: e[k] for k in ROUND_GATE_KEYS if k in e})
+                    except (UsageError, DecisionRefused) as exc:
                         errors.append(f"{gid}: {exc}")
                     plan.append((gid, {**e, **opts}))
                     continue
@@ -974,6 +1153,8 @@ def replay(
                     if gid == "blocked-fix" and (af.items.get(opts.get("item") or "") or {}).get("action") == "fix":
                         ev.refused.clear()  # decided fix by this same file, before the blocked-fix step
                     validate_answer(ev, e.get("answer"), e.get("reason"))
+                    if gid in ("round-continue", "safety-valve"):
+                        round_fields(**{k: e[k] for k in ROUND_GATE_KEYS if k in e})
                 except (UsageError, DecisionRefused) as exc:
                     errors.append(f"{gid}: {exc}")
                     continue
@@ -993,5 +1174,19 @@ def replay(
                     session.decide(item_id, entry["action"], **fields)
             ev = gather(GATES[gid], feature_dir, session=session, item=e.get("item"), blocked=e.get("blocked"))
             ans, reason = validate_answer(ev, e.get("answer"), e.get("reason"))
-            results.append(apply(ev, ans, reason, user=user, session=session, source=source, auto_entry=auto_entry))
+            given: dict[str, Any] | None = (
+                round_fields(**{k: e[k] for k in ROUND_GATE_KEYS if k in e}) if gid in ROUND_GATES else None
+            )
+            results.append(
+                apply(
+                    ev,
+                    ans,
+                    reason,
+                    user=user,
+                    session=session,
+                    source=source,
+                    auto_entry=auto_entry,
+                    round_fields=given,
+                )
+            )
     return results

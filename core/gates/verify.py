@@ -12,8 +12,10 @@ Outcome (formats.md §1.6, log-level states):
   log lacks or holds differently, an item scars decided that no report holds, in auto mode a
   round without its round-continuation (or safety-valve) entry, an entry that contradicts its
   round — its decision, or the choice its answer names ((A) / 繼續 / continue against a round
-  that stopped, (B) / 停止 / stop against one that continued), journal or not —, or an iteration
-  entry whose gate-id is a gate of another loop.
+  that stopped, (B) / 停止 / stop against one that continued), journal or not —, a round of a
+  budget-era log without its Rule-3 fields (``budget_spent``, ``evidence_gained``,
+  ``residual_risk``; an empty list says none), or an iteration entry whose gate-id is a gate of
+  another loop.
 * ``unknown`` — nothing contradicts, but something cannot be decided: no log at all, a
   hand-written triage description the one matcher (``scars.core.samsara.matching``) ties to no
   item confidently (weak, ambiguous or none), entries that cannot be matched to rounds.
@@ -191,6 +193,9 @@ def _check_gate_id(e, file: str, v: Verification) -> None:
 # --------------------------------------------------------------------------- iteration-log.yaml
 
 
+RULE_3 = ("budget_spent", "evidence_gained", "residual_risk")
+
+
 def _round_matches(feature, round_no: int) -> list:
     """The round's triaged descriptions, each matched by the one matcher (feature.log_matches)."""
     return [m for m in feature.log_matches if m.round == round_no]
@@ -246,6 +251,22 @@ def _check_iteration_log(path: Path, feature, v: Verification, entries: list) ->
                 v.add("failure", f.name, f"{where}: decision_reason is missing")
             if log.budget_present and r.budget_context is None:
                 v.add("failure", f.name, f"{where}: budget_context is missing (Rule 2)")
+            raw_keys = set(r.raw) if isinstance(r.raw, dict) else set()
+            absent = [k for k in RULE_3 if k not in raw_keys]
+            if log.budget_present and absent:
+                v.add(
+                    "failure",
+                    f.name,
+                    f"{where}: {', '.join(absent)} missing (Rule 3: a round records what it spent, what it "
+                    "learned and the risk left; an empty list says none)",
+                )
+            not_given = r.raw.get("rule3_not_given") if isinstance(r.raw, dict) else None
+            if isinstance(not_given, list) and not_given:
+                v.add(
+                    "note",
+                    f.name,
+                    f"{where}: {', '.join(map(str, not_given))} not given when the round closed (recorded as none)",
+                )
         if r.decision == "forced_stop" and not _TRIGGER.search(r.decision_reason or ""):
             v.add("failure", f.name, f"{where}: a forced stop must name its safety-valve trigger (Rule 6)")
         legacy = []

@@ -66,7 +66,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from scars.core.model import CATEGORIES, Feature, IterationLog, Round, ScarItem
+from scars.core.model import CATEGORIES, Feature, IterationLog, Round, ScarItem, ScarReport
 from scars.core.text import normalize
 
 DEFAULT_MAX_ROUNDS = 3
@@ -755,6 +755,8 @@ class RoundFigures:
     new_items: tuple[str, ...] = ()
     fix_open: tuple[str, ...] = ()
     undecided: tuple[str, ...] = ()
+    rule3: dict[str, Any] = field(default_factory=dict)  # Rule-3 fields the round's fix reports give
+    rule3_sources: tuple[str, ...] = ()  # those fix-round reports
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -770,6 +772,8 @@ class RoundFigures:
             "undecided": len(self.undecided),
             "remaining": self.remaining,
             "new_items": len(self.new_items),
+            "rule3_from_reports": dict(self.rule3),
+            "fix_reports": list(self.rule3_sources),
         }
 
 
@@ -797,6 +801,7 @@ def round_figures(
         before = signal_before_round(log, number, feature.signal_lost)
     fixes = [i for i, d in triage.items() if field_of(d, "action") == "fix"]
     in_force = decisions if decisions is not None else triage
+    reports = fix_round_reports(feature, open_round)
     return RoundFigures(
         round=number,
         max_rounds=max_rounds,
@@ -810,7 +815,73 @@ def round_figures(
         new_items=tuple(it.id for it in counted if it.id not in start_ids),
         fix_open=tuple(i for i in fixes if i in listed),
         undecided=tuple(it.id for it in counted if it.id not in in_force),
+        rule3=rule3_from_reports(reports),
+        rule3_sources=tuple(r.file for r in reports),
     )
+
+
+# Rule 3 of the iteration-log template: a round records what it spent, what it learned and the
+# risk it leaves (an empty list / mapping records none, said explicitly).
+RULE_3: tuple[str, ...] = ("budget_spent", "evidence_gained", "residual_risk")
+
+
+def fix_round_reports(feature: Feature, open_round: Mapping[str, Any]) -> list[ScarReport]:
+    """The scar reports this round's fixes wrote (seed 002 Step 3: "scar report per fix"): the
+    reports that carry a fix result's ``budget_spent`` / ``evidence_gained`` / ``residual_risk``
+    and were not there when the round started (the ``round_start`` record's ``reports``; a record
+    without them: reports holding an item that is new since the round started)."""
+    at_start = open_round.get("reports")
+    start_items = set(open_round.get("item_ids") or ())
+    out = []
+    for r in feature.reports:
+        if r.parse_failure is not None or not any(k in (r.extra or {}) for k in RULE_3):
+            continue
+        if isinstance(at_start, list):
+            new = r.file not in at_start
+        else:
+            new = any(it.id not in start_items for it in r.items if not it.resolved)
+        if new:
+            out.append(r)
+    return out
+
+
+def _count(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return max(0, value)
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    return None
+
+
+def rule3_from_reports(reports: list[ScarReport]) -> dict[str, Any]:
+    """The round's Rule-3 fields as the fix results report them (seed 002, "Fix result budget
+    report"): ``budget_spent`` sums the reports' ``validation_runs`` and
+    ``reviewer_retries_consumed`` (as ``reviewer_retries``) and counts one implementer dispatch
+    per fix report; ``evidence_gained`` and ``residual_risk`` are their lists, in report order.
+    Only the fields some report gives are returned."""
+    out: dict[str, Any] = {}
+    spent: dict[str, int] = {}
+    dispatches = 0
+    for r in reports:
+        extra = r.extra or {}
+        b = extra.get("budget_spent")
+        if isinstance(b, Mapping):
+            dispatches += 1
+            for src, dst in (("validation_runs", "validation_runs"), ("reviewer_retries_consumed", "reviewer_retries")):
+                n = _count(b.get(src))
+                if n is not None:
+                    spent[dst] = spent.get(dst, 0) + n
+        for key in ("evidence_gained", "residual_risk"):
+            v = extra.get(key)
+            if isinstance(v, list):
+                out.setdefault(key, []).extend(str(x) for x in v if isinstance(x, (str, int, float)) and str(x).strip())
+            elif isinstance(v, str) and v.strip():
+                out.setdefault(key, []).append(v.strip())
+    if dispatches:
+        out["budget_spent"] = {"implementer_dispatches": dispatches, **spent}
+    return out
 
 
 def valves_after_round(feature: Feature, decisions: Mapping[str, Any], fig: RoundFigures) -> list[Valve]:

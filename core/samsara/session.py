@@ -60,6 +60,7 @@ from scars.core.samsara.reports import item_fingerprint
 from scars.core.samsara.rounds import (
     COUNTED_BY_KEY,
     COUNTED_BY_SCARS,
+    RULE_3,
     RoundFigures,
     round_figures,
     round_start_snapshot,
@@ -449,22 +450,42 @@ class FeatureSession:
         journal: list[int] = [r["round"] for r in self._state.closed_rounds if isinstance(r.get("round"), int)]
         return max(on_disk + journal + [0]) + 1
 
-    def start_round(self) -> dict[str, Any]:
-        """Open the next round: snapshot ``signal_lost_before`` and the budget context."""
+    def start_round(self, *, override_max_rounds: str | None = None) -> dict[str, Any]:
+        """Open the next round: snapshot ``signal_lost_before``, the budget context, the items and
+        the reports there are at its start.
+
+        A round past ``max_rounds`` is the max-rounds safety valve's forced stop (seed 002 Step
+        4): it is refused unless ``override_max_rounds`` says why it goes on anyway (a reason
+        that says something); the override is recorded and written with the round."""
         self._writable()
         if self._state.open_round:
             raise UsageError(f"round {self.current_round()} is already open; close it first (scars round close)")
         self._refresh_feature()
         number = self._next_round_number()
+        max_rounds = self._max_rounds()
+        override = None
+        if number > max_rounds:
+            problem = text_problem(override_max_rounds, specific=True)
+            if problem:
+                raise DecisionRefused(
+                    f"round {number} would pass max_rounds {max_rounds}: the max-rounds safety valve forces a stop "
+                    f"(seed 002 Step 4). To start it anyway, give the override with its reason "
+                    f'(scars round start --override-max-rounds "WHY"): {problem}',
+                    [FieldError("override_max_rounds", problem)],
+                )
+            override = {"valve": "max_rounds", "reason": str(override_max_rounds).strip(), "by": self.user}
         snapshot = _budget_snapshot(self.feature)
-        rec = self._append(
-            ROUND_START,
-            round=number,
-            signal_lost_before=self.feature.signal_lost,
-            budget_context=snapshot,
-            item_ids=[i.id for i in self.feature.items if i.counted],
-            max_rounds=self._max_rounds(),
-        )
+        payload: dict[str, Any] = {
+            "round": number,
+            "signal_lost_before": self.feature.signal_lost,
+            "budget_context": snapshot,
+            "item_ids": [i.id for i in self.feature.items if i.counted],
+            "reports": [r.file for r in self.feature.reports],
+            "max_rounds": max_rounds,
+        }
+        if override:
+            payload["valve_override"] = override
+        rec = self._append(ROUND_START, **payload)
         return {
             "round": number,
             "signal_lost_before": rec["signal_lost_before"],
@@ -472,6 +493,7 @@ class FeatureSession:
             "max_rounds": rec["max_rounds"],
             "started_at": rec["at"],
             "started_by": rec["by"],
+            **({"valve_override": override} if override else {}),
         }
 
     def _max_rounds(self) -> int:
@@ -512,6 +534,7 @@ class FeatureSession:
         if not start:
             raise UsageError("no round is open; start one first (scars round start)")
         trigger = fields.pop("trigger", None)
+        overrides = list(fields.pop("valve_overrides", None) or ())
         errors = _round_close_errors(decision, reason, trigger, fields)
         if errors:
             raise DecisionRefused(f"round close refused: {format_errors(errors)}", errors)
@@ -524,7 +547,17 @@ class FeatureSession:
             reason = f"{reason} (safety valve: {trigger})"
         self._refresh_feature()
         triage = self.round_triage()
+        pending = [i for i, d in triage.items() if d.action == "accept" and d.pending_review]
+        if pending:
+            raise DecisionRefused(
+                f"round close refused: {len(pending)} accept(s) wait for a second person's sign-off "
+                f"({', '.join(pending[:5])}{' …' if len(pending) > 5 else ''}); sign them off "
+                "(scars decide ID --sign-off NAME, or s in the app) or decide them again — an accept "
+                "pending review is never written as a plain accept",
+                [FieldError("pending_review", f"{len(pending)} accept(s) not signed off")],
+            )
         fig = round_figures(self.feature, start, triage, self.decisions)
+        rule3, missing = self._rule3(fields, fig)
         entry: dict[str, Any] = {
             "round": fig.round,
             "signal_lost_before": fig.signal_lost_before,
@@ -534,16 +567,33 @@ class FeatureSession:
             "fixes_applied": fig.fixed,
             "fixes_scar_count": len(fig.new_items),
         }
-        for key in ("budget_spent", "evidence_gained", "residual_risk"):
-            if key in fields and fields[key] is not None:
-                value = fields[key]
-                entry[key] = dict(value) if isinstance(value, dict) else list(value)
+        for key in RULE_3:
+            # Rule 3: every round records the three fields. One nobody gave (no flag, answer or
+            # form field, no fix-round report) is written as none and named in rule3_not_given,
+            # so the log never claims more than was said.
+            value = rule3.get(key, {} if key == "budget_spent" else [])
+            entry[key] = dict(value) if isinstance(value, dict) else list(value)
         entry["signal_lost_after"] = fig.signal_lost_after
         entry["decision"] = decision
         entry["decision_reason"] = reason
-        # Extra key (upstream readers ignore it): these figures are scars' recount by the seed's
-        # rules, so a reader never compares them with figures the loop recorded by its own count.
+        if missing:
+            entry["rule3_not_given"] = missing
+        # Extra keys (upstream readers ignore them). counted_by: these figures are scars' recount
+        # by the seed's rules, never compared with figures the loop recorded by its own count.
         entry[COUNTED_BY_KEY] = COUNTED_BY_SCARS
+        # What happens to the items nobody decided, said as the gate said it.
+        entry["items_undecided"] = len(fig.undecided)
+        if fig.undecided:
+            entry["undecided_outcome"] = undecided_outcome(decision, fig.round)
+        if fig.fix_open:
+            entry["fixes_not_applied"] = len(fig.fix_open)
+        people = self._triaged_by(triage)
+        if people:
+            entry["triaged_by"] = people
+        if start.get("valve_override"):
+            overrides.insert(0, dict(start["valve_override"]))
+        if overrides:
+            entry["valve_overrides"] = overrides
         entries = list(entries)
         self._append(ROUND_CLOSE, entries=entries, round=fig.round, entry=entry, new_item_ids=list(fig.new_items))
         # From here the round is closed (in the journal): a later failure must say so, not
@@ -602,10 +652,38 @@ class FeatureSession:
                     a["watch"] = d.watch
                     if d.watch_base:
                         a["watch_base"] = d.watch_base
+                # Extra keys upstream readers ignore: who decided, who signed off.
+                if d.decided_by:
+                    a["decided_by"] = d.decided_by
+                if d.reviewed_by:
+                    a["reviewed_by"] = d.reviewed_by
                 accept.append(a)
             else:
                 defer.append(desc)
         return {"fix": fix, "accept": accept, "defer": defer}
+
+    def _triaged_by(self, triage: dict[str, Decision]) -> list[dict[str, Any]]:
+        """Who decided each item of the round (and who signed it off): an extra key of the round."""
+        out = []
+        for item_id, d in triage.items():
+            rec: dict[str, Any] = {"action": d.action, "description": self._describe(item_id)}
+            if d.decided_by:
+                rec["decided_by"] = d.decided_by
+            if d.reviewed_by:
+                rec["reviewed_by"] = d.reviewed_by
+            out.append(rec)
+        return out
+
+    def _rule3(self, fields: dict[str, Any], fig: RoundFigures) -> tuple[dict[str, Any], list[str]]:
+        """The round's Rule-3 fields: those given, else those its fix-round reports carry
+        (seed 002's fix result budget report); and the names still missing."""
+        out: dict[str, Any] = {}
+        for key in RULE_3:
+            if key in fields and fields[key] is not None:
+                out[key] = fields[key]
+            elif key in fig.rule3:
+                out[key] = fig.rule3[key]
+        return out, [k for k in RULE_3 if k not in out]
 
     def _describe(self, item_id: str) -> str:
         try:
@@ -676,6 +754,17 @@ def _feature_name(feature: Feature | None, path: Path) -> str:
     name = (feature.name if feature is not None else "") or path.name
     m = re.match(r"^\d{4}-\d{2}-\d{2}_(.+)$", name)
     return m.group(1) if m else name
+
+
+def undecided_outcome(decision: str, round_no: int) -> str:
+    """What happens to the round's undecided items, as the gate says it and the round records it."""
+    if decision == "continue":
+        return f"carried to round {round_no + 1}: triaged there"
+    if decision == "interrupted":
+        return "left undecided: the round was interrupted; a person resumes the iteration"
+    return (
+        "left undecided: the iteration stops here (see decision_reason); they stay in the reports for validate-and-ship"
+    )
 
 
 def _round_close_errors(decision: str, reason: Any, trigger: Any, fields: dict[str, Any]) -> list[FieldError]:

@@ -147,7 +147,8 @@ def drive(feature: Path, fd: int, seed: int, *, rounds: bool, max_ops: int = 10_
             if s.current_round() is None:
                 op = {"op": "start", "round": s.next_round_number()}
                 _emit(fd, "B", op)
-                got = s.start_round()
+                # past max_rounds on purpose: the driver exercises durability, not the valve
+                got = s.start_round(override_max_rounds="the kill driver runs past max_rounds to test durability")
                 op["round"] = got["round"]
             else:
                 op = {"op": "close", "round": s.current_round()}

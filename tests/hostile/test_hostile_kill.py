@@ -99,7 +99,7 @@ def one_trial(template: Path, root: Path, trial: int, *, rounds: bool) -> dict:
         free = [i.id for i in s.feature.items if i.counted]
         s.decide(free[0], "accept", **ACCEPT)
         if s.current_round() is None:
-            s.start_round()
+            s.start_round(override_max_rounds="the resume check runs past max_rounds to test durability")
         closed = s.close_round("stop", "resumed after a kill and stopped")
     assert closed["round"] in _log_rounds(feature)
     entries_after = parse_auto_decisions(ad.read_text(encoding="utf-8")) if ad.exists() else []

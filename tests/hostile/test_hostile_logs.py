@@ -98,7 +98,9 @@ def test_round_with_hostile_texts_reads_back_equal(feature: Path):
             s.decide(it.id, "accept", re_review_signal="signal " + t, owner="owner " + t, rationale="why " + t)
         for it in defers:
             s.decide(it.id, "defer", reason="needs the v2 API")
-        entry = close_round(s, "continue", FORGE_YAML, evidence_gained=HOSTILE, residual_risk=HOSTILE)
+        entry = close_round(
+            s, "continue", FORGE_YAML, override=["stagnation"], evidence_gained=HOSTILE, residual_risk=HOSTILE
+        )
     text = log.read_bytes()
     assert text.startswith(before), "earlier bytes of iteration-log.yaml changed"
     assert b"\x1b" not in text, "a raw ESC in iteration-log.yaml"

@@ -21,7 +21,7 @@ from textual.binding import Binding
 from textual.message import Message
 
 from scars.core import settings
-from scars.core.errors import ScarsError
+from scars.core.errors import DecisionRefused, ScarsError
 from scars.core.model import Feature
 from scars.core.samsara.locate import codeowners, git_authors, parse_location
 from scars.core.samsara.rounds import evaluate_valves
@@ -33,6 +33,7 @@ from scars.core.storage.lock import describe_holder
 from scars.tui.app.backend import Backend
 from scars.tui.app.keymap import keymap_path, load_keymap, save_config_value
 from scars.tui.app.palette import ScarsCommands
+from scars.tui.app.screens.confirm import OverrideReason
 from scars.tui.app.screens.forms import AcceptForm, DeferForm
 from scars.tui.app.screens.gate import RoundGate
 from scars.tui.app.screens.loops import LoopsScreen
@@ -479,6 +480,22 @@ class ScarsApp(App[int]):
         return Backend.validate(action, {k: v for k, v in fields.items() if v is not None})
 
     # -- round gate ---------------------------------------------------------------------
+    def ask_round_override(self, message: str, retry: Callable[[], Any]) -> None:
+        """A round past max_rounds: ask why to go on anyway; with a reason, try again (core checks
+        the reason and records the override with the round)."""
+
+        def answered(reason: str | None) -> None:
+            if not reason or self.backend is None:
+                self.notify("Not recorded: the max-rounds safety valve stops the iteration.", markup=False)
+                return
+            self.backend.round_override = reason
+            try:
+                retry()
+            finally:
+                self.backend.round_override = None
+
+        self.push_screen(OverrideReason("Max rounds reached", message), callback=answered)
+
     def open_gate(self) -> None:
 
         if self.feature is None or self.backend is None:
@@ -490,6 +507,12 @@ class ScarsApp(App[int]):
             return
         try:
             evidence, blocked = self.backend.round_gate(decided_by=self.driver)
+        except DecisionRefused as exc:
+            if any(e.field == "override_max_rounds" for e in exc.errors):
+                self.ask_round_override(str(exc), retry=self.open_gate)
+                return
+            self.notify(one_line(str(exc), 300), title="Round gate", severity="error", markup=False)
+            return
         except ScarsError as exc:
             self.notify(one_line(str(exc), 300), title="Round gate", severity="error", markup=False)
             return
@@ -506,7 +529,13 @@ class ScarsApp(App[int]):
             for b in blocked:
                 answer = result["blocked"][b.facts["item"]]
                 self.backend.record_gate(b, answer, result["reason"], decided_by=self.driver)
-            recorded = self.backend.record_gate(evidence, result["answer"], result["reason"], decided_by=self.driver)
+            recorded = self.backend.record_gate(
+                evidence,
+                result["answer"],
+                result["reason"],
+                decided_by=self.driver,
+                round_fields=result.get("rule3") or None,
+            )
         except ScarsError as exc:
             self.notify(one_line(str(exc), 300), title="Round not recorded", severity="error", markup=False)
             return

@@ -42,6 +42,7 @@ class Backend:
         self.write_refused = write_refused  # why this checkout cannot be written (opened read-only)
         self.feature = feature
         self.lock_holder = lock_holder
+        self.round_override: str | None = None  # the reason to start a round past max_rounds
         if read_only is None:
             read_only = session is None or session.read_only
         self.read_only = read_only
@@ -164,9 +165,11 @@ class Backend:
 
     def _ensure_round(self, s: FeatureSession) -> None:
         """Triage happens inside a round: the first decision opens one when none is open (after a
-        stop too: deciding again is iterating again; the screen says so)."""
+        stop too: deciding again is iterating again; the screen says so). A round past max_rounds
+        is refused (the max-rounds valve) until ``round_override`` gives the reason to go on anyway
+        (the app asks for it: ``OverrideReason``)."""
         if s.current_round() is None:
-            s.start_round()
+            s.start_round(override_max_rounds=self.round_override)
 
     def decide(self, item_id: str, action: str, *, decided_by: str | None = None, **fields: Any) -> Any:
         s = self._as(decided_by)
@@ -193,15 +196,25 @@ class Backend:
         s = self._as(decided_by)
         self._ensure_round(s)
         evidence = gates.gather("round-continue", s.path, session=s)
+        if evidence.gate.id == "safety-valve":
+            # A valve fired: the modal is the safety valve's gate, its warnings on screen, so a
+            # continue there is the explicit override (with its reason).
+            evidence = gates.gather("safety-valve", s.path, session=s)
         blocked = [gates.gather("blocked-fix", s.path, session=s, item=i) for i in evidence.context["blocked"]]
         return evidence, blocked
 
     def record_gate(
-        self, evidence: Evidence, answer: str, reason: str | None, *, decided_by: str | None = None
+        self,
+        evidence: Evidence,
+        answer: str,
+        reason: str | None,
+        *,
+        decided_by: str | None = None,
+        round_fields: dict[str, Any] | None = None,
     ) -> GateResult:
         """Record a gate's answer through the gates' one record path, under this session."""
         s = self._as(decided_by)
-        result = gates.record(evidence, answer, reason, user=s.user, source="app", session=s)
+        result = gates.record(evidence, answer, reason, user=s.user, source="app", session=s, round_fields=round_fields)
         self.feature = s.feature
         return result
 

@@ -365,6 +365,7 @@ def test_answers_file_replays_triage_and_its_gates(tmp_path, capsys):
             "re_review_signal": "a non-UTF-8 config is reported",
             "owner": "config team",
             "rationale": "every shipped config is generated as UTF-8",
+            "decided_by": "alice",  # extra key: who decided (upstream readers ignore it)
         }
     ]
     entries = _entries(f)
@@ -443,7 +444,7 @@ def test_terminal_round_continue_letter_and_reason(tmp_path, monkeypatch, capsys
     _open_round(f)
     code, out, _ = _interactive(
         monkeypatch,
-        "b\r" + "continue\r" + "\x7f" * 8 + "nothing actionable is left this round\r",
+        "b\r" + "continue\r" + "\x7f" * 8 + "nothing actionable is left this round\r" + "none\r" * 3,
         ["gate", "round-continue", str(f), "--json"],
         capsys,
     )
@@ -451,6 +452,10 @@ def test_terminal_round_continue_letter_and_reason(tmp_path, monkeypatch, capsys
     obj = json.loads(out.strip().splitlines()[-1])
     assert (obj["answer"], obj["reason"]) == ("stop", "nothing actionable is left this round")
     assert "Round 1 完成" in out
+    # Rule 3 is asked at the terminal; "none" records none, explicitly (not "not given").
+    [r] = _log(f)["rounds"]
+    assert (r["budget_spent"], r["evidence_gained"], r["residual_risk"]) == ({}, [], [])
+    assert "rule3_not_given" not in r
 
 
 def test_terminal_entry_enter_with_one_key(tmp_path, monkeypatch, capsys):
@@ -477,8 +482,10 @@ def test_terminal_safety_valve_stop(tmp_path, monkeypatch, capsys):
     f = samsara_feature(tmp_path)
     _flat_rounds(f, 1)
     _open_round(f)
-    code, out, _ = _interactive(monkeypatch, "\r", ["gate", "safety-valve", str(f), "--json"], capsys)
+    code, out, _ = _interactive(monkeypatch, "\r" + "\r" * 3, ["gate", "safety-valve", str(f), "--json"], capsys)
     assert code == 0 and json.loads(out.strip().splitlines()[-1])["answer"] == "stop"  # the default
+    r = _log(f)["rounds"][-1]  # Rule 3 left empty at the terminal: recorded as none, and said
+    assert r["rule3_not_given"] == ["budget_spent", "evidence_gained", "residual_risk"]
 
 
 def test_terminal_triage_opens_the_app_then_records_the_gate(tmp_path, monkeypatch, capsys):

@@ -186,3 +186,19 @@ def test_a_round_scars_wrote_must_name_items_exactly(tmp_path):
     v = verify_feature(f)
     assert v.outcome == "failure"  # scars writes the items' own texts: a summary means no report holds it
     assert any("triaged item(s) scars recorded are in no scar report" in m for _s, m in _findings(v))
+
+
+def test_rule_3_fields_missing_from_a_budget_era_round_fail(tmp_path):
+    f = real_copy(tmp_path, "2026-08-11_report-cache")
+    log = (f / "iteration-log.yaml").read_text(encoding="utf-8")
+    gone = log.replace("    residual_risk: []\n", "")
+    assert gone != log
+    _write(f, gone)
+    v = verify_feature(f)
+    assert v.outcome == "failure"
+    assert any(m.startswith("round 2: residual_risk missing (Rule 3") for s, m in _findings(v) if s == "failure")
+
+
+def test_rule_3_is_not_asked_of_an_era_a_log():
+    v = verify_feature(REAL / "changes" / "2026-08-04_search-index")  # no budget block
+    assert not any("Rule 3" in m for _s, m in _findings(v))

@@ -157,15 +157,33 @@ def test_round_close_writes_the_seed_form(feature):
         "fixes_scar_count",
         "budget_spent",
         "evidence_gained",
+        "residual_risk",  # Rule 3: every round records all three
         "signal_lost_after",
         "decision",
         "decision_reason",
-        "counted_by",  # extra key: the figures are scars' recount
+        "rule3_not_given",  # extra keys from here on (upstream readers ignore them)
+        "counted_by",  # the figures are scars' recount
+        "items_undecided",
+        "undecided_outcome",
+        "triaged_by",
     ]
     assert r["counted_by"] == "scars"
+    # Rule 3: residual_risk was not given (no flag, no fix-round report): written as none, and said.
+    assert (r["residual_risk"], r["rule3_not_given"]) == ([], ["residual_risk"])
+    assert r["evidence_gained"] == ["death test"] and r["budget_spent"] == {"implementer_dispatches": 1}
+    # The undecided items (d and the fix's new item) are carried to round 2, as the gate said; who
+    # decided each item is kept.
+    assert (r["items_undecided"], r["undecided_outcome"]) == (2, "carried to round 2: triaged there")
+    assert [t["action"] for t in r["triaged_by"]] == ["fix", "accept", "defer"]
+    assert all(t["decided_by"] == s.user for t in r["triaged_by"])
     assert r["triage_result"]["fix"] == ["Retry count is hard-coded to 3"]
     assert r["triage_result"]["accept"] == [
-        {"description": "Only one writer at a time", **ACCEPT, "watch": "path-changed: src/export/**"}
+        {
+            "description": "Only one writer at a time",
+            **ACCEPT,
+            "watch": "path-changed: src/export/**",
+            "decided_by": s.user,
+        }
     ]
     assert r["triage_result"]["defer"] == ["Timezone-naive timestamps compare as UTC"]
     assert (r["items_triaged"], r["fixes_applied"], r["fixes_scar_count"]) == (3, 1, 1)

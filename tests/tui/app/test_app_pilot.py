@@ -400,6 +400,9 @@ async def test_blocked_fix_reclassified_at_the_gate(feature_dir):
         item = current_item(app)
         await pilot.press("f", "g")
         await on_screen(app, pilot, "RoundGate")
+        # The gate's body scrolls (figures, warnings, Rule 3): bring the blocked fix into view.
+        app.screen.query_one(".gate-blocked-label").scroll_visible(animate=False, top=True)
+        await pilot.pause()
         assert "Blocked fix" in screen_text(app)
         app.screen.query_one("#blocked-0").query("RadioButton").last().value = True
         app.screen.query_one("#gate-reason").value = "the vendor has not answered"

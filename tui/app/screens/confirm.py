@@ -9,7 +9,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Button, Label, Static
+from textual.widgets import Button, Input, Label, Static
 
 from scars.core.sanitize import one_line
 
@@ -56,3 +56,42 @@ class ConfirmBulk(ModalScreen[bool]):
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
         self.dismiss(event.button.id == "confirm-yes")
+
+
+class OverrideReason(ModalScreen["str | None"]):
+    """A safety valve's override: what it stops, and the reason to go on anyway (checked by core
+    when recorded). Returns the reason, or None when cancelled."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="override.cancel")]
+
+    def __init__(self, title: str, message: str) -> None:
+        super().__init__()
+        self.title_text = title
+        self.message = message
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="confirm", classes="form"):
+            yield Label(Text(self.title_text, style="bold"))
+            yield Static(Text(one_line(self.message, 600)))
+            yield Label("Why go on anyway? (recorded with the round)", classes="form-label")
+            yield Input(placeholder="the reason to override the safety valve", id="override-reason", compact=True)
+            with Horizontal(id="form-buttons"):
+                yield Button("Override", id="override-ok", variant="warning", compact=True)
+                yield Button("Cancel (esc)", id="override-cancel", compact=True)
+
+    def on_mount(self) -> None:
+        self.query_one("#override-reason", Input).focus()
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.dismiss(event.value.strip() or None)
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        if event.button.id == "override-ok":
+            self.dismiss(self.query_one("#override-reason", Input).value.strip() or None)
+        else:
+            self.dismiss(None)

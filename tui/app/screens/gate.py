@@ -20,6 +20,7 @@ from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Static
 
 from scars.core.errors import DecisionRefused
 from scars.core.gates.evidence import Evidence, validate_answer
+from scars.core.gates.samsara import round_fields
 from scars.core.sanitize import one_line, visible
 
 
@@ -35,6 +36,26 @@ def title_of(evidence: Evidence) -> str:
 def figures_text(evidence: Evidence) -> Text:
     """The gate's figures, one ``label: value`` line each, inert."""
     return Text("\n").join(Text(f"{one_line(label)}: {visible(str(value))}") for label, value in evidence.figures)
+
+
+RULE3_INPUTS = (
+    ("gate-budget", "budget_spent", "budget spent: implementer_dispatches=1,validation_runs=2 … or none"),
+    ("gate-evidence", "evidence_gained", "evidence gained (texts separated by ;) or none"),
+    ("gate-risk", "residual_risk", "residual risk left (texts separated by ;) or none"),
+)
+
+
+def _prefill(value: Any) -> str:
+    """A Rule-3 value from the fix reports as the input shows it (empty when none was reported)."""
+    if isinstance(value, dict):
+        return ",".join(f"{k}={v}" for k, v in value.items())
+    if isinstance(value, list):
+        return "; ".join(one_line(str(x)) for x in value)
+    return ""
+
+
+def _split(text: str) -> list[str]:
+    return [t.strip() for t in text.split(";") if t.strip()]
 
 
 class RoundGate(ModalScreen[dict | None]):
@@ -72,6 +93,19 @@ class RoundGate(ModalScreen[dict | None]):
                     with RadioSet(id=f"blocked-{n}", classes="gate-blocked"):
                         for k, a in enumerate(b.gate.answers):
                             yield RadioButton(Text(one_line(a.label)), value=(k == 0))
+                # Rule 3 of the iteration log: asked, prefilled from this round's fix reports.
+                spent = ev.facts.get("rule3_from_reports") or {}
+                yield Label(
+                    "Rule 3, recorded with the round (none: none; empty: recorded as not given)", classes="form-label"
+                )
+                for field_id, key, hint in RULE3_INPUTS:
+                    yield Input(
+                        value=_prefill(spent.get(key)),
+                        placeholder=hint,
+                        id=field_id,
+                        classes="gate-rule3",
+                        compact=True,
+                    )
                 if ev.advice:
                     lines = visible(ev.advice).splitlines()
                     advice = Text(lines[0], style="bold")
@@ -88,7 +122,7 @@ class RoundGate(ModalScreen[dict | None]):
                 )
                 yield Button("Stop, go to Validation (b)", id="gate-stop", compact=True)
             yield Static(
-                Text("a continue · b stop · Tab: the reason · Enter in the reason records · esc cancels"),
+                Text("a continue · b stop · Tab: Rule 3 and the reason · Enter in the reason records · esc cancels"),
                 classes="form-hint",
             )
 
@@ -105,14 +139,24 @@ class RoundGate(ModalScreen[dict | None]):
             rs = self.query_one(f"#blocked-{n}", RadioSet)
             idx = rs.pressed_index if rs.pressed_index >= 0 else 0
             blocked[b.facts["item"]] = b.gate.answers[idx].value
-        return {"answer": answer, "reason": reason, "blocked": blocked}
+        rule3_text = {key: self.query_one(f"#{field_id}", Input).value.strip() for field_id, key, _ in RULE3_INPUTS}
+        return {"answer": answer, "reason": reason, "blocked": blocked, "rule3_text": rule3_text}
 
     def problem(self, res: dict[str, Any]) -> str | None:
-        """Core's refusal of these answers (the reason the gate needs, a generic one …), or None."""
+        """Core's refusal of these answers (the reason the gate needs, a generic one, Rule 3 not
+        given …), or None. Fills ``res["rule3"]`` with the round's Rule-3 fields."""
         try:
             validate_answer(self.evidence, res["answer"], res["reason"])
             for b in self.blocked:
                 validate_answer(b, res["blocked"][b.facts["item"]], res["reason"])
+            # An empty field is not given: the round records it as none and names it in
+            # rule3_not_given (core's one rule, as for a flag or an answers file left out).
+            given = res["rule3_text"]
+            res["rule3"] = round_fields(
+                budget_spent=given["budget_spent"] or None,
+                evidence_gained=_split(given["evidence_gained"]) if given["evidence_gained"] else None,
+                residual_risk=_split(given["residual_risk"]) if given["residual_risk"] else None,
+            )
         except DecisionRefused as exc:
             return str(exc)
         return None

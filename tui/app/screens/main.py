@@ -188,6 +188,10 @@ class MainScreen(Screen[None]):
             )
             self.action_reload()
         except DecisionRefused as exc:
+            if any(e.field == "override_max_rounds" for e in exc.errors):
+                # The max-rounds valve: said, and overridden only with a reason the person gives.
+                self.app.ask_round_override(str(exc), retry=lambda: self._record(fn, *args, **kwargs))
+                return None
             self.notify(one_line(str(exc), 300), title="Not recorded", severity="error", markup=False)
         except ScarsError as exc:
             self.notify(one_line(str(exc), 300), title="Not recorded", severity="error", markup=False)

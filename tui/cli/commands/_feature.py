@@ -50,6 +50,41 @@ def add_auto_entry_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_rule3_arguments(parser: argparse.ArgumentParser) -> None:
+    """Rule 3 of the iteration log: what the round spent, learned and left at risk."""
+    parser.add_argument(
+        "--evidence", action="append", default=None, metavar="TEXT", help="evidence gained (repeatable; none: none)"
+    )
+    parser.add_argument(
+        "--residual-risk", action="append", default=None, metavar="TEXT", help="residual risk (repeatable; none: none)"
+    )
+    parser.add_argument(
+        "--budget-spent",
+        metavar="K=N,…",
+        help="budget spent, e.g. implementer_dispatches=1,reviewer_dispatches=2,reviewer_retries=0,validation_runs=2 "
+        "(none: none)",
+    )
+    parser.add_argument(
+        "--rule3-none",
+        action="store_true",
+        help="record budget_spent, evidence_gained and residual_risk as none, explicitly",
+    )
+
+
+def rule3_from_args(args: argparse.Namespace) -> dict[str, Any]:
+    """The round's Rule-3 fields from the flags (those not given are left out: the round takes
+    them from its fix-round reports, or refuses). Raises DecisionRefused on a malformed value."""
+    # lazy: the samsara gates' module, loaded when a round is recorded
+    from scars.core.gates import round_fields
+
+    return round_fields(
+        budget_spent=args.budget_spent,
+        evidence_gained=args.evidence,
+        residual_risk=args.residual_risk,
+        rule3="none" if args.rule3_none else None,
+    )
+
+
 def open_session(args: argparse.Namespace, *, read_only: bool = False):
     # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
     from scars.core.samsara.session import FeatureSession

@@ -23,7 +23,7 @@ from scars.core import settings
 from scars.core.errors import HumanNeeded, ScarsError, UsageError
 from scars.core.gates.catalog import GATES, answers_hint, get_gate
 from scars.core.sanitize import one_line
-from scars.tui.cli.commands._feature import add_auto_entry_arguments
+from scars.tui.cli.commands._feature import add_auto_entry_arguments, add_rule3_arguments, rule3_from_args
 
 DESCRIPTION = (
     "Answer one human gate of an iteration loop. Gates: "
@@ -97,6 +97,7 @@ def add_arguments(parser) -> None:
         action="store_true",
         help="--wait: withdraw the pending request when interrupted (Ctrl-C, SIGTERM); by default it stays",
     )
+    add_rule3_arguments(parser)  # round-continue / safety-valve: the round's Rule-3 fields
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a line")
 
 
@@ -210,6 +211,10 @@ def _run(args, gate, shown: list) -> int:
         return _wait(args, gate, path, options, None)
     evidence = core.gather(gate.id, path, **options)
     shown.append(evidence)
+    round_gate = evidence.gate.id in ("round-continue", "safety-valve")
+    fields = rule3_from_args(args)
+    if fields and not round_gate:
+        raise UsageError("--evidence, --residual-risk, --budget-spent and --rule3-none belong to a round gate")
     if answer is None:
         if args.wait and not _is_interactive():
             return _wait(args, gate, path, options, evidence)
@@ -220,12 +225,22 @@ def _run(args, gate, shown: list) -> int:
             )
         answer, reason = _ask(evidence)
         source = "terminal"
+        if round_gate:
+            fields = _ask_rule3(evidence, fields)
     else:
         # Validate before anything else so a bad flag never half-records.
         core.validate_answer(evidence, answer, reason)
     result = _answer_waiting_request(args, path, evidence, answer, reason, source)
     if result is None:
-        result = core.record(evidence, answer, reason, user=_user(args.user), source=source, auto_entry=args.auto_entry)
+        result = core.record(
+            evidence,
+            answer,
+            reason,
+            user=_user(args.user),
+            source=source,
+            auto_entry=args.auto_entry,
+            round_fields=fields or None,
+        )
     _emit(args, [result], gate.id)
     return 0
 
@@ -353,6 +368,15 @@ def _ask(evidence):
 
     render_evidence(make_console(), evidence)
     return ask(evidence)
+
+
+def _ask_rule3(evidence, given: dict[str, Any]) -> dict[str, Any]:
+    """At a terminal, the Rule-3 fields the round's fix reports do not give (and no flag gave)."""
+    # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
+    from scars.tui.cli.render.gate_prompts import ask_rule3
+
+    missing = [k for k in evidence.facts.get("rule3_missing", ()) if k not in given]
+    return {**given, **ask_rule3(missing)} if missing else given
 
 
 def _triage(args, path: str) -> int:

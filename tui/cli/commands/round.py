@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import argparse
 
-from scars.core.errors import UsageError
 from scars.tui.cli.commands._feature import (
     add_auto_entry_arguments,
     add_feature_arguments,
+    add_rule3_arguments,
     emit,
     open_session,
+    rule3_from_args,
 )
 
 DESCRIPTION = (
@@ -28,6 +29,7 @@ DESCRIPTION = (
 
 ROUND_DECISIONS = ("continue", "stop", "forced_stop", "interrupted")
 TRIGGERS = ("max_rounds", "stagnation", "net_rot", "reviewer_retry_limit")
+VALVES = ("max_rounds", "stagnation", "net_rot")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -36,7 +38,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "start",
         help="open the next round",
         description="Open the next round: snapshot signal_lost_before and the budget context (remaining rounds, "
-        "stagnation, net rot of the previous round, strategy hint). The first decision opens one by itself.",
+        "stagnation, net rot of the previous round, strategy hint). The first decision opens one by itself. "
+        "A round past max_rounds is refused (the max-rounds safety valve forces a stop) unless "
+        "--override-max-rounds says why.",
+    )
+    p.add_argument(
+        "--override-max-rounds",
+        metavar="WHY",
+        help="start a round past max_rounds anyway (the max-rounds safety valve forces a stop): why",
     )
     add_feature_arguments(p)
     p = sub.add_parser(
@@ -54,13 +63,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--decision", required=True, choices=ROUND_DECISIONS, help="the round decision")
     p.add_argument("--reason", required=True, help="why (a forced stop must name its safety-valve trigger)")
     p.add_argument("--trigger", choices=TRIGGERS, help="forced_stop: the safety valve that fired")
-    p.add_argument("--evidence", action="append", default=None, metavar="TEXT", help="evidence gained (repeatable)")
-    p.add_argument("--residual-risk", action="append", default=None, metavar="TEXT", help="residual risk (repeatable)")
     p.add_argument(
-        "--budget-spent",
-        metavar="K=N,…",
-        help="budget spent, e.g. implementer_dispatches=1,reviewer_dispatches=2,reviewer_retries=0,validation_runs=2",
+        "--override",
+        action="append",
+        choices=VALVES,
+        default=None,
+        metavar="VALVE",
+        help="continue past this fired safety valve on purpose (repeatable; --reason says why)",
     )
+    add_rule3_arguments(p)
     add_auto_entry_arguments(p)
     add_feature_arguments(p)
     p = sub.add_parser(
@@ -82,26 +93,11 @@ def run(args: argparse.Namespace) -> int:
     return _run(args)
 
 
-def _budget_spent(text: str | None) -> dict | None:
-
-    if text is None:
-        return None
-    out = {}
-    for part in text.split(","):
-        if not part.strip():
-            continue
-        key, sep, value = part.partition("=")
-        if not sep or not key.strip() or not value.strip().isdigit():
-            raise UsageError(f"--budget-spent: {part.strip()!r} is not NAME=COUNT")
-        out[key.strip()] = int(value)
-    return out
-
-
 def _run(args: argparse.Namespace) -> int:
     cmd = args.round_command
     with open_session(args, read_only=(cmd == "status")) as session:
         if cmd == "start":
-            info = session.start_round()
+            info = session.start_round(override_max_rounds=args.override_max_rounds)
             if args.json:
                 emit({"ok": True, **info})
             else:
@@ -116,17 +112,12 @@ def _run(args: argparse.Namespace) -> int:
             # lazy: the gates load their loops' modules; only `round close` records through them
             from scars.core.gates import close_round
 
-            fields: dict = {"trigger": args.trigger}
-            if args.evidence is not None:
-                fields["evidence_gained"] = list(args.evidence)
-            if args.residual_risk is not None:
-                fields["residual_risk"] = list(args.residual_risk)
-            spent = _budget_spent(args.budget_spent)
-            if spent is not None:
-                fields["budget_spent"] = spent
-            if args.trigger is None:
-                fields.pop("trigger")
-            entry = close_round(session, args.decision, args.reason, auto_entry=args.auto_entry, **fields)
+            fields: dict = rule3_from_args(args)
+            if args.trigger is not None:
+                fields["trigger"] = args.trigger
+            entry = close_round(
+                session, args.decision, args.reason, auto_entry=args.auto_entry, override=args.override, **fields
+            )
             if args.json:
                 emit({"ok": True, "round": entry, "iteration_log": "iteration-log.yaml"})
             else:

@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from scars.core.errors import DecisionRefused
 from scars.core.gates.evidence import Evidence
 from scars.core.sanitize import one_line, visible
 from scars.core.text import text_problem
@@ -126,3 +127,38 @@ def ask_reason(gate: Any, answer: str, console: Console, **kw: Any) -> str:
         if problem is None:
             return reason
         console.print(Text("✗ " + one_line(problem, 300) + " — type the reason again", style="bold"))
+
+
+RULE3_QUESTIONS = {
+    "budget_spent": "Budget spent (NAME=COUNT,…; e.g. implementer_dispatches=1,validation_runs=2; none; empty: not given)",
+    "evidence_gained": "Evidence gained (texts separated by ';'; none; empty: not given)",
+    "residual_risk": "Residual risk left (texts separated by ';'; none; empty: not given)",
+}
+
+
+def ask_rule3(missing: list[str], **kw: Any) -> dict[str, Any]:
+    """Rule 3 of the iteration log, asked for the fields the round's fix reports do not give:
+    each answered, said to be none, or left empty (not given: the round records none and names it
+    in rule3_not_given). Asked again until the value is usable."""
+    # lazy: questionary and the samsara gates' module, loaded when a round is recorded at a terminal
+    import questionary
+
+    from scars.core.gates import round_fields
+
+    console = Console(highlight=False, markup=False, emoji=False)
+    out: dict[str, Any] = {}
+    for key in missing:
+        while True:
+            text = questionary.text(RULE3_QUESTIONS[key], **kw).unsafe_ask(patch_stdout=False)
+            if text is None:
+                raise KeyboardInterrupt
+            text = text.strip()
+            if not text:  # not given: the round records none and names it in rule3_not_given
+                break
+            value: Any = text if key == "budget_spent" else [t for t in (x.strip() for x in text.split(";")) if t]
+            try:
+                out.update(round_fields(**{key: value}))
+                break
+            except DecisionRefused as exc:  # the refusal is shown and asked again
+                console.print(Text("✗ " + one_line(str(exc), 300), style="bold"))
+    return out

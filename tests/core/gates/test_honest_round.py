@@ -1,0 +1,356 @@
+"""An honest round (issue 14 point 5): the gate and the round say how many items are undecided
+and what happens to them; a pending second-person accept blocks the close; who decided and who
+signed off reach the log; the valves apply on every path (round start past max_rounds, continue
+while a valve fires) with an explicit override and its reason; Rule 3 is asked for, recorded as
+none when not given (and said), and verify flags its absence. CLI and answers file here; the app
+in tests/tui/app/test_app_honest_round.py."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+
+from scars.core import gates
+from scars.core.formats.auto_decisions import parse_auto_decisions
+from scars.core.gates.verify import verify_feature
+from scars.core.samsara.session import FeatureSession
+from scars.tui.cli import main as cli
+from tests.factories import clean_env, item_id, samsara_feature
+
+USER = "alice"
+ACCEPT = {"re_review_signal": "a non-UTF-8 config is reported", "owner": "config team", "rationale": "all generated"}
+
+
+@pytest.fixture(autouse=True)
+def _env(monkeypatch):
+    clean_env(monkeypatch)
+
+
+def _run(argv, capsys):
+    code = cli.main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _log(feature):
+    p = feature / "iteration-log.yaml"
+    return yaml.safe_load(p.read_text(encoding="utf-8")) if p.is_file() else None
+
+
+def _entries(feature):
+    p = feature / "auto-decisions.md"
+    return parse_auto_decisions(p.read_text(encoding="utf-8")) if p.is_file() else []
+
+
+def _answers(tmp_path, data):
+    p = tmp_path / "answers.yaml"
+    p.write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
+    return p
+
+
+def _flat_round(f):
+    """A round that changed nothing, continued (a second such round fires stagnation)."""
+    with FeatureSession.open(f, user=USER) as s:
+        s.start_round()
+    gates.record(gates.gather("round-continue", f), "continue", "still looking for the root cause", user=USER)
+
+
+# ---------------------------------------------------------------- undecided items
+
+
+def test_the_gate_round_and_entry_say_how_many_are_undecided_and_what_happens(tmp_path, capsys):
+    f = samsara_feature(tmp_path, auto=True)
+    retry = item_id(f, "Retry count is hard-coded to 3")
+    with FeatureSession.open(f, user=USER) as s:
+        s.start_round()
+        s.decide(retry, "fix")
+    ev = gates.gather("round-continue", f)
+    assert dict(ev.figures)["undecided"] == "4 of 5"
+    assert ev.warnings[0] == (
+        "4 of 5 items undecided: continue carries them to round 2; stop leaves them undecided (the round records it)"
+    )
+    code, _, err = _run(
+        ["gate", "round-continue", str(f), "--answer", "stop", "--reason", "the rest waits for v2", "--rule3-none"],
+        capsys,
+    )
+    assert code == 0, err
+    [r] = _log(f)["rounds"]
+    assert (r["items_triaged"], r["items_undecided"]) == (1, 4)
+    assert r["undecided_outcome"].startswith("left undecided: the iteration stops here")
+    entry = [e for e in _entries(f) if e.gate_id == "round-continuation"][-1]
+    assert any(c.startswith("4 undecided item(s): left undecided") for c in entry.fields["consequences"])
+
+
+def test_continuing_carries_the_undecided_items_and_says_so(tmp_path, capsys):
+    f = samsara_feature(tmp_path)
+    with FeatureSession.open(f, user=USER) as s:
+        s.start_round()
+    code, _, err = _run(
+        ["round", "close", "--decision", "continue", "--reason", "nothing decided yet", "--feature", str(f)], capsys
+    )
+    assert code == 0, err
+    [r] = _log(f)["rounds"]
+    assert (r["items_undecided"], r["undecided_outcome"]) == (5, "carried to round 2: triaged there")
+
+
+def test_nothing_undecided_writes_no_outcome(tmp_path):
+    f = samsara_feature(tmp_path)
+    with FeatureSession.open(f, user=USER) as s:
+        s.start_round()
+        for it in s.feature.items:
+            if it.counted:
+                s.decide(it.id, "defer", reason="needs the v2 API")
+    gates.record(gates.gather("round-continue", f), "stop", "every item deferred to v2", user=USER)
+    [r] = _log(f)["rounds"]
+    assert r["items_undecided"] == 0 and "undecided_outcome" not in r
+    assert dict(gates.gather("entry", f).figures)  # the feature still reads
+
+
+# ---------------------------------------------------------------- second person, decided_by
+
+
+def _pending_accept(f):
+    utf8 = item_id(f, "Config is UTF-8")
+    with FeatureSession.open(f, user=USER) as s:
+        s.start_round()
+        s.decide(utf8, "accept", pending_review=True, **ACCEPT)
+    return utf8
+
+
+def test_a_pending_second_person_accept_blocks_the_close_on_every_path(tmp_path, capsys):
+    f = samsara_feature(tmp_path)
+    utf8 = _pending_accept(f)
+    ev = gates.gather("round-continue", f)
+    assert ev.facts["pending_review"] == [utf8]
+    assert ev.warnings[0].startswith(f"1 accept(s) wait for a second person's sign-off ({utf8})")
+    code, _, err = _run(["gate", "round-continue", str(f), "--answer", "stop", "--reason", "v2 takes the rest"], capsys)
+    assert code == 4 and "second person's sign-off" in err
+    code, _, err = _run(
+        ["round", "close", "--decision", "stop", "--reason", "v2 takes the rest", "--feature", str(f)], capsys
+    )
+    assert code == 4 and "second person's sign-off" in err
+    tz = item_id(f, "Timezone-naive timestamps compare as UTC")
+    p = _answers(
+        tmp_path,
+        {
+            tz: {"action": "defer", "reason": "needs the scheduler rework"},
+            "round-continue": {"answer": "stop", "reason": "v2 takes the rest"},
+        },
+    )
+    code, _, err = _run(["gate", "triage", str(f), "--answers", str(p)], capsys)
+    assert code == 4 and "second person's sign-off" in err
+    assert _log(f) is None  # nothing was written as a plain accept
+    # Signed off by a second person: the close goes through, and both names reach the log.
+    assert _run(["decide", utf8, "--sign-off", "bob", "--feature", str(f)], capsys)[0] == 0
+    code, _, err = _run(
+        ["round", "close", "--decision", "stop", "--reason", "v2 takes the rest", "--rule3-none", "--feature", str(f)],
+        capsys,
+    )
+    assert code == 0, err
+    [r] = _log(f)["rounds"]
+    [a] = r["triage_result"]["accept"]
+    assert (a["decided_by"], a["reviewed_by"]) == ("alice", "bob")
+    assert {"action": "accept", "description": "Config is UTF-8", "decided_by": "alice", "reviewed_by": "bob"} in r[
+        "triaged_by"
+    ]
+
+
+# ---------------------------------------------------------------- valves on every path
+
+
+def _at_max_rounds(f):
+    for _ in range(3):
+        with FeatureSession.open(f, user=USER) as s:
+            s.start_round()
+            fresh = next(it.id for it in s.feature.items if it.counted and it.id not in s.decisions)
+            s.decide(fresh, "defer", reason="needs the v2 API")
+        with FeatureSession.open(f, user=USER) as s:
+            gates.close_round(s, "continue", "the next item is actionable", override=["stagnation", "max_rounds"])
+
+
+def test_round_start_past_max_rounds_needs_an_override_with_a_reason(tmp_path, capsys):
+    f = samsara_feature(tmp_path)
+    _at_max_rounds(f)
+    code, _, err = _run(["round", "start", "--feature", str(f)], capsys)
+    assert code == 4 and "round 4 would pass max_rounds 3" in err
+    code, _, err = _run(["round", "start", "--override-max-rounds", "ok", "--feature", str(f)], capsys)
+    assert code == 4  # a reason that says nothing is no override
+    why = "the last defer is a one-line fix the owner asked for"
+    code, out, err = _run(["round", "start", "--override-max-rounds", why, "--feature", str(f), "--json"], capsys)
+    assert code == 0, err
+    override = json.loads(out)["valve_override"]
+    assert (override["valve"], override["reason"]) == ("max_rounds", why)
+    code, _, err = _run(
+        [
+            "round",
+            "close",
+            "--decision",
+            "stop",
+            "--reason",
+            "the owner's one-line fix landed",
+            "--rule3-none",
+            "--feature",
+            str(f),
+        ],
+        capsys,
+    )
+    assert code == 0, err
+    r4 = _log(f)["rounds"][3]
+    assert r4["round"] == 4 and r4["valve_overrides"][0] == override
+
+
+def test_round_three_of_three_starts_without_an_override(tmp_path, capsys):
+    f = samsara_feature(tmp_path)
+    _at_max_rounds(f)  # rounds 1-3 started without an override: only a fourth needs one
+    assert [r["round"] for r in _log(f)["rounds"]] == [1, 2, 3]
+
+
+def test_continue_while_a_valve_fires_needs_an_explicit_override(tmp_path, capsys):
+    f = samsara_feature(tmp_path)
+    _flat_round(f)
+    with FeatureSession.open(f, user=USER) as s:
+        s.start_round()  # round 2 changes nothing either: stagnation fires
+    why = "the root cause was found; its fix lands next round"
+    # CLI, the round gate: a continue is refused; it is the safety valve's override.
+    code, _, err = _run(["gate", "round-continue", str(f), "--answer", "continue", "--reason", why], capsys)
+    assert code == 4 and "continuing needs the override" in err
+    # CLI, round close: refused unless the fired valve is named.
+    argv = ["round", "close", "--decision", "continue", "--reason", why, "--rule3-none", "--feature", str(f)]
+    code, _, err = _run(argv, capsys)
+    assert code == 4 and "safety valve(s) stagnation fired" in err
+    # answers file: the same refusal for round-continue …
+    tz = item_id(f, "Timezone-naive timestamps compare as UTC")
+    defer = {"action": "defer", "reason": "needs the scheduler rework"}
+    p = _answers(tmp_path, {tz: defer, "round-continue": {"answer": "continue", "reason": why}})
+    code, _, err = _run(["gate", "triage", str(f), "--answers", str(p)], capsys)
+    assert code == 4 and "continuing needs the override" in err
+    assert len(_log(f)["rounds"]) == 1  # nothing written by the refusals
+    # … and the override goes through, recorded with its reason.
+    code, _, err = _run([*argv, "--override", "stagnation"], capsys)
+    assert code == 0, err
+    r2 = _log(f)["rounds"][1]
+    assert r2["decision"] == "continue"
+    assert [(o["valve"], o["reason"]) for o in r2["valve_overrides"]] == [("stagnation", why)]
+
+
+def test_the_safety_valve_gate_in_an_answers_file_is_the_override(tmp_path, capsys):
+    f = samsara_feature(tmp_path)
+    _flat_round(f)
+    with FeatureSession.open(f, user=USER) as s:
+        s.start_round()
+    why = "the root cause was found; its fix lands next round"
+    tz = item_id(f, "Timezone-naive timestamps compare as UTC")
+    defer = {"action": "defer", "reason": "needs the scheduler rework"}
+    p = _answers(tmp_path, {tz: defer, "safety-valve": {"answer": "continue", "reason": why, "rule3": "none"}})
+    code, _, err = _run(["gate", "triage", str(f), "--answers", str(p)], capsys)
+    assert code == 0, err
+    r2 = _log(f)["rounds"][1]
+    assert r2["decision"] == "continue" and r2["valve_overrides"][0]["valve"] == "stagnation"
+    assert (r2["budget_spent"], r2["evidence_gained"], r2["residual_risk"]) == ({}, [], [])
+    assert "rule3_not_given" not in r2
+
+
+# ---------------------------------------------------------------- Rule 3
+
+
+def test_rule_3_from_flags_from_an_answers_file_or_said_not_given(tmp_path, capsys):
+    f = samsara_feature(tmp_path / "flags")
+    with FeatureSession.open(f, user=USER) as s:
+        s.start_round()
+    argv = ["gate", "round-continue", str(f), "--answer", "stop", "--reason", "the rest waits for v2"]
+    argv += ["--evidence", "death test red then green", "--residual-risk", "none"]
+    argv += ["--budget-spent", "implementer_dispatches=1,validation_runs=2"]
+    assert _run(argv, capsys)[0] == 0
+    [r] = _log(f)["rounds"]
+    assert r["evidence_gained"] == ["death test red then green"] and r["residual_risk"] == []
+    assert r["budget_spent"] == {"implementer_dispatches": 1, "validation_runs": 2}
+    assert "rule3_not_given" not in r
+
+    g = samsara_feature(tmp_path / "file")
+    with FeatureSession.open(g, user=USER) as s:
+        s.start_round()
+    tz = item_id(g, "Timezone-naive timestamps compare as UTC")
+    data = {
+        tz: {"action": "defer", "reason": "needs the scheduler rework"},
+        "round-continue": {"answer": "stop", "reason": "the rest waits for v2", "evidence_gained": ["a red test"]},
+    }
+    assert _run(["gate", "triage", str(g), "--answers", str(_answers(tmp_path, data))], capsys)[0] == 0
+    [r] = _log(g)["rounds"]
+    assert r["evidence_gained"] == ["a red test"]
+    # Not given: written as none, and the round says which were not given.
+    assert (r["budget_spent"], r["residual_risk"]) == ({}, [])
+    assert r["rule3_not_given"] == ["budget_spent", "residual_risk"]
+    notes = [x.message for x in verify_feature(g).findings if x.severity == "note"]
+    assert "round 1: budget_spent, residual_risk not given when the round closed (recorded as none)" in notes
+
+
+@pytest.mark.parametrize(
+    ("value", "ok"),
+    [("implementer_dispatches=0", True), ("implementer_dispatches=-1", False), ("x", False), ("none", True)],
+)
+def test_budget_spent_must_be_counts(tmp_path, capsys, value, ok):
+    f = samsara_feature(tmp_path)
+    with FeatureSession.open(f, user=USER) as s:
+        s.start_round()
+    code, _, err = _run(
+        ["round", "close", "--decision", "stop", "--reason", "the rest waits for v2", "--budget-spent", value]
+        + ["--feature", str(f)],
+        capsys,
+    )
+    assert (code == 0) is ok, err
+
+
+def test_rule_3_fields_go_only_with_a_round_gate(tmp_path, capsys):
+    f = samsara_feature(tmp_path)
+    code, _, err = _run(["gate", "entry", str(f), "--answer", "enter", "--rule3-none"], capsys)
+    assert code == 2 and "belong to a round gate" in err
+
+
+FIX_REPORT = """\
+task_id: iteration-fix-1
+completion_status: done
+known_shortcuts:
+  - "The retry limit is read once at start-up"
+silent_failure_conditions: []
+assumptions_made: []
+debt_registered: true
+budget_spent: {validation_runs: 2, reviewer_retries_consumed: 1}
+evidence_gained: ["test_retry_limit red before the fix, green after"]
+residual_risk: ["other limits are still hard-coded"]
+"""
+
+
+def test_rule_3_is_taken_from_the_rounds_fix_reports(tmp_path, capsys):
+    """Seed 002's fix result budget report: a fix-round report written during the round gives
+    the round's Rule-3 fields when the answer does not (one implementer dispatch per report)."""
+    f = samsara_feature(tmp_path)
+    with FeatureSession.open(f, user=USER) as s:
+        s.start_round()
+        s.decide(item_id(f, "Retry count is hard-coded to 3"), "fix")
+    (f / "scar-reports" / "iteration-fix-1-scar.yaml").write_text(FIX_REPORT, encoding="utf-8")
+    ev = gates.gather("round-continue", f)
+    figures = dict(ev.figures)
+    assert figures["evidence_gained (from scar-reports/iteration-fix-1-scar.yaml)"] == (
+        "test_retry_limit red before the fix, green after"
+    )
+    assert "Rule 3 to give" not in figures
+    argv = ["gate", "round-continue", str(f), "--answer", "stop", "--reason", "the rest waits for v2"]
+    assert _run([*argv, "--residual-risk", "the scheduler limits"], capsys)[0] == 0
+    [r] = _log(f)["rounds"]
+    assert r["budget_spent"] == {"implementer_dispatches": 1, "validation_runs": 2, "reviewer_retries": 1}
+    assert r["evidence_gained"] == ["test_retry_limit red before the fix, green after"]
+    assert r["residual_risk"] == ["the scheduler limits"]  # given with the answer: it wins
+    assert "rule3_not_given" not in r
+
+
+def test_a_report_there_at_round_start_is_no_fix_report(tmp_path, capsys):
+    f = samsara_feature(tmp_path)
+    (f / "scar-reports" / "iteration-fix-1-scar.yaml").write_text(FIX_REPORT, encoding="utf-8")
+    with FeatureSession.open(f, user=USER) as s:
+        s.start_round()
+    argv = ["gate", "round-continue", str(f), "--answer", "stop", "--reason", "the rest waits for v2"]
+    assert _run(argv, capsys)[0] == 0
+    [r] = _log(f)["rounds"]
+    assert r["rule3_not_given"] == ["budget_spent", "evidence_gained", "residual_risk"]
