@@ -55,8 +55,8 @@ latest round's ``triage_result`` in the log:
 * ``accept_ratio``: accepts / triaged > 80 % (exactly 80 % does not fire) with zero fixes.
 * ``level1_wholesale``: two or more Level-1 deferred items remain and every one of them is
   accepted.
-* ``same_files``: two or more fix items name the same file in their ``where`` (Gen 3) or their
-  report's ``debt_location``.
+* ``same_files``: two or more fix items name the same file in their own ``where`` (Gen 3); a
+  report-level ``debt_location`` is the report's, never an item's location, and feeds nothing.
 """
 
 from __future__ import annotations
@@ -817,6 +817,40 @@ def round_figures(
         undecided=tuple(it.id for it in counted if it.id not in in_force),
         rule3=rule3_from_reports(reports),
         rule3_sources=tuple(r.file for r in reports),
+    )
+
+
+def transition_line(
+    log: IterationLog | None,
+    *,
+    round_no: int,
+    signal_before: int | None,
+    signal_after: int | None,
+    fixed: int,
+    accepted: int,
+    deferred: int,
+) -> str:
+    """Seed 002's final transition, said when the iteration ends with round ``round_no`` (stop or
+    forced_stop): 「Iteration 完成。R 輪執行，signal_lost: N₀ → N_final。K items fixed, J items
+    accepted, D items deferred。進入 Validate & Ship（Step 0 security gate）。」 R is ``round_no``;
+    N₀ the log's ``signal_lost_initial`` (else its first round's ``signal_lost_before``, else
+    ``signal_before``); K, J, D add up the log's done rounds before this one (K: ``fixes_applied``,
+    else the length of the fix list) and this round's ``fixed`` / ``accepted`` / ``deferred``.
+    ``log`` is the log as it was before this round was written."""
+    done, _ = split_rounds(log)
+    earlier = [r for r in done if r.round < round_no]
+    n0: int | None = log.signal_lost_initial if log is not None else None
+    if n0 is None and earlier:
+        n0 = earlier[0].signal_lost_before
+    if n0 is None:
+        n0 = signal_before
+    k = sum(r.fixes_applied if r.fixes_applied is not None else len(r.fix) for r in earlier) + fixed
+    j = sum(len(r.accept) for r in earlier) + accepted
+    d = sum(len(r.defer) for r in earlier) + deferred
+    return (
+        f"Iteration 完成。{round_no} 輪執行，signal_lost: {n0} → {signal_after}。"
+        f"{k} items fixed, {j} items accepted, {d} items deferred。"
+        "進入 Validate & Ship（Step 0 security gate）。"
     )
 
 

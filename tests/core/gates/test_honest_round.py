@@ -354,3 +354,50 @@ def test_a_report_there_at_round_start_is_no_fix_report(tmp_path, capsys):
     assert _run(argv, capsys)[0] == 0
     [r] = _log(f)["rounds"]
     assert r["rule3_not_given"] == ["budget_spent", "evidence_gained", "residual_risk"]
+
+
+# ---------------------------------------------------------------- seed 002's final transition
+
+
+def test_the_final_transition_line_counts_every_round(tmp_path, capsys):
+    f = samsara_feature(tmp_path, auto=True)
+    retry = item_id(f, "Retry count is hard-coded to 3")
+    utf8 = item_id(f, "Config is UTF-8")
+    tz = item_id(f, "Timezone-naive timestamps compare as UTC")
+    with FeatureSession.open(f, user=USER) as s:
+        s.start_round()
+        s.decide(retry, "fix")
+        s.decide(utf8, "accept", **ACCEPT)
+    from tests.factories import resolve_in_report
+
+    resolve_in_report(f, "Retry count is hard-coded to 3")  # the fix landed: 5 → 4
+    argv = ["round", "close", "--decision", "continue", "--reason", "the scheduler item is next", "--rule3-none"]
+    code, out, err = _run([*argv, "--feature", str(f)], capsys)
+    assert code == 0, err
+    assert "Iteration 完成" not in out  # continuing ends nothing
+    with FeatureSession.open(f, user=USER) as s:
+        s.start_round()
+        s.decide(tz, "defer", reason="needs the scheduler rework")
+    argv = ["round", "close", "--decision", "stop", "--reason", "the rest waits for v2", "--rule3-none"]
+    code, out, err = _run([*argv, "--feature", str(f), "--json"], capsys)
+    assert code == 0, err
+    line = (
+        "Iteration 完成。2 輪執行，signal_lost: 5 → 4。1 items fixed, 1 items accepted, 1 items deferred。"
+        "進入 Validate & Ship（Step 0 security gate）。"
+    )
+    assert json.loads(out)["transition"] == line
+    entry = [e for e in _entries(f) if e.gate_id == "round-continuation"][-1]
+    assert line in entry.fields["consequences"]  # auto mode: the stop's entry says it too
+
+
+def test_the_gate_prints_the_transition_when_the_iteration_stops(tmp_path, capsys):
+    f = samsara_feature(tmp_path)
+    with FeatureSession.open(f, user=USER) as s:
+        s.start_round()
+    argv = ["gate", "round-continue", str(f), "--answer", "stop", "--reason", "the rest waits for v2", "--rule3-none"]
+    code, out, err = _run(argv, capsys)
+    assert code == 0, err
+    assert out.splitlines()[-1] == (
+        "Iteration 完成。1 輪執行，signal_lost: 5 → 5。0 items fixed, 0 items accepted, 0 items deferred。"
+        "進入 Validate & Ship（Step 0 security gate）。"
+    )
