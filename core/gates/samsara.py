@@ -53,7 +53,7 @@ from scars.core.gates.state_io import loop_extra
 from scars.core.loops.samsara import feature_state
 from scars.core.model import GROUP_LABEL, GROUPS, REGISTRY_FILE, Feature, ScarItem
 from scars.core.samsara.decisions import validate_decision
-from scars.core.samsara.rounds import RULE_3, RoundFigures, Valve, valves_after_round
+from scars.core.samsara.rounds import RULE_3, RoundFigures, Valve, transition_line, valves_after_round
 from scars.core.samsara.session import FeatureSession, undecided_outcome
 from scars.core.samsara.watches import WatchResult, _append, already_reopened, read_watch_log
 from scars.core.sanitize import one_line
@@ -766,11 +766,25 @@ def _close(
                 [FieldError("override", f"safety valve(s) {missing} not overridden")],
             )
         kwargs["valve_overrides"] = [{"valve": v, "reason": why, "by": user} for v in valves]
+    # The iteration ends with this round: seed 002's final transition line, said and recorded.
+    transition = None
+    if decision in ("stop", "forced_stop"):
+        transition = transition_line(
+            session.feature.iteration_log,
+            round_no=fig.round,
+            signal_before=fig.signal_lost_before,
+            signal_after=fig.signal_lost_after,
+            fixed=fig.fixed,
+            accepted=fig.accepted,
+            deferred=fig.deferred,
+        )
     entries: list[DecisionEntry] = []
     if want:
         extra = [f"iteration-log.yaml: round {fig.round} decision {decision}"]
         if fig.undecided:
             extra.append(f"{len(fig.undecided)} undecided item(s): {undecided_outcome(decision, fig.round)}")
+        if transition:
+            extra.append(transition)
         entries = _with_triage(
             session, user, [build_entry(ev, ans, reason, user=user, rationale=why or None, extra_consequences=extra)]
         )
@@ -778,7 +792,8 @@ def _close(
         kwargs["trigger"] = trigger
     round_ = session.close_round(decision, why, entries=entries, **kwargs)
     recorded = ([AD] if entries else []) + ["iteration-log.yaml", JOURNAL]
-    return _result(ev, ans, reason, user, recorded, None, round=fig.round, round_decision=decision), round_
+    more = {"transition": transition} if transition else {}
+    return _result(ev, ans, reason, user, recorded, None, round=fig.round, round_decision=decision, **more), round_
 
 
 def _apply_round(

@@ -55,14 +55,14 @@ latest round's ``triage_result`` in the log:
 * ``accept_ratio``: accepts / triaged > 80 % (exactly 80 % does not fire) with zero fixes.
 * ``level1_wholesale``: two or more Level-1 deferred items remain and every one of them is
   accepted.
-* ``same_files``: two or more fix items name the same file in their ``where`` (Gen 3) or their
-  report's ``debt_location``.
+* ``same_files``: two or more fix items name the same file in their own ``where`` (Gen 3); a
+  report-level ``debt_location`` is the report's, never an item's location, and feeds nothing.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -327,13 +327,28 @@ def _retries_spent(r: Round | None) -> int:
     return 0
 
 
-def retry_budget(log: IterationLog | None) -> dict[str, Any]:
+REVIEW_RULE = (
+    "both reviewers must PASS before the per-fix commit; either FAIL blocks it; a missing reviewer "
+    "output is FAIL (never PASS): re-dispatch at most reviewer_retry_limit times, then escalate"
+)
+
+
+def retry_budget(log: IterationLog | None, fix_reports: Sequence[ScarReport] = ()) -> dict[str, Any]:
+    """The reviewer re-dispatch budget of the open round under seed 002's review aggregation
+    rule (``REVIEW_RULE``): the retries the log's open round records, plus the
+    ``reviewer_retries_consumed`` the round's fix-round reports give (seed 002's fix result
+    budget report; ``fix_reports``: :func:`fix_round_reports`). ``escalate``: the budget is spent
+    — a reviewer still missing now escalates instead of another re-dispatch."""
     limit = log.reviewer_retry_limit if log is not None else DEFAULT_REVIEWER_RETRY_LIMIT
     _, open_round = split_rounds(log)
     spent = _retries_spent(open_round)
+    for r in fix_reports:
+        b = (r.extra or {}).get("budget_spent")
+        if isinstance(b, Mapping):
+            spent += _count(b.get("reviewer_retries_consumed")) or 0
     remaining = max(0, limit - spent)
     low = remaining == 0 or (spent > 0 and remaining <= limit // 2)
-    return {"limit": limit, "spent": spent, "remaining": remaining, "low": low}
+    return {"limit": limit, "spent": spent, "remaining": remaining, "low": low, "escalate": remaining == 0}
 
 
 def strategy_hint(*, remaining_rounds: int, stagnation: int, net_rot_previous: int, retry_low: bool) -> tuple[str, str]:
@@ -356,7 +371,9 @@ def strategy_hint(*, remaining_rounds: int, stagnation: int, net_rot_previous: i
     return "explore", f"{remaining_rounds} rounds remain and signal_lost is not flat"
 
 
-def _snapshot(log: IterationLog | None, signal_now: int | None) -> dict[str, Any]:
+def _snapshot(
+    log: IterationLog | None, signal_now: int | None, fix_reports: Sequence[ScarReport] = ()
+) -> dict[str, Any]:
     done, _ = split_rounds(log)
     max_rounds = log.max_rounds if log is not None else DEFAULT_MAX_ROUNDS
     rnd = next_round_number(log)
@@ -364,7 +381,7 @@ def _snapshot(log: IterationLog | None, signal_now: int | None) -> dict[str, Any
     stag = stagnation_count(done, signal_now)
     rot = round_rot(done[-1], signal_now) if done else None
     net_rot_prev = rot["net_rot"] if rot is not None else 0
-    retry = retry_budget(log)
+    retry = retry_budget(log, fix_reports)
     hint, rule = strategy_hint(
         remaining_rounds=remaining, stagnation=stag, net_rot_previous=net_rot_prev, retry_low=retry["low"]
     )
@@ -445,9 +462,14 @@ def expected_signal_reduction(feature: Feature, decisions: Mapping[str, Any] | N
     return order
 
 
-def budget_context(feature: Feature, decisions: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """The ``iteration_budget_context`` envelope for the next dispatch (formats.md §1.4)."""
-    s = _snapshot(feature.iteration_log, feature.signal_lost)
+def budget_context(
+    feature: Feature, decisions: Mapping[str, Any] | None = None, open_round: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """The ``iteration_budget_context`` envelope for the next dispatch (formats.md §1.4).
+    ``open_round``: the journal's ``round_start`` record of the open round — its fix-round
+    reports' reviewer retries count against ``reviewer_retry_budget_remaining``."""
+    reports = fix_round_reports(feature, open_round) if open_round else []
+    s = _snapshot(feature.iteration_log, feature.signal_lost, reports)
     return {
         "round": s["round"],
         "max_rounds": s["max_rounds"],
@@ -461,20 +483,22 @@ def budget_context(feature: Feature, decisions: Mapping[str, Any] | None = None)
     }
 
 
-def budget_basis(feature: Feature) -> dict[str, Any]:
+def budget_basis(feature: Feature, open_round: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """How the envelope was computed: the rule behind the hint and the figures used."""
-    s = _snapshot(feature.iteration_log, feature.signal_lost)
+    reports = fix_round_reports(feature, open_round) if open_round else []
+    s = _snapshot(feature.iteration_log, feature.signal_lost, reports)
     log = feature.iteration_log
-    done, open_round = split_rounds(log)
+    done, log_open = split_rounds(log)
     return {
         "iteration_log": log.file if log is not None else None,
         "last_round_decision": done[-1].decision if done else None,
-        "open_round": open_round.round if open_round is not None else None,
+        "open_round": log_open.round if log_open is not None else None,
         "budget_in_log": bool(log.budget_present) if log is not None else False,
         "done_rounds": s["done_rounds"],
         "strategy_rule": s["strategy_rule"],
         "previous_round_rot": s["previous_round_rot"],
-        "reviewer_retries": s["retry"],
+        "reviewer_retries": {**s["retry"], "fix_reports": [r.file for r in reports]},
+        "review_rule": REVIEW_RULE,
     }
 
 
@@ -817,6 +841,40 @@ def round_figures(
         undecided=tuple(it.id for it in counted if it.id not in in_force),
         rule3=rule3_from_reports(reports),
         rule3_sources=tuple(r.file for r in reports),
+    )
+
+
+def transition_line(
+    log: IterationLog | None,
+    *,
+    round_no: int,
+    signal_before: int | None,
+    signal_after: int | None,
+    fixed: int,
+    accepted: int,
+    deferred: int,
+) -> str:
+    """Seed 002's final transition, said when the iteration ends with round ``round_no`` (stop or
+    forced_stop): 「Iteration 完成。R 輪執行，signal_lost: N₀ → N_final。K items fixed, J items
+    accepted, D items deferred。進入 Validate & Ship（Step 0 security gate）。」 R is ``round_no``;
+    N₀ the log's ``signal_lost_initial`` (else its first round's ``signal_lost_before``, else
+    ``signal_before``); K, J, D add up the log's done rounds before this one (K: ``fixes_applied``,
+    else the length of the fix list) and this round's ``fixed`` / ``accepted`` / ``deferred``.
+    ``log`` is the log as it was before this round was written."""
+    done, _ = split_rounds(log)
+    earlier = [r for r in done if r.round < round_no]
+    n0: int | None = log.signal_lost_initial if log is not None else None
+    if n0 is None and earlier:
+        n0 = earlier[0].signal_lost_before
+    if n0 is None:
+        n0 = signal_before
+    k = sum(r.fixes_applied if r.fixes_applied is not None else len(r.fix) for r in earlier) + fixed
+    j = sum(len(r.accept) for r in earlier) + accepted
+    d = sum(len(r.defer) for r in earlier) + deferred
+    return (
+        f"Iteration 完成。{round_no} 輪執行，signal_lost: {n0} → {signal_after}。"
+        f"{k} items fixed, {j} items accepted, {d} items deferred。"
+        "進入 Validate & Ship（Step 0 security gate）。"
     )
 
 

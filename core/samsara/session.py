@@ -354,11 +354,13 @@ class FeatureSession:
     def undo_item(self, item_id: str) -> list[str]:
         """Revert the latest record of this round that touched ``item_id`` — any earlier one, not
         only the round's last (a batch is reverted as a whole) — as an undo record like :meth:`undo`.
-        Returns the item ids reverted ([] when this round holds nothing of the item to undo)."""
+        Returns the item ids reverted ([] when this round holds nothing of the item to undo); an
+        id no item of the feature has, and no record of the round names, is refused (a typo)."""
         self._writable()
         for target in reversed(self._state.undo_stack):
             if item_id in self._record_items(self._record(target)):
                 return self._undo_record(target)
+        self._item(item_id)  # DecisionRefused for an id the feature does not hold
         return []
 
     def _record(self, seq: int) -> dict:

@@ -52,6 +52,7 @@ from scars.core.git import GitUnavailable, changed_since, commit_at, current_com
 from scars.core.model import Feature, ScarItem
 from scars.core.samsara.rounds import field_of as _attr
 from scars.core.samsara.rounds import norm as _norm
+from scars.core.sanitize import one_line
 from scars.core.storage.durable import append_record, ensure_private_dir
 from scars.core.storage.journal import frame, unframe
 
@@ -134,14 +135,20 @@ class WatchResult:
 _FORMS = "path-changed: <glob> | pattern: <regex> in <glob> | recurs"
 
 
+def _q(text: str | None) -> str:
+    """A watch's text quoted as it was written, for a message or a cause (repr doubled every
+    backslash of a regex: 'retry\\\\s+' for retry\\s+); made one inert line."""
+    return "'" + one_line(text or "") + "'"
+
+
 def _check_glob(glob: str) -> str:
     g = glob.strip()
     if not g:
         raise WatchSyntaxError("the glob is empty")
     if g.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:[\\/]", g) or g.startswith("~"):
-        raise WatchSyntaxError(f"the glob {g!r} is absolute; write it relative to the repository root")
+        raise WatchSyntaxError(f"the glob {_q(g)} is absolute; write it relative to the repository root")
     if ".." in re.split(r"[\\/]", g):
-        raise WatchSyntaxError(f"the glob {g!r} climbs out of the repository with '..'")
+        raise WatchSyntaxError(f"the glob {_q(g)} climbs out of the repository with '..'")
     if any(ord(c) < 32 for c in g):
         raise WatchSyntaxError("the glob contains control characters")
     return g
@@ -178,14 +185,14 @@ def parse_watch(spec: Any) -> Watch:
     head, sep, rest = text.partition(":")
     key = head.strip().casefold()
     if not sep or key not in ("path-changed", "pattern"):
-        raise WatchSyntaxError(f"unknown watch {text!r}; use one of: {_FORMS}")
+        raise WatchSyntaxError(f"unknown watch {_q(text)}; use one of: {_FORMS}")
     rest = rest.strip()
     if key == "path-changed":
         g = _check_glob(rest)
         return Watch("path-changed", f"path-changed: {g}", glob=g)
     rx, sep, glob = rest.rpartition(" in ")
     if not sep or not rx.strip():
-        raise WatchSyntaxError(f"a pattern watch reads 'pattern: <regex> in <glob>' (got {text!r})")
+        raise WatchSyntaxError(f"a pattern watch reads 'pattern: <regex> in <glob>' (got {_q(text)})")
     g = _check_glob(glob)
     return Watch("pattern", f"pattern: {rx.strip()} in {g}", glob=g, regex=rx.strip())
 
@@ -205,7 +212,7 @@ def validate_watch(spec: Any) -> str | None:
         try:
             re.compile(w.regex)
         except re.error as exc:
-            return f"invalid regex {w.regex!r}: {exc}"
+            return f"invalid regex {_q(w.regex)}: {exc}"
     return None
 
 
@@ -505,7 +512,7 @@ def evaluate(
         try:
             re.compile(w.regex or "")
         except re.error as exc:
-            return result("unobservable", f"invalid regex {w.regex!r}: {exc}", desc)
+            return result("unobservable", f"invalid regex {_q(w.regex)}: {exc}", desc)
         try:
             top = git_toplevel(root)
             files = tree_files(top)
@@ -516,7 +523,7 @@ def evaluate(
             files = _walk_files(root)
         matched = [f for f in match_paths(w.glob or "", files) if _inside(root, f) and (root / f).is_file()]
         if not matched:
-            return result("unobservable", f"the glob {w.glob!r} matches no file any more", desc, files=0)
+            return result("unobservable", f"the glob {_q(w.glob)} matches no file any more", desc, files=0)
         capped = matched[:MAX_FILES]
         res = search_bounded(w.regex or "", [(str(root / f), f) for f in capped])
         if res.get("timeout"):
@@ -536,7 +543,9 @@ def evaluate(
         }
         m = res.get("match")
         if m:
-            return result("fired", f"pattern {w.regex!r} appears in {m['file']}:{m['line']}", desc, match=m, **figures)
+            return result(
+                "fired", f"pattern {_q(w.regex)} appears in {m['file']}:{m['line']}", desc, match=m, **figures
+            )
         note = ""
         if res["truncated"] or figures["skipped_over_limit"]:
             note = f" (searched the first {MAX_FILE_BYTES} bytes of each file, at most {MAX_FILES} files)"
@@ -582,8 +591,10 @@ def evaluate(
                 "fired", f"{shown} changed since {base[:12]}", desc, base=base, base_from=how, changed=hits[:50]
             )
         if not match_paths(w.glob or "", current):
-            return result("unobservable", f"the glob {w.glob!r} matches no file any more", desc, base=base)
-        return result("quiet", f"no file matching {w.glob!r} changed since {base[:12]}", desc, base=base, base_from=how)
+            return result("unobservable", f"the glob {_q(w.glob)} matches no file any more", desc, base=base)
+        return result(
+            "quiet", f"no file matching {_q(w.glob)} changed since {base[:12]}", desc, base=base, base_from=how
+        )
 
     # recurs
     text = _norm(wa.text) if wa.text else ""

@@ -540,5 +540,7 @@ class ScarsApp(App[int]):
             self.notify(one_line(str(exc), 300), title="Round not recorded", severity="error", markup=False)
             return
         self.notify(one_line(f"Round recorded: {recorded.extra.get('round_decision')}.", 100), markup=False)
+        if recorded.extra.get("transition"):  # the iteration ended: seed 002's final transition line
+            self.notify(one_line(str(recorded.extra["transition"]), 300), title="Iteration done", markup=False)
         if screen is not None:
             self.reload(why="gate")

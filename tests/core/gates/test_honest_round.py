@@ -354,3 +354,87 @@ def test_a_report_there_at_round_start_is_no_fix_report(tmp_path, capsys):
     assert _run(argv, capsys)[0] == 0
     [r] = _log(f)["rounds"]
     assert r["rule3_not_given"] == ["budget_spent", "evidence_gained", "residual_risk"]
+
+
+# ---------------------------------------------------------------- seed 002's final transition
+
+
+def test_the_final_transition_line_counts_every_round(tmp_path, capsys):
+    f = samsara_feature(tmp_path, auto=True)
+    retry = item_id(f, "Retry count is hard-coded to 3")
+    utf8 = item_id(f, "Config is UTF-8")
+    tz = item_id(f, "Timezone-naive timestamps compare as UTC")
+    with FeatureSession.open(f, user=USER) as s:
+        s.start_round()
+        s.decide(retry, "fix")
+        s.decide(utf8, "accept", **ACCEPT)
+    from tests.factories import resolve_in_report
+
+    resolve_in_report(f, "Retry count is hard-coded to 3")  # the fix landed: 5 → 4
+    argv = ["round", "close", "--decision", "continue", "--reason", "the scheduler item is next", "--rule3-none"]
+    code, out, err = _run([*argv, "--feature", str(f)], capsys)
+    assert code == 0, err
+    assert "Iteration 完成" not in out  # continuing ends nothing
+    with FeatureSession.open(f, user=USER) as s:
+        s.start_round()
+        s.decide(tz, "defer", reason="needs the scheduler rework")
+    argv = ["round", "close", "--decision", "stop", "--reason", "the rest waits for v2", "--rule3-none"]
+    code, out, err = _run([*argv, "--feature", str(f), "--json"], capsys)
+    assert code == 0, err
+    line = (
+        "Iteration 完成。2 輪執行，signal_lost: 5 → 4。1 items fixed, 1 items accepted, 1 items deferred。"
+        "進入 Validate & Ship（Step 0 security gate）。"
+    )
+    assert json.loads(out)["transition"] == line
+    entry = [e for e in _entries(f) if e.gate_id == "round-continuation"][-1]
+    assert line in entry.fields["consequences"]  # auto mode: the stop's entry says it too
+
+
+def test_the_gate_prints_the_transition_when_the_iteration_stops(tmp_path, capsys):
+    f = samsara_feature(tmp_path)
+    with FeatureSession.open(f, user=USER) as s:
+        s.start_round()
+    argv = ["gate", "round-continue", str(f), "--answer", "stop", "--reason", "the rest waits for v2", "--rule3-none"]
+    code, out, err = _run(argv, capsys)
+    assert code == 0, err
+    assert out.splitlines()[-1] == (
+        "Iteration 完成。1 輪執行，signal_lost: 5 → 5。0 items fixed, 0 items accepted, 0 items deferred。"
+        "進入 Validate & Ship（Step 0 security gate）。"
+    )
+
+
+# ---------------------------------------------------------------- review aggregation rule
+
+
+def _budget(f, capsys):
+    code, out, err = _run(["budget-context", str(f), "--json"], capsys)
+    assert code == 0, err
+    return json.loads(out)
+
+
+@pytest.mark.parametrize(("consumed", "remaining"), [(0, 2), (1, 1), (2, 0), (3, 0)])
+def test_the_fix_reports_reviewer_retries_count_against_the_budget(tmp_path, capsys, consumed, remaining):
+    """Seed 002: a missing reviewer is FAIL, re-dispatched at most 2 times, then escalated; the
+    retries a fix-round report consumed this round leave that many fewer."""
+    f = samsara_feature(tmp_path)
+    with FeatureSession.open(f, user=USER) as s:
+        s.start_round()
+    assert _budget(f, capsys)["iteration_budget_context"]["reviewer_retry_budget_remaining"] == 2
+    report = FIX_REPORT.replace("reviewer_retries_consumed: 1", f"reviewer_retries_consumed: {consumed}")
+    (f / "scar-reports" / "iteration-fix-1-scar.yaml").write_text(report, encoding="utf-8")
+    out = _budget(f, capsys)
+    assert out["iteration_budget_context"]["reviewer_retry_budget_remaining"] == remaining
+    retries = out["basis"]["reviewer_retries"]
+    assert retries["fix_reports"] == ["scar-reports/iteration-fix-1-scar.yaml"]
+    assert retries["escalate"] is (remaining == 0)
+    assert "a missing reviewer output is FAIL" in out["basis"]["review_rule"]
+    if remaining == 0:
+        assert out["iteration_budget_context"]["strategy_hint"] == "minimal_fix"  # the budget is low
+
+
+def test_a_report_there_before_the_round_spends_no_retry(tmp_path, capsys):
+    f = samsara_feature(tmp_path)
+    (f / "scar-reports" / "iteration-fix-1-scar.yaml").write_text(FIX_REPORT, encoding="utf-8")
+    with FeatureSession.open(f, user=USER) as s:
+        s.start_round()
+    assert _budget(f, capsys)["iteration_budget_context"]["reviewer_retry_budget_remaining"] == 2

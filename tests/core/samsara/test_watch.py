@@ -123,6 +123,13 @@ def test_validate_watch_messages():
     assert "use one of" in validate_watch("someday")
 
 
+def test_a_watch_is_quoted_as_written_never_with_doubled_backslashes():
+    """Issue 16: a watch's regex showed double-escaped (repr): 'retry\\\\s+(' for retry\\s+(."""
+    assert validate_watch(r"pattern: retry\s+( in src/*.py").startswith(r"invalid regex 'retry\s+(': ")
+    assert r"(got 'pattern: retry\s+')" in validate_watch(r"pattern: retry\s+")
+    assert r"unknown watch 'patern: a\d in src/*'" in validate_watch(r"patern: a\d in src/*")
+
+
 @pytest.mark.parametrize(
     "glob, path, hit",
     [
@@ -258,7 +265,7 @@ def test_pattern_fires_quiet_unobservable(repo):
     assert r.state == "quiet"
     (repo / "src" / "other.py").write_text("a = 1\nreturn  2\n")
     (r,) = check_feature(f, accept(it, r"pattern: return\s+2 in src/*.py"))
-    assert r.state == "fired" and "src/other.py:2" in r.cause
+    assert r.state == "fired" and r.cause == r"pattern 'return\s+2' appears in src/other.py:2"
     (r,) = check_feature(f, accept(it, "pattern: ([unclosed in src/*.py"))
     assert r.state == "unobservable" and "invalid regex" in r.cause
     (r,) = check_feature(f, accept(it, "pattern: x in nowhere/*.c"))

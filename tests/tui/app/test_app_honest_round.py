@@ -22,6 +22,7 @@ from tests.tui.app.test_app_pilot import (
     fill,
     on_disk,
     on_screen,
+    record_notes,
     screen_text,
     start,
 )
@@ -60,8 +61,13 @@ async def test_the_gate_says_undecided_and_asks_rule_3(feature_dir):
         gate.query_one("#gate-evidence").value = "a red test; then green"
         gate.query_one("#gate-budget").value = "none"
         gate.query_one("#gate-reason").value = "the remaining items wait for the v2 exporter"
+        notes = record_notes(app)
         await pilot.click("#gate-stop")
         await wait_until(pilot, _written(feature_dir, 2), "round 2 written")
+        # The iteration ended: the app says seed 002's final transition line.
+        await wait_until(pilot, lambda: any(t == "Iteration done" for t, _ in notes), "the transition said")
+        [said] = [m for t, m in notes if t == "Iteration done"]
+        assert said.startswith("Iteration 完成。2 輪執行，signal_lost: ")
     r2 = _rounds(feature_dir)[1]
     assert (r2["evidence_gained"], r2["budget_spent"], r2["residual_risk"]) == (["a red test", "then green"], {}, [])
     assert r2["rule3_not_given"] == ["residual_risk"]  # left empty: recorded as none, and said

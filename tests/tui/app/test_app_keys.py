@@ -281,6 +281,26 @@ def statics_text(app: ScarsApp) -> str:
     return " ".join(str(w.render()) for w in app.screen.query("Static"))
 
 
+@pytest.mark.parametrize(("size", "edge"), [((120, 40), "left"), ((80, 24), "top")], ids=["120x40", "80x24"])
+@aio
+async def test_tab_to_the_detail_marks_it_on_the_edge_beside_the_list(long_dir, size, edge):
+    """Issue 16, focus nearly invisible: a second `DetailPane:focus` rule meant for the narrow
+    layout applied at every width (with the detail side by side, Tab took away the line between
+    the list and the detail), and below 100 columns the narrow layout's own border won over it
+    (Tab changed nothing on the line)."""
+    app = ScarsApp(long_dir, user="alice")
+    async with app.run_test(size=size) as pilot:
+        await start(app, pilot)
+        pane = app.screen.query_one(DetailPane)
+        unfocused = getattr(pane.styles, f"border_{edge}")
+        await pilot.press("tab")
+        await wait_until(pilot, lambda: pane.has_focus, "the detail focused")
+        await pilot.pause()
+        focused = getattr(pane.styles, f"border_{edge}")
+        assert focused[0] == unfocused[0] and focused[0] in ("vkey", "hkey")  # the same line, lit
+        assert focused[1] != unfocused[1]
+
+
 @covers("scars.detail_down", "scars.detail_up")
 @aio
 async def test_shift_j_and_k_scroll_the_detail_from_the_list(long_dir):

@@ -253,3 +253,6 @@ def test_undo_an_items_earlier_decision(feature):
         assert set(s.decisions) == {b}  # b, decided after a, kept
     p = scars("undo", a, "--feature", str(feature), check_rc=0)
     assert "nothing to undo" in p.stdout
+    # An id no item has (a typo) is refused, never "nothing to undo" with exit 0.
+    p = scars("undo", a[:-1] + ("0" if a[-1] != "0" else "1"), "--feature", str(feature), check_rc=4)
+    assert "no item" in p.stderr and "scars status --json" in p.stderr

@@ -29,22 +29,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def envelope_json(feature, decisions) -> dict:
+def envelope_json(feature, decisions, open_round=None) -> dict:
     # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
     from scars.core.samsara.rounds import budget_basis, budget_context, evaluate_valves
 
     return {
         "feature": feature.name,
         "path": feature.path,
-        "iteration_budget_context": budget_context(feature, decisions),
-        "basis": budget_basis(feature),
+        "iteration_budget_context": budget_context(feature, decisions, open_round),
+        "basis": budget_basis(feature, open_round),
         "valves": [v.to_dict() for v in evaluate_valves(feature, decisions)],
     }
 
 
 def run(args: argparse.Namespace) -> int:
     # lazy: another command's module, loaded when this command runs
-    from scars.core.samsara.decisions import current_decisions
+    from scars.core.samsara.decisions import current_decisions, feature_state
     from scars.core.samsara.feature import read_feature
     from scars.tui.cli.commands.status import resolve_target
 
@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     outs = []
     for d in dirs:
         f = read_feature(d)
-        outs.append(envelope_json(f, current_decisions(d, f)))
+        outs.append(envelope_json(f, current_decisions(d, f), feature_state(d).open_round))
     if args.json:
         out = outs[0] if kind == "feature" else {"root": str(target.absolute()), "features": outs}
         sys.stdout.write(json.dumps(out, ensure_ascii=True, indent=2) + "\n")

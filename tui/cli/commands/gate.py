@@ -164,6 +164,8 @@ def _emit(args, results: list, named: str) -> None:
                 f"recorded: {', '.join(r.recorded) or 'nothing'}"
             )
         )
+        if r.extra.get("transition"):  # the iteration ended: seed 002's final transition line
+            print(one_line(str(r.extra["transition"])))
 
 
 def _fail_json(args, gate_id: str, exc: ScarsError, evidence) -> None:

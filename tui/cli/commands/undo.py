@@ -12,7 +12,7 @@ DESCRIPTION = (
     "is erased; decisions of a closed round are in iteration-log.yaml and are not undone. Prints "
     "the items reverted and what each is decided now. With ITEM: the latest decision of this round "
     "that touched ITEM, however many came after it (its batch as a whole). Exit 0 (also when there is nothing to undo); "
-    "5 when another writer holds the lock."
+    "4 when ITEM is no item of the feature; 5 when another writer holds the lock."
 )
 
 
