@@ -140,3 +140,18 @@ def test_each_items_decision_in_force_is_in_the_text(tmp_path):
     assert any(line.strip() == "→ fix by alice" for line in lines[at + 1 : at + 4]), lines[at : at + 4]
     at = next(i for i, line in enumerate(lines) if other in line)
     assert not any("→" in line for line in lines[at + 1 : at + 3])
+
+
+def test_a_repository_listing_never_cuts_a_feature_name_or_a_header(tmp_path):
+    """The listing cut names past 42 characters (upstream's own "2026-07-02_workflow-subtraction-optimizat…": the
+    id a person types next) and its "failures" header ("failu…")."""
+    long_name = "2025-06-14_workflow-subtraction-optimization-gate-two"
+    for name in (long_name, "2026-01-01_short"):
+        write_feature(tmp_path, {"task-1-scar.yaml": report("task-1", ks=['"Retry count"'])}, name=name)
+    r = scars("status", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert "…" not in r.stdout and max(len(line) for line in lines) <= 80
+    assert lines[0].split() == ["feature", "signal_lost", "entry", "failures", "rounds"]
+    first_column = "".join(line[: lines[0].index("signal_lost")].strip() for line in lines[1:])
+    assert long_name in first_column and "2026-01-01_short" in first_column

@@ -288,12 +288,15 @@ def print_repo(root: Path, features: list[Feature], console: Console | None = No
     if not features:
         _line(c, f"No feature directories under {one_line(str(root / 'changes'), 200)}")
         return
-    table = Table(box=None, show_edge=False, pad_edge=False, expand=False)
-    table.add_column("feature", overflow="ellipsis", no_wrap=True, max_width=42)
+    # A feature's name is its id on the command line: never cut; one longer than the room the
+    # figures leave it (80 columns without a terminal) folds onto the next line. The figures'
+    # columns keep their headers whole, one space apart: upstream's 44-character names fit.
+    table = Table(box=None, show_edge=False, pad_edge=False, expand=False, padding=(0, 1, 0, 0))
+    table.add_column("feature", overflow="fold")
     table.add_column("signal_lost", justify="right", no_wrap=True, min_width=11)
-    table.add_column("entry", no_wrap=True)
-    table.add_column("failures", justify="right")
-    table.add_column("rounds", justify="right")
+    table.add_column("entry", no_wrap=True, min_width=7)
+    table.add_column("failures", justify="right", no_wrap=True, min_width=8)
+    table.add_column("rounds", justify="right", no_wrap=True, min_width=6)
     for f in features:
         v = f.entry.verdict if f.entry else "unknown"
         rounds = len(f.iteration_log.rounds) if f.iteration_log else 0
