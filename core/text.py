@@ -146,6 +146,7 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 
 
 _CJK_CLASS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+CJK_CLASS: str = _CJK_CLASS  # the body of cjk_re's class, for patterns that combine it with others
 
 
 @functools.cache

@@ -15,7 +15,7 @@ from dataclasses import replace
 
 from scars.core.model import CATEGORIES, GROUPS, EntryVerdict, Feature
 from scars.core.samsara.matching import match_log
-from scars.core.samsara.patterns import Terms, literal_patterns, possible_patterns
+from scars.core.samsara.patterns import literal_patterns, possible_patterns
 from scars.core.storage import parallel
 
 ENTRY_THRESHOLD = 5  # signal_lost >= 5 asks the gate (upstream's uncalibrated estimate)
@@ -72,9 +72,8 @@ def aggregate(feature: Feature) -> Feature:
     if len(counted) >= PATTERNS_BESIDE_FROM:
         possible, log_matches = parallel.beside(possible_patterns, (counted, literal), lambda: match_log(feature))
     else:
-        analysed: dict[str, Terms] = {}  # each text's terms, analysed once for both rules
-        possible = possible_patterns(counted, literal, analysed)
-        log_matches = match_log(feature, terms_cache=analysed)
+        possible = possible_patterns(counted, literal)
+        log_matches = match_log(feature)
     return replace(
         feature,
         signal_lost=signal_lost,

@@ -34,13 +34,14 @@ from __future__ import annotations
 
 import math
 import re
+from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
 from scars.core.model import SECTION_OF, Feature, IterationLog, LogMatch, ScarItem
-from scars.core.samsara.patterns import Terms, terms
+from scars.core.samsara.patterns import WordSets, terms
 from scars.core.text import normalize
 from scars.core.values import as_text
 
@@ -151,9 +152,12 @@ def _near(a: str, b: str) -> bool:
     if not a or not b or a == b:
         return bool(a) and a == b
     short, long_ = (a, b) if len(a) <= len(b) else (b, a)
-    if len(short) < MIN_COPY_CHARS or len(short.split()) < MIN_COPY_WORDS:
-        return False
-    return short in long_
+    return _copyable(short) and short in long_
+
+
+def _copyable(form: str) -> bool:
+    """A text long enough to be the shorter of a near copy (MIN_COPY_CHARS, MIN_COPY_WORDS)."""
+    return len(form) >= MIN_COPY_CHARS and len(form.split()) >= MIN_COPY_WORDS
 
 
 def targets_of(feature: Feature) -> list[Target]:
@@ -179,44 +183,64 @@ def targets_of(feature: Feature) -> list[Target]:
     return out
 
 
-class _Analysed(NamedTuple):
-    """What the index keeps of a target's terms: its words, and whether it has any term."""
+class _Ranked(NamedTuple):
+    """A target sharing words with a description: its score, itself, the words it shares."""
 
-    words: frozenset[str]
-    any_terms: bool
+    score: float
+    target: Target
+    shared: frozenset[str]
+
+
+class _NearIndex(NamedTuple):
+    """The near-copy stage's view of the targets (positions in ``Matcher.targets``)."""
+
+    by_form: dict[str, list[int]]  # copy form -> targets
+    hay: str  # every target's copy form, joined by _SEP
+    starts: list[int]  # where each target's form starts in hay
+    by_prefix: dict[str, list[int]]  # first MIN_COPY_CHARS characters -> targets whose form may be copied
+    forms: list[str]  # each target's copy form ("" without a text)
+
+
+_SEP = "\n"  # between the copy forms of the near-copy haystack (no normalised text holds one)
 
 
 class Matcher:
-    """Matches descriptions to one feature's targets. Build once per feature; the similarity
-    index (terms and IDF of every target) is built on the first description that needs it."""
+    """Matches descriptions to one feature's targets. Build once per feature. Its work grows with
+    what is left to match, not with the feature: exact texts by a dictionary; near copies through
+    one haystack of the targets' texts (a description's text found in it) and the targets' texts
+    by their first MIN_COPY_CHARS characters (a target's text found in the description's); the
+    words of the targets are read (:class:`WordSets`) only when a description reaches the
+    similarity stage, and only the postings of the words descriptions have are kept."""
 
-    def __init__(self, targets: Sequence[Target], terms_cache: dict[str, Terms] | None = None):
-        """``terms_cache``: :class:`Terms` by normalised text, shared with the possible-patterns
-        rule of the same read (``aggregate``): a text is analysed once."""
+    def __init__(self, targets: Sequence[Target]):
         self.targets = list(targets)
-        self._terms_cache = terms_cache
         self.by_id = {t.id: t for t in self.targets}
-        self._exact: dict[str, list[Target]] = defaultdict(list)
-        for t in self.targets:
+        self._exact: dict[str, list[int]] = defaultdict(list)  # normalised text -> targets (positions)
+        for n, t in enumerate(self.targets):
             if t.normalized:
-                self._exact[t.normalized].append(t)
-        self._index: tuple[list[Any], dict[str, float], dict[str, list[int]]] | None = None
-        self._forms: dict[int, str] | None = None
+                self._exact[t.normalized].append(n)
+        self._near_index: _NearIndex | None = None
+        self._words = WordSets()
+        self._postings: dict[str, list[int]] = {}  # word -> the targets having it (words asked for so far)
+        self._total: int | None = None  # targets with any term (the IDF's document count)
+        self._expected: set[str] = set()  # words of descriptions still to come (expect())
 
     @classmethod
-    def of(cls, feature: Feature, terms_cache: dict[str, Terms] | None = None) -> Matcher:
-        return cls(targets_of(feature), terms_cache)
+    def of(cls, feature: Feature) -> Matcher:
+        return cls(targets_of(feature))
 
-    def _terms(self, t: Target) -> Terms:
-        """The terms of a target's text: the same for every text of one normalised form (from
-        the shared cache when there is one; else analysed and not kept, only its words are)."""
-        cache = self._terms_cache
-        if cache is None or not t.normalized:
-            return terms(t.text)
-        got = cache.get(t.normalized)
-        if got is None:
-            got = cache[t.normalized] = terms(t.text)
-        return got
+    def expect(self, entries: Iterable[Any]) -> None:
+        """Words of descriptions that will be matched: if one of them needs the similarity stage,
+        the targets are read once for all their words instead of once per description."""
+        for entry in entries:
+            description = description_of(entry)
+            if not description.strip():
+                continue
+            c = clean(description)
+            self._expected |= terms(c.body or description).words
+            head = _COMMENTARY.split(c.body, maxsplit=1)[0] if c.body else ""
+            if head:
+                self._expected |= terms(head).words
 
     # ----------------------------------------------------------------- the three stages
 
@@ -227,7 +251,7 @@ class Matcher:
         taken_set = set(taken)
         if not description.strip():
             return _result(description, None, "none", 0.0, "the entry has no description")
-        exact = self._exact.get(normalize(description), [])
+        exact = [self.targets[n] for n in self._exact.get(normalize(description), ())]
         if exact:
             pick = _prefer_free(exact, taken_set)
             reason = "same text" + (f" (one of {len(exact)} items with this text)" if len(exact) > 1 else "")
@@ -264,18 +288,55 @@ class Matcher:
         return pool
 
     def _normalised(self, c: _Cleaned, pool: Sequence[Target]) -> list[Target]:
-        if self._forms is None:  # each target's copy form, once per feature (not once per description)
-            self._forms = {id(t): _copy_form(t.normalized) for t in self.targets if t.normalized}
-        forms = self._forms
-        found: list[Target] = []
+        """The pool's targets (in order) that the first head having any equals or is a near copy of."""
+        allowed = None if pool is self.targets else {id(t) for t in pool}
         for head in c.heads:
-            head_form = _copy_form(head)
-            for t in pool:
-                if t.normalized and (t.normalized == head or _near(head_form, forms[id(t)])) and t not in found:
-                    found.append(t)
-            if found:
-                return found
+            found = sorted(self._near_copies(head))
+            out = [self.targets[n] for n in found]
+            if allowed is not None:
+                out = [t for t in out if id(t) in allowed]
+            if out:
+                return out
+        return []
+
+    def _near_copies(self, head: str) -> set[int]:
+        """Every target whose text equals ``head`` or is a near copy of it (:func:`near_copy`)."""
+        ix = self._near_ix()
+        found = set(self._exact.get(head, ()))
+        form = _copy_form(head)
+        if not form:
+            return found
+        found.update(ix.by_form.get(form, ()))
+        hay, starts = ix.hay, ix.starts
+        if _copyable(form):  # the head is the shorter text: the targets holding it
+            at = hay.find(form)
+            while at >= 0:
+                n = bisect_right(starts, at) - 1
+                found.add(n)
+                at = hay.find(form, starts[n + 1]) if n + 1 < len(starts) else -1
+        forms = ix.forms
+        for i in range(len(form) - MIN_COPY_CHARS + 1):  # a target the shorter: held by the head
+            for n in ix.by_prefix.get(form[i : i + MIN_COPY_CHARS], ()):
+                if len(forms[n]) < len(form) and form.startswith(forms[n], i):
+                    found.add(n)
         return found
+
+    def _near_ix(self) -> _NearIndex:
+        if self._near_index is None:
+            forms = [_copy_form(t.normalized) if t.normalized else "" for t in self.targets]
+            by_form: dict[str, list[int]] = defaultdict(list)
+            by_prefix: dict[str, list[int]] = defaultdict(list)
+            starts: list[int] = []
+            at = 0
+            for n, f in enumerate(forms):
+                starts.append(at)
+                at += len(f) + len(_SEP)
+                if f:
+                    by_form[f].append(n)
+                    if _copyable(f):
+                        by_prefix[f[:MIN_COPY_CHARS]].append(n)
+            self._near_index = _NearIndex(by_form, _SEP.join(forms), starts, by_prefix, forms)
+        return self._near_index
 
     @staticmethod
     def _added(c: _Cleaned) -> str:
@@ -289,49 +350,56 @@ class Matcher:
         where = "equals" if t.normalized in c.heads else "is a shortened or extended copy of"
         return f"its text without {self._added(c)} {where} the item's text"
 
-    def _build_index(self) -> tuple[list[Any], dict[str, float], dict[str, list[int]]]:
-        if self._index is None:
-            analysed = [_Analysed(a.words, bool(a.terms)) for a in map(self._terms, self.targets)]
-            df: dict[str, int] = defaultdict(int)
-            postings: dict[str, list[int]] = defaultdict(list)
-            for n, a in enumerate(analysed):
-                for k in a.words:
-                    df[k] += 1
+    def _index(self, words: Iterable[str]) -> tuple[dict[str, list[int]], int]:
+        """(postings of ``words`` — with those expected — and the count of targets having any
+        term): the targets' words are read only when a word asked for has no postings yet."""
+        need = {k for k in (*words, *self._expected) if k not in self._postings}
+        self._expected.clear()
+        if need or self._total is None:
+            postings: dict[str, list[int]] = {k: [] for k in need}
+            total = 0
+            sets = self._words
+            for n, t in enumerate(self.targets):
+                text = t.normalized
+                if not text:
+                    continue  # no words and no terms
+                have = sets.words(text)
+                if sets.any_terms(text, have):
+                    total += 1
+                for k in need.intersection(have):
                     postings[k].append(n)
-            total = sum(1 for a in analysed if a.any_terms)
-            idf = {k: math.log((total + 1) / (d + 0.5)) + 0.1 for k, d in df.items()}
-            self._index = (analysed, idf, postings)
-        return self._index
+            self._postings.update(postings)
+            self._total = total
+        return self._postings, self._total
 
-    def _rank(
-        self, text: str, pool: Sequence[Target], taken: set[str]
-    ) -> tuple[frozenset[str], list[tuple[float, Target]]]:
-        """(the text's words, the pool's targets sharing MIN_SHARED_WORDS of them, best first)."""
-        analysed, idf, postings = self._build_index()
+    def _rank(self, text: str, pool: Sequence[Target], taken: set[str]) -> tuple[frozenset[str], list[_Ranked]]:
+        """(the text's words, the pool's targets sharing MIN_SHARED_WORDS of them, best first).
+        A target's score: the IDF weight (over all targets) of the words it shares over the weight
+        of all the text's words; a word no target has weighs the most."""
         words = terms(text).words
-        default = math.log(len(self.targets) + 2) + 0.1  # a word no target has weighs the most
+        postings, total = self._index(words)
+        idf = {k: math.log((total + 1) / (len(postings[k]) + 0.5)) + 0.1 for k in words if postings.get(k)}
+        default = math.log(len(self.targets) + 2) + 0.1
         mass = math.fsum([idf.get(k, default) for k in words])  # exact: no order of the set shows
         if mass <= 0:
             return words, []
-        allowed = {id(t) for t in pool}
+        allowed = None if pool is self.targets else {id(t) for t in pool}
         scores: dict[int, float] = defaultdict(float)
-        for k in sorted(words):  # one order of addition: ties between targets never move with the hash seed
-            w = idf.get(k)
-            if w is None:
-                continue
-            for n in postings.get(k, ()):
+        shared: dict[int, list[str]] = defaultdict(list)
+        for k in sorted(idf):  # one order of addition: ties between targets never move with the hash seed
+            w = idf[k]
+            for n in postings[k]:
                 scores[n] += w
+                shared[n].append(k)
         ranked: list[tuple[float, int, Target]] = []
-        for n, shared in scores.items():
+        for n, sc in scores.items():
             t = self.targets[n]
-            if id(t) in allowed and len(words & analysed[n].words) >= MIN_SHARED_WORDS:
-                ranked.append((shared / mass, n, t))
+            if len(shared[n]) >= MIN_SHARED_WORDS and (allowed is None or id(t) in allowed):
+                ranked.append((sc / mass, n, t))
         ranked.sort(key=lambda x: (-x[0], x[2].id in taken, x[1]))
-        return words, [(sc, t) for sc, _n, t in ranked]
+        return words, [_Ranked(sc, t, frozenset(shared[n])) for sc, n, t in ranked]
 
     def _similar(self, description: str, c: _Cleaned, pool: Sequence[Target], taken: set[str]) -> LogMatch:
-        analysed, _idf, _postings = self._build_index()
-        index_of = {id(t): n for n, t in enumerate(self.targets)}
         words, ranked = self._rank(c.body or description, pool, taken)
         part = ""
         # The text before a person's commentary (" — path filters once …") alone, when it says more.
@@ -345,17 +413,19 @@ class Matcher:
         if not ranked:
             return _result(description, None, "none", 0.0, "no item shares two words with it")
 
+        shared_of = {id(r.target): r.shared for r in ranked}
+
         def shares(t: Target) -> str:
-            common = sorted(words & analysed[index_of[id(t)]].words)
+            common = sorted(shared_of[id(t)])
             return ", ".join(common[:6]) + (" …" if len(common) > 6 else "")
 
-        best_score, best = ranked[0]
-        runner = next(((sc, t) for sc, t in ranked[1:] if t.normalized != best.normalized), None)
-        cands = tuple((t.id, sc) for sc, t in ranked[:3])
-        pinned = _at_index([t for _sc, t in ranked], c)
+        best_score, best, _shared = ranked[0]
+        runner = next(((r.score, r.target) for r in ranked[1:] if r.target.normalized != best.normalized), None)
+        cands = tuple((r.target.id, r.score) for r in ranked[:3])
+        pinned = _at_index([r.target for r in ranked], c)
         if pinned is not None:
             # "task-2 known_shortcuts[0]: …" names the item by its place; its words must agree.
-            sc = next(sc for sc, t in ranked if t is pinned)
+            sc = next(r.score for r in ranked if r.target is pinned)
             if sc >= WEAK and best_score - sc < AMBIGUOUS_MARGIN:
                 return _result(
                     description,
@@ -381,7 +451,7 @@ class Matcher:
                 cands,
             )
         if runner is not None and best_score - runner[0] < AMBIGUOUS_MARGIN:
-            free = [(sc, t) for sc, t in (ranked[0], runner) if t.id not in taken]
+            free = [(sc, t) for sc, t in ((best_score, best), runner) if t.id not in taken]
             if len(free) == 1 and free[0][0] >= SIMILAR:
                 # Two items fit equally and another description of the round already names one.
                 sc, t = free[0]
@@ -449,16 +519,15 @@ def _result(
     )
 
 
-def match_log(
-    feature: Feature, log: IterationLog | None = None, terms_cache: dict[str, Terms] | None = None
-) -> tuple[LogMatch, ...]:
+def match_log(feature: Feature, log: IterationLog | None = None) -> tuple[LogMatch, ...]:
     """Every triaged description of every round of the log, matched (round order, then fix,
     accept, defer in list order). Within a round a target already named by an earlier
     description is avoided when another equally good one exists."""
     log = log if log is not None else feature.iteration_log
     if log is None or not any(r.fix or r.accept or r.defer for r in log.rounds):
         return ()
-    matcher = Matcher.of(feature, terms_cache)
+    matcher = Matcher.of(feature)
+    matcher.expect(e for r in log.rounds for e in (*r.fix, *r.accept, *r.defer))
     out: list[LogMatch] = []
     for r in sorted(log.rounds, key=lambda r: r.round):
         taken: list[str] = []

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from scars.core.model import ScarItem
-from scars.core.text import STOPWORDS, cjk_re
+from scars.core.text import CJK_CLASS, STOPWORDS, cjk_re
 
 # A pair of items of different reports is a possible pattern when the IDF-weighted share of
 # the smaller item's terms that the other one also has is at least this, and they share at
@@ -126,6 +126,44 @@ def terms(text: str) -> Terms:
         prev = s
     out |= words
     return Terms(frozenset(words), frozenset(out))
+
+
+@functools.cache
+def _pieces_re() -> re.Pattern[str]:
+    """A run of word characters that are not CJK: what :func:`terms` stems into a word (a word
+    without CJK whole, the runs between the CJK characters of one with them)."""
+    return re.compile(f"[^\\W{CJK_CLASS}]+")
+
+
+@functools.cache
+def _cjk_word_re() -> re.Pattern[str]:
+    """A CJK word character: :func:`terms` gives a text holding one a term (a bigram or itself)."""
+    return re.compile(f"(?=\\w)[{CJK_CLASS}]")
+
+
+class WordSets:
+    """The words of many texts, the same as ``terms(text).words``, for a rule that needs no pairs
+    or bigrams (the log matcher): each distinct run of word characters is judged and stemmed
+    once, the rest is the regex's. Texts are given case-folded (``ScarItem.normalized``)."""
+
+    def __init__(self) -> None:
+        self._stem_of: dict[str, str] = {}  # run -> its word ("" for a stop word, a number, a letter)
+
+    def words(self, folded: str) -> set[str]:
+        stem_of = self._stem_of
+        out: set[str] = set()
+        for run in _pieces_re().findall(folded):
+            w = stem_of.get(run)
+            if w is None:
+                w = stem_of[run] = stem(run) if len(run) > 1 and run not in STOPWORDS and not run.isdigit() else ""
+            if w:
+                out.add(w)
+        return out
+
+    @staticmethod
+    def any_terms(folded: str, words: set[str]) -> bool:
+        """``bool(terms(text).terms)`` given the text's words: it has a word or a CJK character."""
+        return bool(words) or (not folded.isascii() and _cjk_word_re().search(folded) is not None)
 
 
 def identifiers(text: str) -> list[str]:
@@ -245,8 +283,7 @@ def possible_patterns(
     more reports and is not wholly one literal pattern, with its best pair's similarity and
     what that pair shares.
 
-    ``cache``: :class:`Terms` by normalised text, filled here and shared with the log matcher
-    (``aggregate``), so a text is analysed once per read.
+    ``cache``: :class:`Terms` by normalised text, filled here (a text repeated is analysed once).
     """
     in_literal: dict[str, int] = {}
     for n, ids in enumerate(literal):

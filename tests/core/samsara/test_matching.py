@@ -316,16 +316,3 @@ def test_copy_form_is_the_ellipsis_rule_without_its_regex_cost(text):
     # near_copy strips a trailing ellipsis with a regex only when the text holds one: the same
     # result as always running it (issue 17: the matcher ran it 10^6 times at 50,000 items).
     assert matching._copy_form(text) == matching._ELLIPSIS.sub("", text).strip().rstrip(".:;,")
-
-
-@pytest.mark.parametrize("name", sorted(p.name for p in REAL.iterdir()))
-def test_terms_shared_with_the_pattern_rule_change_no_match(name):
-    # aggregate analyses each text once for both rules (issue 17): the matches are the same as
-    # with the matcher's own analysis.
-    from scars.core.samsara.patterns import literal_patterns, possible_patterns
-
-    f = read_feature(REAL / name)
-    counted = [it for it in f.items if it.counted]
-    shared: dict = {}
-    possible_patterns(counted, literal_patterns(counted), shared)
-    assert shared and match_log(f, terms_cache=shared) == match_log(f)

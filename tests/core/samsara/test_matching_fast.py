@@ -1,0 +1,162 @@
+"""The log matcher does only what is left to match (issue 17) and matches exactly as the brute-force
+matcher did (tests/core/samsara/matching_reference.py): the same target, confidence, score, reason
+and candidates for every description of the upstream logs, the demo, the real-shaped fixtures,
+generated features, and descriptions made from their items in every form the stages handle."""
+
+from __future__ import annotations
+
+import random
+import sys
+
+import pytest
+
+from scars.core.samsara import matching
+from scars.core.samsara.feature import find_features, read_feature
+from scars.core.samsara.matching import Matcher, description_of, match_log, targets_of
+from scars.core.samsara.patterns import WordSets, terms
+from tests.core.samsara.matching_reference import ReferenceMatcher
+from tests.factories import ROOT, UPSTREAM
+
+REAL = ROOT / "tests" / "fixtures" / "real_shaped" / "changes"
+DEMO = ROOT / "core" / "demo" / "repo" / "changes"
+sys.path.insert(0, str(ROOT / "bench"))
+
+
+def _features():
+    out = [*sorted(REAL.iterdir()), *sorted(DEMO.iterdir())]
+    if UPSTREAM.is_dir():
+        out += sorted(p.parent for p in (UPSTREAM / "samsara" / "changes").glob("*/iteration-log.yaml"))
+        assert len(out) >= 8, "the upstream samsara features with an iteration log"
+    return out
+
+
+def _reference_log(feature, monkeypatch):
+    with monkeypatch.context() as m:
+        m.setattr(matching, "Matcher", ReferenceMatcher)
+        return match_log(feature)
+
+
+def _descriptions(feature, seed: int, n: int = 60) -> list:
+    """Descriptions of the feature's items as a person writes them: the text, cut short, behind a
+    reference, with commentary, quoted, its words shuffled or thinned, two items mixed, a mapping."""
+    rng = random.Random(seed)
+    targets = [t for t in targets_of(feature) if t.text.strip()]
+    if not targets:
+        return []
+    out: list = []
+    for _ in range(n):
+        t = rng.choice(targets)
+        words = t.text.split()
+        kind = rng.randrange(11)
+        if kind == 0:
+            out.append("  " + t.text.upper() + " ")
+        elif kind == 1:
+            out.append(" ".join(words[: max(1, len(words) * 2 // 3)]) + " …")
+        elif kind == 2:
+            out.append(f"{t.task_id or 'task-1'} {t.section}[{t.index or 0}] (verified: false): {t.text[:50]}...")
+        elif kind == 3:
+            out.append(f"'{t.text}' — fixed in abc123 → see the round")
+        elif kind == 4:
+            rng.shuffle(words)
+            out.append(" ".join(words[: max(2, len(words) * 3 // 4)]))
+        elif kind == 5:
+            other = rng.choice(targets).text.split()
+            out.append(" ".join(words[: len(words) // 2] + other[len(other) // 2 :]))
+        elif kind == 6:
+            out.append({"description": " ".join(w for w in words if rng.random() < 0.6), "rationale": "x"})
+        elif kind == 7:
+            out.append("Known: " + t.text + " (task-1 defer)")
+        elif kind == 8:
+            out.append(" ".join(words[len(words) // 3 :]))
+        elif kind == 9:
+            out.append(rng.choice(["", "ok", "the a an", "zzz qqq yyy xxx", "完全に 別の 文"]))
+        else:
+            out.append(f"{t.task_id} {t.section}[{rng.randrange(4)}]: " + " ".join(words[::2]))
+    return out
+
+
+def _match_all(cls, feature, entries) -> list:
+    m = cls(targets_of(feature))
+    m.expect(entries)
+    taken: list[str] = []
+    out = []
+    for e in entries:
+        r = m.match(e, taken=taken)
+        if r.target:
+            taken.append(r.target)
+        out.append(r)
+    return out
+
+
+@pytest.mark.parametrize("path", _features(), ids=lambda p: p.name)
+def test_the_logs_match_as_the_brute_force_matcher(path, monkeypatch):
+    f = read_feature(path)
+    assert f.log_matches == _reference_log(f, monkeypatch)
+
+
+@pytest.mark.parametrize("path", _features(), ids=lambda p: p.name)
+def test_descriptions_made_from_the_items_match_as_the_brute_force_matcher(path):
+    f = read_feature(path)
+    entries = _descriptions(f, seed=len(path.name))
+    assert _match_all(Matcher, f, entries) == _match_all(ReferenceMatcher, f, entries)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_generated_features_match_as_the_brute_force_matcher(seed, tmp_path, monkeypatch):
+    import generate  # bench/generate.py
+
+    generate.generate("small", tmp_path / "repo", seed=seed)
+    (path,) = find_features(tmp_path / "repo")
+    f = read_feature(path)
+    assert f.log_matches == _reference_log(f, monkeypatch)
+    entries = _descriptions(f, seed=seed, n=120)
+    got = _match_all(Matcher, f, entries)
+    assert got == _match_all(ReferenceMatcher, f, entries)
+    # every stage is reached, so each is compared
+    assert {"exact", "normalized", "similar", "none"} <= {m.confidence for m in got}
+
+
+def test_a_description_without_similarity_reads_no_target_words(tmp_path):
+    # Exact and near-copy descriptions never analyse the targets' words: the cost of a read is
+    # what is left to match, not the size of the feature.
+    f = read_feature(sorted(REAL.iterdir())[0])
+    texts = [t.text for t in targets_of(f) if len(t.text) > 40]
+    m = Matcher(targets_of(f))
+    m.expect([texts[0], texts[1][:30] + "…"])
+    assert m.match(texts[0]).confidence == "exact"
+    assert m.match(texts[1][: len(texts[1]) - 5] + "…").confidence == "normalized"
+    assert m._total is None and not m._postings  # the word index was never built
+    m.match("entirely unrelated words about nothing in particular")
+    assert m._total is not None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Retries blocked: 2 ports_x 缓存键没有包含用户区域设置 abcの値",
+        "Straße STRASSE é ß",
+        "ー・テスト",
+        "・ 1 22 a",
+        "ab1 x_y __init__ shutil.move",
+        "",
+    ],
+)
+def test_word_sets_are_the_words_of_terms(text):
+    folded = text.casefold()
+    ws = WordSets()
+    words = ws.words(folded)
+    assert words == terms(text).words
+    assert ws.any_terms(folded, words) == bool(terms(text).terms)
+
+
+def test_word_sets_on_every_fixture_text():
+    ws = WordSets()
+    for path in _features():
+        f = read_feature(path)
+        for t in targets_of(f):
+            folded = t.normalized
+            assert ws.words(folded) == terms(t.text).words, t.text
+            assert ws.any_terms(folded, ws.words(folded)) == bool(terms(t.text).terms)
+        for m in f.log_matches:
+            d = description_of(m.entry)
+            assert ws.words(d.casefold()) == terms(d).words
