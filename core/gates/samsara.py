@@ -553,6 +553,9 @@ def _index_value(path: Path, root: Path) -> str | None:
     return None
 
 
+_TOP_KEY = re.compile(r"^(?![#%\s-]|\.\.\.)[^:\n]+:(\s|$)")
+
+
 def edit_skip_record(text: str, value: str | None) -> str:
     """``text`` with the top-level ``iteration_skip_record`` set to ``value`` (None: removed).
 
@@ -568,6 +571,11 @@ def edit_skip_record(text: str, value: str | None) -> str:
         return "".join(lines[:start]) + new_line + "".join(lines[end:])
     if value is None:
         return text
+    # A new record goes at the top of the mapping (README): before its first top-level key, after
+    # any leading comments, directives and document start.
+    first = next((i for i, ln in enumerate(lines) if _TOP_KEY.match(ln)), None)
+    if first is not None:
+        return "".join(lines[:first]) + new_line + "".join(lines[first:])
     if text and not text.endswith("\n"):
         text += "\n"
     return text + new_line

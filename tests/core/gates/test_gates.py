@@ -153,13 +153,17 @@ def test_gap_id_normalises_before_hashing():
 def test_skip_record_edit_keeps_every_other_byte_and_is_reversible():
     text = "feature: x  # the feature\nstatus: done\ntasks:\n  - id: task-1\n"
     added = edit_skip_record(text, 'signal_lost=3, "no" pattern')
-    assert added.startswith(text)
-    assert added.endswith('iteration_skip_record: "signal_lost=3, \\"no\\" pattern"\n')
+    # At the top of index.yaml (README), every other byte after it as it was.
+    assert added == 'iteration_skip_record: "signal_lost=3, \\"no\\" pattern"\n' + text
     replaced = edit_skip_record(added, "second")
-    assert replaced == text + 'iteration_skip_record: "second"\n'
+    assert replaced == 'iteration_skip_record: "second"\n' + text
     assert edit_skip_record(replaced, None) == text
     no_newline = edit_skip_record("feature: x", "r")
-    assert no_newline == 'feature: x\niteration_skip_record: "r"\n'
+    assert no_newline == 'iteration_skip_record: "r"\nfeature: x'
+    # Leading comments, a directive and the document start stay above it.
+    head = "# index of the feature\n%YAML 1.2\n---\n"
+    assert edit_skip_record(head + text, "r") == head + 'iteration_skip_record: "r"\n' + text
+    assert edit_skip_record("# only a comment\n", "r") == '# only a comment\niteration_skip_record: "r"\n'
 
 
 @settings(max_examples=150, deadline=None)

@@ -92,7 +92,8 @@ def test_entry_skip_writes_the_reversible_record_and_enter_removes_it(tmp_path, 
         ["auto-decisions.md", "index.yaml"],
     )
     text = (f / "index.yaml").read_text()
-    assert text.startswith(original)  # every earlier byte kept, comment included
+    assert text.splitlines()[0].startswith("iteration_skip_record: ")  # at the top (README)
+    assert text.endswith(original)  # every other byte kept, comment included
     record = yaml.safe_load(text)["iteration_skip_record"]
     assert record == (
         f"signal_lost=5, 1 cross-task pattern(s), 0 parse failure(s), iteration skipped by {USER}: "

@@ -239,3 +239,24 @@ def test_the_task_column_is_the_longest_task_within_3_5_of_the_row_leaving_the_t
     assert lst.task_width(room) == width
     cut = fit_middle("iteration-r1-three-state-dry", 19)
     assert cut == "iteration…state-dry" and len(cut) == 19
+
+
+def test_a_log_description_that_may_name_the_item_is_shown_whole_and_as_written(tmp_path):
+    """The detail pane cut it at 100 characters and showed Python's repr (C:\\\\temp for C:\\temp)."""
+    from scars.core import read_feature
+    from scars.tui.app.widgets.detail import unsettled_log_matches
+    from tests.factories import report, write_feature
+
+    desc = r"Upload retries under C:\temp are hard-coded, and the exporter ignores disk quotas on every platform END"
+    feat = write_feature(
+        tmp_path,
+        {"task-1-scar.yaml": report("task-1", ks=['"Retry count for uploads is hard-coded to 3"', '"No metrics"'])},
+        files={
+            "iteration-log.yaml": "feature: demo\nsignal_lost_initial: 2\nrounds:\n  - round: 1\n"
+            f"    signal_lost_before: 2\n    triage_result:\n      fix:\n        - '{desc}'\n"
+            '    signal_lost_after: 2\n    decision: continue\n    decision_reason: "the uploader items are actionable"\n'
+        },
+    )
+    f = read_feature(feat)
+    shown = [line for it in f.items for line in unsettled_log_matches(f, it.id)]
+    assert shown and shown[0].startswith(f"round 1 fix '{desc}' may name this item")

@@ -155,3 +155,23 @@ def test_a_repository_listing_never_cuts_a_feature_name_or_a_header(tmp_path):
     assert lines[0].split() == ["feature", "signal_lost", "entry", "failures", "rounds"]
     first_column = "".join(line[: lines[0].index("signal_lost")].strip() for line in lines[1:])
     assert long_name in first_column and "2026-01-01_short" in first_column
+
+
+def test_a_log_description_not_matched_is_printed_whole_and_as_written(tmp_path):
+    """The descriptions the matcher did not take were cut at 70 characters and printed as Python's
+    repr (a backslash doubled), although the text wraps everywhere else."""
+    description = r"Windows paths such as C:\temp\exports are rejected by the uploader " + "x" * 40 + " END"
+    feat = write_feature(
+        tmp_path,
+        {"task-1-scar.yaml": report("task-1", ks=['"Retry count is hard-coded"'])},
+        files={
+            "iteration-log.yaml": "feature: demo\nsignal_lost_initial: 1\nrounds:\n  - round: 1\n"
+            "    signal_lost_before: 1\n    triage_result:\n      fix:\n"
+            f"        - '{description}'\n    signal_lost_after: 1\n    decision: continue\n"
+            '    decision_reason: "the uploader items are actionable"\n'
+        },
+    )
+    r = scars("status", str(feat))
+    assert r.returncode == 0, r.stderr
+    flat = " ".join(" ".join(r.stdout.splitlines()).split())
+    assert "round 1 fix: none '" + description + "'" in flat, flat[-600:]

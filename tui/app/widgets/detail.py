@@ -116,7 +116,7 @@ def unsettled_log_matches(feature: Feature, item_id: str) -> list[str]:
             continue
         score = next(sc for cid, sc in m.candidates if cid == item_id)
         out.append(
-            f"round {m.round} {m.action} {one_line(m.description, 100)!r} may name this item "
+            f"round {m.round} {m.action} '{one_line(m.description)}' may name this item "
             f"({m.confidence}, {score:.2f}); not taken — {one_line(m.reason, 160)}"
         )
     return out

@@ -232,7 +232,7 @@ def _print_log_matches(c: Console, feature: Feature) -> None:
             c,
             f"  round {m.round} {m.action}: ",
             (m.confidence, "bold"),
-            f" {one_line(m.description, 70)!r}",
+            f" '{one_line(m.description)}'",  # whole and as written (wrapped, never cut or repr'd)
             (f" — {cand}" if cand else ""),
         )
     if len(shown) > MAX_ITEMS_PER_GROUP:
