@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from scars.core.model import CATEGORIES, GROUPS, EntryVerdict, Feature
 from scars.core.samsara.matching import match_log
@@ -25,8 +26,24 @@ ENTRY_THRESHOLD = 5  # signal_lost >= 5 asks the gate (upstream's uncalibrated e
 PATTERNS_BESIDE_FROM = 5000
 
 
-def entry_verdict(signal_lost: int, patterns: int, failures: int) -> EntryVerdict:
-    """formats.md §1.3: three states. ``record`` is the one-line reversible record."""
+EVALUATOR_FAILS = "the Primary evaluator fails (index.yaml iteration_entry.evaluator: fail)"
+
+
+def evaluator_failed(index: Any) -> bool:
+    """The loop recorded that the Evaluation Contract's Primary evaluator fails (era D index.yaml
+    ``iteration_entry.evaluator: fail``)."""
+    entry = index.get("iteration_entry") if isinstance(index, dict) else None
+    value = entry.get("evaluator") if isinstance(entry, dict) else None
+    return isinstance(value, str) and value.strip().casefold() == "fail"
+
+
+def entry_verdict(signal_lost: int, patterns: int, failures: int, evaluator_fails: bool = False) -> EntryVerdict:
+    """formats.md §1.3: three states. ``record`` is the one-line reversible record.
+
+    ``evaluator_fails``: seed 002 Step 1 adds a failing Primary evaluator to the remaining set as a
+    cross-task pattern, so it holds the entry criterion as a pattern does (never a default skip)."""
+    if evaluator_fails:
+        patterns += 1
     if failures:
         return EntryVerdict(
             "unknown",
@@ -38,6 +55,8 @@ def entry_verdict(signal_lost: int, patterns: int, failures: int) -> EntryVerdic
         reasons = []
         if patterns:
             reasons.append(f"{patterns} cross-task pattern(s)")
+        if evaluator_fails:
+            reasons.append(f"{EVALUATOR_FAILS}: a cross-task pattern (seed 002 Step 1)")
         if signal_lost >= ENTRY_THRESHOLD:
             reasons.append(f"signal_lost {signal_lost} >= {ENTRY_THRESHOLD}")
         return EntryVerdict(
@@ -81,6 +100,6 @@ def aggregate(feature: Feature) -> Feature:
         groups={g: tuple(v) for g, v in groups.items()},
         cross_task_patterns=tuple(literal),
         possible_patterns=tuple(possible),
-        entry=entry_verdict(signal_lost, len(literal), len(feature.parse_failures)),
+        entry=entry_verdict(signal_lost, len(literal), len(feature.parse_failures), evaluator_failed(feature.index)),
         log_matches=log_matches,
     )

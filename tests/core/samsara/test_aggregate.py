@@ -173,3 +173,30 @@ def test_signal_lost_is_the_sum_of_counted_remaining_items(tmp_path_factory, spe
     f = read_feature(feat)
     assert f.counts == expected
     assert f.signal_lost == sum(expected.values()) == sum(len(v) for v in f.groups.values())
+
+
+EVALUATOR_INDEX = (
+    "feature: demo\nstatus: in_progress\niteration_entry:\n  route: unknown\n  evaluator: {value}\n  signal_lost: 1\n"
+)
+
+
+def test_a_failing_primary_evaluator_is_a_cross_task_pattern_for_the_entry(tmp_path):
+    """Seed 002 Step 1: a failing Primary evaluator joins the remaining set as a cross-task
+    pattern, so 1 item (< 5, no literal pattern) still asks the gate — never a default skip."""
+    reports = {"task-1-scar.yaml": report("task-1", ks=['"only here"'])}
+    failing = read_feature(
+        write_feature(tmp_path / "fail", reports, files={"index.yaml": EVALUATOR_INDEX.format(value="fail")})
+    )
+    assert failing.entry.verdict == "gate"
+    assert "the Primary evaluator fails (index.yaml iteration_entry.evaluator: fail)" in failing.entry.reasons[-1]
+    assert "1 cross-task pattern(s)" in failing.entry.record
+    for value in ("pass", "unknown"):
+        other = read_feature(
+            write_feature(tmp_path / value, reports, files={"index.yaml": EVALUATOR_INDEX.format(value=value)})
+        )
+        assert other.entry.verdict == "skip"
+
+
+def test_entry_verdict_with_a_failing_evaluator():
+    assert entry_verdict(0, 0, 0, evaluator_fails=True).verdict == "gate"
+    assert entry_verdict(0, 0, 1, evaluator_fails=True).verdict == "unknown"  # parse failures first
