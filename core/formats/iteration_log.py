@@ -30,6 +30,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
+import yaml
+
 from scars.core.errors import ChangedOnDisk, PathNotFound
 from scars.core.model import IterationLog, Problem, Round
 from scars.core.storage import safe_read
@@ -75,6 +77,7 @@ class LogNotWritable(ChangedOnDisk):
 
 
 def _rt_yaml(indent: tuple[int, int, int] = DEFAULT_INDENT):
+    # lazy: ruamel.yaml (~15 ms) only when a log is written; reading it (scars status) never loads it
     from ruamel.yaml import YAML
 
     y = YAML(typ="rt")
@@ -87,8 +90,6 @@ def _rt_yaml(indent: tuple[int, int, int] = DEFAULT_INDENT):
 
 def safe_load(data: bytes | str) -> Any:
     """Plain data of a YAML document (PyYAML C loader when present; nesting-limited)."""
-    import yaml
-
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     return yaml.load(data, Loader=loader)  # noqa: S506 - a safe loader
 
@@ -151,6 +152,7 @@ def canary(text: str) -> bool:
 
 def _styled(value: Any, key: str | None = None) -> Any:
     """A ruamel node for ``value``: texts double-quoted, enums plain, order kept."""
+    # lazy: ruamel.yaml (~15 ms) only when a log is written; reading it (scars status) never loads it
     from ruamel.yaml.comments import CommentedMap, CommentedSeq
     from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
@@ -202,6 +204,7 @@ def render_new_log(
     reviewer_retry_limit: int = 2,
 ) -> str:
     """A new iteration-log.yaml with its header keys and the given rounds."""
+    # lazy: ruamel.yaml (~15 ms) only when a log is written; reading it (scars status) never loads it
     from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
     head = dump_rt(
@@ -315,6 +318,7 @@ def append_round_rt(text: str, entry: dict[str, Any]) -> str:
             "iteration-log.yaml uses constructs a rewrite would change (load + dump is not byte-identical); "
             "scars will not rewrite it. The round is kept in the journal (.scars/journal.jsonl)."
         )
+    # lazy: ruamel.yaml (~15 ms) only when a log is written; reading it (scars status) never loads it
     from ruamel.yaml.comments import CommentedSeq
 
     if not isinstance(doc, dict):

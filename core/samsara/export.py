@@ -40,6 +40,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote  # loaded by pathlib already: no start-up cost
 
 from scars.core.model import CATEGORIES, CATEGORY_LABEL, Feature, Problem, ScarItem
 from scars.core.samsara.status import item_to_json
@@ -397,8 +398,6 @@ def to_openvex(
     decisions = decisions or {}
     item_rounds = item_rounds or {}
     stamp = timestamp or datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
-    from urllib.parse import quote
-
     product = {"@id": f"pkg:generic/{quote(feature.name, safe='')}"}
     statements = [
         _vex_statement(it, decisions.get(it.id), product, item_rounds.get(it.id, round_number)) for it in feature.items

@@ -32,6 +32,7 @@ The thresholds were set on the upstream logs and the real-shaped fixtures under
 
 from __future__ import annotations
 
+import heapq
 import math
 import re
 from bisect import bisect_right
@@ -223,6 +224,8 @@ class Matcher:
         self._words = WordSets()
         self._postings: dict[str, list[int]] = {}  # word -> the targets having it (words asked for so far)
         self._total: int | None = None  # targets with any term (the IDF's document count)
+        self._has: list[tuple[str, ...]] = []  # each target's words among those in _postings
+        self._position: dict[int, int] | None = None  # id(target) -> its position
         self._expected: set[str] = set()  # words of descriptions still to come (expect())
 
     @classmethod
@@ -356,56 +359,100 @@ class Matcher:
         need = {k for k in (*words, *self._expected) if k not in self._postings}
         self._expected.clear()
         if need or self._total is None:
-            postings: dict[str, list[int]] = {k: [] for k in need}
-            total = 0
-            sets = self._words
-            for n, t in enumerate(self.targets):
-                text = t.normalized
-                if not text:
-                    continue  # no words and no terms
-                have = sets.words(text)
-                if sets.any_terms(text, have):
-                    total += 1
-                for k in need.intersection(have):
-                    postings[k].append(n)
+            postings, has, total = self._words.find([t.normalized for t in self.targets], need)
             self._postings.update(postings)
+            self._has = has if not self._has else [a + b for a, b in zip(self._has, has, strict=True)]
             self._total = total
         return self._postings, self._total
 
-    def _rank(self, text: str, pool: Sequence[Target], taken: set[str]) -> tuple[frozenset[str], list[_Ranked]]:
+    def _rank(
+        self, text: str, pool: Sequence[Target], taken: set[str], *, whole: bool = False
+    ) -> tuple[frozenset[str], list[_Ranked]]:
         """(the text's words, the pool's targets sharing MIN_SHARED_WORDS of them, best first).
         A target's score: the IDF weight (over all targets) of the words it shares over the weight
-        of all the text's words; a word no target has weighs the most."""
+        of all the text's words; a word no target has weighs the most.
+
+        Unless ``whole`` (or the pool is narrowed), only the head of the ranking the similarity
+        stage reads is certain: the best three and the first with another text than the best.
+        Targets are scored in the order of their rarest shared word, and the search stops when
+        the words not yet looked at weigh less than every target of that head: no target
+        outside can rank before it (the whole ranking, when it does not stop, is exact too)."""
         words = terms(text).words
         postings, total = self._index(words)
         idf = {k: math.log((total + 1) / (len(postings[k]) + 0.5)) + 0.1 for k in words if postings.get(k)}
         default = math.log(len(self.targets) + 2) + 0.1
         mass = math.fsum([idf.get(k, default) for k in words])  # exact: no order of the set shows
-        if mass <= 0:
+        if mass <= 0 or not idf:
             return words, []
-        allowed = None if pool is self.targets else {id(t) for t in pool}
-        scores: dict[int, float] = defaultdict(float)
-        shared: dict[int, list[str]] = defaultdict(list)
-        for k in sorted(idf):  # one order of addition: ties between targets never move with the hash seed
-            w = idf[k]
-            for n in postings[k]:
-                scores[n] += w
-                shared[n].append(k)
-        ranked: list[tuple[float, int, Target]] = []
-        for n, sc in scores.items():
-            t = self.targets[n]
-            if len(shared[n]) >= MIN_SHARED_WORDS and (allowed is None or id(t) in allowed):
-                ranked.append((sc / mass, n, t))
-        ranked.sort(key=lambda x: (-x[0], x[2].id in taken, x[1]))
-        return words, [_Ranked(sc, t, frozenset(shared[n])) for sc, n, t in ranked]
+        targets, has, asked = self.targets, self._has, frozenset(idf)
+        entries: list[tuple[float, bool, int, float]] = []  # (-score, taken, position, weight shared)
+        heaviest = [0.0]  # the most weight an entry shares
+
+        def score(n: int) -> None:
+            shared = asked.intersection(has[n])
+            if len(shared) >= MIN_SHARED_WORDS:
+                weight = 0.0
+                for k in sorted(shared):  # one order of addition: ties never move with the hash seed
+                    weight += idf[k]
+                entries.append((-(weight / mass), targets[n].id in taken, n, weight))
+                heaviest[0] = max(heaviest[0], weight)
+
+        if pool is not targets:  # a reference narrowed it: every target of the pool, scored
+            for n in self._positions(pool):
+                score(n)
+            head = sorted(entries)
+        else:
+            order = sorted(idf, key=lambda k: (len(postings[k]), k))  # rarest first
+            rest = [0.0] * (len(order) + 1)  # the weight of the words from j on
+            for j in range(len(order) - 1, -1, -1):
+                rest[j] = rest[j + 1] + idf[order[j]]
+            seen: set[int] = set()
+            head = []
+            for j, k in enumerate(order):
+                for n in postings[k]:
+                    if n not in seen:
+                        seen.add(n)
+                        score(n)
+                if j + 1 == len(order):
+                    head = sorted(entries)
+                    break
+                bound = rest[j + 1] * (1 + 1e-9) + 1e-12  # no target not yet seen weighs more
+                if whole or heaviest[0] <= bound:
+                    continue
+                head = self._certain_head(entries, bound)
+                if head:
+                    break
+        return words, [_Ranked(-e[0], targets[e[2]], asked.intersection(has[e[2]])) for e in head]
+
+    def _certain_head(self, entries: list[tuple[float, bool, int, float]], bound: float) -> list:
+        """The best entries up to the third and the first with another text than the best, when
+        each weighs more than ``bound`` (then no target outside ``entries`` ranks among them)."""
+        k = 3
+        while True:
+            top = heapq.nsmallest(k, entries)
+            first = self.targets[top[0][2]].normalized
+            runner = next((i for i in range(1, len(top)) if self.targets[top[i][2]].normalized != first), None)
+            if runner is None and len(top) == k < len(entries):
+                k *= 4
+                continue
+            if runner is None or len(top) < 3:
+                return []
+            last = max(2, runner)
+            return top[: last + 1] if top[last][3] > bound else []
+
+    def _positions(self, pool: Sequence[Target]) -> list[int]:
+        if self._position is None:
+            self._position = {id(t): n for n, t in enumerate(self.targets)}
+        return [self._position[id(t)] for t in pool]
 
     def _similar(self, description: str, c: _Cleaned, pool: Sequence[Target], taken: set[str]) -> LogMatch:
-        words, ranked = self._rank(c.body or description, pool, taken)
+        whole = c.index is not None  # the reference's item is looked for in the whole ranking
+        words, ranked = self._rank(c.body or description, pool, taken, whole=whole)
         part = ""
         # The text before a person's commentary (" — path filters once …") alone, when it says more.
         head = _COMMENTARY.split(c.body, maxsplit=1)[0] if c.body else ""
         if head and head != c.body and len(terms(head).words) >= 3:
-            h_words, h_ranked = self._rank(head, pool, taken)
+            h_words, h_ranked = self._rank(head, pool, taken, whole=whole)
             if h_ranked and (not ranked or h_ranked[0][0] > ranked[0][0]):
                 words, ranked, part = h_words, h_ranked, "its text before the commentary: "
         if not words:

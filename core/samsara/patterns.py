@@ -144,10 +144,17 @@ def _cjk_word_re() -> re.Pattern[str]:
 class WordSets:
     """The words of many texts, the same as ``terms(text).words``, for a rule that needs no pairs
     or bigrams (the log matcher): each distinct run of word characters is judged and stemmed
-    once, the rest is the regex's. Texts are given case-folded (``ScarItem.normalized``)."""
+    once, the rest is set operations. Texts are given case-folded (``ScarItem.normalized``)."""
 
     def __init__(self) -> None:
         self._stem_of: dict[str, str] = {}  # run -> its word ("" for a stop word, a number, a letter)
+        self._not_words: set[str] = set()  # the runs that are no word
+
+    def _judge(self, run: str) -> str:
+        w = self._stem_of[run] = stem(run) if len(run) > 1 and run not in STOPWORDS and not run.isdigit() else ""
+        if not w:
+            self._not_words.add(run)
+        return w
 
     def words(self, folded: str) -> set[str]:
         stem_of = self._stem_of
@@ -155,7 +162,7 @@ class WordSets:
         for run in _pieces_re().findall(folded):
             w = stem_of.get(run)
             if w is None:
-                w = stem_of[run] = stem(run) if len(run) > 1 and run not in STOPWORDS and not run.isdigit() else ""
+                w = self._judge(run)
             if w:
                 out.add(w)
         return out
@@ -164,6 +171,32 @@ class WordSets:
     def any_terms(folded: str, words: set[str]) -> bool:
         """``bool(terms(text).terms)`` given the text's words: it has a word or a CJK character."""
         return bool(words) or (not folded.isascii() and _cjk_word_re().search(folded) is not None)
+
+    def find(self, texts: Sequence[str], need: set[str]) -> tuple[dict[str, list[int]], list[tuple[str, ...]], int]:
+        """For the words ``need``: (the texts having each, in order; the needed words each text
+        has; how many texts have any term — :func:`any_terms`)."""
+        stem_of, not_words = self._stem_of, self._not_words
+        need_runs = {r for r, w in stem_of.items() if w in need}
+        findall = _pieces_re().findall
+        postings: dict[str, list[int]] = {k: [] for k in need}
+        has: list[tuple[str, ...]] = []
+        total = 0
+        for n, text in enumerate(texts):
+            runs = set(findall(text))
+            for run in runs.difference(stem_of):
+                if self._judge(run) in need:
+                    need_runs.add(run)
+            if not runs <= not_words or (not text.isascii() and _cjk_word_re().search(text) is not None):
+                total += 1
+            hit = runs & need_runs
+            if hit:
+                found = tuple({stem_of[r] for r in hit})
+                for k in found:
+                    postings[k].append(n)
+                has.append(found)
+            else:
+                has.append(())
+        return postings, has, total
 
 
 def identifiers(text: str) -> list[str]:

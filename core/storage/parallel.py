@@ -140,6 +140,7 @@ def _read_feature_chunk(paths: Sequence[str], read_one: Callable[[str], Any]) ->
 
 
 def _pool_map(fn: Any, items: list[Any], n: int) -> list[Any]:
+    # lazy: multiprocessing and concurrent.futures (~12 ms) only when a pool runs; every start-up would pay them
     import multiprocessing as mp
     from concurrent.futures import ProcessPoolExecutor
 

@@ -76,3 +76,43 @@ def test_the_public_face_is_cheap_to_import_and_resolves_every_name():
     assert scars.core.gates.record.__module__ == "scars.core.gates.recording"  # the function, not a module
     with pytest.raises(AttributeError):
         scars.core.nothing_of_that_name  # noqa: B018
+
+
+def _imports_inside_functions():
+    """(module file, line, the import statement, the line above it) of every import in a function."""
+    import ast
+    from pathlib import Path
+
+    import scars.core
+
+    out = []
+    for root in scars.core.__path__:
+        for path in sorted(Path(root).rglob("*.py")):
+            text = path.read_text(encoding="utf-8")
+            lines = text.splitlines()
+            for fn in ast.walk(ast.parse(text)):
+                if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+                    for node in ast.walk(fn):
+                        if isinstance(node, ast.Import | ast.ImportFrom):
+                            names = (
+                                [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+                            )
+                            above = lines[node.lineno - 2].strip() if node.lineno > 1 else ""
+                            out.append((path.name, node.lineno, names, getattr(node, "level", 0), above))
+    return out
+
+
+def test_core_defers_only_libraries_and_says_why():
+    # docs/ARCHITECTURE.md: no own module is imported inside a function (a hidden cycle); a library
+    # deferred for start-up has a "# lazy: why" line above (a group of imports: above the first).
+    found = _imports_inside_functions()
+    assert found, "the deferred library imports (ruamel.yaml, multiprocessing) are found"
+    for file, line, names, level, _above in found:
+        assert level == 0 and not any(n == "scars" or n.startswith("scars.") for n in names), (file, line, names)
+    by_file: dict[str, list] = {}
+    for f in found:
+        by_file.setdefault(f[0], []).append(f)
+    for file, imports in by_file.items():
+        for k, (_f, line, names, _level, above) in enumerate(imports):
+            follows = k > 0 and imports[k - 1][1] == line - 1
+            assert follows or above.startswith("# lazy: "), (file, line, names)

@@ -57,7 +57,7 @@ class ReferenceMatcher(Matcher):
             self._ref_index = ([a.words for a in analysed], [bool(a.terms) for a in analysed], idf, postings)
         return self._ref_index
 
-    def _rank(self, text: str, pool: Sequence[Target], taken: set[str]):
+    def _rank(self, text: str, pool: Sequence[Target], taken: set[str], *, whole: bool = False):
         words_of, _any, idf, postings = self._ref()
         words = terms(text).words
         default = math.log(len(self.targets) + 2) + 0.1

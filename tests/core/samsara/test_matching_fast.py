@@ -12,8 +12,9 @@ import pytest
 
 from scars.core.samsara import matching
 from scars.core.samsara.feature import find_features, read_feature
-from scars.core.samsara.matching import Matcher, description_of, match_log, targets_of
+from scars.core.samsara.matching import Matcher, Target, description_of, match_log, targets_of
 from scars.core.samsara.patterns import WordSets, terms
+from scars.core.text import normalize
 from tests.core.samsara.matching_reference import ReferenceMatcher
 from tests.factories import ROOT, UPSTREAM
 
@@ -160,3 +161,41 @@ def test_word_sets_on_every_fixture_text():
         for m in f.log_matches:
             d = description_of(m.entry)
             assert ws.words(d.casefold()) == terms(d).words
+
+
+def _random_targets(rng: random.Random) -> list[Target]:
+    """Texts over a small vocabulary with a long tail (common words weigh little, rare ones much),
+    many texts repeated (the best and the runner-up then lie far apart in the ranking), indexes
+    and sections as references name them."""
+    vocab = [f"w{i}" for i in range(60)]
+    weights = [1 / (i + 1) for i in range(60)]
+    out: list[Target] = []
+    for n in range(rng.randrange(20, 400)):
+        if out and rng.random() < 0.3:
+            text = rng.choice(out).text
+        else:
+            text = " ".join(rng.choices(vocab, weights, k=rng.randrange(3, 12)))
+        section = rng.choice(["known_shortcuts", "silent_failure_conditions"])
+        out.append(Target(f"t{n}", text, normalize(text), f"task-{rng.randrange(3)}", section, "r", rng.randrange(5)))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_random_rankings_match_as_the_brute_force_matcher(seed):
+    rng = random.Random(seed)
+    targets = _random_targets(rng)
+    entries = []
+    for _ in range(40):
+        words = rng.choice(targets).text.split()
+        words = [w for w in words if rng.random() < 0.7] + [f"w{rng.randrange(80)}" for _ in range(rng.randrange(3))]
+        text = " ".join(words)
+        ref = rng.random()
+        if ref < 0.2:  # a section no target has: the pool stays whole, the index still names an item
+            text = f"task-9 assumptions_made[{rng.randrange(5)}]: {text}"
+        elif ref < 0.4:
+            text = f"task-{rng.randrange(3)} known_shortcuts[{rng.randrange(5)}]: {text}"
+        entries.append(text)
+    fast, brute = Matcher(targets), ReferenceMatcher(targets)
+    fast.expect(entries)
+    for e in entries:
+        assert fast.match(e) == brute.match(e), e

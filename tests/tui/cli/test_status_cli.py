@@ -175,3 +175,28 @@ def test_a_log_description_not_matched_is_printed_whole_and_as_written(tmp_path)
     assert r.returncode == 0, r.stderr
     flat = " ".join(" ".join(r.stdout.splitlines()).split())
     assert "round 1 fix: none '" + description + "'" in flat, flat[-600:]
+
+
+def test_long_task_ids_report_names_and_round_reasons_are_whole(tmp_path):
+    """A task id was cut at 30 characters, a report's name at 40 (`scar-reports/iteration-fix-1-…`,
+    also in a parse failure's line) and a round's reason at 200, in a text that wraps anyway."""
+    task = "iteration-r1-three-state-dry-run-of-the-exporter"
+    report_name = "iteration-fix-1-three-state-dry-run-scar.yaml"
+    reason = "the exporter's three-state dry run " * 8 + "END"
+    feat = write_feature(
+        tmp_path,
+        {
+            report_name: report(task, ks=['"Retry count is hard-coded"']),
+            "task-9-broken-report-name-scar.yaml": "- a list\n",
+        },
+        files={
+            "iteration-log.yaml": "feature: demo\nsignal_lost_initial: 1\nrounds:\n  - round: 1\n"
+            f'    signal_lost_before: 1\n    signal_lost_after: 1\n    decision: continue\n    decision_reason: "{reason}"\n'
+        },
+    )
+    r = scars("status", str(feat))
+    assert r.returncode == 0, r.stderr
+    flat = " ".join(" ".join(r.stdout.splitlines()).split())
+    assert f"{task} · {report_name}:" in flat
+    assert "✗ scar-reports/task-9-broken-report-name-scar.yaml" in flat
+    assert " ".join(reason.split()) in flat

@@ -149,7 +149,7 @@ def _feature_lines(c: Any, feature: Feature, decisions: dict) -> None:
             c, (f"Parse failures ({len(feature.parse_failures)}) — a failed report's items are not counted", "bold red")
         )
         for f in feature.parse_failures:
-            _line(c, "  ✗ ", (one_line(f.where, 40), "bold"), " ", one_line(f.message, 300))
+            _line(c, "  ✗ ", (one_line(f.where, 300), "bold"), " ", one_line(f.message, 300))
         uncounted_items = [it for it in feature.items if not it.counted]
         for it in uncounted_items[:MAX_ITEMS_PER_GROUP]:
             _item_line(c, it, w)
@@ -157,7 +157,7 @@ def _feature_lines(c: Any, feature: Feature, decisions: dict) -> None:
         _line(
             c,
             ("Dangling systemic_refs: ", "bold red"),
-            ", ".join(one_line(f"{f}: {i}", 80) for f, i in feature.dangling_refs),
+            ", ".join(one_line(f"{f}: {i}", 300) for f, i in feature.dangling_refs),
         )
     if feature.warnings:
         c.print()
@@ -199,7 +199,7 @@ def _feature_lines(c: Any, feature: Feature, decisions: dict) -> None:
                 f"  round {r.round}: signal_lost {before} → {after}; fix {len(r.fix)}, accept {len(r.accept)}, "
                 f"defer {len(r.defer)}; ",
                 (one_line(r.decision or "no decision", 20), "bold"),
-                (" — " + one_line(r.decision_reason, 200)) if r.decision_reason else "",
+                (" — " + one_line(r.decision_reason, 2000)) if r.decision_reason else "",
             )
 
 
@@ -262,9 +262,10 @@ def _item_line(c: Console, it, width: int, decision=None) -> None:
         " ",
         one_line(it.text, 2000),
     )
-    meta = f"      {one_line(it.task_id or '-', 30)} · {one_line(loc, 40)}"
+    # Caps only against hostile sizes: a task id, a location or a flag is never cut in practice.
+    meta = f"      {one_line(it.task_id or '-', 200)} · {one_line(loc, 300)}"
     if flags:
-        meta += " · " + one_line(", ".join(flags), 60)
+        meta += " · " + one_line(", ".join(flags), 600)
     _line(c, (meta, "dim"))
     if decision is not None:
         _line(c, "      ", ("→ ", "bold"), one_line(_decision_words(decision), 300))
