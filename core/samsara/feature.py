@@ -85,9 +85,16 @@ def read_feature(path: str | os.PathLike[str]) -> Feature:
     if not p.is_dir():
         raise PathNotFound(f"{path} is not a directory")
     if not is_feature_dir(p):
+        # A repository root is no feature: name its features (the message said "or a repository
+        # root holding changes/", which the commands that act on one feature refuse).
+        features = [(Path(path) / f.relative_to(p)).as_posix() for f in find_features(p)]
+        hint = (
+            f"it is a repository root: give one of its features, e.g. {features[-1]}"
+            if features
+            else "give a feature directory, changes/<date>_<feature>/"
+        )
         raise PathNotFound(
-            f"{path} is not a samsara feature directory (it holds none of {', '.join(FEATURE_MARKERS)}); "
-            "give changes/<feature>/ or a repository root holding changes/"
+            f"{path} is not a samsara feature directory (it holds none of {', '.join(FEATURE_MARKERS)}); {hint}"
         )
     repo_root = find_repo_root(p.parent) if not (p / "changes").is_dir() else find_repo_root(p)
     # A reopen with unchanged files comes from the cache (scars.core.storage.cache: keyed by a stat

@@ -256,3 +256,15 @@ def test_undo_an_items_earlier_decision(feature):
     # An id no item has (a typo) is refused, never "nothing to undo" with exit 0.
     p = scars("undo", a[:-1] + ("0" if a[-1] != "0" else "1"), "--feature", str(feature), check_rc=4)
     assert "no item" in p.stderr and "scars status --json" in p.stderr
+
+
+def test_a_repository_root_given_for_a_feature_names_its_features(feature):
+    """`scars decide ITEM --feature ROOT` said "give changes/<feature>/ or a repository root
+    holding changes/" — a repository root was what it refused."""
+    root = feature.parent.parent
+    (item,) = item_ids(feature)[:1]
+    p = scars("decide", item, "--fix", "--feature", str(root), check_rc=2)
+    assert "or a repository root" not in p.stderr
+    assert f"it is a repository root: give one of its features, e.g. {root / 'changes' / feature.name}" in p.stderr
+    p = scars("undo", "--feature", str(root / "changes"), check_rc=2)
+    assert "give a feature directory, changes/<date>_<feature>/" in p.stderr
