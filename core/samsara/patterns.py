@@ -97,6 +97,12 @@ class Terms:
     terms: frozenset[str]  # words + pairs of adjacent words ("code block") + CJK character bigrams
 
 
+def word_of(token: str) -> str:
+    """The word a case-folded token (without CJK) counts as: its stem, or "" for a stop word, a
+    number or a single letter (which also break a run of adjacent words)."""
+    return stem(token) if len(token) > 1 and token not in STOPWORDS and not token.isdigit() else ""
+
+
 def terms(text: str) -> Terms:
     """The words and terms of a text (stop words break a run of adjacent words)."""
     words: set[str] = set()
@@ -113,13 +119,13 @@ def terms(text: str) -> Terms:
                 out.add(chars[0])
             prev = None
             for rest in cjk.sub(" ", w).split():
-                if len(rest) > 1 and rest not in STOPWORDS and not rest.isdigit():
-                    words.add(stem(rest))
+                if r := word_of(rest):
+                    words.add(r)
             continue
-        if len(w) <= 1 or w in STOPWORDS or w.isdigit():
+        s = word_of(w)
+        if not s:
             prev = None
             continue
-        s = stem(w)
         words.add(s)
         if prev is not None and prev != s:
             out.add(prev + " " + s)
@@ -151,7 +157,7 @@ class WordSets:
         self._not_words: set[str] = set()  # the runs that are no word
 
     def _judge(self, run: str) -> str:
-        w = self._stem_of[run] = stem(run) if len(run) > 1 and run not in STOPWORDS and not run.isdigit() else ""
+        w = self._stem_of[run] = word_of(run)
         if not w:
             self._not_words.add(run)
         return w

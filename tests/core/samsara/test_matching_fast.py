@@ -13,7 +13,7 @@ import pytest
 from scars.core.samsara import matching
 from scars.core.samsara.feature import find_features, read_feature
 from scars.core.samsara.matching import Matcher, Target, description_of, match_log, targets_of
-from scars.core.samsara.patterns import WordSets, terms
+from scars.core.samsara.patterns import WordSets, terms, word_of
 from scars.core.text import normalize
 from tests.core.samsara.matching_reference import ReferenceMatcher
 from tests.factories import ROOT, UPSTREAM
@@ -199,3 +199,12 @@ def test_random_rankings_match_as_the_brute_force_matcher(seed):
     fast.expect(entries)
     for e in entries:
         assert fast.match(e) == brute.match(e), e
+
+
+@pytest.mark.parametrize(
+    ("token", "word"),
+    [("a", ""), ("ab", "ab"), ("7", ""), ("12", ""), ("a1", "a1"), ("the", ""), ("retries", "retri"), ("x_y", "x_y")],
+)
+def test_word_of_at_its_bounds(token, word):
+    # one letter / two letters, a number / letters and digits, a stop word, a stemmed word
+    assert word_of(token) == word
