@@ -104,6 +104,16 @@ def record(
     return apply_answer(evidence, answer_text, reason, user=user, source=source)
 
 
+def proof_file(evidence: Evidence) -> Path | None:
+    """The file whose change proves that :func:`record` wrote this gate's answer: the
+    auto-decisions.md that the other loops' record appends FIRST, in one write, before it
+    touches anything else (so unchanged: nothing of the answer was written; one entry more: it
+    was). None for samsara, whose record writes its entry only in auto mode."""
+    if evidence.gate.loop == "samsara":
+        return None
+    return Path(evidence.context["decisions_dir"]) / "auto-decisions.md"
+
+
 def record_triage(evidence: Evidence, *, user: str, source: str, auto_entry: bool | None = None) -> GateResult | None:
     """The `triage` gate after the app has recorded the item decisions (None: none made)."""
     return samsara_gate.record_triage(evidence, user=user, source=source, auto_entry=auto_entry)

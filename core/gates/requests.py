@@ -14,7 +14,8 @@ path, :func:`scars.core.gates.recording.record`, by the waiter or `scars request
 ``pending`` → ``withdrawn``. Exactly once: answering and applying happen under the request's
 lock; a second answerer is told who answered what; the loop files' fingerprint is checked
 before recording, and a process killed while recording leaves a marker that tells the next
-applier whether the record was written (the loop's files changed since the marker) or not.
+applier whether the record was written (:func:`recorded_since`: the entry the record path
+appends first is there) or not (recorded then, once).
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ from scars.core.errors import (
 )
 from scars.core.gates.catalog import GATES
 from scars.core.gates.evidence import Evidence, GateResult, validate_answer
-from scars.core.gates.recording import gather, record
+from scars.core.gates.recording import gather, proof_file, record
 from scars.core.samsara.feature import find_repo_root
 from scars.core.samsara.session import FeatureSession
 from scars.core.storage import safe_read
@@ -126,9 +127,31 @@ def loop_fingerprint(evidence: Evidence, root: Path) -> dict[str, str]:
     return out
 
 
+EMPTY = hashlib.sha256(b"").hexdigest()
+
+
+def _content(fp: dict[str, str], key: str) -> str:
+    # An empty file is no content: what an append leaves that stopped between creating its file
+    # and writing its record (nothing was recorded).
+    digest = fp.get(key, "absent")
+    return "absent" if digest == EMPTY else digest
+
+
 def changed_files(before: dict[str, str], now: dict[str, str]) -> list[str]:
-    """The files whose content differs between two fingerprints (added and removed included)."""
-    return sorted(k for k in set(before) | set(now) if before.get(k) != now.get(k))
+    """The files whose content differs between two fingerprints (added and removed included;
+    an empty file is the same as an absent one)."""
+    return sorted(k for k in set(before) | set(now) if _content(before, k) != _content(now, k))
+
+
+def recorded_since(evidence: Evidence, root: Path, marker: dict[str, str], now: dict[str, str]) -> bool:
+    """Whether the record path wrote the answer since ``marker`` (the loop files' fingerprint an
+    applier took before it began recording and then stopped, killed or failed): the record's
+    proof file (:func:`scars.core.gates.recording.proof_file`, the auto-decisions.md its entry
+    is appended to first) changed, else — samsara — any loop file changed (:func:`changed_files`:
+    a file created empty is no change)."""
+    changed = changed_files(marker, now)
+    proof = proof_file(evidence)
+    return (_display(proof, root) in changed) if proof is not None else bool(changed)
 
 
 def _display(path: Path, root: Path) -> str:
@@ -476,9 +499,9 @@ def apply_request(
         a = req.answer
         evidence = current_evidence(req, root)
         now = loop_fingerprint(evidence, root)
-        if req.applying is not None and changed_files(dict(req.applying.get("fingerprint") or {}), now):
-            # A process was recording this answer when it stopped, and the loop's files changed
-            # since it began: the record was written (another writer would have needed this lock).
+        marker = dict((req.applying or {}).get("fingerprint") or {})
+        if req.applying is not None and recorded_since(evidence, root, marker, now):
+            # A process was recording this answer when it stopped, after its record was written.
             req.status = "applied"
             req.result = {
                 "gate": req.gate,
@@ -487,7 +510,7 @@ def apply_request(
                 "reason": a.get("reason"),
                 "decided_by": a["by"],
                 "source": f"request {rid} ({a.get('source', '')})",
-                "recorded": changed_files(dict(req.applying.get("fingerprint") or {}), now),
+                "recorded": changed_files(marker, now),
                 "request": rid,
                 "note": "recorded by a process that stopped before it could keep the result",
             }

@@ -396,3 +396,52 @@ def test_an_answer_given_in_place_answers_the_request_a_process_waits_on(tmp_pat
     assert here["request"] == there["request"] == rid
     assert (there["answer"], there["decided_by"], there["source"]) == ("ship", "bob", f"request {rid} (flag --answer)")
     assert len(_entries(fdir)) == 1
+
+
+# -- a kill at every moment of the record path ------------------------------------------------
+
+# The calls through which the record path (and the request's own file) changes the disk: a child
+# stops dead (os._exit, as a SIGKILL leaves it) just before the k-th of them.
+_DISK_CALLS = ("open", "write", "replace", "rename", "unlink", "ftruncate", "fsync")
+
+
+def _apply_killed_at(root: str, rid: str, k: int) -> None:
+    count = [0]
+
+    def stop_before(fn):  # noqa: ANN001, ANN202
+        def call(*a, **kw):  # noqa: ANN002, ANN003, ANN202
+            if count[0] == k:
+                os._exit(137)
+            count[0] += 1
+            return fn(*a, **kw)
+
+        return call
+
+    for name in _DISK_CALLS:
+        setattr(os, name, stop_before(getattr(os, name)))
+    rq.apply_request(root, rid)
+    os._exit(0)  # the record finished before the k-th call
+
+
+def test_a_kill_before_any_disk_call_of_the_record_then_the_next_apply_records_exactly_once(tmp_path):
+    """Every moment, not a random one: the k-th disk call of an applier (the marker, each write
+    of the loop's record, the result) is where it dies; the next applier leaves one entry, the
+    request applied. Among them the moment auto-decisions.md exists but its entry is not yet in
+    it (the first entry's append creates the file, then writes)."""
+    k = 0
+    while True:
+        root, fdir = _repo(tmp_path / f"k{k}")
+        rid = rq.post_request(gather("spec", fdir), fdir, user="agent").id
+        rq.answer_request(root, rid, "ship", REASON, user="bob", source="test")
+        child = multiprocessing.get_context("fork").Process(target=_apply_killed_at, args=(str(root), rid, k))
+        child.start()
+        child.join(60)
+        assert child.exitcode in (0, 137), child.exitcode
+        result = rq.apply_request(root, rid)
+        assert result.answer == "ship"
+        assert len(_entries(fdir)) == 1, f"killed before disk call {k}: recorded {len(_entries(fdir))} times"
+        assert rq.load_request(root, rid).status == "applied"
+        if child.exitcode == 0:
+            break
+        k += 1
+    assert k > 10  # the record path's calls were each a kill point
