@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -136,6 +137,43 @@ def test_a_record_interrupted_before_it_was_written_is_written_once(tmp_path):
     _interrupted(root, req.id, rq.load_request(root, req.id).answer["fingerprint"])
     assert rq.apply_request(root, req.id).answer == "ship"
     assert len(_entries(fdir)) == 1
+
+
+def test_an_append_killed_between_creating_auto_decisions_and_writing_it_is_recorded_once(tmp_path):
+    # The first entry's append creates the file, then writes it: killed between the two, the file
+    # is there and empty — nothing was recorded, so the next applier records it (once).
+    root, fdir, req = _spec(tmp_path)
+    rq.answer_request(root, req.id, "ship", REASON, user="bob", source="app")
+    _interrupted(root, req.id, rq.load_request(root, req.id).answer["fingerprint"])
+    (fdir / "auto-decisions.md").write_bytes(b"")
+    result = rq.apply_request(root, req.id)
+    assert "note" not in result.extra
+    assert len(_entries(fdir)) == 1
+    assert rq.load_request(root, req.id).status == "applied"
+
+
+def test_another_writer_after_the_marker_is_not_taken_for_the_record(tmp_path):
+    # Killed after its marker, before its entry; then the loop itself moved feature.json: the
+    # answer was not recorded and is for another situation now — refused, never marked applied.
+    root, fdir, req = _spec(tmp_path)
+    rq.answer_request(root, req.id, "ship", REASON, user="bob", source="app")
+    _interrupted(root, req.id, rq.load_request(root, req.id).answer["fingerprint"])
+    before = (fdir / "feature.json").read_bytes()
+    (fdir / "feature.json").write_bytes(before.replace(b'"used": 2', b'"used": 3'))
+    with pytest.raises(DecisionRefused, match="changed since bob answered"):
+        rq.apply_request(root, req.id)
+    assert _entries(fdir) == []
+    assert rq.load_request(root, req.id).status == "refused"
+
+
+def test_an_empty_file_is_no_change_and_one_byte_is():
+    empty = rq.EMPTY
+    one = hashlib.sha256(b"\n").hexdigest()
+    assert rq.changed_files({"a": "absent"}, {"a": empty}) == []
+    assert rq.changed_files({}, {"a": empty}) == []
+    assert rq.changed_files({"a": empty}, {"a": "absent"}) == []
+    assert rq.changed_files({"a": "absent"}, {"a": one}) == ["a"]
+    assert rq.changed_files({"a": empty}, {"a": one}) == ["a"]
 
 
 def test_pending_and_withdrawn_requests_are_not_applied(tmp_path):
