@@ -49,7 +49,7 @@ from scars.core.gates.catalog import (
     Gate,
 )
 from scars.core.gates.evidence import Evidence, GateResult, build_entry, validate_answer
-from scars.core.gates.state_io import loop_extra
+from scars.core.gates.state_io import gate_result
 from scars.core.loops.samsara import feature_state
 from scars.core.model import GROUP_LABEL, GROUPS, REGISTRY_FILE, Feature, ScarItem
 from scars.core.samsara.decisions import validate_decision
@@ -628,31 +628,6 @@ def write_skip_record(index_path: Path, value: str | None, feature_name: str, *,
 # --------------------------------------------------------------------------------------------
 
 
-def _result(
-    evidence: Evidence,
-    ans: Answer,
-    reason: str | None,
-    user: str,
-    recorded: list[str],
-    number: int | None,
-    **extra: Any,
-) -> GateResult:
-    seen: list[str] = []
-    for r in recorded:
-        if r not in seen:
-            seen.append(r)
-    return GateResult(
-        gate=evidence.gate.id,
-        answer=ans.value,
-        decision=evidence.decision_for(ans),
-        reason=reason,
-        decided_by=user,
-        recorded=seen,
-        entry_number=number,
-        extra={"evidence": evidence.as_json(), **loop_extra(evidence), **extra},
-    )
-
-
 AD = "auto-decisions.md"
 JOURNAL = ".scars/journal.jsonl"
 TRIAGE = GATES["triage"]
@@ -713,7 +688,9 @@ def _apply_entry(
         recorded.append(AD)
     if write_skip_record(index, line, session.feature.name, root=_root(session.feature)):
         recorded.append("index.yaml")
-    return _result(ev, ans, reason, user, recorded, number, **({"skip_record": line} if line else {}))
+    return gate_result(
+        ev, ans, reason, user, recorded, number, with_evidence=True, **({"skip_record": line} if line else {})
+    )
 
 
 def _round_decision(ev: Evidence, ans: Answer) -> str:
@@ -801,7 +778,9 @@ def _close(
     round_ = session.close_round(decision, why, entries=entries, **kwargs)
     recorded = ([AD] if entries else []) + ["iteration-log.yaml", JOURNAL]
     more = {"transition": transition} if transition else {}
-    return _result(ev, ans, reason, user, recorded, None, round=fig.round, round_decision=decision, **more), round_
+    return gate_result(
+        ev, ans, reason, user, recorded, None, with_evidence=True, round=fig.round, round_decision=decision, **more
+    ), round_
 
 
 def _apply_round(
@@ -840,7 +819,7 @@ def _apply_blocked(
         entries = _with_triage(session, user, [build_entry(ev, ans, reason, user=user, extra_consequences=extra)])
     session.record_blocked_fix(item, outcome, reason, entries=entries)
     recorded = ([AD] if entries else []) + [JOURNAL]
-    return _result(ev, ans, reason, user, recorded, None, item=item, outcome=outcome)
+    return gate_result(ev, ans, reason, user, recorded, None, with_evidence=True, item=item, outcome=outcome)
 
 
 def _apply_triage(
@@ -852,7 +831,9 @@ def _apply_triage(
         number = session.append_auto_decision(_triage_entry(session, user, reason), source=source)
         recorded.insert(0, AD)
     c = ev.context["counts"]
-    return _result(ev, ans, reason, user, recorded, number, counts=dict(c), undecided=ev.context["undecided"])
+    return gate_result(
+        ev, ans, reason, user, recorded, number, with_evidence=True, counts=dict(c), undecided=ev.context["undecided"]
+    )
 
 
 _APPLY = {

@@ -19,7 +19,7 @@ import json
 import os
 import re
 import shutil
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -224,15 +224,21 @@ def gate_result(
     ans: Answer,
     reason: str | None,
     user: str,
-    recorded: list[Path],
+    recorded: Sequence[Path | str],
     number: int | None,
+    *,
+    with_evidence: bool = False,
     **extra: Any,
 ) -> GateResult:
+    """What every gate returns once it recorded (``scars gate … --json``): the answer, the
+    decision, who, the files written once each in order (a path shown relative to the loop's
+    root; a name given as text kept as it is), the loop's brief and the gate's own ``extra``;
+    ``with_evidence`` adds the evidence as it was shown (samsara's gates)."""
     root = evidence.context.get("root")
-    extra = {**loop_extra(evidence), **extra}
+    extra = {**({"evidence": evidence.as_json()} if with_evidence else {}), **loop_extra(evidence), **extra}
     seen: list[str] = []
     for p in recorded:
-        d = display_path(p, root)
+        d = p if isinstance(p, str) else display_path(p, root)
         if d not in seen:
             seen.append(d)
     return GateResult(

@@ -260,3 +260,17 @@ def test_a_log_description_that_may_name_the_item_is_shown_whole_and_as_written(
     f = read_feature(feat)
     shown = [line for it in f.items for line in unsettled_log_matches(f, it.id)]
     assert shown and shown[0].startswith(f"round 1 fix '{desc}' may name this item")
+
+
+def test_the_warning_bar_says_a_valve_in_words_never_its_raw_figures():
+    """Issue 16: the bar read "(files={'src/export.py': ['ks-9e12bd8b69', …]}, fix_items=3,
+    source=decisions)": the valve's figures as Python data."""
+    from scars.core.samsara.rounds import evaluate_valves
+    from scars.tui.app.widgets.warning_bar import warning_lines
+    from tests.factories import decisions, feature, item
+
+    a, b = item(1, where="src/export.py:40-88"), item(2, where="src/export.py, src/other.py")
+    f = feature([a, b, item(3, where="docs/x.md")])
+    (line,) = [t.plain for t in warning_lines(f, evaluate_valves(f, decisions(fix=[a, b])))]
+    assert line.startswith("⚠ WATCH-FOR same files: ") and "src/export.py" in line
+    assert not any(raw in line for raw in ("{", "[", "fix_items", "source=", "files="))
