@@ -29,6 +29,11 @@ class UsageError(ScarsError):
 class PathNotFound(UsageError):
     """A path given on the command line does not exist or holds no loop state."""
 
+    @classmethod
+    def missing(cls, path: object) -> PathNotFound:
+        """The one wording of a path that is not there, whichever command was given it."""
+        return cls(f"{path} does not exist")
+
 
 class HumanNeeded(ScarsError):
     """A gate needs a person and none can be asked (no TTY, no answer given)."""

@@ -507,7 +507,7 @@ def read_iteration_log(path: str | os.PathLike[str], *, root: str | os.PathLike[
     """
     p = Path(path)
     if not p.exists() and not p.is_symlink():
-        raise PathNotFound(f"{p} does not exist")
+        raise PathNotFound.missing(p)
     try:
         loaded = safe_read.load_yaml(p, root=root)
     except FileNotFoundError:  # a dangling symlink

@@ -66,7 +66,7 @@ def locate_pdca(path: Path) -> tuple[Path, Path]:
             raise UsageError(f"{p} is not a bkit pdca-status.json")
         return p, project_of(p)
     if not p.exists():
-        raise PathNotFound(f"{p} does not exist")
+        raise PathNotFound.missing(p)
     found = status_files(p)
     if found:
         return found[0], p
@@ -371,7 +371,7 @@ def locate_sprint(path: Path) -> tuple[Path, Path]:
             raise UsageError(f"{p} is not a bkit sprint file (.bkit/state/sprints/<id>.json)")
         return p, project_of(p)
     if not p.exists():
-        raise PathNotFound(f"{p} does not exist")
+        raise PathNotFound.missing(p)
     files = sprint_files(p)
     if not files:
         raise PathNotFound(f"no bkit sprint at {p} (looked in .bkit/state/sprints/)")

@@ -34,7 +34,7 @@ def locate_report(path: Path) -> Path:
             raise UsageError(f"{p} is not a DAG report (a YAML file with iterationDecision: or convergenceReport:)")
         return p
     if not p.exists():
-        raise PathNotFound(f"{p} does not exist")
+        raise PathNotFound.missing(p)
     reports = sorted(q for q in p.rglob("*") if q.suffix in YAML_SUFFIXES and q.is_file() and root_key(q))
     waiting = [q for q in reports if read_report(q, p).waiting_for_human]
     candidates = waiting or reports

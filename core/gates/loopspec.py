@@ -70,7 +70,7 @@ def locate_loop_spec(path: Path) -> Path:
             raise UsageError(f"{p} is not a loop-spec feature.json")
         return p
     if not p.exists():
-        raise PathNotFound(f"{p} does not exist")
+        raise PathNotFound.missing(p)
     if (p / "feature.json").is_file():
         return p / "feature.json"
     for base in (p / ".loop-spec" / "features", p / "features", p):

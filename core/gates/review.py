@@ -41,7 +41,7 @@ def locate_review_state(path: Path) -> Path:
             raise UsageError(f"{p} is not a REVIEW_STATE.json")
         return p
     if not p.exists():
-        raise PathNotFound(f"{p} does not exist")
+        raise PathNotFound.missing(p)
     for cand in (p / STAGE_DIR / "REVIEW_STATE.json", p / "REVIEW_STATE.json"):
         if cand.is_file():
             return cand

@@ -87,7 +87,7 @@ def load_json_state(path: Path, root: Path) -> tuple[dict, dict]:
         text = safe_read.decode(safe_read.check_read(raw, limit, "the state file"))
         data = safe_read.loads_json(text)
     except FileNotFoundError:
-        raise PathNotFound(f"{path} does not exist") from None
+        raise PathNotFound.missing(path) from None
     except safe_read.Unreadable as exc:
         raise UsageError(f"{path}: {exc}; fix the file before answering its gate") from None
     if not isinstance(data, dict):

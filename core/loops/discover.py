@@ -85,7 +85,7 @@ def discover_loops(path: str | os.PathLike[str], *, now: datetime | None = None)
     """
     start = Path(path)
     if not start.exists():
-        raise PathNotFound(f"{path}: no such file or directory")
+        raise PathNotFound.missing(path)
     start = start.absolute()
     if start.is_file():
         root = start.parent

@@ -81,7 +81,7 @@ def read_feature(path: str | os.PathLike[str]) -> Feature:
 
     p = Path(path).absolute()
     if not p.exists():
-        raise PathNotFound(f"{path} does not exist")
+        raise PathNotFound.missing(path)
     if not p.is_dir():
         raise PathNotFound(f"{path} is not a directory")
     if not is_feature_dir(p):

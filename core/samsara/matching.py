@@ -198,7 +198,7 @@ class _NearIndex(NamedTuple):
     by_form: dict[str, list[int]]  # copy form -> targets
     hay: str  # every target's copy form, joined by _SEP
     starts: list[int]  # where each target's form starts in hay
-    by_prefix: dict[str, list[int]]  # first MIN_COPY_CHARS characters -> targets whose form may be copied
+    by_prefix: dict[str, list[int]]  # first MIN_COPY_CHARS characters -> targets with a form that long
     forms: list[str]  # each target's copy form ("" without a text)
 
 
@@ -320,7 +320,7 @@ class Matcher:
         forms = ix.forms
         for i in range(len(form) - MIN_COPY_CHARS + 1):  # a target the shorter: held by the head
             for n in ix.by_prefix.get(form[i : i + MIN_COPY_CHARS], ()):
-                if len(forms[n]) < len(form) and form.startswith(forms[n], i):
+                if len(forms[n]) < len(form) and form.startswith(forms[n], i) and _copyable(forms[n]):
                     found.add(n)
         return found
 
@@ -336,7 +336,7 @@ class Matcher:
                 at += len(f) + len(_SEP)
                 if f:
                     by_form[f].append(n)
-                    if _copyable(f):
+                    if len(f) >= MIN_COPY_CHARS:  # _copyable's word count is checked on a hit
                         by_prefix[f[:MIN_COPY_CHARS]].append(n)
             self._near_index = _NearIndex(by_form, _SEP.join(forms), starts, by_prefix, forms)
         return self._near_index

@@ -68,7 +68,6 @@ _IDENT = re.compile(
 )
 
 
-@functools.lru_cache(maxsize=65536)
 def stem(word: str) -> str:
     """A light suffix stemmer: retries/retried/retry → retri, blocks → block, parsing → pars."""
     w = word
@@ -97,10 +96,16 @@ class Terms:
     terms: frozenset[str]  # words + pairs of adjacent words ("code block") + CJK character bigrams
 
 
-def word_of(token: str) -> str:
+def _word(token: str) -> str:
     """The word a case-folded token (without CJK) counts as: its stem, or "" for a stop word, a
     number or a single letter (which also break a run of adjacent words)."""
     return stem(token) if len(token) > 1 and token not in STOPWORDS and not token.isdigit() else ""
+
+
+# _word cached for terms(): one lookup per token (stem itself is not cached). WordSets keeps its
+# own memo instead, freed with it: the log matcher at 50,000 items would otherwise leave 65,536
+# tokens here for the life of the process (the possible patterns fill it in their forked child).
+word_of = functools.lru_cache(maxsize=65536)(_word)
 
 
 def terms(text: str) -> Terms:
@@ -157,7 +162,7 @@ class WordSets:
         self._not_words: set[str] = set()  # the runs that are no word
 
     def _judge(self, run: str) -> str:
-        w = self._stem_of[run] = word_of(run)
+        w = self._stem_of[run] = _word(run)
         if not w:
             self._not_words.add(run)
         return w

@@ -208,3 +208,22 @@ def test_random_rankings_match_as_the_brute_force_matcher(seed):
 def test_word_of_at_its_bounds(token, word):
     # one letter / two letters, a number / letters and digits, a stop word, a stemmed word
     assert word_of(token) == word
+
+
+@pytest.mark.parametrize(
+    ("item", "near"),
+    [
+        ("config_loader_cache_invalidation", False),  # 32 characters, one word: too few words to be copied
+        ("config loader cache invalidation", True),  # the same length in four words: a near copy
+    ],
+)
+def test_a_long_text_of_few_words_is_no_near_copy_inside_a_description(item, near):
+    targets = [Target("t0", item, normalize(item), "task-1", "known_shortcuts", "r", 0)]
+    targets += [
+        Target(f"t{n}", f"other text number {n} here", f"other text number {n} here", None, "x", "r", n)
+        for n in range(1, 4)
+    ]
+    description = f"fixed: {item} now retries twice"
+    got = Matcher(targets).match(description)
+    assert got == ReferenceMatcher(targets).match(description)
+    assert (got.confidence == "normalized") is near

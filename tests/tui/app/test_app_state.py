@@ -152,7 +152,7 @@ def test_triage_missing_dir_is_usage_error(tmp_path):
         stdin=subprocess.DEVNULL,
         timeout=30,
     )
-    assert proc.returncode == 2 and "no such directory" in proc.stderr
+    assert proc.returncode == 2 and "does not exist" in proc.stderr
 
 
 def test_form_validation_is_cores_including_the_watch():

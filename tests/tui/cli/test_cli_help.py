@@ -107,3 +107,21 @@ def test_one_spelling_per_meaning():
     assert parser.parse_args(["watch", "check", "--as", "ann"]).user == "ann"
     assert parser.parse_args(["watch", "check", "--user", "ann"]).user == "ann"
     assert parser.parse_args(["export"]).format == "json"
+
+
+def test_a_missing_path_is_said_one_way_by_every_command(tmp_path, capsys):
+    """Issue 16: status said 'does not exist', loops 'no such file or directory', triage 'no such
+    directory'. One wording (errors.PathNotFound.missing), exit 2, whichever command was given it."""
+    gone = tmp_path / "gone"
+    for argv in (
+        ["status", str(gone)],
+        ["loops", str(gone)],
+        ["advise", str(gone)],
+        ["triage", str(gone)],
+        ["requests", str(gone)],
+        ["log", "verify", str(gone)],
+        ["gate", "spec", str(gone), "--answer", "ship"],
+    ):
+        code = cli.main(argv)
+        err = capsys.readouterr().err
+        assert code == 2 and f"{gone} does not exist" in err, (argv, code, err)

@@ -93,7 +93,7 @@ def test_loops_json(tmp_path, run):
 
 def test_loops_errors_and_strict(tmp_path, run):
     out = run("loops", str(tmp_path / "missing"))
-    assert out.returncode == 2 and "no such file" in out.stderr
+    assert out.returncode == 2 and "does not exist" in out.stderr
     (tmp_path / "notes.txt").write_text("x")
     out = run("loops", str(tmp_path / "notes.txt"))
     assert out.returncode == 2 and "not a loop state file" in out.stderr

@@ -55,7 +55,7 @@ def advices_for(path: str, *, token_budget=None, tokens_used=None) -> tuple[str,
 
     p = Path(path)
     if not p.exists():
-        raise PathNotFound(f"{path} does not exist")
+        raise PathNotFound.missing(path)
     if p.is_dir() and is_feature_dir(p):
         f = read_feature(p)
         return (

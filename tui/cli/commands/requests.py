@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from scars.core.errors import ScarsError, UsageError
+from scars.core.errors import PathNotFound, ScarsError, UsageError
 from scars.core.sanitize import one_line
 
 DESCRIPTION = (
@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"one PATH at most (or an action: {', '.join(ACTIONS)}), not {len(words)} words")
     path = words[0] if words else (args.path or ".")
     if not Path(path).exists():
-        raise UsageError(f"{path} does not exist")
+        raise PathNotFound.missing(path)
     root = rq.requests_root(path)
     found, problems = rq.list_requests(root)
     views = [rq.inspect_request(root, r) for r in found if args.all or r.status in rq.OPEN]

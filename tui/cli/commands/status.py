@@ -37,7 +37,7 @@ def resolve_target(path: str) -> tuple[str, Path, list[Path]]:
 
     p = Path(path)
     if not p.exists():
-        raise PathNotFound(f"{path} does not exist")
+        raise PathNotFound.missing(path)
     if not p.is_dir():
         raise PathNotFound(f"{path} is not a directory; give a feature directory or a repository root")
     if is_feature_dir(p):

@@ -103,7 +103,7 @@ def resolve_feature(arg: str | None) -> Path:
     if arg:
         path = Path(arg)
         if not path.exists():
-            raise PathNotFound(f"{arg}: no such directory")
+            raise PathNotFound.missing(arg)
         if not path.is_dir():
             raise PathNotFound(f"{arg}: not a directory (give a feature directory: changes/<date>_<name>/)")
         return path.resolve()
