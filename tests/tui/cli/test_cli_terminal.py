@@ -134,3 +134,21 @@ def test_a_reader_that_goes_away_ends_the_command_quietly_with_0(feature_dir, co
     finally:
         os.close(write_end)
     assert (p.returncode, p.stderr) == (0, "")
+
+
+def test_every_rich_console_of_the_cli_comes_from_make_console():
+    """NO_COLOR / FORCE_COLOR are read once, through scars.core.settings, by make_console: a
+    Console built elsewhere (the gate prompts built their own) reads the environment through rich
+    instead, and styles or not by rules of its own."""
+    import re
+
+    from tests.factories import ROOT
+
+    built = [
+        f"{path.relative_to(ROOT)}:{n}"
+        for path in sorted((ROOT / "tui").rglob("*.py"))
+        if path.relative_to(ROOT).as_posix() != "tui/cli/render/console.py"
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if re.search(r"\bConsole\(", line)
+    ]
+    assert built == []

@@ -17,6 +17,7 @@ from scars.core.errors import DecisionRefused
 from scars.core.gates.evidence import Evidence
 from scars.core.sanitize import one_line, visible
 from scars.core.text import text_problem
+from scars.tui.cli.render.console import make_console
 
 
 def _fit(text: str, cells: int) -> str:
@@ -73,7 +74,7 @@ def ask(evidence: Evidence, *, input: Any = None, output: Any = None) -> tuple[s
 
     gate = evidence.gate
     # The answers with what each one does, wrapped (a choice line is cut at the terminal's width).
-    console = Console(highlight=False, markup=False, emoji=False)
+    console = make_console()
     for a in gate.answers:
         refused = evidence.refused.get(a.value)
         line = Text(f"  {a.key}  ", style="bold") + Text(one_line(a.plain_label), style="bold")
@@ -145,7 +146,7 @@ def ask_rule3(missing: list[str], **kw: Any) -> dict[str, Any]:
 
     from scars.core.gates import round_fields
 
-    console = Console(highlight=False, markup=False, emoji=False)
+    console = make_console()
     out: dict[str, Any] = {}
     for key in missing:
         while True:
