@@ -407,8 +407,12 @@ def answer_request(
     source: str,
     value: str | None = None,
     shown: dict[str, str] | None = None,
+    round_fields: dict[str, Any] | None = None,
 ) -> Request:
     """Answer a pending request (checked as the gate checks an answer given in place).
+
+    ``round_fields``: a round gate's Rule-3 fields given with the answer (``round_fields()``'s
+    values); kept in the answer and recorded with it, as an answer given in place records them.
 
     ``shown``: the fingerprint of the evidence the person saw (the app shows the gate gathered
     again); without it the request's own. The loop's files must still be what was seen, else
@@ -451,6 +455,8 @@ def answer_request(
             "source": source,
             "fingerprint": now,
         }
+        if round_fields:
+            req.answer["round_fields"] = dict(round_fields)
         req.status = "answered"
         _write(req, root)
         return req
@@ -537,6 +543,7 @@ def apply_request(
                 user=a["by"],
                 source=f"request {rid} ({a.get('source', '')})",
                 session=session,
+                round_fields=a.get("round_fields") or None,
             )
         except (DecisionRefused, ChangedOnDisk, UsageError) as exc:  # refused before anything was written
             req.status = "refused"

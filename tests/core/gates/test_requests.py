@@ -296,3 +296,29 @@ def test_every_gate_of_every_loop_through_a_request(gate, tmp_path):
     count = len(entries)
     assert rq.apply_request(root, req.id).answer == answer
     assert len(_entries(decisions_dir)) == count
+
+
+def test_a_round_gates_rule3_fields_given_with_the_answer_are_recorded_by_the_waiter(tmp_path):
+    """Before: Rule-3 flags given to `scars gate round-continue --answer …` while a process waited
+    on that gate answered its request without them, and the waiter recorded them as not given."""
+    from scars.core.formats.iteration_log import read_iteration_log
+    from scars.core.gates import round_fields
+
+    path, _, _ = _setup("round-continue", tmp_path / "w")
+    root = tmp_path / "w"
+    req = rq.post_request(gather("round-continue", path), path, user="agent", root=root)
+    fields = round_fields(evidence_gained="the retry path is covered by a death test", residual_risk="none")
+    rq.answer_request(
+        root,
+        req.id,
+        "stop",
+        "nothing actionable is left this round",
+        user="bob",
+        source="flag --answer",
+        round_fields=fields,
+    )
+    rq.apply_request(root, req.id)  # the waiter wakes and records
+    log = read_iteration_log(path / "iteration-log.yaml")
+    last = log.rounds[-1].raw
+    assert last["evidence_gained"] == ["the retry path is covered by a death test"]
+    assert last["residual_risk"] == [] and "evidence_gained" not in (last.get("rule3_not_given") or [])

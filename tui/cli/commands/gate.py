@@ -232,7 +232,7 @@ def _run(args, gate, shown: list) -> int:
     else:
         # Validate before anything else so a bad flag never half-records.
         core.validate_answer(evidence, answer, reason)
-    result = _answer_waiting_request(args, path, evidence, answer, reason, source)
+    result = _answer_waiting_request(args, path, evidence, answer, reason, source, fields)
     if result is None:
         result = core.record(
             evidence,
@@ -247,9 +247,12 @@ def _run(args, gate, shown: list) -> int:
     return 0
 
 
-def _answer_waiting_request(args, path: str, evidence, answer: str, reason: str | None, source: str):
+def _answer_waiting_request(
+    args, path: str, evidence, answer: str, reason: str | None, source: str, fields: dict[str, Any]
+):
     """When a process waits on this very gate (`scars gate … --wait`), the answer given here
-    answers its request and is recorded through it, so that the process wakes; else None."""
+    answers its request (with a round gate's Rule-3 fields) and is recorded through it, so that
+    the process wakes; else None."""
     if args.auto_entry is not None:  # an entry choice the request does not carry: recorded in place
         return None
     # lazy: loaded when the command runs, not for `scars --help` (every command module is imported)
@@ -263,7 +266,17 @@ def _answer_waiting_request(args, path: str, evidence, answer: str, reason: str 
         return None
     user = _user(args.user)
     rid = asked.request.id
-    rq.answer_request(root, rid, answer, reason, user=user, source=source, value=args.value, shown=asked.fingerprint)
+    rq.answer_request(
+        root,
+        rid,
+        answer,
+        reason,
+        user=user,
+        source=source,
+        value=args.value,
+        shown=asked.fingerprint,
+        round_fields=fields or None,
+    )
     print(f"scars: {asked.request.asked_by} waits on this gate: answered its request {rid}", file=sys.stderr)
     return rq.apply_request(root, rid, user=user)
 
