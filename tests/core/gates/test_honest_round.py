@@ -16,8 +16,7 @@ from scars.core import gates
 from scars.core.formats.auto_decisions import parse_auto_decisions
 from scars.core.gates.verify import verify_feature
 from scars.core.samsara.session import FeatureSession
-from scars.tui.cli import main as cli
-from tests.factories import clean_env, item_id, samsara_feature
+from tests.factories import clean_env, item_id, run_cli, samsara_feature
 
 USER = "alice"
 ACCEPT = {"re_review_signal": "a non-UTF-8 config is reported", "owner": "config team", "rationale": "all generated"}
@@ -26,12 +25,6 @@ ACCEPT = {"re_review_signal": "a non-UTF-8 config is reported", "owner": "config
 @pytest.fixture(autouse=True)
 def _env(monkeypatch):
     clean_env(monkeypatch)
-
-
-def _run(argv, capsys):
-    code = cli.main(argv)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def _log(feature):
@@ -71,7 +64,7 @@ def test_the_gate_round_and_entry_say_how_many_are_undecided_and_what_happens(tm
     assert ev.warnings[0] == (
         "4 of 5 items undecided: continue carries them to round 2; stop leaves them undecided (the round records it)"
     )
-    code, _, err = _run(
+    code, _, err = run_cli(
         ["gate", "round-continue", str(f), "--answer", "stop", "--reason", "the rest waits for v2", "--rule3-none"],
         capsys,
     )
@@ -87,7 +80,7 @@ def test_continuing_carries_the_undecided_items_and_says_so(tmp_path, capsys):
     f = samsara_feature(tmp_path)
     with FeatureSession.open(f, user=USER) as s:
         s.start_round()
-    code, _, err = _run(
+    code, _, err = run_cli(
         ["round", "close", "--decision", "continue", "--reason", "nothing decided yet", "--feature", str(f)], capsys
     )
     assert code == 0, err
@@ -125,9 +118,11 @@ def test_a_pending_second_person_accept_blocks_the_close_on_every_path(tmp_path,
     ev = gates.gather("round-continue", f)
     assert ev.facts["pending_review"] == [utf8]
     assert ev.warnings[0].startswith(f"1 accept(s) wait for a second person's sign-off ({utf8})")
-    code, _, err = _run(["gate", "round-continue", str(f), "--answer", "stop", "--reason", "v2 takes the rest"], capsys)
+    code, _, err = run_cli(
+        ["gate", "round-continue", str(f), "--answer", "stop", "--reason", "v2 takes the rest"], capsys
+    )
     assert code == 4 and "second person's sign-off" in err
-    code, _, err = _run(
+    code, _, err = run_cli(
         ["round", "close", "--decision", "stop", "--reason", "v2 takes the rest", "--feature", str(f)], capsys
     )
     assert code == 4 and "second person's sign-off" in err
@@ -139,12 +134,12 @@ def test_a_pending_second_person_accept_blocks_the_close_on_every_path(tmp_path,
             "round-continue": {"answer": "stop", "reason": "v2 takes the rest"},
         },
     )
-    code, _, err = _run(["gate", "triage", str(f), "--answers", str(p)], capsys)
+    code, _, err = run_cli(["gate", "triage", str(f), "--answers", str(p)], capsys)
     assert code == 4 and "second person's sign-off" in err
     assert _log(f) is None  # nothing was written as a plain accept
     # Signed off by a second person: the close goes through, and both names reach the log.
-    assert _run(["decide", utf8, "--sign-off", "bob", "--feature", str(f)], capsys)[0] == 0
-    code, _, err = _run(
+    assert run_cli(["decide", utf8, "--sign-off", "bob", "--feature", str(f)], capsys)[0] == 0
+    code, _, err = run_cli(
         ["round", "close", "--decision", "stop", "--reason", "v2 takes the rest", "--rule3-none", "--feature", str(f)],
         capsys,
     )
@@ -173,16 +168,16 @@ def _at_max_rounds(f):
 def test_round_start_past_max_rounds_needs_an_override_with_a_reason(tmp_path, capsys):
     f = samsara_feature(tmp_path)
     _at_max_rounds(f)
-    code, _, err = _run(["round", "start", "--feature", str(f)], capsys)
+    code, _, err = run_cli(["round", "start", "--feature", str(f)], capsys)
     assert code == 4 and "round 4 would pass max_rounds 3" in err
-    code, _, err = _run(["round", "start", "--override-max-rounds", "ok", "--feature", str(f)], capsys)
+    code, _, err = run_cli(["round", "start", "--override-max-rounds", "ok", "--feature", str(f)], capsys)
     assert code == 4  # a reason that says nothing is no override
     why = "the last defer is a one-line fix the owner asked for"
-    code, out, err = _run(["round", "start", "--override-max-rounds", why, "--feature", str(f), "--json"], capsys)
+    code, out, err = run_cli(["round", "start", "--override-max-rounds", why, "--feature", str(f), "--json"], capsys)
     assert code == 0, err
     override = json.loads(out)["valve_override"]
     assert (override["valve"], override["reason"]) == ("max_rounds", why)
-    code, _, err = _run(
+    code, _, err = run_cli(
         [
             "round",
             "close",
@@ -214,21 +209,21 @@ def test_continue_while_a_valve_fires_needs_an_explicit_override(tmp_path, capsy
         s.start_round()  # round 2 changes nothing either: stagnation fires
     why = "the root cause was found; its fix lands next round"
     # CLI, the round gate: a continue is refused; it is the safety valve's override.
-    code, _, err = _run(["gate", "round-continue", str(f), "--answer", "continue", "--reason", why], capsys)
+    code, _, err = run_cli(["gate", "round-continue", str(f), "--answer", "continue", "--reason", why], capsys)
     assert code == 4 and "continuing needs the override" in err
     # CLI, round close: refused unless the fired valve is named.
     argv = ["round", "close", "--decision", "continue", "--reason", why, "--rule3-none", "--feature", str(f)]
-    code, _, err = _run(argv, capsys)
+    code, _, err = run_cli(argv, capsys)
     assert code == 4 and "safety valve(s) stagnation fired" in err
     # answers file: the same refusal for round-continue …
     tz = item_id(f, "Timezone-naive timestamps compare as UTC")
     defer = {"action": "defer", "reason": "needs the scheduler rework"}
     p = _answers(tmp_path, {tz: defer, "round-continue": {"answer": "continue", "reason": why}})
-    code, _, err = _run(["gate", "triage", str(f), "--answers", str(p)], capsys)
+    code, _, err = run_cli(["gate", "triage", str(f), "--answers", str(p)], capsys)
     assert code == 4 and "continuing needs the override" in err
     assert len(_log(f)["rounds"]) == 1  # nothing written by the refusals
     # … and the override goes through, recorded with its reason.
-    code, _, err = _run([*argv, "--override", "stagnation"], capsys)
+    code, _, err = run_cli([*argv, "--override", "stagnation"], capsys)
     assert code == 0, err
     r2 = _log(f)["rounds"][1]
     assert r2["decision"] == "continue"
@@ -244,7 +239,7 @@ def test_the_safety_valve_gate_in_an_answers_file_is_the_override(tmp_path, caps
     tz = item_id(f, "Timezone-naive timestamps compare as UTC")
     defer = {"action": "defer", "reason": "needs the scheduler rework"}
     p = _answers(tmp_path, {tz: defer, "safety-valve": {"answer": "continue", "reason": why, "rule3": "none"}})
-    code, _, err = _run(["gate", "triage", str(f), "--answers", str(p)], capsys)
+    code, _, err = run_cli(["gate", "triage", str(f), "--answers", str(p)], capsys)
     assert code == 0, err
     r2 = _log(f)["rounds"][1]
     assert r2["decision"] == "continue" and r2["valve_overrides"][0]["valve"] == "stagnation"
@@ -262,7 +257,7 @@ def test_rule_3_from_flags_from_an_answers_file_or_said_not_given(tmp_path, caps
     argv = ["gate", "round-continue", str(f), "--answer", "stop", "--reason", "the rest waits for v2"]
     argv += ["--evidence", "death test red then green", "--residual-risk", "none"]
     argv += ["--budget-spent", "implementer_dispatches=1,validation_runs=2"]
-    assert _run(argv, capsys)[0] == 0
+    assert run_cli(argv, capsys)[0] == 0
     [r] = _log(f)["rounds"]
     assert r["evidence_gained"] == ["death test red then green"] and r["residual_risk"] == []
     assert r["budget_spent"] == {"implementer_dispatches": 1, "validation_runs": 2}
@@ -276,7 +271,7 @@ def test_rule_3_from_flags_from_an_answers_file_or_said_not_given(tmp_path, caps
         tz: {"action": "defer", "reason": "needs the scheduler rework"},
         "round-continue": {"answer": "stop", "reason": "the rest waits for v2", "evidence_gained": ["a red test"]},
     }
-    assert _run(["gate", "triage", str(g), "--answers", str(_answers(tmp_path, data))], capsys)[0] == 0
+    assert run_cli(["gate", "triage", str(g), "--answers", str(_answers(tmp_path, data))], capsys)[0] == 0
     [r] = _log(g)["rounds"]
     assert r["evidence_gained"] == ["a red test"]
     # Not given: written as none, and the round says which were not given.
@@ -294,7 +289,7 @@ def test_budget_spent_must_be_counts(tmp_path, capsys, value, ok):
     f = samsara_feature(tmp_path)
     with FeatureSession.open(f, user=USER) as s:
         s.start_round()
-    code, _, err = _run(
+    code, _, err = run_cli(
         ["round", "close", "--decision", "stop", "--reason", "the rest waits for v2", "--budget-spent", value]
         + ["--feature", str(f)],
         capsys,
@@ -304,7 +299,7 @@ def test_budget_spent_must_be_counts(tmp_path, capsys, value, ok):
 
 def test_rule_3_fields_go_only_with_a_round_gate(tmp_path, capsys):
     f = samsara_feature(tmp_path)
-    code, _, err = _run(["gate", "entry", str(f), "--answer", "enter", "--rule3-none"], capsys)
+    code, _, err = run_cli(["gate", "entry", str(f), "--answer", "enter", "--rule3-none"], capsys)
     assert code == 2 and "belong to a round gate" in err
 
 
@@ -337,7 +332,7 @@ def test_rule_3_is_taken_from_the_rounds_fix_reports(tmp_path, capsys):
     )
     assert "Rule 3 to give" not in figures
     argv = ["gate", "round-continue", str(f), "--answer", "stop", "--reason", "the rest waits for v2"]
-    assert _run([*argv, "--residual-risk", "the scheduler limits"], capsys)[0] == 0
+    assert run_cli([*argv, "--residual-risk", "the scheduler limits"], capsys)[0] == 0
     [r] = _log(f)["rounds"]
     assert r["budget_spent"] == {"implementer_dispatches": 1, "validation_runs": 2, "reviewer_retries": 1}
     assert r["evidence_gained"] == ["test_retry_limit red before the fix, green after"]
@@ -351,7 +346,7 @@ def test_a_report_there_at_round_start_is_no_fix_report(tmp_path, capsys):
     with FeatureSession.open(f, user=USER) as s:
         s.start_round()
     argv = ["gate", "round-continue", str(f), "--answer", "stop", "--reason", "the rest waits for v2"]
-    assert _run(argv, capsys)[0] == 0
+    assert run_cli(argv, capsys)[0] == 0
     [r] = _log(f)["rounds"]
     assert r["rule3_not_given"] == ["budget_spent", "evidence_gained", "residual_risk"]
 
@@ -372,14 +367,14 @@ def test_the_final_transition_line_counts_every_round(tmp_path, capsys):
 
     resolve_in_report(f, "Retry count is hard-coded to 3")  # the fix landed: 5 → 4
     argv = ["round", "close", "--decision", "continue", "--reason", "the scheduler item is next", "--rule3-none"]
-    code, out, err = _run([*argv, "--feature", str(f)], capsys)
+    code, out, err = run_cli([*argv, "--feature", str(f)], capsys)
     assert code == 0, err
     assert "Iteration 完成" not in out  # continuing ends nothing
     with FeatureSession.open(f, user=USER) as s:
         s.start_round()
         s.decide(tz, "defer", reason="needs the scheduler rework")
     argv = ["round", "close", "--decision", "stop", "--reason", "the rest waits for v2", "--rule3-none"]
-    code, out, err = _run([*argv, "--feature", str(f), "--json"], capsys)
+    code, out, err = run_cli([*argv, "--feature", str(f), "--json"], capsys)
     assert code == 0, err
     line = (
         "Iteration 完成。2 輪執行，signal_lost: 5 → 4。1 items fixed, 1 items accepted, 1 items deferred。"
@@ -395,7 +390,7 @@ def test_the_gate_prints_the_transition_when_the_iteration_stops(tmp_path, capsy
     with FeatureSession.open(f, user=USER) as s:
         s.start_round()
     argv = ["gate", "round-continue", str(f), "--answer", "stop", "--reason", "the rest waits for v2", "--rule3-none"]
-    code, out, err = _run(argv, capsys)
+    code, out, err = run_cli(argv, capsys)
     assert code == 0, err
     assert out.splitlines()[-1] == (
         "Iteration 完成。1 輪執行，signal_lost: 5 → 5。0 items fixed, 0 items accepted, 0 items deferred。"
@@ -407,7 +402,7 @@ def test_the_gate_prints_the_transition_when_the_iteration_stops(tmp_path, capsy
 
 
 def _budget(f, capsys):
-    code, out, err = _run(["budget-context", str(f), "--json"], capsys)
+    code, out, err = run_cli(["budget-context", str(f), "--json"], capsys)
     assert code == 0, err
     return json.loads(out)
 

@@ -5,8 +5,6 @@ clears after an answer; bare `scars` outside `changes/` finds the loops that wai
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 from textual.widgets import Input, RadioButton
@@ -15,7 +13,7 @@ from scars.core import gates
 from scars.core.gates.inbox import gate_call
 from scars.core.loops import discover_loops
 from scars.tui.app.app import ScarsApp
-from tests.factories import bkit_project, clean_env, loop_spec_feature, mechanist_state, wait_until
+from tests.factories import bkit_project, clean_env, loop_spec_feature, mechanist_state, scars_process, wait_until
 from tests.tui.app.test_app_pilot import SIZE, aio, on_screen, screen_text
 
 
@@ -127,14 +125,7 @@ async def test_the_review_gate_in_the_app(tmp_path, monkeypatch):
 def test_bare_scars_outside_changes_names_the_waiting_loops(tmp_path):
     """Before: "No changes/ directory was found" while loops waited."""
     root = _project(tmp_path)
-    proc = subprocess.run(
-        [sys.executable, "-m", "scars.tui"],
-        capture_output=True,
-        text=True,
-        cwd=root,
-        stdin=subprocess.DEVNULL,
-        timeout=60,
-    )
+    proc = scars_process(cwd=root)
     assert proc.returncode == 2
     assert "Waiting for a person: " in proc.stderr and "loop-spec sync" in proc.stderr
     assert "scars gate sprint-pause" in proc.stderr and "scars gate spec" in proc.stderr
