@@ -53,6 +53,11 @@ class Result:
     samples: dict = field(default_factory=dict)
     error: str | None = None
 
+    def of_baseline(self) -> Result:
+        """The ratio as most rows have it: the value over its baseline (none without one)."""
+        self.ratio = self.value / self.baseline if self.value is not None and self.baseline else None
+        return self
+
     def judge(self) -> Result:
         if self.error is not None or self.target is None:
             self.ok = None if self.error is None else False
@@ -192,7 +197,7 @@ class Bench:
             "iteration-log.yaml, registry), one process, nothing else; " + cpu_note("cold"),
             samples={"subject": subj, "baseline": base, "cpu": CPU.get("cold"), "cpu_baseline": CPU.get("cold-base")},
         )
-        r.ratio = r.value / r.baseline
+        r.of_baseline()
         self.cold_large = r.value
         return [r.judge()]
 
@@ -223,7 +228,7 @@ class Bench:
             "by stat; files whose stamps are too recent to trust re-hashed); baseline: the cold run",
             samples={"warm": warm, "first": cold},
         )
-        r.ratio = r.value / r.baseline
+        r.of_baseline()
         return [r.judge()]
 
     def m_wide(self) -> list[Result]:
@@ -242,7 +247,7 @@ class Bench:
             "CSafeLoader over every YAML file of every feature in one fresh process; " + cpu_note("wide"),
             samples={"subject": subj, "baseline": base, "cpu": CPU.get("wide"), "cpu_baseline": CPU.get("wide-base")},
         )
-        r.ratio = r.value / r.baseline
+        r.of_baseline()
         return [r.judge()]
 
     def m_startup(self) -> list[Result]:
@@ -272,7 +277,7 @@ class Bench:
                 "status on the small feature with its cache warm",
                 samples={"subject": xs, "python -c pass": py},
             )
-            r.ratio = r.value / r.baseline
+            r.of_baseline()
             out.append(r.judge())
         return out
 
@@ -330,7 +335,7 @@ class Bench:
             f"{n} decisions each; baseline: the same at the small feature",
             samples={"large": big, "small": small},
         )
-        r1.ratio = r1.value / r1.baseline if r1.baseline else None
+        r1.of_baseline()
         r2 = Result(
             f"decision save p99 ({items_l:,} items)",
             big["p99_ms"],
@@ -340,7 +345,7 @@ class Bench:
             target_of="value",
             note="p99 of the same runs; target 10 ms",
         )
-        r2.ratio = r2.value / r2.baseline if r2.baseline else None
+        r2.of_baseline()
         r3 = Result(
             f"decision save p99 ratio ({items_l:,} vs {items_s:,})",
             big["p99_ms"],
@@ -372,7 +377,7 @@ class Bench:
             "items in Textual's DataTable, until it is idle after add_rows",
             samples={"scars": big, "datatable": table},
         )
-        r1.ratio = r1.value / r1.baseline
+        r1.of_baseline()
         r2 = Result(
             f"app: cursor step ({n:,} vs {small['items']:,} items)",
             big["step_ms"],
@@ -383,7 +388,7 @@ class Bench:
             f"{big['idle_ms']:.1f} ms here); baseline: the same at the small feature",
             samples={"large": big["step_ms"], "small": small["step_ms"]},
         )
-        r2.ratio = r2.value / r2.baseline
+        r2.of_baseline()
         r2b = Result(
             f"app: cursor step, key to repaint net of the idle frame ({n:,} items)",
             big["step_net_ms"],
@@ -394,7 +399,7 @@ class Bench:
             note="the cursor step's median minus the median of pilot.pause() alone (the idle frame); "
             "baseline column: the same at the small feature",
         )
-        r2b.ratio = r2b.value / r2b.baseline if r2b.baseline else None
+        r2b.of_baseline()
         r3 = Result(
             f"app: apply a filter ({n:,} items)",
             big["filter_ms"],
@@ -405,7 +410,7 @@ class Bench:
             note="MainScreen.apply_filter('retry') + pilot.pause(): rows rebuilt and drawn "
             f"({big['filter_rows']:,} rows match); baseline column: the same at the small feature",
         )
-        r3.ratio = r3.value / r3.baseline if r3.baseline else None
+        r3.of_baseline()
         return [r1.judge(), r2.judge(), r2b.judge(), r3.judge()]
 
 
@@ -437,7 +442,7 @@ def m_requests(self: Bench) -> list[Result]:
         "median",
         samples=lat,
     )
-    r1.ratio = r1.value / r1.baseline if r1.baseline else None
+    r1.of_baseline()
     p99 = lat["p99_ms"]
     r2 = replace(r1, name=f"request: answer-to-wake p99 ({n} requests)", value=p99, target=500.0, samples={})
     r2.target_of, r2.note = "value", "p99 of the same runs; target 500 ms"
