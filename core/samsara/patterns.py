@@ -15,9 +15,10 @@ from __future__ import annotations
 import functools
 import math
 import re
-from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any
 
 from scars.core.model import ScarItem
@@ -108,26 +109,48 @@ def _word(token: str) -> str:
 word_of = functools.lru_cache(maxsize=65536)(_word)
 
 
-def terms(text: str) -> Terms:
-    """The words and terms of a text (stop words break a run of adjacent words)."""
-    words: set[str] = set()
-    out: set[str] = set()
+class _Memo(dict[str, str]):
+    """``of(token)`` of each token seen (:func:`_word`, :func:`stem`), for one run of many texts
+    (freed with it)."""
+
+    def __init__(self, of: Callable[[str], str]) -> None:
+        super().__init__()
+        self._of = of
+
+    def __missing__(self, token: str) -> str:
+        w = self[token] = self._of(token)
+        return w
+
+
+def terms(text: str, word: Callable[[str], str] = word_of) -> Terms:
+    """The words and terms of a text (stop words break a run of adjacent words).
+
+    ``word``: :func:`_word` or a memo of it (``_Memo(_word).__getitem__`` for a run of many texts)."""
+    folded = text.casefold()
+    if folded.isascii():  # an ASCII text has no CJK word: every token is a word, a stop word or none
+        ws = list(map(word, _WORD.findall(folded)))
+        words = set(ws)
+        words.discard("")
+        # adjacent words (a stop word, a number or a letter between them breaks the run)
+        out = {a + " " + b for a, b in zip(ws, ws[1:]) if a and b and a != b}
+        out |= words
+        return Terms(frozenset(words), frozenset(out))
+    words = set()
+    out = set()
     prev: str | None = None
     cjk = cjk_re()
-    folded = text.casefold()
-    maybe_cjk = not folded.isascii()  # an ASCII text has no CJK word: no search per word
     for w in _WORD.findall(folded):
-        if maybe_cjk and cjk.search(w):
+        if cjk.search(w):
             chars = [c for c in w if cjk.match(c)]
             out.update(a + b for a, b in zip(chars, chars[1:]))
             if len(chars) == 1:
                 out.add(chars[0])
             prev = None
             for rest in cjk.sub(" ", w).split():
-                if r := word_of(rest):
+                if r := word(rest):
                     words.add(r)
             continue
-        s = word_of(w)
+        s = word(w)
         if not s:
             prev = None
             continue
@@ -241,25 +264,30 @@ def literal_patterns(items: list[ScarItem]) -> list[tuple[str, ...]]:
 
 
 class _Index:
-    """Document frequencies and IDF weights of the terms of a list of texts."""
+    """Document frequencies and IDF weights of the terms of a list of texts. A term's weight
+    depends on its document frequency only, so it is one table lookup by that (no weight per term
+    is stored); a sum of weights is ``math.fsum`` (exact, so the same in any order)."""
 
     def __init__(self, analysed: Sequence[Terms]):
-        df: dict[str, int] = defaultdict(int)
-        for t in analysed:
-            for k in t.terms:
-                df[k] += 1
+        self.df: Counter[str] = Counter(chain.from_iterable(t.terms for t in analysed))
         n = sum(1 for t in analysed if t.terms)
-        self.df = df
-        self.idf = {k: max(0.0, math.log((n + 1) / (d + 0.5))) for k, d in df.items()}
-        self.mass = [math.fsum([self.idf[k] for k in t.terms]) for t in analysed]
+        self._weight = {d: max(0.0, math.log((n + 1) / (d + 0.5))) for d in set(self.df.values())}
+        self.mass = [self.weight(t.terms) for t in analysed]
+
+    def idf(self, term: str) -> float:
+        return self._weight[self.df[term]]
+
+    def weight(self, keys: Iterable[str]) -> float:
+        """The summed IDF of terms found in the texts."""
+        return math.fsum(map(self._weight.__getitem__, map(self.df.__getitem__, keys)))
 
     def score(self, a: int, b: int, ta: Terms, tb: Terms) -> float:
         """IDF-weighted containment: the weight of the shared terms over the lighter text's."""
-        low = min(self.mass[a], self.mass[b])
+        ma, mb = self.mass[a], self.mass[b]
+        low = ma if ma < mb else mb
         if low <= 0:
             return 0.0
-        idf = self.idf
-        return math.fsum([idf[k] for k in ta.terms & tb.terms]) / low
+        return math.fsum(map(self._weight.__getitem__, map(self.df.__getitem__, ta.terms & tb.terms))) / low
 
 
 def similarity(texts: Sequence[str]) -> list[list[float]]:
@@ -276,34 +304,36 @@ def similarity(texts: Sequence[str]) -> list[list[float]]:
     return out
 
 
-def candidates(analysed: Sequence[Terms], df: dict[str, int]) -> Iterator[tuple[int, int]]:
+def candidates(analysed: Sequence[Terms], df: Mapping[str, int]) -> Iterator[tuple[int, int]]:
     """The pairs (n, m), n < m, worth scoring, each once: m has at least PROBE_HITS of n's
     probes (or n of m's), an item's probes being its PROBES rarest terms among those found
-    in 2 to BLOCK_DF items (``df``: in how many items each term is)."""
+    in 2 to BLOCK_DF items (``df``: in how many items each term is), the rarest first and, among
+    equally rare ones, in the order of the terms' text."""
+    block = {k for k, d in df.items() if 2 <= d <= BLOCK_DF}  # the terms usable as keys
     postings: dict[str, list[int]] = defaultdict(list)
     keys: list[list[str]] = []
     for n, t in enumerate(analysed):
-        usable = [k for k in t.terms if 2 <= df[k] <= BLOCK_DF] if len(t.words) >= MIN_TOKENS else []
+        if len(t.words) < MIN_TOKENS:
+            keys.append([])
+            continue
+        usable = sorted(t.terms & block)
         for k in usable:
             postings[k].append(n)
-        usable.sort(key=lambda k: (df[k], k))
+        usable.sort(key=df.__getitem__)  # stable: by df, then by the text
         keys.append(usable[:PROBES])
 
     def hit(a: int, b: int) -> bool:
         """b holds enough of a's probes."""
         ks = keys[a]
-        return bool(ks) and sum(1 for k in ks if k in analysed[b].terms) >= min(PROBE_HITS, len(ks))
+        return bool(ks) and len(analysed[b].terms.intersection(ks)) >= min(PROBE_HITS, len(ks))
 
     for n, ks in enumerate(keys):
         if not ks:
             continue
-        hits: dict[int, int] = defaultdict(int)
-        for k in ks:
-            for m in postings[k]:
-                hits[m] += 1
+        hits = Counter(chain.from_iterable(map(postings.__getitem__, ks)))
         need = min(PROBE_HITS, len(ks))
-        for m in hits:
-            if m == n or hits[m] < need:
+        for m, c in hits.items():
+            if c < need or m == n:
                 continue
             if m < n and hit(m, n):
                 continue  # yielded already, from m's side
@@ -334,11 +364,12 @@ def possible_patterns(
         for i in ids:
             in_literal[i] = n
     cache = {} if cache is None else cache
+    word = _Memo(_word).__getitem__  # each distinct token judged once in this run
     analysed: list[Terms] = []
     for it in items:
         t = cache.get(it.normalized)
         if t is None:
-            t = cache[it.normalized] = terms(it.text)
+            t = cache[it.normalized] = terms(it.text, word)
         analysed.append(t)
     index = _Index(analysed)
     files = [it.file for it in items]
@@ -347,19 +378,34 @@ def possible_patterns(
     def comparable(a: int, b: int) -> bool:
         return files[a] != files[b] and (lits[a] is None or lits[a] != lits[b])
 
-    memo: dict[tuple[int, int], float] = {}
+    memo: dict[int, float] = {}
+    size = len(items)
+    few = [len(t.words) < MIN_TOKENS for t in analysed]
 
     def sim(a: int, b: int) -> float:
-        key = (a, b) if a < b else (b, a)
+        key = a * size + b if a < b else b * size + a
         got = memo.get(key)
         if got is None:
             ta, tb = analysed[a], analysed[b]
-            if len(ta.words) < MIN_TOKENS or len(tb.words) < MIN_TOKENS or len(ta.words & tb.words) < MIN_SHARED:
-                got = 0.0
-            else:
-                got = index.score(a, b, ta, tb)
-            memo[key] = got
+            short = few[a] or few[b] or len(ta.words & tb.words) < MIN_SHARED
+            got = memo[key] = 0.0 if short else index.score(a, b, ta, tb)
         return got
+
+    def linked(ca: list[int], cb: list[int]) -> bool:
+        """The mean similarity of the comparable pairs across two clusters is at least
+        LINK_THRESHOLD. Similarities are never negative, so once the pairs scored so far reach it
+        (by a margin far above any rounding of the sum) the rest need not be scored."""
+        pairs = [(x, y) for x in ca for y in cb if comparable(x, y)]
+        enough = LINK_THRESHOLD * len(pairs) * (1 + 1e-9)
+        cross: list[float] = []
+        partial = 0.0
+        for x, y in pairs:
+            v = sim(x, y)
+            cross.append(v)
+            partial += v
+            if partial >= enough:
+                return True
+        return sum(cross) / len(cross) >= LINK_THRESHOLD
 
     edges: list[tuple[float, int, int]] = []
     for n, m in candidates(analysed, index.df):
@@ -377,8 +423,7 @@ def possible_patterns(
             continue
         if len(ca) * len(cb) > MAX_LINK_CHECKS:
             continue
-        cross = [sim(x, y) for x in ca for y in cb if comparable(x, y)]
-        if sum(cross) / len(cross) < LINK_THRESHOLD:
+        if not linked(ca, cb):
             continue
         merged = ca + cb
         for x in merged:
@@ -388,6 +433,7 @@ def possible_patterns(
                 best[x] = (s, y)
     clusters = {id(c): sorted(c) for c in cluster_of.values()}
     out: list[dict[str, Any]] = []
+    stem_of = _Memo(stem).__getitem__
     for members in clusters.values():
         if len({files[m] for m in members}) < 2:
             continue
@@ -399,26 +445,27 @@ def possible_patterns(
             {
                 "ids": [items[m].id for m in members],
                 "similarity": round(top_sim, 2),
-                "reason": _reason(items[top].text, items[other].text, analysed[top], analysed[other], index),
+                "reason": _reason(items[top].text, items[other].text, analysed[top], analysed[other], index, stem_of),
             }
         )
     out.sort(key=lambda p: (-len(p["ids"]), p["ids"]))
     return out
 
 
-def _reason(text_a: str, text_b: str, ta: Terms, tb: Terms, index: _Index) -> str:
-    """Why two texts look alike: the identifiers and the rarest terms they share, as written."""
+def _reason(text_a: str, text_b: str, ta: Terms, tb: Terms, index: _Index, stem_of: Callable[[str], str] = stem) -> str:
+    """Why two texts look alike: the identifiers and the rarest terms they share, as written
+    (``stem_of``: :func:`stem` or a memo of it)."""
     ids_b = set(identifiers(text_b))
     shared_ids = [i for i in identifiers(text_a) if i in ids_b][:4]
-    id_parts = {stem(w) for i in shared_ids for w in _WORD.findall(i)}
-    surface: dict[str, str] = {}
-    for w in _WORD.findall(text_a.casefold()):
-        surface.setdefault(stem(w), w)
+    id_parts = {stem_of(w) for i in shared_ids for w in _WORD.findall(i)}
+    written = _WORD.findall(text_a.casefold())
+    # each stem as first written: the earliest of its words wins (assigned last)
+    surface = dict(zip(reversed(list(map(stem_of, written))), reversed(written)))
 
     def shown(term: str) -> str:
         return " ".join(surface.get(w, w) for w in term.split(" "))
 
-    shared = sorted(ta.terms & tb.terms, key=lambda k: (-index.idf[k], k))
+    shared = sorted(ta.terms & tb.terms, key=lambda k: (-index.idf(k), k))
     shared = [k for k in shared if not set(k.split(" ")) <= id_parts]
     phrases = [shown(k) for k in shared if " " in k][:3]
     words = [shown(k) for k in shared if " " not in k][: 6 - len(phrases)]

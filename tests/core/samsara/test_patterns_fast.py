@@ -1,0 +1,125 @@
+"""The possible patterns made cheaper (issue 17) are exactly the patterns of the rule as it was
+(tests/core/samsara/patterns_reference.py): the same clusters, similarities and reasons on the
+upstream fixtures, the demo, the real-shaped fixtures, generated features of several seeds and
+random texts over small vocabularies (many equally rare terms, many clusters), with the rule's
+limits moved; and the same terms for every text."""
+
+from __future__ import annotations
+
+import random
+import sys
+
+import pytest
+
+from scars.core.model import ScarItem
+from scars.core.samsara import patterns
+from scars.core.samsara.feature import find_features, read_feature
+from scars.core.samsara.patterns import _Memo, _word, literal_patterns, possible_patterns, terms
+from scars.core.text import normalize
+from tests.core.samsara import patterns_reference as reference
+from tests.factories import ROOT, UPSTREAM
+
+REAL = ROOT / "tests" / "fixtures" / "real_shaped" / "changes"
+DEMO = ROOT / "core" / "demo" / "repo" / "changes"
+sys.path.insert(0, str(ROOT / "bench"))
+
+
+def _features():
+    out = [*sorted(REAL.iterdir()), *sorted(DEMO.iterdir())]
+    if UPSTREAM.is_dir():
+        upstream = find_features(UPSTREAM / "samsara")
+        assert len(upstream) >= 4, "the upstream samsara features"
+        out += upstream
+    return out
+
+
+def _same(items: list[ScarItem]) -> list[dict]:
+    literal = literal_patterns(items)
+    got = possible_patterns(items, literal)
+    assert got == reference.possible_patterns(items, literal)
+    return got
+
+
+@pytest.mark.parametrize("path", _features(), ids=lambda p: p.name)
+def test_the_fixtures_give_the_patterns_of_the_rule_as_it_was(path):
+    f = read_feature(path)
+    items = [it for it in f.items if it.counted]
+    assert _same(items) == list(f.possible_patterns)
+    for it in (*f.items, *f.resolved):
+        assert terms(it.text) == reference.terms(it.text), it.text
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_generated_features_give_the_patterns_of_the_rule_as_it_was(seed, tmp_path):
+    import generate  # bench/generate.py
+
+    generate.generate("small", tmp_path / "repo", seed=seed)
+    (path,) = find_features(tmp_path / "repo")
+    f = read_feature(path)
+    assert _same([it for it in f.items if it.counted])  # the generator makes near duplicates
+
+
+def _item(n: int, text: str, report: int) -> ScarItem:
+    return ScarItem(
+        id=f"i{n}",
+        category="known_shortcuts",
+        text=text,
+        task_id=None,
+        file=f"scar-reports/r{report}.yaml",
+        line=None,
+        form="gen1",
+        normalized=normalize(text),
+    )
+
+
+def _random_items(rng: random.Random) -> list[ScarItem]:
+    """Texts over a small vocabulary with a long tail, stop words and numbers between them, some
+    repeated word for word (literal patterns), some CJK, over a few reports."""
+    vocab = [f"w{chr(97 + i % 26)}{i}" for i in range(rng.randrange(12, 80))]
+    weights = [1 / (i + 1) for i in range(len(vocab))]
+    extra = ["the", "of", "7", "x", "retries", "retried", "parsing", "shutil.move", "snake_case", "缓存键", "値の"]
+    texts: list[str] = []
+    for _ in range(rng.randrange(30, 160)):
+        if texts and rng.random() < 0.1:
+            texts.append(rng.choice(texts))
+            continue
+        words = rng.choices(vocab, weights, k=rng.randrange(1, 14))
+        words += rng.sample(extra, rng.randrange(0, 3))
+        rng.shuffle(words)
+        texts.append(" ".join(words))
+    return [_item(n, t, rng.randrange(1, 6)) for n, t in enumerate(texts)]
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_random_texts_give_the_patterns_of_the_rule_as_it_was(seed, monkeypatch):
+    rng = random.Random(seed)
+    items = _random_items(rng)
+    _same(items)
+    # the rule's limits moved: fewer probes and hits, a low block, easier links, small clusters
+    monkeypatch.setattr(patterns, "PROBES", rng.choice([1, 2, 4, 16]))
+    monkeypatch.setattr(patterns, "PROBE_HITS", rng.choice([1, 2, 3]))
+    monkeypatch.setattr(patterns, "BLOCK_DF", rng.choice([2, 3, 8, 48]))
+    monkeypatch.setattr(patterns, "SIMILARITY_THRESHOLD", rng.choice([0.0, 0.1, 0.2, 0.5]))
+    monkeypatch.setattr(patterns, "LINK_THRESHOLD", rng.choice([0.0, 0.05, 0.15, 0.3, 1.0]))
+    monkeypatch.setattr(patterns, "MAX_LINK_CHECKS", rng.choice([1, 4, 100]))
+    monkeypatch.setattr(patterns, "MIN_SHARED", rng.choice([1, 2, 3]))
+    _same(items)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Retries blocked: 2 ports_x 缓存键没有包含用户区域设置 abcの値",
+        "Straße STRASSE é ß naïve café",
+        "ー・テスト",
+        "・ 1 22 a",
+        "ab1 x_y __init__ shutil.move",
+        "the the retry retry retries of a 7 parsing parsing",
+        "code code block block code",
+        "",
+    ],
+)
+def test_terms_of_a_run_are_the_terms_of_the_rule_as_it_was(text):
+    memo = _Memo(_word)
+    assert terms(text) == terms(text, memo.__getitem__) == reference.terms(text)
+    assert terms(text.upper(), memo.__getitem__) == reference.terms(text.upper())
