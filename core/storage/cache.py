@@ -87,7 +87,7 @@ def _stamp(st: os.stat_result) -> tuple:
     return (stat.S_IFMT(st.st_mode), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
 
 
-def _entry(path: Path) -> tuple:
+def _entry(path: str | os.PathLike[str]) -> tuple:
     """The stamp of one path: absent, or lstat (+ the target's stat for a symlink)."""
     try:
         st = os.lstat(path)
@@ -118,7 +118,7 @@ def fingerprint(feature_dir: Path, repo_root: Path | None) -> dict[str, Any]:
     with os.scandir(feature_dir) as it:
         for e in it:
             if not e.is_dir(follow_symlinks=False) or e.is_symlink():
-                files[e.name] = _entry(Path(e.path))
+                files[e.name] = _entry(e.path)
     for name in (
         "scar-reports",
         "index.yaml",
@@ -133,7 +133,7 @@ def fingerprint(feature_dir: Path, repo_root: Path | None) -> dict[str, Any]:
     if os.path.isdir(rdir):
         with os.scandir(rdir) as it:
             for e in it:
-                reports[e.name] = _entry(Path(e.path))
+                reports[e.name] = _entry(e.path)
     registry = _entry(repo_root / ".samsara" / "systemic-scars.yaml") if repo_root else ("no-root",)
     return {
         "code": _code_stamp(),
