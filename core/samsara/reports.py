@@ -78,12 +78,17 @@ def extra_keys(raw: Any) -> dict[str, Any] | None:
     return json_ready(extra) if extra else None
 
 
+# ``json.dumps(raw, sort_keys=True, ensure_ascii=False, default=str)``, made once: dumps with
+# options builds an encoder per call (a fifth of the fingerprint's time at 50,000 items).
+_FINGERPRINT_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=str).encode
+
+
 def fingerprint_of(file: str, category: str, raw: Any) -> str:
     """:func:`item_fingerprint` of an item as parsed (``raw``: its string or mapping)."""
     if isinstance(raw, dict):
         raw = {str(k): v for k, v in raw.items() if str(k) not in _LIFECYCLE_KEYS}
     try:
-        body = json.dumps(raw, sort_keys=True, ensure_ascii=False, default=str)
+        body = _FINGERPRINT_JSON(raw)
     except (TypeError, ValueError):  # keys of mixed types: compare their text
         body = repr(raw)
     digest = hashlib.sha1(f"{file}\x00{category}\x00{body}".encode()).hexdigest()

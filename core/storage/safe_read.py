@@ -16,9 +16,12 @@ on top of it):
 A refusal is :class:`Unreadable` (``reason``, ``line``); a missing file is ``FileNotFoundError``
 (the caller decides what "absent" means).
 
-YAML: one parse per file: PyYAML's libyaml composer (``CSafeLoader``) builds the node tree, one
-iterative walk over it checks what PyYAML lets through silently and records line numbers,
-then the tree is constructed into Python objects. The walk checks:
+YAML: one parse per file: PyYAML's libyaml composer (``CSafeLoader``, its tag resolution
+written for a safe loader) builds the node tree, one iterative walk over it checks what PyYAML
+lets through silently and records line numbers, then the tree is constructed into Python
+objects (for a document without anchors — most — the walk builds them as it goes, exactly as
+PyYAML's constructor does, and leaves any shape it does not build to that constructor). The
+walk checks:
 
 * duplicate keys in any mapping (PyYAML would silently keep the last value): a problem
   naming the key and its line;
@@ -67,6 +70,41 @@ else:  # pragma: no cover - depends on how PyYAML was built
         "(about 10x slower). Reinstall PyYAML with libyaml for full speed."
     )
     warnings.warn(LOADER_WARNING, RuntimeWarning, stacklevel=2)
+
+
+def _quick_resolver(base: Any) -> Any:
+    """``base`` with PyYAML's tag resolution written for what a safe loader resolves (the
+    composer calls it for every node): the same tags as ``Resolver.resolve`` when there are no
+    path resolvers and no wildcard implicit resolver (``base`` itself otherwise)."""
+    implicit = base.yaml_implicit_resolvers
+    if base.yaml_path_resolvers or None in implicit:  # pragma: no cover - not PyYAML's safe loader
+        return base
+    get = implicit.get
+    scalar, sequence = yaml.ScalarNode, yaml.SequenceNode
+    str_tag, seq_tag, map_tag = base.DEFAULT_SCALAR_TAG, base.DEFAULT_SEQUENCE_TAG, base.DEFAULT_MAPPING_TAG
+
+    class Quick(base):
+        def resolve(self, kind: Any, value: Any, implicit: Any) -> str:
+            if kind is scalar:
+                if implicit[0]:
+                    for tag, regexp in get(value[0] if value else "", ()):
+                        if regexp.match(value):
+                            return tag
+                return str_tag
+            return seq_tag if kind is sequence else map_tag
+
+        # Path resolvers only: there are none.
+        def descend_resolver(self, current_node: Any, current_index: Any) -> None:
+            return None
+
+        def ascend_resolver(self) -> None:
+            return None
+
+    Quick.__name__ = Quick.__qualname__ = f"Quick{base.__name__}"
+    return Quick
+
+
+_Loader = _quick_resolver(_Loader)
 
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 
@@ -286,10 +324,15 @@ def loads(text: str) -> Loaded:
             return Loaded(None)
         out = Loaded(None)
         _top_lines(node, out)
-        if "&" in text or "*" in text:  # an anchor or alias may be present: full guard
-            _walk(node, out)
-        else:  # a pure tree: only duplicate keys and depth to check
+        if "&" not in text and "*" not in text:  # no anchor, no alias: a pure tree
+            try:  # checked and built in one pass (most documents)
+                out.value = _tree_value(node, out, loader)
+                return out
+            except _Bail:  # a shape the one pass leaves to PyYAML: the walk, then its constructor
+                out.problems.clear()
             _walk_tree(node, out)
+        else:  # an anchor or alias may be present: full guard
+            _walk(node, out)
         try:
             out.value = loader.construct_document(node)
         except yaml.MarkedYAMLError as exc:
@@ -354,6 +397,94 @@ def _walk_tree(root: yaml.Node, out: Loaded) -> None:
             for c in node.value:
                 if c.__class__ is not yaml.ScalarNode:
                     push((c, depth + 1))
+
+
+_STR_TAG = "tag:yaml.org,2002:str"
+_MAP_TAG = "tag:yaml.org,2002:map"
+_SEQ_TAG = "tag:yaml.org,2002:seq"
+# Scalar tags the one pass constructs with PyYAML's own constructor functions (str: the text).
+_SCALAR_CTORS: dict[str, Any] = {
+    t: _Loader.yaml_constructors[t]  # type: ignore[attr-defined]  # a PyYAML loader class
+    for t in (
+        "tag:yaml.org,2002:null",
+        "tag:yaml.org,2002:bool",
+        "tag:yaml.org,2002:int",
+        "tag:yaml.org,2002:float",
+        "tag:yaml.org,2002:timestamp",
+    )
+}
+
+
+class _Bail(Exception):
+    """A document :func:`_tree_value` leaves to the walk and PyYAML's constructor."""
+
+
+def _tree_value(root: yaml.Node, out: Loaded, loader: Any) -> Any:
+    """:func:`_walk_tree` and ``construct_document`` in one pass, for a document without anchors:
+    the same problems in the same order, the same errors, the same value. Raises :class:`_Bail`
+    (before any error of its own) on what it does not build the way PyYAML does — a key that is
+    not a scalar, a merge key, a tag other than str, null, bool, int, float, timestamp, seq and
+    map, a scalar PyYAML's constructor refuses — and the caller then walks and constructs as
+    before, so the outcome never depends on this pass."""
+    scalar, mapping = yaml.ScalarNode, yaml.MappingNode
+    str_tag, ctors = _STR_TAG, _SCALAR_CTORS
+
+    def leaf(node: Any) -> Any:
+        tag = node.tag
+        if tag == str_tag:
+            return node.value
+        ctor = ctors.get(tag)
+        if ctor is None:
+            raise _Bail
+        try:
+            return ctor(loader, node)
+        except Exception:  # noqa: BLE001 - PyYAML's constructor reports it, on the old path
+            raise _Bail from None
+
+    if root.__class__ is scalar:
+        return leaf(root)
+    top: Any = {} if root.__class__ is mapping else []
+    # The walk's stack, in the walk's order (non-scalar children, pushed in document order),
+    # each with the container its value goes into (made empty when its parent is built).
+    stack: list[tuple[Any, int, Any]] = [(root, 1, top)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        node, depth, into = pop()
+        cls = node.__class__
+        if cls is mapping:
+            if node.tag != _MAP_TAG:
+                raise _Bail
+            if depth > MAX_DEPTH:
+                raise Unreadable(f"nesting deeper than {MAX_DEPTH} levels", node.start_mark.line + 1)
+            pairs = node.value
+            if len(pairs) > 1:
+                _check_keys(node, out)
+            for k, v in pairs:
+                if k.__class__ is not scalar:
+                    raise _Bail
+                key = leaf(k)  # a merge key (its own tag) is handed over here
+                vcls = v.__class__
+                if vcls is scalar:
+                    into[key] = leaf(v)
+                else:
+                    child: Any = {} if vcls is mapping else []
+                    into[key] = child
+                    push((v, depth + 1, child))
+        else:  # a sequence (scalars are built by their parent)
+            if node.tag != _SEQ_TAG:
+                raise _Bail
+            if depth > MAX_DEPTH:
+                raise Unreadable(f"nesting deeper than {MAX_DEPTH} levels", node.start_mark.line + 1)
+            add = into.append
+            for c in node.value:
+                ccls = c.__class__
+                if ccls is scalar:
+                    add(leaf(c))
+                else:
+                    child = {} if ccls is mapping else []
+                    add(child)
+                    push((c, depth + 1, child))
+    return top
 
 
 def _walk(root: yaml.Node, out: Loaded) -> None:

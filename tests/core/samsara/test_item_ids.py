@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 
+from scars.core.samsara import reports
 from scars.core.samsara.decisions import check_items, replay
 from scars.core.samsara.feature import read_feature
 from scars.core.samsara.reports import item_fingerprint
@@ -169,3 +170,58 @@ def test_read_only_commands_leave_out_a_moved_decision(tmp_path):
     feature = read_feature(feat)
     assert old.id not in current_decisions(feat, feature)
     assert old.id in current_decisions(feat)  # without the items there is nothing to compare
+
+
+def _fingerprint_as_first_written(file: str, category: str, raw) -> str:
+    """The fingerprint's first definition (it is recorded in journals: its value must not move)."""
+    import hashlib
+
+    if isinstance(raw, dict):
+        raw = {str(k): v for k, v in raw.items() if str(k) not in reports._LIFECYCLE_KEYS}
+    try:
+        body = json.dumps(raw, sort_keys=True, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        body = repr(raw)
+    return hashlib.sha1(f"{file}\x00{category}\x00{body}".encode()).hexdigest()[:16]
+
+
+def test_fingerprints_keep_their_recorded_value(tmp_path):
+    """Every item of the fixtures and of a generated repository, and raw values of odd types."""
+    import datetime
+    import sys
+
+    from scars.core.storage.safe_read import loads
+    from tests.factories import ROOT, UPSTREAM
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    import generate  # bench/generate.py
+
+    generate.generate("small", tmp_path / "repo", seed=5)
+    raws: list = [
+        "plain",
+        'ひらがな \u2028 \x00 "quoted"',
+        {"description": "d", "status": "open", "severity": "high", 3: [1, 2.5, None, True]},
+        {"what": "w", "when": datetime.date(2026, 1, 2), "at": datetime.datetime(2026, 1, 2, 3, 4)},
+        {"description": "nested", "m": {1: "a", "b": "c"}},  # mixed key types inside: repr
+        {"description": "nan", "x": float("nan"), "y": float("inf")},
+        None,
+        42,
+        ["a", {"b": 1}],
+    ]
+    roots = [tmp_path / "repo", ROOT / "tests" / "fixtures", ROOT / "core" / "demo"]
+    roots += [UPSTREAM] if UPSTREAM.is_dir() else []
+    for root in roots:
+        for p in sorted(root.rglob("*scar*.yaml")):
+            try:
+                value = loads(p.read_text(encoding="utf-8")).value
+            except Exception:  # noqa: BLE001 - unreadable fixtures hold no items
+                continue
+            if isinstance(value, dict):
+                for section in ("known_shortcuts", "silent_failure_conditions", "assumptions_made"):
+                    if isinstance(value.get(section), list):
+                        raws += value[section]
+    assert len(raws) > 500
+    for raw in raws:
+        for category in ("known_shortcuts", "unverified_assumptions"):
+            want = _fingerprint_as_first_written("scar-reports/t.yaml", category, raw)
+            assert reports.fingerprint_of("scar-reports/t.yaml", category, raw) == want, raw
