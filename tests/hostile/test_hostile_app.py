@@ -30,7 +30,7 @@ def detail_text(app) -> str:
 
     console = Console(width=400, color_system=None, file=None, record=True)
     with console.capture() as cap:
-        console.print(app.screen.query_one("#detail-body").content)
+        console.print(app.screen.query_one("#detail").content)
     return cap.get()
 
 
@@ -69,7 +69,7 @@ def test_payloads_are_inert_in_the_app(feature: Path):
                 detail = detail_text(app)
                 assert VISIBLE[key] in detail, f"{key}: not literal in the detail view"
                 assert "\x1b" not in detail and "\u202e" not in detail
-                await pilot.click("#detail-body")
+                await pilot.click("#detail")
                 await pilot.pause()
             assert app.is_running
         assert fired == [], f"injected markup fired {fired}"

@@ -10,6 +10,7 @@ bindings won over the screen's) on lists longer than the screen only.
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -60,6 +61,27 @@ def cursor_in_view(app: ScarsApp) -> bool:
     lst = items(app)
     top = int(lst.scroll_offset.y)
     return top <= lst.cursor < top + lst.scrollable_content_region.height
+
+
+def screen_cells(app: ScarsApp) -> list[str]:
+    """The screen as rows of cells: each text run of the screenshot at its column (x / cell width),
+    blanks where nothing is drawn, so a column range cuts out one widget."""
+    svg = app.export_screenshot()
+    width = app.size.width
+    cells = [[" "] * width for _ in range(app.size.height)]
+    ys: dict[str, int] = {}
+    for m in re.finditer(r'<text class="[^"]*" x="([^"]*)" y="([^"]*)"[^>]*>([^<]*)</text>', svg):
+        row = ys.setdefault(m.group(2), len(ys))
+        col = round(float(m.group(1)) / 12.2)  # the screenshot's cell width (Textual's SVG export)
+        for k, ch in enumerate(html.unescape(m.group(3)).replace("\xa0", " ")):
+            if row < len(cells) and col + k < width:
+                cells[row][col + k] = ch
+    return ["".join(r) for r in cells]
+
+
+def current_item_text(app: ScarsApp) -> str:
+    """The text of the item under the cursor, as the report gives it."""
+    return app.state.views[current_item(app)].item.text
 
 
 def shown_item(app: ScarsApp) -> str:
@@ -313,6 +335,41 @@ async def test_shift_j_and_k_scroll_the_detail_from_the_list(long_dir):
         assert pane.scroll_y > 0 and items(app).has_focus
         await pilot.press("K")
         assert pane.scroll_y == 0
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 20)], ids=["80x24", "120x20"])
+@aio
+async def test_the_detail_draws_every_word_of_a_long_item_beside_its_scrollbar(long_dir, size):
+    """Issue 17: the detail pane draws lines it rendered itself (a Line-API widget, not a Static
+    laid out again on every cursor step). Lines rendered before its scrollbar appeared are two
+    cells too wide: cropped to the pane, a word at the end of a line would lose its last cells.
+    A filter matching nothing shows a one-line message (no scrollbar); clearing it brings the
+    long item back, and its scrollbar with it."""
+    app = ScarsApp(long_dir, user="alice")
+    async with app.run_test(size=size) as pilot:
+        await start(app, pilot)
+        pane = app.screen.query_one(DetailPane)
+        await pilot.press("slash", *"zzzz", "enter")
+        await wait_until(pilot, lambda: not items(app).rows and not pane.show_vertical_scrollbar, "nothing listed")
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: shown_item(app) == current_item(app) != "", "the item back in the detail")
+        await pilot.press("tab")  # the detail focused: its own keys scroll it
+        await wait_until(pilot, lambda: pane.has_focus, "the detail focused")
+        assert pane.max_scroll_y > 0 and pane.show_vertical_scrollbar  # longer than the pane
+        region = pane.content_region
+        drawn: dict[int, str] = {}  # line of the detail -> its text on screen (the list beside it cut off)
+        while True:
+            rows = [row[region.x : region.right] for row in screen_cells(app)[region.y : region.bottom]]
+            drawn.update({int(pane.scroll_y) + k: row for k, row in enumerate(rows)})
+            if pane.scroll_y >= pane.max_scroll_y:
+                break
+            await pilot.press("pagedown")
+            await pilot.pause()
+        words = re.findall(r"[\w.:,-]+", " ".join(drawn[k] for k in sorted(drawn)))
+        expected = re.findall(r"[\w.:,-]+", current_item_text(app))
+        at = words.index(expected[0])
+        cut = next(((w, d) for w, d in zip(expected, words[at:]) if w != d), None)
+        assert cut is None and len(words) - at >= len(expected), f"the detail draws {cut} (expected, drawn)"
 
 
 @covers("scars.trends", "scars.help", "scars.palette", "scars.loops")

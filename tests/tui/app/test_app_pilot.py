@@ -90,7 +90,7 @@ def detail_text(app: ScarsApp) -> str:
 
     console = Console(width=400, color_system=None, file=None, record=True)
     with console.capture() as cap:
-        console.print(app.screen.query_one("#detail-body").content)
+        console.print(app.screen.query_one("#detail").content)
     return cap.get()
 
 

@@ -13,8 +13,9 @@ from typing import Any
 from rich.console import Group, RenderableType
 from rich.syntax import Syntax
 from rich.text import Text
-from textual.containers import VerticalScroll
-from textual.widgets import Static
+from textual.geometry import Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
 
 from scars.core.model import CATEGORY_LABEL, REGISTRY_FILE, Feature, Problem, Registry, ScarItem
 from scars.core.samsara.decisions import Decision, describe_carried, reopened_now
@@ -141,19 +142,71 @@ def describe_history(records: Iterable[dict]) -> Text | None:
     return t
 
 
-class DetailPane(VerticalScroll):
-    """Scrollable details of one item or parse failure."""
+class DetailPane(ScrollView, can_focus=True):
+    """Scrollable details of one item or parse failure: a Line-API widget (issue 17).
+
+    The content is rendered to lines once per item (at the pane's width, again only when the
+    width changes) and the pane draws the lines on screen from them. A Static in a scrolling
+    container cost ~40 ms per cursor step at any size: Textual measured and drew the whole
+    content twice and laid the screen out again; rendering the lines here takes ~1 ms.
+    """
+
+    DEFAULT_CSS = """
+    DetailPane {
+        overflow-x: hidden;
+        overflow-y: auto;
+    }
+    """
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
-        self._body = Static("", id="detail-body")
+        self.content: RenderableType = Text("")
+        self._lines: list[Strip] = []
+        self._rendered_width = -1  # the width self._lines were rendered at (-1: not rendered)
         self._excerpts: dict[str, tuple[Excerpt | None, str | None]] = {}
 
-    def compose(self):
-        yield self._body
+    # -- content ----------------------------------------------------------------------
+    def _update(self, content: RenderableType) -> None:
+        """Show ``content`` from its first line."""
+        self.content = content
+        self._rendered_width = -1
+        self._render_content()
+        self.scroll_home(animate=False, immediate=True)
+        self.refresh()
+
+    def _render_content(self) -> None:
+        """Render the content to lines at the pane's width (again when the new lines make the
+        scrollbar come or go: that changes the width once)."""
+        for _ in range(2):
+            width = self.scrollable_content_region.width
+            if width <= 0 or width == self._rendered_width:
+                return
+            console = self.app.console
+            lines = console.render_lines(self.content, console.options.update_width(width), pad=False)
+            self._lines = [Strip(line) for line in lines]
+            self._rendered_width = width
+            size = Size(width, len(self._lines))
+            if self.virtual_size != size:
+                # Without a layout of the screen: the scrollbar's own reactive asks for one only when
+                # it comes or goes (a layout redraws every widget's scrollbars: ~3 ms a cursor step).
+                self.set_reactive(ScrollView.virtual_size, size)
+                self._scroll_update(size)
+
+    def on_resize(self) -> None:
+        self._render_content()
+        self.refresh()
+
+    def render_line(self, y: int) -> Strip:
+        width = self.scrollable_content_region.width
+        scroll_x, scroll_y = self.scroll_offset
+        index = scroll_y + y
+        style = self.rich_style
+        if index >= len(self._lines):
+            return Strip.blank(width, style)
+        return self._lines[index].crop_extend(scroll_x, scroll_x + width, style).apply_style(style)
 
     def show_nothing(self, message: str = "No item selected.") -> None:
-        self._body.update(Text(message))
+        self._update(Text(message))
 
     def show_failure(self, pf: Problem) -> None:
         if pf.of_registry:
@@ -171,8 +224,7 @@ class DetailPane(VerticalScroll):
             _field("Reason", pf.message),
             Text(after),
         ]
-        self._body.update(Group(*parts))
-        self.scroll_home(animate=False)
+        self._update(Group(*parts))
 
     def reopened_for(self, feature: Feature) -> dict[str, dict]:
         """Items a fired watch reopened (scars.core.samsara.watches), re-read only when the journal or
@@ -300,5 +352,4 @@ class DetailPane(VerticalScroll):
         if hist is not None:
             parts.append(Text(""))
             parts.append(hist)
-        self._body.update(Group(*parts))
-        self.scroll_home(animate=False)
+        self._update(Group(*parts))
