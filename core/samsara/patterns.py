@@ -16,10 +16,10 @@ import functools
 import math
 import re
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from scars.core.model import ScarItem
 from scars.core.text import CJK_CLASS, STOPWORDS, cjk_re
@@ -57,6 +57,10 @@ LINK_THRESHOLD = 0.15
 
 
 MAX_LINK_CHECKS = 100
+
+
+_K = TypeVar("_K")
+_V = TypeVar("_V")
 
 
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -109,34 +113,86 @@ def _word(token: str) -> str:
 word_of = functools.lru_cache(maxsize=65536)(_word)
 
 
-class _Memo(dict[str, str]):
-    """``of(token)`` of each token seen (:func:`_word`, :func:`stem`), for one run of many texts
+class _Memo(dict[_K, _V]):
+    """``of(key)`` of each key seen (a token's word, a word's stem …), for one run of many texts
     (freed with it)."""
 
-    def __init__(self, of: Callable[[str], str]) -> None:
+    def __init__(self, of: Callable[[_K], _V]) -> None:
         super().__init__()
         self._of = of
 
-    def __missing__(self, token: str) -> str:
-        w = self[token] = self._of(token)
-        return w
+    def __missing__(self, key: _K) -> _V:
+        got = self[key] = self._of(key)
+        return got
 
 
-def terms(text: str, word: Callable[[str], str] = word_of) -> Terms:
-    """The words and terms of a text (stop words break a run of adjacent words).
+@dataclass(frozen=True, slots=True)
+class _IdTerms:
+    """:class:`Terms` with each term an int of a :class:`_Vocabulary`."""
 
-    ``word``: :func:`_word` or a memo of it (``_Memo(_word).__getitem__`` for a run of many texts)."""
-    folded = text.casefold()
-    if folded.isascii():  # an ASCII text has no CJK word: every token is a word, a stop word or none
-        ws = list(map(word, _WORD.findall(folded)))
-        words = set(ws)
-        words.discard("")
-        # adjacent words (a stop word, a number or a letter between them breaks the run)
-        out = {a + " " + b for a, b in zip(ws, ws[1:]) if a and b and a != b}
-        out |= words
-        return Terms(frozenset(words), frozenset(out))
-    words = set()
-    out = set()
+    words: frozenset[int]
+    terms: frozenset[int]
+
+
+# The key of the pair of adjacent words numbered a, b while it is looked up: a * _PAIR + b (no run
+# numbers 2**32 distinct words).
+_PAIR = 1 << 32
+
+
+class _Vocabulary:
+    """The terms of the texts of one run as small ints (sets of them hash and intersect faster
+    than sets of strings): each distinct term (a word, a pair of adjacent words, a CJK term) is
+    numbered on first sight, each distinct token judged once and each distinct pair of words
+    spelt once (``word``: :func:`_word` or a memo of it); :meth:`text` gives a term's text back.
+    Freed with the run."""
+
+    def __init__(self, word: Callable[[str], str] = _word) -> None:
+        self.ids: dict[str, int] = {}
+        self.names: list[str] = []
+        self._word = _Memo(word).__getitem__  # token -> its word
+        self._token: _Memo[str, int] = _Memo(self._token_id)  # token -> its word's number, -1: no word
+        self._pair: _Memo[int, int] = _Memo(self._pair_id)  # a * _PAIR + b -> the pair's number
+
+    def _id(self, name: str) -> int:
+        n = self.ids.get(name)
+        if n is None:
+            n = self.ids[name] = len(self.names)
+            self.names.append(name)
+        return n
+
+    def _token_id(self, token: str) -> int:
+        w = self._word(token)
+        return self._id(w) if w else -1
+
+    def _pair_id(self, key: int) -> int:
+        a, b = divmod(key, _PAIR)
+        return self._id(self.names[a] + " " + self.names[b])
+
+    def text(self, term: int) -> str:
+        return self.names[term]
+
+    def analyse(self, text: str) -> _IdTerms:
+        """The words and terms of a text (stop words break a run of adjacent words)."""
+        folded = text.casefold()
+        if not folded.isascii() and cjk_re().search(folded):
+            words, out = _cjk_terms(folded, self._word)
+            return _IdTerms(frozenset(map(self._id, words)), frozenset(map(self._id, out)))
+        # A text without CJK: every token is a word or none (a stop word, a number, a letter),
+        # which breaks a run of adjacent words.
+        ws = list(map(self._token.__getitem__, _WORD.findall(folded)))
+        ids = set(ws)
+        ids.discard(-1)
+        pair = self._pair
+        pairs = {pair[a * _PAIR + b] for a, b in zip(ws, ws[1:]) if a != b and a >= 0 and b >= 0}
+        pairs |= ids
+        return _IdTerms(frozenset(ids), frozenset(pairs))
+
+
+def _cjk_terms(folded: str, word: Callable[[str], str]) -> tuple[set[str], set[str]]:
+    """:meth:`_Vocabulary.analyse` of a case-folded text that may hold CJK, as strings: (its
+    words, its terms)."""
+    words: set[str] = set()
+    out: set[str] = set()
     prev: str | None = None
     cjk = cjk_re()
     for w in _WORD.findall(folded):
@@ -159,7 +215,14 @@ def terms(text: str, word: Callable[[str], str] = word_of) -> Terms:
             out.add(prev + " " + s)
         prev = s
     out |= words
-    return Terms(frozenset(words), frozenset(out))
+    return words, out
+
+
+def terms(text: str) -> Terms:
+    """The words and terms of a text (stop words break a run of adjacent words)."""
+    v = _Vocabulary(word_of)
+    t = v.analyse(text)
+    return Terms(frozenset(map(v.text, t.words)), frozenset(map(v.text, t.terms)))
 
 
 @functools.cache
@@ -263,31 +326,42 @@ def literal_patterns(items: list[ScarItem]) -> list[tuple[str, ...]]:
     return out
 
 
+class _Analysed(Protocol):
+    """The terms of one text, as strings (:class:`Terms`) or as ints (:class:`_IdTerms`)."""
+
+    @property
+    def words(self) -> frozenset[Hashable]: ...
+
+    @property
+    def terms(self) -> frozenset[Hashable]: ...
+
+
 class _Index:
     """Document frequencies and IDF weights of the terms of a list of texts. A term's weight
-    depends on its document frequency only, so it is one table lookup by that (no weight per term
-    is stored); a sum of weights is ``math.fsum`` (exact, so the same in any order)."""
+    depends on its document frequency only (computed once per frequency); a sum of weights is
+    ``math.fsum`` (exact, so the same in any order)."""
 
-    def __init__(self, analysed: Sequence[Terms]):
-        self.df: Counter[str] = Counter(chain.from_iterable(t.terms for t in analysed))
+    def __init__(self, analysed: Sequence[_Analysed]):
+        self.df: Counter[Hashable] = Counter(chain.from_iterable(t.terms for t in analysed))
         n = sum(1 for t in analysed if t.terms)
-        self._weight = {d: max(0.0, math.log((n + 1) / (d + 0.5))) for d in set(self.df.values())}
+        by_df = {d: max(0.0, math.log((n + 1) / (d + 0.5))) for d in set(self.df.values())}
+        self._idf = {k: by_df[d] for k, d in self.df.items()}
         self.mass = [self.weight(t.terms) for t in analysed]
 
-    def idf(self, term: str) -> float:
-        return self._weight[self.df[term]]
+    def idf(self, term: Hashable) -> float:
+        return self._idf[term]
 
-    def weight(self, keys: Iterable[str]) -> float:
+    def weight(self, keys: Iterable[Hashable]) -> float:
         """The summed IDF of terms found in the texts."""
-        return math.fsum(map(self._weight.__getitem__, map(self.df.__getitem__, keys)))
+        return math.fsum(map(self._idf.__getitem__, keys))
 
-    def score(self, a: int, b: int, ta: Terms, tb: Terms) -> float:
+    def score(self, a: int, b: int, ta: _Analysed, tb: _Analysed) -> float:
         """IDF-weighted containment: the weight of the shared terms over the lighter text's."""
         ma, mb = self.mass[a], self.mass[b]
         low = ma if ma < mb else mb
         if low <= 0:
             return 0.0
-        return math.fsum(map(self._weight.__getitem__, map(self.df.__getitem__, ta.terms & tb.terms))) / low
+        return math.fsum(map(self._idf.__getitem__, ta.terms & tb.terms)) / low
 
 
 def similarity(texts: Sequence[str]) -> list[list[float]]:
@@ -304,19 +378,22 @@ def similarity(texts: Sequence[str]) -> list[list[float]]:
     return out
 
 
-def candidates(analysed: Sequence[Terms], df: Mapping[str, int]) -> Iterator[tuple[int, int]]:
+def candidates(
+    analysed: Sequence[_Analysed], df: Mapping[Any, int], text: Callable[[Any], str] = str
+) -> Iterator[tuple[int, int]]:
     """The pairs (n, m), n < m, worth scoring, each once: m has at least PROBE_HITS of n's
     probes (or n of m's), an item's probes being its PROBES rarest terms among those found
     in 2 to BLOCK_DF items (``df``: in how many items each term is), the rarest first and, among
-    equally rare ones, in the order of the terms' text."""
+    equally rare ones, in the order of the terms' text (``text``: a term's text)."""
     block = {k for k, d in df.items() if 2 <= d <= BLOCK_DF}  # the terms usable as keys
-    postings: dict[str, list[int]] = defaultdict(list)
-    keys: list[list[str]] = []
+    order = {k: n for n, k in enumerate(sorted(block, key=text))}.__getitem__
+    postings: dict[Any, list[int]] = defaultdict(list)
+    keys: list[list[Any]] = []
     for n, t in enumerate(analysed):
         if len(t.words) < MIN_TOKENS:
             keys.append([])
             continue
-        usable = sorted(t.terms & block)
+        usable = sorted(t.terms & block, key=order)
         for k in usable:
             postings[k].append(n)
         usable.sort(key=df.__getitem__)  # stable: by df, then by the text
@@ -340,9 +417,7 @@ def candidates(analysed: Sequence[Terms], df: Mapping[str, int]) -> Iterator[tup
             yield (n, m) if n < m else (m, n)
 
 
-def possible_patterns(
-    items: list[ScarItem], literal: list[tuple[str, ...]], cache: dict[str, Terms] | None = None
-) -> list[dict[str, Any]]:
+def possible_patterns(items: list[ScarItem], literal: list[tuple[str, ...]]) -> list[dict[str, Any]]:
     """Near-duplicate clusters across reports (never the literal rule).
 
     Each item's text is reduced to terms: stemmed words (stop words, numbers and one-letter
@@ -357,19 +432,19 @@ def possible_patterns(
     more reports and is not wholly one literal pattern, with its best pair's similarity and
     what that pair shares.
 
-    ``cache``: :class:`Terms` by normalised text, filled here (a text repeated is analysed once).
+    A text repeated is analysed once; its terms are ints of one :class:`_Vocabulary`.
     """
     in_literal: dict[str, int] = {}
     for n, ids in enumerate(literal):
         for i in ids:
             in_literal[i] = n
-    cache = {} if cache is None else cache
-    word = _Memo(_word).__getitem__  # each distinct token judged once in this run
-    analysed: list[Terms] = []
+    vocabulary = _Vocabulary()
+    by_text: dict[str, _IdTerms] = {}
+    analysed: list[_IdTerms] = []
     for it in items:
-        t = cache.get(it.normalized)
+        t = by_text.get(it.normalized)
         if t is None:
-            t = cache[it.normalized] = terms(it.text, word)
+            t = by_text[it.normalized] = vocabulary.analyse(it.text)
         analysed.append(t)
     index = _Index(analysed)
     files = [it.file for it in items]
@@ -408,7 +483,7 @@ def possible_patterns(
         return sum(cross) / len(cross) >= LINK_THRESHOLD
 
     edges: list[tuple[float, int, int]] = []
-    for n, m in candidates(analysed, index.df):
+    for n, m in candidates(analysed, index.df, vocabulary.text):
         if comparable(n, m):
             s = sim(n, m)
             if s >= SIMILARITY_THRESHOLD:
@@ -441,20 +516,22 @@ def possible_patterns(
             continue
         top = max(members, key=lambda m: (best[m][0], -m))
         top_sim, other = best[top]
+        shared = sorted((-index.idf(k), vocabulary.text(k)) for k in analysed[top].terms & analysed[other].terms)
         out.append(
             {
                 "ids": [items[m].id for m in members],
                 "similarity": round(top_sim, 2),
-                "reason": _reason(items[top].text, items[other].text, analysed[top], analysed[other], index, stem_of),
+                "reason": _reason(items[top].text, items[other].text, [k for _, k in shared], stem_of),
             }
         )
     out.sort(key=lambda p: (-len(p["ids"]), p["ids"]))
     return out
 
 
-def _reason(text_a: str, text_b: str, ta: Terms, tb: Terms, index: _Index, stem_of: Callable[[str], str] = stem) -> str:
+def _reason(text_a: str, text_b: str, shared: list[str], stem_of: Callable[[str], str] = stem) -> str:
     """Why two texts look alike: the identifiers and the rarest terms they share, as written
-    (``stem_of``: :func:`stem` or a memo of it)."""
+    (``shared``: the texts of their shared terms, the rarest first and, among equally rare ones,
+    in text order; ``stem_of``: :func:`stem` or a memo of it)."""
     ids_b = set(identifiers(text_b))
     shared_ids = [i for i in identifiers(text_a) if i in ids_b][:4]
     id_parts = {stem_of(w) for i in shared_ids for w in _WORD.findall(i)}
@@ -465,7 +542,6 @@ def _reason(text_a: str, text_b: str, ta: Terms, tb: Terms, index: _Index, stem_
     def shown(term: str) -> str:
         return " ".join(surface.get(w, w) for w in term.split(" "))
 
-    shared = sorted(ta.terms & tb.terms, key=lambda k: (-index.idf(k), k))
     shared = [k for k in shared if not set(k.split(" ")) <= id_parts]
     phrases = [shown(k) for k in shared if " " in k][:3]
     words = [shown(k) for k in shared if " " not in k][: 6 - len(phrases)]

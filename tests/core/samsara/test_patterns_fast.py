@@ -14,7 +14,7 @@ import pytest
 from scars.core.model import ScarItem
 from scars.core.samsara import patterns
 from scars.core.samsara.feature import find_features, read_feature
-from scars.core.samsara.patterns import _Memo, _word, literal_patterns, possible_patterns, terms
+from scars.core.samsara.patterns import _Vocabulary, literal_patterns, possible_patterns, terms
 from scars.core.text import normalize
 from tests.core.samsara import patterns_reference as reference
 from tests.factories import ROOT, UPSTREAM
@@ -45,8 +45,9 @@ def test_the_fixtures_give_the_patterns_of_the_rule_as_it_was(path):
     f = read_feature(path)
     items = [it for it in f.items if it.counted]
     assert _same(items) == list(f.possible_patterns)
+    vocabulary = _Vocabulary()  # one for all the texts, as a run has it
     for it in (*f.items, *f.resolved):
-        assert terms(it.text) == reference.terms(it.text), it.text
+        assert terms(it.text) == _decoded(vocabulary, it.text) == reference.terms(it.text), it.text
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2, 3])
@@ -120,6 +121,14 @@ def test_random_texts_give_the_patterns_of_the_rule_as_it_was(seed, monkeypatch)
     ],
 )
 def test_terms_of_a_run_are_the_terms_of_the_rule_as_it_was(text):
-    memo = _Memo(_word)
-    assert terms(text) == terms(text, memo.__getitem__) == reference.terms(text)
-    assert terms(text.upper(), memo.__getitem__) == reference.terms(text.upper())
+    vocabulary = _Vocabulary()
+    assert terms(text) == _decoded(vocabulary, text) == reference.terms(text)
+    assert _decoded(vocabulary, text.upper()) == reference.terms(text.upper())
+    assert _decoded(vocabulary, text + " " + text) == reference.terms(text + " " + text)
+
+
+def _decoded(vocabulary: _Vocabulary, text: str) -> patterns.Terms:
+    """The terms of a text as a run's vocabulary numbers them, as text."""
+    t = vocabulary.analyse(text)
+    assert len({vocabulary.text(k) for k in t.terms}) == len(t.terms)  # one number per term
+    return patterns.Terms(frozenset(map(vocabulary.text, t.words)), frozenset(map(vocabulary.text, t.terms)))
