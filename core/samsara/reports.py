@@ -23,9 +23,6 @@ from scars.core.storage import safe_read
 from scars.core.text import normalize
 from scars.core.values import as_text, json_ready, opt_text, readable
 
-REPORTS_DIR = "scar-reports"
-
-
 ID_PREFIX = {"known_shortcuts": "ks", "silent_failure_conditions": "sf", "unverified_assumptions": "ua"}
 
 

@@ -62,6 +62,7 @@ _CODE_MODULES = (
     "text.py",
     "values.py",
     "samsara/feature.py",
+    "samsara/layout.py",
     "samsara/reports.py",
     "samsara/items.py",
     "samsara/registry.py",
