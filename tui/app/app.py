@@ -330,6 +330,7 @@ class ScarsApp(App[int]):
             if first is not None:
                 items.move_to(first)
         screen.refresh_all()
+        self._prepare_filter(self.state)
         if message.why == "disk" and message.changes:
             self.notify(one_line(f"Changed on disk: {message.changes}.", 300), title="Reloaded", markup=False)
         if message.why == "r":
@@ -354,6 +355,12 @@ class ScarsApp(App[int]):
                 markup=False,
             )
         self._loaded.set()
+
+    @work(thread=True, exclusive=True, group="prepare-filter")
+    def _prepare_filter(self, state: TriageState) -> None:
+        """The filter's haystack and rows, built after the first paint rather than before it or on
+        the first keystroke of a filter (issue 17)."""
+        state.prepare_filter()
 
     def on_scars_app_load_failed(self, message: ScarsApp.LoadFailed) -> None:
         self.load_error = message.error

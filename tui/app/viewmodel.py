@@ -9,8 +9,9 @@ unless a ``state:`` filter depends on it.
 
 from __future__ import annotations
 
+import threading
 from bisect import bisect_right
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
@@ -226,6 +227,7 @@ class TriageState:
         # of the items' search texts, so a filter scans in C and builds no row twice.
         self._built: list[tuple[str, str, list[Any]]] | None = None
         self._hay: tuple[str, list[int], list[str]] | None = None
+        self._hay_lock = threading.Lock()
 
     def _task_key(self, item_id: str) -> tuple:
         task = self.views[item_id].item.task_id or ""
@@ -281,11 +283,17 @@ class TriageState:
         flt: Filter | None = None,
         decisions: Mapping[str, Any] | None = None,
         marked: Iterable[str] = (),
+        cancelled: Callable[[], bool] | None = None,
     ) -> list[Row]:
+        """The rows the filter keeps, grouped. ``cancelled`` (a superseded filter worker's) is
+        asked between the steps: once it says so the rows built so far are returned, incomplete,
+        for the caller to drop."""
         decisions = decisions or {}
-        keep = self._kept(flt, decisions, set(marked))  # None: every item
+        keep = self._kept(flt, decisions, set(marked), cancelled)  # None: every item
         rows: list[Row] = []
         for gkey, label, entries in self._group_rows():
+            if cancelled is not None and cancelled():
+                return rows
             body: list[Row] = []
             count = 0
             if gkey == "possible_patterns":
@@ -334,31 +342,52 @@ class TriageState:
             self._built = built
         return self._built
 
-    def _kept(self, flt: Filter | None, decisions: Mapping[str, Any], marked: set[str]) -> set[str] | None:
+    def _kept(
+        self,
+        flt: Filter | None,
+        decisions: Mapping[str, Any],
+        marked: set[str],
+        cancelled: Callable[[], bool] | None = None,
+    ) -> set[str] | None:
         """The ids of the items the filter keeps (None: no filter, every item). The words are
         looked up in the joined haystack first; the filter's rule (:meth:`_matcher`) then
-        decides over those candidates only."""
+        decides over those candidates only, and not at all when the words are the whole filter
+        (the haystack found exactly the items whose search text holds every word)."""
         if flt is None or not flt.active:
             return None
+        candidates = self._word_hits(flt.words, cancelled) if flt.words else None
+        if candidates is not None and not (flt.categories or flt.tasks or flt.states or flt.files):
+            return candidates
         match = self._matcher(flt, decisions, marked)
-        candidates = self._word_hits(flt.words) if flt.words else None
         return {i for i in (self.views if candidates is None else candidates) if match(i)}
 
-    def _word_hits(self, words: list[str]) -> set[str] | None:
+    def prepare_filter(self) -> None:
+        """Build what a filter needs (the rows and the joined haystack) ahead of the first filter:
+        the app calls it in a worker after the first paint."""
+        self._group_rows()
+        self._haystack()
+
+    def _haystack(self) -> tuple[str, list[int], list[str]]:
+        """Every item's search text joined by NUL (a word holds no NUL: a hit never spans two
+        items), with the offset where each item's text starts and the ids in the same order."""
+        with self._hay_lock:  # the app's prepare worker and a filter worker may both ask
+            if self._hay is None:
+                ids = list(self.views)
+                starts: list[int] = []
+                pos = 0
+                for i in ids:
+                    starts.append(pos)
+                    pos += len(self.views[i].search) + 1
+                self._hay = ("\x00".join(self.views[i].search for i in ids), starts, ids)
+            return self._hay
+
+    def _word_hits(self, words: list[str], cancelled: Callable[[], bool] | None = None) -> set[str] | None:
         """The items whose search text holds every word (None: look at every item)."""
-        if self._hay is None:
-            ids = list(self.views)
-            starts: list[int] = []
-            pos = 0
-            for i in ids:
-                starts.append(pos)
-                pos += len(self.views[i].search) + 1
-            self._hay = ("\x00".join(self.views[i].search for i in ids), starts, ids)
-        hay, starts, ids = self._hay
+        if any(not w or "\x00" in w for w in words):  # could span two items' texts: no shortcut
+            return None
+        hay, starts, ids = self._haystack()
         found: set[str] | None = None
-        for w in words:
-            if not w or "\x00" in w:  # could span two items' texts: no shortcut
-                return None
+        for w in sorted(words, key=len, reverse=True):  # the longest word first: the fewest hits
             hits: set[str] = set()
             at = hay.find(w)
             while at != -1:
@@ -366,7 +395,7 @@ class TriageState:
                 hits.add(ids[k])
                 at = hay.find(w, starts[k + 1]) if k + 1 < len(starts) else -1
             found = hits if found is None else found & hits
-            if not found:
+            if not found or (cancelled is not None and cancelled()):
                 break
         return found
 

@@ -452,8 +452,9 @@ class MainScreen(Screen[None]):
     def _filter_rows(self, flt) -> None:  # noqa: ANN001
         """Build the filtered rows off the event loop; a newer keystroke supersedes this one."""
         app = self.app
-        rows = app.state.rows(flt, app.decisions, app.marked)
-        if get_current_worker().is_cancelled:
+        worker = get_current_worker()
+        rows = app.state.rows(flt, app.decisions, app.marked, cancelled=lambda: worker.is_cancelled)
+        if worker.is_cancelled:  # its rows may be incomplete, and they are stale
             return
         app.call_from_thread(self._show_filtered, flt, rows)
 
