@@ -121,7 +121,7 @@ class ScarItem:
     # `scars status --json` and the JSON export; None when it has none. The keys an era defines
     # are the fields above: the parsed mapping itself is not kept (it doubled every item).
     extra: dict[str, Any] | None = field(default=None, compare=False, repr=False)
-    fingerprint: str = ""  # what the item is as written (reports.item_fingerprint), computed on read
+    fingerprint: str = ""  # what the item is as written (samsara.items.item_fingerprint), computed on read
 
     # Pickling (the read cache and the parse workers' results hold tens of thousands of items):
     # the fields' values as one tuple, read by a getter made once, given back to __init__ in

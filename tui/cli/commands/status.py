@@ -33,7 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def resolve_target(path: str) -> tuple[str, Path, list[Path]]:
     """("feature", dir, []) or ("repo", root, features). Raises PathNotFound otherwise."""
     # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
-    from scars.core.samsara.feature import find_features, is_feature_dir
+    from scars.core.samsara.layout import find_features, is_feature_dir
 
     p = Path(path)
     if not p.exists():
@@ -52,12 +52,19 @@ def resolve_target(path: str) -> tuple[str, Path, list[Path]]:
 
 def run(args: argparse.Namespace) -> int:
     # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
-    from scars.core.samsara.feature import read_feature
+    from scars.core.samsara.layout import cached_feature, repo_root_of
     from scars.core.samsara.status import feature_json_line, feature_to_json
 
     kind, target, features = resolve_target(args.path)
     if kind == "feature":
-        feats = [read_feature(target)]
+        where = target.absolute()
+        _fp, feature = cached_feature(where, repo_root_of(where))  # unchanged files: no reader imported
+        if feature is None:
+            # lazy: the reader (YAML, the log matcher, the possible patterns) only when the cache has not the feature
+            from scars.core.samsara.feature import read_feature
+
+            feature = read_feature(target)
+        feats = [feature]
     else:
         # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
         from scars.core.samsara.feature import read_features
