@@ -11,7 +11,6 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import shutil
-import subprocess
 from pathlib import Path
 
 from scars.core import settings
@@ -29,6 +28,9 @@ class GitUnavailable(Exception):
 
 def run_git(repo: str | os.PathLike, *args: str, check: bool = True, timeout: float = GIT_TIMEOUT) -> str:
     """``git -C repo ARGS`` → its stdout; raises GitUnavailable (``check``: also on a non-zero exit)."""
+    # lazy: subprocess (~4 ms) only when git runs, not for a warm `scars status` that imports this module
+    import subprocess
+
     git = shutil.which("git")
     if not git:
         raise GitUnavailable("git is not installed")

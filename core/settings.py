@@ -30,7 +30,6 @@ from __future__ import annotations
 import os
 import pwd
 import stat
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -65,6 +64,9 @@ def read_config(path: Path) -> dict:
         return {"config_problems": (f"{path}: cannot read ({exc.strerror})",)}
     if not stat.S_ISREG(st.st_mode) or st.st_size > CONFIG_MAX_BYTES:
         return {"config_problems": (f"{path}: not a regular file of at most {CONFIG_MAX_BYTES} bytes",)}
+    # lazy: tomllib (~3 ms) only when a config file exists; every start-up reads the settings
+    import tomllib
+
     try:
         data = tomllib.loads(path.read_bytes().decode("utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:

@@ -47,7 +47,7 @@ from scars.core.errors import (
 from scars.core.gates.catalog import GATES
 from scars.core.gates.evidence import Evidence, GateResult, validate_answer
 from scars.core.gates.recording import gather, proof_file, record
-from scars.core.samsara.feature import find_repo_root
+from scars.core.samsara.layout import find_repo_root
 from scars.core.samsara.session import FeatureSession
 from scars.core.storage import safe_read
 from scars.core.storage.durable import atomic_write, ensure_private_dir

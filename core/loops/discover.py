@@ -27,7 +27,7 @@ import scars.core.loops.review as review
 from scars.core.errors import PathNotFound
 from scars.core.loops.base import KINDS, LoopState
 from scars.core.loops.samsara import read_samsara_feature
-from scars.core.samsara.feature import find_features
+from scars.core.samsara.layout import find_features
 
 SKIP_DIRS = frozenset(
     {

@@ -29,7 +29,7 @@ from scars.core.clock import now_iso
 from scars.core.errors import DecisionRefused, FieldError
 from scars.core.git import user_name
 from scars.core.model import Feature
-from scars.core.samsara.reports import item_fingerprint
+from scars.core.samsara.items import item_fingerprint
 from scars.core.samsara.watches import reopened_items, validate_watch
 from scars.core.storage.journal import JOURNAL_NAME, read_journal
 from scars.core.storage.lock import STATE_DIR
@@ -441,7 +441,7 @@ def check_items(state: JournalState, items: Iterable[Any]) -> list[str]:
     An item's id counts the occurrence of its text in its report and category, so an item
     with the same text inserted *before* it takes over its id (README, "Item ids"). Each
     decision records the fingerprint of the item it was made on
-    (:func:`scars.core.samsara.reports.item_fingerprint`); when the item holding the id now has
+    (:func:`scars.core.samsara.items.item_fingerprint`); when the item holding the id now has
     another fingerprint, the decision leaves ``state.decisions`` for ``state.moved`` — the
     item is shown undecided and decided again, never silently given someone else's decision.
     Returns one line per decision taken back. Decisions recorded without a fingerprint, and

@@ -20,47 +20,20 @@ from scars.core.formats.iteration_log import read_iteration_log
 from scars.core.model import Feature, Problem, ScarItem, ScarReport
 from scars.core.samsara.aggregate import aggregate
 from scars.core.samsara.contract import parse_contract
+from scars.core.samsara.layout import (
+    FEATURE_MARKERS,
+    REPORTS_DIR,
+    cached_feature,
+    find_features,
+    is_feature_dir,
+    repo_root_of,
+)
 from scars.core.samsara.registry import read_registry
-from scars.core.samsara.reports import REPORTS_DIR, read_report
+from scars.core.samsara.reports import read_report
 from scars.core.storage import cache as feature_cache
 from scars.core.storage import parallel, safe_read
 from scars.core.storage.parallel import gc_paused, read_reports
 from scars.core.storage.paths import symlink_refusal
-
-# Files whose presence makes a directory a samsara feature directory.
-FEATURE_MARKERS = (
-    REPORTS_DIR,
-    "index.yaml",
-    "iteration-log.yaml",
-    "pre-thinking.md",
-    "1.5-pre-thinking.md",
-    "auto-decisions.md",
-)
-
-
-def is_feature_dir(path: Path) -> bool:
-    if not path.is_dir():
-        return False
-    return any((path / m).exists() for m in FEATURE_MARKERS)
-
-
-def find_repo_root(path: str | os.PathLike[str]) -> Path | None:
-    """Nearest ancestor (``path`` itself included) holding ``changes/`` or ``.samsara/``."""
-    p = Path(path).absolute()
-    if p.is_file():
-        p = p.parent
-    for candidate in (p, *p.parents):
-        if (candidate / "changes").is_dir() or (candidate / ".samsara").is_dir():
-            return candidate
-    return None
-
-
-def find_features(root: str | os.PathLike[str]) -> list[Path]:
-    """Feature directories under ``root/changes/``, sorted by name (dated names sort by date)."""
-    changes = Path(root) / "changes"
-    if not changes.is_dir():
-        return []
-    return sorted((p for p in changes.iterdir() if is_feature_dir(p)), key=lambda p: p.name)
 
 
 def is_report_name(name: str) -> bool:
@@ -96,20 +69,11 @@ def read_feature(path: str | os.PathLike[str]) -> Feature:
         raise PathNotFound(
             f"{path} is not a samsara feature directory (it holds none of {', '.join(FEATURE_MARKERS)}); {hint}"
         )
-    repo_root = find_repo_root(p.parent) if not (p / "changes").is_dir() else find_repo_root(p)
-    # A reopen with unchanged files comes from the cache (scars.core.storage.cache: keyed by a stat
-    # fingerprint of every input, taken before reading, never used when one changed).
-    fp = None
-    if feature_cache.enabled():
-        try:
-            fp = feature_cache.fingerprint(p, repo_root)
-        except OSError:
-            fp = None
+    repo_root = repo_root_of(p)
+    fp, hit = cached_feature(p, repo_root)
+    if hit is not None:
+        return hit
     with gc_paused():
-        if fp is not None:
-            hit = feature_cache.load(p, fp)
-            if isinstance(hit, Feature):
-                return hit
         feature = _read_feature_files(p, repo_root)
     if fp is not None:
         feature_cache.store(p, fp, feature)

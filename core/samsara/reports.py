@@ -12,20 +12,16 @@ with ``counted=False``. Item ids and fingerprints are computed here.
 from __future__ import annotations
 
 import hashlib
-import json
-import re
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from scars.core.model import SECTION_OF, Problem, Registry, ScarItem, ScarReport
+from scars.core.samsara.items import INFORMAL_RESOLVED, fingerprint_of
 from scars.core.samsara.matching import near_copy
 from scars.core.storage import safe_read
 from scars.core.text import normalize
 from scars.core.values import as_text, json_ready, opt_text, readable
-
-REPORTS_DIR = "scar-reports"
-
 
 ID_PREFIX = {"known_shortcuts": "ks", "silent_failure_conditions": "sf", "unverified_assumptions": "ua"}
 
@@ -40,25 +36,6 @@ def item_id(category: str, file: str, key: str, occurrence: int) -> str:
     """``<ks|sf|ua>-<10 hex>`` from the report file, category, normalised text, occurrence."""
     digest = hashlib.sha1(f"{file}\x00{category}\x00{key}\x00{occurrence}".encode()).hexdigest()
     return f"{ID_PREFIX[category]}-{digest[:10]}"
-
-
-# Keys of an item that its own lifecycle changes (resolved in place, verified, deferred,
-# accepted at level 1, era-D status and iteration map): not part of what the item *is*.
-_LIFECYCLE_KEYS = frozenset(
-    {"status", "resolution", "iteration", "deferred_to_feature_iteration", "verified", "accepted_because"}
-)
-
-
-def item_fingerprint(item: ScarItem) -> str:
-    """What the item is, beyond its id: its report file, category and every field as written
-    except its line and its lifecycle keys (16 hex; computed when the report is read).
-
-    Two items with the same text in one report and category get their ids by occurrence, so
-    an item inserted *before* an existing one takes over the existing one's id. A decision
-    records this fingerprint; when the item now holding the id has another one, the decision
-    was made on a different item and is not applied to it (scars.core.samsara.decisions.check_items).
-    """
-    return item.fingerprint or fingerprint_of(item.file, item.category, None)
 
 
 # An item's keys that some era defines (read into ScarItem's fields); any other key is extra.
@@ -76,23 +53,6 @@ def extra_keys(raw: Any) -> dict[str, Any] | None:
         return None
     extra = {k: v for k, v in raw.items() if as_text(k) not in ITEM_KEYS}
     return json_ready(extra) if extra else None
-
-
-# ``json.dumps(raw, sort_keys=True, ensure_ascii=False, default=str)``, made once: dumps with
-# options builds an encoder per call (a fifth of the fingerprint's time at 50,000 items).
-_FINGERPRINT_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=str).encode
-
-
-def fingerprint_of(file: str, category: str, raw: Any) -> str:
-    """:func:`item_fingerprint` of an item as parsed (``raw``: its string or mapping)."""
-    if isinstance(raw, dict):
-        raw = {str(k): v for k, v in raw.items() if str(k) not in _LIFECYCLE_KEYS}
-    try:
-        body = _FINGERPRINT_JSON(raw)
-    except (TypeError, ValueError):  # keys of mixed types: compare their text
-        body = repr(raw)
-    digest = hashlib.sha1(f"{file}\x00{category}\x00{body}".encode()).hexdigest()
-    return digest[:16]
 
 
 class _ReportBuilder:
@@ -258,10 +218,6 @@ def read_report(
         resolved_entries=tuple(resolved_entries),
     )
     return report, b.failures, b.warnings, b.dangling
-
-
-# An item the loop marked resolved in its text instead of with `status: resolved`.
-INFORMAL_RESOLVED = re.compile(r"^\s*[\[(（【]\s*resolved\s*[\])）】]", re.I)
 
 
 def _near_copies(b: _ReportBuilder, entries: list[tuple[str, str, str]], line: int | None) -> None:

@@ -56,7 +56,7 @@ from scars.core.samsara.decisions import (
     with_carried,
 )
 from scars.core.samsara.feature import read_feature
-from scars.core.samsara.reports import item_fingerprint
+from scars.core.samsara.items import item_fingerprint
 from scars.core.samsara.rounds import (
     COUNTED_BY_KEY,
     COUNTED_BY_SCARS,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 from scars.core.model import GROUPS, Feature, ScarItem
@@ -15,6 +17,7 @@ from scars.core.samsara.decisions import (
 )
 from scars.core.samsara.reconcile import reconcile
 from scars.core.samsara.rounds import signal_series
+from scars.core.storage import cache as feature_cache
 
 
 def item_to_json(it: ScarItem) -> dict[str, Any]:
@@ -65,6 +68,63 @@ def round_to_json(r) -> dict[str, Any]:
 
 def feature_to_json(feature: Feature) -> dict[str, Any]:
     """The object `scars status --json` prints for one feature (README, section commands)."""
+    out, decisions = _feature_object(feature)
+    out["items"] = [dict(item_to_json(it), decision=_decision_json(decisions, it.id)) for it in feature.items]
+    out["resolved"] = [dict(item_to_json(it), decision=_decision_json(decisions, it.id)) for it in feature.resolved]
+    return out
+
+
+# `scars status --json` on one line: what json.dumps(feature_to_json(feature), ensure_ascii=True)
+# writes, each item's JSON (undecided) encoded once and kept with the cached feature.
+_ITEMS_PART = "status-items"
+_ITEMS_CODE = ("model.py", "samsara/status.py")
+_UNDECIDED_TAIL = "null}"  # how each kept item's JSON ends: ..., "decision": null}
+
+
+def feature_json_line(feature: Feature) -> str:
+    """``json.dumps(feature_to_json(feature), ensure_ascii=True)``, the same bytes, with the items'
+    JSON taken from the cache when this very feature came from it (a warm reopen encodes only
+    the decisions)."""
+    out, decisions = _feature_object(feature)
+    encoded = _encoded_items(feature)
+    dumps = json.dumps
+    cut = len(_UNDECIDED_TAIL)
+    parts = []
+    for key, value in out.items():
+        if key == "items" or key == "resolved":
+            items = feature.items if key == "items" else feature.resolved
+            start = 0 if key == "items" else len(feature.items)
+            texts = encoded[start : start + len(items)]
+            if decisions:
+                for i, it in enumerate(items):
+                    d = _decision_json(decisions, it.id)
+                    if d is not None:
+                        texts[i] = f"{texts[i][:-cut]}{dumps(d, ensure_ascii=True)}}}"
+            value_text = "[" + ", ".join(texts) + "]"
+        else:
+            value_text = dumps(value, ensure_ascii=True)
+        parts.append(f"{dumps(key)}: {value_text}")
+    return "{" + ", ".join(parts) + "}"
+
+
+def _encoded_items(feature: Feature) -> list[str]:
+    """Each item's JSON (items, then resolved) with ``"decision": null``."""
+    n = len(feature.items) + len(feature.resolved)
+    where = Path(feature.path)
+    kept = feature_cache.load_part(where, _ITEMS_PART, feature, _ITEMS_CODE)
+    if isinstance(kept, list) and len(kept) == n:
+        return kept
+    dumps = json.dumps
+    encoded = [
+        dumps(dict(item_to_json(it), decision=None), ensure_ascii=True) for it in (*feature.items, *feature.resolved)
+    ]
+    feature_cache.store_part(where, _ITEMS_PART, feature, _ITEMS_CODE, encoded)
+    return encoded
+
+
+def _feature_object(feature: Feature) -> tuple[dict[str, Any], dict[str, Any]]:
+    """feature_to_json's object with ``items`` and ``resolved`` still None (in their places), and
+    the decisions in force."""
 
     log = feature.iteration_log
     # Decisions and rounds recorded by scars (.scars/journal.jsonl); a decision made on another
@@ -100,8 +160,8 @@ def feature_to_json(feature: Feature) -> dict[str, Any]:
         },
         "registry": feature.registry.state if feature.registry else "missing",
         "execution_mode": feature.execution_mode,
-        "items": [dict(item_to_json(it), decision=_decision_json(decisions, it.id)) for it in feature.items],
-        "resolved": [dict(item_to_json(it), decision=_decision_json(decisions, it.id)) for it in feature.resolved],
+        "items": None,
+        "resolved": None,
         "log_matches": [log_match_json(m) for m in feature.log_matches],
         "signal_lost_series": [
             {"label": p.label, "value": p.value, "round": p.round, "source": p.source, "basis": p.basis}
@@ -112,7 +172,7 @@ def feature_to_json(feature: Feature) -> dict[str, Any]:
         "max_rounds": log.max_rounds if log else 3,
         "reopened": reopened_json(feature),
         "moved_decisions": moved,
-    }
+    }, decisions
 
 
 def _decision_json(decisions: dict[str, Any], item_id: str) -> dict[str, Any] | None:

@@ -40,7 +40,6 @@ import datetime as _dt
 import json
 import os
 import re
-import subprocess
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -309,6 +308,9 @@ def search_bounded(
     Returns the child's result, or ``{"timeout": True}`` when it ran out of time (the child
     is killed). The regex must already compile.
     """
+    # lazy: subprocess (~4 ms) only when a search runs, not for a warm `scars status` that imports this module
+    import subprocess
+
     job = json.dumps({"regex": regex, "files": files, "cap": cap if cap is not None else MAX_FILE_BYTES})
     try:
         cp = subprocess.run(

@@ -28,6 +28,11 @@ cannot be written leaves scars working exactly as without a cache.
 
 The cache holds only what ``read_feature`` derives from the files; decisions are never
 cached (the journal is replayed by the session on every open).
+
+A *part* is something computed from a cached Feature alone (``scars status --json``'s encoded
+items): stored beside the Feature's file with the token the Feature was stored with (random,
+new on every store) and the stamp of the modules that compute it, it is used only with that
+very Feature (:func:`load_part`), never with a Feature read again or by other code.
 """
 
 from __future__ import annotations
@@ -45,7 +50,7 @@ from typing import Any
 
 from scars.core import __version__, settings
 
-FORMAT = 1
+FORMAT = 2
 RACY_NS = 2_000_000_000  # inputs changed within this window before a store are not cached
 MAX_CACHE_BYTES = 512 * 1024 * 1024  # a cache file larger than this is ignored
 
@@ -55,12 +60,16 @@ MAX_CACHE_BYTES = 512 * 1024 * 1024  # a cache file larger than this is ignored
 _CODE_MODULES = (
     "model.py",
     "text.py",
+    "values.py",
     "samsara/feature.py",
+    "samsara/layout.py",
     "samsara/reports.py",
+    "samsara/items.py",
     "samsara/registry.py",
     "samsara/contract.py",
     "samsara/aggregate.py",
     "samsara/patterns.py",
+    "samsara/matching.py",
     "formats/iteration_log.py",
     "formats/auto_decisions.py",
     "storage/safe_read.py",
@@ -87,7 +96,7 @@ def _stamp(st: os.stat_result) -> tuple:
     return (stat.S_IFMT(st.st_mode), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
 
 
-def _entry(path: Path) -> tuple:
+def _entry(path: str | os.PathLike[str]) -> tuple:
     """The stamp of one path: absent, or lstat (+ the target's stat for a symlink)."""
     try:
         st = os.lstat(path)
@@ -104,10 +113,10 @@ def _entry(path: Path) -> tuple:
     return _stamp(st)
 
 
-def _code_stamp() -> tuple:
+def _code_stamp(modules: tuple[str, ...] = _CODE_MODULES) -> tuple:
     here = Path(__file__).resolve().parent.parent  # the scars.core package directory
     out: list[Any] = [FORMAT, sys.version, __version__]
-    for name in _CODE_MODULES:
+    for name in modules:
         out.append((name, _entry(here / name)))
     return tuple(out)
 
@@ -118,7 +127,7 @@ def fingerprint(feature_dir: Path, repo_root: Path | None) -> dict[str, Any]:
     with os.scandir(feature_dir) as it:
         for e in it:
             if not e.is_dir(follow_symlinks=False) or e.is_symlink():
-                files[e.name] = _entry(Path(e.path))
+                files[e.name] = _entry(e.path)
     for name in (
         "scar-reports",
         "index.yaml",
@@ -133,7 +142,7 @@ def fingerprint(feature_dir: Path, repo_root: Path | None) -> dict[str, Any]:
     if os.path.isdir(rdir):
         with os.scandir(rdir) as it:
             for e in it:
-                reports[e.name] = _entry(Path(e.path))
+                reports[e.name] = _entry(e.path)
     registry = _entry(repo_root / ".samsara" / "systemic-scars.yaml") if repo_root else ("no-root",)
     return {
         "code": _code_stamp(),
@@ -173,19 +182,14 @@ def load(feature_dir: Path, fp: dict[str, Any]) -> Any | None:
     """The cached Feature when ``fp`` matches the stored fingerprint exactly, else None."""
     if not enabled():
         return None
-    path = cache_file(feature_dir)
-    try:
-        with open(path, "rb") as fh:
-            if os.fstat(fh.fileno()).st_size > MAX_CACHE_BYTES:
-                return None
-            header = pickle.load(fh)
-            if not isinstance(header, dict) or header.get("format") != FORMAT or header.get("fingerprint") != fp:
-                return None
-            return pickle.load(fh)
-    except FileNotFoundError:
+    header, feature = _read(
+        cache_file(feature_dir),
+        lambda h: isinstance(h, dict) and h.get("format") == FORMAT and h.get("fingerprint") == fp,
+    )
+    if header is None:
         return None
-    except Exception:  # noqa: BLE001 - a corrupt or foreign cache file is ignored, never fatal
-        return None
+    _remember(feature, header.get("token"))
+    return feature
 
 
 def store(feature_dir: Path, fp: dict[str, Any], feature: Any, now_ns: int | None = None) -> bool:
@@ -200,14 +204,40 @@ def store(feature_dir: Path, fp: dict[str, Any], feature: Any, now_ns: int | Non
     now = time.time_ns() if now_ns is None else now_ns
     if _newest_ns(fp) >= now - RACY_NS:
         return False
-    path = cache_file(feature_dir)
+    token = os.urandom(16).hex()
+    if not _write(cache_file(feature_dir), {"format": FORMAT, "fingerprint": fp, "token": token}, feature):
+        return False
+    _remember(feature, token)
+    return True
+
+
+def _read(path: Path, accept: Any) -> tuple[Any, Any]:
+    """(header, value) of a cache file whose header ``accept`` takes; (None, None) when there is
+    none, it is too large, corrupt, foreign, or not accepted."""
+    try:
+        with open(path, "rb") as fh:
+            if os.fstat(fh.fileno()).st_size > MAX_CACHE_BYTES:
+                return None, None
+            header = pickle.load(fh)
+            if not accept(header):
+                return None, None
+            return header, pickle.load(fh)
+    except FileNotFoundError:
+        return None, None
+    except Exception:  # noqa: BLE001 - a corrupt or foreign cache file is ignored, never fatal
+        return None, None
+
+
+def _write(path: Path, header: dict[str, Any], value: Any) -> bool:
+    """Write ``header`` then ``value`` to ``path`` atomically (temporary file, rename). False
+    when the cache directory cannot be written or the value does not pickle."""
     tmp = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".pickle")
         with os.fdopen(fd, "wb") as fh:
-            pickle.dump({"format": FORMAT, "fingerprint": fp}, fh, protocol=pickle.HIGHEST_PROTOCOL)
-            pickle.dump(feature, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            pickle.dump(header, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            pickle.dump(value, fh, protocol=pickle.HIGHEST_PROTOCOL)
             # No fsync: a cache file lost or cut short by a crash fails to unpickle and is
             # ignored (then rewritten); syncing would cost a disk flush per feature.
         os.replace(tmp, path)
@@ -219,3 +249,47 @@ def store(feature_dir: Path, fp: dict[str, Any], feature: Any, now_ns: int | Non
         if tmp is not None:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
+
+
+# The token of the Features this process stored or loaded last (by identity; the Feature is
+# held, so its id is not reused while remembered).
+_TOKENS: dict[int, tuple[Any, str]] = {}
+_TOKENS_KEPT = 8
+
+
+def _remember(feature: Any, token: Any) -> None:
+    if not isinstance(token, str):
+        return
+    _TOKENS.pop(id(feature), None)
+    _TOKENS[id(feature)] = (feature, token)
+    while len(_TOKENS) > _TOKENS_KEPT:
+        del _TOKENS[next(iter(_TOKENS))]
+
+
+def _token_of(feature: Any) -> str | None:
+    held = _TOKENS.get(id(feature))
+    return held[1] if held is not None and held[0] is feature else None
+
+
+def _part_file(feature_dir: Path, name: str) -> Path:
+    return cache_file(feature_dir).with_suffix(f".{name}.pickle")
+
+
+def load_part(feature_dir: Path, name: str, feature: Any, modules: tuple[str, ...]) -> Any | None:
+    """The part ``name`` stored for this very ``feature`` (the one :func:`load` or :func:`store`
+    returned or took in this process) by the code of ``modules`` as it is now, else None."""
+    token = _token_of(feature)
+    if token is None or not enabled():
+        return None
+    want = {"format": FORMAT, "token": token, "code": _code_stamp(modules)}
+    return _read(_part_file(feature_dir, name), lambda h: h == want)[1]
+
+
+def store_part(feature_dir: Path, name: str, feature: Any, modules: tuple[str, ...], value: Any) -> bool:
+    """Store ``value``, computed from ``feature`` alone by the code of ``modules``, as its part
+    ``name``: only when ``feature`` is the one stored or loaded by this process. False when not."""
+    token = _token_of(feature)
+    if token is None or not enabled():
+        return False
+    header = {"format": FORMAT, "token": token, "code": _code_stamp(modules)}
+    return _write(_part_file(feature_dir, name), header, value)

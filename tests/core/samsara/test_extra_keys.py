@@ -10,7 +10,7 @@ import json
 from scars.core.model import ScarItem
 from scars.core.samsara.export import to_json
 from scars.core.samsara.feature import read_feature
-from scars.core.samsara.reports import item_fingerprint
+from scars.core.samsara.items import item_fingerprint
 from scars.core.samsara.status import feature_to_json
 from tests.factories import report, write_feature
 

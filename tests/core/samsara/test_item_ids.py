@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import json
 
-from scars.core.samsara import reports
+from scars.core.samsara import items
 from scars.core.samsara.decisions import check_items, replay
 from scars.core.samsara.feature import read_feature
-from scars.core.samsara.reports import item_fingerprint
+from scars.core.samsara.items import item_fingerprint
 from scars.core.samsara.session import FeatureSession
 from scars.core.samsara.status import feature_to_json
 from scars.core.storage.journal import read_journal
@@ -177,7 +177,7 @@ def _fingerprint_as_first_written(file: str, category: str, raw) -> str:
     import hashlib
 
     if isinstance(raw, dict):
-        raw = {str(k): v for k, v in raw.items() if str(k) not in reports._LIFECYCLE_KEYS}
+        raw = {str(k): v for k, v in raw.items() if str(k) not in items._LIFECYCLE_KEYS}
     try:
         body = json.dumps(raw, sort_keys=True, ensure_ascii=False, default=str)
     except (TypeError, ValueError):
@@ -224,4 +224,4 @@ def test_fingerprints_keep_their_recorded_value(tmp_path):
     for raw in raws:
         for category in ("known_shortcuts", "unverified_assumptions"):
             want = _fingerprint_as_first_written("scar-reports/t.yaml", category, raw)
-            assert reports.fingerprint_of("scar-reports/t.yaml", category, raw) == want, raw
+            assert items.fingerprint_of("scar-reports/t.yaml", category, raw) == want, raw

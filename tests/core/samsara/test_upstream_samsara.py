@@ -11,7 +11,8 @@ import shutil
 import pytest
 
 from scars.core.formats.iteration_log import read_iteration_log
-from scars.core.samsara.feature import find_features, find_repo_root, read_feature
+from scars.core.samsara.feature import find_features, read_feature
+from scars.core.samsara.layout import find_repo_root
 from scars.core.samsara.registry import read_registry
 
 CHANGES = "samsara/changes"

@@ -263,3 +263,19 @@ def test_many_features_read_in_parallel_equal_the_serial_read(tmp_path, monkeypa
     assert par == serial and [f.name for f in par] == [p.name for p in paths]
     with pytest.raises(PathNotFound):
         reader.read_features([*paths, tmp_path / "missing"], workers=2)
+
+
+def test_the_code_stamp_covers_every_module_the_reader_runs():
+    """An edited module must not see results the old code computed: every scars.core module
+    read_feature imports is stamped (matching.py and values.py were not)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, scars.core.samsara.feature\n"
+        "print(' '.join(sorted(m for m in sys.modules if m.startswith('scars.core.'))))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    packages_and_plumbing = {"settings", "errors", "clock", "lazy", "storage.durable", "formats", "samsara", "storage"}
+    modules = {m.removeprefix("scars.core.") for m in out} - packages_and_plumbing
+    assert {m.replace(".", "/") + ".py" for m in modules} <= set(cache._CODE_MODULES)

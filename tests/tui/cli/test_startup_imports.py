@@ -9,6 +9,9 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
+
+import pytest
 
 from tests.factories import ROOT
 
@@ -27,13 +30,15 @@ print(json.dumps({"code": code, "out": out.getvalue(), "modules": sorted(sys.mod
 """
 
 
-def imported_by(*argv: str) -> tuple[int, str, set[str]]:
+def imported_by(*argv: str, cache: Path | None = None) -> tuple[int, str, set[str]]:
+    env = {"PATH": "/usr/bin:/bin", "NO_COLOR": "1"}
+    env.update({"SCARS_CACHE_DIR": str(cache)} if cache is not None else {"SCARS_NO_CACHE": "1"})
     proc = subprocess.run(
         [sys.executable, "-c", PROBE, json.dumps(list(argv))],
         capture_output=True,
         text=True,
         timeout=120,
-        env={"PATH": "/usr/bin:/bin", "NO_COLOR": "1", "SCARS_NO_CACHE": "1"},
+        env=env,
     )
     assert proc.returncode == 0, proc.stderr
     got = json.loads(proc.stdout.splitlines()[-1])
@@ -78,3 +83,29 @@ def test_status_json_imports_no_terminal_library():
     assert (
         loaded(modules, "rich", "textual", "questionary", "ruamel", "importlib.metadata", "scars.tui.cli.render") == []
     )
+
+
+# What a warm `scars status` (its feature in the cache) needs: the cache, the model, the decisions
+# in force and the report. Not the reader (YAML, the log matcher, the possible patterns), not a
+# subprocess runner (git runs only when asked), not a TOML parser (no config file).
+READER = (
+    "yaml",
+    "scars.core.samsara.feature",
+    "scars.core.samsara.reports",
+    "scars.core.samsara.aggregate",
+    "scars.core.samsara.matching",
+    "scars.core.samsara.patterns",
+    "scars.core.storage.safe_read",
+    "scars.core.formats",
+    "subprocess",
+    "tomllib",
+)
+
+
+@pytest.mark.parametrize("json_flag", [(), ("--json",)])
+def test_a_warm_status_imports_no_reader(tmp_path, json_flag):
+    first = imported_by("status", *json_flag, str(DEMO_FEATURE), cache=tmp_path)
+    assert first[0] == 0 and loaded(first[2], "scars.core.samsara.feature")  # read: stored in the cache
+    code, out, modules = imported_by("status", *json_flag, str(DEMO_FEATURE), cache=tmp_path)
+    assert code == 0 and out == first[1]
+    assert loaded(modules, *READER) == []

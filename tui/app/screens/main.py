@@ -110,8 +110,9 @@ class MainScreen(Screen[None]):
         row = self.current()
         return row.item_id if row is not None and row.kind == "item" else None
 
-    def refresh_all(self, *, rebuild: bool = False) -> None:
-        """Redraw header, warnings, list and detail from the app's state."""
+    def refresh_all(self, *, rebuild: bool = False, detail: bool = True) -> None:
+        """Redraw header, warnings, list and detail from the app's state (``detail=False``: the
+        caller's ``set_rows`` posted the ``Highlighted`` that shows it, after the list is drawn)."""
         app = self.app
         if app.state is None:
             return
@@ -128,7 +129,8 @@ class MainScreen(Screen[None]):
         )
         self.query_one(WarningBar).show(app.feature, app.valves, app.backend.moved)
         self.items.refresh()
-        self.show_detail(self.current())
+        if detail:
+            self.show_detail(self.current())
 
     def show_detail(self, row: Row | None) -> None:
         app = self.app
@@ -452,8 +454,9 @@ class MainScreen(Screen[None]):
     def _filter_rows(self, flt) -> None:  # noqa: ANN001
         """Build the filtered rows off the event loop; a newer keystroke supersedes this one."""
         app = self.app
-        rows = app.state.rows(flt, app.decisions, app.marked)
-        if get_current_worker().is_cancelled:
+        worker = get_current_worker()
+        rows = app.state.rows(flt, app.decisions, app.marked, cancelled=lambda: worker.is_cancelled)
+        if worker.is_cancelled:  # its rows may be incomplete, and they are stale
             return
         app.call_from_thread(self._show_filtered, flt, rows)
 

@@ -43,7 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def resolve_feature_dir(path: str) -> Path:
     """The feature directory named by ``path``, or the only feature of its repository."""
     # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
-    from scars.core.samsara.feature import find_features, find_repo_root, is_feature_dir
+    from scars.core.samsara.layout import find_features, find_repo_root, is_feature_dir
 
     target = Path(path)
     if not target.exists():

@@ -48,7 +48,7 @@ def needs_triage(feature_dir: Path) -> bool:
 def pick_feature(start: Path) -> tuple[Path | None, list[Path]]:
     """(newest feature needing triage or None, every feature needing triage, newest first)."""
     # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
-    from scars.core.samsara.feature import find_features, find_repo_root
+    from scars.core.samsara.layout import find_features, find_repo_root
 
     root = find_repo_root(start)
     if root is None:
@@ -102,7 +102,7 @@ def _commands(others: list, root: Path) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     # lazy: home and triage call each other
-    from scars.core.samsara.feature import find_repo_root
+    from scars.core.samsara.layout import find_repo_root
     from scars.tui.cli.commands.triage import interactive, launch, refuse_without_tty
 
     cwd = Path.cwd()

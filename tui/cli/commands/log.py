@@ -52,7 +52,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _targets(paths: list[str]) -> tuple[list[Path], bool]:
     """The feature directories to verify, and whether a repository root was given."""
     # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
-    from scars.core.samsara.feature import find_features, is_feature_dir
+    from scars.core.samsara.layout import find_features, is_feature_dir
 
     if len(paths) == 1:
         target = Path(paths[0])

@@ -33,7 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def resolve_target(path: str) -> tuple[str, Path, list[Path]]:
     """("feature", dir, []) or ("repo", root, features). Raises PathNotFound otherwise."""
     # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
-    from scars.core.samsara.feature import find_features, is_feature_dir
+    from scars.core.samsara.layout import find_features, is_feature_dir
 
     p = Path(path)
     if not p.exists():
@@ -52,12 +52,19 @@ def resolve_target(path: str) -> tuple[str, Path, list[Path]]:
 
 def run(args: argparse.Namespace) -> int:
     # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
-    from scars.core.samsara.feature import read_feature
-    from scars.core.samsara.status import feature_to_json
+    from scars.core.samsara.layout import cached_feature, repo_root_of
+    from scars.core.samsara.status import feature_json_line, feature_to_json
 
     kind, target, features = resolve_target(args.path)
     if kind == "feature":
-        feats = [read_feature(target)]
+        where = target.absolute()
+        _fp, feature = cached_feature(where, repo_root_of(where))  # unchanged files: no reader imported
+        if feature is None:
+            # lazy: the reader (YAML, the log matcher, the possible patterns) only when the cache has not the feature
+            from scars.core.samsara.feature import read_feature
+
+            feature = read_feature(target)
+        feats = [feature]
     else:
         # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
         from scars.core.samsara.feature import read_features
@@ -65,12 +72,19 @@ def run(args: argparse.Namespace) -> int:
         feats = read_features(features)
     failures = sum(len(f.parse_failures) for f in feats)
     if args.json:
-        objs = [feature_to_json(f) for f in feats]
-        out = objs[0] if kind == "feature" else {"root": str(target.absolute()), "features": objs}
         # Indented for a person at a terminal; one line for a pipe (json's C encoder only
-        # runs without indent: at 50,000 items the indented form costs seconds).
-        indent = 2 if sys.stdout.isatty() else None
-        sys.stdout.write(json.dumps(out, ensure_ascii=True, indent=indent) + "\n")
+        # runs without indent: at 50,000 items the indented form costs seconds), the items'
+        # JSON kept with the cached feature (feature_json_line: the same bytes as json.dumps).
+        if sys.stdout.isatty():
+            objs = [feature_to_json(f) for f in feats]
+            out = objs[0] if kind == "feature" else {"root": str(target.absolute()), "features": objs}
+            text = json.dumps(out, ensure_ascii=True, indent=2)
+        elif kind == "feature":
+            text = feature_json_line(feats[0])
+        else:
+            root = json.dumps(str(target.absolute()), ensure_ascii=True)
+            text = f'{{"root": {root}, "features": [{", ".join(feature_json_line(f) for f in feats)}]}}'
+        sys.stdout.write(text + "\n")
     else:
         # lazy: rich output, loaded when this report is printed
         from scars.tui.cli.render.status import print_feature, print_repo

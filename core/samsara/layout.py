@@ -1,0 +1,75 @@
+"""Where samsara features are, and a feature whose files are unchanged since it was cached.
+
+What finds feature directories and repository roots (``changes/<feature>/``), and the cache
+lookup of ``read_feature`` (``scars.core.storage.cache``), without the reader itself: a warm
+``scars status`` opens its feature from here without importing the YAML reader, the log
+matcher or the possible patterns (``scars.core.samsara.feature`` reads when this finds none).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from scars.core.model import Feature
+from scars.core.storage import cache as feature_cache
+from scars.core.storage.parallel import gc_paused
+
+REPORTS_DIR = "scar-reports"
+
+# Files whose presence makes a directory a samsara feature directory.
+FEATURE_MARKERS = (
+    REPORTS_DIR,
+    "index.yaml",
+    "iteration-log.yaml",
+    "pre-thinking.md",
+    "1.5-pre-thinking.md",
+    "auto-decisions.md",
+)
+
+
+def is_feature_dir(path: Path) -> bool:
+    if not path.is_dir():
+        return False
+    return any((path / m).exists() for m in FEATURE_MARKERS)
+
+
+def find_repo_root(path: str | os.PathLike[str]) -> Path | None:
+    """Nearest ancestor (``path`` itself included) holding ``changes/`` or ``.samsara/``."""
+    p = Path(path).absolute()
+    if p.is_file():
+        p = p.parent
+    for candidate in (p, *p.parents):
+        if (candidate / "changes").is_dir() or (candidate / ".samsara").is_dir():
+            return candidate
+    return None
+
+
+def find_features(root: str | os.PathLike[str]) -> list[Path]:
+    """Feature directories under ``root/changes/``, sorted by name (dated names sort by date)."""
+    changes = Path(root) / "changes"
+    if not changes.is_dir():
+        return []
+    return sorted((p for p in changes.iterdir() if is_feature_dir(p)), key=lambda p: p.name)
+
+
+def repo_root_of(feature_dir: Path) -> Path | None:
+    """The repository root of an absolute feature directory (itself when it holds ``changes/``)."""
+    return find_repo_root(feature_dir.parent) if not (feature_dir / "changes").is_dir() else find_repo_root(feature_dir)
+
+
+def cached_feature(feature_dir: Path, repo_root: Path | None) -> tuple[dict[str, Any] | None, Feature | None]:
+    """(the cache fingerprint of an absolute feature directory, taken now, or None when the
+    cache is off or a stat failed; the Feature cached under it, or None). A reopen with
+    unchanged files comes from the cache: keyed by a stat fingerprint of every input, taken
+    before reading, never used when one changed."""
+    if not feature_cache.enabled():
+        return None, None
+    try:
+        fp = feature_cache.fingerprint(feature_dir, repo_root)
+    except OSError:
+        return None, None
+    with gc_paused():
+        hit = feature_cache.load(feature_dir, fp)
+    return fp, hit if isinstance(hit, Feature) else None
