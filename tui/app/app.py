@@ -30,6 +30,7 @@ from scars.core.sanitize import one_line
 from scars.core.settings import config_path
 from scars.core.storage import cache
 from scars.core.storage.lock import describe_holder
+from scars.core.storage.parallel import gc_paused
 from scars.tui.app.backend import Backend
 from scars.tui.app.keymap import keymap_path, load_keymap, save_config_value
 from scars.tui.app.palette import ScarsCommands
@@ -289,11 +290,14 @@ class ScarsApp(App[int]):
                 backend = Backend.open(self.feature_dir, read_only=self.read_only_requested, user=self.user)
             if not keep_cursor:
                 stamp = disk_stamp(backend)
-            state = TriageState(backend.feature)
-            decisions = backend.decisions
-            valves = _valves(backend.feature, decisions)
-            marked = set(self.marked) & set(state.views)
-            rows = state.rows(self.filter if keep_cursor else None, decisions, marked)
+            # Tens of thousands of rows and no cyclic garbage among them: a collection pass
+            # over the whole feature every few thousand of them only costs (issue 17).
+            with gc_paused():
+                state = TriageState(backend.feature)
+                decisions = backend.decisions
+                valves = _valves(backend.feature, decisions)
+                marked = set(self.marked) & set(state.views)
+                rows = state.rows(self.filter if keep_cursor else None, decisions, marked)
             user = self.user or backend.user
         except BaseException as exc:  # noqa: BLE001 - shown to the user, never swallowed
             self.post_message(self.LoadFailed(exc))
@@ -329,8 +333,9 @@ class ScarsApp(App[int]):
             first = self.state.first_undecided(rows, self.decisions, 0)
             if first is not None:
                 items.move_to(first)
-        screen.refresh_all()
-        self._prepare_filter(self.state)
+        screen.refresh_all(detail=False)  # set_rows posted Highlighted: the detail after the list
+        # After the frame that shows the rows: the worker's Python would share the GIL with it.
+        self.call_after_refresh(self._prepare_filter, self.state)
         if message.why == "disk" and message.changes:
             self.notify(one_line(f"Changed on disk: {message.changes}.", 300), title="Reloaded", markup=False)
         if message.why == "r":
@@ -360,7 +365,8 @@ class ScarsApp(App[int]):
     def _prepare_filter(self, state: TriageState) -> None:
         """The filter's haystack and rows, built after the first paint rather than before it or on
         the first keystroke of a filter (issue 17)."""
-        state.prepare_filter()
+        with gc_paused():
+            state.prepare_filter()
 
     def on_scars_app_load_failed(self, message: ScarsApp.LoadFailed) -> None:
         self.load_error = message.error

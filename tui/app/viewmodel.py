@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 from bisect import bisect_right
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
@@ -210,16 +210,48 @@ def build_view(item: ScarItem, _tasks: dict[str, str] | None = None) -> ItemView
     return ItemView(item=item, line_text=line, task=task, search=search)
 
 
+class ItemViews(Mapping[str, ItemView]):
+    """The items' views by id, each built on first use (issue 17): the first paint builds the
+    rows on screen only; the filter's haystack (built after the first paint) builds the rest.
+
+    Two threads may build one view at once (the screen and the filter's worker): the same view,
+    stored twice, so no lock."""
+
+    def __init__(self, items: Iterable[ScarItem]):
+        self.items: dict[str, ScarItem] = {item.id: item for item in items}
+        self._built: dict[str, ItemView] = {}
+        self._tasks: dict[str, str] = {}  # task id -> as shown (each distinct task once)
+
+    def __getitem__(self, item_id: str) -> ItemView:
+        view = self._built.get(item_id)
+        if view is None:
+            view = self._built[item_id] = build_view(self.items[item_id], self._tasks)
+        return view
+
+    def __contains__(self, item_id: object) -> bool:
+        return item_id in self.items
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.items)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def tasks(self) -> set[str]:
+        """Every task as the list shows it (without building a view)."""
+        return {one_line(t, TASK_CAP) for t in {item.task_id or "" for item in self.items.values()}}
+
+
 class TriageState:
     """Grouped, filterable rows of one feature. Built once per load (off the event loop)."""
 
     def __init__(self, feature: Feature):
         self.feature = feature
-        tasks: dict[str, str] = {}
-        self.views: dict[str, ItemView] = {item.id: build_view(item, tasks) for item in feature.items}
+        self.views = ItemViews(feature.items)
+        self._items = self.views.items
         self.order: list[str] = [it.id for it in feature.items]  # decidable items
-        # Tasks sharing an item's literal text (a cross-task pattern names several): built when
-        # the detail pane first asks (tasks_of), not before the first paint.
+        # Tasks sharing an item's literal text (a cross-task pattern names several): built after
+        # the first paint (prepare_filter); tasks_of looks through the items until then.
         self._tasks_by_text: dict[str, set[str]] | None = None
         self._task_keys: dict[str, tuple] = {}  # natural_key per task id (few tasks, many items)
         self.groups: list[tuple[str, str, list[Any]]] = self._group()
@@ -230,7 +262,7 @@ class TriageState:
         self._hay_lock = threading.Lock()
 
     def _task_key(self, item_id: str) -> tuple:
-        task = self.views[item_id].item.task_id or ""
+        task = self._items[item_id].task_id or ""
         key = self._task_keys.get(task)
         if key is None:
             key = self._task_keys[task] = natural_key(task)
@@ -238,16 +270,25 @@ class TriageState:
 
     def tasks_of(self, item: ScarItem) -> list[str]:
         """Every task whose report holds the same (normalised) text as ``item``."""
-        if self._tasks_by_text is None:
-            by_text: dict[str, set[str]] = {}
-            for it in self.feature.items:
-                if it.normalized and it.task_id:
-                    by_text.setdefault(it.normalized, set()).add(it.task_id)
-            self._tasks_by_text = by_text
-        found = set(self._tasks_by_text.get(item.normalized, ())) if item.normalized else set()
+        text = item.normalized
+        found: set[str] = set()
+        if text:
+            by_text = self._tasks_by_text
+            if by_text is not None:
+                found.update(by_text.get(text, ()))
+            else:  # the index is built after the first paint (prepare_filter): one pass until then
+                found.update(it.task_id for it in self.feature.items if it.task_id and it.normalized == text)
         if item.task_id:
             found.add(item.task_id)
         return sorted(found, key=natural_key)
+
+    def _index_texts(self) -> None:
+        """The tasks per normalised text, for :meth:`tasks_of` (the same tasks as its one pass)."""
+        by_text: dict[str, set[str]] = {}
+        for it in self.feature.items:
+            if it.normalized and it.task_id:
+                by_text.setdefault(it.normalized, set()).add(it.task_id)
+        self._tasks_by_text = by_text
 
     # -- grouping ---------------------------------------------------------------------
     def _group(self) -> list[tuple[str, str, list[Any]]]:
@@ -272,8 +313,9 @@ class TriageState:
             patterns.append((label.strip(), ids))
         out.append(("possible_patterns", "Possible patterns", patterns))
         rest = sorted((i for i in self.order if i not in seen), key=self._task_key)
-        out.append(("not_counted", "Not counted", [i for i in rest if not self.views[i].item.counted]))
-        out.append(("other", "Other items", [i for i in rest if self.views[i].item.counted]))
+        items = self._items
+        out.append(("not_counted", "Not counted", [i for i in rest if not items[i].counted]))
+        out.append(("other", "Other items", [i for i in rest if items[i].counted]))
         out.append(("parse_failures", "Parse failures", list(f.parse_failures)))
         return out
 
@@ -362,10 +404,13 @@ class TriageState:
         return {i for i in (self.views if candidates is None else candidates) if match(i)}
 
     def prepare_filter(self) -> None:
-        """Build what a filter needs (the rows and the joined haystack) ahead of the first filter:
-        the app calls it in a worker after the first paint."""
+        """Build what a filter needs (the rows, every item's view and the joined haystack) and the
+        index of :meth:`tasks_of` ahead of their first use: the app calls it in a worker after
+        the first paint."""
         self._group_rows()
         self._haystack()
+        if self._tasks_by_text is None:
+            self._index_texts()
 
     def _haystack(self) -> tuple[str, list[int], list[str]]:
         """Every item's search text joined by NUL (a word holds no NUL: a hit never spans two

@@ -232,10 +232,13 @@ def test_trends_end_with_a_now_bar_and_name_the_feature(tmp_path):
 def test_the_task_column_is_the_longest_task_within_3_5_of_the_row_leaving_the_text_24(task_len, room, width):
     from types import SimpleNamespace
 
+    from scars.tui.app.viewmodel import ItemViews
     from scars.tui.app.widgets.item_list import ItemList, fit_middle
 
     lst = ItemList()
-    lst.views = {"ks-1": SimpleNamespace(task="t" * task_len), "ks-2": SimpleNamespace(task="task-1")}
+    lst.views = ItemViews(
+        [SimpleNamespace(id="ks-1", task_id="t" * task_len), SimpleNamespace(id="ks-2", task_id="task-1")]
+    )
     assert lst.task_width(room) == width
     cut = fit_middle("iteration-r1-three-state-dry", 19)
     assert cut == "iteration…state-dry" and len(cut) == 19

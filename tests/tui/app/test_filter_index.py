@@ -95,3 +95,26 @@ def test_a_word_across_two_items_texts_matches_neither(state):
     flt = parse_filter(tail + head)
     got = {r.item_id for r in state.rows(flt) if r.kind == "item"}
     assert got == {r.item_id for r in reference_rows(state, flt, {}, ()) if r.kind == "item"}
+
+
+def test_the_tasks_sharing_an_items_text_are_the_same_before_and_after_the_index(state):
+    """The detail pane names every task whose report holds the item's text: before the index is
+    built (after the first paint) by one pass over the items, then from the index."""
+    fresh = TriageState(state.feature)
+    items = state.feature.items
+    shared = [it for it in items if len(fresh.tasks_of(it)) > 1]
+    assert shared and fresh._tasks_by_text is None  # cross-task texts exist; no index yet
+    before = {it.id: fresh.tasks_of(it) for it in items}
+    fresh.prepare_filter()
+    assert fresh._tasks_by_text is not None
+    assert {it.id: fresh.tasks_of(it) for it in items} == before
+
+
+def test_the_state_and_its_rows_build_no_items_view_before_one_is_asked_for(state):
+    """Issue 17, first paint: the rows of a feature are built without any item's view (text line,
+    task, search key); the list asks for the views of the rows on screen only."""
+    fresh = TriageState(state.feature)
+    rows = fresh.rows(None)
+    assert len(rows) > 100 and fresh.views._built == {}
+    first = next(r.item_id for r in rows if r.kind == "item")
+    assert fresh.views[first].item.id == first and list(fresh.views._built) == [first]

@@ -110,8 +110,9 @@ class MainScreen(Screen[None]):
         row = self.current()
         return row.item_id if row is not None and row.kind == "item" else None
 
-    def refresh_all(self, *, rebuild: bool = False) -> None:
-        """Redraw header, warnings, list and detail from the app's state."""
+    def refresh_all(self, *, rebuild: bool = False, detail: bool = True) -> None:
+        """Redraw header, warnings, list and detail from the app's state (``detail=False``: the
+        caller's ``set_rows`` posted the ``Highlighted`` that shows it, after the list is drawn)."""
         app = self.app
         if app.state is None:
             return
@@ -128,7 +129,8 @@ class MainScreen(Screen[None]):
         )
         self.query_one(WarningBar).show(app.feature, app.valves, app.backend.moved)
         self.items.refresh()
-        self.show_detail(self.current())
+        if detail:
+            self.show_detail(self.current())
 
     def show_detail(self, row: Row | None) -> None:
         app = self.app

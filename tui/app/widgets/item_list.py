@@ -21,7 +21,7 @@ from textual.strip import Strip
 
 from scars.core import settings
 from scars.core.sanitize import one_line
-from scars.tui.app.viewmodel import CATEGORY_ABBR, Row, decision_mark, decision_state
+from scars.tui.app.viewmodel import CATEGORY_ABBR, ItemViews, Row, decision_mark, decision_state
 
 DECISION_WIDTH = 9
 TASK_WIDTH = 14
@@ -62,7 +62,7 @@ class ItemList(ScrollView, can_focus=True, inherit_bindings=False):
         self.rows: list[Row] = []
         self.cursor: int = 0
         self._key_index: dict[str, int] | None = None
-        self.views: Mapping[str, Any] = {}
+        self.views: ItemViews = ItemViews(())
         self.decisions_source: Callable[[], Mapping[str, Any]] = dict
         self.marked: set[str] = set()
         self.placeholder = "Loading…"
@@ -272,7 +272,7 @@ class ItemList(ScrollView, can_focus=True, inherit_bindings=False):
         at least TASK_WIDTH cells of it."""
         key = id(self.views)
         if self._task_width[0] != key:
-            widest = max((cell_len(t) for t in {v.task for v in self.views.values()}), default=0)  # each task once
+            widest = max((cell_len(t) for t in self.views.tasks()), default=0)  # each task once, no view built
             self._task_width = (key, widest)
         return min(self._task_width[1], max(TASK_WIDTH, min(room * 3 // 5, room - TEXT_ROOM)))
 
