@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import math
 import re
+import threading
 from collections import Counter, defaultdict
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -105,12 +106,6 @@ def _word(token: str) -> str:
     """The word a case-folded token (without CJK) counts as: its stem, or "" for a stop word, a
     number or a single letter (which also break a run of adjacent words)."""
     return stem(token) if len(token) > 1 and token not in STOPWORDS and not token.isdigit() else ""
-
-
-# _word cached for terms(): one lookup per token (stem itself is not cached). WordSets keeps its
-# own memo instead, freed with it: the log matcher at 50,000 items would otherwise leave 65,536
-# tokens here for the life of the process (the possible patterns fill it in their forked child).
-word_of = functools.lru_cache(maxsize=65536)(_word)
 
 
 class _Memo(dict[_K, _V]):
@@ -218,9 +213,28 @@ def _cjk_terms(folded: str, word: Callable[[str], str]) -> tuple[set[str], set[s
     return words, out
 
 
+# A thread's vocabulary (_vocabulary) starts afresh once it numbers more terms than this: it
+# serves every read of the thread (a repository root's thousand features judge a word once, not
+# once per feature) and must not grow for the life of the app.
+VOCABULARY_LIMIT = 200_000
+
+
+_local = threading.local()
+
+
+def _vocabulary() -> _Vocabulary:
+    """This thread's vocabulary (a vocabulary is not shared between threads: it numbers terms as
+    it meets them). Terms are only compared within one run, which takes its vocabulary once, so a
+    new one never mixes numbers."""
+    v: _Vocabulary | None = getattr(_local, "vocabulary", None)
+    if v is None or len(v.names) > VOCABULARY_LIMIT:
+        v = _local.vocabulary = _Vocabulary()
+    return v
+
+
 def terms(text: str) -> Terms:
     """The words and terms of a text (stop words break a run of adjacent words)."""
-    v = _Vocabulary(word_of)
+    v = _vocabulary()
     t = v.analyse(text)
     return Terms(frozenset(map(v.text, t.words)), frozenset(map(v.text, t.terms)))
 
@@ -432,13 +446,13 @@ def possible_patterns(items: list[ScarItem], literal: list[tuple[str, ...]]) -> 
     more reports and is not wholly one literal pattern, with its best pair's similarity and
     what that pair shares.
 
-    A text repeated is analysed once; its terms are ints of one :class:`_Vocabulary`.
+    A text repeated is analysed once; its terms are ints of this thread's :class:`_Vocabulary`.
     """
     in_literal: dict[str, int] = {}
     for n, ids in enumerate(literal):
         for i in ids:
             in_literal[i] = n
-    vocabulary = _Vocabulary()
+    vocabulary = _vocabulary()
     by_text: dict[str, _IdTerms] = {}
     analysed: list[_IdTerms] = []
     for it in items:
@@ -532,8 +546,9 @@ def _reason(text_a: str, text_b: str, shared: list[str], stem_of: Callable[[str]
     """Why two texts look alike: the identifiers and the rarest terms they share, as written
     (``shared``: the texts of their shared terms, the rarest first and, among equally rare ones,
     in text order; ``stem_of``: :func:`stem` or a memo of it)."""
-    ids_b = set(identifiers(text_b))
-    shared_ids = [i for i in identifiers(text_a) if i in ids_b][:4]
+    ids_a = identifiers(text_a)
+    ids_b = set(identifiers(text_b)) if ids_a else set()
+    shared_ids = [i for i in ids_a if i in ids_b][:4]
     id_parts = {stem_of(w) for i in shared_ids for w in _WORD.findall(i)}
     written = _WORD.findall(text_a.casefold())
     # each stem as first written: the earliest of its words wins (assigned last)

@@ -13,7 +13,7 @@ import pytest
 from scars.core.samsara import matching
 from scars.core.samsara.feature import find_features, read_feature
 from scars.core.samsara.matching import Matcher, Target, description_of, match_log, targets_of
-from scars.core.samsara.patterns import WordSets, terms, word_of
+from scars.core.samsara.patterns import WordSets, _word, terms
 from scars.core.text import normalize
 from tests.core.samsara.matching_reference import ReferenceMatcher
 from tests.factories import ROOT, UPSTREAM
@@ -207,7 +207,7 @@ def test_random_rankings_match_as_the_brute_force_matcher(seed):
 )
 def test_word_of_at_its_bounds(token, word):
     # one letter / two letters, a number / letters and digits, a stop word, a stemmed word
-    assert word_of(token) == word
+    assert _word(token) == word
 
 
 @pytest.mark.parametrize(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import random
 import sys
+import threading
 
 import pytest
 
@@ -132,3 +133,39 @@ def _decoded(vocabulary: _Vocabulary, text: str) -> patterns.Terms:
     t = vocabulary.analyse(text)
     assert len({vocabulary.text(k) for k in t.terms}) == len(t.terms)  # one number per term
     return patterns.Terms(frozenset(map(vocabulary.text, t.words)), frozenset(map(vocabulary.text, t.terms)))
+
+
+def test_a_vocabulary_shared_with_earlier_runs_gives_the_same_patterns(monkeypatch):
+    # A thread's runs share one vocabulary: earlier runs numbered other terms first, so the numbers
+    # differ from a fresh vocabulary's; the patterns do not.
+    rng = random.Random(7)
+    first, second = _random_items(rng), _random_items(rng)
+    monkeypatch.setattr(patterns._local, "vocabulary", None, raising=False)
+    fresh = possible_patterns(second, literal_patterns(second))
+    numbered_fresh = dict(patterns._vocabulary().ids)
+    monkeypatch.setattr(patterns._local, "vocabulary", None)
+    possible_patterns(first, literal_patterns(first))
+    assert possible_patterns(second, literal_patterns(second)) == fresh
+    shared = patterns._vocabulary().ids
+    assert any(shared[name] != n for name, n in numbered_fresh.items())
+    assert fresh and fresh == reference.possible_patterns(second, literal_patterns(second))
+
+
+def test_a_thread_vocabulary_starts_afresh_above_its_limit(monkeypatch):
+    monkeypatch.setattr(patterns._local, "vocabulary", None, raising=False)
+    v = patterns._vocabulary()
+    v.analyse("alpha bravo charlie")  # 5 terms: 3 words, 2 pairs
+    assert len(v.names) == 5
+    monkeypatch.setattr(patterns, "VOCABULARY_LIMIT", 5)
+    assert patterns._vocabulary() is v
+    monkeypatch.setattr(patterns, "VOCABULARY_LIMIT", 4)
+    fresh = patterns._vocabulary()
+    assert fresh is not v and not fresh.names
+
+
+def test_each_thread_has_its_own_vocabulary():
+    got: list = []
+    t = threading.Thread(target=lambda: got.append(patterns._vocabulary()))
+    t.start()
+    t.join()
+    assert got[0] is not patterns._vocabulary()
