@@ -89,7 +89,7 @@ def feature_json_line(feature: Feature) -> str:
     encoded = _encoded_items(feature)
     dumps = json.dumps
     cut = len(_UNDECIDED_TAIL)
-    pieces = []  # joined once: the items' text is tens of megabytes, each concatenation a copy
+    pieces: list[str] = []  # joined once: the items' text is tens of megabytes, each concatenation a copy
     for n, (key, value) in enumerate(out.items()):
         pieces += ("{" if n == 0 else ", ", dumps(key), ": ")
         if key == "items" or key == "resolved":
