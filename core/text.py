@@ -16,12 +16,14 @@ import unicodedata
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-_WS = re.compile(r"\s+")
-
 
 def normalize(text: str) -> str:
-    """Whitespace-normalised, case-folded text: the key of the literal pattern rule."""
-    return _WS.sub(" ", text).strip().casefold()
+    r"""Whitespace-normalised, case-folded text: the key of the literal pattern rule.
+
+    ``" ".join(text.split())`` is ``re.sub(r"\s+", " ", text).strip()``: ``\s`` and ``str.split()``
+    know the same whitespace (``str.isspace``; a test checks every code point), at a quarter
+    of the time."""
+    return " ".join(text.split()).casefold()
 
 
 _DIGITS = re.compile(r"(\d+)")
@@ -271,7 +273,7 @@ class _AnswerSet(Protocol):
 
 
 def _fold(text: str) -> str:
-    return _WS.sub(" ", unicodedata.normalize("NFKC", text)).strip().casefold()
+    return normalize(unicodedata.normalize("NFKC", text))
 
 
 def _core(folded: str) -> str:

@@ -43,7 +43,6 @@ import os
 import pickle
 import stat
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -231,6 +230,9 @@ def _read(path: Path, accept: Any) -> tuple[Any, Any]:
 def _write(path: Path, header: dict[str, Any], value: Any) -> bool:
     """Write ``header`` then ``value`` to ``path`` atomically (temporary file, rename). False
     when the cache directory cannot be written or the value does not pickle."""
+    # lazy: tempfile (~1.5 ms, it imports random) only when a cache file is written, not for a warm open
+    import tempfile
+
     tmp = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)

@@ -22,7 +22,6 @@ import errno
 import hashlib
 import os
 import stat
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -187,6 +186,9 @@ def atomic_write(path: str | os.PathLike, data: bytes) -> None:
     except FileNotFoundError:
         st = None
     clean_stale_temps(target)
+    # lazy: tempfile (~1.5 ms, it imports random) when a file is written, not for every reader that imports this module
+    import tempfile
+
     try:
         fd, tmp = tempfile.mkstemp(dir=directory, prefix=_temp_prefix(target), suffix=_TMP_SUFFIX)
     except OSError as exc:

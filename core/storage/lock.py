@@ -17,7 +17,6 @@ import errno
 import fcntl
 import json
 import os
-import socket
 import time
 from pathlib import Path
 
@@ -155,6 +154,9 @@ class FeatureLock:
                     ) from None
                 time.sleep(0.05)
         self._fd = fd
+        # lazy: socket (~3 ms) when a lock is taken, not for every reader of the journal that imports this module
+        import socket
+
         self.holder = {
             "pid": os.getpid(),
             "host": socket.gethostname(),

@@ -127,3 +127,26 @@ def test_join_clauses_drops_a_clause_s_own_full_stop_before_the_separator():
     )
     assert join_clauses(["one.", "two."]) == "one; two."  # the last keeps its own
     assert join_clauses(["wait...", "", "  go "]) == "wait...; go"
+
+
+def test_normalize_is_the_whitespace_rule_it_was():
+    """normalize splits on str.split()'s whitespace; it was re.sub(r"\\s+", " ", t).strip(): the same
+    characters (every code point), the same result on odd texts and on every fixture text."""
+    import re
+
+    from scars.core.text import normalize
+    from tests.factories import ROOT
+
+    ws = re.compile(r"\s+")
+
+    def before(t: str) -> str:
+        return ws.sub(" ", t).strip().casefold()
+
+    spaces = [chr(i) for i in range(0x110000) if chr(i).isspace()]
+    assert [c for c in spaces if not re.fullmatch(r"\s", c)] == []
+    assert [chr(i) for i in range(0x110000) if re.fullmatch(r"\s", chr(i)) and not chr(i).isspace()] == []
+    odd = ["", " ", "a", "  A  b\tC\n", "".join(spaces), "x" + "".join(spaces) + "Y", "ß İ ﬁ Σσς", "\x1c\x1d\x1e\x1fz"]
+    odd += [f"{c}word{c}{c}Word{c}" for c in spaces]
+    texts = [p.read_text(encoding="utf-8", errors="replace") for p in (ROOT / "tests" / "fixtures").rglob("*.y*ml")]
+    for t in odd + texts + [line for text in texts for line in text.splitlines()]:
+        assert normalize(t) == before(t), repr(t)

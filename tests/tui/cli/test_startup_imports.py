@@ -87,7 +87,8 @@ def test_status_json_imports_no_terminal_library():
 
 # What a warm `scars status` (its feature in the cache) needs: the cache, the model, the decisions
 # in force and the report. Not the reader (YAML, the log matcher, the possible patterns), not a
-# subprocess runner (git runs only when asked), not a TOML parser (no config file).
+# subprocess runner (git runs only when asked), not a TOML parser (no config file), not what only
+# a writer needs (socket for the lock's holder, tempfile for an atomic write).
 READER = (
     "yaml",
     "scars.core.samsara.feature",
@@ -99,6 +100,8 @@ READER = (
     "scars.core.formats",
     "subprocess",
     "tomllib",
+    "socket",
+    "tempfile",
 )
 
 
