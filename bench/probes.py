@@ -148,6 +148,8 @@ def app_probe(feature_dir: str, steps: int) -> None:
     except ImportError as exc:
         _emit({"skipped": f"the app is not available ({exc})"})
         return
+    from textual._wait import wait_for_idle
+
     from scars.core.samsara.feature import read_feature
 
     feature = read_feature(feature_dir)
@@ -174,27 +176,46 @@ def app_probe(feature_dir: str, steps: int) -> None:
             first_paint = next(t for t in painted if t >= loaded) - t0
             screen = app.screen
             assert isinstance(screen, MainScreen), type(screen)
-            # Idle cost of one pause (subtracted from the step time: what the step itself costs).
-            idle = []
-            for _ in range(steps):
+            items = screen.items
+
+            async def to_last_frame(act) -> float:  # noqa: ANN001
+                """Seconds from ``act()`` to the last frame the app wrote for it. The app settles as in
+                ``pilot.pause()`` (its messages processed, then no CPU for one 20 ms sleep) but without
+                the pause's own forced screen update at the end, which would paint after the idle
+                wait instead of when the app paints."""
+                painted.clear()
                 t = time.perf_counter()
-                await pilot.pause()
-                idle.append(time.perf_counter() - t)
-            step = []
-            for _ in range(steps):
+                act()
+                await pilot._wait_for_screen()
+                await wait_for_idle(0)
+                return painted[-1] - t if painted else float("nan")
+
+            # The idle frame: one unchanged line asked to repaint, to its frame (Textual's frame
+            # timer and a minimal update: the floor under any key's repaint).
+            idle = [await to_last_frame(lambda: items.refresh_row(items.cursor)) for _ in range(steps)]
+            step = [await to_last_frame(screen.action_cursor_down) for _ in range(steps)]
+            # A filter: to the first frame after its rows land in the list (set_rows, from the
+            # filter's worker), and to the last frame (the detail pane of the new cursor row).
+            landed: list[float] = []
+            set_rows = items.set_rows
+
+            def timed_set_rows(rows, **kwargs):  # noqa: ANN001, ANN003, ANN202
+                set_rows(rows, **kwargs)
+                landed.append(time.perf_counter())
+
+            items.set_rows = timed_set_rows  # type: ignore[method-assign]
+
+            async def filter_frames(text: str) -> tuple[float, float]:
+                landed.clear()
                 t = time.perf_counter()
-                screen.action_cursor_down()
-                await pilot.pause()
-                step.append(time.perf_counter() - t)
-            t = time.perf_counter()
-            screen.apply_filter("retry")
-            await pilot.pause()
-            filt = time.perf_counter() - t
-            shown = len(screen.items.rows)
-            t = time.perf_counter()
-            screen.apply_filter("")
-            await pilot.pause()
-            unfilt = time.perf_counter() - t
+                last = await to_last_frame(lambda: screen.apply_filter(text)) + t
+                assert (app.filter.source if app.filter else "") == text and len(landed) == 1
+                assert all(w.is_finished for w in app.workers), "the filter's worker still running"
+                return next(p for p in painted if p >= landed[0]) - t, last - t
+
+            filt, filt_detail = await filter_frames("retry")
+            shown = len(items.rows)
+            unfilt, _ = await filter_frames("")
         med = sorted(step)[len(step) // 2]
         idle_med = sorted(idle)[len(idle) // 2]
         return {
@@ -204,6 +225,7 @@ def app_probe(feature_dir: str, steps: int) -> None:
             "idle_ms": 1000 * idle_med,
             "step_net_ms": 1000 * max(0.0, med - idle_med),
             "filter_ms": 1000 * filt,
+            "filter_detail_ms": 1000 * filt_detail,
             "unfilter_ms": 1000 * unfilt,
             "filter_rows": shown,
             "items": len(feature.items),
