@@ -11,10 +11,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from scars.core.model import CATEGORIES, GROUPS, EntryVerdict, Feature
+from scars.core.model import CATEGORIES, GROUPS, EntryVerdict, Feature, ScarItem
 from scars.core.samsara.matching import match_log
 from scars.core.samsara.patterns import literal_patterns, possible_patterns
 from scars.core.storage import parallel
@@ -22,7 +23,8 @@ from scars.core.storage import parallel
 ENTRY_THRESHOLD = 5  # signal_lost >= 5 asks the gate (upstream's uncalibrated estimate)
 
 # From this many counted items the possible patterns are computed in a forked child while this
-# process matches the iteration log (parallel.beside): both take seconds at 50,000 items.
+# process reads the rest of the feature and matches the iteration log (parallel.Beside): both take
+# seconds at 50,000 items.
 PATTERNS_BESIDE_FROM = 5000
 
 
@@ -71,8 +73,20 @@ def entry_verdict(signal_lost: int, patterns: int, failures: int, evaluator_fail
     )
 
 
-def aggregate(feature: Feature) -> Feature:
-    """Fill counts, signal_lost, patterns, groups and the entry verdict of ``feature``."""
+def start_possible_patterns(items: Sequence[ScarItem]) -> parallel.Beside:
+    """The possible patterns of a feature's remaining ``items`` (of those counted), started: in a
+    forked child from PATTERNS_BESIDE_FROM counted items, else computed when its result is asked."""
+    counted = [it for it in items if it.counted]
+    return parallel.Beside(
+        possible_patterns, (counted, literal_patterns(counted)), fork=len(counted) >= PATTERNS_BESIDE_FROM
+    )
+
+
+def aggregate(feature: Feature, possible: parallel.Beside | None = None) -> Feature:
+    """Fill counts, signal_lost, patterns, groups and the entry verdict of ``feature``.
+
+    ``possible``: :func:`start_possible_patterns` of ``feature.items``, when the reader started it
+    before (it is consumed here); else it is started here."""
     counted = [it for it in feature.items if it.counted]
     counts: dict[str, int] = {c: 0 for c in CATEGORIES}
     for it in counted:
@@ -88,18 +102,20 @@ def aggregate(feature: Feature) -> Feature:
             groups["deferred_from_level_1"].append(it.id)
         else:
             groups["unaddressed"].append(it.id)
-    if len(counted) >= PATTERNS_BESIDE_FROM:
-        possible, log_matches = parallel.beside(possible_patterns, (counted, literal), lambda: match_log(feature))
-    else:
-        possible = possible_patterns(counted, literal)
+    pending = start_possible_patterns(feature.items) if possible is None else possible
+    try:
         log_matches = match_log(feature)
+    except BaseException:
+        pending.cancel()
+        raise
+    patterns = pending.result()
     return replace(
         feature,
         signal_lost=signal_lost,
         counts=counts,
         groups={g: tuple(v) for g, v in groups.items()},
         cross_task_patterns=tuple(literal),
-        possible_patterns=tuple(possible),
+        possible_patterns=tuple(patterns),
         entry=entry_verdict(signal_lost, len(literal), len(feature.parse_failures), evaluator_failed(feature.index)),
         log_matches=log_matches,
     )

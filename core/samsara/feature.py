@@ -17,8 +17,8 @@ from typing import Any
 from scars.core.errors import PathNotFound
 from scars.core.formats.auto_decisions import parse_auto_decisions
 from scars.core.formats.iteration_log import read_iteration_log
-from scars.core.model import Feature, Problem, ScarItem, ScarReport
-from scars.core.samsara.aggregate import aggregate
+from scars.core.model import EvaluationContract, Feature, IterationLog, Problem, ScarItem, ScarReport
+from scars.core.samsara.aggregate import aggregate, start_possible_patterns
 from scars.core.samsara.contract import parse_contract
 from scars.core.samsara.layout import (
     FEATURE_MARKERS,
@@ -155,6 +155,44 @@ def _read_feature_files(p: Path, repo_root: Path | None) -> Feature:
             Problem(f"{REPORTS_DIR}/", None, "no such directory: signal_lost counts nothing here", "warning")
         )
 
+    all_items = [it for r in reports for it in r.items]
+    items = tuple(it for it in all_items if not _excluded(it))
+    # The possible patterns need the items only: started now (in a forked child at scale) they are
+    # computed while the rest of the feature is read and its log matched.
+    possible = start_possible_patterns(items)
+    try:
+        index, contract, log, auto = _read_the_rest(p, limit_root, failures, warnings)
+    except BaseException:
+        possible.cancel()
+        raise
+    return aggregate(
+        Feature(
+            name=p.name,
+            path=str(p),
+            repo_root=str(repo_root) if repo_root else None,
+            reports=tuple(reports),
+            items=items,
+            resolved=tuple(it for it in all_items if _excluded(it)),
+            parse_failures=tuple(failures),
+            dangling_refs=tuple(dangling),
+            warnings=tuple(warnings),
+            registry=registry,
+            contract=contract,
+            index=index,
+            iteration_log=log,
+            auto_decisions=auto,
+            execution_mode=contract.execution_mode if contract else None,
+        ),
+        possible,
+    )
+
+
+def _read_the_rest(
+    p: Path, limit_root: Path, failures: list[Problem], warnings: list[Problem]
+) -> tuple[Any, EvaluationContract | None, IterationLog | None, tuple]:
+    """index.yaml, the pre-thinking contract, iteration-log.yaml and auto-decisions.md of feature
+    directory ``p``: (index, contract, log, auto decisions); their problems added to ``failures``
+    and ``warnings``."""
     index = None
     ip = p / "index.yaml"
     refused = {}
@@ -210,27 +248,7 @@ def _read_feature_files(p: Path, repo_root: Path | None) -> Feature:
         for e in auto:
             for prob in e.problems:
                 warnings.append(Problem("auto-decisions.md", e.line, f"decision {e.number:03d}: {prob}", "warning"))
-
-    all_items = [it for r in reports for it in r.items]
-    return aggregate(
-        Feature(
-            name=p.name,
-            path=str(p),
-            repo_root=str(repo_root) if repo_root else None,
-            reports=tuple(reports),
-            items=tuple(it for it in all_items if not _excluded(it)),
-            resolved=tuple(it for it in all_items if _excluded(it)),
-            parse_failures=tuple(failures),
-            dangling_refs=tuple(dangling),
-            warnings=tuple(warnings),
-            registry=registry,
-            contract=contract,
-            index=index,
-            iteration_log=log,
-            auto_decisions=auto,
-            execution_mode=contract.execution_mode if contract else None,
-        )
-    )
+    return index, contract, log, auto
 
 
 def _excluded(item: ScarItem) -> bool:

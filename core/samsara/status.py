@@ -89,8 +89,9 @@ def feature_json_line(feature: Feature) -> str:
     encoded = _encoded_items(feature)
     dumps = json.dumps
     cut = len(_UNDECIDED_TAIL)
-    parts = []
-    for key, value in out.items():
+    pieces: list[str] = []  # joined once: the items' text is tens of megabytes, each concatenation a copy
+    for n, (key, value) in enumerate(out.items()):
+        pieces += ("{" if n == 0 else ", ", dumps(key), ": ")
         if key == "items" or key == "resolved":
             items = feature.items if key == "items" else feature.resolved
             start = 0 if key == "items" else len(feature.items)
@@ -100,11 +101,11 @@ def feature_json_line(feature: Feature) -> str:
                     d = _decision_json(decisions, it.id)
                     if d is not None:
                         texts[i] = f"{texts[i][:-cut]}{dumps(d, ensure_ascii=True)}}}"
-            value_text = "[" + ", ".join(texts) + "]"
+            pieces += ("[", ", ".join(texts), "]")
         else:
-            value_text = dumps(value, ensure_ascii=True)
-        parts.append(f"{dumps(key)}: {value_text}")
-    return "{" + ", ".join(parts) + "}"
+            pieces.append(dumps(value, ensure_ascii=True))
+    pieces.append("}")
+    return "".join(pieces)
 
 
 def _encoded_items(feature: Feature) -> list[str]:

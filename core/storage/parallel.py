@@ -10,8 +10,8 @@ failure of the pool itself (a worker killed, a start method that is not availabl
 result that does not pickle …) falls back to reading serially, so the outcome never
 depends on the pool. A report that cannot be parsed is a parse failure either way — that is
 ``read_one``'s job, not an exception. ``read_features(paths, read_one)`` does the same for
-whole features. ``beside(fn, args, here)`` runs one pure computation in a forked child while
-this process does another (the possible patterns beside the log matcher).
+whole features. ``Beside(fn, args)`` starts one pure computation in a forked child while this
+process goes on (the possible patterns beside the rest of the read and the log matcher).
 
 The cyclic garbage collector is paused during the bulk read (it would otherwise scan the
 growing heap of parsed objects again and again: the largest single cost on big inputs, see
@@ -160,50 +160,69 @@ def _pool_map(fn: Any, items: list[Any], n: int) -> list[Any]:
     return out
 
 
-def beside(fn: Callable[..., Any], args: tuple[Any, ...], here: Callable[[], Any]) -> tuple[Any, Any]:
-    """``(fn(*args), here())``, with ``fn`` in a forked child while this process runs ``here``,
-    when a fork is safe and useful: Linux, this process running one thread, more than one usable
-    core, ``SCARS_WORKERS`` not 1. ``fn`` must be a pure function of its arguments with a
-    picklable result; any failure of the child (killed, an exception, a result that does not
-    pickle) computes ``fn(*args)`` here instead, so the outcome never depends on the fork."""
-    workers = settings.current().workers
-    if (
-        not sys.platform.startswith("linux")
-        or threading.active_count() != 1
-        or usable_cpus() < 2
-        or (workers is not None and workers <= 1)
-    ):
-        return fn(*args), here()
-    try:
-        r, w = os.pipe()
-        pid = os.fork()
-    except OSError:
-        return fn(*args), here()
-    if pid == 0:  # the child: compute, send, leave without running any of the parent's exit code
-        code = 1
+class Beside:
+    """``fn(*args)``, started in a forked child when a fork is safe and useful (Linux, this process
+    running one thread, more than one usable core, ``SCARS_WORKERS`` not 1) and ``fork`` is
+    true, so that this process does other work meanwhile; :meth:`result` gives it. ``fn`` must be
+    a pure function of its arguments with a picklable result; any failure of the child (killed,
+    an exception, a result that does not pickle) or no fork computes ``fn(*args)`` here instead,
+    in :meth:`result`, so the outcome never depends on the fork. A handle whose result is not
+    wanted is cancelled (:meth:`cancel`: the child killed and reaped)."""
+
+    def __init__(self, fn: Callable[..., Any], args: tuple[Any, ...], *, fork: bool = True) -> None:
+        self._fn, self._args = fn, args
+        self._pid: int | None = None
+        self._read = -1
+        workers = settings.current().workers
+        if (
+            not fork
+            or not sys.platform.startswith("linux")
+            or threading.active_count() != 1
+            or usable_cpus() < 2
+            or (workers is not None and workers <= 1)
+        ):
+            return
         try:
-            os.close(r)
-            gc.disable()
-            data = pickle.dumps(fn(*args), protocol=pickle.HIGHEST_PROTOCOL)
-            with os.fdopen(w, "wb") as out:
-                out.write(data)
-            code = 0
-        finally:
-            os._exit(code)
-    os.close(w)
-    try:
-        mine = here()
-    except BaseException:
-        os.kill(pid, 9)
-        os.waitpid(pid, 0)
-        os.close(r)
-        raise
-    with os.fdopen(r, "rb") as inp:
-        data = inp.read()
-    _pid, status = os.waitpid(pid, 0)
-    if status == 0 and data:
-        try:
-            return pickle.loads(data), mine
-        except Exception:  # noqa: BLE001 - a result that does not unpickle: compute it here
-            pass
-    return fn(*args), mine
+            r, w = os.pipe()
+            pid = os.fork()
+        except OSError:
+            return
+        if pid == 0:  # the child: compute, send, leave without running any of the parent's exit code
+            code = 1
+            try:
+                os.close(r)
+                gc.disable()
+                data = pickle.dumps(fn(*args), protocol=pickle.HIGHEST_PROTOCOL)
+                with os.fdopen(w, "wb") as out:
+                    out.write(data)
+                code = 0
+            finally:
+                os._exit(code)
+        os.close(w)
+        self._pid, self._read = pid, r
+
+    @property
+    def forked(self) -> bool:
+        return self._pid is not None
+
+    def result(self) -> Any:
+        """``fn(*args)``: the child's result when it gave one, else computed here. Once."""
+        if self._pid is not None:
+            with os.fdopen(self._read, "rb") as inp:
+                data = inp.read()
+            _pid, status = os.waitpid(self._pid, 0)
+            self._pid = None
+            if status == 0 and data:
+                try:
+                    return pickle.loads(data)
+                except Exception:  # noqa: BLE001 - a result that does not unpickle: compute it here
+                    pass
+        return self._fn(*self._args)
+
+    def cancel(self) -> None:
+        """The result is not wanted: the child (if any) is killed and reaped."""
+        if self._pid is not None:
+            os.kill(self._pid, 9)
+            os.waitpid(self._pid, 0)
+            os.close(self._read)
+            self._pid = None

@@ -1,5 +1,7 @@
-"""Possible patterns computed in a forked child beside the log matcher (issue 17: off the
-critical path) give exactly what computing them in line gives; a failing child changes nothing."""
+"""Possible patterns computed in a forked child, started as soon as the reports are read, beside the
+rest of the read and the log matcher (issue 17: off the critical path), give exactly what computing
+them in line gives; a failing child changes nothing; a read that fails after it started leaves no
+child behind."""
 
 from __future__ import annotations
 
@@ -28,12 +30,20 @@ def counting_fork():
         forks.append(pid)
     return pid
 os.fork = counting_fork
+from scars.core.samsara import feature as feature_module
+real_rest = feature_module._read_the_rest
+forked_before_the_rest = []
+def the_rest(*a):
+    forked_before_the_rest.append(len(forks))
+    return real_rest(*a)
+feature_module._read_the_rest = the_rest
 aggregate.PATTERNS_BESIDE_FROM = 10**9
 inline = read_feature(feature_dir)
 aggregate.PATTERNS_BESIDE_FROM = 0
 beside = read_feature(feature_dir)
 print(json.dumps({
     "forks": len(forks),
+    "forked_before_the_rest": forked_before_the_rest,
     "same_patterns": beside.possible_patterns == inline.possible_patterns,
     "same_matches": beside.log_matches == inline.log_matches,
     "patterns": len(inline.possible_patterns),
@@ -42,42 +52,92 @@ print(json.dumps({
 """
 
 
-def test_patterns_beside_the_matcher_are_the_patterns_in_line(tmp_path):
+def _probe(script: str, *args: str) -> dict:
+    """What ``script`` prints last (JSON), run in a fresh single-threaded Python without the cache
+    and with the default workers."""
     env = {**os.environ, "SCARS_NO_CACHE": "1"}
     env.pop("SCARS_WORKERS", None)
-    proc = subprocess.run(
-        [sys.executable, "-c", PROBE, str(tmp_path), str(ROOT / "bench")],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=env,
-    )
+    proc = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True, timeout=300, env=env)
     assert proc.returncode == 0, proc.stderr
-    got = json.loads(proc.stdout.splitlines()[-1])
+    return json.loads(proc.stdout.splitlines()[-1])
+
+
+def test_patterns_beside_the_matcher_are_the_patterns_in_line(tmp_path):
+    got = _probe(PROBE, str(tmp_path), str(ROOT / "bench"))
     if os.cpu_count() and os.cpu_count() > 1:
-        assert got["forks"] == 1  # the second read forked (the first one did not)
+        assert got["forks"] == 1  # the second read forked (the first one did not) …
+        assert got["forked_before_the_rest"] == [0, 1]  # … before it read the rest of the feature
     assert got["patterns"] > 0 and got["matches"] > 0
     assert got["same_patterns"] and got["same_matches"]
 
 
 FALLBACK = """
-import json
+import json, os
 from scars.core.storage import parallel
 def unpicklable(n):
     return lambda: n  # pickling fails in the child: computed here instead
-def raises():
-    raise ValueError("here")
-got, mine = parallel.beside(unpicklable, (7,), lambda: "mine")
+def fails():
+    raise ValueError("in the child")
+pending = parallel.Beside(unpicklable, (7,))
+forked = pending.forked
+value = pending.result()()
 try:
-    parallel.beside(sum, ([1, 2],), raises)
+    parallel.Beside(fails, ()).result()  # the child fails: computed here, where it raises
     raised = False
 except ValueError:
     raised = True
-print(json.dumps({"value": got(), "mine": mine, "raised": raised, "sum": parallel.beside(sum, ([1, 2],), list)[0]}))
+cancelled = parallel.Beside(sum, ([1, 2],))
+cancelled.cancel()
+try:
+    os.waitpid(-1, os.WNOHANG)
+    children_left = True
+except ChildProcessError:
+    children_left = False
+print(json.dumps({
+    "forked": forked, "value": value, "raised": raised, "children_left": children_left,
+    "sum": parallel.Beside(sum, ([1, 2],)).result(), "not_forked": parallel.Beside(sum, ([1],), fork=False).forked,
+}))
 """
 
 
-def test_a_failing_child_falls_back_and_an_error_here_is_raised():
-    proc = subprocess.run([sys.executable, "-c", FALLBACK], capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    assert json.loads(proc.stdout.splitlines()[-1]) == {"value": 7, "mine": "mine", "raised": True, "sum": 3}
+def test_a_failing_child_falls_back_and_a_cancelled_one_is_reaped():
+    assert _probe(FALLBACK) == {
+        "forked": (os.cpu_count() or 1) > 1,
+        "value": 7,
+        "raised": True,
+        "children_left": False,
+        "sum": 3,
+        "not_forked": False,
+    }
+
+
+FAILED_READ = """
+import json, os, sys
+sys.path.insert(0, sys.argv[2])
+import generate
+from pathlib import Path
+from scars.core.samsara import aggregate
+from scars.core.samsara import feature as feature_module
+repo = Path(sys.argv[1]) / "repo"
+generate.generate("small", repo, seed=0)
+feature_dir = next(p for p in (repo / "changes").iterdir() if p.is_dir())
+aggregate.PATTERNS_BESIDE_FROM = 0
+def the_rest(*a):
+    raise OSError("the disk went away")
+feature_module._read_the_rest = the_rest
+try:
+    feature_module.read_feature(feature_dir)
+    raised = False
+except OSError:
+    raised = True
+try:
+    os.waitpid(-1, os.WNOHANG)
+    children_left = True
+except ChildProcessError:
+    children_left = False
+print(json.dumps({"raised": raised, "children_left": children_left}))
+"""
+
+
+def test_a_read_failing_after_the_patterns_started_leaves_no_child(tmp_path):
+    assert _probe(FAILED_READ, str(tmp_path), str(ROOT / "bench")) == {"raised": True, "children_left": False}

@@ -84,7 +84,8 @@ def run(args: argparse.Namespace) -> int:
         else:
             root = json.dumps(str(target.absolute()), ensure_ascii=True)
             text = f'{{"root": {root}, "features": [{", ".join(feature_json_line(f) for f in feats)}]}}'
-        sys.stdout.write(text + "\n")
+        sys.stdout.write(text)  # tens of megabytes at 50,000 items: not copied again for the newline
+        sys.stdout.write("\n")
     else:
         # lazy: rich output, loaded when this report is printed
         from scars.tui.cli.render.status import print_feature, print_repo
