@@ -374,6 +374,7 @@ class ScarsApp(App[int]):
         the first keystroke of a filter (issue 17)."""
         with gc_paused():
             state.prepare_filter()
+        gc.freeze()  # every item's view and the haystack, as the load's objects (see _load)
 
     def on_scars_app_load_failed(self, message: ScarsApp.LoadFailed) -> None:
         self.load_error = message.error

@@ -337,6 +337,30 @@ async def test_shift_j_and_k_scroll_the_detail_from_the_list(long_dir):
         assert pane.scroll_y == 0
 
 
+@aio
+async def test_the_list_redraws_in_its_focused_and_unfocused_colours(long_dir):
+    """Issue 17: the list keeps its own style between repaints (not computed for every line):
+    focus changes it (the focused list is tinted), and the lines drawn after must carry it."""
+    app = ScarsApp(long_dir, user="alice")
+    async with app.run_test(size=SMALL) as pilot:
+        await start(app, pilot)
+        pane, lst = app.screen.query_one(DetailPane), items(app)
+
+        def background() -> object:  # of a list row two below the cursor's (not the cursor's colours)
+            return list(lst.render_line(lst.cursor - int(lst.scroll_offset.y) + 2))[0].style.bgcolor
+
+        focused_list = background()
+        await pilot.press("tab")
+        await wait_until(pilot, lambda: pane.has_focus, "the detail focused")
+        await pilot.pause()
+        focused_detail = background()
+        assert focused_detail != focused_list  # the list's tint gone with its focus
+        await pilot.press("tab")
+        await wait_until(pilot, lambda: lst.has_focus, "the list focused again")
+        await pilot.pause()
+        assert background() == focused_list
+
+
 @pytest.mark.parametrize("size", [(80, 24), (120, 20)], ids=["80x24", "120x20"])
 @aio
 async def test_the_detail_draws_every_word_of_a_long_item_beside_its_scrollbar(long_dir, size):

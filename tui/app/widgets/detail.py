@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from rich.console import Group, RenderableType
+from rich.style import Style
 from rich.syntax import Syntax
 from rich.text import Text
 from textual.geometry import Size
@@ -24,6 +25,7 @@ from scars.core.samsara.watches import watches_path
 from scars.core.sanitize import one_line, visible
 from scars.core.text import natural_key
 from scars.tui.app.viewmodel import ALL_GROUP_LABEL, decision_state, item_text
+from scars.tui.app.widgets.base_style import BaseStyleCache
 
 _EXCERPT_CACHE_MAX = 256
 
@@ -142,7 +144,7 @@ def describe_history(records: Iterable[dict]) -> Text | None:
     return t
 
 
-class DetailPane(ScrollView, can_focus=True):
+class DetailPane(BaseStyleCache, ScrollView, can_focus=True):
     """Scrollable details of one item or parse failure: a Line-API widget (issue 17).
 
     The content is rendered to lines once per item (at the pane's width, again only when the
@@ -162,29 +164,33 @@ class DetailPane(ScrollView, can_focus=True):
         super().__init__(id=id, classes=classes)
         self.content: RenderableType = Text("")
         self._lines: list[Strip] = []
-        self._rendered_width = -1  # the width self._lines were rendered at (-1: not rendered)
+        self._blank = Strip.blank(0)
+        self._rendered: tuple[int, Style] | None = None  # (width, style) of self._lines
         self._excerpts: dict[str, tuple[Excerpt | None, str | None]] = {}
 
     # -- content ----------------------------------------------------------------------
     def _update(self, content: RenderableType) -> None:
         """Show ``content`` from its first line."""
         self.content = content
-        self._rendered_width = -1
+        self._rendered = None
         self._render_content()
         self.scroll_home(animate=False, immediate=True)
         self.refresh()
 
     def _render_content(self) -> None:
-        """Render the content to lines at the pane's width (again when the new lines make the
-        scrollbar come or go: that changes the width once)."""
+        """Render the content to lines at the pane's width, padded and in the pane's style (again
+        when the new lines make the scrollbar come or go: that changes the width once)."""
         for _ in range(2):
             width = self.scrollable_content_region.width
-            if width <= 0 or width == self._rendered_width:
+            style = self.base_style()
+            if width <= 0 or (width, style) == self._rendered:
                 return
             console = self.app.console
-            lines = console.render_lines(self.content, console.options.update_width(width), pad=False)
-            self._lines = [Strip(line) for line in lines]
-            self._rendered_width = width
+            options = console.options.update_width(width)
+            lines = console.render_lines(self.content, options, style=style, pad=True)
+            self._lines = [Strip(line, width) for line in lines]
+            self._blank = Strip.blank(width, style)
+            self._rendered = (width, style)
             size = Size(width, len(self._lines))
             if self.virtual_size != size:
                 # Without a layout of the screen: the scrollbar's own reactive asks for one only when
@@ -197,13 +203,9 @@ class DetailPane(ScrollView, can_focus=True):
         self.refresh()
 
     def render_line(self, y: int) -> Strip:
-        width = self.scrollable_content_region.width
-        scroll_x, scroll_y = self.scroll_offset
-        index = scroll_y + y
-        style = self.rich_style
-        if index >= len(self._lines):
-            return Strip.blank(width, style)
-        return self._lines[index].crop_extend(scroll_x, scroll_x + width, style).apply_style(style)
+        self._render_content()  # only when the width or the style (focus, theme) changed
+        index = int(self.scroll_offset.y) + y
+        return self._lines[index] if index < len(self._lines) else self._blank
 
     def show_nothing(self, message: str = "No item selected.") -> None:
         self._update(Text(message))

@@ -22,13 +22,14 @@ from textual.strip import Strip
 from scars.core import settings
 from scars.core.sanitize import one_line
 from scars.tui.app.viewmodel import CATEGORY_ABBR, ItemViews, Row, decision_mark, decision_state
+from scars.tui.app.widgets.base_style import BaseStyleCache
 
 DECISION_WIDTH = 9
 TASK_WIDTH = 14
 TEXT_ROOM = 24  # the cells of the item's text a long task id leaves it, where the row has them
 
 
-class ItemList(ScrollView, can_focus=True, inherit_bindings=False):
+class ItemList(BaseStyleCache, ScrollView, can_focus=True, inherit_bindings=False):
     """Grouped scar items; only visible rows are rendered.
 
     It inherits no bindings: ScrollView's own (up, down, pageup, pagedown, home, end) would
@@ -199,7 +200,7 @@ class ItemList(ScrollView, can_focus=True, inherit_bindings=False):
         index = scroll_y + y
         # The scrollbar takes columns of the widget's own: draw within what is left of it.
         width = self.scrollable_content_region.width
-        base = self.rich_style
+        base = self.base_style()
         if not self.rows:
             if y == 0:
                 return Strip([Segment(set_cell_size(" " + self.placeholder, width), base)], width)
