@@ -278,7 +278,7 @@ class LogMatch:
         return self.target
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, weakref_slot=True)  # weakref: the cache's token of a read (storage.cache)
 class Feature:
     """Everything read and computed for one samsara feature directory.
 

@@ -45,6 +45,7 @@ import pickle
 import stat
 import sys
 import time
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -257,24 +258,29 @@ def _write(path: Path, header: dict[str, Any], value: Any) -> bool:
                 os.unlink(tmp)
 
 
-# The token of the Features this process stored or loaded last (by identity; the Feature is
-# held, so its id is not reused while remembered).
-_TOKENS: dict[int, tuple[Any, str]] = {}
-_TOKENS_KEPT = 8
+# The token of each Feature this process stored or loaded, while that Feature lives (by identity,
+# through a weak reference: a token never keeps a feature of tens of megabytes alive).
+_TOKENS: dict[int, tuple[weakref.ref[Any], str]] = {}
 
 
 def _remember(feature: Any, token: Any) -> None:
     if not isinstance(token, str):
         return
-    _TOKENS.pop(id(feature), None)
-    _TOKENS[id(feature)] = (feature, token)
-    while len(_TOKENS) > _TOKENS_KEPT:
-        del _TOKENS[next(iter(_TOKENS))]
+    key = id(feature)
+
+    def forget(_dead: object) -> None:
+        _TOKENS.pop(key, None)
+
+    try:
+        ref = weakref.ref(feature, forget)
+    except TypeError:  # not weakly referenceable: its parts are not kept
+        return
+    _TOKENS[key] = (ref, token)
 
 
 def _token_of(feature: Any) -> str | None:
     held = _TOKENS.get(id(feature))
-    return held[1] if held is not None and held[0] is feature else None
+    return held[1] if held is not None and held[0]() is feature else None
 
 
 def _part_file(feature_dir: Path, name: str) -> Path:

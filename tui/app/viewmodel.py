@@ -218,28 +218,28 @@ class ItemViews(Mapping[str, ItemView]):
     stored twice, so no lock."""
 
     def __init__(self, items: Iterable[ScarItem]):
-        self.items: dict[str, ScarItem] = {item.id: item for item in items}
+        self.by_id: dict[str, ScarItem] = {item.id: item for item in items}
         self._built: dict[str, ItemView] = {}
         self._tasks: dict[str, str] = {}  # task id -> as shown (each distinct task once)
 
     def __getitem__(self, item_id: str) -> ItemView:
         view = self._built.get(item_id)
         if view is None:
-            view = self._built[item_id] = build_view(self.items[item_id], self._tasks)
+            view = self._built[item_id] = build_view(self.by_id[item_id], self._tasks)
         return view
 
     def __contains__(self, item_id: object) -> bool:
-        return item_id in self.items
+        return item_id in self.by_id
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self.items)
+        return iter(self.by_id)
 
     def __len__(self) -> int:
-        return len(self.items)
+        return len(self.by_id)
 
     def tasks(self) -> set[str]:
         """Every task as the list shows it (without building a view)."""
-        return {one_line(t, TASK_CAP) for t in {item.task_id or "" for item in self.items.values()}}
+        return {one_line(t, TASK_CAP) for t in {item.task_id or "" for item in self.by_id.values()}}
 
 
 class TriageState:
@@ -248,7 +248,7 @@ class TriageState:
     def __init__(self, feature: Feature):
         self.feature = feature
         self.views = ItemViews(feature.items)
-        self._items = self.views.items
+        self._items = self.views.by_id
         self.order: list[str] = [it.id for it in feature.items]  # decidable items
         # Tasks sharing an item's literal text (a cross-task pattern names several): built after
         # the first paint (prepare_filter); tasks_of looks through the items until then.

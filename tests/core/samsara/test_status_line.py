@@ -5,6 +5,7 @@ the kept items are used only with the very feature they were encoded from, by th
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -113,7 +114,7 @@ def test_kept_items_are_used_only_with_their_feature_and_code(tmp_path, cache_on
     f = read_feature(feat)
     feature_json_line(f)
     twin = read_feature(feat)
-    equal_copy = type(twin)(**{n: getattr(twin, n) for n in twin.__slots__})
+    equal_copy = type(twin)(**{f.name: getattr(twin, f.name) for f in dataclasses.fields(twin)})
     assert equal_copy == twin
     where = type(feat)(f.path)
     assert cache.load_part(where, status._ITEMS_PART, twin, status._ITEMS_CODE) is not None
@@ -153,3 +154,18 @@ def test_a_warm_reopen_prints_the_stored_output(kind, sub, case, tmp_path):
             runs.append(proc.stdout.replace(str(root), ROOT_TOKEN))
     assert runs == [expected, expected]
     assert any(p.name.endswith(".status-items.pickle") for p in (tmp_path / "cache").iterdir())
+
+
+def test_a_kept_token_does_not_keep_its_feature_alive(tmp_path, cache_on):
+    import gc
+    import weakref
+
+    feat = _decided(tmp_path)
+    _settle(tmp_path)
+    f = read_feature(feat)
+    assert cache._token_of(f) is not None
+    gone, key = weakref.ref(f), id(f)
+    del f
+    gc.collect()
+    assert gone() is None and key not in cache._TOKENS
+    assert all(ref() is not None for ref, _token in cache._TOKENS.values())

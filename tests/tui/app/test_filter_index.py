@@ -118,3 +118,6 @@ def test_the_state_and_its_rows_build_no_items_view_before_one_is_asked_for(stat
     assert len(rows) > 100 and fresh.views._built == {}
     first = next(r.item_id for r in rows if r.kind == "item")
     assert fresh.views[first].item.id == first and list(fresh.views._built) == [first]
+    # Every view, as the mapping it stands for (its items() too), each built once.
+    views = dict(fresh.views.items())
+    assert views.keys() == {it.id for it in state.feature.items} and all(fresh.views[i] is v for i, v in views.items())
