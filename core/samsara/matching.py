@@ -227,6 +227,8 @@ class Matcher:
         self._has: list[tuple[str, ...]] = []  # each target's words among those in _postings
         self._position: dict[int, int] | None = None  # id(target) -> its position
         self._expected: set[str] = set()  # words of descriptions still to come (expect())
+        self._cleaned: dict[str, _Cleaned] = {}  # description -> clean(description)
+        self._words_of: dict[str, frozenset[str]] = {}  # text -> terms(text).words
 
     @classmethod
     def of(cls, feature: Feature) -> Matcher:
@@ -239,11 +241,25 @@ class Matcher:
             description = description_of(entry)
             if not description.strip():
                 continue
-            c = clean(description)
-            self._expected |= terms(c.body or description).words
+            c = self._clean(description)
+            self._expected |= self._words_in(c.body or description)
             head = _COMMENTARY.split(c.body, maxsplit=1)[0] if c.body else ""
             if head:
-                self._expected |= terms(head).words
+                self._expected |= self._words_in(head)
+
+    def _clean(self, description: str) -> _Cleaned:
+        """:func:`clean`, once per description (expect() and match() both ask)."""
+        c = self._cleaned.get(description)
+        if c is None:
+            c = self._cleaned[description] = clean(description)
+        return c
+
+    def _words_in(self, text: str) -> frozenset[str]:
+        """``terms(text).words``, once per text (expect(), the ranking and its head all ask)."""
+        w = self._words_of.get(text)
+        if w is None:
+            w = self._words_of[text] = terms(text).words
+        return w
 
     # ----------------------------------------------------------------- the three stages
 
@@ -259,7 +275,7 @@ class Matcher:
             pick = _prefer_free(exact, taken_set)
             reason = "same text" + (f" (one of {len(exact)} items with this text)" if len(exact) > 1 else "")
             return _result(description, pick.id, "exact", 1.0, reason)
-        c = clean(description)
+        c = self._clean(description)
         pool = self._pool(c)
         found = self._normalised(c, pool)
         if found:
@@ -377,7 +393,7 @@ class Matcher:
         Targets are scored in the order of their rarest shared word, and the search stops when
         the words not yet looked at weigh less than every target of that head: no target
         outside can rank before it (the whole ranking, when it does not stop, is exact too)."""
-        words = terms(text).words
+        words = self._words_in(text)
         postings, total = self._index(words)
         idf = {k: math.log((total + 1) / (len(postings[k]) + 0.5)) + 0.1 for k in words if postings.get(k)}
         default = math.log(len(self.targets) + 2) + 0.1
@@ -451,7 +467,7 @@ class Matcher:
         part = ""
         # The text before a person's commentary (" — path filters once …") alone, when it says more.
         head = _COMMENTARY.split(c.body, maxsplit=1)[0] if c.body else ""
-        if head and head != c.body and len(terms(head).words) >= 3:
+        if head and head != c.body and len(self._words_in(head)) >= 3:
             h_words, h_ranked = self._rank(head, pool, taken, whole=whole)
             if h_ranked and (not ranked or h_ranked[0][0] > ranked[0][0]):
                 words, ranked, part = h_words, h_ranked, "its text before the commentary: "

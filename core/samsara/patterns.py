@@ -144,7 +144,8 @@ class _Vocabulary:
     def __init__(self, word: Callable[[str], str] = _word) -> None:
         self.ids: dict[str, int] = {}
         self.names: list[str] = []
-        self._word = _Memo(word).__getitem__  # token -> its word
+        self.judged: _Memo[str, str] = _Memo(word)  # token -> its word
+        self._word = self.judged.__getitem__
         self._token: _Memo[str, int] = _Memo(self._token_id)  # token -> its word's number, -1: no word
         self._pair: _Memo[int, int] = _Memo(self._pair_id)  # a * _PAIR + b -> the pair's number
 
@@ -228,7 +229,7 @@ def _vocabulary() -> _Vocabulary:
     it meets them). Terms are only compared within one run, which takes its vocabulary once, so a
     new one never mixes numbers."""
     v: _Vocabulary | None = getattr(_local, "vocabulary", None)
-    if v is None or len(v.names) > VOCABULARY_LIMIT:
+    if v is None or len(v.names) > VOCABULARY_LIMIT or len(v.judged) > VOCABULARY_LIMIT:
         v = _local.vocabulary = _Vocabulary()
     return v
 
@@ -261,9 +262,15 @@ class WordSets:
     def __init__(self) -> None:
         self._stem_of: dict[str, str] = {}  # run -> its word ("" for a stop word, a number, a letter)
         self._not_words: set[str] = set()  # the runs that are no word
+        # the words this thread's possible patterns judged (read only: the log matcher at 50,000
+        # items judges ~70,000 runs, freed with it, not kept for the life of the process)
+        self._known = _vocabulary().judged
 
     def _judge(self, run: str) -> str:
-        w = self._stem_of[run] = _word(run)
+        w = self._known.get(run)
+        if w is None:
+            w = _word(run)
+        self._stem_of[run] = w
         if not w:
             self._not_words.add(run)
         return w

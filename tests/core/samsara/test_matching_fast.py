@@ -7,13 +7,15 @@ from __future__ import annotations
 
 import random
 import sys
+from collections import Counter
 
 import pytest
 
-from scars.core.samsara import matching
+from scars.core.model import ScarItem
+from scars.core.samsara import matching, patterns
 from scars.core.samsara.feature import find_features, read_feature
 from scars.core.samsara.matching import Matcher, Target, description_of, match_log, targets_of
-from scars.core.samsara.patterns import WordSets, _word, terms
+from scars.core.samsara.patterns import WordSets, _word, possible_patterns, terms
 from scars.core.text import normalize
 from tests.core.samsara.matching_reference import ReferenceMatcher
 from tests.factories import ROOT, UPSTREAM
@@ -227,3 +229,33 @@ def test_a_long_text_of_few_words_is_no_near_copy_inside_a_description(item, nea
     got = Matcher(targets).match(description)
     assert got == ReferenceMatcher(targets).match(description)
     assert (got.confidence == "normalized") is near
+
+
+def test_each_description_is_cleaned_and_each_text_analysed_once(monkeypatch):
+    # expect(), match(), the ranking and its head all ask for a description's cleaned form and its
+    # words: each is computed once per matcher
+    cleaned: Counter = Counter()
+    analysed: Counter = Counter()
+    real_clean, real_terms = matching.clean, matching.terms
+    monkeypatch.setattr(matching, "clean", lambda d: cleaned.update([d]) or real_clean(d))
+    monkeypatch.setattr(matching, "terms", lambda t: analysed.update([t]) or real_terms(t))
+    f = read_feature(sorted(REAL.iterdir())[0])
+    entries = _descriptions(f, seed=3)
+    _match_all(Matcher, f, entries)
+    assert cleaned and analysed
+    assert max(cleaned.values()) == 1 and max(analysed.values()) == 1
+
+
+def test_word_sets_reuse_the_words_the_possible_patterns_judged(monkeypatch):
+    texts = ["Retries blocked behind the upload queue", "the parser drops folded scalars silently"]
+    items = [ScarItem(f"i{n}", "known_shortcuts", t, None, f"r{n}", None, "gen1") for n, t in enumerate(texts)]
+    monkeypatch.setattr(patterns._local, "vocabulary", None, raising=False)  # a thread that judged nothing yet
+    possible_patterns(items, [])
+    judged: list[str] = []
+    real_word = patterns._word
+    monkeypatch.setattr(patterns, "_word", lambda run: judged.append(run) or real_word(run))
+    ws = WordSets()
+    assert ws.words(texts[0].casefold()) == terms(texts[0]).words
+    assert judged == []  # every run was judged by the possible patterns of this thread
+    ws.words("unseen tokens here")
+    assert sorted(judged) == ["here", "tokens", "unseen"]

@@ -169,3 +169,15 @@ def test_each_thread_has_its_own_vocabulary():
     t.start()
     t.join()
     assert got[0] is not patterns._vocabulary()
+
+
+def test_a_thread_vocabulary_starts_afresh_above_its_limit_of_judged_tokens(monkeypatch):
+    # stop words are judged (the log matcher reads those judgements) but numbered as no term
+    monkeypatch.setattr(patterns._local, "vocabulary", None, raising=False)
+    v = patterns._vocabulary()
+    v.analyse("the of and to")
+    assert len(v.names) == 0 and len(v.judged) == 4
+    monkeypatch.setattr(patterns, "VOCABULARY_LIMIT", 4)
+    assert patterns._vocabulary() is v
+    monkeypatch.setattr(patterns, "VOCABULARY_LIMIT", 3)
+    assert patterns._vocabulary() is not v
