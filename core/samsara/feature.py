@@ -73,6 +73,13 @@ def read_feature(path: str | os.PathLike[str]) -> Feature:
     fp, hit = cached_feature(p, repo_root)
     if hit is not None:
         return hit
+    return read_missed(p, repo_root, fp)
+
+
+def read_missed(p: Path, repo_root: Path | None, fp: dict[str, Any] | None) -> Feature:
+    """Read the absolute feature directory ``p`` that :func:`~scars.core.samsara.layout.cached_feature`
+    did not find in the cache (``repo_root`` and the fingerprint ``fp`` it took, stat-only and taken
+    before reading: not taken twice), and store it under ``fp`` (None: the cache is off)."""
     with gc_paused():
         feature = _read_feature_files(p, repo_root)
     if fp is not None:

@@ -46,6 +46,7 @@ import stat
 import sys
 import time
 import weakref
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -197,7 +198,8 @@ def load(feature_dir: Path, fp: dict[str, Any]) -> Any | None:
 
 
 def store(feature_dir: Path, fp: dict[str, Any], feature: Any, now_ns: int | None = None) -> bool:
-    """Store ``feature`` under ``fp`` (taken before reading). False when not stored.
+    """Store ``feature`` under ``fp`` (taken before reading). False when not stored; inside
+    :func:`written_after` the file is written when the block ends.
 
     Not stored when the cache is off, when an input changed less than ``RACY_NS`` ago (its
     stamp could not tell a second write in the same tick apart), or when the cache
@@ -209,9 +211,51 @@ def store(feature_dir: Path, fp: dict[str, Any], feature: Any, now_ns: int | Non
     if _newest_ns(fp) >= now - RACY_NS:
         return False
     token = os.urandom(16).hex()
-    if not _write(cache_file(feature_dir), {"format": FORMAT, "fingerprint": fp, "token": token}, feature):
+    path, header = cache_file(feature_dir), {"format": FORMAT, "fingerprint": fp, "token": token}
+    if _defer(lambda: _write(path, header, feature)):
+        _remember(feature, token)
+        return True
+    if not _write(path, header, feature):
         return False
     _remember(feature, token)
+    return True
+
+
+# Writes deferred by ``written_after`` in this process: (its pid, the writes in order), else None.
+_DEFERRED: tuple[int, list[Any]] | None = None
+
+
+@contextlib.contextmanager
+def written_after() -> Iterator[None]:
+    """Cache files stored inside the block are written when it ends, in the order stored: a
+    command writes its output first, then the cache (a cold ``scars status --json`` at 50,000
+    items spent ~0.3 s pickling before printing). The same files are written as without it,
+    also when the block ends by an error (a closed pipe), not when it is interrupted (Ctrl-C).
+    A process forked inside the block (parallel reads) writes its own stores at once."""
+    global _DEFERRED
+    if _DEFERRED is not None and _DEFERRED[0] == os.getpid():  # nested: the outer block writes
+        yield
+        return
+    writes: list[Any] = []
+    _DEFERRED = (os.getpid(), writes)
+    interrupted = False
+    try:
+        yield
+    except KeyboardInterrupt:
+        interrupted = True
+        raise
+    finally:
+        _DEFERRED = None
+        if not interrupted:
+            for write in writes:
+                write()
+
+
+def _defer(write: Any) -> bool:
+    """Queue ``write`` when this process is inside ``written_after``; False when it is not."""
+    if _DEFERRED is None or _DEFERRED[0] != os.getpid():
+        return False
+    _DEFERRED[1].append(write)
     return True
 
 
@@ -304,4 +348,5 @@ def store_part(feature_dir: Path, name: str, feature: Any, modules: tuple[str, .
     if token is None or not enabled():
         return False
     header = {"format": FORMAT, "token": token, "code": _code_stamp(modules)}
-    return _write(_part_file(feature_dir, name), header, value)
+    path = _part_file(feature_dir, name)
+    return _defer(lambda: _write(path, header, value)) or _write(path, header, value)

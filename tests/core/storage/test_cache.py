@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import sys
 import time
@@ -279,3 +280,97 @@ def test_the_code_stamp_covers_every_module_the_reader_runs():
     packages_and_plumbing = {"settings", "errors", "clock", "lazy", "storage.durable", "formats", "samsara", "storage"}
     modules = {m.removeprefix("scars.core.") for m in out} - packages_and_plumbing
     assert {m.replace(".", "/") + ".py" for m in modules} <= set(cache._CODE_MODULES)
+
+
+# --- cold `scars status`: the output first, then the cache; the fingerprint taken once ------------
+
+
+def _status(fdir: Path, *flags: str) -> int:
+    import argparse
+
+    from scars.tui.cli.commands import status
+
+    return status.run(argparse.Namespace(path=str(fdir), json="--json" in flags, strict=False))
+
+
+def test_a_cold_status_prints_before_it_writes_the_cache_and_writes_the_same(repo, cache_on, monkeypatch, capsys):
+    fdir = _feature_dir(repo)
+    _settle(repo)
+    printed_at_write: list[str] = []
+    write = cache._write
+
+    def watched(path, header, value):
+        printed_at_write.append(capsys.readouterr().out)
+        return write(path, header, value)
+
+    monkeypatch.setattr(cache, "_write", watched)
+    assert _status(fdir, "--json") == 0
+    line = printed_at_write[0] + capsys.readouterr().out
+    assert line.endswith("\n") and json.loads(line)["signal_lost"] == repo[1]["features"][0]["signal_lost"]
+    # the whole line was out before the first cache file was written; the feature and its part both written
+    assert printed_at_write[0] == line and len(printed_at_write) == 2
+    assert cache.cache_file(fdir.absolute()).is_file()
+    _no_reading(monkeypatch)
+    assert _status(fdir, "--json") == 0
+    assert capsys.readouterr().out == line
+
+
+def test_a_missed_feature_is_fingerprinted_once(repo, cache_on, monkeypatch, capsys):
+    fdir = _feature_dir(repo)
+    taken = []
+    fingerprint = cache.fingerprint
+    monkeypatch.setattr(cache, "fingerprint", lambda *a: taken.append(a) or fingerprint(*a))
+    assert _status(fdir, "--json") == 0
+    assert len(taken) == 1
+
+
+def _stored_inside(fdir: Path, after) -> bool:
+    """Store a read of ``fdir`` inside ``written_after``; whether its file exists before the block ends."""
+    feature = reader.read_feature(fdir)
+    path = cache.cache_file(fdir.absolute())
+    path.unlink(missing_ok=True)
+    with cache.written_after():
+        assert cache.store(fdir.absolute(), cache.fingerprint(fdir.absolute(), None), feature)
+        after()
+        return path.is_file()
+
+
+def test_stores_inside_written_after_are_written_when_it_ends(repo, cache_on):
+    fdir = _feature_dir(repo)
+    _settle(repo)
+    assert not _stored_inside(fdir, lambda: None)
+    assert cache.cache_file(fdir.absolute()).is_file()
+    with cache.written_after():  # nested: the outer block writes
+        assert not _stored_inside(fdir, lambda: None)
+        assert not cache.cache_file(fdir.absolute()).is_file()
+    assert cache.cache_file(fdir.absolute()).is_file()
+
+
+def test_written_after_writes_after_an_error_not_after_an_interrupt(repo, cache_on):
+    fdir = _feature_dir(repo)
+    _settle(repo)
+    for exc, written in ((BrokenPipeError, True), (KeyboardInterrupt, False)):
+
+        def fail(exc=exc):
+            raise exc
+
+        with pytest.raises(exc):
+            _stored_inside(fdir, fail)
+        assert cache.cache_file(fdir.absolute()).is_file() is written
+
+
+def test_a_process_forked_inside_written_after_writes_at_once(repo, cache_on, monkeypatch):
+    fdir = _feature_dir(repo)
+    _settle(repo)
+    pid = os.getpid()
+
+    def fork():
+        monkeypatch.setattr(cache.os, "getpid", lambda: pid + 1)  # what a forked child sees
+
+    assert _stored_inside(fdir, lambda: None) is False
+    feature = reader.read_feature(fdir)
+    cache.cache_file(fdir.absolute()).unlink()
+    with cache.written_after():
+        fork()
+        assert cache.store(fdir.absolute(), cache.fingerprint(fdir.absolute(), None), feature)
+        assert cache.cache_file(fdir.absolute()).is_file()

@@ -52,18 +52,30 @@ def resolve_target(path: str) -> tuple[str, Path, list[Path]]:
 
 def run(args: argparse.Namespace) -> int:
     # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
+    from scars.core.storage import cache as feature_cache
+
+    kind, target, features = resolve_target(args.path)
+    # The cache files a cold read stores are written after the output, which is flushed first.
+    with feature_cache.written_after():
+        code = _run(args, kind, target, features)
+        sys.stdout.flush()
+    return code
+
+
+def _run(args: argparse.Namespace, kind: str, target: Path, features: list[Path]) -> int:
+    # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
     from scars.core.samsara.layout import cached_feature, repo_root_of
     from scars.core.samsara.status import feature_json_line, feature_to_json
 
-    kind, target, features = resolve_target(args.path)
     if kind == "feature":
         where = target.absolute()
-        _fp, feature = cached_feature(where, repo_root_of(where))  # unchanged files: no reader imported
+        root = repo_root_of(where)
+        fp, feature = cached_feature(where, root)  # unchanged files: no reader imported
         if feature is None:
             # lazy: the reader (YAML, the log matcher, the possible patterns) only when the cache has not the feature
-            from scars.core.samsara.feature import read_feature
+            from scars.core.samsara.feature import read_missed
 
-            feature = read_feature(target)
+            feature = read_missed(where, root, fp)
         feats = [feature]
     else:
         # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
