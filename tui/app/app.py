@@ -274,6 +274,11 @@ class ScarsApp(App[int]):
         before = None
         try:
             if self.backend is not None and keep_cursor:
+                # What the last load froze goes back to the collector and its cyclic garbage (a
+                # screen closed, a worker done since) is freed now, once per reload: frozen
+                # again below, it would be kept until the app exits, a little more every reload.
+                gc.unfreeze()
+                gc.collect()
                 stamp = disk_stamp(self.backend)  # before reading: a write during the read is seen next time
                 backend = self.backend
                 before = snapshot(backend.feature, backend.decisions)
@@ -303,7 +308,7 @@ class ScarsApp(App[int]):
             # sight (a feature holds no reference cycle; dropped, it is freed by its counts). A
             # full collection over them takes ~140 ms at 40,000 items (a stalled key), and the
             # young ones a cursor step's few hundred new strips set off cost ~4-11 ms a step
-            # (issue 17). Cyclic garbage pending at the freeze stays until the app unmounts.
+            # (issue 17). Cyclic garbage pending at the freeze is freed at the next reload.
             gc.freeze()
             user = self.user or backend.user
         except BaseException as exc:  # noqa: BLE001 - shown to the user, never swallowed

@@ -10,8 +10,10 @@ bindings won over the screen's) on lists longer than the screen only.
 
 from __future__ import annotations
 
+import gc
 import html
 import re
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 
@@ -469,6 +471,29 @@ async def test_r_reads_the_disk_again_and_says_what_changed(long_dir):
         await wait_until(pilot, lambda: any("1 new item" in m for _, m in notes), "the change told")
         assert any("signal_lost 84 → 85" in m for _, m in notes)
         assert len([r for r in items(app).rows if r.kind == "item"]) == 85
+
+
+@aio
+async def test_a_reload_frees_the_cyclic_garbage_the_last_load_froze(long_dir):
+    """A load freezes what is alive out of the collector (issue 17); garbage in a reference
+    cycle that was alive then is freed at the next reload, never kept until the app exits."""
+
+    class Cycle:
+        pass
+
+    app = ScarsApp(long_dir, user="alice")
+    async with app.run_test(size=SMALL) as pilot:
+        held = Cycle()
+        held.me = held  # type: ignore[attr-defined]  # only the collector can free it
+        gone = weakref.ref(held)
+        await start(app, pilot)  # the load froze `held` with everything else alive
+        notes = record_notes(app)
+        del held
+        gc.collect()
+        assert gone() is not None  # frozen: a collection does not see it
+        await pilot.press("r")
+        await wait_until(pilot, lambda: ("Reload", "Reloaded from disk: nothing changed.") in notes, "the reload")
+        assert gone() is None
 
 
 @covers("scars.quit")
