@@ -74,6 +74,8 @@ def test_status_imports_its_own_command_only():
     assert loaded(modules, "scars.tui.cli.commands") == ["scars.tui.cli.commands", "scars.tui.cli.commands.status"]
     assert loaded(modules, "textual", "questionary", "ruamel", "importlib.metadata", "scars.tui.app") == []
     assert loaded(modules, "scars.core.gates", "scars.core.loops", "scars.core.advice") == []
+    # into a pipe without FORCE_COLOR: rich's wrapping rules, not its console (render/plain.py, ~15 ms)
+    assert loaded(modules, "rich.console", "rich.text", "rich.table", "rich.style") == []
 
 
 def test_status_json_imports_no_terminal_library():

@@ -10,12 +10,12 @@ quietly with 0, as a plain ``print`` does (rich's own console exits 1 there).
 
 from __future__ import annotations
 
-import os
 import sys
 
 from rich.console import Console
 
 from scars.core import settings
+from scars.tui.cli.render.plain import quiet_after_broken_pipe
 
 
 class _Console(Console):
@@ -23,12 +23,7 @@ class _Console(Console):
         """The reader left: nothing more is written (stdout points at /dev/null, so the flush at
         exit cannot fail again) and the command ends as ``cli.main`` ends a BrokenPipeError."""
         self.quiet = True
-        try:
-            fd = self.file.fileno()
-        except (AttributeError, OSError, ValueError):
-            fd = sys.stdout.fileno()
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, fd)
+        quiet_after_broken_pipe(self.file)
         raise BrokenPipeError
 
 

@@ -6,12 +6,9 @@ object, never as markup. Meaning is carried by words, not colour alone.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
-from typing import Any
-
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
+from typing import TYPE_CHECKING, Any
 
 from scars.core.model import GROUP_LABEL, GROUPS, Feature
 from scars.core.samsara.decisions import describe_carried
@@ -19,16 +16,25 @@ from scars.core.samsara.reconcile import reconcile
 from scars.core.samsara.rounds import BASIS_LABEL, series_by_basis, signal_series
 from scars.core.samsara.status import reopened_json
 from scars.core.sanitize import one_line
-from scars.tui.cli.render.console import make_console
+from scars.tui.cli.render import plain
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.text import Text
 
 MAX_ITEMS_PER_GROUP = 50
 TAG = {"known_shortcuts": "KS", "silent_failure_conditions": "SF", "unverified_assumptions": "UA"}
 VERDICT_STYLE = {"gate": "bold yellow", "skip": "green", "unknown": "bold red"}
 
 
-def _line(console: Console, *parts: tuple[str, str] | str) -> None:
+def _line(console: Any, *parts: tuple[str, str] | str) -> None:
     """One logical line, wrapped at the console's width (80 columns without a terminal): a
     parse failure's reason or an item's text is never cut."""
+    if isinstance(console, _PlainBatch):
+        console.add("".join(p[0] if isinstance(p, tuple) else p for p in parts))
+        return
+    from rich.text import Text  # lazy: with a console only (a plain report needs none)
+
     t = Text(overflow="fold")
     for p in parts:
         if isinstance(p, tuple):
@@ -49,17 +55,59 @@ class _Batch:
         self.lines: list[Text] = []
 
     def print(self, line: Text | None = None, overflow: str = "fold") -> None:
+        from rich.text import Text
+
         self.lines.append(line if line is not None else Text())
 
     def flush(self) -> None:
+        from rich.text import Text
+
         if self.lines:
             self.console.print(Text("\n", overflow="fold").join(self.lines), overflow="fold")
             self.lines = []
 
 
+class _PlainBatch:
+    """A _Batch for make_console's plain console (no terminal, no FORCE_COLOR), printing the
+    same bytes without rich's console (:mod:`scars.tui.cli.render.plain`); styles are dropped
+    as that console drops them."""
+
+    width = plain.WIDTH
+
+    def __init__(self, stream: Any):
+        self.stream = stream
+        self.lines: list[str] = []
+
+    def print(self, line: None = None) -> None:
+        self.lines.append("")
+
+    def add(self, line: str) -> None:
+        self.lines.append(line)
+
+    def flush(self) -> None:
+        if not self.lines:
+            return
+        text = plain.folded("\n".join(self.lines))
+        if text is None:  # a tab: rich's own rules
+            from rich.text import Text
+
+            from scars.tui.cli.render.console import make_console
+
+            make_console().print(Text("\n", overflow="fold").join(Text(ln) for ln in self.lines), overflow="fold")
+        else:
+            plain.write(self.stream, text)
+        self.lines = []
+
+
 def print_feature(feature: Feature, console: Console | None = None, decisions: dict | None = None) -> None:
     """The summary of one feature; ``decisions``: the decisions in force (journal and carried)."""
-    batch = _Batch(console or make_console())
+    batch: _Batch | _PlainBatch
+    if console is None and plain.wanted(sys.stdout):
+        batch = _PlainBatch(sys.stdout)
+    else:
+        from scars.tui.cli.render.console import make_console
+
+        batch = _Batch(console or make_console())
     try:
         _feature_lines(batch, feature, decisions or {})
     finally:
@@ -285,6 +333,11 @@ def _decision_words(d) -> str:
 
 
 def print_repo(root: Path, features: list[Feature], console: Console | None = None) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
+    from scars.tui.cli.render.console import make_console
+
     c = console or make_console()
     if not features:
         _line(c, f"No feature directories under {one_line(str(root / 'changes'), 200)}")

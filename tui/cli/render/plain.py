@@ -1,0 +1,82 @@
+"""Rich's plain output, without rich's console: `scars status` into a pipe or a file.
+
+Without a terminal and without FORCE_COLOR, :func:`scars.tui.cli.render.console.make_console`
+gives an unstyled console 80 columns wide, and a report's lines are ``Text(…, overflow="fold")``
+printed through it. Importing that console costs ~15 ms of a ~120 ms `scars status`, so this
+module prints the same bytes from rich's own wrapping rules (``rich._wrap.divide_line`` and
+``rich.cells``, a few milliseconds): the line split at the offsets rich computes, the whitespace
+beyond the width cut as ``Text.rstrip_end`` cuts it, a line wider than the width cut to it by
+``set_cell_size`` as ``Text.truncate`` does, the control codes rich strips removed. A text with a
+tab (rich expands tabs by cells) is left to rich itself (:func:`folded` returns None).
+``tests/tui/cli/test_plain_render.py`` compares the two on hostile and real texts.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from typing import TextIO
+
+from scars.core import settings
+
+WIDTH = 80  # make_console's width without a terminal
+
+# rich.control.STRIP_CONTROL_CODES (BEL, BS, VT, FF, CR): removed from every Text
+_STRIP = dict.fromkeys((7, 8, 11, 12, 13))
+_TRAILING_SPACE = re.compile(r"\s+$")  # rich.text's _re_whitespace
+
+
+def wanted(stream: TextIO) -> bool:
+    """``stream`` gets make_console's plain console: not a terminal, and FORCE_COLOR not set
+    (or NO_COLOR, which wins)."""
+    if stream.isatty():
+        return False
+    env = settings.current()
+    return env.no_color or not env.force_color
+
+
+def folded(text: str, width: int = WIDTH) -> str | None:
+    """What an unstyled rich console ``width`` columns wide prints for ``Text(text,
+    overflow="fold")`` (the newline at its end included); None for a text holding a tab."""
+    # lazy: rich's wrapping rules only (the console and its styles are not imported)
+    from rich._wrap import divide_line
+    from rich.cells import cell_len, set_cell_size
+
+    text = text.translate(_STRIP)
+    if "\t" in text:
+        return None
+    out: list[str] = []
+    for line in text.split("\n"):
+        offsets = divide_line(line, width, fold=True)
+        for start, end in zip([0, *offsets], [*offsets, len(line)], strict=True):
+            piece = line[start:end]
+            if len(piece) > width:  # Text.rstrip_end
+                space = _TRAILING_SPACE.search(piece)
+                if space is not None:
+                    piece = piece[: len(piece) - min(len(space.group(0)), len(piece) - width)]
+            if cell_len(piece) > width:  # Text.truncate(overflow="fold")
+                piece = set_cell_size(piece, width)
+            out.append(piece)
+    return "\n".join(out) + "\n"
+
+
+def write(stream: TextIO, text: str) -> None:
+    """``text`` written to ``stream``; a reader that went away ends the command as the console
+    does (stdout pointed at /dev/null so the flush at exit cannot fail again, BrokenPipeError)."""
+    try:
+        stream.write(text)
+        stream.flush()
+    except BrokenPipeError:
+        quiet_after_broken_pipe(stream)
+        raise
+
+
+def quiet_after_broken_pipe(stream: TextIO) -> None:
+    """Point ``stream``'s descriptor (stdout's when it has none) at /dev/null: the reader left."""
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        fd = sys.stdout.fileno()
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
