@@ -35,6 +35,7 @@ from __future__ import annotations
 import heapq
 import math
 import re
+from array import array
 from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
@@ -195,11 +196,29 @@ class _Ranked(NamedTuple):
 class _NearIndex(NamedTuple):
     """The near-copy stage's view of the targets (positions in ``Matcher.targets``)."""
 
-    by_form: dict[str, list[int]]  # copy form -> targets
+    by_form: dict[str, int | list[int]]  # copy form -> targets (_add)
     hay: str  # every target's copy form, joined by _SEP
-    starts: list[int]  # where each target's form starts in hay
-    by_prefix: dict[str, list[int]]  # first MIN_COPY_CHARS characters -> targets with a form that long
+    starts: array[int]  # where each target's form starts in hay
+    by_prefix: dict[str, int | list[int]]  # (_add) first MIN_COPY_CHARS characters -> targets with a form that long
     forms: list[str]  # each target's copy form ("" without a text)
+
+
+def _add(positions: dict[str, int | list[int]], key: str, n: int) -> None:
+    """Target ``n`` added under ``key``: one position as an int, a list from the second on (a list
+    per key held 95,000 lists of one, ~6 MB, at 50,000 items)."""
+    have = positions.get(key)
+    if have is None:
+        positions[key] = n
+    elif isinstance(have, int):
+        positions[key] = [have, n]
+    else:
+        have.append(n)
+
+
+def _at(positions: dict[str, int | list[int]], key: str) -> Sequence[int]:
+    """The positions :func:`_add` put under ``key``, in order."""
+    have = positions.get(key)
+    return () if have is None else (have,) if isinstance(have, int) else have
 
 
 _SEP = "\n"  # between the copy forms of the near-copy haystack (no normalised text holds one)
@@ -216,10 +235,10 @@ class Matcher:
     def __init__(self, targets: Sequence[Target]):
         self.targets = list(targets)
         self.by_id = {t.id: t for t in self.targets}
-        self._exact: dict[str, list[int]] = defaultdict(list)  # normalised text -> targets (positions)
+        self._exact: dict[str, int | list[int]] = {}  # normalised text -> targets (positions: _add)
         for n, t in enumerate(self.targets):
             if t.normalized:
-                self._exact[t.normalized].append(n)
+                _add(self._exact, t.normalized, n)
         self._near_index: _NearIndex | None = None
         self._words = WordSets()
         self._postings: dict[str, list[int]] = {}  # word -> the targets having it (words asked for so far)
@@ -270,7 +289,7 @@ class Matcher:
         taken_set = set(taken)
         if not description.strip():
             return _result(description, None, "none", 0.0, "the entry has no description")
-        exact = [self.targets[n] for n in self._exact.get(normalize(description), ())]
+        exact = [self.targets[n] for n in _at(self._exact, normalize(description))]
         if exact:
             pick = _prefer_free(exact, taken_set)
             reason = "same text" + (f" (one of {len(exact)} items with this text)" if len(exact) > 1 else "")
@@ -321,11 +340,11 @@ class Matcher:
     def _near_copies(self, head: str) -> set[int]:
         """Every target whose text equals ``head`` or is a near copy of it (:func:`near_copy`)."""
         ix = self._near_ix()
-        found = set(self._exact.get(head, ()))
+        found = set(_at(self._exact, head))
         form = _copy_form(head)
         if not form:
             return found
-        found.update(ix.by_form.get(form, ()))
+        found.update(_at(ix.by_form, form))
         hay, starts = ix.hay, ix.starts
         if _copyable(form):  # the head is the shorter text: the targets holding it
             at = hay.find(form)
@@ -335,7 +354,7 @@ class Matcher:
                 at = hay.find(form, starts[n + 1]) if n + 1 < len(starts) else -1
         forms = ix.forms
         for i in range(len(form) - MIN_COPY_CHARS + 1):  # a target the shorter: held by the head
-            for n in ix.by_prefix.get(form[i : i + MIN_COPY_CHARS], ()):
+            for n in _at(ix.by_prefix, form[i : i + MIN_COPY_CHARS]):
                 if len(forms[n]) < len(form) and form.startswith(forms[n], i) and _copyable(forms[n]):
                     found.add(n)
         return found
@@ -343,17 +362,17 @@ class Matcher:
     def _near_ix(self) -> _NearIndex:
         if self._near_index is None:
             forms = [_copy_form(t.normalized) if t.normalized else "" for t in self.targets]
-            by_form: dict[str, list[int]] = defaultdict(list)
-            by_prefix: dict[str, list[int]] = defaultdict(list)
-            starts: list[int] = []
+            by_form: dict[str, int | list[int]] = {}
+            by_prefix: dict[str, int | list[int]] = {}
+            starts = array("q")
             at = 0
             for n, f in enumerate(forms):
                 starts.append(at)
                 at += len(f) + len(_SEP)
                 if f:
-                    by_form[f].append(n)
+                    _add(by_form, f, n)
                     if len(f) >= MIN_COPY_CHARS:  # _copyable's word count is checked on a hit
-                        by_prefix[f[:MIN_COPY_CHARS]].append(n)
+                        _add(by_prefix, f[:MIN_COPY_CHARS], n)
             self._near_index = _NearIndex(by_form, _SEP.join(forms), starts, by_prefix, forms)
         return self._near_index
 
