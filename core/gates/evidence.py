@@ -36,6 +36,7 @@ class Evidence:
     advice: str | None = None  # what the loop's own rule suggests (advice, never the answer)
     default: str | None = None  # the answer pre-selected at the terminal
     uncertainty: tuple[str, str] = ("low", "")
+    headline: str | None = None  # scars' one-line summary every front end shows first (round gates)
 
     def needs_reason(self, answer: Answer) -> bool:
         if answer.value in self.reason_required:
@@ -53,6 +54,7 @@ class Evidence:
             "entry_id": gate.entry_id,
             "loop": gate.loop,
             "workflow_prompt": self.workflow_prompt,
+            **({"headline": self.headline} if self.headline is not None else {}),
             "figures": [[label, value] for label, value in self.figures],
             "facts": dict(self.facts),
             "warnings": list(self.warnings),

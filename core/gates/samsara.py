@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -237,6 +238,37 @@ def _advice(feature: Feature, decisions: dict[str, Any], valve_advice: str | Non
     return "\n".join(lines)
 
 
+def round_headline(facts: Mapping[str, Any]) -> str:
+    """The round gate's first line, from its figures (``RoundFigures.to_dict``), as the app's modal
+    and ``scars gate`` show it: formats.md §1.4's "Round R done. signal_lost N → N'. Fixed K, J
+    remaining." once something was decided in the round; an open round in which nothing was decided
+    yet is not "done", and the line says so."""
+    r = facts["round"]
+    figures = (
+        f"signal_lost {facts['signal_lost_before']} → {facts['signal_lost_after']}. "
+        f"Fixed {facts['fixed']}, {facts['remaining']} remaining."
+    )
+    if not facts["triaged"] and not facts["fixed"]:
+        return f"Round {r} is open and nothing was decided in it yet. {figures}"
+    return f"Round {r} done. {figures}"
+
+
+def undecided_warning(fig: RoundFigures, counted: int) -> str:
+    """What happens to the round's undecided items, true also at the last round: continuing past
+    ``max_rounds`` is only the max-rounds override."""
+    nxt = fig.round + 1
+    if fig.round >= fig.max_rounds:
+        carry = (
+            f"continue carries them to round {nxt}, past max_rounds {fig.max_rounds}: only with the "
+            "max-rounds override (the safety-valve gate's continue, with a reason)"
+        )
+    else:
+        carry = f"continue carries them to round {nxt}"
+    return (
+        f"{len(fig.undecided)} of {counted} items undecided: {carry}; stop leaves them undecided (the round records it)"
+    )
+
+
 def _gather_round(gate: Gate, session: FeatureSession, **_: Any) -> Evidence:
     feature = session.feature
     fig = session.round_figures()
@@ -274,11 +306,7 @@ def _gather_round(gate: Gate, session: FeatureSession, **_: Any) -> Evidence:
     pending = [i for i, d in session.round_triage().items() if d.action == "accept" and d.pending_review]
     warnings = [f"safety valve {v.id}: {_valve_warning(v, fig)}" for v in active]
     if fig.undecided:
-        warnings.insert(
-            0,
-            f"{len(fig.undecided)} of {counted} items undecided: continue carries them to round "
-            f"{fig.round + 1}; stop leaves them undecided (the round records it)",
-        )
+        warnings.insert(0, undecided_warning(fig, counted))
     if pending:
         warnings.insert(
             0,
@@ -305,6 +333,7 @@ def _gather_round(gate: Gate, session: FeatureSession, **_: Any) -> Evidence:
         prompt,
         figures,
         warnings,
+        headline=round_headline(fig.to_dict()),
         default="stop" if active else "continue",
         advice=_advice(feature, session.decisions, valve_advice),
         facts={

@@ -310,13 +310,37 @@ def test_the_round_gate_modal_shows_the_cli_figures(tmp_path, capsys):
 
     def check(app: ScarsApp) -> None:
         title = modal_text(app, "#gate-title")
-        assert (
+        assert ev["headline"] == (
             f"Round {facts['round']} done. signal_lost {facts['signal_lost_before']} → "
-            f"{facts['signal_lost_after']}. Fixed {facts['fixed']}, {facts['remaining']} remaining." in title
+            f"{facts['signal_lost_after']}. Fixed {facts['fixed']}, {facts['remaining']} remaining."
         )
+        assert title.strip() == ev["headline"]
         shown = modal_text(app, "#gate-figures")
         for label, value in ev["figures"]:
             assert f"{label}: {value}" in shown
+
+    app_gate(f, check)
+
+
+def test_an_open_round_with_nothing_decided_reads_the_same_in_the_app_and_the_cli(tmp_path, capsys):
+    """The round gate's headline and warnings are core's (``round_headline``): the app's modal, the
+    terminal's `scars gate` and `--json` say the same, and none calls an untouched round done."""
+    from scars.core import gates
+    from scars.tui.cli.render.gate_prompts import render_evidence
+
+    f = feature(tmp_path / "repo", auto=False)
+    assert scars("round", "start", "--feature", f)[0] == 0
+    ev = cli_evidence("round-continue", f, capsys)
+    assert ev["headline"].startswith("Round 1 is open and nothing was decided in it yet.")
+    console = Console(width=400, color_system=None, record=True)
+    with console.capture() as cap:
+        render_evidence(console, gates.gather("round-continue", f))
+    terminal = cap.get()
+    assert ev["headline"] in terminal and " done" not in terminal
+
+    def check(app: ScarsApp) -> None:
+        assert modal_text(app, "#gate-title").strip() == ev["headline"]
+        assert ev["warnings"][0] in " ".join(modal_text(app, "#gate-warnings").split())
 
     app_gate(f, check)
 

@@ -433,3 +433,40 @@ def test_a_report_there_before_the_round_spends_no_retry(tmp_path, capsys):
     with FeatureSession.open(f, user=USER) as s:
         s.start_round()
     assert _budget(f, capsys)["iteration_budget_context"]["reviewer_retry_budget_remaining"] == 2
+
+
+# ---------------------------------------------------------------- the gate's wording is true
+
+
+def test_an_open_round_with_nothing_decided_is_not_called_done(tmp_path):
+    f = samsara_feature(tmp_path)
+    with FeatureSession.open(f, user=USER) as s:
+        s.start_round()
+    ev = gates.gather("round-continue", f)
+    assert ev.headline == (
+        "Round 1 is open and nothing was decided in it yet. signal_lost 5 → 5. Fixed 0, 5 remaining."
+    )
+    assert ev.as_json()["headline"] == ev.headline
+    with FeatureSession.open(f, user=USER) as s:  # one decision: the round's work is done
+        s.decide(item_id(f, "Retry count is hard-coded to 3"), "fix")
+    assert gates.gather("round-continue", f).headline == "Round 1 done. signal_lost 5 → 5. Fixed 0, 5 remaining."
+
+
+def _rounds_continued(f, n):
+    for r in range(1, n + 1):
+        with FeatureSession.open(f, user=USER) as s:
+            s.start_round()
+        gate = "round-continue" if not gates.gather("round-continue", f).facts["valves"] else "safety-valve"
+        if r < n:
+            gates.record(gates.gather(gate, f), "continue", f"round {r}: still looking for the root cause", user=USER)
+
+
+@pytest.mark.parametrize(("rounds", "override"), [(2, False), (3, True)])
+def test_continue_past_max_rounds_is_said_to_need_the_override(tmp_path, rounds, override):
+    f = samsara_feature(tmp_path)
+    _rounds_continued(f, rounds)
+    ev = gates.gather("safety-valve" if override else "round-continue", f)
+    assert (ev.facts["round"], ev.facts["max_rounds"]) == (rounds, 3)
+    said = ev.warnings[0]
+    assert said.startswith(f"5 of 5 items undecided: continue carries them to round {rounds + 1}")
+    assert ("past max_rounds 3: only with the max-rounds override" in said) is override

@@ -134,6 +134,6 @@ def test_the_app_header_trends_screen_and_round_gate_show_the_series(tmp_path):
             # its start (tests/core/gates/test_gates_samsara.py).
             await pilot.press("g")
             await wait_until(pilot, lambda: type(app.screen).__name__ == "RoundGate", "the round gate")
-            assert "Round 3 done. signal_lost 5 → 5" in _screen_text(app)
+            assert "Round 3 is open and nothing was decided in it yet. signal_lost 5 → 5" in _screen_text(app)
 
     asyncio.run(run())

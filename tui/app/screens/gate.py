@@ -1,4 +1,5 @@
-"""`g`: the round gate — "Round R done. signal_lost N → N'. Fixed K, J remaining".
+"""`g`: the round gate — its headline (core's ``round_headline``: "Round R done. signal_lost N → N'.
+Fixed K, J remaining", or that nothing was decided in the open round yet).
 
 Renders the Evidence core computes for ``scars gate round-continue`` / ``safety-valve`` (the
 figures, the valve warnings, the advice beside the choice — never instead of it) and, for each
@@ -22,15 +23,6 @@ from scars.core.errors import DecisionRefused
 from scars.core.gates.evidence import Evidence, validate_answer
 from scars.core.gates.samsara import round_fields
 from scars.core.sanitize import one_line, visible
-
-
-def title_of(evidence: Evidence) -> str:
-    """The round continuation line of formats.md §1.4, from the gate's figures."""
-    f = evidence.facts
-    return (
-        f"Round {f['round']} done. signal_lost {f['signal_lost_before']} → {f['signal_lost_after']}. "
-        f"Fixed {f['fixed']}, {f['remaining']} remaining."
-    )
 
 
 def figures_text(evidence: Evidence) -> Text:
@@ -78,7 +70,7 @@ class RoundGate(ModalScreen[dict | None]):
     def compose(self) -> ComposeResult:
         ev = self.evidence
         with Vertical(id="gate", classes="form"):
-            yield Label(Text(title_of(ev), style="bold"), id="gate-title")
+            yield Label(Text(visible(ev.headline or ""), style="bold"), id="gate-title")
             with VerticalScroll(id="gate-body"):
                 yield Static(figures_text(ev), id="gate-figures")
                 if ev.warnings:

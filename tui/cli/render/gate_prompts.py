@@ -35,6 +35,9 @@ def render_evidence(console: Console, evidence: Evidence) -> None:
     console.print(Text(f"scars gate {gate.id} — {gate.title}", style="bold"))
     console.print(Text(f"loop: {gate.loop}   from: {gate.source}", style="dim"))
     console.print()
+    if evidence.headline:
+        console.print(Text(visible(evidence.headline), style="bold"))
+        console.print()
     console.print(Text("Prompt:", style="bold"))
     console.print(Text(visible(evidence.workflow_prompt)))
     console.print()
