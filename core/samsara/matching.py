@@ -193,17 +193,27 @@ class _Ranked(NamedTuple):
     shared: frozenset[str]
 
 
+class _Hay(NamedTuple):
+    """Copy forms joined by _SEP, to find a text inside any of them with one ``str.find``."""
+
+    text: str
+    starts: array[int]  # where each form starts in text
+    targets: array[int]  # the target (position in ``Matcher.targets``) of each form
+
+
 class _NearIndex(NamedTuple):
-    """The near-copy stage's view of the targets (positions in ``Matcher.targets``)."""
+    """The near-copy stage's view of the targets (positions in ``Matcher.targets``). A target's copy
+    form is held as the length of its normalised text it keeps (it only cuts an end): no second
+    copy of the texts but the haystacks."""
 
-    by_form: dict[str, int | list[int]]  # copy form -> targets (_add)
-    hay: str  # every target's copy form, joined by _SEP
-    starts: array[int]  # where each target's form starts in hay
+    by_form: dict[int, int | list[int]]  # hash of a copy form -> targets (_add; compared on a hit)
+    hays: tuple[_Hay, ...]  # the ASCII forms, the others: one str with a CJK character takes 2 bytes a character
     by_prefix: dict[str, int | list[int]]  # (_add) first MIN_COPY_CHARS characters -> targets with a form that long
-    forms: list[str]  # each target's copy form ("" without a text)
+    lengths: array[int]  # each target's copy form: its normalised text cut to this length …
+    odd: dict[int, str]  # … unless it is here (a form that is no such prefix; none is known)
 
 
-def _add(positions: dict[str, int | list[int]], key: str, n: int) -> None:
+def _add(positions: dict[Any, int | list[int]], key: Any, n: int) -> None:
     """Target ``n`` added under ``key``: one position as an int, a list from the second on (a list
     per key held 95,000 lists of one, ~6 MB, at 50,000 items)."""
     have = positions.get(key)
@@ -215,7 +225,7 @@ def _add(positions: dict[str, int | list[int]], key: str, n: int) -> None:
         have.append(n)
 
 
-def _at(positions: dict[str, int | list[int]], key: str) -> Sequence[int]:
+def _at(positions: dict[Any, int | list[int]], key: Any) -> Sequence[int]:
     """The positions :func:`_add` put under ``key``, in order."""
     have = positions.get(key)
     return () if have is None else (have,) if isinstance(have, int) else have
@@ -344,36 +354,54 @@ class Matcher:
         form = _copy_form(head)
         if not form:
             return found
-        found.update(_at(ix.by_form, form))
-        hay, starts = ix.hay, ix.starts
+        found.update(n for n in _at(ix.by_form, hash(form)) if self._form(n) == form)
         if _copyable(form):  # the head is the shorter text: the targets holding it
-            at = hay.find(form)
-            while at >= 0:
-                n = bisect_right(starts, at) - 1
-                found.add(n)
-                at = hay.find(form, starts[n + 1]) if n + 1 < len(starts) else -1
-        forms = ix.forms
+            for hay, starts, targets in ix.hays:
+                at = hay.find(form)
+                while at >= 0:
+                    k = bisect_right(starts, at) - 1
+                    found.add(targets[k])
+                    at = hay.find(form, starts[k + 1]) if k + 1 < len(starts) else -1
         for i in range(len(form) - MIN_COPY_CHARS + 1):  # a target the shorter: held by the head
             for n in _at(ix.by_prefix, form[i : i + MIN_COPY_CHARS]):
-                if len(forms[n]) < len(form) and form.startswith(forms[n], i) and _copyable(forms[n]):
+                held = self._form(n)
+                if len(held) < len(form) and form.startswith(held, i) and _copyable(held):
                     found.add(n)
         return found
 
+    def _form(self, n: int) -> str:
+        """The copy form of target ``n`` (the near index built)."""
+        ix = self._near_ix()
+        odd = ix.odd.get(n)
+        return odd if odd is not None else self.targets[n].normalized[: ix.lengths[n]]
+
     def _near_ix(self) -> _NearIndex:
         if self._near_index is None:
-            forms = [_copy_form(t.normalized) if t.normalized else "" for t in self.targets]
-            by_form: dict[str, int | list[int]] = {}
+            by_form: dict[int, int | list[int]] = {}
             by_prefix: dict[str, int | list[int]] = {}
-            starts = array("q")
-            at = 0
-            for n, f in enumerate(forms):
-                starts.append(at)
-                at += len(f) + len(_SEP)
+            lengths = array("q")
+            odd: dict[int, str] = {}
+            parts: tuple[list[str], list[str]] = ([], [])  # ASCII forms, the others
+            starts, targets = (array("q"), array("q")), (array("q"), array("q"))
+            at = [0, 0]
+            for n, t in enumerate(self.targets):
+                f = _copy_form(t.normalized) if t.normalized else ""
+                if t.normalized.startswith(f):
+                    lengths.append(len(f))
+                else:
+                    lengths.append(0)
+                    odd[n] = f
                 if f:
-                    _add(by_form, f, n)
+                    _add(by_form, hash(f), n)
                     if len(f) >= MIN_COPY_CHARS:  # _copyable's word count is checked on a hit
                         _add(by_prefix, f[:MIN_COPY_CHARS], n)
-            self._near_index = _NearIndex(by_form, _SEP.join(forms), starts, by_prefix, forms)
+                    g = 0 if f.isascii() else 1
+                    parts[g].append(f)
+                    starts[g].append(at[g])
+                    targets[g].append(n)
+                    at[g] += len(f) + len(_SEP)
+            hays = tuple(_Hay(_SEP.join(parts[g]), starts[g], targets[g]) for g in (0, 1))
+            self._near_index = _NearIndex(by_form, hays, by_prefix, lengths, odd)
         return self._near_index
 
     @staticmethod
