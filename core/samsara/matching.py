@@ -35,6 +35,7 @@ from __future__ import annotations
 import heapq
 import math
 import re
+from array import array
 from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
@@ -192,14 +193,42 @@ class _Ranked(NamedTuple):
     shared: frozenset[str]
 
 
-class _NearIndex(NamedTuple):
-    """The near-copy stage's view of the targets (positions in ``Matcher.targets``)."""
+class _Hay(NamedTuple):
+    """Copy forms joined by _SEP, to find a text inside any of them with one ``str.find``."""
 
-    by_form: dict[str, list[int]]  # copy form -> targets
-    hay: str  # every target's copy form, joined by _SEP
-    starts: list[int]  # where each target's form starts in hay
-    by_prefix: dict[str, list[int]]  # first MIN_COPY_CHARS characters -> targets with a form that long
-    forms: list[str]  # each target's copy form ("" without a text)
+    text: str
+    starts: array[int]  # where each form starts in text
+    targets: array[int]  # the target (position in ``Matcher.targets``) of each form
+
+
+class _NearIndex(NamedTuple):
+    """The near-copy stage's view of the targets (positions in ``Matcher.targets``). A target's copy
+    form is held as the length of its normalised text it keeps (it only cuts an end): no second
+    copy of the texts but the haystacks."""
+
+    by_form: dict[int, int | list[int]]  # hash of a copy form -> targets (_add; compared on a hit)
+    hays: tuple[_Hay, ...]  # the ASCII forms, the others: one str with a CJK character takes 2 bytes a character
+    by_prefix: dict[str, int | list[int]]  # (_add) first MIN_COPY_CHARS characters -> targets with a form that long
+    lengths: array[int]  # each target's copy form: its normalised text cut to this length …
+    odd: dict[int, str]  # … unless it is here (a form that is no such prefix; none is known)
+
+
+def _add(positions: dict[Any, int | list[int]], key: Any, n: int) -> None:
+    """Target ``n`` added under ``key``: one position as an int, a list from the second on (a list
+    per key held 95,000 lists of one, ~6 MB, at 50,000 items)."""
+    have = positions.get(key)
+    if have is None:
+        positions[key] = n
+    elif isinstance(have, int):
+        positions[key] = [have, n]
+    else:
+        have.append(n)
+
+
+def _at(positions: dict[Any, int | list[int]], key: Any) -> Sequence[int]:
+    """The positions :func:`_add` put under ``key``, in order."""
+    have = positions.get(key)
+    return () if have is None else (have,) if isinstance(have, int) else have
 
 
 _SEP = "\n"  # between the copy forms of the near-copy haystack (no normalised text holds one)
@@ -216,10 +245,10 @@ class Matcher:
     def __init__(self, targets: Sequence[Target]):
         self.targets = list(targets)
         self.by_id = {t.id: t for t in self.targets}
-        self._exact: dict[str, list[int]] = defaultdict(list)  # normalised text -> targets (positions)
+        self._exact: dict[str, int | list[int]] = {}  # normalised text -> targets (positions: _add)
         for n, t in enumerate(self.targets):
             if t.normalized:
-                self._exact[t.normalized].append(n)
+                _add(self._exact, t.normalized, n)
         self._near_index: _NearIndex | None = None
         self._words = WordSets()
         self._postings: dict[str, list[int]] = {}  # word -> the targets having it (words asked for so far)
@@ -270,7 +299,7 @@ class Matcher:
         taken_set = set(taken)
         if not description.strip():
             return _result(description, None, "none", 0.0, "the entry has no description")
-        exact = [self.targets[n] for n in self._exact.get(normalize(description), ())]
+        exact = [self.targets[n] for n in _at(self._exact, normalize(description))]
         if exact:
             pick = _prefer_free(exact, taken_set)
             reason = "same text" + (f" (one of {len(exact)} items with this text)" if len(exact) > 1 else "")
@@ -321,40 +350,58 @@ class Matcher:
     def _near_copies(self, head: str) -> set[int]:
         """Every target whose text equals ``head`` or is a near copy of it (:func:`near_copy`)."""
         ix = self._near_ix()
-        found = set(self._exact.get(head, ()))
+        found = set(_at(self._exact, head))
         form = _copy_form(head)
         if not form:
             return found
-        found.update(ix.by_form.get(form, ()))
-        hay, starts = ix.hay, ix.starts
+        found.update(n for n in _at(ix.by_form, hash(form)) if self._form(n) == form)
         if _copyable(form):  # the head is the shorter text: the targets holding it
-            at = hay.find(form)
-            while at >= 0:
-                n = bisect_right(starts, at) - 1
-                found.add(n)
-                at = hay.find(form, starts[n + 1]) if n + 1 < len(starts) else -1
-        forms = ix.forms
+            for hay, starts, targets in ix.hays:
+                at = hay.find(form)
+                while at >= 0:
+                    k = bisect_right(starts, at) - 1
+                    found.add(targets[k])
+                    at = hay.find(form, starts[k + 1]) if k + 1 < len(starts) else -1
         for i in range(len(form) - MIN_COPY_CHARS + 1):  # a target the shorter: held by the head
-            for n in ix.by_prefix.get(form[i : i + MIN_COPY_CHARS], ()):
-                if len(forms[n]) < len(form) and form.startswith(forms[n], i) and _copyable(forms[n]):
+            for n in _at(ix.by_prefix, form[i : i + MIN_COPY_CHARS]):
+                held = self._form(n)
+                if len(held) < len(form) and form.startswith(held, i) and _copyable(held):
                     found.add(n)
         return found
 
+    def _form(self, n: int) -> str:
+        """The copy form of target ``n`` (the near index built)."""
+        ix = self._near_ix()
+        odd = ix.odd.get(n)
+        return odd if odd is not None else self.targets[n].normalized[: ix.lengths[n]]
+
     def _near_ix(self) -> _NearIndex:
         if self._near_index is None:
-            forms = [_copy_form(t.normalized) if t.normalized else "" for t in self.targets]
-            by_form: dict[str, list[int]] = defaultdict(list)
-            by_prefix: dict[str, list[int]] = defaultdict(list)
-            starts: list[int] = []
-            at = 0
-            for n, f in enumerate(forms):
-                starts.append(at)
-                at += len(f) + len(_SEP)
+            by_form: dict[int, int | list[int]] = {}
+            by_prefix: dict[str, int | list[int]] = {}
+            lengths = array("q")
+            odd: dict[int, str] = {}
+            parts: tuple[list[str], list[str]] = ([], [])  # ASCII forms, the others
+            starts, targets = (array("q"), array("q")), (array("q"), array("q"))
+            at = [0, 0]
+            for n, t in enumerate(self.targets):
+                f = _copy_form(t.normalized) if t.normalized else ""
+                if t.normalized.startswith(f):
+                    lengths.append(len(f))
+                else:
+                    lengths.append(0)
+                    odd[n] = f
                 if f:
-                    by_form[f].append(n)
+                    _add(by_form, hash(f), n)
                     if len(f) >= MIN_COPY_CHARS:  # _copyable's word count is checked on a hit
-                        by_prefix[f[:MIN_COPY_CHARS]].append(n)
-            self._near_index = _NearIndex(by_form, _SEP.join(forms), starts, by_prefix, forms)
+                        _add(by_prefix, f[:MIN_COPY_CHARS], n)
+                    g = 0 if f.isascii() else 1
+                    parts[g].append(f)
+                    starts[g].append(at[g])
+                    targets[g].append(n)
+                    at[g] += len(f) + len(_SEP)
+            hays = tuple(_Hay(_SEP.join(parts[g]), starts[g], targets[g]) for g in (0, 1))
+            self._near_index = _NearIndex(by_form, hays, by_prefix, lengths, odd)
         return self._near_index
 
     @staticmethod

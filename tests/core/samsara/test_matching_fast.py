@@ -259,3 +259,19 @@ def test_word_sets_reuse_the_words_the_possible_patterns_judged(monkeypatch):
     assert judged == []  # every run was judged by the possible patterns of this thread
     ws.words("unseen tokens here")
     assert sorted(judged) == ["here", "tokens", "unseen"]
+
+
+def test_the_near_copy_index_finds_what_a_scan_of_every_target_finds():
+    """The near index (the copy forms held as lengths of the normalised texts, ASCII and other
+    forms in two haystacks, forms by hash) against near_copy / equality over every target."""
+    rnd = random.Random(7)
+    words = ["cache", "entry", "written", "twice", "測試", "文件存在", "the", "lock", "é", "…", "...", ".", ":"]
+    texts = [" ".join(rnd.choice(words) for _ in range(rnd.randint(1, 14))) for _ in range(400)]
+    texts += [t + "." for t in texts[:40]] + [t + " …" for t in texts[40:80]] + ["", "   "]
+    targets = [Target(f"t{n}", t, normalize(t), None, "known_shortcuts", "r.yaml", n) for n, t in enumerate(texts)]
+    m = Matcher(targets)
+    heads = [normalize(t) for t in texts[:150]] + [normalize(t)[3:40] for t in texts[150:300]]
+    heads += [normalize(a + " " + b) for a, b in zip(texts[300:350], texts[350:400], strict=True)]
+    for head in filter(None, heads):  # clean() gives no empty head
+        scan = {n for n, t in enumerate(targets) if t.normalized == head or matching.near_copy(head, t.normalized)}
+        assert m._near_copies(head) == scan, head
