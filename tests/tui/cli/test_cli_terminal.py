@@ -136,6 +136,39 @@ def test_a_reader_that_goes_away_ends_the_command_quietly_with_0(feature_dir, co
     assert (p.returncode, p.stderr) == (0, "")
 
 
+def _closed_pipe_run(argv: list[str], *, streams: str) -> subprocess.CompletedProcess:
+    """``scars ARGV`` with ``streams`` ("both", "stdout", "stderr") into a pipe nobody reads; the
+    other stream captured."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        return subprocess.run(
+            [sys.executable, "-m", "scars.tui", *argv],
+            stdout=write_end if streams in ("both", "stdout") else subprocess.PIPE,
+            stderr=write_end if streams in ("both", "stderr") else subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            env={**os.environ, "NO_COLOR": "1"},
+            timeout=120,
+        )
+    finally:
+        os.close(write_end)
+
+
+@pytest.mark.parametrize("streams", ["both", "stderr", "stdout"])
+@pytest.mark.parametrize("argv", [["nosuchcmd"], ["status", "--nosuchflag"], ["nosuchcmd", "--json"]])
+def test_a_usage_error_exits_2_whoever_reads_its_output(argv, streams):
+    """`scars nosuchcmd 2>&1 | head` exited 1 (the usage line went out, the error line met the
+    closed pipe and escaped as a BrokenPipeError): a usage error exits with the usage code, piped
+    or not, and a reader that went away leaves no traceback."""
+    p = _closed_pipe_run(argv, streams=streams)
+    assert p.returncode == 2
+    for captured in (p.stdout, p.stderr):
+        assert "Traceback" not in (captured or "") and "Exception ignored" not in (captured or "")
+    if streams == "stdout":
+        assert p.stderr.startswith("usage: scars")
+
+
 def test_every_rich_console_of_the_cli_comes_from_make_console():
     """NO_COLOR / FORCE_COLOR are read once, through scars.core.settings, by make_console: a
     Console built elsewhere (the gate prompts built their own) reads the environment through rich
