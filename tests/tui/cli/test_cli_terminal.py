@@ -136,6 +136,33 @@ def test_a_reader_that_goes_away_ends_the_command_quietly_with_0(feature_dir, co
     assert (p.returncode, p.stderr) == (0, "")
 
 
+@pytest.mark.parametrize("command", ["budget-context", "advise"])
+def test_without_a_terminal_no_line_ends_in_spaces_and_the_rest_is_rich_s(feature_dir, command):
+    """`scars budget-context | cat -A` showed rich's table padding at the end of every row."""
+    import io
+
+    from rich.console import Console
+
+    from scars.core.samsara.decisions import current_decisions, feature_state
+    from scars.core.samsara.feature import read_feature
+    from scars.tui.cli.commands.budget_context import envelope_json
+    from scars.tui.cli.render.advice import print_budget
+
+    p = scars_process(command, str(feature_dir), cwd=feature_dir)
+    assert p.returncode == 0, p.stderr
+    assert [line for line in p.stdout.splitlines() if line.endswith(" ")] == []
+    if command == "budget-context":  # the same as rich prints it, the padding aside
+        f = read_feature(feature_dir)
+        rich_out = io.StringIO()
+        console = Console(file=rich_out, width=80, color_system=None, markup=False, emoji=False, highlight=False)
+        print_budget(
+            envelope_json(f, current_decisions(feature_dir, f), feature_state(feature_dir).open_round), console
+        )
+        padded = rich_out.getvalue()
+        assert any(line.endswith(" ") for line in padded.splitlines())  # what the fix removes
+        assert p.stdout == "\n".join(line.rstrip(" ") for line in padded.split("\n"))
+
+
 def _closed_pipe_run(argv: list[str], *, streams: str) -> subprocess.CompletedProcess:
     """``scars ARGV`` with ``streams`` ("both", "stdout", "stderr") into a pipe nobody reads; the
     other stream captured."""
