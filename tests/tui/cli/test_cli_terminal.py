@@ -115,17 +115,16 @@ def test_a_held_lock_says_since_when_and_what_to_do(feature_dir, capsys):
     assert "(user zoe) since" in err and " s ago)" in err and "quit it (q)" in err and "--read-only" in err
 
 
-@pytest.mark.parametrize("command", ["status", "advise", "budget-context", "status --json"])
-def test_a_reader_that_goes_away_ends_the_command_quietly_with_0(feature_dir, command):
-    """`scars advise … | head -1` exited 1 — the code of a failed write or a bug — without a word
-    (rich's console ends a broken pipe with exit 1), while a plain print ends it with 0."""
+def _closed_pipe_run(argv: list[str], *, streams: str) -> subprocess.CompletedProcess:
+    """``scars ARGV`` with ``streams`` ("both", "stdout", "stderr") into a pipe nobody reads; the
+    other stream captured."""
     read_end, write_end = os.pipe()
-    os.close(read_end)  # the reader is gone before the command writes a byte
+    os.close(read_end)
     try:
-        p = subprocess.run(
-            [sys.executable, "-m", "scars.tui", *command.split(), str(feature_dir)],
-            stdout=write_end,
-            stderr=subprocess.PIPE,
+        return subprocess.run(
+            [sys.executable, "-m", "scars.tui", *argv],
+            stdout=write_end if streams in ("both", "stdout") else subprocess.PIPE,
+            stderr=write_end if streams in ("both", "stderr") else subprocess.PIPE,
             stdin=subprocess.DEVNULL,
             text=True,
             env={**os.environ, "NO_COLOR": "1"},
@@ -133,6 +132,13 @@ def test_a_reader_that_goes_away_ends_the_command_quietly_with_0(feature_dir, co
         )
     finally:
         os.close(write_end)
+
+
+@pytest.mark.parametrize("command", ["status", "advise", "budget-context", "status --json"])
+def test_a_reader_that_goes_away_ends_the_command_quietly_with_0(feature_dir, command):
+    """`scars advise … | head -1` exited 1 — the code of a failed write or a bug — without a word
+    (rich's console ends a broken pipe with exit 1), while a plain print ends it with 0."""
+    p = _closed_pipe_run([*command.split(), str(feature_dir)], streams="stdout")
     assert (p.returncode, p.stderr) == (0, "")
 
 
@@ -161,25 +167,6 @@ def test_without_a_terminal_no_line_ends_in_spaces_and_the_rest_is_rich_s(featur
         padded = rich_out.getvalue()
         assert any(line.endswith(" ") for line in padded.splitlines())  # what the fix removes
         assert p.stdout == "\n".join(line.rstrip(" ") for line in padded.split("\n"))
-
-
-def _closed_pipe_run(argv: list[str], *, streams: str) -> subprocess.CompletedProcess:
-    """``scars ARGV`` with ``streams`` ("both", "stdout", "stderr") into a pipe nobody reads; the
-    other stream captured."""
-    read_end, write_end = os.pipe()
-    os.close(read_end)
-    try:
-        return subprocess.run(
-            [sys.executable, "-m", "scars.tui", *argv],
-            stdout=write_end if streams in ("both", "stdout") else subprocess.PIPE,
-            stderr=write_end if streams in ("both", "stderr") else subprocess.PIPE,
-            stdin=subprocess.DEVNULL,
-            text=True,
-            env={**os.environ, "NO_COLOR": "1"},
-            timeout=120,
-        )
-    finally:
-        os.close(write_end)
 
 
 @pytest.mark.parametrize("streams", ["both", "stderr", "stdout"])
