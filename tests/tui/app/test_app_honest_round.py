@@ -140,3 +140,47 @@ async def test_a_round_past_max_rounds_asks_for_the_override(feature_dir):
     with FeatureSession.open(feature_dir, read_only=True) as s:
         assert s.current_round() == 4
         assert s.open_round()["valve_override"]["reason"] == "the owner asked for one last one-line fix"
+
+
+@pytest.mark.parametrize(
+    ("round_no", "round_open", "shown"),
+    [
+        (3, False, "round 3 of 3"),  # the last round within max_rounds: nothing to override
+        (3, True, "round 3 of 3"),
+        (4, False, "3 of 3 rounds done · round 4 needs the max-rounds override"),
+        (4, True, "round 4 of 3 (max-rounds override)"),  # opened with the override
+    ],
+)
+def test_the_header_never_shows_a_round_past_max_rounds_as_running(feature_dir, round_no, round_open, shown):
+    from scars.core.samsara.feature import read_feature
+    from scars.tui.app.widgets.header import header_text
+
+    text = header_text(
+        read_feature(feature_dir),
+        round_no=round_no,
+        progress=(0, 5),
+        driver=None,
+        read_only=None,
+        round_open=round_open,
+    ).plain
+    assert text.endswith("  " + shown)
+
+
+@aio
+async def test_the_app_header_before_and_after_the_max_rounds_override(feature_dir):
+    for _ in range(2):  # rounds 2 and 3 closed: round 4 would pass max_rounds 3
+        with FeatureSession.open(feature_dir, user="alice") as s:
+            s.start_round()
+            gates.close_round(s, "continue", "the next item is actionable", override=["stagnation", "max_rounds"])
+    app = ScarsApp(feature_dir, user="alice")
+    async with app.run_test(size=(180, 40)) as pilot:
+        await start(app, pilot)
+        assert "3 of 3 rounds done · round 4 needs the max-rounds override" in screen_text(app)
+        assert "round 4 of 3" not in screen_text(app)
+        item = current_item(app)
+        await pilot.press("f")
+        await on_screen(app, pilot, "OverrideReason")
+        app.screen.query_one("#override-reason").value = "the owner asked for one last one-line fix"
+        await pilot.click("#override-ok")
+        await wait_until(pilot, lambda: item in app.decisions, "the fix recorded in round 4")
+        await wait_until(pilot, lambda: "round 4 of 3 (max-rounds override)" in screen_text(app), "the header")

@@ -126,6 +126,7 @@ class MainScreen(Screen[None]):
             driver=app.driver_label(),
             read_only=app.backend.read_only_reason if app.backend.read_only else None,
             stopped=app.backend.stopped(),
+            round_open=app.backend.session is not None and app.backend.session.current_round() is not None,
         )
         self.query_one(WarningBar).show(app.feature, app.valves, app.backend.moved)
         self.items.refresh()
@@ -191,8 +192,13 @@ class MainScreen(Screen[None]):
             self.action_reload()
         except DecisionRefused as exc:
             if any(e.field == "override_max_rounds" for e in exc.errors):
-                # The max-rounds valve: said, and overridden only with a reason the person gives.
-                self.app.ask_round_override(str(exc), retry=lambda: self._record(fn, *args, **kwargs))
+                # The max-rounds valve: said, and overridden only with a reason the person gives;
+                # what the retry recorded is drawn (rows, header) as any decision is.
+                def retry() -> None:
+                    if self._record(fn, *args, **kwargs) is not None:
+                        self.refresh_all(rebuild=True)
+
+                self.app.ask_round_override(str(exc), retry=retry)
                 return None
             self.notify(one_line(str(exc), 300), title="Not recorded", severity="error", markup=False)
         except ScarsError as exc:

@@ -22,7 +22,11 @@ def header_text(
     driver: str | None,
     read_only: str | None,
     stopped: tuple[int, str] | None = None,
+    round_open: bool = False,
 ) -> Text:
+    """``round_no`` is the open round (``round_open``) or the number the next round gets; a next
+    round past max_rounds is not shown as if it were running: it starts only with the max-rounds
+    override (the valve of ``scars round start``), and the header says so."""
     log = feature.iteration_log
     max_rounds = log.max_rounds if log is not None else DEFAULT_MAX_ROUNDS
     t = Text(no_wrap=True, overflow="ellipsis")
@@ -37,6 +41,10 @@ def header_text(
     t.append(f"  [{decided}/{total}]")
     if stopped is not None:
         t.append(f"  stopped after round {stopped[0]} of {max_rounds}", style="bold")
+    elif round_no is not None and round_no > max_rounds and not round_open:
+        t.append(f"  {round_no - 1} of {max_rounds} rounds done · round {round_no} needs the max-rounds override")
+    elif round_no is not None and round_no > max_rounds:
+        t.append(f"  round {round_no} of {max_rounds} (max-rounds override)")
     else:
         t.append(f"  round {round_no if round_no is not None else '—'} of {max_rounds}")
     return t
@@ -84,9 +92,16 @@ class ScarsHeader(Horizontal):
         driver: str | None,
         read_only: str | None,
         stopped: tuple[int, str] | None = None,
+        round_open: bool = False,
     ) -> None:
         facts = header_text(
-            feature, round_no=round_no, progress=progress, driver=driver, read_only=read_only, stopped=stopped
+            feature,
+            round_no=round_no,
+            progress=progress,
+            driver=driver,
+            read_only=read_only,
+            stopped=stopped,
+            round_open=round_open,
         )
         self.query_one("#header-facts", Static).update(facts)
         text, tooltip = signal_text(feature)
