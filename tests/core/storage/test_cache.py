@@ -299,9 +299,9 @@ def test_a_cold_status_prints_before_it_writes_the_cache_and_writes_the_same(rep
     printed_at_write: list[str] = []
     write = cache._write
 
-    def watched(path, header, value):
+    def watched(path, header, value, *how):
         printed_at_write.append(capsys.readouterr().out)
-        return write(path, header, value)
+        return write(path, header, value, *how)
 
     monkeypatch.setattr(cache, "_write", watched)
     assert _status(fdir, "--json") == 0
@@ -374,3 +374,44 @@ def test_a_process_forked_inside_written_after_writes_at_once(repo, cache_on, mo
         fork()
         assert cache.store(fdir.absolute(), cache.fingerprint(fdir.absolute(), None), feature)
         assert cache.cache_file(fdir.absolute()).is_file()
+
+
+def test_a_stored_feature_keeps_its_items_once_and_apart(repo, cache_on, monkeypatch):
+    """The items are pickled in chunks of ITEMS_CHUNK before the feature (the memo of one pickle of
+    everything was the peak of a cold read) and come back as the very objects the reports hold."""
+    fdir = _feature_dir(repo)
+    _settle(repo)
+    monkeypatch.setattr(cache, "ITEMS_CHUNK", 7)
+    first = reader.read_feature(fdir)
+    _no_reading(monkeypatch)
+    again = reader.read_feature(fdir)
+    assert again == first and again is not first
+    in_reports = {id(it) for r in again.reports for it in r.items}
+    assert {id(it) for it in (*again.items, *again.resolved)} == in_reports
+    assert len(in_reports) == len(first.items) + len(first.resolved) > 2 * 7
+    import io
+    import pickle
+
+    buf = io.BytesIO()
+    cache._dump_feature(buf, first)
+    buf.seek(0)
+    count = pickle.load(buf)
+    chunks = [pickle.load(buf) for _ in range(-(-count // 7))]
+    assert count == len(in_reports) and all(0 < len(c) <= 7 for c in chunks)
+    with pytest.raises(pickle.UnpicklingError, match="persistent"):  # the feature names its items only
+        pickle.load(buf)
+
+
+def test_items_that_share_an_id_are_pickled_with_the_feature(repo, cache_on, monkeypatch):
+    from dataclasses import replace
+
+    fdir = _feature_dir(repo)
+    feature = reader.read_feature(fdir)
+    twin = replace(feature, items=(*feature.items, replace(feature.items[0], text="another text")))
+    assert cache._items_of(feature) and cache._items_of(twin) == ()
+    import io
+
+    buf = io.BytesIO()
+    cache._dump_feature(buf, twin)
+    buf.seek(0)
+    assert cache._load_feature(buf) == twin
