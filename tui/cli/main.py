@@ -105,7 +105,11 @@ class Parser(argparse.ArgumentParser):
     """argparse whose usage errors are UsageError (exit 2, and a JSON error object with --json)."""
 
     def error(self, message: str):  # type: ignore[override]  # noqa: ANN201 - never returns
-        self.print_usage(sys.stderr)
+        try:
+            self.print_usage(sys.stderr)
+            sys.stderr.flush()
+        except BrokenPipeError:  # nobody reads stderr: still the usage error's exit code
+            _quiet(sys.stderr)
         raise UsageError(f"{self.prog}: {message}")
 
 
@@ -174,6 +178,22 @@ def error_json(exc: ScarsError) -> dict[str, Any]:
     return out
 
 
+def _say(message: str) -> None:
+    """One line on stderr; a reader of stderr that went away (``scars nosuchcmd 2>&1 | head -0``)
+    does not change the command's exit code: the line is dropped, as any later write to it."""
+    try:
+        print(message, file=sys.stderr, flush=True)
+    except BrokenPipeError:
+        _quiet(sys.stderr)
+
+
+def _quiet(stream: Any) -> None:
+    # lazy: only when a reader went away
+    from scars.tui.cli.render.plain import quiet_after_broken_pipe
+
+    quiet_after_broken_pipe(stream)
+
+
 def main(argv: list[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
     if words in (["--version"], ["-V"]):  # answered before any command module is imported
@@ -190,23 +210,26 @@ def main(argv: list[str] | None = None) -> int:
             run = _import_command("scars", "scars.tui.cli.commands.home").run
         return int(run(args) or 0)
     except ScarsError as exc:
-        print(f"scars: {exc}", file=sys.stderr)
+        _say(f"scars: {exc}")
         # --json: one error object on stdout, unless the command printed its own (scars gate).
         if "--json" in words and not getattr(args, "json_error_printed", False):
-            sys.stdout.write(json.dumps(error_json(exc), ensure_ascii=True, indent=2) + "\n")
+            try:
+                sys.stdout.write(json.dumps(error_json(exc), ensure_ascii=True, indent=2) + "\n")
+                sys.stdout.flush()
+            except BrokenPipeError:
+                _quiet(sys.stdout)
         return exc.exit_code
     except KeyboardInterrupt:
-        print("scars: interrupted", file=sys.stderr)
+        _say("scars: interrupted")
         return 130
     except BrokenPipeError:
         return 0
     except Exception as exc:  # a bug of ours: one line for the user, the traceback on request
         if settings.current().debug:
             raise
-        print(
+        _say(
             f"scars: internal error: {type(exc).__name__}: {exc} "
-            "(nothing was reported saved by this command; set SCARS_DEBUG=1 for the traceback)",
-            file=sys.stderr,
+            "(nothing was reported saved by this command; set SCARS_DEBUG=1 for the traceback)"
         )
         return 1
 

@@ -115,17 +115,16 @@ def test_a_held_lock_says_since_when_and_what_to_do(feature_dir, capsys):
     assert "(user zoe) since" in err and " s ago)" in err and "quit it (q)" in err and "--read-only" in err
 
 
-@pytest.mark.parametrize("command", ["status", "advise", "budget-context", "status --json"])
-def test_a_reader_that_goes_away_ends_the_command_quietly_with_0(feature_dir, command):
-    """`scars advise … | head -1` exited 1 — the code of a failed write or a bug — without a word
-    (rich's console ends a broken pipe with exit 1), while a plain print ends it with 0."""
+def _closed_pipe_run(argv: list[str], *, streams: str) -> subprocess.CompletedProcess:
+    """``scars ARGV`` with ``streams`` ("both", "stdout", "stderr") into a pipe nobody reads; the
+    other stream captured."""
     read_end, write_end = os.pipe()
-    os.close(read_end)  # the reader is gone before the command writes a byte
+    os.close(read_end)
     try:
-        p = subprocess.run(
-            [sys.executable, "-m", "scars.tui", *command.split(), str(feature_dir)],
-            stdout=write_end,
-            stderr=subprocess.PIPE,
+        return subprocess.run(
+            [sys.executable, "-m", "scars.tui", *argv],
+            stdout=write_end if streams in ("both", "stdout") else subprocess.PIPE,
+            stderr=write_end if streams in ("both", "stderr") else subprocess.PIPE,
             stdin=subprocess.DEVNULL,
             text=True,
             env={**os.environ, "NO_COLOR": "1"},
@@ -133,7 +132,55 @@ def test_a_reader_that_goes_away_ends_the_command_quietly_with_0(feature_dir, co
         )
     finally:
         os.close(write_end)
+
+
+@pytest.mark.parametrize("command", ["status", "advise", "budget-context", "status --json"])
+def test_a_reader_that_goes_away_ends_the_command_quietly_with_0(feature_dir, command):
+    """`scars advise … | head -1` exited 1 — the code of a failed write or a bug — without a word
+    (rich's console ends a broken pipe with exit 1), while a plain print ends it with 0."""
+    p = _closed_pipe_run([*command.split(), str(feature_dir)], streams="stdout")
     assert (p.returncode, p.stderr) == (0, "")
+
+
+@pytest.mark.parametrize("command", ["budget-context", "advise"])
+def test_without_a_terminal_no_line_ends_in_spaces_and_the_rest_is_rich_s(feature_dir, command):
+    """`scars budget-context | cat -A` showed rich's table padding at the end of every row."""
+    import io
+
+    from rich.console import Console
+
+    from scars.core.samsara.decisions import current_decisions, feature_state
+    from scars.core.samsara.feature import read_feature
+    from scars.tui.cli.commands.budget_context import envelope_json
+    from scars.tui.cli.render.advice import print_budget
+
+    p = scars_process(command, str(feature_dir), cwd=feature_dir)
+    assert p.returncode == 0, p.stderr
+    assert [line for line in p.stdout.splitlines() if line.endswith(" ")] == []
+    if command == "budget-context":  # the same as rich prints it, the padding aside
+        f = read_feature(feature_dir)
+        rich_out = io.StringIO()
+        console = Console(file=rich_out, width=80, color_system=None, markup=False, emoji=False, highlight=False)
+        print_budget(
+            envelope_json(f, current_decisions(feature_dir, f), feature_state(feature_dir).open_round), console
+        )
+        padded = rich_out.getvalue()
+        assert any(line.endswith(" ") for line in padded.splitlines())  # what the fix removes
+        assert p.stdout == "\n".join(line.rstrip(" ") for line in padded.split("\n"))
+
+
+@pytest.mark.parametrize("streams", ["both", "stderr", "stdout"])
+@pytest.mark.parametrize("argv", [["nosuchcmd"], ["status", "--nosuchflag"], ["nosuchcmd", "--json"]])
+def test_a_usage_error_exits_2_whoever_reads_its_output(argv, streams):
+    """`scars nosuchcmd 2>&1 | head` exited 1 (the usage line went out, the error line met the
+    closed pipe and escaped as a BrokenPipeError): a usage error exits with the usage code, piped
+    or not, and a reader that went away leaves no traceback."""
+    p = _closed_pipe_run(argv, streams=streams)
+    assert p.returncode == 2
+    for captured in (p.stdout, p.stderr):
+        assert "Traceback" not in (captured or "") and "Exception ignored" not in (captured or "")
+    if streams == "stdout":
+        assert p.stderr.startswith("usage: scars")
 
 
 def test_every_rich_console_of_the_cli_comes_from_make_console():

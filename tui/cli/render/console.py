@@ -5,11 +5,13 @@ objects or with ``markup=False``. Without a terminal the output is plain text at
 ``NO_COLOR`` makes it plain everywhere (no colour, no bold: no escape sequence at all), and
 ``FORCE_COLOR`` styles it even into a pipe (``NO_COLOR`` wins). Both are read through
 ``scars.core.settings``. A reader that goes away (``scars status | head``) ends the command
-quietly with 0, as a plain ``print`` does (rich's own console exits 1 there).
+quietly with 0, as a plain ``print`` does (rich's own console exits 1 there). Without a terminal
+no line ends in spaces (rich pads a table's last column to its width).
 """
 
 from __future__ import annotations
 
+import re
 import sys
 
 from rich.console import Console
@@ -17,8 +19,20 @@ from rich.console import Console
 from scars.core import settings
 from scars.tui.cli.render.plain import quiet_after_broken_pipe
 
+# Spaces that end a line (SGR style codes after them aside): rich pads a table's cells to the
+# column width, the last column too. Without a terminal they are dropped (`| grep 'x$'`, diffs).
+_TRAILING_SPACES = re.compile(r" +(?=(?:\x1b\[[0-9;]*m)*\n)")
+
 
 class _Console(Console):
+    def _render_buffer(self, buffer):  # type: ignore[no-untyped-def]  # noqa: ANN001, ANN202 - rich's
+        text = super()._render_buffer(buffer)
+        try:
+            tty = self.file.isatty()
+        except (AttributeError, OSError, ValueError):
+            tty = False
+        return text if tty else _TRAILING_SPACES.sub("", text)
+
     def on_broken_pipe(self) -> None:
         """The reader left: nothing more is written (stdout points at /dev/null, so the flush at
         exit cannot fail again) and the command ends as ``cli.main`` ends a BrokenPipeError."""

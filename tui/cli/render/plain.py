@@ -6,7 +6,8 @@ printed through it. Importing that console costs ~15 ms of a ~120 ms `scars stat
 module prints the same bytes from rich's own wrapping rules (``rich._wrap.divide_line`` and
 ``rich.cells``, a few milliseconds): the line split at the offsets rich computes, the whitespace
 beyond the width cut as ``Text.rstrip_end`` cuts it, a line wider than the width cut to it by
-``set_cell_size`` as ``Text.truncate`` does, the control codes rich strips removed. A text with a
+``set_cell_size`` as ``Text.truncate`` does, the control codes rich strips removed, and (as
+make_console does without a terminal) no line ending in spaces. A text with a
 tab (rich expands tabs by cells) is left to rich itself (:func:`folded` returns None).
 ``tests/tui/cli/test_plain_render.py`` compares the two on hostile and real texts.
 """
@@ -57,7 +58,7 @@ def folded(text: str, width: int = WIDTH) -> str | None:
                     piece = piece[: len(piece) - min(len(space.group(0)), len(piece) - width)]
             if cell_len(piece) > width:  # Text.truncate(overflow="fold")
                 piece = set_cell_size(piece, width)
-            out.append(piece)
+            out.append(piece.rstrip(" "))  # make_console: no line ends in spaces without a terminal
     return "\n".join(out) + "\n"
 
 
