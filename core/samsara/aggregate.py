@@ -73,13 +73,15 @@ def entry_verdict(signal_lost: int, patterns: int, failures: int, evaluator_fail
     )
 
 
-def start_possible_patterns(items: Sequence[ScarItem]) -> parallel.Beside:
+def start_possible_patterns(items: Sequence[ScarItem], literal: list[tuple[str, ...]] | None = None) -> parallel.Beside:
     """The possible patterns of a feature's remaining ``items`` (of those counted), started: in a
-    forked child from PATTERNS_BESIDE_FROM counted items, else computed when its result is asked."""
+    forked child from PATTERNS_BESIDE_FROM counted items, else computed when its result is asked.
+    ``literal``: the literal patterns of those items when known (else computed here); the handle
+    keeps them for :func:`aggregate` (its args ``(counted, literal)``), which never computes them
+    again."""
     counted = [it for it in items if it.counted]
-    return parallel.Beside(
-        possible_patterns, (counted, literal_patterns(counted)), fork=len(counted) >= PATTERNS_BESIDE_FROM
-    )
+    literal = literal_patterns(counted) if literal is None else literal
+    return parallel.Beside(possible_patterns, (counted, literal), fork=len(counted) >= PATTERNS_BESIDE_FROM)
 
 
 def aggregate(feature: Feature, possible: parallel.Beside | None = None) -> Feature:
@@ -92,7 +94,8 @@ def aggregate(feature: Feature, possible: parallel.Beside | None = None) -> Feat
     for it in counted:
         counts[it.category] += 1
     signal_lost = sum(counts.values())
-    literal = literal_patterns(counted)
+    # The literal rule over the counted items, once: the started handle has it (its args).
+    literal = possible.args[1] if possible is not None else literal_patterns(counted)
     in_pattern = {i for ids in literal for i in ids}
     groups: dict[str, list[str]] = {g: [] for g in GROUPS}
     for it in counted:
@@ -102,7 +105,7 @@ def aggregate(feature: Feature, possible: parallel.Beside | None = None) -> Feat
             groups["deferred_from_level_1"].append(it.id)
         else:
             groups["unaddressed"].append(it.id)
-    pending = start_possible_patterns(feature.items) if possible is None else possible
+    pending = start_possible_patterns(feature.items, literal) if possible is None else possible
     try:
         log_matches = match_log(feature)
     except BaseException:

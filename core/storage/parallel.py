@@ -202,6 +202,11 @@ class Beside:
         self._pid, self._read = pid, r
 
     @property
+    def args(self) -> tuple[Any, ...]:
+        """The arguments ``fn`` was (or will be) called with."""
+        return self._args
+
+    @property
     def forked(self) -> bool:
         return self._pid is not None
 

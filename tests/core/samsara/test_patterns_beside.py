@@ -10,7 +10,9 @@ import os
 import subprocess
 import sys
 
-from tests.factories import ROOT
+from scars.core.samsara import aggregate as aggregate_module
+from scars.core.samsara.feature import read_feature
+from tests.factories import ROOT, app_repo
 
 PROBE = """
 import json, os, sys
@@ -141,3 +143,22 @@ print(json.dumps({"raised": raised, "children_left": children_left}))
 
 def test_a_read_failing_after_the_patterns_started_leaves_no_child(tmp_path):
     assert _probe(FAILED_READ, str(tmp_path), str(ROOT / "bench")) == {"raised": True, "children_left": False}
+
+
+def test_a_read_applies_the_literal_rule_once_and_aggregate_reuses_it(monkeypatch, tmp_path):
+    """The literal patterns the reader computes to start the possible patterns are the ones the
+    aggregate reports: one pass of the rule per read (it ran twice, issue 17)."""
+    calls = []
+    real = aggregate_module.literal_patterns
+
+    def counting(items):
+        calls.append(len(items))
+        return real(items)
+
+    monkeypatch.setattr(aggregate_module, "literal_patterns", counting)
+    monkeypatch.setenv("SCARS_NO_CACHE", "1")
+    feature = read_feature(app_repo(tmp_path / "repo"))
+    assert len(calls) == 1
+    assert feature.cross_task_patterns and list(feature.cross_task_patterns) == real(
+        [it for it in feature.items if it.counted]
+    )
