@@ -66,6 +66,13 @@ _ID = re.compile(r"^[a-z0-9][a-z0-9-]{2,60}$")
 _MAX_BYTES = 4 * 1024 * 1024
 
 
+# Where an expired request is answered (see :func:`answerable`).
+EXPIRED_ANSWER = (
+    "answer: in the app (`scars`, the Loops inbox, enter), which shows its gate as it reads now; "
+    "`scars answer` refuses it"
+)
+
+
 def requests_root(path: str | os.PathLike[str], cwd: str | os.PathLike[str] | None = None) -> Path:
     """The root whose ``.scars/requests/`` holds the requests of the loop at ``path`` (and the
     inbox the app shows for a root): samsara's repository root (``changes/`` or ``.samsara/``),
@@ -437,12 +444,11 @@ def answer_request(
         now = loop_fingerprint(evidence, root)
         seen = shown if shown is not None else req.fingerprint
         moved = changed_files(seen, now)
-        if moved:
+        if moved:  # expired (or changed while shown): answerable only against the gate shown now
             what = "the gate was shown" if shown is not None else "the request was posted"
             raise DecisionRefused(
                 f"request {rid}: the loop's files changed since {what} ({', '.join(moved)}); the answer would "
-                "apply to another situation, so nothing was recorded — look at the gate again (the app shows it "
-                "refreshed) and answer that",
+                f"apply to another situation, so nothing was recorded — {EXPIRED_ANSWER.removeprefix('answer: ')}",
                 [FieldError("fingerprint", "changed: " + ", ".join(moved))],
             )
         ans, reason = validate_answer(evidence, answer, reason)
@@ -637,6 +643,16 @@ def wait_for_answer(
 # -- how a request stands now -----------------------------------------------------------------
 
 
+def answerable(state: str, *, shows_gate_now: bool) -> bool:
+    """Whether a request in ``state`` (a :class:`RequestView`'s) can still be answered by a front
+    end — the one rule the app and `scars answer` follow (README, "A loop without a terminal
+    waits for a person"): a pending request anywhere; an expired one (the loop's files changed
+    since it was posted) only where its gate is shown as it reads now and the answer is checked
+    against what was shown (``answer_request(shown=…)``: the app), never from a plain shell that
+    showed nothing but the request; an answered, applied, refused or withdrawn one nowhere."""
+    return state == "pending" or (state == "expired" and shows_gate_now)
+
+
 @dataclass
 class RequestView:
     """A request as it stands now: ``state`` is its status, or ``expired`` for a pending one
@@ -670,8 +686,10 @@ class RequestView:
             out.append(r.answered_text())
         if r.refusal:
             out.append(f"refused: {r.refusal}")
-        if self.state in ("pending", "expired"):
+        if answerable(self.state, shows_gate_now=False):
             out.append(f"answer: scars answer {r.id} --answer … --reason …")
+        elif answerable(self.state, shows_gate_now=True):
+            out.append(EXPIRED_ANSWER)
         elif self.state == "answered" and self.waiter is None:
             out.append(f"nobody waits: scars requests apply {r.id} records it")
         return out

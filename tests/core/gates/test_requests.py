@@ -322,3 +322,11 @@ def test_a_round_gates_rule3_fields_given_with_the_answer_are_recorded_by_the_wa
     last = log.rounds[-1].raw
     assert last["evidence_gained"] == ["the retry path is covered by a death test"]
     assert last["residual_risk"] == [] and "evidence_gained" not in (last.get("rule3_not_given") or [])
+
+
+@pytest.mark.parametrize("state", [*rq.STATUSES, "expired"])
+def test_one_rule_says_where_a_request_can_still_be_answered(state):
+    """Pending: anywhere; expired: only where its gate is shown as it reads now (the app), never
+    from a plain shell (`scars answer`); the rest: nowhere (README, requests section)."""
+    assert rq.answerable(state, shows_gate_now=True) is (state in ("pending", "expired"))
+    assert rq.answerable(state, shows_gate_now=False) is (state == "pending")

@@ -212,3 +212,25 @@ async def test_a_poll_that_ends_after_the_inbox_was_left_changes_nothing(tmp_pat
         inbox._tick()
         await pilot.pause()
         assert type(app.screen).__name__ == "MainScreen"
+
+
+@aio
+async def test_an_expired_request_is_answered_in_the_app_against_the_gate_it_shows(tmp_path, monkeypatch):
+    """The other side of ``requests.answerable`` (`scars answer` refuses an expired request:
+    tests/tui/cli/test_requests_cli.py): the app shows its gate as it reads now and takes the answer."""
+    clean_env(monkeypatch, user="bob")
+    root, fdir = _repo(tmp_path)
+    req = rq.post_request(gather("spec", fdir), fdir, user="agent")
+    (fdir / "feature.json").write_text((fdir / "feature.json").read_text().replace('"used": 2', '"used": 3'))
+    assert rq.inspect_request(root, req).state == "expired"
+    app = ScarsApp(None, inbox=(discover_loops(root), root), user="bob")
+    async with app.run_test(size=SIZE) as pilot:
+        await on_screen(app, pilot, "LoopsScreen")
+        await wait_until(pilot, lambda: f"request:{req.id}" in _row_keys(app), "the request's row")
+        assert "1 gate request" in screen_text(app)
+        app.screen.query_one("#loops-table", DataTable).move_cursor(row=_row_keys(app).index(f"request:{req.id}"))
+        await pilot.press("enter")
+        await on_screen(app, pilot, "LoopGate")
+        assert "changed since" in screen_text(app)
+        await _answer(app, pilot, "ship", REASON)
+    assert rq.load_request(root, req.id).status == "answered"

@@ -192,6 +192,25 @@ def test_requests_marks_an_expired_request(tmp_path, capsys):
     )
 
 
+def test_an_expired_request_is_pointed_to_the_app_which_answers_it_and_scars_answer_refuses_it(tmp_path, capsys):
+    """`scars requests` told `scars answer ID …` for an expired request, which `scars answer`
+    then refused; both now follow ``requests.answerable``: a pending one is answered from the
+    shell, an expired one in the app (which shows its gate as it reads now)."""
+    root, fdir = _repo(tmp_path)
+    req = rq.post_request(gather("spec", fdir), fdir, user="agent")
+    assert cli.main(["requests", str(root)]) == 0
+    assert f"answer: scars answer {req.id} --answer" in capsys.readouterr().out  # pending
+    (fdir / "feature.json").write_text((fdir / "feature.json").read_text().replace('"used": 2', '"used": 3'))
+    assert cli.main(["requests", str(root)]) == 0
+    listed = capsys.readouterr().out
+    assert f"scars answer {req.id}" not in listed
+    assert "answer: in the app (`scars`, the Loops inbox, enter), which shows its gate as it reads now" in listed
+    code = cli.main(["answer", req.id, "--answer", "ship", "--reason", "offline sync is v2 scope", "--path", str(root)])
+    assert code == 4
+    assert "in the app (`scars`, the Loops inbox, enter)" in capsys.readouterr().err
+    assert rq.load_request(root, req.id).status == "pending"
+
+
 # -- many processes: kills, races, many waiters (forked, so a trial costs no interpreter start) ----
 
 

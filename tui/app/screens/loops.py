@@ -100,7 +100,7 @@ def request_detail(view: Any) -> Text:
     t.append("\n" + one_line(f"path: {r.path}", 160))
     for line in view.lines():
         t.append("\n" + one_line(line, 300))
-    if view.state in ("pending", "expired"):
+    if rq.answerable(view.state, shows_gate_now=True):
         t.append("\n" + one_line("enter: answer it here", 200))
     return t
 
@@ -214,7 +214,7 @@ class LoopsScreen(Screen[None]):
 
     def _title(self) -> Text:
         waiting = sum(1 for s in self.states if s.waiting_for_human)
-        asks = sum(1 for v in self.requests if v.state in ("pending", "expired"))
+        asks = sum(1 for v in self.requests if rq.answerable(v.state, shows_gate_now=True))
         requests = f"{asks} gate request{'' if asks == 1 else 's'} · " if self.requests else ""
         return Text(
             f"Loops inbox — {requests}{waiting} of {len(self.states)} waiting for a person "
@@ -351,7 +351,7 @@ class LoopsScreen(Screen[None]):
             self.notify(one_line(str(exc), 300), title=rid, severity="error", markup=False)
             return
         r = view.request
-        if view.state not in ("pending", "expired"):
+        if not rq.answerable(view.state, shows_gate_now=True):
             self.notify(one_line(f"request {rid} is {view.state}: " + r.answered_text(), 300), markup=False)
             return
         if view.evidence is None:
