@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from scars.core import __version__, settings
+from scars.core.storage.durable import is_temp_name
 
 FORMAT = 3  # 3: a feature's items pickled apart, in chunks (_dump_feature)
 RACY_NS = 2_000_000_000  # inputs changed within this window before a store are not cached
@@ -127,11 +128,13 @@ def _code_stamp(modules: tuple[str, ...] = _CODE_MODULES) -> tuple:
 
 
 def fingerprint(feature_dir: Path, repo_root: Path | None) -> dict[str, Any]:
-    """Everything the read of ``feature_dir`` depends on, by ``stat`` (no file is read)."""
+    """Everything the read of ``feature_dir`` depends on, by ``stat`` (no file is read). The
+    temporary files of our own atomic writes (in flight, or left by a killed writer) are not
+    inputs: ``durable.is_temp_name``."""
     files: dict[str, tuple] = {}
     with os.scandir(feature_dir) as it:
         for e in it:
-            if not e.is_dir(follow_symlinks=False) or e.is_symlink():
+            if (not e.is_dir(follow_symlinks=False) or e.is_symlink()) and not is_temp_name(e.name):
                 files[e.name] = _entry(e.path)
     for name in (
         "scar-reports",
@@ -147,7 +150,8 @@ def fingerprint(feature_dir: Path, repo_root: Path | None) -> dict[str, Any]:
     if os.path.isdir(rdir):
         with os.scandir(rdir) as it:
             for e in it:
-                reports[e.name] = _entry(e.path)
+                if not is_temp_name(e.name):
+                    reports[e.name] = _entry(e.path)
     registry = _entry(repo_root / ".samsara" / "systemic-scars.yaml") if repo_root else ("no-root",)
     return {
         "code": _code_stamp(),

@@ -21,6 +21,7 @@ import contextlib
 import errno
 import hashlib
 import os
+import re
 import stat
 import time
 from dataclasses import dataclass
@@ -28,8 +29,10 @@ from pathlib import Path
 
 from scars.core.errors import ScarsError
 
-# Temporary files of atomic_write are named ``.<basename>.<random>.tmp``.
+# Temporary files of atomic_write are named ``.<basename>.<random>.tmp`` (tempfile.mkstemp's
+# random part: letters, digits and ``_``).
 _TMP_SUFFIX = ".tmp"
+_TEMP_NAME = re.compile(r"\A\..+\.[A-Za-z0-9_]+\.tmp\Z", re.DOTALL)
 # A temporary file older than this is a leftover of a killed writer (see clean_stale_temps).
 STALE_TEMP_SECONDS = 60.0
 
@@ -124,6 +127,14 @@ def _temp_prefix(target: str) -> str:
     return f".{os.path.basename(target)}."
 
 
+def is_temp_name(name: str) -> bool:
+    """Whether ``name`` (a file name, no directory) is one ``atomic_write`` gives its temporary
+    file: one being written, or the leftover of a writer killed mid-write. Never an input of a
+    loop: readers and change detection (the feature cache's fingerprint, the app's live refresh)
+    skip it; :func:`clean_stale_temps` removes it."""
+    return _TEMP_NAME.match(name) is not None
+
+
 def clean_stale_temps(path: str | os.PathLike, *, older_than: float = STALE_TEMP_SECONDS) -> list[str]:
     """Remove temporary files that killed ``atomic_write`` calls left next to ``path``.
 
@@ -141,7 +152,7 @@ def clean_stale_temps(path: str | os.PathLike, *, older_than: float = STALE_TEMP
     except OSError:
         return removed
     for name in names:
-        if not (name.startswith(prefix) and name.endswith(_TMP_SUFFIX)):
+        if not (name.startswith(prefix) and is_temp_name(name)):
             continue
         full = os.path.join(directory, name)
         try:

@@ -415,3 +415,52 @@ def test_items_that_share_an_id_are_pickled_with_the_feature(repo, cache_on, mon
     cache._dump_feature(buf, twin)
     buf.seek(0)
     assert cache._load_feature(buf) == twin
+
+
+def _killed_atomic_write(monkeypatch: pytest.MonkeyPatch, path: Path) -> Path:
+    """``atomic_write(path)`` killed between its temporary file and the rename: the leftover."""
+    from scars.core.storage import durable
+
+    before = set(path.parent.iterdir())
+
+    class Killed:  # durable's os, killed at the rename: no clean-up runs after a SIGKILL
+        def __getattr__(self, name):
+            return getattr(os, name)
+
+        def replace(self, *_a):
+            raise KeyboardInterrupt
+
+        def unlink(self, *_a):
+            pass
+
+    with monkeypatch.context() as m:
+        m.setattr(durable, "os", Killed())
+        with pytest.raises(KeyboardInterrupt):
+            durable.atomic_write(path, b"half written\n")
+    [left] = set(path.parent.iterdir()) - before
+    return left
+
+
+def test_a_killed_atomic_write_s_leftover_is_no_change(tmp_path, monkeypatch):
+    """A kill inside atomic_write in a feature folder left `.<name>.<random>.tmp`, which the
+    fingerprint (the cache's and the app's live refresh, `app.disk_stamp`) counted as a change;
+    one rule (`durable.is_temp_name`) says what our own temporaries are, and the clean-up and
+    the fingerprint both follow it."""
+    from scars.core.storage.durable import clean_stale_temps, is_temp_name
+    from tests.factories import samsara_feature
+
+    f = samsara_feature(tmp_path)
+    before = cache.fingerprint(f, None)
+    # The files scars rewrites in a feature folder (it never writes in scar-reports/, whose
+    # directory stamp is an input of its own).
+    for target in (f / "iteration-log.yaml", f / "index.yaml"):
+        left = _killed_atomic_write(monkeypatch, target)
+        assert is_temp_name(left.name) and left.name.startswith(f".{target.name}.")
+        assert cache.fingerprint(f, None) == before
+        assert clean_stale_temps(target, older_than=0) == [str(left)]
+    # A file of the loop's own that merely looks temporary is an input: a change.
+    for name in ("notes.tmp", ".notes.tmp", ".notes.a-b.tmp", "scar-reports/task-9.yaml.tmp"):
+        (f / name).write_text("x", encoding="utf-8")
+        assert not is_temp_name(Path(name).name)
+        assert cache.fingerprint(f, None) != before
+        (f / name).unlink()
