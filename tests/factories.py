@@ -33,11 +33,29 @@ from scars.core.model import (
     Round,
     ScarItem,
 )
-from scars.core.samsara.feature import read_feature
+from scars.core.samsara.feature import find_features, read_feature
 from scars.core.samsara.matching import match_log
 
 ROOT = Path(__file__).resolve().parents[1]
 UPSTREAM = ROOT.parent / "shared" / "fixtures" / "upstream"
+REAL_SHAPED = ROOT / "tests" / "fixtures" / "real_shaped" / "changes"
+DEMO_CHANGES = ROOT / "core" / "demo" / "repo" / "changes"
+
+
+def samsara_corpus(*, upstream_with_log_only: bool = False) -> list[Path]:
+    """Every samsara feature the exactness tests compare a rewritten rule on: the real-shaped
+    fixtures, the demo, and the upstream features (only those with an iteration log when
+    ``upstream_with_log_only``) when ``../shared`` is there."""
+    out = [*sorted(REAL_SHAPED.iterdir()), *sorted(DEMO_CHANGES.iterdir())]
+    if UPSTREAM.is_dir():
+        if upstream_with_log_only:
+            upstream = sorted(p.parent for p in (UPSTREAM / "samsara" / "changes").glob("*/iteration-log.yaml"))
+            assert len(upstream) >= 4, "the upstream samsara features with an iteration log"
+        else:
+            upstream = find_features(UPSTREAM / "samsara")
+            assert len(upstream) >= 4, "the upstream samsara features"
+        out += upstream
+    return out
 
 
 # ============================================================================ samsara on disk

@@ -18,19 +18,13 @@ from scars.core.samsara.matching import Matcher, Target, description_of, match_l
 from scars.core.samsara.patterns import WordSets, _word, possible_patterns, terms
 from scars.core.text import normalize
 from tests.core.samsara.matching_reference import ReferenceMatcher
-from tests.factories import ROOT, UPSTREAM
+from tests.factories import REAL_SHAPED, ROOT, samsara_corpus
 
-REAL = ROOT / "tests" / "fixtures" / "real_shaped" / "changes"
-DEMO = ROOT / "core" / "demo" / "repo" / "changes"
 sys.path.insert(0, str(ROOT / "bench"))
 
 
 def _features():
-    out = [*sorted(REAL.iterdir()), *sorted(DEMO.iterdir())]
-    if UPSTREAM.is_dir():
-        out += sorted(p.parent for p in (UPSTREAM / "samsara" / "changes").glob("*/iteration-log.yaml"))
-        assert len(out) >= 8, "the upstream samsara features with an iteration log"
-    return out
+    return samsara_corpus(upstream_with_log_only=True)
 
 
 def _reference_log(feature, monkeypatch):
@@ -122,7 +116,7 @@ def test_generated_features_match_as_the_brute_force_matcher(seed, tmp_path, mon
 def test_a_description_without_similarity_reads_no_target_words(tmp_path):
     # Exact and near-copy descriptions never analyse the targets' words: the cost of a read is
     # what is left to match, not the size of the feature.
-    f = read_feature(sorted(REAL.iterdir())[0])
+    f = read_feature(sorted(REAL_SHAPED.iterdir())[0])
     texts = [t.text for t in targets_of(f) if len(t.text) > 40]
     m = Matcher(targets_of(f))
     m.expect([texts[0], texts[1][:30] + "…"])
@@ -239,7 +233,7 @@ def test_each_description_is_cleaned_and_each_text_analysed_once(monkeypatch):
     real_clean, real_terms = matching.clean, matching.terms
     monkeypatch.setattr(matching, "clean", lambda d: cleaned.update([d]) or real_clean(d))
     monkeypatch.setattr(matching, "terms", lambda t: analysed.update([t]) or real_terms(t))
-    f = read_feature(sorted(REAL.iterdir())[0])
+    f = read_feature(sorted(REAL_SHAPED.iterdir())[0])
     entries = _descriptions(f, seed=3)
     _match_all(Matcher, f, entries)
     assert cleaned and analysed

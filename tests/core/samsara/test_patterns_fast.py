@@ -18,20 +18,13 @@ from scars.core.samsara.feature import find_features, read_feature
 from scars.core.samsara.patterns import _Vocabulary, literal_patterns, possible_patterns, terms
 from scars.core.text import normalize
 from tests.core.samsara import patterns_reference as reference
-from tests.factories import ROOT, UPSTREAM
+from tests.factories import ROOT, samsara_corpus
 
-REAL = ROOT / "tests" / "fixtures" / "real_shaped" / "changes"
-DEMO = ROOT / "core" / "demo" / "repo" / "changes"
 sys.path.insert(0, str(ROOT / "bench"))
 
 
 def _features():
-    out = [*sorted(REAL.iterdir()), *sorted(DEMO.iterdir())]
-    if UPSTREAM.is_dir():
-        upstream = find_features(UPSTREAM / "samsara")
-        assert len(upstream) >= 4, "the upstream samsara features"
-        out += upstream
-    return out
+    return samsara_corpus()
 
 
 def _same(items: list[ScarItem]) -> list[dict]:
