@@ -110,7 +110,9 @@ class Parser(argparse.ArgumentParser):
             sys.stderr.flush()
         except BrokenPipeError:  # nobody reads stderr: still the usage error's exit code
             _quiet(sys.stderr)
-        raise UsageError(f"{self.prog}: {message}")
+        # main prints "scars: " before every error: the command's name only, never "scars: scars …".
+        command = self.prog.removeprefix("scars").strip()
+        raise UsageError(f"{command}: {message}" if command else message)
 
 
 class CommandModuleError(RuntimeError):

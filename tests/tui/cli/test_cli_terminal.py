@@ -199,3 +199,19 @@ def test_every_rich_console_of_the_cli_comes_from_make_console():
         if re.search(r"\bConsole\(", line)
     ]
     assert built == []
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["nosuchcmd"], "scars: argument COMMAND: invalid choice: 'nosuchcmd'"),
+        (["status", "--nosuchflag"], "scars: unrecognized arguments: --nosuchflag"),
+        (["status", "--json", "--strict", "x", "y"], "scars: unrecognized arguments: y"),
+        (["round", "start", "--feature"], "scars: round start: argument --feature: expected one argument"),
+    ],
+)
+def test_a_usage_error_names_scars_once(argv, said):
+    p = scars_process(*argv)
+    assert p.returncode == 2
+    [line] = [ln for ln in p.stderr.splitlines() if not ln.startswith(("usage:", " "))]
+    assert line.startswith(said)
