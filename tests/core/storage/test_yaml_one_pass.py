@@ -75,7 +75,7 @@ def _yaml_files():
 
 def test_every_fixture_file_loads_as_before(monkeypatch):
     files = _yaml_files()
-    assert len(files) >= 30
+    assert len(files) >= (30 if UPSTREAM.is_dir() else 20)  # without ../shared: our own fixtures only
     fast = 0
     for p in files:
         text = p.read_bytes().decode("utf-8", "replace")
