@@ -6,15 +6,13 @@ and a round past max_rounds asks for the override's reason."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 import yaml
 
 from scars.core import gates
 from scars.core.samsara.session import FeatureSession
 from scars.tui.app.app import ScarsApp
-from tests.factories import app_repo, wait_until
+from tests.factories import wait_until
 from tests.tui.app.test_app_pilot import (
     SIZE,
     aio,
@@ -26,13 +24,6 @@ from tests.tui.app.test_app_pilot import (
     screen_text,
     start,
 )
-
-
-@pytest.fixture
-def feature_dir(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
-    root.mkdir()
-    return app_repo(root)
 
 
 def _rounds(feature_dir):

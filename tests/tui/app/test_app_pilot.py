@@ -8,14 +8,13 @@ import html
 import re
 from pathlib import Path
 
-import pytest
 from textual.command import CommandList
 from textual.widgets import Button
 
 from scars.core.samsara.session import FeatureSession
 from scars.tui.app.app import ScarsApp
 from scars.tui.app.widgets.item_list import ItemList
-from tests.factories import app_repo, filter_shown, wait_until  # noqa: E402
+from tests.factories import filter_shown, wait_until  # noqa: E402
 
 SIZE = (120, 40)
 
@@ -28,13 +27,6 @@ def aio(fn):
         return asyncio.run(fn(*args, **kwargs))
 
     return wrapper
-
-
-@pytest.fixture
-def feature_dir(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
-    root.mkdir()
-    return app_repo(root)
 
 
 def on_disk(feature_dir: Path) -> dict:

@@ -11,22 +11,13 @@ Regenerate after a deliberate UI change with ``pytest tests/tui/app/test_app_sna
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from scars.tui.app.app import ScarsApp
-from tests.factories import app_repo, wait_until  # noqa: E402
+from tests.factories import wait_until  # noqa: E402
 
 SIZES = [(60, 20), (80, 24), (120, 40)]
 IDS = ["60x20", "80x24", "120x40"]
-
-
-@pytest.fixture
-def feature_dir(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
-    root.mkdir()
-    return app_repo(root)
 
 
 async def _settle(pilot) -> None:  # noqa: ANN001

@@ -7,18 +7,10 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-from tests.factories import app_repo, scars_in_pty, scars_process
-
-
-@pytest.fixture
-def feature_dir(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
-    root.mkdir()
-    return app_repo(root)
+from tests.factories import scars_in_pty, scars_process
 
 
 def test_triage_without_a_tty_names_the_commands_as_they_are_spelled(feature_dir):

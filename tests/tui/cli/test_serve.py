@@ -18,16 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.factories import app_repo
-
 aiohttp = pytest.importorskip("aiohttp")
-
-
-@pytest.fixture
-def feature_dir(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
-    root.mkdir()
-    return app_repo(root)
 
 
 def free_port() -> int:
