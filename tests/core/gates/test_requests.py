@@ -95,15 +95,21 @@ def test_an_answer_to_a_loop_that_moved_on_is_refused_naming_the_files(tmp_path)
     assert rq.apply_request(root, req.id).answer == "ship"
 
 
-def test_an_answered_request_whose_loop_moved_on_before_it_was_applied_is_refused_not_recorded(tmp_path):
-    root, fdir, req = _spec(tmp_path)
-    rq.answer_request(root, req.id, "ship", REASON, user="bob", source="app")
+def _loop_moves_on_and_the_answer_is_refused(root, fdir, req):
+    """The loop itself moves feature.json on after bob's answer: applying it is refused, nothing
+    recorded, the request marked refused."""
     before = (fdir / "feature.json").read_bytes()
     (fdir / "feature.json").write_bytes(before.replace(b'"used": 2', b'"used": 3'))
     with pytest.raises(DecisionRefused, match="changed since bob answered"):
         rq.apply_request(root, req.id)
     assert _entries(fdir) == []
     assert rq.load_request(root, req.id).status == "refused"
+
+
+def test_an_answered_request_whose_loop_moved_on_before_it_was_applied_is_refused_not_recorded(tmp_path):
+    root, fdir, req = _spec(tmp_path)
+    rq.answer_request(root, req.id, "ship", REASON, user="bob", source="app")
+    _loop_moves_on_and_the_answer_is_refused(root, fdir, req)
     with pytest.raises(DecisionRefused, match="was refused"):
         rq.apply_request(root, req.id)
 
@@ -158,12 +164,7 @@ def test_another_writer_after_the_marker_is_not_taken_for_the_record(tmp_path):
     root, fdir, req = _spec(tmp_path)
     rq.answer_request(root, req.id, "ship", REASON, user="bob", source="app")
     _interrupted(root, req.id, rq.load_request(root, req.id).answer["fingerprint"])
-    before = (fdir / "feature.json").read_bytes()
-    (fdir / "feature.json").write_bytes(before.replace(b'"used": 2', b'"used": 3'))
-    with pytest.raises(DecisionRefused, match="changed since bob answered"):
-        rq.apply_request(root, req.id)
-    assert _entries(fdir) == []
-    assert rq.load_request(root, req.id).status == "refused"
+    _loop_moves_on_and_the_answer_is_refused(root, fdir, req)
 
 
 def test_an_empty_file_is_no_change_and_one_byte_is():
