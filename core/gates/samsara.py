@@ -352,14 +352,19 @@ def _gather_round(gate: Gate, session: FeatureSession, **_: Any) -> Evidence:
             "answer the safety-valve gate (scars gate safety-valve --answer continue --reason WHY; "
             "`safety-valve:` in an answers file)"
         )
-    for a in point.answers:
-        if pending:
+    if pending:
+        for a in point.answers:
             ev.refused[a.value] = f"{len(pending)} accept(s) wait for a second person's sign-off"
     ev.context.update(fig=fig, valves=[v.id for v in active], blocked=[it.id for it in blocked])
     return ev
 
 
 NONE_WORDS = frozenset({"none", "[]", "{}", "-"})
+
+
+def _given_round_fields(entry: dict[str, Any]) -> dict[str, Any]:
+    """:func:`round_fields` of the Rule-3 keys an answers-file entry gives."""
+    return round_fields(**{k: entry[k] for k in ROUND_GATE_KEYS if k in entry})
 
 
 def round_fields(
@@ -890,7 +895,7 @@ def apply(
     if session is None or session.read_only:
         raise UsageError("a samsara gate records under a writable FeatureSession")
     want = entries_wanted(session.feature, auto_entry)
-    if evidence.gate.id in ("round-continue", "safety-valve"):
+    if evidence.gate.id in ROUND_GATES:
         result = _apply_round(session, evidence, ans, reason, user, source, want, round_fields)
     else:
         if round_fields:
@@ -1150,7 +1155,7 @@ def replay(
                     opts["item"] = e["item"]
                 if e.get("blocked"):
                     opts["blocked"] = e["blocked"]
-                if gid in ("round-continue", "safety-valve") and (af.items or "triage" in af.gates):
+                if gid in ROUND_GATES and (af.items or "triage" in af.gates):
                     # Its figures depend on the decisions replayed first; checked again before writing.
                     ans = GATES[gid].answer(e.get("answer") or "")
                     if ans is None:
@@ -1176,7 +1181,7 @@ def replay(
                             and "safety valve" in ro_ev.refused[ans.value]
                         ):
                             errors.append(f"{gid}: answer {ans.value!r} refused: {ro_ev.refused[ans.value]}")
-                        round_fields(**{k: e[k] for k in ROUND_GATE_KEYS if k in e})
+                        _given_round_fields(e)
                     except (UsageError, DecisionRefused) as exc:
                         errors.append(f"{gid}: {exc}")
                     plan.append((gid, {**e, **opts}))
@@ -1186,8 +1191,8 @@ def replay(
                     if gid == "blocked-fix" and (af.items.get(opts.get("item") or "") or {}).get("action") == "fix":
                         ev.refused.clear()  # decided fix by this same file, before the blocked-fix step
                     validate_answer(ev, e.get("answer"), e.get("reason"))
-                    if gid in ("round-continue", "safety-valve"):
-                        round_fields(**{k: e[k] for k in ROUND_GATE_KEYS if k in e})
+                    if gid in ROUND_GATES:
+                        _given_round_fields(e)
                 except (UsageError, DecisionRefused) as exc:
                     errors.append(f"{gid}: {exc}")
                     continue
@@ -1207,9 +1212,7 @@ def replay(
                     session.decide(item_id, entry["action"], **fields)
             ev = gather(GATES[gid], feature_dir, session=session, item=e.get("item"), blocked=e.get("blocked"))
             ans, reason = validate_answer(ev, e.get("answer"), e.get("reason"))
-            given: dict[str, Any] | None = (
-                round_fields(**{k: e[k] for k in ROUND_GATE_KEYS if k in e}) if gid in ROUND_GATES else None
-            )
+            given: dict[str, Any] | None = _given_round_fields(e) if gid in ROUND_GATES else None
             results.append(
                 apply(
                     ev,

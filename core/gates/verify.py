@@ -46,7 +46,7 @@ from scars.core.gates.catalog import DECISION_POINTS, FORMER_ENTRY_IDS, SEED_002
 from scars.core.model import Problem
 from scars.core.samsara.decisions import ACCEPT_REQUIRED, replay
 from scars.core.samsara.feature import read_feature
-from scars.core.samsara.rounds import counted_by_scars
+from scars.core.samsara.rounds import RULE_3, counted_by_scars
 from scars.core.storage import safe_read
 from scars.core.storage.journal import journal_path, read_journal
 from scars.core.text import text_problem
@@ -191,9 +191,6 @@ def _check_gate_id(e, file: str, v: Verification) -> None:
 
 
 # --------------------------------------------------------------------------- iteration-log.yaml
-
-
-RULE_3 = ("budget_spent", "evidence_gained", "residual_risk")
 
 
 def _round_matches(feature, round_no: int) -> list:

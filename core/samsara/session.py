@@ -771,7 +771,7 @@ def undecided_outcome(decision: str, round_no: int) -> str:
 
 def _round_close_errors(decision: str, reason: Any, trigger: Any, fields: dict[str, Any]) -> list[FieldError]:
     errors: list[FieldError] = []
-    unknown = set(fields) - {"budget_spent", "evidence_gained", "residual_risk"}
+    unknown = set(fields) - set(RULE_3)
     for name in sorted(unknown):
         errors.append(FieldError(name, "is not a round field"))
     if decision not in ROUND_DECISIONS:

@@ -217,13 +217,12 @@ def store(feature_dir: Path, fp: dict[str, Any], feature: Any, now_ns: int | Non
         return False
     token = os.urandom(16).hex()
     path, header = cache_file(feature_dir), {"format": FORMAT, "fingerprint": fp, "token": token}
-    if _defer(lambda: _write(path, header, feature, _dump_feature)):
+    stored = _defer(lambda: _write(path, header, feature, _dump_feature)) or _write(
+        path, header, feature, _dump_feature
+    )
+    if stored:
         _remember(feature, token)
-        return True
-    if not _write(path, header, feature, _dump_feature):
-        return False
-    _remember(feature, token)
-    return True
+    return stored
 
 
 ITEMS_CHUNK = 4096  # items pickled together (each chunk with a memo of its own)

@@ -21,6 +21,7 @@ from typing import Any
 
 from scars.core import settings
 from scars.core.errors import HumanNeeded, ScarsError, UsageError
+from scars.core.gates.answers import ROUND_GATES
 from scars.core.gates.catalog import GATES, answers_hint, get_gate
 from scars.core.sanitize import one_line
 from scars.tui.cli.commands._feature import add_auto_entry_arguments, add_rule3_arguments, rule3_from_args
@@ -213,7 +214,7 @@ def _run(args, gate, shown: list) -> int:
         return _wait(args, gate, path, options, None)
     evidence = core.gather(gate.id, path, **options)
     shown.append(evidence)
-    round_gate = evidence.gate.id in ("round-continue", "safety-valve")
+    round_gate = evidence.gate.id in ROUND_GATES
     fields = rule3_from_args(args)
     if fields and not round_gate:
         raise UsageError("--evidence, --residual-risk, --budget-spent and --rule3-none belong to a round gate")
