@@ -272,13 +272,14 @@ class ScarsApp(App[int]):
     @work(thread=True, exclusive=True, group="load")
     def _load(self, keep_cursor: bool, why: str = "") -> None:
         before = None
+        if gc.get_freeze_count():
+            # What the last load froze goes back to the collector and its cyclic garbage (a
+            # screen closed, a worker done since, the feature left for another) is freed now,
+            # once per load: frozen again below, it would be kept until the app exits.
+            gc.unfreeze()
+            gc.collect()
         try:
             if self.backend is not None and keep_cursor:
-                # What the last load froze goes back to the collector and its cyclic garbage (a
-                # screen closed, a worker done since) is freed now, once per reload: frozen
-                # again below, it would be kept until the app exits, a little more every reload.
-                gc.unfreeze()
-                gc.collect()
                 stamp = disk_stamp(self.backend)  # before reading: a write during the read is seen next time
                 backend = self.backend
                 before = snapshot(backend.feature, backend.decisions)

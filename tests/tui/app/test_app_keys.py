@@ -496,6 +496,29 @@ async def test_a_reload_frees_the_cyclic_garbage_the_last_load_froze(long_dir):
         assert gone() is None
 
 
+@aio
+async def test_opening_another_feature_frees_the_cyclic_garbage_the_last_load_froze(long_dir, tmp_path):
+    """The same for a switch to another feature (the Loops inbox's enter): the first feature's
+    frozen garbage is freed by the next feature's load."""
+
+    class Cycle:
+        pass
+
+    other = long_repo(tmp_path / "other")
+    app = ScarsApp(long_dir, user="alice")
+    async with app.run_test(size=SMALL) as pilot:
+        held = Cycle()
+        held.me = held  # type: ignore[attr-defined]  # only the collector can free it
+        gone = weakref.ref(held)
+        await start(app, pilot)
+        del held
+        gc.collect()
+        assert gone() is not None  # frozen: a collection does not see it
+        app.open_feature(other)
+        await start(app, pilot)
+        assert app.feature_dir == other and gone() is None
+
+
 @covers("scars.quit")
 @aio
 async def test_q_quits_with_0(long_dir):
