@@ -46,10 +46,6 @@ def _prefill(value: Any) -> str:
     return ""
 
 
-def _split(text: str) -> list[str]:
-    return [t.strip() for t in text.split(";") if t.strip()]
-
-
 class RoundGate(ModalScreen[dict | None]):
     """Returns {answer: continue|stop, reason, blocked: {item: retry|defer}} or None."""
 
@@ -146,8 +142,9 @@ class RoundGate(ModalScreen[dict | None]):
             given = res["rule3_text"]
             res["rule3"] = round_fields(
                 budget_spent=given["budget_spent"] or None,
-                evidence_gained=_split(given["evidence_gained"]) if given["evidence_gained"] else None,
-                residual_risk=_split(given["residual_risk"]) if given["residual_risk"] else None,
+                # "; "-separated texts: round_fields strips them and drops the empty ones
+                evidence_gained=given["evidence_gained"].split(";") if given["evidence_gained"] else None,
+                residual_risk=given["residual_risk"].split(";") if given["residual_risk"] else None,
             )
         except DecisionRefused as exc:
             return str(exc)

@@ -159,7 +159,7 @@ def ask_rule3(missing: list[str], **kw: Any) -> dict[str, Any]:
             text = text.strip()
             if not text:  # not given: the round records none and names it in rule3_not_given
                 break
-            value: Any = text if key == "budget_spent" else [t for t in (x.strip() for x in text.split(";")) if t]
+            value: Any = text if key == "budget_spent" else text.split(";")  # round_fields strips, drops empties
             try:
                 out.update(round_fields(**{key: value}))
                 break
