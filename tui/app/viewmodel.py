@@ -193,16 +193,11 @@ def _inert_line(text: str) -> str:
 TASK_CAP = 64
 
 
-def build_view(item: ScarItem, _tasks: dict[str, str] | None = None) -> ItemView:
+def build_view(item: ScarItem, task: str) -> ItemView:
+    """``item``'s view; ``task``: its task as the list shows it (:meth:`ItemViews.task`)."""
     text = item_text(item)
     line = _inert_line(text[:TEXT_CAP])
     raw_task = item.task_id or ""
-    if _tasks is not None:
-        task = _tasks.get(raw_task)
-        if task is None:
-            task = _tasks[raw_task] = one_line(raw_task, TASK_CAP)
-    else:
-        task = one_line(raw_task, TASK_CAP)
     search = (
         f"{text} {raw_task} {item.file} {CATEGORY_ABBR.get(item.category, '')} {item.id} "
         f"{item.systemic_ref or ''} {item.where or ''}"
@@ -225,8 +220,16 @@ class ItemViews(Mapping[str, ItemView]):
     def __getitem__(self, item_id: str) -> ItemView:
         view = self._built.get(item_id)
         if view is None:
-            view = self._built[item_id] = build_view(self.by_id[item_id], self._tasks)
+            item = self.by_id[item_id]
+            view = self._built[item_id] = build_view(item, self.task(item.task_id or ""))
         return view
+
+    def task(self, raw: str) -> str:
+        """A task id as the list shows it (each distinct task made once)."""
+        shown = self._tasks.get(raw)
+        if shown is None:
+            shown = self._tasks[raw] = one_line(raw, TASK_CAP)
+        return shown
 
     def __contains__(self, item_id: object) -> bool:
         return item_id in self.by_id
@@ -239,7 +242,7 @@ class ItemViews(Mapping[str, ItemView]):
 
     def tasks(self) -> set[str]:
         """Every task as the list shows it (without building a view)."""
-        return {one_line(t, TASK_CAP) for t in {item.task_id or "" for item in self.by_id.values()}}
+        return {self.task(t) for t in {item.task_id or "" for item in self.by_id.values()}}
 
 
 class TriageState:
