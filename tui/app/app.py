@@ -508,9 +508,12 @@ class ScarsApp(App[int]):
         return Backend.validate(action, {k: v for k, v in fields.items() if v is not None})
 
     # -- round gate ---------------------------------------------------------------------
-    def ask_round_override(self, message: str, retry: Callable[[], Any]) -> None:
-        """A round past max_rounds: ask why to go on anyway; with a reason, try again (core checks
-        the reason and records the override with the round)."""
+    def ask_round_override(self, exc: ScarsError, retry: Callable[[], Any]) -> bool:
+        """When ``exc`` is the max-rounds valve's refusal (a round past max_rounds): ask why to go
+        on anyway; with a reason, try again (core checks the reason and records the override with
+        the round). False, and nothing asked, for any other error."""
+        if not (isinstance(exc, DecisionRefused) and any(e.field == "override_max_rounds" for e in exc.errors)):
+            return False
 
         def answered(reason: str | None) -> None:
             if not reason or self.backend is None:
@@ -522,7 +525,8 @@ class ScarsApp(App[int]):
             finally:
                 self.backend.round_override = None
 
-        self.push_screen(OverrideReason("Max rounds reached", message), callback=answered)
+        self.push_screen(OverrideReason("Max rounds reached", str(exc)), callback=answered)
+        return True
 
     def open_gate(self) -> None:
 
@@ -535,14 +539,9 @@ class ScarsApp(App[int]):
             return
         try:
             evidence, blocked = self.backend.round_gate(decided_by=self.driver)
-        except DecisionRefused as exc:
-            if any(e.field == "override_max_rounds" for e in exc.errors):
-                self.ask_round_override(str(exc), retry=self.open_gate)
-                return
-            self.notify(one_line(str(exc), 300), title="Round gate", severity="error", markup=False)
-            return
         except ScarsError as exc:
-            self.notify(one_line(str(exc), 300), title="Round gate", severity="error", markup=False)
+            if not self.ask_round_override(exc, retry=self.open_gate):
+                self.notify(one_line(str(exc), 300), title="Round gate", severity="error", markup=False)
             return
         self.push_screen(
             RoundGate(evidence, blocked), callback=lambda result: self._record_gate(result, evidence, blocked)

@@ -19,7 +19,7 @@ from textual.screen import Screen
 from textual.widgets import Input, Static
 from textual.worker import get_current_worker
 
-from scars.core.errors import ChangedOnDisk, DecisionRefused, ScarsError
+from scars.core.errors import ChangedOnDisk, ScarsError
 from scars.core.loops import discover_loops
 from scars.core.samsara.locate import parse_location, resolve_in_repo
 from scars.core.sanitize import one_line
@@ -190,19 +190,15 @@ class MainScreen(Screen[None]):
                 one_line(str(exc), 300) + " — reloading.", title="Changed on disk", severity="error", markup=False
             )
             self.action_reload()
-        except DecisionRefused as exc:
-            if any(e.field == "override_max_rounds" for e in exc.errors):
-                # The max-rounds valve: said, and overridden only with a reason the person gives;
-                # what the retry recorded is drawn (rows, header) as any decision is.
-                def retry() -> None:
-                    if self._record(fn, *args, **kwargs) is not None:
-                        self.refresh_all(rebuild=True)
-
-                self.app.ask_round_override(str(exc), retry=retry)
-                return None
-            self.notify(one_line(str(exc), 300), title="Not recorded", severity="error", markup=False)
         except ScarsError as exc:
-            self.notify(one_line(str(exc), 300), title="Not recorded", severity="error", markup=False)
+            # The max-rounds valve: said, and overridden only with a reason the person gives;
+            # what the retry recorded is drawn (rows, header) as any decision is.
+            def retry() -> None:
+                if self._record(fn, *args, **kwargs) is not None:
+                    self.refresh_all(rebuild=True)
+
+            if not self.app.ask_round_override(exc, retry=retry):
+                self.notify(one_line(str(exc), 300), title="Not recorded", severity="error", markup=False)
         return None
 
     # -- cursor -----------------------------------------------------------------------
