@@ -32,6 +32,7 @@ _PUBLIC = {
     "record_triage": "scars.core.gates.recording",
     "replay_answers_file": "scars.core.gates.recording",
     "close_round": "scars.core.gates.samsara",
+    "close_round_result": "scars.core.gates.samsara",
     "round_fields": "scars.core.gates.samsara",
     "record_blocked": "scars.core.gates.samsara",
     "reopen_fired": "scars.core.gates.samsara",

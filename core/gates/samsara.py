@@ -973,9 +973,24 @@ def close_round(
     override: list[str] | None = None,
     **fields: Any,
 ) -> dict[str, Any]:
+    """:func:`close_round_result`'s round as written."""
+    return close_round_result(session, decision, reason, auto_entry=auto_entry, override=override, **fields)[1]
+
+
+def close_round_result(
+    session: FeatureSession,
+    decision: str,
+    reason: str,
+    *,
+    auto_entry: bool | None = None,
+    override: list[str] | None = None,
+    **fields: Any,
+) -> tuple[GateResult, dict[str, Any]]:
     """`scars round close`: the round gate's path with the decision given directly (continue,
-    stop, forced_stop or interrupted) and the round's other fields; returns the round written.
-    ``override``: the safety valves a ``continue`` goes past on purpose (each must be named)."""
+    stop, forced_stop or interrupted) and the round's other fields; returns the gate's result
+    (its ``extra["transition"]``: seed 002's final transition line, when the iteration ends) and
+    the round written. ``override``: the safety valves a ``continue`` goes past on purpose (each
+    must be named)."""
     ev = gather(GATES["round-continue"], session.path, session=session)
     if ev.facts.get("pending_review"):
         raise DecisionRefused(
@@ -991,7 +1006,7 @@ def close_round(
     )
     assert ans is not None  # both round gates answer continue and stop
     trigger = fields.pop("trigger", None)
-    _, round_ = _close(
+    return _close(
         session,
         ev,
         ans,
@@ -1004,7 +1019,6 @@ def close_round(
         as_written=True,
         overrides=override,
     )
-    return round_
 
 
 def record_blocked(

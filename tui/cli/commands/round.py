@@ -110,30 +110,16 @@ def _run(args: argparse.Namespace) -> int:
                 )
         elif cmd == "close":
             # lazy: the gates load their loops' modules; only `round close` records through them
-            from scars.core.gates import close_round
-            from scars.core.samsara.rounds import transition_line
+            from scars.core.gates import close_round_result
 
             fields: dict = rule3_from_args(args)
             if args.trigger is not None:
                 fields["trigger"] = args.trigger
-            log_before = session.feature.iteration_log
-            entry = close_round(
+            result, entry = close_round_result(
                 session, args.decision, args.reason, auto_entry=args.auto_entry, override=args.override, **fields
             )
             tr = entry["triage_result"]
-            transition = (
-                transition_line(
-                    log_before,
-                    round_no=entry["round"],
-                    signal_before=entry["signal_lost_before"],
-                    signal_after=entry["signal_lost_after"],
-                    fixed=entry["fixes_applied"],
-                    accepted=len(tr["accept"]),
-                    deferred=len(tr["defer"]),
-                )
-                if entry["decision"] in ("stop", "forced_stop")
-                else None
-            )
+            transition = result.extra.get("transition")  # the line auto-decisions.md records too
             if args.json:
                 out = {"ok": True, "round": entry, "iteration_log": "iteration-log.yaml"}
                 emit({**out, "transition": transition} if transition else out)
