@@ -4,13 +4,15 @@ rule hold what they look for, not a second index of every text; their results ar
 
 from __future__ import annotations
 
+import random
 import sys
 from collections import defaultdict
 
 import pytest
 
-from scars.core.samsara import patterns
+from scars.core.samsara import matching, patterns
 from scars.core.samsara.feature import find_features, read_feature
+from scars.core.samsara.matching import Matcher, Target, targets_of
 from scars.core.text import normalize
 from tests.factories import ROOT, samsara_corpus
 
@@ -58,6 +60,13 @@ def test_a_generated_feature_holds_few_normalised_texts(generated):
     assert len(held) < len(items) // 5
 
 
+@pytest.mark.parametrize("path", _corpus(), ids=lambda p: p.name)
+def test_a_target_holds_its_normalised_text_only_when_its_text_does_not_give_it(path):
+    for t in targets_of(read_feature(path)):
+        assert t.normalized == normalize(t.text)
+        assert (t.normal is None) == (normalize(t.text) == t.text.casefold()), t.text
+
+
 def _literal_by_key(items) -> list[tuple[str, ...]]:
     """The literal rule as written before: a dictionary of every key."""
     by_key = defaultdict(list)
@@ -82,3 +91,46 @@ def test_the_literal_rule_groups_by_the_key_not_its_hash(collide, generated, mon
         assert got == _literal_by_key(counted), f.name
         found += len(got)
     assert found >= 5
+
+
+def _texts(rnd: random.Random) -> list[str]:
+    words = ["cache", "entry", "written", "twice", "測試", "文件存在", "the", "lock", "é", "…", "...", ".", ":"]
+    texts = [" ".join(rnd.choice(words) for _ in range(rnd.randint(1, 14))) for _ in range(300)]
+    return texts + [t + "." for t in texts[:30]] + [t + " …" for t in texts[30:60]] + ["", "   "]
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 64, matching._CHUNK])
+@pytest.mark.parametrize("announced", [False, True])
+def test_near_copies_are_found_across_the_haystack_chunks(chunk, announced, monkeypatch):
+    """The targets are searched a chunk of haystack at a time: a head held by a target at either
+    end of a chunk, or by the first / last target, is found as by a scan of every target."""
+    monkeypatch.setattr(matching, "_CHUNK", chunk)
+    rnd = random.Random(chunk)
+    texts = _texts(rnd)
+    targets = [Target(f"t{n}", t, normalize(t), None, "known_shortcuts", "r.yaml", n) for n, t in enumerate(texts)]
+    heads = [normalize(t) for t in texts[:100]] + [normalize(t)[3:40] for t in texts[100:200]]
+    heads += [normalize(a + " " + b) for a, b in zip(texts[200:250], texts[250:300], strict=True)]
+    heads = [h for h in heads if h]
+    m = Matcher(targets)
+    if announced:  # all heads in one pass over the targets
+        m._wanted_heads.update(heads)
+    for head in heads:
+        scan = {n for n, t in enumerate(targets) if t.normalized == head or matching.near_copy(head, t.normalized)}
+        assert m._near_copies(head) == scan, head
+
+
+def test_the_matcher_keeps_only_the_texts_it_looks_for(generated):
+    """No index of every target's text: the exact and near-copy stages keep the descriptions'
+    texts and the targets found for them."""
+    log = generated.iteration_log
+    assert log is not None
+    entries = [e for r in log.rounds for e in (*r.fix, *r.accept, *r.defer)]
+    m = Matcher(targets_of(generated))
+    m.expect(entries)
+    for e in entries:
+        m.match(e)
+    described = {normalize(matching.description_of(e)) for e in entries}
+    heads = {h for e in entries for h in matching.clean(matching.description_of(e)).heads}
+    assert set(m._exact) <= described | heads
+    assert set(m._near) <= heads
+    assert len(m._exact) < len(m.targets) // 10
