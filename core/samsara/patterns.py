@@ -16,6 +16,7 @@ import functools
 import math
 import re
 import threading
+from array import array
 from collections import Counter, defaultdict
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -328,28 +329,32 @@ def identifiers(text: str) -> list[str]:
     return list(seen)
 
 
+_NO_KEY = -1  # hash() never gives -1 (CPython): the hash of an item without a key
+
+
 def literal_patterns(items: list[ScarItem]) -> list[tuple[str, ...]]:
     """The literal rule: items with one key — the systemic_ref id, else the normalised text (none
     for an item without one) — in two or more reports; their ids per pattern, largest first."""
-    # The items by the hash of their key first (a text's key is computed from it, then dropped: the
-    # keys of 40,000 texts held at once were 13 MB), then the items sharing a hash by their key.
-    by_hash: dict[tuple[bool, int], list[int]] = defaultdict(list)
-    for n, it in enumerate(items):
+    # The hash of each item's key first (a text's key is computed from it, then dropped: the keys
+    # of 40,000 texts held at once were 13 MB), then the items whose hash another item has too by
+    # their keys.
+    hashes = array("q")
+    for it in items:
         if it.systemic_ref:
-            by_hash[True, hash(it.systemic_ref)].append(n)
-        elif key := it.normalized:  # computed from the text (ScarItem.odd_normal): once per item
-            by_hash[False, hash(key)].append(n)
+            hashes.append(hash(("ref", it.systemic_ref)))
+        else:  # computed from the text (ScarItem.odd_normal): once per item
+            hashes.append(hash(key) if (key := it.normalized) else _NO_KEY)
+    ordered = sorted(hashes)
+    shared = {h for h, after in zip(ordered, ordered[1:]) if h == after and h != _NO_KEY}
+    del ordered
+    groups: dict[tuple[bool, str], list[ScarItem]] = defaultdict(list)
+    for it, h in zip(items, hashes):
+        if h in shared:
+            groups[(True, it.systemic_ref) if it.systemic_ref else (False, it.normalized)].append(it)
     out = []
-    for (ref, _h), positions in by_hash.items():
-        if len(positions) < 2:
-            continue
-        groups: dict[str, list[ScarItem]] = defaultdict(list)
-        for n in positions:
-            it = items[n]
-            groups[(it.systemic_ref or "") if ref else it.normalized].append(it)
-        for group in groups.values():
-            if len({it.file for it in group}) >= 2:
-                out.append(tuple(it.id for it in group))
+    for group in groups.values():
+        if len({it.file for it in group}) >= 2:
+            out.append(tuple(it.id for it in group))
     out.sort(key=lambda ids: (-len(ids), ids))
     return out
 
