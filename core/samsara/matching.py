@@ -229,7 +229,7 @@ class Matcher:
         self._wanted_exact: set[str] = set()  # announced by expect(), not yet looked for
         self._wanted_heads: set[str] = set()
         self._words = WordSets()
-        self._postings: dict[str, list[int]] = {}  # word -> the targets having it (words asked for so far)
+        self._postings: dict[str, Sequence[int]] = {}  # word -> the targets having it (words asked for so far)
         self._total: int | None = None  # targets with any term (the IDF's document count)
         self._has: list[tuple[str, ...]] = []  # each target's words among those in _postings
         self._position: dict[int, int] | None = None  # id(target) -> its position
@@ -419,7 +419,7 @@ class Matcher:
         where = "equals" if t.normalized in c.heads else "is a shortened or extended copy of"
         return f"its text without {self._added(c)} {where} the item's text"
 
-    def _index(self, words: Iterable[str]) -> tuple[dict[str, list[int]], int]:
+    def _index(self, words: Iterable[str]) -> tuple[dict[str, Sequence[int]], int]:
         """(postings of ``words`` — with those expected — and the count of targets having any
         term): the targets' words are read only when a word asked for has no postings yet."""
         need = {k for k in (*words, *self._expected) if k not in self._postings}

@@ -134,3 +134,23 @@ def test_the_matcher_keeps_only_the_texts_it_looks_for(generated):
     assert set(m._exact) <= described | heads
     assert set(m._near) <= heads
     assert len(m._exact) < len(m.targets) // 10
+
+
+@pytest.mark.parametrize("memo", [0, 7, patterns.FIND_MEMO])
+def test_the_similarity_stage_remembers_few_runs_and_ranks_the_same(memo, generated, monkeypatch):
+    """WordSets.find forgets the runs it judged beyond FIND_MEMO (judged again when met): the
+    postings, the words each target has and the count of targets with a term are unchanged."""
+    from tests.core.samsara.matching_reference import ReferenceMatcher
+    from tests.core.samsara.test_matching_fast import _descriptions, _match_all
+
+    entries = _descriptions(generated, seed=memo, n=80)
+    want = _match_all(ReferenceMatcher, generated, entries)
+    monkeypatch.setattr(patterns, "FIND_MEMO", memo)
+    texts = [t.normalized for t in targets_of(generated)]
+    texts[100:100] = texts[200:300] = ["the a 12", "of to in 7 b", "", "測試 the"] * 5  # no word but a CJK one
+    need = {"cach", "retri", "lock", "writer", "fil", "zzzz"}
+    full = patterns.WordSets().find(texts, need)
+    monkeypatch.setattr(patterns, "FIND_MEMO", 1 << 30)
+    assert full == patterns.WordSets().find(texts, need)
+    monkeypatch.setattr(patterns, "FIND_MEMO", memo)
+    assert _match_all(Matcher, generated, entries) == want
