@@ -15,6 +15,11 @@ from scars.core.formats.auto_decisions import DecisionEntry
 from scars.core.gates.catalog import Answer, Gate
 from scars.core.text import text_problem
 
+# How every front end introduces a gate's ``workflow_prompt``: the loop's own words, kept verbatim
+# (auto-decisions.md records them as asked), so they may say what scars' headline does not — a
+# round gate's "Round R 完成" ("done") for a round where nothing was decided yet.
+PROMPT_LABEL = "The loop's own prompt (verbatim, recorded with your answer):"
+
 
 @dataclass
 class Evidence:

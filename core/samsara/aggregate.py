@@ -11,7 +11,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -84,11 +84,18 @@ def start_possible_patterns(items: Sequence[ScarItem], literal: list[tuple[str, 
     return parallel.Beside(possible_patterns, (counted, literal), fork=len(counted) >= PATTERNS_BESIDE_FROM)
 
 
-def aggregate(feature: Feature, possible: parallel.Beside | None = None) -> Feature:
+def aggregate(
+    feature: Feature, possible: parallel.Beside | None = None, meanwhile: Callable[[Feature], None] | None = None
+) -> Feature:
     """Fill counts, signal_lost, patterns, groups and the entry verdict of ``feature``.
 
     ``possible``: :func:`start_possible_patterns` of ``feature.items``, when the reader started it
-    before (it is consumed here); else it is started here."""
+    before (it is consumed here); else it is started here. ``meanwhile``: called, when the possible
+    patterns are computed in a forked child, with the feature aggregated but for them (its
+    ``possible_patterns`` empty; every other field, the items themselves included, is the
+    result's) while the child computes them — work that does not depend on them (the cache's
+    items, the items' JSON) done in time this process would spend waiting. Not called when they
+    are computed here: there is no wait to fill."""
     counted = [it for it in feature.items if it.counted]
     counts: dict[str, int] = {c: 0 for c in CATEGORIES}
     for it in counted:
@@ -107,18 +114,21 @@ def aggregate(feature: Feature, possible: parallel.Beside | None = None) -> Feat
             groups["unaddressed"].append(it.id)
     pending = start_possible_patterns(feature.items, literal) if possible is None else possible
     try:
-        log_matches = match_log(feature)
+        aggregated = replace(
+            feature,
+            signal_lost=signal_lost,
+            counts=counts,
+            groups={g: tuple(v) for g, v in groups.items()},
+            cross_task_patterns=tuple(literal),
+            possible_patterns=(),
+            entry=entry_verdict(
+                signal_lost, len(literal), len(feature.parse_failures), evaluator_failed(feature.index)
+            ),
+            log_matches=match_log(feature),
+        )
+        if meanwhile is not None and pending.forked:
+            meanwhile(aggregated)
     except BaseException:
         pending.cancel()
         raise
-    patterns = pending.result()
-    return replace(
-        feature,
-        signal_lost=signal_lost,
-        counts=counts,
-        groups={g: tuple(v) for g, v in groups.items()},
-        cross_task_patterns=tuple(literal),
-        possible_patterns=tuple(patterns),
-        entry=entry_verdict(signal_lost, len(literal), len(feature.parse_failures), evaluator_failed(feature.index)),
-        log_matches=log_matches,
-    )
+    return replace(aggregated, possible_patterns=tuple(pending.result()))

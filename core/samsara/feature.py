@@ -11,6 +11,7 @@ from the cache (``scars.core.storage.cache``).
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -76,14 +77,33 @@ def read_feature(path: str | os.PathLike[str]) -> Feature:
     return read_missed(p, repo_root, fp)
 
 
-def read_missed(p: Path, repo_root: Path | None, fp: dict[str, Any] | None) -> Feature:
+def read_missed(
+    p: Path, repo_root: Path | None, fp: dict[str, Any] | None, meanwhile: Callable[[Feature], None] | None = None
+) -> Feature:
     """Read the absolute feature directory ``p`` that :func:`~scars.core.samsara.layout.cached_feature`
     did not find in the cache (``repo_root`` and the fingerprint ``fp`` it took, stat-only and taken
-    before reading: not taken twice), and store it under ``fp`` (None: the cache is off)."""
-    with gc_paused():
-        feature = _read_feature_files(p, repo_root)
-    if fp is not None:
-        feature_cache.store(p, fp, feature)
+    before reading: not taken twice), and store it under ``fp`` (None: the cache is off).
+
+    While the possible patterns are computed in a forked child (``aggregate``'s ``meanwhile``) the
+    cache file's items are written, then ``meanwhile`` (the caller's own work that does not depend
+    on them) runs; the file is completed with the feature once they are known."""
+    store = feature_cache.begin_store(p, fp) if fp is not None else None
+
+    def during(aggregated: Feature) -> None:
+        if store is not None:
+            store.items(aggregated)
+        if meanwhile is not None:
+            meanwhile(aggregated)
+
+    try:
+        with gc_paused():
+            feature = _read_feature_files(p, repo_root, during)
+    except BaseException:
+        if store is not None:
+            store.drop()
+        raise
+    if store is not None:
+        store.finish(feature)
     return feature
 
 
@@ -93,8 +113,9 @@ def read_features(paths: list[str | os.PathLike[str]], *, workers: int | None = 
     return parallel.read_features(paths, read_feature, workers=workers)
 
 
-def _read_feature_files(p: Path, repo_root: Path | None) -> Feature:
-    """read_feature without the cache: read every input of feature directory ``p``."""
+def _read_feature_files(p: Path, repo_root: Path | None, meanwhile: Callable[[Feature], None] | None = None) -> Feature:
+    """read_feature without the cache: read every input of feature directory ``p`` (``meanwhile``:
+    :func:`~scars.core.samsara.aggregate.aggregate`'s)."""
 
     registry = read_registry(repo_root)
     failures: list[Problem] = []
@@ -191,6 +212,7 @@ def _read_feature_files(p: Path, repo_root: Path | None) -> Feature:
             execution_mode=contract.execution_mode if contract else None,
         ),
         possible,
+        meanwhile,
     )
 
 

@@ -81,12 +81,14 @@ _ITEMS_CODE = ("model.py", "samsara/status.py")
 _UNDECIDED_TAIL = "null}"  # how each kept item's JSON ends: ..., "decision": null}
 
 
-def feature_json_line(feature: Feature) -> str:
+def feature_json_line(feature: Feature, encoded: list[str] | None = None) -> str:
     """``json.dumps(feature_to_json(feature), ensure_ascii=True)``, the same bytes, with the items'
     JSON taken from the cache when this very feature came from it (a warm reopen encodes only
-    the decisions)."""
+    the decisions). ``encoded``: :func:`encode_items` of a feature with the very items of this one
+    (a cold read encodes them while the possible patterns are computed: ``read_missed``'s
+    ``meanwhile``)."""
     out, decisions = _feature_object(feature)
-    encoded = _encoded_items(feature)
+    encoded = _encoded_items(feature, encoded)
     dumps = json.dumps
     cut = len(_UNDECIDED_TAIL)
     pieces: list[str] = []  # joined once: the items' text is tens of megabytes, each concatenation a copy
@@ -108,17 +110,27 @@ def feature_json_line(feature: Feature) -> str:
     return "".join(pieces)
 
 
-def _encoded_items(feature: Feature) -> list[str]:
-    """Each item's JSON (items, then resolved) with ``"decision": null``."""
-    n = len(feature.items) + len(feature.resolved)
-    where = Path(feature.path)
-    kept = feature_cache.load_part(where, _ITEMS_PART, feature, _ITEMS_CODE)
-    if isinstance(kept, list) and len(kept) == n:
-        return kept
+def encode_items(feature: Feature) -> list[str]:
+    """Each item's JSON (items, then resolved) with ``"decision": null``: what :func:`feature_json_line`
+    joins (with the decisions in force put in)."""
     dumps = json.dumps
-    encoded = [
+    return [
         dumps(dict(item_to_json(it), decision=None), ensure_ascii=True) for it in (*feature.items, *feature.resolved)
     ]
+
+
+def _encoded_items(feature: Feature, encoded: list[str] | None = None) -> list[str]:
+    """:func:`encode_items` of ``feature``: ``encoded`` when given, else the part kept with the cached
+    feature, else encoded now; kept with the feature when it is the one the cache stored."""
+    n = len(feature.items) + len(feature.resolved)
+    where = Path(feature.path)
+    if encoded is None:
+        kept = feature_cache.load_part(where, _ITEMS_PART, feature, _ITEMS_CODE)
+        if isinstance(kept, list) and len(kept) == n:
+            return kept
+        encoded = encode_items(feature)
+    elif len(encoded) != n:
+        raise ValueError(f"{len(encoded)} items encoded for a feature of {n}")
     feature_cache.store_part(where, _ITEMS_PART, feature, _ITEMS_CODE, encoded)
     return encoded
 

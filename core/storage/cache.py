@@ -210,19 +210,84 @@ def store(feature_dir: Path, fp: dict[str, Any], feature: Any, now_ns: int | Non
     stamp could not tell a second write in the same tick apart), or when the cache
     directory cannot be written.
     """
+    pending = begin_store(feature_dir, fp, now_ns)
+    return pending is not None and pending.finish(feature)
+
+
+def begin_store(feature_dir: Path, fp: dict[str, Any], now_ns: int | None = None) -> Store | None:
+    """A store under ``fp`` begun (:class:`Store`: its items may be written before the feature is
+    complete), or None when it would not be stored (:func:`store`'s rules, judged now)."""
     if not enabled():
-        return False
+        return None
     now = time.time_ns() if now_ns is None else now_ns
     if _newest_ns(fp) >= now - RACY_NS:
-        return False
-    token = os.urandom(16).hex()
-    path, header = cache_file(feature_dir), {"format": FORMAT, "fingerprint": fp, "token": token}
-    stored = _defer(lambda: _write(path, header, feature, _dump_feature)) or _write(
-        path, header, feature, _dump_feature
-    )
-    if stored:
-        _remember(feature, token)
-    return stored
+        return None
+    return Store(cache_file(feature_dir), {"format": FORMAT, "fingerprint": fp, "token": os.urandom(16).hex()})
+
+
+class Store:
+    """One feature's cache file being written: :meth:`items` writes the items of the feature read
+    (the bulk of the file) into its temporary file at once — while the feature's possible patterns
+    are still computed elsewhere; :meth:`finish` completes it with the whole feature and puts it in
+    place (inside :func:`written_after`, when the block ends). The file is what :func:`_dump_feature`
+    writes in one go; a feature whose items are not those written is written in one go instead.
+    :meth:`drop` abandons it (its temporary file removed)."""
+
+    def __init__(self, path: Path, header: dict[str, Any]) -> None:
+        self.path, self.header = path, header
+        self._open: tuple[Any, str] | None = None  # (the temporary file, its path) holding header and items
+        self._of: tuple[Any, Any] = ((), ())  # (items, resolved) of the feature whose items were written
+        self._done = False
+
+    def items(self, feature: Any) -> None:
+        """Write the header and ``feature``'s items now (a feature whose items are pickled with it:
+        nothing yet). A failure writes nothing (:meth:`finish` tries the whole file again)."""
+        items = _items_of(feature)
+        if self._open is not None or self._done or not items:
+            return
+        try:
+            self._open = _temp_file(self.path)
+            pickle.dump(self.header, self._open[0], protocol=pickle.HIGHEST_PROTOCOL)
+            _dump_items(self._open[0], items)
+            self._of = (feature.items, feature.resolved)
+        except _WRITE_ERRORS:
+            opened, self._open = self._open, None
+            if opened is not None:
+                _discard(*opened)
+
+    def finish(self, feature: Any) -> bool:
+        """Store ``feature`` (its items written already when they are the ones :meth:`items` wrote).
+        False when it is not stored (the directory cannot be written, the value does not pickle)."""
+        if self._done:
+            return False
+        if not (_defer(lambda: self._complete(feature), self.drop) or self._complete(feature)):
+            return False
+        _remember(feature, self.header["token"])
+        return True
+
+    def _complete(self, feature: Any) -> bool:
+        opened, self._open = self._open, None
+        self._done = True
+        if opened is None or self._of[0] is not feature.items or self._of[1] is not feature.resolved:
+            if opened is not None:
+                _discard(*opened)
+            return _write(self.path, self.header, feature, _dump_feature)
+        fh, tmp = opened
+        try:
+            with fh:
+                _dump_tail(fh, feature, _items_of(feature))
+            os.replace(tmp, self.path)
+            return True
+        except _WRITE_ERRORS:
+            _discard(fh, tmp)
+            return False
+
+    def drop(self) -> None:
+        """Abandon the store: nothing is written, a temporary file begun is removed."""
+        opened, self._open = self._open, None
+        self._done = True
+        if opened is not None:
+            _discard(*opened)
 
 
 ITEMS_CHUNK = 4096  # items pickled together (each chunk with a memo of its own)
@@ -247,9 +312,19 @@ def _dump_feature(fh: Any, feature: Any) -> None:
     the whole feature memoised every object of it, ~450,000 at 50,000 items: a memo table of 16 MB
     while writing (24 MB while it grew), the peak of a cold read."""
     items = _items_of(feature)
+    _dump_items(fh, items)
+    _dump_tail(fh, feature, items)
+
+
+def _dump_items(fh: Any, items: tuple[Any, ...]) -> None:
+    """The first part of :func:`_dump_feature`: the count of ``items`` and their chunks."""
     pickle.dump(len(items), fh, protocol=pickle.HIGHEST_PROTOCOL)
     for start in range(0, len(items), ITEMS_CHUNK):
         pickle.dump(items[start : start + ITEMS_CHUNK], fh, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _dump_tail(fh: Any, feature: Any, items: tuple[Any, ...]) -> None:
+    """The rest of :func:`_dump_feature`: ``feature`` naming each of ``items`` (written before it) by its id."""
     pickler = pickle.Pickler(fh, protocol=pickle.HIGHEST_PROTOCOL)
     if items:
         kind = type(items[0])
@@ -271,21 +346,23 @@ def _load_feature(fh: Any) -> Any:
 
 
 # Writes deferred by ``written_after`` in this process: (its pid, the writes in order), else None.
-_DEFERRED: tuple[int, list[Any]] | None = None
+_DEFERRED: tuple[int, list[tuple[Any, Any]]] | None = None
 
 
 @contextlib.contextmanager
 def written_after() -> Iterator[None]:
     """Cache files stored inside the block are written when it ends, in the order stored: a
     command writes its output first, then the cache (a cold ``scars status --json`` at 50,000
-    items spent ~0.3 s pickling before printing). The same files are written as without it,
-    also when the block ends by an error (a closed pipe), not when it is interrupted (Ctrl-C).
-    A process forked inside the block (parallel reads) writes its own stores at once."""
+    items spent ~0.3 s pickling before printing; a :class:`Store` whose items were written early
+    is completed and put in place then). The same files are written as without it, also when
+    the block ends by an error (a closed pipe), not when it is interrupted (Ctrl-C: a store
+    begun is abandoned). A process forked inside the block (parallel reads) writes its own
+    stores at once."""
     global _DEFERRED
     if _DEFERRED is not None and _DEFERRED[0] == os.getpid():  # nested: the outer block writes
         yield
         return
-    writes: list[Any] = []
+    writes: list[tuple[Any, Any]] = []
     _DEFERRED = (os.getpid(), writes)
     interrupted = False
     try:
@@ -295,16 +372,19 @@ def written_after() -> Iterator[None]:
         raise
     finally:
         _DEFERRED = None
-        if not interrupted:
-            for write in writes:
+        for write, drop in writes:
+            if not interrupted:
                 write()
+            elif drop is not None:
+                drop()
 
 
-def _defer(write: Any) -> bool:
-    """Queue ``write`` when this process is inside ``written_after``; False when it is not."""
+def _defer(write: Any, drop: Any = None) -> bool:
+    """Queue ``write`` when this process is inside ``written_after`` (``drop``: what abandons it
+    when the block is interrupted); False when it is not."""
     if _DEFERRED is None or _DEFERRED[0] != os.getpid():
         return False
-    _DEFERRED[1].append(write)
+    _DEFERRED[1].append((write, drop))
     return True
 
 
@@ -325,17 +405,35 @@ def _read(path: Path, accept: Any, load: Any = pickle.load) -> tuple[Any, Any]:
         return None, None
 
 
-def _write(path: Path, header: dict[str, Any], value: Any, dump: Any = None) -> bool:
-    """Write ``header`` then ``value`` to ``path`` atomically (temporary file, rename). False
-    when the cache directory cannot be written or the value does not pickle."""
+# What a failed write of a cache file raises: the directory cannot be written, the value does not pickle.
+_WRITE_ERRORS = (OSError, pickle.PicklingError, TypeError, AttributeError, RecursionError)
+
+
+def _temp_file(path: Path) -> tuple[Any, str]:
+    """(a temporary file opened for writing beside ``path``, its path)."""
     # lazy: tempfile (~1.5 ms, it imports random) only when a cache file is written, not for a warm open
     import tempfile
 
-    tmp = None
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".pickle")
+    return os.fdopen(fd, "wb"), tmp
+
+
+def _discard(fh: Any, tmp: str) -> None:
+    """Close and remove a temporary file of :func:`_temp_file`."""
+    with contextlib.suppress(OSError):
+        fh.close()
+    with contextlib.suppress(OSError):
+        os.unlink(tmp)
+
+
+def _write(path: Path, header: dict[str, Any], value: Any, dump: Any = None) -> bool:
+    """Write ``header`` then ``value`` to ``path`` atomically (temporary file, rename). False
+    when the cache directory cannot be written or the value does not pickle."""
+    opened = None
     try:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".pickle")
-        with os.fdopen(fd, "wb") as fh:
+        opened = _temp_file(path)
+        with opened[0] as fh:
             pickle.dump(header, fh, protocol=pickle.HIGHEST_PROTOCOL)
             if dump is None:
                 pickle.dump(value, fh, protocol=pickle.HIGHEST_PROTOCOL)
@@ -343,15 +441,14 @@ def _write(path: Path, header: dict[str, Any], value: Any, dump: Any = None) -> 
                 dump(fh, value)
             # No fsync: a cache file lost or cut short by a crash fails to unpickle and is
             # ignored (then rewritten); syncing would cost a disk flush per feature.
-        os.replace(tmp, path)
-        tmp = None
+        os.replace(opened[1], path)
+        opened = None
         return True
-    except (OSError, pickle.PicklingError, TypeError, AttributeError, RecursionError):
+    except _WRITE_ERRORS:
         return False
     finally:
-        if tmp is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
+        if opened is not None:
+            _discard(*opened)
 
 
 # The token of each Feature this process stored or loaded, while that Feature lives (by identity,

@@ -24,6 +24,7 @@ from textual.widgets import RadioButton
 
 from scars.core.formats.auto_decisions import parse_auto_decisions
 from scars.core.gates.catalog import DECISION_POINTS, SEED_002_POINTS, point_of
+from scars.core.gates.evidence import PROMPT_LABEL
 from scars.tui.app.app import ScarsApp
 from scars.tui.cli import main as cli
 from tests.factories import ACCEPT, clean_env, item_id, report, resolve_in_report, wait_until, write_feature
@@ -337,6 +338,10 @@ def test_an_open_round_with_nothing_decided_reads_the_same_in_the_app_and_the_cl
         render_evidence(console, gates.gather("round-continue", f))
     terminal = cap.get()
     assert ev["headline"] in terminal and " done" not in terminal
+    # The loop's own prompt ("Round 1 完成", done) is kept verbatim, introduced as the loop's words
+    # (not scars' reading, which is the headline above it).
+    lines = [line.rstrip() for line in terminal.splitlines()]
+    assert lines[lines.index(PROMPT_LABEL) + 1] == ev["workflow_prompt"].splitlines()[0]
 
     def check(app: ScarsApp) -> None:
         assert modal_text(app, "#gate-title").strip() == ev["headline"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import os
@@ -357,6 +358,42 @@ def test_written_after_writes_after_an_error_not_after_an_interrupt(repo, cache_
         with pytest.raises(exc):
             _stored_inside(fdir, fail)
         assert cache.cache_file(fdir.absolute()).is_file() is written
+
+
+def test_a_store_begun_early_is_completed_or_abandoned_with_its_block(repo, cache_on):
+    """A store whose items were written before the feature was complete (cache.Store.items, while
+    the possible patterns are computed) is put in place when the written_after block ends, also
+    after an error, and leaves no temporary file when the block is interrupted."""
+    fdir = _feature_dir(repo).absolute()
+    _settle(repo)
+    feature = reader.read_feature(fdir)
+    path = cache.cache_file(fdir)
+    for exc, written in ((None, True), (BrokenPipeError, True), (KeyboardInterrupt, False)):
+        path.unlink(missing_ok=True)
+        with pytest.raises(exc) if exc else contextlib.nullcontext(), cache.written_after():
+            pending = cache.begin_store(fdir, cache.fingerprint(fdir, None))
+            pending.items(feature)
+            assert [p.name.startswith(".tmp-") for p in path.parent.iterdir() if p != path] == [True]
+            assert pending.finish(feature) and not path.exists()
+            if exc:
+                raise exc
+        assert path.is_file() is written
+        assert [p for p in path.parent.iterdir() if p.name.startswith(".tmp-")] == []
+        if written:
+            assert cache.load(fdir, cache.fingerprint(fdir, None)) == feature
+
+
+def test_a_store_begun_with_other_items_writes_the_feature_whole(repo, cache_on):
+    from dataclasses import replace
+
+    fdir = _feature_dir(repo).absolute()
+    _settle(repo)
+    feature = reader.read_feature(fdir)
+    pending = cache.begin_store(fdir, cache.fingerprint(fdir, None))
+    pending.items(replace(feature, items=feature.items[:1]))
+    assert pending.finish(feature)
+    assert cache.load(fdir, cache.fingerprint(fdir, None)) == feature
+    assert [p.name for p in cache.cache_file(fdir).parent.iterdir() if p.name.startswith(".tmp-")] == []
 
 
 def test_a_process_forked_inside_written_after_writes_at_once(repo, cache_on, monkeypatch):

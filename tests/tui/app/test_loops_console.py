@@ -10,6 +10,7 @@ from pathlib import Path
 from textual.widgets import Input, RadioButton
 
 from scars.core import gates
+from scars.core.gates.evidence import PROMPT_LABEL
 from scars.core.gates.inbox import gate_call
 from scars.core.loops import discover_loops
 from scars.tui.app.app import ScarsApp
@@ -71,8 +72,9 @@ async def test_enter_opens_the_loop_spec_gate_and_the_answer_clears_the_inbox(tm
     async with app.run_test(size=SIZE) as pilot:
         await _open(app, pilot, "loop-spec")
         text = screen_text(app)
-        # the same Evidence as `scars gate spec`: its prompt and its figures
+        # the same Evidence as `scars gate spec`: its prompt (introduced as `scars gate` does) and its figures
         assert "ITERATE judges the goal still unmet because of a SPEC-level gap" in text
+        assert PROMPT_LABEL in text and text.index(PROMPT_LABEL) < text.index("ITERATE judges")
         assert dict(evidence.figures)["fix first"] in text
         await _answer(app, pilot, "ship", "offline mode is v2 scope; the backlog keeps it")
         await wait_until(

@@ -22,7 +22,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Static
 
 from scars.core.errors import DecisionRefused
-from scars.core.gates.evidence import Evidence, validate_answer
+from scars.core.gates.evidence import PROMPT_LABEL, Evidence, validate_answer
 from scars.core.sanitize import one_line, visible
 from scars.tui.app.screens.gate import figures_text
 
@@ -51,6 +51,7 @@ class LoopGate(ModalScreen[dict | None]):
             with VerticalScroll(id="gate-body"):
                 if self.note:
                     yield Static(Text("⚠ " + visible(self.note), style="bold"), id="gate-note")
+                yield Label(PROMPT_LABEL, classes="form-label")
                 yield Static(Text(visible(ev.workflow_prompt)), id="gate-prompt")
                 yield Static(figures_text(ev), id="gate-figures")
                 if ev.warnings:

@@ -6,8 +6,12 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from scars.core.errors import PathNotFound
+
+if TYPE_CHECKING:
+    from scars.core.model import Feature
 
 DESCRIPTION = (
     "Read a samsara feature directory (changes/<feature>/) and print signal_lost, the counts per "
@@ -65,8 +69,10 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace, kind: str, target: Path, features: list[Path]) -> int:
     # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
     from scars.core.samsara.layout import cached_feature, repo_root_of
-    from scars.core.samsara.status import feature_json_line, feature_to_json
+    from scars.core.samsara.status import encode_items, feature_json_line, feature_to_json
 
+    one_line = args.json and not sys.stdout.isatty()
+    encoded: list[str] | None = None
     if kind == "feature":
         where = target.absolute()
         root = repo_root_of(where)
@@ -75,7 +81,12 @@ def _run(args: argparse.Namespace, kind: str, target: Path, features: list[Path]
             # lazy: the reader (YAML, the log matcher, the possible patterns) only when the cache has not the feature
             from scars.core.samsara.feature import read_missed
 
-            feature = read_missed(where, root, fp)
+            def meanwhile(aggregated: Feature) -> None:
+                # while the possible patterns are computed beside: the items' JSON (they are not in it)
+                nonlocal encoded
+                encoded = encode_items(aggregated)
+
+            feature = read_missed(where, root, fp, meanwhile if one_line else None)
         feats = [feature]
     else:
         # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
@@ -87,12 +98,12 @@ def _run(args: argparse.Namespace, kind: str, target: Path, features: list[Path]
         # Indented for a person at a terminal; one line for a pipe (json's C encoder only
         # runs without indent: at 50,000 items the indented form costs seconds), the items'
         # JSON kept with the cached feature (feature_json_line: the same bytes as json.dumps).
-        if sys.stdout.isatty():
+        if not one_line:
             objs = [feature_to_json(f) for f in feats]
             out = objs[0] if kind == "feature" else {"root": str(target.absolute()), "features": objs}
             text = json.dumps(out, ensure_ascii=True, indent=2)
         elif kind == "feature":
-            text = feature_json_line(feats[0])
+            text = feature_json_line(feats[0], encoded)
         else:
             root = json.dumps(str(target.absolute()), ensure_ascii=True)
             text = f'{{"root": {root}, "features": [{", ".join(feature_json_line(f) for f in feats)}]}}'

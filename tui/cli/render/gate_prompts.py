@@ -14,7 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from scars.core.errors import DecisionRefused
-from scars.core.gates.evidence import Evidence
+from scars.core.gates.evidence import PROMPT_LABEL, Evidence
 from scars.core.sanitize import one_line, visible
 from scars.core.text import text_problem
 from scars.tui.cli.render.console import make_console
@@ -38,7 +38,7 @@ def render_evidence(console: Console, evidence: Evidence) -> None:
     if evidence.headline:
         console.print(Text(visible(evidence.headline), style="bold"))
         console.print()
-    console.print(Text("Prompt:", style="bold"))
+    console.print(Text(PROMPT_LABEL, style="bold"))
     console.print(Text(visible(evidence.workflow_prompt)))
     console.print()
     table = Table.grid(padding=(0, 2))
