@@ -433,6 +433,21 @@ class _Bail(Exception):
     """A document :func:`_tree_value` leaves to the walk and PyYAML's constructor."""
 
 
+def _constructed(loader: Any, tag: str, scalar: Any) -> Any:
+    """A scalar other than a str (a ScalarNode, or the parser's event of one) with tag ``tag``,
+    built by PyYAML's own constructor; :class:`_Bail` for a tag the one pass does not build or a
+    value the constructor refuses (the old path then reports it)."""
+    ctor = _SCALAR_CTORS.get(tag)
+    if ctor is None:
+        raise _Bail
+    if scalar.__class__ is not yaml.ScalarNode:
+        scalar = yaml.ScalarNode(tag, scalar.value, scalar.start_mark, scalar.end_mark, scalar.style)
+    try:
+        return ctor(loader, scalar)
+    except Exception:  # noqa: BLE001 - PyYAML's constructor reports it, on the old path
+        raise _Bail from None
+
+
 def _tree_value(root: yaml.Node, out: Loaded, loader: Any) -> Any:
     """:func:`_walk_tree` and ``construct_document`` in one pass, for a document without anchors:
     the same problems in the same order, the same errors, the same value. Raises :class:`_Bail`
@@ -441,19 +456,13 @@ def _tree_value(root: yaml.Node, out: Loaded, loader: Any) -> Any:
     map, a scalar PyYAML's constructor refuses — and the caller then walks and constructs as
     before, so the outcome never depends on this pass."""
     scalar, mapping = yaml.ScalarNode, yaml.MappingNode
-    str_tag, ctors = _STR_TAG, _SCALAR_CTORS
+    str_tag = _STR_TAG
 
     def leaf(node: Any) -> Any:
         tag = node.tag
         if tag == str_tag:
             return node.value
-        ctor = ctors.get(tag)
-        if ctor is None:
-            raise _Bail
-        try:
-            return ctor(loader, node)
-        except Exception:  # noqa: BLE001 - PyYAML's constructor reports it, on the old path
-            raise _Bail from None
+        return _constructed(loader, tag, node)
 
     if root.__class__ is scalar:
         return leaf(root)
@@ -520,7 +529,7 @@ def _streamed(text: str) -> Loaded:
 
 def _from_events(loader: Any) -> Loaded:
     get, peek = loader.get_event, loader.peek_event
-    resolve, ctors = loader.resolve, _SCALAR_CTORS
+    resolve = loader.resolve
     scalar_ev, seq_ev, map_ev = yaml.ScalarEvent, yaml.SequenceStartEvent, yaml.MappingStartEvent
     ends = (yaml.SequenceEndEvent, yaml.MappingEndEvent)
 
@@ -531,13 +540,7 @@ def _from_events(loader: Any) -> Loaded:
                 tag = resolve(yaml.ScalarNode, ev.value, ev.implicit)
         if tag == _STR_TAG:
             return ev.value
-        ctor = ctors.get(tag)
-        if ctor is None:
-            raise _Bail
-        try:
-            return ctor(loader, yaml.ScalarNode(tag, ev.value, ev.start_mark, ev.end_mark, ev.style))
-        except Exception:  # noqa: BLE001 - PyYAML's constructor reports it, on the composer path
-            raise _Bail from None
+        return _constructed(loader, tag, ev)
 
     def start(ev: Any, depth: int) -> Any:
         """The empty container a collection's start event opens (its tag checked)."""
