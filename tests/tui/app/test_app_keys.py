@@ -23,7 +23,7 @@ from scars.tui.app.app import ScarsApp
 from scars.tui.app.screens.main import MAIN_BINDINGS
 from scars.tui.app.widgets.detail import DetailPane
 from scars.tui.app.widgets.item_list import ItemList
-from tests.factories import long_repo, wait_until
+from tests.factories import LONG_TAIL, long_repo, report, wait_until, write_feature
 from tests.tui.app.test_app_pilot import (
     aio,
     current_item,
@@ -363,6 +363,41 @@ async def test_the_list_redraws_in_its_focused_and_unfocused_colours(long_dir):
         assert background() == focused_list
 
 
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
+@aio
+async def test_a_cursor_step_between_short_and_long_details_lays_nothing_out_again(tmp_path, size):
+    """Issue 17, cursor step flat: the detail's scrollbar came with an item longer than the pane
+    and went with a shorter one, and each time it did the whole screen was laid out again (and the
+    detail rendered twice, at both widths). The bar stays (its track is drawn only when there is
+    something to scroll), the text keeps one width, and a step lays nothing out."""
+    texts = [f"Short item {k}" if k % 2 else f"Long item {k}.{LONG_TAIL * 2}" for k in range(1, 7)]
+    feature = write_feature(tmp_path, {"task-1-scar.yaml": report("task-1", ks=[f'description: "{t}"' for t in texts])})
+    app = ScarsApp(feature, user="alice")
+    async with app.run_test(size=size) as pilot:
+        await start(app, pilot)
+        pane, screen = app.screen.query_one(DetailPane), app.screen
+        layouts: list[object] = []
+        refresh_layout = screen._refresh_layout
+
+        def counted(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+            layouts.append(args)
+            return refresh_layout(*args, **kwargs)
+
+        screen._refresh_layout = counted  # every layout of the screen (private to Textual 8.2)
+        width = pane.scrollable_content_region.width
+        track: dict[bool, object] = {}
+        for _ in range(5):
+            await pilot.press("down")
+            await wait_until(pilot, lambda: shown_item(app) == current_item(app) != "", "the detail of the row")
+            await pilot.pause()
+            long = current_item_text(app).startswith("Long")
+            assert (pane.max_scroll_y > 0) == long
+            assert pane.show_vertical_scrollbar and pane.scrollable_content_region.width == width
+            track[long] = pane.vertical_scrollbar.render().style.bgcolor
+        assert layouts == []
+        assert track[False] == pane.background_colors[1].rich_color != track[True]  # no track when it fits
+
+
 @pytest.mark.parametrize("size", [(80, 24), (120, 20)], ids=["80x24", "120x20"])
 @aio
 async def test_the_detail_draws_every_word_of_a_long_item_beside_its_scrollbar(long_dir, size):
@@ -376,12 +411,12 @@ async def test_the_detail_draws_every_word_of_a_long_item_beside_its_scrollbar(l
         await start(app, pilot)
         pane = app.screen.query_one(DetailPane)
         await pilot.press("slash", *"zzzz", "enter")
-        await wait_until(pilot, lambda: not items(app).rows and not pane.show_vertical_scrollbar, "nothing listed")
+        await wait_until(pilot, lambda: not items(app).rows and pane.max_scroll_y == 0, "nothing listed")
         await pilot.press("escape")
         await wait_until(pilot, lambda: shown_item(app) == current_item(app) != "", "the item back in the detail")
         await pilot.press("tab")  # the detail focused: its own keys scroll it
         await wait_until(pilot, lambda: pane.has_focus, "the detail focused")
-        assert pane.max_scroll_y > 0 and pane.show_vertical_scrollbar  # longer than the pane
+        assert pane.max_scroll_y > 0  # longer than the pane
         region = pane.content_region
         drawn: dict[int, str] = {}  # line of the detail -> its text on screen (the list beside it cut off)
         while True:

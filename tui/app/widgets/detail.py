@@ -28,6 +28,7 @@ from scars.tui.app.viewmodel import ALL_GROUP_LABEL, decision_state, item_text
 from scars.tui.app.widgets.base_style import BaseStyleCache
 
 _EXCERPT_CACHE_MAX = 256
+_TRACK = ("scrollbar_background", "scrollbar_background_hover", "scrollbar_background_active")
 
 
 def _label(name: str) -> Text:
@@ -156,7 +157,7 @@ class DetailPane(BaseStyleCache, ScrollView, can_focus=True):
     DEFAULT_CSS = """
     DetailPane {
         overflow-x: hidden;
-        overflow-y: auto;
+        overflow-y: scroll;
     }
     """
 
@@ -167,6 +168,7 @@ class DetailPane(BaseStyleCache, ScrollView, can_focus=True):
         self._blank = Strip.blank(0)
         self._rendered: tuple[int, Style] | None = None  # (width, style) of self._lines
         self._excerpts: dict[str, tuple[Excerpt | None, str | None]] = {}
+        self._fits = False
 
     # -- content ----------------------------------------------------------------------
     def _update(self, content: RenderableType) -> None:
@@ -178,28 +180,44 @@ class DetailPane(BaseStyleCache, ScrollView, can_focus=True):
         self.refresh()
 
     def _render_content(self) -> None:
-        """Render the content to lines at the pane's width, padded and in the pane's style (again
-        when the new lines make the scrollbar come or go: that changes the width once)."""
-        for _ in range(2):
-            width = self.scrollable_content_region.width
-            style = self.base_style()
-            if width <= 0 or (width, style) == self._rendered:
-                return
-            console = self.app.console
-            options = console.options.update_width(width)
-            lines = console.render_lines(self.content, options, style=style, pad=True)
-            self._lines = [Strip(line, width) for line in lines]
-            self._blank = Strip.blank(width, style)
-            self._rendered = (width, style)
-            size = Size(width, len(self._lines))
-            if self.virtual_size != size:
-                # Without a layout of the screen: the scrollbar's own reactive asks for one only when
-                # it comes or goes (a layout redraws every widget's scrollbars: ~3 ms a cursor step).
-                self.set_reactive(ScrollView.virtual_size, size)
-                self._scroll_update(size)
+        """Render the content to lines at the pane's width, padded and in the pane's style (the
+        scrollbar never comes or goes: the width is the same for every item)."""
+        width = self.scrollable_content_region.width
+        style = self.base_style()
+        if width <= 0 or (width, style) == self._rendered:
+            return
+        console = self.app.console
+        options = console.options.update_width(width)
+        lines = console.render_lines(self.content, options, style=style, pad=True)
+        self._lines = [Strip(line, width) for line in lines]
+        self._blank = Strip.blank(width, style)
+        self._rendered = (width, style)
+        size = Size(width, len(self._lines))
+        if self.virtual_size != size:
+            # Without a layout of the screen (a layout redraws every widget's scrollbars).
+            self.set_reactive(ScrollView.virtual_size, size)
+            self._update_scrollbar()
+
+    def _update_scrollbar(self) -> None:
+        """The vertical scrollbar is always there (``overflow-y: scroll``): one that came and went
+        with the item's length laid the whole screen out again, and rendered the detail at both
+        widths, on each cursor step where it did. Its track is drawn only when there is something
+        to scroll (transparent otherwise: the pane's background), and the bar is repainted only
+        when what it draws changes (every detail that fits draws the same)."""
+        window = self.scrollable_content_region.height
+        fits = self.virtual_size.height <= window
+        bar = self.vertical_scrollbar
+        bar.window_size = window  # reactives: a repaint of the bar only when a value changes
+        bar.window_virtual_size = window if fits else self.virtual_size.height
+        if fits != self._fits:
+            self._fits = fits
+            for name in _TRACK:
+                setattr(self.styles, name, "transparent" if fits else None)
+        self.scroll_y = self.validate_scroll_y(self.scroll_y)
 
     def on_resize(self) -> None:
         self._render_content()
+        self._update_scrollbar()  # the height may change alone (the lines stay)
         self.refresh()
 
     def render_line(self, y: int) -> Strip:
