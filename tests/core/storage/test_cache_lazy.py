@@ -13,6 +13,7 @@ import pytest
 from scars.core import settings
 from scars.core.model import Feature, LazyFeature
 from scars.core.samsara import feature as reader
+from scars.core.samsara.status import feature_json_line, feature_to_json
 from scars.core.storage import cache
 from tests.core.storage.test_cache import _feature_dir, _no_reading, _settle
 from tests.factories import run_cli
@@ -41,6 +42,19 @@ def test_a_feature_from_the_cache_loads_its_items_when_first_asked(repo, cache_o
     assert lazy.loaded and reports == eager.reports
     assert {id(it) for r in reports for it in r.items} == {id(it) for it in (*lazy.items, *lazy.resolved)}
     assert lazy == eager and eager == lazy and lazy.item(eager.items[3].id) == eager.items[3]
+
+
+def test_a_warm_status_json_builds_no_item(repo, cache_on, monkeypatch):
+    fdir = _feature_dir(repo)
+    _settle(repo)
+    eager, lazy = _stored_and_lazy(fdir)
+    want = feature_json_line(eager)  # stores the items' JSON beside the feature
+    again = reader.read_feature(fdir)
+    assert feature_json_line(again) == want
+    assert not again.loaded  # no journal, no decision: the items' JSON as kept
+    import json
+
+    assert json.loads(want) == feature_to_json(eager)
 
 
 def test_a_warm_status_json_with_decisions_is_the_eager_one(repo, cache_on, capsys):
