@@ -64,7 +64,7 @@ sys.path.insert(0, str(HERE))
 
 import patterns_corpus as corpus  # noqa: E402  (bench/patterns_corpus.py, next to this file)
 
-from scars.core.model import ScarItem  # noqa: E402
+from scars.core.model import ScarItem, odd_normal  # noqa: E402
 from scars.core.samsara import patterns  # noqa: E402
 from scars.core.text import normalize, tokens  # noqa: E402
 
@@ -166,7 +166,7 @@ def items_of(group: corpus.Group) -> list[ScarItem]:
             file=t.source,
             line=None,
             form="gen1",
-            normalized=normalize(t.text),
+            odd_normal=odd_normal(t.text, normalize(t.text)),
         )
         for n, t in enumerate(group.texts)
     ]
@@ -251,16 +251,17 @@ def time_at_scale(repeat: int) -> list[dict[str, Any]]:
         feature = read_feature(repo / m["features"][0]["path"])
         # every item text of the feature (remaining and resolved): 50,000 in `large`
         items = list(feature.items) + list(feature.resolved)
+    joined = [" ".join(items[(n * 4 + k) % len(items)].text for k in range(4)) for n in range(len(items))]
     longs = [
         ScarItem(
             id=f"long{n}",
             category=it.category,
-            text=" ".join(items[(n * 4 + k) % len(items)].text for k in range(4)),
+            text=joined[n],
             task_id=None,
             file=it.file,
             line=None,
             form=it.form,
-            normalized=normalize(" ".join(items[(n * 4 + k) % len(items)].text for k in range(4))),
+            odd_normal=odd_normal(joined[n], normalize(joined[n])),
         )
         for n, it in enumerate(items)
     ]

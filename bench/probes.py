@@ -8,6 +8,7 @@ other failure raises (non-zero exit), which run.py reports as a failed measureme
     python bench/probes.py parse-baseline PATH...     # CSafeLoader over the YAML scars reads
     python bench/probes.py mem-import                 # ru_maxrss after importing the reader
     python bench/probes.py mem-read FEATURE           # ru_maxrss after read_feature
+    python bench/probes.py patterns FEATURE N         # CPU of the possible patterns alone (best of N)
     python bench/probes.py decide REPO FEATURE N      # N durable decisions: p50 / p99
     python bench/probes.py app FEATURE [--steps N]    # first paint, cursor step, filter
     python bench/probes.py datatable FEATURE          # the same items in Textual's DataTable
@@ -15,6 +16,7 @@ other failure raises (non-zero exit), which run.py reports as a failed measureme
 
 from __future__ import annotations
 
+import gc
 import json
 import resource
 import sys
@@ -89,6 +91,33 @@ def mem_read(feature: str) -> None:
             "signal_lost": f.signal_lost,
         }
     )
+
+
+def patterns_probe(feature: str, n: int) -> None:
+    """The possible patterns alone, in this process, on the feature's counted items (read first, not
+    timed, the patterns left out of the read: computed in line on no item): CPU and wall seconds,
+    the best of ``n`` runs, each with a fresh vocabulary (as a cold read starts) and the cyclic GC
+    off (as in the forked child that computes them in a cold read)."""
+    from scars.core.samsara import aggregate, patterns
+    from scars.core.samsara.feature import read_feature
+
+    real = aggregate.possible_patterns
+    aggregate.possible_patterns = lambda items, literal: []  # the read computes no patterns
+    try:
+        f = read_feature(feature)
+    finally:
+        aggregate.possible_patterns = real
+    counted = [it for it in f.items if it.counted]
+    literal = list(f.cross_task_patterns)
+    cpu, wall, found = [], [], 0
+    gc.disable()
+    for _ in range(n):
+        patterns._local.vocabulary = None
+        c, t = time.process_time(), time.perf_counter()
+        found = len(patterns.possible_patterns(counted, literal))
+        cpu.append(time.process_time() - c)
+        wall.append(time.perf_counter() - t)
+    _emit({"cpu": min(cpu), "wall": min(wall), "cpu_runs": cpu, "items": len(counted), "patterns": found})
 
 
 def _percentile(xs: list[float], q: float) -> float:
@@ -286,6 +315,8 @@ def main(argv: list[str]) -> int:
         mem_import()
     elif cmd == "mem-read":
         mem_read(rest[0])
+    elif cmd == "patterns":
+        patterns_probe(rest[0], int(rest[1]))
     elif cmd == "decide":
         decide(rest[0], rest[1], int(rest[2]))
     elif cmd == "app":

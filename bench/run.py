@@ -74,6 +74,14 @@ class MeasureError(RuntimeError):
 # --- running things -----------------------------------------------------------------------
 
 
+def usable_cores() -> int:
+    """The cores this process may run on (what scars' own pool counts)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 def scars_cmd() -> list[str]:
     exe = Path(sys.executable).parent / "scars"
     if exe.is_file():
@@ -308,6 +316,44 @@ class Bench:
         )
         return [r.judge()]
 
+    def m_floor(self) -> list[Result]:
+        """The measured floor of the cold figure: the possible patterns need every item read and
+        run in one process, so no cold read on this machine's cores ends before the parse spread
+        over all of them plus the patterns alone."""
+        size = self.sizes()["large"]
+        feat = self.feature(size)
+        cores = usable_cores()
+        base_cmd = [sys.executable, str(PROBES), "parse-baseline", str(feat)]
+        base = [wall(base_cmd, base_env(None), cpu_key="floor-base") for _ in range(self.reps(3))]
+        got = probe(["patterns", str(feat), str(self.reps(3))], {**base_env(None), "SCARS_NO_CACHE": "1"})
+        b, p = min(base), got["cpu"]
+        floor = b / cores + p
+        patterns = Result(
+            f"floor: possible patterns alone ({size}, {got['items']:,} counted items), CPU",
+            p,
+            "s",
+            baseline=b,
+            note="CPU seconds of possible_patterns on the counted items in one process (the items read "
+            f"first, not timed; best of {len(got['cpu_runs'])}, wall {got['wall']:.2f} s, {got['patterns']:,} "
+            "patterns); baseline: the bare CSafeLoader parse of the same files (as for cold load), "
+            "measured in the same run",
+            samples={"cpu": got["cpu_runs"], "baseline": base},
+        ).of_baseline()
+        bound = Result(
+            f"floor: lower bound of cold load on {cores} cores (parse / {cores} + patterns)",
+            floor,
+            "s",
+            baseline=b,
+            target=1.0,
+            note=f"the bare parse over all {cores} usable cores (its wall / {cores}, start-up included: "
+            "lower than any real split) plus the possible patterns alone, which (as computed now) start "
+            "when every item is read and run in one process: no cold `scars status --json` doing this "
+            "work can be faster; its ratio to the "
+            "bare parse is the lowest the cold ratio can reach (the cold target needs it <= 1)",
+            samples={"cores": cores, "parse": b, "patterns_cpu": p},
+        ).of_baseline()
+        return [patterns.judge(), bound.judge()]
+
     def m_decide(self) -> list[Result]:
         n = 10 if self.smoke else 200
         res = {}
@@ -473,6 +519,7 @@ MEASURES = {
     "wide": Bench.m_wide,
     "startup": Bench.m_startup,
     "memory": Bench.m_memory,
+    "floor": Bench.m_floor,
     "decide": Bench.m_decide,
     "app": Bench.m_app,
     "requests": m_requests,

@@ -32,6 +32,7 @@ from scars.core.model import (
     Registry,
     Round,
     ScarItem,
+    odd_normal,
 )
 from scars.core.samsara.feature import find_features, read_feature
 from scars.core.samsara.matching import match_log
@@ -505,7 +506,7 @@ def item(
         file=file or f"scar-reports/{task}-scar.yaml",
         line=n if line is None else line,
         form="gen2",
-        normalized=" ".join(t.split()).casefold(),
+        odd_normal=odd_normal(t, " ".join(t.split()).casefold()),
         **kw,
     )
 

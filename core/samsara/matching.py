@@ -35,14 +35,13 @@ from __future__ import annotations
 import heapq
 import math
 import re
-from array import array
 from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
-from scars.core.model import SECTION_OF, Feature, IterationLog, LogMatch, ScarItem
+from scars.core.model import SECTION_OF, Feature, IterationLog, LogMatch, ScarItem, odd_normal
 from scars.core.samsara.patterns import WordSets, terms
 from scars.core.text import normalize
 from scars.core.values import as_text
@@ -76,11 +75,19 @@ class Target:
 
     id: str
     text: str
-    normalized: str
+    # Its whitespace-normalised, case-folded text (``normalize``), or None when that is
+    # ``text.casefold()``: :func:`targets_of` holds it only then (ScarItem.odd_normal), never a
+    # second copy of every text.
+    normal: str | None
     task_id: str | None
     section: str
     file: str
     index: int | None  # the item's position in its section (None for resolved_items entries)
+
+    @property
+    def normalized(self) -> str:
+        n = self.normal
+        return self.text.casefold() if n is None else n
 
 
 def description_of(entry: Any) -> str:
@@ -173,14 +180,23 @@ def targets_of(feature: Feature) -> list[Target]:
         for it in sorted(by_file[file], key=lambda i: i.line or 0):
             section = SECTION_OF[it.category]
             key = (file, section)
-            out.append(
-                Target(it.id, it.text, it.normalized or normalize(it.text), it.task_id, section, file, position[key])
-            )
+            odd = it.odd_normal
+            if odd == "":  # an item without a literal key: its text is compared as any other
+                odd = odd_normal(it.text, normalize(it.text))
+            out.append(Target(it.id, it.text, odd, it.task_id, section, file, position[key]))
             position[key] += 1
     for r in feature.reports:
         for n, (section, desc, _res) in enumerate(r.resolved_entries):
             out.append(
-                Target(f"{RESOLVED_ENTRY}:{r.file}#{n}", desc, normalize(desc), r.task_id, section, r.file, None)
+                Target(
+                    f"{RESOLVED_ENTRY}:{r.file}#{n}",
+                    desc,
+                    odd_normal(desc, normalize(desc)),
+                    r.task_id,
+                    section,
+                    r.file,
+                    None,
+                )
             )
     return out
 
@@ -193,65 +209,27 @@ class _Ranked(NamedTuple):
     shared: frozenset[str]
 
 
-class _Hay(NamedTuple):
-    """Copy forms joined by _SEP, to find a text inside any of them with one ``str.find``."""
-
-    text: str
-    starts: array[int]  # where each form starts in text
-    targets: array[int]  # the target (position in ``Matcher.targets``) of each form
-
-
-class _NearIndex(NamedTuple):
-    """The near-copy stage's view of the targets (positions in ``Matcher.targets``). A target's copy
-    form is held as the length of its normalised text it keeps (it only cuts an end): no second
-    copy of the texts but the haystacks."""
-
-    by_form: dict[int, int | list[int]]  # hash of a copy form -> targets (_add; compared on a hit)
-    hays: tuple[_Hay, ...]  # the ASCII forms, the others: one str with a CJK character takes 2 bytes a character
-    by_prefix: dict[str, int | list[int]]  # (_add) first MIN_COPY_CHARS characters -> targets with a form that long
-    lengths: array[int]  # each target's copy form: its normalised text cut to this length …
-    odd: dict[int, str]  # … unless it is here (a form that is no such prefix; none is known)
-
-
-def _add(positions: dict[Any, int | list[int]], key: Any, n: int) -> None:
-    """Target ``n`` added under ``key``: one position as an int, a list from the second on (a list
-    per key held 95,000 lists of one, ~6 MB, at 50,000 items)."""
-    have = positions.get(key)
-    if have is None:
-        positions[key] = n
-    elif isinstance(have, int):
-        positions[key] = [have, n]
-    else:
-        have.append(n)
-
-
-def _at(positions: dict[Any, int | list[int]], key: Any) -> Sequence[int]:
-    """The positions :func:`_add` put under ``key``, in order."""
-    have = positions.get(key)
-    return () if have is None else (have,) if isinstance(have, int) else have
-
-
-_SEP = "\n"  # between the copy forms of the near-copy haystack (no normalised text holds one)
+_SEP = "\n"  # between the copy forms of a haystack (no normalised text holds one)
+_CHUNK = 4096  # targets per haystack while the near copies are searched
 
 
 class Matcher:
-    """Matches descriptions to one feature's targets. Build once per feature. Its work grows with
-    what is left to match, not with the feature: exact texts by a dictionary; near copies through
-    one haystack of the targets' texts (a description's text found in it) and the targets' texts
-    by their first MIN_COPY_CHARS characters (a target's text found in the description's); the
-    words of the targets are read (:class:`WordSets`) only when a description reaches the
+    """Matches descriptions to one feature's targets. Build once per feature. It holds what is
+    left to match, not an index of the feature: the texts a description may equal or copy (its
+    normalised text and its heads) are looked for in one pass over the targets for every
+    description :meth:`expect` announced (each target's text normalised in turn, the near copies
+    found in haystacks of a few thousand targets at a time), and only the targets found are kept;
+    the words of the targets are read (:class:`WordSets`) only when a description reaches the
     similarity stage, and only the postings of the words descriptions have are kept."""
 
     def __init__(self, targets: Sequence[Target]):
         self.targets = list(targets)
-        self.by_id = {t.id: t for t in self.targets}
-        self._exact: dict[str, int | list[int]] = {}  # normalised text -> targets (positions: _add)
-        for n, t in enumerate(self.targets):
-            if t.normalized:
-                _add(self._exact, t.normalized, n)
-        self._near_index: _NearIndex | None = None
+        self._exact: dict[str, list[int]] = {}  # normalised text looked for -> the targets having it
+        self._near: dict[str, set[int]] = {}  # head looked for -> the targets it equals or copies
+        self._wanted_exact: set[str] = set()  # announced by expect(), not yet looked for
+        self._wanted_heads: set[str] = set()
         self._words = WordSets()
-        self._postings: dict[str, list[int]] = {}  # word -> the targets having it (words asked for so far)
+        self._postings: dict[str, Sequence[int]] = {}  # word -> the targets having it (words asked for so far)
         self._total: int | None = None  # targets with any term (the IDF's document count)
         self._has: list[tuple[str, ...]] = []  # each target's words among those in _postings
         self._position: dict[int, int] | None = None  # id(target) -> its position
@@ -270,7 +248,9 @@ class Matcher:
             description = description_of(entry)
             if not description.strip():
                 continue
+            self._wanted_exact.add(normalize(description))
             c = self._clean(description)
+            self._wanted_heads.update(c.heads)
             self._expected |= self._words_in(c.body or description)
             head = _COMMENTARY.split(c.body, maxsplit=1)[0] if c.body else ""
             if head:
@@ -299,7 +279,7 @@ class Matcher:
         taken_set = set(taken)
         if not description.strip():
             return _result(description, None, "none", 0.0, "the entry has no description")
-        exact = [self.targets[n] for n in _at(self._exact, normalize(description))]
+        exact = [self.targets[n] for n in self._exact_at(normalize(description))]
         if exact:
             pick = _prefer_free(exact, taken_set)
             reason = "same text" + (f" (one of {len(exact)} items with this text)" if len(exact) > 1 else "")
@@ -347,62 +327,85 @@ class Matcher:
                 return out
         return []
 
+    def _exact_at(self, key: str) -> list[int]:
+        """The targets (positions, in order) whose normalised text is ``key``."""
+        if key not in self._exact:
+            self._look_for({key}, set())
+        return self._exact[key]
+
     def _near_copies(self, head: str) -> set[int]:
         """Every target whose text equals ``head`` or is a near copy of it (:func:`near_copy`)."""
-        ix = self._near_ix()
-        found = set(_at(self._exact, head))
-        form = _copy_form(head)
-        if not form:
-            return found
-        found.update(n for n in _at(ix.by_form, hash(form)) if self._form(n) == form)
-        if _copyable(form):  # the head is the shorter text: the targets holding it
-            for hay, starts, targets in ix.hays:
+        if head not in self._near:
+            self._look_for(set(), {head})
+        return self._near[head]
+
+    def _look_for(self, keys: set[str], heads: set[str]) -> None:
+        """One pass over the targets for ``keys`` (equal normalised texts) and ``heads`` (equal or
+        near copies), with those :meth:`expect` announced: their targets kept in ``_exact`` and
+        ``_near``. A target's copy form (:func:`_copy_form`) is the head's when equal; holds the
+        head (a copyable head the shorter: found in a haystack of the forms of a chunk of targets,
+        one ``str.find`` per head and chunk); or is held by the head at a place where the head has
+        the form's first MIN_COPY_CHARS characters (the target the shorter, copyable)."""
+        keys = (keys | self._wanted_exact) - self._exact.keys()
+        heads = (heads | self._wanted_heads) - self._near.keys()
+        self._wanted_exact.clear()
+        self._wanted_heads.clear()
+        exact: dict[str, list[int]] = {k: [] for k in keys | heads}
+        near: dict[str, set[int]] = {h: set() for h in heads}
+        by_form: dict[str, list[str]] = defaultdict(list)  # a head's copy form -> the heads
+        holding: list[tuple[str, str]] = []  # (copy form, head): the copyable heads, held by a target
+        windows: dict[str, list[tuple[str, str, int]]] = defaultdict(list)  # the heads' MIN_COPY_CHARS windows
+        for h in heads:
+            form = _copy_form(h)
+            if not form:
+                continue
+            by_form[form].append(h)
+            if _copyable(form):
+                holding.append((form, h))
+            for i in range(len(form) - MIN_COPY_CHARS + 1):
+                windows[form[i : i + MIN_COPY_CHARS]].append((form, h, i))
+        chunk: list[str] = []  # the copy forms of the targets from ``first`` on
+        starts: list[int] = []
+        first = 0
+
+        def search() -> None:  # the copyable heads in the chunk's haystack
+            hay = _SEP.join(chunk)
+            for form, h in holding:
                 at = hay.find(form)
                 while at >= 0:
                     k = bisect_right(starts, at) - 1
-                    found.add(targets[k])
+                    near[h].add(first + k)
                     at = hay.find(form, starts[k + 1]) if k + 1 < len(starts) else -1
-        for i in range(len(form) - MIN_COPY_CHARS + 1):  # a target the shorter: held by the head
-            for n in _at(ix.by_prefix, form[i : i + MIN_COPY_CHARS]):
-                held = self._form(n)
-                if len(held) < len(form) and form.startswith(held, i) and _copyable(held):
-                    found.add(n)
-        return found
 
-    def _form(self, n: int) -> str:
-        """The copy form of target ``n`` (the near index built)."""
-        ix = self._near_ix()
-        odd = ix.odd.get(n)
-        return odd if odd is not None else self.targets[n].normalized[: ix.lengths[n]]
-
-    def _near_ix(self) -> _NearIndex:
-        if self._near_index is None:
-            by_form: dict[int, int | list[int]] = {}
-            by_prefix: dict[str, int | list[int]] = {}
-            lengths = array("q")
-            odd: dict[int, str] = {}
-            parts: tuple[list[str], list[str]] = ([], [])  # ASCII forms, the others
-            starts, targets = (array("q"), array("q")), (array("q"), array("q"))
-            at = [0, 0]
-            for n, t in enumerate(self.targets):
-                f = _copy_form(t.normalized) if t.normalized else ""
-                if t.normalized.startswith(f):
-                    lengths.append(len(f))
-                else:
-                    lengths.append(0)
-                    odd[n] = f
-                if f:
-                    _add(by_form, hash(f), n)
-                    if len(f) >= MIN_COPY_CHARS:  # _copyable's word count is checked on a hit
-                        _add(by_prefix, f[:MIN_COPY_CHARS], n)
-                    g = 0 if f.isascii() else 1
-                    parts[g].append(f)
-                    starts[g].append(at[g])
-                    targets[g].append(n)
-                    at[g] += len(f) + len(_SEP)
-            hays = tuple(_Hay(_SEP.join(parts[g]), starts[g], targets[g]) for g in (0, 1))
-            self._near_index = _NearIndex(by_form, hays, by_prefix, lengths, odd)
-        return self._near_index
+        at = 0
+        for n, t in enumerate(self.targets):
+            k = t.normalized
+            if not k:
+                f = ""
+            else:
+                if k in exact:
+                    exact[k].append(n)
+                f = _copy_form(k)
+            if f:
+                for h in by_form.get(f, ()):
+                    near[h].add(n)
+                if len(f) >= MIN_COPY_CHARS:
+                    for form, h, i in windows.get(f[:MIN_COPY_CHARS], ()):
+                        if len(f) < len(form) and form.startswith(f, i) and _copyable(f):
+                            near[h].add(n)
+            if holding:
+                chunk.append(f)
+                starts.append(at)
+                at += len(f) + len(_SEP)
+                if len(chunk) == _CHUNK:
+                    search()
+                    first, chunk, starts, at = n + 1, [], [], 0
+        if holding and chunk:
+            search()
+        for h in heads:
+            near[h].update(exact[h])
+        self._exact.update(exact)
+        self._near.update(near)
 
     @staticmethod
     def _added(c: _Cleaned) -> str:
@@ -416,13 +419,13 @@ class Matcher:
         where = "equals" if t.normalized in c.heads else "is a shortened or extended copy of"
         return f"its text without {self._added(c)} {where} the item's text"
 
-    def _index(self, words: Iterable[str]) -> tuple[dict[str, list[int]], int]:
+    def _index(self, words: Iterable[str]) -> tuple[dict[str, Sequence[int]], int]:
         """(postings of ``words`` — with those expected — and the count of targets having any
         term): the targets' words are read only when a word asked for has no postings yet."""
         need = {k for k in (*words, *self._expected) if k not in self._postings}
         self._expected.clear()
         if need or self._total is None:
-            postings, has, total = self._words.find([t.normalized for t in self.targets], need)
+            postings, has, total = self._words.find((t.normalized for t in self.targets), need)
             self._postings.update(postings)
             self._has = has if not self._has else [a + b for a, b in zip(self._has, has, strict=True)]
             self._total = total

@@ -16,6 +16,7 @@ import functools
 import math
 import re
 import threading
+from array import array
 from collections import Counter, defaultdict
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -254,6 +255,9 @@ def _cjk_word_re() -> re.Pattern[str]:
     return re.compile(f"(?=\\w)[{CJK_CLASS}]")
 
 
+FIND_MEMO = 16_384  # runs WordSets.find remembers at a time
+
+
 class WordSets:
     """The words of many texts, the same as ``terms(text).words``, for a rule that needs no pairs
     or bigrams (the log matcher): each distinct run of word characters is judged and stemmed
@@ -291,16 +295,20 @@ class WordSets:
         """``bool(terms(text).terms)`` given the text's words: it has a word or a CJK character."""
         return bool(words) or (not folded.isascii() and _cjk_word_re().search(folded) is not None)
 
-    def find(self, texts: Sequence[str], need: set[str]) -> tuple[dict[str, list[int]], list[tuple[str, ...]], int]:
+    def find(self, texts: Iterable[str], need: set[str]) -> tuple[dict[str, array[int]], list[tuple[str, ...]], int]:
         """For the words ``need``: (the texts having each, in order; the needed words each text
-        has; how many texts have any term — :func:`any_terms`)."""
+        has; how many texts have any term — :func:`any_terms`). The runs judged are remembered up
+        to FIND_MEMO runs at a time (50,000 texts hold ~85,000 distinct runs: 7 MB remembered)."""
         stem_of, not_words = self._stem_of, self._not_words
         need_runs = {r for r, w in stem_of.items() if w in need}
         findall = _pieces_re().findall
-        postings: dict[str, list[int]] = {k: [] for k in need}
+        postings: dict[str, array[int]] = {k: array("l") for k in need}
         has: list[tuple[str, ...]] = []
         total = 0
         for n, text in enumerate(texts):
+            if len(stem_of) > FIND_MEMO:  # forgotten together: a run not remembered is judged again
+                stem_of.clear()
+                not_words.clear()
             runs = set(findall(text))
             for run in runs.difference(stem_of):
                 if self._judge(run) in need:
@@ -328,20 +336,30 @@ def identifiers(text: str) -> list[str]:
     return list(seen)
 
 
-def pattern_key(item: ScarItem) -> str:
-    """The literal rule's key: the systemic_ref id, else the normalised text."""
-    if item.systemic_ref:
-        return "ref:" + item.systemic_ref
-    return "text:" + item.normalized
+_NO_KEY = -1  # hash() never gives -1 (CPython): the hash of an item without a key
 
 
 def literal_patterns(items: list[ScarItem]) -> list[tuple[str, ...]]:
-    by_key: dict[str, list[ScarItem]] = defaultdict(list)
+    """The literal rule: items with one key — the systemic_ref id, else the normalised text (none
+    for an item without one) — in two or more reports; their ids per pattern, largest first."""
+    # The hash of each item's key first (a text's key is computed from it, then dropped: the keys
+    # of 40,000 texts held at once were 13 MB), then the items whose hash another item has too by
+    # their keys.
+    hashes = array("q")
     for it in items:
-        if it.normalized or it.systemic_ref:
-            by_key[pattern_key(it)].append(it)
+        if it.systemic_ref:
+            hashes.append(hash(("ref", it.systemic_ref)))
+        else:  # computed from the text (ScarItem.odd_normal): once per item
+            hashes.append(hash(key) if (key := it.normalized) else _NO_KEY)
+    ordered = sorted(hashes)
+    shared = {h for h, after in zip(ordered, ordered[1:]) if h == after and h != _NO_KEY}
+    del ordered
+    groups: dict[tuple[bool, str], list[ScarItem]] = defaultdict(list)
+    for it, h in zip(items, hashes):
+        if h in shared:
+            groups[(True, it.systemic_ref) if it.systemic_ref else (False, it.normalized)].append(it)
     out = []
-    for group in by_key.values():
+    for group in groups.values():
         if len({it.file for it in group}) >= 2:
             out.append(tuple(it.id for it in group))
     out.sort(key=lambda ids: (-len(ids), ids))
@@ -464,9 +482,10 @@ def possible_patterns(items: list[ScarItem], literal: list[tuple[str, ...]]) -> 
     by_text: dict[str, _IdTerms] = {}
     analysed: list[_IdTerms] = []
     for it in items:
-        t = by_text.get(it.normalized)
+        key = it.normalized  # computed from the text (ScarItem.odd_normal): once per item
+        t = by_text.get(key)
         if t is None:
-            t = by_text[it.normalized] = vocabulary.analyse(it.text)
+            t = by_text[key] = vocabulary.analyse(it.text)
         analysed.append(t)
     index = _Index(analysed)
     files = [it.file for it in items]

@@ -16,7 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from scars.core.model import SECTION_OF, Problem, Registry, ScarItem, ScarReport
+from scars.core.model import SECTION_OF, Problem, Registry, ScarItem, ScarReport, odd_normal
 from scars.core.samsara.items import INFORMAL_RESOLVED, fingerprint_of
 from scars.core.samsara.matching import near_copy
 from scars.core.storage import safe_read
@@ -72,18 +72,31 @@ class _ReportBuilder:
     def warn(self, line: int | None, reason: str) -> None:
         self.warnings.append(Problem(self.rel, line, reason, "warning"))
 
-    def add(self, category: str, key: str, *, raw: Any, shown_whole: bool = False, **kw: Any) -> None:
+    def add(
+        self,
+        category: str,
+        key: str,
+        *,
+        raw: Any,
+        text: str,
+        normalized: str = "",
+        shown_whole: bool = False,
+        **kw: Any,
+    ) -> None:
         """One item; ``raw``: it as parsed (its fingerprint and extra keys are taken from it,
-        none when ``shown_whole``: an unrecognised shape shows all its keys in its text)."""
+        none when ``shown_whole``: an unrecognised shape shows all its keys in its text);
+        ``normalized``: its literal key ("" for none), held only when ``text`` does not give it."""
         occ = self._occ.get((category, key), 0)
         self._occ[(category, key)] = occ + 1
         self.items.append(
             ScarItem(
                 id=item_id(category, self.rel, key, occ),
                 category=category,  # type: ignore[arg-type]  # one of CATEGORIES (CATEGORY_OF_SECTION)
+                text=text,
                 file=self.rel,
                 extra=None if shown_whole else extra_keys(raw),
                 fingerprint=fingerprint_of(self.rel, category, raw),
+                odd_normal=odd_normal(text, normalized),
                 **kw,
             )
         )

@@ -20,8 +20,11 @@ YAML: one parse per file: PyYAML's libyaml composer (``CSafeLoader``, its tag re
 written for a safe loader) builds the node tree, one iterative walk over it checks what PyYAML
 lets through silently and records line numbers, then the tree is constructed into Python
 objects (for a document without anchors — most — the walk builds them as it goes, exactly as
-PyYAML's constructor does, and leaves any shape it does not build to that constructor). The
-walk checks:
+PyYAML's constructor does, and leaves any shape it does not build to that constructor). A document
+without anchors of ``STREAM_FROM`` characters or more (a large index.yaml) is built the same way
+from the parser's events, with no node tree (a fifth of the memory), and composed as above when
+it holds anything but a clean tree (a duplicate key, an error, a shape left to the constructor).
+The walk checks:
 
 * duplicate keys in any mapping (PyYAML would silently keep the last value): a problem
   naming the key and its line;
@@ -304,9 +307,20 @@ def _check_nesting(text: str) -> None:
         return  # a syntax error: the loader below reports it with its context
 
 
+# From this many characters a document without anchors is built from the parser's events, without
+# the composer's node tree: the tree of a 1 MB index.yaml (5,000 tasks) held 315,000 objects, 20 MiB,
+# five times the value built from it. Smaller documents (every scar report) are composed, faster.
+STREAM_FROM = 256 * 1024
+
+
 def loads(text: str) -> Loaded:
     """Load one YAML document from text with the checks described in the module doc."""
     _check_nesting(text)
+    if len(text) >= STREAM_FROM and "&" not in text and "*" not in text:
+        try:
+            return _streamed(text)
+        except _Bail:  # anything but a clean tree: composed, walked and built as below
+            pass
     loader = _Loader(text)
     try:
         try:
@@ -419,6 +433,21 @@ class _Bail(Exception):
     """A document :func:`_tree_value` leaves to the walk and PyYAML's constructor."""
 
 
+def _constructed(loader: Any, tag: str, scalar: Any) -> Any:
+    """A scalar other than a str (a ScalarNode, or the parser's event of one) with tag ``tag``,
+    built by PyYAML's own constructor; :class:`_Bail` for a tag the one pass does not build or a
+    value the constructor refuses (the old path then reports it)."""
+    ctor = _SCALAR_CTORS.get(tag)
+    if ctor is None:
+        raise _Bail
+    if scalar.__class__ is not yaml.ScalarNode:
+        scalar = yaml.ScalarNode(tag, scalar.value, scalar.start_mark, scalar.end_mark, scalar.style)
+    try:
+        return ctor(loader, scalar)
+    except Exception:  # noqa: BLE001 - PyYAML's constructor reports it, on the old path
+        raise _Bail from None
+
+
 def _tree_value(root: yaml.Node, out: Loaded, loader: Any) -> Any:
     """:func:`_walk_tree` and ``construct_document`` in one pass, for a document without anchors:
     the same problems in the same order, the same errors, the same value. Raises :class:`_Bail`
@@ -427,19 +456,13 @@ def _tree_value(root: yaml.Node, out: Loaded, loader: Any) -> Any:
     map, a scalar PyYAML's constructor refuses — and the caller then walks and constructs as
     before, so the outcome never depends on this pass."""
     scalar, mapping = yaml.ScalarNode, yaml.MappingNode
-    str_tag, ctors = _STR_TAG, _SCALAR_CTORS
+    str_tag = _STR_TAG
 
     def leaf(node: Any) -> Any:
         tag = node.tag
         if tag == str_tag:
             return node.value
-        ctor = ctors.get(tag)
-        if ctor is None:
-            raise _Bail
-        try:
-            return ctor(loader, node)
-        except Exception:  # noqa: BLE001 - PyYAML's constructor reports it, on the old path
-            raise _Bail from None
+        return _constructed(loader, tag, node)
 
     if root.__class__ is scalar:
         return leaf(root)
@@ -485,6 +508,113 @@ def _tree_value(root: yaml.Node, out: Loaded, loader: Any) -> Any:
                     add(child)
                     push((c, depth + 1, child))
     return top
+
+
+def _streamed(text: str) -> Loaded:
+    """:func:`loads` of a document without anchors, built from the parser's events as
+    :func:`_tree_value` builds it from the composed tree (the same tags resolved as the composer
+    resolves them, the same constructors, the same lines). Raises :class:`_Bail` — the caller then
+    composes — on a YAML error, more than one document, a duplicate key, nesting deeper than
+    MAX_DEPTH and every shape :func:`_tree_value` bails on, so a problem or an error is always
+    the composer path's own."""
+    loader = _Loader(text)
+    try:
+        try:
+            return _from_events(loader)
+        except yaml.YAMLError:
+            raise _Bail from None
+    finally:
+        loader.dispose()
+
+
+def _from_events(loader: Any) -> Loaded:
+    get, peek = loader.get_event, loader.peek_event
+    resolve = loader.resolve
+    scalar_ev, seq_ev, map_ev = yaml.ScalarEvent, yaml.SequenceStartEvent, yaml.MappingStartEvent
+    ends = (yaml.SequenceEndEvent, yaml.MappingEndEvent)
+
+    def leaf(ev: Any, tag: Any = None) -> Any:
+        if tag is None:
+            tag = ev.tag
+            if tag is None or tag == "!":
+                tag = resolve(yaml.ScalarNode, ev.value, ev.implicit)
+        if tag == _STR_TAG:
+            return ev.value
+        return _constructed(loader, tag, ev)
+
+    def start(ev: Any, depth: int) -> Any:
+        """The empty container a collection's start event opens (its tag checked)."""
+        kind = yaml.SequenceNode if ev.__class__ is seq_ev else yaml.MappingNode
+        tag = ev.tag
+        if tag is None or tag == "!":
+            tag = resolve(kind, None, ev.implicit)
+        if tag != (_SEQ_TAG if kind is yaml.SequenceNode else _MAP_TAG) or depth > MAX_DEPTH:
+            raise _Bail
+        return [] if kind is yaml.SequenceNode else {}
+
+    get()  # the stream's start
+    if peek().__class__ is yaml.StreamEndEvent:
+        return Loaded(None)
+    get()  # the document's start
+    out = Loaded(None)
+    ev = get()
+    if ev.__class__ is scalar_ev:
+        out.value = leaf(ev)
+    elif ev.__class__ in (seq_ev, map_ev):
+        out.value = top = start(ev, 1)
+        # Open collections: [container, depth, its key waiting for a value (a mapping's), the keys
+        # seen (tag, as written), the lines of its elements (a sequence under a top-level key)].
+        stack: list[list[Any]] = [[top, 1, None, set() if top.__class__ is dict else None, None]]
+        top_map = isinstance(top, dict)  # its keys' lines, and of its sequences' elements (_top_lines)
+        while stack:
+            ev = get()
+            cls = ev.__class__
+            frame = stack[-1]
+            into, depth = frame[0], frame[1]
+            if cls in ends:
+                stack.pop()
+                continue
+            in_map = into.__class__ is dict
+            if in_map and frame[2] is None:  # a key
+                if cls is not scalar_ev:
+                    raise _Bail
+                tag = ev.tag
+                if tag is None or tag == "!":
+                    tag = resolve(yaml.ScalarNode, ev.value, ev.implicit)
+                seen = (tag, ev.value)
+                if seen in frame[3]:  # a duplicate key: the composer path says where
+                    raise _Bail
+                frame[3].add(seen)
+                frame[2] = (leaf(ev, tag), ev.value)
+                if top_map and depth == 1:
+                    out.key_lines.setdefault(ev.value, ev.start_mark.line + 1)
+                continue
+            if cls is scalar_ev:
+                value = leaf(ev)
+                child = None
+            elif cls is seq_ev or cls is map_ev:
+                value = child = start(ev, depth + 1)
+            else:  # an alias (none without "*")
+                raise _Bail
+            lines = None
+            if in_map:
+                key, written = frame[2]
+                frame[2] = None
+                into[key] = value
+                if top_map and depth == 1 and cls is seq_ev:
+                    lines = out.item_lines[written] = []
+            else:
+                into.append(value)
+                if frame[4] is not None:
+                    frame[4].append(ev.start_mark.line + 1)
+            if child is not None:
+                stack.append([child, depth + 1, None, set() if cls is map_ev else None, lines])
+    else:
+        raise _Bail
+    get()  # the document's end
+    if peek().__class__ is not yaml.StreamEndEvent:  # another document
+        raise _Bail
+    return out
 
 
 def _walk(root: yaml.Node, out: Loaded) -> None:

@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from scars.core.model import ScarItem
+from scars.core.model import ScarItem, odd_normal
 from scars.core.samsara import patterns
 from scars.core.samsara.feature import read_feature
 from scars.core.samsara.patterns import identifiers, possible_patterns, similarity, stem, terms
@@ -24,7 +24,7 @@ def item(n: int, text: str, file: str | None = None) -> ScarItem:
         file=file or f"scar-reports/r{n}.yaml",
         line=None,
         form="gen1",
-        normalized=normalize(text),
+        odd_normal=odd_normal(text, normalize(text)),
     )
 
 

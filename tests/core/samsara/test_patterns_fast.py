@@ -12,7 +12,7 @@ import threading
 
 import pytest
 
-from scars.core.model import ScarItem
+from scars.core.model import ScarItem, odd_normal
 from scars.core.samsara import patterns
 from scars.core.samsara.feature import find_features, read_feature
 from scars.core.samsara.patterns import _Vocabulary, literal_patterns, possible_patterns, terms
@@ -63,7 +63,7 @@ def _item(n: int, text: str, report: int) -> ScarItem:
         file=f"scar-reports/r{report}.yaml",
         line=None,
         form="gen1",
-        normalized=normalize(text),
+        odd_normal=odd_normal(text, normalize(text)),
     )
 
 
