@@ -5,10 +5,12 @@ changed, not the whole list built again)."""
 
 from __future__ import annotations
 
+from scars.core import gates
+from scars.core.samsara.session import FeatureSession
 from scars.tui.app import app as app_module
 from scars.tui.app.app import ScarsApp
 from tests.factories import wait_until
-from tests.tui.app.test_app_pilot import SIZE, aio, record_notes, start
+from tests.tui.app.test_app_pilot import SIZE, aio, on_screen, record_notes, start
 
 
 def _counting(monkeypatch, module, name: str) -> list:  # noqa: ANN001
@@ -39,3 +41,20 @@ async def test_a_load_evaluates_the_safety_valves_once(feature_dir, monkeypatch)
         await pilot.press("f")  # a decision changes what the valves see: evaluated again
         await wait_until(pilot, lambda: len(app.decisions) == 1, "the fix recorded")
         assert len(calls) == 3
+
+
+@aio
+async def test_the_round_gate_is_gathered_once_when_a_valve_fired(feature_dir, monkeypatch):
+    """`g` gathered the round gate, and gathered it again as the safety valve's when a valve had
+    fired (the first evidence already was the safety valve's)."""
+    with FeatureSession.open(feature_dir, user="alice") as s:
+        s.start_round()
+    gates.record(gates.gather("round-continue", feature_dir), "continue", "one more look at the cache", user="alice")
+    calls = _counting(monkeypatch, gates, "gather")
+    app = ScarsApp(feature_dir, user="alice")
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        await pilot.press("g")
+        await on_screen(app, pilot, "RoundGate")
+        assert app.screen.evidence.gate.id == "safety-valve" and "stagnation" in app.screen.evidence.facts["valves"]
+    assert [c[0] for c in calls if c[0] != "blocked-fix"] == ["round-continue"]
