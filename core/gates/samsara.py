@@ -147,12 +147,15 @@ def gather(
     session: FeatureSession | None = None,
     item: str | None = None,
     blocked: str | None = None,
+    follow_state: bool = False,
     **_: Any,
 ) -> Evidence:
+    """``follow_state``: the round's decision point whichever it is now (the safety valve's when
+    a valve fired, continue there being the override), not the gate asked for."""
     if session is not None:
-        return _GATHER[gate.id](gate, session, item=item, blocked=blocked)
+        return _GATHER[gate.id](gate, session, item=item, blocked=blocked, follow_state=follow_state)
     with _open_read_only(Path(path)) as own:
-        return _GATHER[gate.id](gate, own, item=item, blocked=blocked)
+        return _GATHER[gate.id](gate, own, item=item, blocked=blocked, follow_state=follow_state)
 
 
 def _base(gate: Gate, session: FeatureSession, prompt: str, figures, warnings=None, **kw) -> Evidence:
@@ -269,7 +272,7 @@ def undecided_warning(fig: RoundFigures, counted: int) -> str:
     )
 
 
-def _gather_round(gate: Gate, session: FeatureSession, **_: Any) -> Evidence:
+def _gather_round(gate: Gate, session: FeatureSession, *, follow_state: bool = False, **_: Any) -> Evidence:
     feature = session.feature
     fig = session.round_figures()
     valves = valves_after_round(feature, session.decisions, fig)
@@ -280,6 +283,8 @@ def _gather_round(gate: Gate, session: FeatureSession, **_: Any) -> Evidence:
         )
     # The decision point follows the state: a fired valve makes it the safety valve's.
     point = GATES["safety-valve"] if active else GATES["round-continue"]
+    if follow_state:
+        gate = point  # asked at the decision point itself: no refusal for having asked the other
     before = fig.signal_lost_before
     prompt = point.prompt.format(
         round=fig.round, before=before, after=fig.signal_lost_after, fixed=fig.fixed, remaining=fig.remaining

@@ -346,7 +346,8 @@ class ScarsApp(App[int]):
             first = self.state.first_undecided(rows, self.decisions, 0)
             if first is not None:
                 items.move_to(first)
-        screen.refresh_all(detail=False)  # set_rows posted Highlighted: the detail after the list
+        # set_rows posted Highlighted: the detail after the list; the valves are the loader's.
+        screen.refresh_all(detail=False, valves=False)
         # After the frame that shows the rows: the worker's Python would share the GIL with it.
         self.call_after_refresh(self._prepare_filter, self.state)
         if message.why == "disk" and message.changes:

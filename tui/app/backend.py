@@ -195,11 +195,10 @@ class Backend:
         decision does) and the blocked-fix Evidence of each fix awaiting its outcome."""
         s = self._as(decided_by)
         self._ensure_round(s)
-        evidence = gates.gather("round-continue", s.path, session=s)
-        if evidence.gate.id == "safety-valve":
-            # A valve fired: the modal is the safety valve's gate, its warnings on screen, so a
-            # continue there is the explicit override (with its reason).
-            evidence = gates.gather("safety-valve", s.path, session=s)
+        # When a valve fired, the safety valve's gate: its warnings on screen, a continue there is
+        # the explicit override (with its reason). Gathered once (it was gathered as round-continue,
+        # where continue is refused, then again as the safety valve's).
+        evidence = gates.gather("round-continue", s.path, session=s, follow_state=True)
         blocked = [gates.gather("blocked-fix", s.path, session=s, item=i) for i in evidence.context["blocked"]]
         return evidence, blocked
 

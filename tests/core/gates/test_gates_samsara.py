@@ -214,6 +214,9 @@ def test_stagnation_fires_and_continuing_needs_a_reason(tmp_path, capsys):
     rc = gates.gather("round-continue", f)  # a fired valve makes it the safety valve's decision point
     assert rc.gate.id == "safety-valve" and rc.needs_reason(rc.gate.answers[0])
     assert any("stagnation" in w for w in rc.warnings)
+    assert "continue" in rc.refused  # asked as round-continue: continuing is the override's, refused here
+    point = gates.gather("round-continue", f, follow_state=True)  # the decision point itself (the app's `g`)
+    assert point.gate.id == "safety-valve" and not point.refused and point.warnings == ev.warnings
     code, _, err = _run(["gate", "safety-valve", str(f), "--answer", "continue"], capsys)
     assert code == 4
     code, out, _ = _run(["gate", "safety-valve", str(f), "--answer", "stop", "--json"], capsys)

@@ -23,7 +23,7 @@ from scars.tui.app.app import ScarsApp
 from scars.tui.app.screens.main import MAIN_BINDINGS
 from scars.tui.app.widgets.detail import DetailPane
 from scars.tui.app.widgets.item_list import ItemList
-from tests.factories import LONG_TAIL, long_repo, report, wait_until, write_feature
+from tests.factories import LONG_TAIL, filter_shown, long_repo, report, wait_until, write_feature
 from tests.tui.app.test_app_pilot import (
     aio,
     current_item,
@@ -224,6 +224,35 @@ async def test_marks_and_the_three_bulk_keys(long_dir):
         disk = on_disk(long_dir)
         assert [[disk[i].action for i in b] for b in batches] == [["fix"] * 2, ["accept"] * 2, ["defer"] * 2]
         assert not app.marked
+
+
+@aio
+async def test_a_filter_keeps_the_cursor_on_its_item_else_on_the_nearest_row_still_listed(long_dir):
+    """The cursor stays on its item when the filter still lists it; when the filter drops it, it
+    goes to the row nearest to it in the list before the filter (it stayed at the same index: on
+    an item that was nowhere near it, here Item 3.3 for Item 1.3)."""
+    app = ScarsApp(long_dir, user="alice")
+    async with app.run_test(size=SMALL) as pilot:
+        await start(app, pilot)
+        await pilot.press("down", "down")
+
+        def cursor_text() -> str:
+            return current_item_text(app).split(":")[0]
+
+        async def filter_at_once(text: str) -> None:  # typed, each prefix would be a filter of its own
+            app.screen.apply_filter(text)
+            await filter_shown(pilot, text)
+
+        assert cursor_text() == "Item 1.3"
+        await filter_at_once("task:task-1,task-3")
+        assert cursor_text() == "Item 1.3"  # still listed: the same item
+        await filter_at_once("task:task-3")
+        assert cursor_text() == "Item 3.1"  # Items 1.4 … 1.7 dropped too: 3.1 is the nearest kept
+        await pilot.press("down", "down", "down")
+        await filter_at_once("")
+        assert cursor_text() == "Item 3.4"
+        await filter_at_once("task:task-2,task-5")
+        assert cursor_text() == "Item 2.7"  # 3 rows before Item 3.4, Item 5.1 11 rows after it
 
 
 @covers("scars.filter", "scars.clear_filter")

@@ -110,15 +110,17 @@ class MainScreen(Screen[None]):
         row = self.current()
         return row.item_id if row is not None and row.kind == "item" else None
 
-    def refresh_all(self, *, rebuild: bool = False, detail: bool = True) -> None:
+    def refresh_all(self, *, rebuild: bool = False, detail: bool = True, valves: bool = True) -> None:
         """Redraw header, warnings, list and detail from the app's state (``detail=False``: the
-        caller's ``set_rows`` posted the ``Highlighted`` that shows it, after the list is drawn)."""
+        caller's ``set_rows`` posted the ``Highlighted`` that shows it, after the list is drawn;
+        ``valves=False``: ``app.valves`` are those of the decisions shown, as the load's are)."""
         app = self.app
         if app.state is None:
             return
         if rebuild:
             self.items.set_rows(app.build_rows())
-        app.refresh_valves()
+        if valves:
+            app.refresh_valves()
         self.query_one(ScarsHeader).show(
             app.feature,
             round_no=app.round_no,

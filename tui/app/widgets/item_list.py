@@ -3,7 +3,8 @@
 Rows come from ``scars.tui.app.viewmodel.TriageState.rows`` (headers, items, pattern labels,
 parse failures). A row's text is precomputed and inert; its decision word is looked up at
 draw time, so deciding an item redraws one line and rebuilds nothing. ``set_rows`` merges
-on the rows' stable keys: the cursor stays on the same item after a filter or a reload.
+on the rows' stable keys: the cursor stays on the same item after a filter or a reload (on the
+nearest row still listed when the item is not).
 """
 
 from __future__ import annotations
@@ -71,17 +72,20 @@ class ItemList(BaseStyleCache, ScrollView, can_focus=True, inherit_bindings=Fals
 
     # -- data -------------------------------------------------------------------------
     def set_rows(self, rows: list[Row], *, keep: bool = True) -> None:
-        """Replace the rows, keeping the cursor on the same row key (or the nearest row)."""
-        old_key = self.current_row.key if keep and self.current_row is not None else None
-        old_item = self.current_row.item_id if keep and self.current_row is not None else None
-        old_index = self.cursor
+        """Replace the rows, keeping the cursor on the same row key, else on the same item (in
+        another group), else on the row nearest to it in the old rows that is still there (a
+        filter that drops the cursor's item, a reload where it went)."""
+        old_rows, old_index = self.rows, self.cursor
+        current = self.current_row if keep else None
         self.rows = rows
         self._key_index = None  # built on first use: most row sets never need it
         new = None
-        if old_key is not None:
-            new = next((i for i, r in enumerate(rows) if r.key == old_key), None)
-            if new is None and old_item is not None:
-                new = next((i for i, r in enumerate(rows) if r.item_id == old_item), None)
+        if current is not None:
+            new = next((i for i, r in enumerate(rows) if r.key == current.key), None)
+            if new is None and current.item_id is not None:
+                new = next((i for i, r in enumerate(rows) if r.item_id == current.item_id), None)
+            if new is None:
+                new = _nearest_kept(old_rows, old_index, rows)
         if new is None:
             new = min(old_index, max(len(rows) - 1, 0))
         self.virtual_size = Size(self.size.width, len(rows))
@@ -276,6 +280,19 @@ class ItemList(BaseStyleCache, ScrollView, can_focus=True, inherit_bindings=Fals
             widest = max((cell_len(t) for t in self.views.tasks()), default=0)  # each task once, no view built
             self._task_width = (key, widest)
         return min(self._task_width[1], max(TASK_WIDTH, min(room * 3 // 5, room - TEXT_ROOM)))
+
+
+def _nearest_kept(old_rows: list[Row], index: int, rows: list[Row]) -> int | None:
+    """The index in ``rows`` of the selectable row of ``old_rows`` nearest to ``old_rows[index]``
+    that ``rows`` still hold (the one after it first at equal distance), or None."""
+    at = {r.key: i for i, r in enumerate(rows) if r.selectable}
+    for d in range(1, len(old_rows)):
+        for j in (index + d, index - d):
+            if 0 <= j < len(old_rows) and (found := at.get(old_rows[j].key)) is not None:
+                return found
+        if index + d >= len(old_rows) and index - d < 0:
+            break
+    return None
 
 
 def fit_middle(text: str, cells: int) -> str:

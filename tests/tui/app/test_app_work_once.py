@@ -1,0 +1,60 @@
+"""The app does each piece of work once (issue 17's leftovers): the safety valves once per load,
+the round gate's evidence once per `g`, the detail pane's layout check once per repaint, and a
+decision recorded after the max-rounds override is drawn as any decision is (the rows it
+changed, not the whole list built again)."""
+
+from __future__ import annotations
+
+from scars.core import gates
+from scars.core.samsara.session import FeatureSession
+from scars.tui.app import app as app_module
+from scars.tui.app.app import ScarsApp
+from tests.factories import wait_until
+from tests.tui.app.test_app_pilot import SIZE, aio, on_screen, record_notes, start
+
+
+def _counting(monkeypatch, module, name: str) -> list:  # noqa: ANN001
+    """Every call of ``module.name`` from now on, by its arguments (it still does its work)."""
+    calls: list = []
+    real = getattr(module, name)
+
+    def counted(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        calls.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, counted)
+    return calls
+
+
+@aio
+async def test_a_load_evaluates_the_safety_valves_once(feature_dir, monkeypatch):
+    """The loader evaluated the valves and the screen's first redraw evaluated them again."""
+    calls = _counting(monkeypatch, app_module, "evaluate_valves")
+    app = ScarsApp(feature_dir, user="alice")
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        assert len(calls) == 1
+        notes = record_notes(app)
+        await pilot.press("r")
+        await wait_until(pilot, lambda: any(t == "Reload" for t, _ in notes), "the reload said")
+        assert len(calls) == 2
+        await pilot.press("f")  # a decision changes what the valves see: evaluated again
+        await wait_until(pilot, lambda: len(app.decisions) == 1, "the fix recorded")
+        assert len(calls) == 3
+
+
+@aio
+async def test_the_round_gate_is_gathered_once_when_a_valve_fired(feature_dir, monkeypatch):
+    """`g` gathered the round gate, and gathered it again as the safety valve's when a valve had
+    fired (the first evidence already was the safety valve's)."""
+    with FeatureSession.open(feature_dir, user="alice") as s:
+        s.start_round()
+    gates.record(gates.gather("round-continue", feature_dir), "continue", "one more look at the cache", user="alice")
+    calls = _counting(monkeypatch, gates, "gather")
+    app = ScarsApp(feature_dir, user="alice")
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        await pilot.press("g")
+        await on_screen(app, pilot, "RoundGate")
+        assert app.screen.evidence.gate.id == "safety-valve" and "stagnation" in app.screen.evidence.facts["valves"]
+    assert [c[0] for c in calls if c[0] != "blocked-fix"] == ["round-continue"]
