@@ -1,7 +1,7 @@
 """The app does each piece of work once (issue 17's leftovers): the safety valves once per load,
-the round gate's evidence once per `g`, the detail pane's layout check once per repaint, and a
-decision recorded after the max-rounds override is drawn as any decision is (the rows it
-changed, not the whole list built again)."""
+the round gate's evidence once per `g`, and the detail pane's layout check once per repaint (a
+decision recorded after the max-rounds override is drawn as any decision is:
+tests/tui/app/test_app_honest_round.py)."""
 
 from __future__ import annotations
 
