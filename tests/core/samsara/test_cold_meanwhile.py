@@ -1,6 +1,7 @@
-"""A cold ``scars status --json`` does what does not depend on the possible patterns while their
-forked child computes them (issue 17: the parent waited 1.8 s at 50,000 items): the cache file's
-items are written and the items' JSON encoded then; after the child only the patterns' part is
+"""A cold ``scars status`` does what does not depend on the possible patterns while their forked
+child computes them (issue 17: the parent waited 1.8 s at 50,000 items): the cache file's items
+are written and, with ``--json``, the items' JSON encoded then, or, without, the summary printed
+but for its possible patterns (which come last); after the child only the patterns' part is
 left. The line is the same bytes and the cache file is put in place after the output (a read that
 fails meanwhile: tests/core/samsara/test_patterns_beside.py)."""
 
@@ -18,7 +19,10 @@ from tests.factories import ROOT
 # Nothing runs beside on one core (no fork).
 beside = pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one core: the possible patterns are computed in line")
 
-PROBE = """
+# A small generated feature, the cache on (no racy window), and possible patterns that finish only
+# once ``done()`` holds in the parent: proof that the parent did it while they were computed (else
+# they wait out their deadline, in the child and then in line, and the probe fails).
+SETUP = """
 import io, json, os, sys, time
 sys.path.insert(0, sys.argv[2])
 import generate
@@ -32,19 +36,25 @@ generate.generate("small", repo, seed=0)
 feature_dir = next(p for p in (repo / "changes").iterdir() if p.is_dir())
 os.environ["SCARS_CACHE_DIR"] = str(work / "cache")
 cache.RACY_NS = 0
-aggregate.PATTERNS_BESIDE_FROM = int(sys.argv[3])
-marker = work / "items-encoded"
 real_patterns = aggregate.possible_patterns
 
-def patterns_after_the_items_json(items, literal):
-    # the child finishes only once the parent has encoded the items' JSON: proof that it did so
-    # while the patterns were computed (else this waits out its deadline and the probe fails)
-    deadline = time.monotonic() + 20
-    while not marker.exists():
-        if time.monotonic() > deadline:
-            raise TimeoutError("the items' JSON was not encoded while the patterns were computed")
-        time.sleep(0.005)
-    return real_patterns(items, literal)
+def patterns_once(done, what):
+    def patterns(items, literal):
+        deadline = time.monotonic() + 20
+        while not done():
+            if time.monotonic() > deadline:
+                raise TimeoutError(what + " was not done while the patterns were computed")
+            time.sleep(0.005)
+        return real_patterns(items, literal)
+    return patterns
+"""
+
+PROBE = (
+    SETUP
+    + """
+aggregate.PATTERNS_BESIDE_FROM = int(sys.argv[3])
+marker = work / "items-encoded"
+patterns_after_the_items_json = patterns_once(marker.exists, "the items' JSON")
 
 if aggregate.PATTERNS_BESIDE_FROM == 0:
     aggregate.possible_patterns = patterns_after_the_items_json
@@ -90,6 +100,7 @@ left = sorted(p.name for p in (work / "cache").iterdir() if p.name.startswith(".
 print(json.dumps({"codes": [code, warm_code], "events": events, "length": len(cold), "cold_ok": cold == expected,
                   "warm_ok": warm == expected, "temporaries": left}))
 """
+)
 
 
 def _probe(script: str, *args: str) -> dict:
@@ -116,3 +127,49 @@ def test_in_line_patterns_leave_the_cache_and_the_json_after_the_output(tmp_path
     n = got["length"]
     assert got["codes"] == [0, 0] and got["cold_ok"] and got["warm_ok"] and got["temporaries"] == []
     assert got["events"] == [["encode", 0], ["items", n], ["in place pickle", n], ["in place status-items", n]]
+
+
+TEXT = (
+    SETUP
+    + """
+out_path = work / "out.txt"
+patterns_after_the_summary = patterns_once(lambda: out_path.stat().st_size, "the summary")
+
+outputs = []
+for beside, patterns in ((0, patterns_after_the_summary), (0, real_patterns), (10**9, real_patterns)):
+    aggregate.PATTERNS_BESIDE_FROM = beside
+    aggregate.possible_patterns = patterns
+    with open(out_path, "w", encoding="utf-8") as sys.stdout:
+        main(["status", str(feature_dir)])  # cold (cache emptied below), then warm, then in line
+    sys.stdout = sys.__stdout__
+    outputs.append(out_path.read_text(encoding="utf-8"))
+    if beside:
+        break
+    if patterns is not real_patterns:
+        continue
+    for f in (work / "cache").iterdir():
+        f.unlink()
+# a reader that leaves during the summary: the command ends quietly once the read is done and cached
+class Gone(io.StringIO):
+    def write(self, text):
+        raise BrokenPipeError(32, "Broken pipe")
+    def fileno(self):
+        return os.open(os.devnull, os.O_WRONLY)
+aggregate.PATTERNS_BESIDE_FROM = 0
+for f in (work / "cache").iterdir():
+    f.unlink()
+sys.stdout = Gone()
+code = main(["status", str(feature_dir)])
+sys.stdout = sys.__stdout__
+print(json.dumps({"outputs": outputs, "gone": [code, sorted(f.name.split(".")[1] for f in (work / "cache").iterdir())]}))
+"""
+)
+
+
+@beside
+def test_a_cold_summary_prints_all_but_the_possible_patterns_while_they_are_computed(tmp_path):
+    got = _probe(TEXT, str(tmp_path), str(ROOT / "bench"))
+    cold, warm, in_line = got["outputs"]
+    assert cold == warm == in_line
+    assert got["gone"] == [0, ["pickle"]]
+    assert "\nPossible patterns (" in cold and cold.index("\nPossible patterns (") > cold.index("\nRounds")

@@ -100,6 +100,8 @@ def test_status_says_why_items_are_a_possible_pattern(tmp_path):
     out = scars("status", str(feat)).stdout
     assert "Possible patterns (1)" in out
     assert "shared identifiers: tempfile.mkdtemp, shutil.move" in out
+    # last: a cold read prints the rest while they are computed (tests/core/samsara/test_cold_meanwhile.py)
+    assert out.index("Possible patterns (1)") > out.index("Rounds: none yet")
     data = json.loads(scars("status", "--json", str(feat)).stdout)
     (p,) = data["possible_patterns"]
     assert set(p) == {"ids", "similarity", "reason"} and p["reason"].startswith("shared identifiers:")

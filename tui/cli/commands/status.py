@@ -72,7 +72,8 @@ def _run(args: argparse.Namespace, kind: str, target: Path, features: list[Path]
     from scars.core.samsara.status import encode_items, feature_json_line, feature_to_json
 
     one_line = args.json and not sys.stdout.isatty()
-    encoded: list[str] | None = None
+    encoded: list[str] | None = None  # the items' JSON, encoded while the possible patterns were computed
+    summarised = False  # the summary but its possible patterns printed while they were computed
     if kind == "feature":
         where = target.absolute()
         root = repo_root_of(where)
@@ -82,11 +83,22 @@ def _run(args: argparse.Namespace, kind: str, target: Path, features: list[Path]
             from scars.core.samsara.feature import read_missed
 
             def meanwhile(aggregated: Feature) -> None:
-                # while the possible patterns are computed beside: the items' JSON (they are not in it)
-                nonlocal encoded
-                encoded = encode_items(aggregated)
+                # while the possible patterns are computed beside: what does not show them
+                nonlocal encoded, summarised, gone
+                if one_line:
+                    encoded = encode_items(aggregated)
+                    return
+                summarised = True
+                try:
+                    _summary(aggregated, possible=False)
+                    sys.stdout.flush()
+                except BrokenPipeError as exc:  # the reader left: ends the command once the read is done (and cached)
+                    gone = exc
 
-            feature = read_missed(where, root, fp, meanwhile if one_line else None)
+            gone: BrokenPipeError | None = None
+            feature = read_missed(where, root, fp, meanwhile if one_line or not args.json else None)
+            if gone is not None:
+                raise gone
         feats = [feature]
     else:
         # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
@@ -109,15 +121,26 @@ def _run(args: argparse.Namespace, kind: str, target: Path, features: list[Path]
             text = f'{{"root": {root}, "features": [{", ".join(feature_json_line(f) for f in feats)}]}}'
         sys.stdout.write(text)  # tens of megabytes at 50,000 items: not copied again for the newline
         sys.stdout.write("\n")
+    elif kind == "feature":
+        _summary(feats[0], rest=not summarised)
     else:
         # lazy: rich output, loaded when this report is printed
-        from scars.tui.cli.render.status import print_feature, print_repo
+        from scars.tui.cli.render.status import print_repo
 
-        if kind == "feature":
-            # lazy: the decisions in force (journal and carried) are read only for this summary
-            from scars.core.samsara.decisions import current_decisions
-
-            print_feature(feats[0], decisions=current_decisions(feats[0].path, feats[0]))
-        else:
-            print_repo(target, feats)
+        print_repo(target, feats)
     return 3 if (args.strict and failures) else 0
+
+
+def _summary(feature: Feature, possible: bool = True, rest: bool = True) -> None:
+    """The text summary of one feature: all but its possible patterns (``rest``), then them
+    (``possible``): a cold read prints the rest while they are computed."""
+    # lazy: rich output, loaded when this report is printed
+    from scars.tui.cli.render.status import print_feature, print_possible_patterns
+
+    if rest:
+        # lazy: the decisions in force (journal and carried) are read only for this summary
+        from scars.core.samsara.decisions import current_decisions
+
+        print_feature(feature, decisions=current_decisions(feature.path, feature), possible=possible)
+    elif possible:
+        print_possible_patterns(feature)

@@ -99,19 +99,36 @@ class _PlainBatch:
         self.lines = []
 
 
-def print_feature(feature: Feature, console: Console | None = None, decisions: dict | None = None) -> None:
-    """The summary of one feature; ``decisions``: the decisions in force (journal and carried)."""
-    batch: _Batch | _PlainBatch
-    if console is None and plain.wanted(sys.stdout):
-        batch = _PlainBatch(sys.stdout)
-    else:
-        from scars.tui.cli.render.console import make_console
-
-        batch = _Batch(console or make_console())
+def print_feature(
+    feature: Feature, console: Console | None = None, decisions: dict | None = None, possible: bool = True
+) -> None:
+    """The summary of one feature; ``decisions``: the decisions in force (journal and carried).
+    Its possible patterns come last, so that a cold read prints the rest while they are computed
+    (``possible`` false: all but them, which :func:`print_possible_patterns` prints when ready)."""
+    batch = _batch(console)
     try:
         _feature_lines(batch, feature, decisions or {})
+        if possible:
+            _possible_pattern_lines(batch, feature)
     finally:
         batch.flush()
+
+
+def print_possible_patterns(feature: Feature, console: Console | None = None) -> None:
+    """The last part of :func:`print_feature`: the feature's possible patterns (nothing without any)."""
+    batch = _batch(console)
+    try:
+        _possible_pattern_lines(batch, feature)
+    finally:
+        batch.flush()
+
+
+def _batch(console: Console | None) -> _Batch | _PlainBatch:
+    if console is None and plain.wanted(sys.stdout):
+        return _PlainBatch(sys.stdout)
+    from scars.tui.cli.render.console import make_console
+
+    return _Batch(console or make_console())
 
 
 def _feature_lines(c: Any, feature: Feature, decisions: dict) -> None:
@@ -178,19 +195,6 @@ def _feature_lines(c: Any, feature: Feature, decisions: dict) -> None:
         if len(ids) > MAX_ITEMS_PER_GROUP:
             _line(c, ("  … ", "dim"), f"{len(ids) - MAX_ITEMS_PER_GROUP} more (scars status --json lists all)")
 
-    if feature.possible_patterns:
-        c.print()
-        _line(
-            c,
-            (
-                f"Possible patterns ({len(feature.possible_patterns)}) — similar wording, not counted as cross-task",
-                "bold",
-            ),
-        )
-        for p in feature.possible_patterns[:10]:
-            _line(c, f"  {len(p['ids'])} items, similarity {p['similarity']:.2f}: ", ", ".join(p["ids"][:4]))
-            _line(c, ("    ", ""), (one_line(str(p.get("reason", "")), 300), "dim"))
-
     if feature.parse_failures:
         c.print()
         _line(
@@ -249,6 +253,22 @@ def _feature_lines(c: Any, feature: Feature, decisions: dict) -> None:
                 (one_line(r.decision or "no decision", 20), "bold"),
                 (" — " + one_line(r.decision_reason, 2000)) if r.decision_reason else "",
             )
+
+
+def _possible_pattern_lines(c: Any, feature: Feature) -> None:
+    if not feature.possible_patterns:
+        return
+    c.print()
+    _line(
+        c,
+        (
+            f"Possible patterns ({len(feature.possible_patterns)}) — similar wording, not counted as cross-task",
+            "bold",
+        ),
+    )
+    for p in feature.possible_patterns[:10]:
+        _line(c, f"  {len(p['ids'])} items, similarity {p['similarity']:.2f}: ", ", ".join(p["ids"][:4]))
+        _line(c, ("    ", ""), (one_line(str(p.get("reason", "")), 300), "dim"))
 
 
 def _wrap(text: str, width: int) -> list[str]:
