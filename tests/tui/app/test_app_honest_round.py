@@ -121,13 +121,22 @@ async def test_a_round_past_max_rounds_asks_for_the_override(feature_dir):
     app = ScarsApp(feature_dir, user="alice")
     async with app.run_test(size=SIZE) as pilot:
         await start(app, pilot)
-        item = current_item(app)
+        items = app.screen.items
+        rows, item, cursor = items.rows, current_item(app), items.cursor
+        rebuilt: list = []
+        set_rows = items.set_rows
+        items.set_rows = lambda *a, **k: rebuilt.append(a) or set_rows(*a, **k)
         await pilot.press("f")  # the first decision opens round 4: the max-rounds valve asks why
         await on_screen(app, pilot, "OverrideReason")
         assert "round 4 would pass max_rounds 3" in " ".join(screen_text(app).split())
         app.screen.query_one("#override-reason").value = "the owner asked for one last one-line fix"
         await pilot.click("#override-ok")
         await wait_until(pilot, lambda: item in app.decisions, "the fix recorded in round 4")
+        await pilot.pause()
+        # Drawn as the same `f` recorded at once: the rows it changed (the retry built every row
+        # again and drew the whole list) and the cursor on the next item (it stayed).
+        assert rebuilt == [] and items.rows is rows
+        assert items.cursor == next(i for i in range(cursor + 1, len(rows)) if rows[i].selectable)
     with FeatureSession.open(feature_dir, read_only=True) as s:
         assert s.current_round() == 4
         assert s.open_round()["valve_override"]["reason"] == "the owner asked for one last one-line fix"

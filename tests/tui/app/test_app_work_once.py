@@ -1,7 +1,7 @@
 """The app does each piece of work once (issue 17's leftovers): the safety valves once per load,
-the round gate's evidence once per `g`, the detail pane's layout check once per repaint, and a
-decision recorded after the max-rounds override is drawn as any decision is (the rows it
-changed, not the whole list built again)."""
+the round gate's evidence once per `g`, and the detail pane's layout check once per repaint (a
+decision recorded after the max-rounds override is drawn as any decision is:
+tests/tui/app/test_app_honest_round.py)."""
 
 from __future__ import annotations
 
@@ -9,12 +9,14 @@ from scars.core import gates
 from scars.core.samsara.session import FeatureSession
 from scars.tui.app import app as app_module
 from scars.tui.app.app import ScarsApp
-from tests.factories import wait_until
-from tests.tui.app.test_app_pilot import SIZE, aio, on_screen, record_notes, start
+from scars.tui.app.widgets.detail import DetailPane
+from tests.factories import long_repo, wait_until
+from tests.tui.app.test_app_pilot import SIZE, aio, current_item, on_screen, record_notes, start
 
 
 def _counting(monkeypatch, module, name: str) -> list:  # noqa: ANN001
-    """Every call of ``module.name`` from now on, by its arguments (it still does its work)."""
+    """Every call of ``module.name`` from now on, by its arguments (it still does its work);
+    without ``monkeypatch``, ``module`` is an object whose method is counted for its life."""
     calls: list = []
     real = getattr(module, name)
 
@@ -22,7 +24,10 @@ def _counting(monkeypatch, module, name: str) -> list:  # noqa: ANN001
         calls.append(args)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(module, name, counted)
+    if monkeypatch is None:
+        setattr(module, name, counted)
+    else:
+        monkeypatch.setattr(module, name, counted)
     return calls
 
 
@@ -58,3 +63,26 @@ async def test_the_round_gate_is_gathered_once_when_a_valve_fired(feature_dir, m
         await on_screen(app, pilot, "RoundGate")
         assert app.screen.evidence.gate.id == "safety-valve" and "stagnation" in app.screen.evidence.facts["valves"]
     assert [c[0] for c in calls if c[0] != "blocked-fix"] == ["round-continue"]
+
+
+@aio
+async def test_the_detail_pane_checks_its_width_and_style_once_per_repaint(tmp_path):
+    """The pane compared its width (the content region, computed from its size, padding and
+    scrollbar) and style with those of its lines for every line it drew; once per repaint is
+    enough, and a change of its style still renders them again."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    app = ScarsApp(long_repo(root), user="alice")
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        pane = app.screen.query_one(DetailPane)
+        checks, drawn = _counting(None, pane, "_render_content"), _counting(None, pane, "render_line")
+        item = current_item(app)
+        await pilot.press("down")
+        await wait_until(pilot, lambda: current_item(app) != item and len(drawn) >= pane.size.height, "drawn")
+        await pilot.pause()
+        assert len(checks) <= 2 < pane.size.height <= len(drawn)  # in show_item, and once as it is drawn
+        before = pane.render_line(0)
+        pane.styles.background = "darkred"
+        await wait_until(pilot, lambda: pane.render_line(0) != before, "the detail in its new colours")
+        assert pane.render_line(0).text == before.text

@@ -7,6 +7,7 @@ what the screen shows as decided is on disk.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -183,25 +184,29 @@ class MainScreen(Screen[None]):
             self.items.move(1)
         self.refresh_all()
 
-    def _record(self, fn, *args, **kwargs) -> Any:  # noqa: ANN001
-        """Run a backend write; show a refusal or a conflict as a message, never crash."""
+    def _record(self, fn, *args, then: Callable[[Any], None] | None = None, **kwargs) -> Any:  # noqa: ANN001
+        """Run a backend write; show a refusal or a conflict as a message, never crash.
+        ``then(result)`` draws what it recorded: at once, or after the max-rounds override."""
         try:
-            return fn(*args, **kwargs)
+            result = fn(*args, **kwargs)
         except ChangedOnDisk as exc:
             self.notify(
                 one_line(str(exc), 300) + " — reloading.", title="Changed on disk", severity="error", markup=False
             )
             self.action_reload()
+            return None
         except ScarsError as exc:
-            # The max-rounds valve: said, and overridden only with a reason the person gives;
-            # what the retry recorded is drawn (rows, header) as any decision is.
+            # The max-rounds valve: said, and overridden only with a reason the person gives; what
+            # the retry records is drawn as the same write recorded at once is (``then``).
             def retry() -> None:
-                if self._record(fn, *args, **kwargs) is not None:
-                    self.refresh_all(rebuild=True)
+                self._record(fn, *args, then=then, **kwargs)
 
             if not self.app.ask_round_override(exc, retry=retry):
                 self.notify(one_line(str(exc), 300), title="Not recorded", severity="error", markup=False)
-        return None
+            return None
+        if then is not None:
+            then(result)
+        return result
 
     # -- cursor -----------------------------------------------------------------------
     def action_cursor_down(self) -> None:
@@ -274,13 +279,10 @@ class MainScreen(Screen[None]):
         if action == "accept" and app.require_second_accept:
             fields["pending_review"] = True
         stopped = app.backend.stopped()
-        if len(item_ids) == 1:
-            done = self._record(app.backend.decide, item_ids[0], action, decided_by=app.driver, **fields)
-        else:
-            done = self._record(app.backend.decide_many, item_ids, action, decided_by=app.driver, **fields)
-            if done is not None:
+
+        def done(_result: Any) -> None:
+            if len(item_ids) > 1:
                 app.marked.difference_update(item_ids)
-        if done is not None:
             if stopped is not None:  # the loop had gone on to Validation: this decision iterates again
                 self.notify(
                     f"The iteration had stopped after round {stopped[0]} ({stopped[1]}); this decision opened "
@@ -290,6 +292,11 @@ class MainScreen(Screen[None]):
                     markup=False,
                 )
             self._after_decision(item_ids, advance=len(item_ids) == 1)
+
+        if len(item_ids) == 1:
+            self._record(app.backend.decide, item_ids[0], action, decided_by=app.driver, then=done, **fields)
+        else:
+            self._record(app.backend.decide_many, item_ids, action, decided_by=app.driver, then=done, **fields)
 
     def action_undo(self) -> None:
         if self._refuse_if_read_only():
