@@ -50,8 +50,13 @@ def _entry_is_file(entry: os.DirEntry) -> bool:
         return False
 
 
-def read_feature(path: str | os.PathLike[str]) -> Feature:
-    """Read and aggregate one feature directory. Raises PathNotFound when it is not one."""
+def read_feature(path: str | os.PathLike[str], summary: bool = False) -> Feature:
+    """Read and aggregate one feature directory. Raises PathNotFound when it is not one.
+
+    ``summary``: for a repository's one line per feature, without the possible patterns and the
+    log's matches (both empty: nothing of that line depends on them), unless the cache holds the
+    whole feature. A summary is cached apart from the whole feature (its fingerprint marked
+    :data:`SUMMARY`): never taken for it."""
 
     p = Path(path).absolute()
     if not p.exists():
@@ -72,13 +77,29 @@ def read_feature(path: str | os.PathLike[str]) -> Feature:
         )
     repo_root = repo_root_of(p)
     fp, hit = cached_feature(p, repo_root)
+    if hit is None and summary and fp is not None:
+        fp = {**fp, **SUMMARY}
+        hit = feature_cache.load(p, fp)
     if hit is not None:
         return hit
-    return read_missed(p, repo_root, fp)
+    return read_missed(p, repo_root, fp, summary=summary)
+
+
+# What marks the cache fingerprint of a summary read (read_feature's ``summary``).
+SUMMARY = {"without": ("possible_patterns", "log_matches")}
+
+
+def read_summary(path: str | os.PathLike[str]) -> Feature:
+    """``read_feature(path, summary=True)`` (a module-level function: a pool's workers get it by name)."""
+    return read_feature(path, summary=True)
 
 
 def read_missed(
-    p: Path, repo_root: Path | None, fp: dict[str, Any] | None, meanwhile: Callable[[Feature], None] | None = None
+    p: Path,
+    repo_root: Path | None,
+    fp: dict[str, Any] | None,
+    meanwhile: Callable[[Feature], None] | None = None,
+    summary: bool = False,
 ) -> Feature:
     """Read the absolute feature directory ``p`` that :func:`~scars.core.samsara.layout.cached_feature`
     did not find in the cache (``repo_root`` and the fingerprint ``fp`` it took, stat-only and taken
@@ -86,7 +107,8 @@ def read_missed(
 
     While the possible patterns are computed in a forked child (``aggregate``'s ``meanwhile``) the
     cache file's items are written, then ``meanwhile`` (the caller's own work that does not depend
-    on them) runs; the file is completed with the feature once they are known."""
+    on them) runs; the file is completed with the feature once they are known. ``summary``:
+    :func:`read_feature`'s (``fp`` is then the summary's)."""
     store = feature_cache.begin_store(p, fp) if fp is not None else None
 
     def during(aggregated: Feature) -> None:
@@ -97,7 +119,7 @@ def read_missed(
 
     try:
         with gc_paused():
-            feature = _read_feature_files(p, repo_root, during)
+            feature = _read_feature_files(p, repo_root, during, summary)
     except BaseException:
         if store is not None:
             store.drop()
@@ -107,15 +129,19 @@ def read_missed(
     return feature
 
 
-def read_features(paths: list[str | os.PathLike[str]], *, workers: int | None = None) -> list[Feature]:
-    """``[read_feature(p) for p in paths]``, across processes for many features
+def read_features(
+    paths: list[str | os.PathLike[str]], *, workers: int | None = None, summary: bool = False
+) -> list[Feature]:
+    """``[read_feature(p, summary) for p in paths]``, across processes for many features
     (``scars.core.storage.parallel``: from 64 features, or ``SCARS_WORKERS``)."""
-    return parallel.read_features(paths, read_feature, workers=workers)
+    return parallel.read_features(paths, read_summary if summary else read_feature, workers=workers)
 
 
-def _read_feature_files(p: Path, repo_root: Path | None, meanwhile: Callable[[Feature], None] | None = None) -> Feature:
-    """read_feature without the cache: read every input of feature directory ``p`` (``meanwhile``:
-    :func:`~scars.core.samsara.aggregate.aggregate`'s)."""
+def _read_feature_files(
+    p: Path, repo_root: Path | None, meanwhile: Callable[[Feature], None] | None = None, summary: bool = False
+) -> Feature:
+    """read_feature without the cache: read every input of feature directory ``p`` (``meanwhile``,
+    ``summary``: :func:`~scars.core.samsara.aggregate.aggregate`'s)."""
 
     registry = read_registry(repo_root)
     failures: list[Problem] = []
@@ -187,11 +213,12 @@ def _read_feature_files(p: Path, repo_root: Path | None, meanwhile: Callable[[Fe
     items = tuple(it for it in all_items if not _excluded(it))
     # The possible patterns need the items only: started now (in a forked child at scale) they are
     # computed while the rest of the feature is read and its log matched.
-    possible = start_possible_patterns(items)
+    possible = None if summary else start_possible_patterns(items)
     try:
         index, contract, log, auto = _read_the_rest(p, limit_root, failures, warnings)
     except BaseException:
-        possible.cancel()
+        if possible is not None:
+            possible.cancel()
         raise
     return aggregate(
         Feature(
@@ -213,6 +240,7 @@ def _read_feature_files(p: Path, repo_root: Path | None, meanwhile: Callable[[Fe
         ),
         possible,
         meanwhile,
+        summary,
     )
 
 

@@ -104,7 +104,7 @@ def _run(args: argparse.Namespace, kind: str, target: Path, features: list[Path]
         # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
         from scars.core.samsara.feature import read_features
 
-        feats = read_features(features)
+        feats = read_features(features, summary=not args.json)  # one line each: no possible patterns, no log matches
     failures = sum(len(f.parse_failures) for f in feats)
     if args.json:
         # Indented for a person at a terminal; one line for a pipe (json's C encoder only
