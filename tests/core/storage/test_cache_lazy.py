@@ -84,6 +84,10 @@ def test_a_warm_status_json_with_decisions_is_the_eager_one(repo, cache_on, caps
         ["advise"],
         ["budget-context"],
         ["log", "verify"],
+        ["gate", "entry", "--json"],
+        ["gate", "triage", "--json"],
+        ["gate", "round-continue", "--json"],
+        ["watch"],
     ],
     ids=" ".join,
 )
