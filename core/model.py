@@ -348,6 +348,31 @@ class Feature:
         return len(self.items), len(self.resolved)
 
 
+@dataclass(frozen=True, slots=True)
+class FeatureSummary:
+    """What a repository's one line per feature shows of a feature (``scars status REPO``): read
+    without the possible patterns and the log's matches, cached apart from the whole Feature."""
+
+    name: str
+    path: str
+    signal_lost: int
+    entry: EntryVerdict | None
+    parse_failures: tuple[Problem, ...]
+    rounds: int  # rounds in iteration-log.yaml
+
+    @classmethod
+    def of(cls, feature: Feature) -> FeatureSummary:
+        log = feature.iteration_log
+        return cls(
+            feature.name,
+            feature.path,
+            feature.signal_lost,
+            feature.entry,
+            feature.parse_failures,
+            len(log.rounds) if log else 0,
+        )
+
+
 # The parts of a Feature a LazyFeature loads when first asked: every item object is in them.
 DEFERRED_PARTS = ("items", "resolved", "reports")
 _FEATURE_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Feature))

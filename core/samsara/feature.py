@@ -18,7 +18,7 @@ from typing import Any
 from scars.core.errors import PathNotFound
 from scars.core.formats.auto_decisions import parse_auto_decisions
 from scars.core.formats.iteration_log import read_iteration_log
-from scars.core.model import EvaluationContract, Feature, IterationLog, Problem, ScarItem, ScarReport
+from scars.core.model import EvaluationContract, Feature, FeatureSummary, IterationLog, Problem, ScarItem, ScarReport
 from scars.core.samsara.aggregate import aggregate, start_possible_patterns
 from scars.core.samsara.contract import parse_contract
 from scars.core.samsara.layout import (
@@ -50,14 +50,17 @@ def _entry_is_file(entry: os.DirEntry) -> bool:
         return False
 
 
-def read_feature(path: str | os.PathLike[str], summary: bool = False) -> Feature:
-    """Read and aggregate one feature directory. Raises PathNotFound when it is not one.
+def read_feature(path: str | os.PathLike[str]) -> Feature:
+    """Read and aggregate one feature directory. Raises PathNotFound when it is not one."""
+    p, repo_root = _feature_dir(path)
+    fp, hit = cached_feature(p, repo_root)
+    if hit is not None:
+        return hit
+    return read_missed(p, repo_root, fp)
 
-    ``summary``: for a repository's one line per feature, without the possible patterns and the
-    log's matches (both empty: nothing of that line depends on them), unless the cache holds the
-    whole feature. A summary is cached apart from the whole feature (its fingerprint marked
-    :data:`SUMMARY`): never taken for it."""
 
+def _feature_dir(path: str | os.PathLike[str]) -> tuple[Path, Path | None]:
+    """(the absolute feature directory ``path``, its repository root). Raises PathNotFound when it is not one."""
     p = Path(path).absolute()
     if not p.exists():
         raise PathNotFound.missing(path)
@@ -75,23 +78,32 @@ def read_feature(path: str | os.PathLike[str], summary: bool = False) -> Feature
         raise PathNotFound(
             f"{path} is not a samsara feature directory (it holds none of {', '.join(FEATURE_MARKERS)}); {hint}"
         )
-    repo_root = repo_root_of(p)
+    return p, repo_root_of(p)
+
+
+# What marks the cache fingerprint of a summary (read_summary): never taken for a whole feature.
+SUMMARY = {"summary": FeatureSummary.__name__}
+
+
+def read_summary(path: str | os.PathLike[str]) -> FeatureSummary:
+    """What a repository's one line per feature shows of the feature directory ``path``: from the
+    whole feature when the cache holds it, else from a read without the possible patterns and the
+    log's matches (nothing of that line depends on them), cached apart (its fingerprint marked
+    :data:`SUMMARY`). Raises PathNotFound as :func:`read_feature` does."""
+    p, repo_root = _feature_dir(path)
     fp, hit = cached_feature(p, repo_root)
-    if hit is None and summary and fp is not None:
-        fp = {**fp, **SUMMARY}
-        hit = feature_cache.load(p, fp)
     if hit is not None:
-        return hit
-    return read_missed(p, repo_root, fp, summary=summary)
-
-
-# What marks the cache fingerprint of a summary read (read_feature's ``summary``).
-SUMMARY = {"without": ("possible_patterns", "log_matches")}
-
-
-def read_summary(path: str | os.PathLike[str]) -> Feature:
-    """``read_feature(path, summary=True)`` (a module-level function: a pool's workers get it by name)."""
-    return read_feature(path, summary=True)
+        return FeatureSummary.of(hit)
+    if fp is not None:
+        fp = {**fp, **SUMMARY}
+        kept = feature_cache.load(p, fp)
+        if isinstance(kept, FeatureSummary):
+            return kept
+    with gc_paused():
+        summary = FeatureSummary.of(_read_feature_files(p, repo_root, summary=True))
+    if fp is not None:
+        feature_cache.store(p, fp, summary)
+    return summary
 
 
 def read_missed(
@@ -99,7 +111,6 @@ def read_missed(
     repo_root: Path | None,
     fp: dict[str, Any] | None,
     meanwhile: Callable[[Feature], None] | None = None,
-    summary: bool = False,
 ) -> Feature:
     """Read the absolute feature directory ``p`` that :func:`~scars.core.samsara.layout.cached_feature`
     did not find in the cache (``repo_root`` and the fingerprint ``fp`` it took, stat-only and taken
@@ -107,8 +118,7 @@ def read_missed(
 
     While the possible patterns are computed in a forked child (``aggregate``'s ``meanwhile``) the
     cache file's items are written, then ``meanwhile`` (the caller's own work that does not depend
-    on them) runs; the file is completed with the feature once they are known. ``summary``:
-    :func:`read_feature`'s (``fp`` is then the summary's)."""
+    on them) runs; the file is completed with the feature once they are known."""
     store = feature_cache.begin_store(p, fp) if fp is not None else None
 
     def during(aggregated: Feature) -> None:
@@ -119,7 +129,7 @@ def read_missed(
 
     try:
         with gc_paused():
-            feature = _read_feature_files(p, repo_root, during, summary)
+            feature = _read_feature_files(p, repo_root, during)
     except BaseException:
         if store is not None:
             store.drop()
@@ -129,12 +139,15 @@ def read_missed(
     return feature
 
 
-def read_features(
-    paths: list[str | os.PathLike[str]], *, workers: int | None = None, summary: bool = False
-) -> list[Feature]:
-    """``[read_feature(p, summary) for p in paths]``, across processes for many features
+def read_features(paths: list[str | os.PathLike[str]], *, workers: int | None = None) -> list[Feature]:
+    """``[read_feature(p) for p in paths]``, across processes for many features
     (``scars.core.storage.parallel``: from 64 features, or ``SCARS_WORKERS``)."""
-    return parallel.read_features(paths, read_summary if summary else read_feature, workers=workers)
+    return parallel.read_features(paths, read_feature, workers=workers)
+
+
+def read_summaries(paths: list[str | os.PathLike[str]], *, workers: int | None = None) -> list[FeatureSummary]:
+    """``[read_summary(p) for p in paths]``, across processes as :func:`read_features`."""
+    return parallel.read_features(paths, read_summary, workers=workers)
 
 
 def _read_feature_files(
