@@ -330,9 +330,10 @@ class ScarsApp(App[int]):
         if self.user is None and not self.pair:
             self.user = message.user
         screen = self._main_screen()
-        if screen is None:
+        shown = screen.query(ItemList) if screen is not None else None
+        if not shown:  # no main screen yet, or the app is closing (its widgets taken down first)
             return
-        items = screen.query_one(ItemList)
+        items = shown.first()
         items.views = self.state.views
         items.decisions_source = lambda: self.decisions
         items.marked = self.marked
