@@ -85,7 +85,11 @@ def start_possible_patterns(items: Sequence[ScarItem], literal: list[tuple[str, 
 
 
 def aggregate(
-    feature: Feature, possible: parallel.Beside | None = None, meanwhile: Callable[[Feature], None] | None = None
+    feature: Feature,
+    possible: parallel.Beside | None = None,
+    meanwhile: Callable[[Feature], None] | None = None,
+    *,
+    early: bool = False,
 ) -> Feature:
     """Fill counts, signal_lost, patterns, groups and the entry verdict of ``feature``.
 
@@ -95,7 +99,9 @@ def aggregate(
     ``possible_patterns`` empty; every other field, the items themselves included, is the
     result's) while the child computes them — work that does not depend on them (the cache's
     items, the items' JSON) done in time this process would spend waiting. Not called when they
-    are computed here: there is no wait to fill."""
+    are computed here (there is no wait to fill), unless ``early`` and they are many (from
+    PATTERNS_BESIDE_FROM counted items): then before they are (the app shows the rest of the
+    feature while they are computed, and cannot fork: it runs threads)."""
     counted = [it for it in feature.items if it.counted]
     counts: dict[str, int] = {c: 0 for c in CATEGORIES}
     for it in counted:
@@ -126,7 +132,7 @@ def aggregate(
             ),
             log_matches=match_log(feature),
         )
-        if meanwhile is not None and pending.forked:
+        if meanwhile is not None and (pending.forked or (early and len(counted) >= PATTERNS_BESIDE_FROM)):
             meanwhile(aggregated)
     except BaseException:
         pending.cancel()
