@@ -8,6 +8,8 @@ layer. Texts held here are exactly as read (untrusted); renderers pass them thro
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from operator import attrgetter
 from typing import Any, Literal
@@ -340,3 +342,115 @@ class Feature:
             if it.id == item_id:
                 return it
         raise KeyError(item_id)
+
+    def sizes(self) -> tuple[int, int]:
+        """``(len(self.items), len(self.resolved))``, without loading the items of a :class:`LazyFeature`."""
+        return len(self.items), len(self.resolved)
+
+
+@dataclass(frozen=True, slots=True)
+class FeatureSummary:
+    """What a repository's one line per feature shows of a feature (``scars status REPO``): read
+    without the possible patterns and the log's matches, cached apart from the whole Feature."""
+
+    name: str
+    path: str
+    signal_lost: int
+    entry: EntryVerdict | None
+    parse_failures: tuple[Problem, ...]
+    rounds: int  # rounds in iteration-log.yaml
+
+    @classmethod
+    def of(cls, feature: Feature) -> FeatureSummary:
+        log = feature.iteration_log
+        return cls(
+            feature.name,
+            feature.path,
+            feature.signal_lost,
+            feature.entry,
+            feature.parse_failures,
+            len(log.rounds) if log else 0,
+        )
+
+
+# The parts of a Feature a LazyFeature loads when first asked: every item object is in them.
+DEFERRED_PARTS = ("items", "resolved", "reports")
+_FEATURE_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Feature))
+
+
+def _deferred_part(name: str) -> property:
+    slot = Feature.__dict__[name]  # the member descriptor of Feature's slot
+
+    def get(self: LazyFeature) -> Any:
+        try:
+            return slot.__get__(self, Feature)
+        except AttributeError:  # not loaded yet
+            self._materialise()
+            return slot.__get__(self, Feature)
+
+    def put(self: LazyFeature, value: Any) -> None:  # Feature.__init__ (dataclasses.replace …)
+        slot.__set__(self, value)
+
+    return property(get, put, doc=f"Feature.{name}, loaded with the other deferred parts when first asked")
+
+
+class LazyFeature(Feature):
+    """A Feature whose items, resolved items and reports (:data:`DEFERRED_PARTS`) are loaded when
+    first asked, all three together (the read cache: a warm ``scars status --json`` prints the
+    items' JSON kept beside the feature and never builds the 50,000 item objects; the app, the text
+    status and the gates ask for them). Everything else is the Feature's own. It equals the Feature
+    with the same fields, pickles as a Feature, and :meth:`sizes` needs no load."""
+
+    __slots__ = ("_load", "_sizes", "_lock")
+    _load: Callable[[], tuple[Any, Any, Any]] | None
+    _sizes: tuple[int, int]
+    _lock: threading.Lock
+
+    items = _deferred_part("items")
+    resolved = _deferred_part("resolved")
+    reports = _deferred_part("reports")
+
+    @classmethod
+    def deferred(cls, rest: Feature, sizes: tuple[int, int], load: Callable[[], tuple[Any, Any, Any]]) -> LazyFeature:
+        """``rest`` (a Feature; its deferred parts are not read) whose items, resolved items and
+        reports ``load()`` gives when first asked; ``sizes``: the lengths of the first two."""
+        out = object.__new__(cls)
+        for name in _FEATURE_FIELDS:
+            if name not in DEFERRED_PARTS:
+                Feature.__dict__[name].__set__(out, getattr(rest, name))
+        object.__setattr__(out, "_load", load)
+        object.__setattr__(out, "_sizes", sizes)
+        object.__setattr__(out, "_lock", threading.Lock())
+        return out
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the deferred parts are loaded."""
+        try:
+            Feature.__dict__["items"].__get__(self, Feature)
+        except AttributeError:
+            return False
+        return True
+
+    def _materialise(self) -> None:
+        with self._lock:
+            if self.loaded:
+                return
+            load = self._load
+            assert load is not None  # set until the parts are loaded
+            for name, value in zip(DEFERRED_PARTS, load(), strict=True):
+                Feature.__dict__[name].__set__(self, value)
+            object.__setattr__(self, "_load", None)  # what it held (the cache file's bytes) is freed
+
+    def sizes(self) -> tuple[int, int]:
+        return self._sizes if not self.loaded else (len(self.items), len(self.resolved))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Feature):
+            return NotImplemented
+        return all(getattr(self, n) == getattr(other, n) for n in _FEATURE_FIELDS)
+
+    __hash__ = Feature.__hash__
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Feature, tuple(getattr(self, n) for n in _FEATURE_FIELDS))

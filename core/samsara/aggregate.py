@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from scars.core.model import CATEGORIES, GROUPS, EntryVerdict, Feature, ScarItem
+from scars.core.model import CATEGORIES, GROUPS, EntryVerdict, Feature, LogMatch, ScarItem
 from scars.core.samsara.matching import match_log
 from scars.core.samsara.patterns import literal_patterns, possible_patterns
 from scars.core.storage import parallel
@@ -88,10 +88,15 @@ def aggregate(
     feature: Feature,
     possible: parallel.Beside | None = None,
     meanwhile: Callable[[Feature], None] | None = None,
+    summary: bool = False,
     *,
     early: bool = False,
 ) -> Feature:
     """Fill counts, signal_lost, patterns, groups and the entry verdict of ``feature``.
+
+    ``summary``: without the possible patterns and the log's matches (both left empty), which
+    nothing of a repository's one-line summary per feature depends on (``possible`` and
+    ``meanwhile`` are then not used).
 
     ``possible``: :func:`start_possible_patterns` of ``feature.items``, when the reader started it
     before (it is consumed here); else it is started here. ``meanwhile``: called, when the possible
@@ -118,23 +123,35 @@ def aggregate(
             groups["deferred_from_level_1"].append(it.id)
         else:
             groups["unaddressed"].append(it.id)
+    if summary:
+        return _aggregated(feature, signal_lost, counts, groups, literal, ())
     pending = start_possible_patterns(feature.items, literal) if possible is None else possible
     try:
-        aggregated = replace(
-            feature,
-            signal_lost=signal_lost,
-            counts=counts,
-            groups={g: tuple(v) for g, v in groups.items()},
-            cross_task_patterns=tuple(literal),
-            possible_patterns=(),
-            entry=entry_verdict(
-                signal_lost, len(literal), len(feature.parse_failures), evaluator_failed(feature.index)
-            ),
-            log_matches=match_log(feature),
-        )
+        aggregated = _aggregated(feature, signal_lost, counts, groups, literal, match_log(feature))
         if meanwhile is not None and (pending.forked or (early and len(counted) >= PATTERNS_BESIDE_FROM)):
             meanwhile(aggregated)
     except BaseException:
         pending.cancel()
         raise
     return replace(aggregated, possible_patterns=tuple(pending.result()))
+
+
+def _aggregated(
+    feature: Feature,
+    signal_lost: int,
+    counts: dict[str, int],
+    groups: dict[str, list[str]],
+    literal: list[tuple[str, ...]],
+    log_matches: tuple[LogMatch, ...],
+) -> Feature:
+    """``feature`` with what :func:`aggregate` computed, its possible patterns still empty."""
+    return replace(
+        feature,
+        signal_lost=signal_lost,
+        counts=counts,
+        groups={g: tuple(v) for g, v in groups.items()},
+        cross_task_patterns=tuple(literal),
+        possible_patterns=(),
+        entry=entry_verdict(signal_lost, len(literal), len(feature.parse_failures), evaluator_failed(feature.index)),
+        log_matches=log_matches,
+    )

@@ -385,11 +385,15 @@ def carried_from_log(feature: Any) -> dict[str, Decision]:
     decision (weak and ambiguous ones are shown, never taken); a later round's decision replaces
     an earlier one. Resolved items carry none (they left the remaining set). An accept keeps its
     signal, owner and rationale as written and, for an era-A accept, its ``expiry_date``."""
-    remaining = {it.id for it in getattr(feature, "items", ())}
+    remaining: set[str] | None = None  # the remaining items' ids, taken when a match names an item
     out: dict[str, Decision] = {}
     for m in sorted(getattr(feature, "log_matches", ()) or (), key=lambda m: m.round):
         item_id = m.item_id
-        if item_id is None or item_id not in remaining or m.action not in ACTIONS:
+        if item_id is None or m.action not in ACTIONS:
+            continue
+        if remaining is None:
+            remaining = {it.id for it in getattr(feature, "items", ())}
+        if item_id not in remaining:
             continue
         fields_: dict[str, Any] = {}
         if m.action == "accept" and isinstance(m.entry, dict):

@@ -18,7 +18,7 @@ from typing import Any
 from scars.core.errors import PathNotFound
 from scars.core.formats.auto_decisions import parse_auto_decisions
 from scars.core.formats.iteration_log import read_iteration_log
-from scars.core.model import EvaluationContract, Feature, IterationLog, Problem, ScarItem, ScarReport
+from scars.core.model import EvaluationContract, Feature, FeatureSummary, IterationLog, Problem, ScarItem, ScarReport
 from scars.core.samsara.aggregate import aggregate, start_possible_patterns
 from scars.core.samsara.contract import parse_contract
 from scars.core.samsara.layout import (
@@ -55,7 +55,15 @@ def read_feature(path: str | os.PathLike[str], meanwhile: Callable[[Feature], No
 
     ``meanwhile``: called, when the feature is read (not found in the cache), with the feature
     aggregated but for its possible patterns, before they are known (:func:`aggregate`'s, early)."""
+    p, repo_root = _feature_dir(path)
+    fp, hit = cached_feature(p, repo_root)
+    if hit is not None:
+        return hit
+    return read_missed(p, repo_root, fp, meanwhile, early=meanwhile is not None)
 
+
+def _feature_dir(path: str | os.PathLike[str]) -> tuple[Path, Path | None]:
+    """(the absolute feature directory ``path``, its repository root). Raises PathNotFound when it is not one."""
     p = Path(path).absolute()
     if not p.exists():
         raise PathNotFound.missing(path)
@@ -73,11 +81,32 @@ def read_feature(path: str | os.PathLike[str], meanwhile: Callable[[Feature], No
         raise PathNotFound(
             f"{path} is not a samsara feature directory (it holds none of {', '.join(FEATURE_MARKERS)}); {hint}"
         )
-    repo_root = repo_root_of(p)
+    return p, repo_root_of(p)
+
+
+# What marks the cache fingerprint of a summary (read_summary): never taken for a whole feature.
+SUMMARY = {"summary": FeatureSummary.__name__}
+
+
+def read_summary(path: str | os.PathLike[str]) -> FeatureSummary:
+    """What a repository's one line per feature shows of the feature directory ``path``: from the
+    whole feature when the cache holds it, else from a read without the possible patterns and the
+    log's matches (nothing of that line depends on them), cached apart (its fingerprint marked
+    :data:`SUMMARY`). Raises PathNotFound as :func:`read_feature` does."""
+    p, repo_root = _feature_dir(path)
     fp, hit = cached_feature(p, repo_root)
     if hit is not None:
-        return hit
-    return read_missed(p, repo_root, fp, meanwhile, early=meanwhile is not None)
+        return FeatureSummary.of(hit)
+    if fp is not None:
+        fp = {**fp, **SUMMARY}
+        kept = feature_cache.load(p, fp)
+        if isinstance(kept, FeatureSummary):
+            return kept
+    with gc_paused():
+        summary = FeatureSummary.of(_read_feature_files(p, repo_root, summary=True))
+    if fp is not None:
+        feature_cache.store(p, fp, summary)
+    return summary
 
 
 def read_missed(
@@ -122,11 +151,21 @@ def read_features(paths: list[str | os.PathLike[str]], *, workers: int | None = 
     return parallel.read_features(paths, read_feature, workers=workers)
 
 
+def read_summaries(paths: list[str | os.PathLike[str]], *, workers: int | None = None) -> list[FeatureSummary]:
+    """``[read_summary(p) for p in paths]``, across processes as :func:`read_features`."""
+    return parallel.read_features(paths, read_summary, workers=workers)
+
+
 def _read_feature_files(
-    p: Path, repo_root: Path | None, meanwhile: Callable[[Feature], None] | None = None, *, early: bool = False
+    p: Path,
+    repo_root: Path | None,
+    meanwhile: Callable[[Feature], None] | None = None,
+    summary: bool = False,
+    *,
+    early: bool = False,
 ) -> Feature:
-    """read_feature without the cache: read every input of feature directory ``p`` (``meanwhile``:
-    :func:`~scars.core.samsara.aggregate.aggregate`'s)."""
+    """read_feature without the cache: read every input of feature directory ``p`` (``meanwhile``,
+    ``summary``, ``early``: :func:`~scars.core.samsara.aggregate.aggregate`'s)."""
 
     registry = read_registry(repo_root)
     failures: list[Problem] = []
@@ -198,11 +237,12 @@ def _read_feature_files(
     items = tuple(it for it in all_items if not _excluded(it))
     # The possible patterns need the items only: started now (in a forked child at scale) they are
     # computed while the rest of the feature is read and its log matched.
-    possible = start_possible_patterns(items)
+    possible = None if summary else start_possible_patterns(items)
     try:
         index, contract, log, auto = _read_the_rest(p, limit_root, failures, warnings)
     except BaseException:
-        possible.cancel()
+        if possible is not None:
+            possible.cancel()
         raise
     return aggregate(
         Feature(
@@ -224,6 +264,7 @@ def _read_feature_files(
         ),
         possible,
         meanwhile,
+        summary,
         early=early,
     )
 

@@ -117,7 +117,9 @@ def reconcile(feature: Feature) -> Reconciliation:
     if latest is None or log is None:
         return Reconciliation(recorded, None, source, feature.signal_lost, counts)
 
-    counted = [it for it in feature.items if it.counted]
+    # Items are given reasons only when scars counts more than the loop recorded (only then are
+    # the item objects asked for: a feature from the cache loads its items when first asked).
+    counted = [it for it in feature.items if it.counted] if feature.signal_lost > latest.value else []
     by_id = {it.id: it for it in counted}
     named: dict[str, str] = {}  # item id -> the action of the latest round naming it
     for m in feature.log_matches:
@@ -162,7 +164,7 @@ def reconcile(feature: Feature) -> Reconciliation:
         return None
 
     groups: dict[str, list[str]] = {k: [] for k in REASONS}
-    for it in counted if feature.signal_lost > latest.value else ():
+    for it in counted:
         why = reason_of(it.id)
         if why is not None:
             groups[why].append(it.id)

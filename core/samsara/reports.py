@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import replace
 from pathlib import Path
+from sys import intern
 from typing import Any
 
 from scars.core.model import SECTION_OF, Problem, Registry, ScarItem, ScarReport, odd_normal
@@ -55,6 +56,12 @@ def extra_keys(raw: Any) -> dict[str, Any] | None:
     return json_ready(extra) if extra else None
 
 
+# An item's short fields that many items repeat (a lifecycle status, a bites_when, an SC-N …):
+# one string each per reader process, so that the reports a reader process hands back (one
+# pickle per chunk of reports) hold each once (3 MB of copies at 50,000 items).
+_SHARED_FIELDS = ("status", "scar_id", "where", "bites_when", "accepted_because", "note")
+
+
 class _ReportBuilder:
     def __init__(self, rel: str, registry: Registry):
         self.rel = rel
@@ -88,6 +95,10 @@ class _ReportBuilder:
         ``normalized``: its literal key ("" for none), held only when ``text`` does not give it."""
         occ = self._occ.get((category, key), 0)
         self._occ[(category, key)] = occ + 1
+        for name in _SHARED_FIELDS:
+            v = kw.get(name)
+            if v.__class__ is str:
+                kw[name] = intern(v)
         self.items.append(
             ScarItem(
                 id=item_id(category, self.rel, key, occ),

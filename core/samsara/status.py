@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -92,14 +93,14 @@ def feature_json_line(feature: Feature, encoded: list[str] | None = None) -> str
     dumps = json.dumps
     cut = len(_UNDECIDED_TAIL)
     pieces: list[str] = []  # joined once: the items' text is tens of megabytes, each concatenation a copy
+    n_items, n_resolved = feature.sizes()  # the item objects are asked for only to put decisions in
     for n, (key, value) in enumerate(out.items()):
         pieces += ("{" if n == 0 else ", ", dumps(key), ": ")
         if key == "items" or key == "resolved":
-            items = feature.items if key == "items" else feature.resolved
-            start = 0 if key == "items" else len(feature.items)
-            texts = encoded[start : start + len(items)]
+            start = 0 if key == "items" else n_items
+            texts = encoded[start : start + (n_items if key == "items" else n_resolved)]
             if decisions:
-                for i, it in enumerate(items):
+                for i, it in enumerate(feature.items if key == "items" else feature.resolved):
                     d = _decision_json(decisions, it.id)
                     if d is not None:
                         texts[i] = f"{texts[i][:-cut]}{dumps(d, ensure_ascii=True)}}}"
@@ -122,7 +123,7 @@ def encode_items(feature: Feature) -> list[str]:
 def _encoded_items(feature: Feature, encoded: list[str] | None = None) -> list[str]:
     """:func:`encode_items` of ``feature``: ``encoded`` when given, else the part kept with the cached
     feature, else encoded now; kept with the feature when it is the one the cache stored."""
-    n = len(feature.items) + len(feature.resolved)
+    n = sum(feature.sizes())
     where = Path(feature.path)
     if encoded is None:
         kept = feature_cache.load_part(where, _ITEMS_PART, feature, _ITEMS_CODE)
@@ -142,7 +143,7 @@ def _feature_object(feature: Feature) -> tuple[dict[str, Any], dict[str, Any]]:
     log = feature.iteration_log
     # Decisions and rounds recorded by scars (.scars/journal.jsonl); a decision made on another
     # item than the one holding its id now is taken back and listed (README, Item ids).
-    state = feature_state(feature.path, items=list(feature.items) + list(feature.resolved))
+    state = feature_state(feature.path, items=_every_item(feature))
     moved = [
         {
             "item_id": k,
@@ -186,6 +187,13 @@ def _feature_object(feature: Feature) -> tuple[dict[str, Any], dict[str, Any]]:
         "reopened": reopened_json(feature),
         "moved_decisions": moved,
     }, decisions
+
+
+def _every_item(feature: Feature) -> Iterator[ScarItem]:
+    """The feature's items, then its resolved ones, taken when iterated (a feature from the cache
+    loads its items only when asked: the journal's replay asks only when there is a journal)."""
+    yield from feature.items
+    yield from feature.resolved
 
 
 def _decision_json(decisions: dict[str, Any], item_id: str) -> dict[str, Any] | None:

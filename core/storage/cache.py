@@ -39,21 +39,27 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import gc
 import hashlib
+import io
 import os
 import pickle
 import stat
+import struct
 import sys
 import time
 import weakref
+import zlib
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from scars.core import __version__, settings
+from scars.core.model import DEFERRED_PARTS, Feature, LazyFeature
 from scars.core.storage.durable import is_temp_name
 
-FORMAT = 3  # 3: a feature's items pickled apart, in chunks (_dump_feature)
+FORMAT = 4  # 4: a feature's items, reports and the rest apart, the rest first to load (_dump_feature)
 RACY_NS = 2_000_000_000  # inputs changed within this window before a store are not cached
 MAX_CACHE_BYTES = 512 * 1024 * 1024  # a cache file larger than this is ignored
 
@@ -246,8 +252,10 @@ class Store:
         if self._open is not None or self._done or not items:
             return
         try:
-            self._open = _temp_file(self.path)
-            pickle.dump(self.header, self._open[0], protocol=pickle.HIGHEST_PROTOCOL)
+            fh, tmp = _temp_file(self.path)
+            self._open = (fh, tmp)
+            pickle.dump(self.header, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            self._open = (_Summed(fh), tmp)
             _dump_items(self._open[0], items)
             self._of = (feature.items, feature.resolved)
         except _WRITE_ERRORS:
@@ -274,7 +282,7 @@ class Store:
             return _write(self.path, self.header, feature, _dump_feature)
         fh, tmp = opened
         try:
-            with fh:
+            with fh.file:
                 _dump_tail(fh, feature, _items_of(feature))
             os.replace(tmp, self.path)
             return True
@@ -307,42 +315,105 @@ def _items_of(feature: Any) -> tuple[Any, ...]:
 
 
 def _dump_feature(fh: Any, feature: Any) -> None:
-    """``feature`` pickled with its items apart: their count, the items in chunks of ITEMS_CHUNK
-    (each pickled alone), then the feature with each item as a reference (its id). One pickle of
-    the whole feature memoised every object of it, ~450,000 at 50,000 items: a memo table of 16 MB
-    while writing (24 MB while it grew), the peak of a cold read."""
-    items = _items_of(feature)
-    _dump_items(fh, items)
-    _dump_tail(fh, feature, items)
+    """``feature`` pickled in parts: its items (their count, then chunks of ITEMS_CHUNK, each
+    pickled alone: one pickle of the whole feature memoised ~450,000 objects at 50,000 items, a
+    memo table of 16-24 MB, the peak of a cold read), then its items, resolved items and reports
+    naming each item by its id, then the rest of the feature, then :data:`_TRAILER`: where the
+    parts start and the CRC-32 of all of them. :func:`_load_feature` reads the rest and leaves the
+    items and reports to be loaded when first asked (model.LazyFeature)."""
+    summed = _Summed(fh)
+    _dump_items(summed, _items_of(feature))
+    _dump_tail(summed, feature, _items_of(feature))
 
 
-def _dump_items(fh: Any, items: tuple[Any, ...]) -> None:
+class _Summed:
+    """A file written through, with the CRC-32 and the count of the bytes written."""
+
+    def __init__(self, file: Any) -> None:
+        self.file, self.crc, self.size = file, 0, 0
+
+    def write(self, data: Any) -> int:
+        self.crc = zlib.crc32(data, self.crc)
+        self.size += len(data)
+        return self.file.write(data)
+
+    def close(self) -> None:
+        self.file.close()
+
+
+# After the parts: where the deferred parts' pickle and the rest's start, where the rest ends (each
+# from the items' count on) and the CRC-32 of everything before it.
+_TRAILER = struct.Struct("<QQQI")
+
+
+def _dump_items(fh: _Summed, items: tuple[Any, ...]) -> None:
     """The first part of :func:`_dump_feature`: the count of ``items`` and their chunks."""
     pickle.dump(len(items), fh, protocol=pickle.HIGHEST_PROTOCOL)
     for start in range(0, len(items), ITEMS_CHUNK):
         pickle.dump(items[start : start + ITEMS_CHUNK], fh, protocol=pickle.HIGHEST_PROTOCOL)
 
 
-def _dump_tail(fh: Any, feature: Any, items: tuple[Any, ...]) -> None:
-    """The rest of :func:`_dump_feature`: ``feature`` naming each of ``items`` (written before it) by its id."""
+def _dump_tail(fh: _Summed, feature: Any, items: tuple[Any, ...]) -> None:
+    """The rest of :func:`_dump_feature`: the deferred parts of ``feature``, one pickle each, naming
+    each of ``items`` (written before them) by its id (None for a value that is no Feature), the
+    rest, the trailer."""
+    deferred = isinstance(feature, Feature)
+    parts_at = fh.size
     pickler = pickle.Pickler(fh, protocol=pickle.HIGHEST_PROTOCOL)
     if items:
         kind = type(items[0])
         pickler.persistent_id = lambda obj: obj.id if type(obj) is kind else None  # type: ignore[method-assign]
-    pickler.dump(feature)
+    for part in (getattr(feature, n) for n in DEFERRED_PARTS) if deferred else (None,):
+        pickler.dump(part)
+        pickler.clear_memo()  # each part's memo freed before the next (all at once peaked at 11 MiB)
+    del pickler
+    rest_at = fh.size
+    without = replace(feature, **dict.fromkeys(DEFERRED_PARTS, ())) if deferred else None
+    pickle.dump((feature.sizes(), without) if deferred else (None, feature), fh, protocol=pickle.HIGHEST_PROTOCOL)
+    fh.file.write(_TRAILER.pack(parts_at, rest_at, fh.size, fh.crc))
 
 
 def _load_feature(fh: Any) -> Any:
-    """What :func:`_dump_feature` wrote: the items, then the feature with its items put back (the
-    very objects: an item of ``feature.items`` is the one of its report)."""
-    count = pickle.load(fh)
-    items: list[Any] = []
-    while len(items) < count:
-        items.extend(pickle.load(fh))
-    unpickler = pickle.Unpickler(fh)
-    if items:
-        unpickler.persistent_load = {it.id: it for it in items}.__getitem__  # type: ignore[method-assign]
-    return unpickler.load()
+    """What :func:`_dump_feature` wrote, from the file's current place: the rest of the feature now,
+    its items, resolved items and reports when first asked (a LazyFeature holding the file's bytes
+    until then: the very item objects, shared by the reports, as stored). A file cut short or whose
+    bytes are not those written (its CRC) is refused here, never when the items are loaded."""
+    data = memoryview(fh.read())
+    if len(data) < _TRAILER.size:
+        raise ValueError("cache file cut short")
+    parts_at, rest_at, end, crc = _TRAILER.unpack(data[-_TRAILER.size :])
+    if not parts_at <= rest_at <= end == len(data) - _TRAILER.size or zlib.crc32(data[:end]) != crc:
+        raise ValueError("cache file cut short or changed")
+    sizes, rest = pickle.loads(data[rest_at:end])
+    if sizes is None:
+        return rest
+
+    def load() -> tuple[Any, Any, Any]:
+        items_fh = io.BytesIO(data[:parts_at])
+        count = pickle.load(items_fh)
+        items: list[Any] = []
+        while len(items) < count:
+            items.extend(pickle.load(items_fh))
+        parts_fh = io.BytesIO(data[parts_at:rest_at])
+        by_id = {it.id: it for it in items}.__getitem__
+        out = []
+        for _name in DEFERRED_PARTS:
+            unpickler = pickle.Unpickler(parts_fh)
+            if items:
+                unpickler.persistent_load = by_id  # type: ignore[method-assign]
+            out.append(unpickler.load())
+        return out[0], out[1], out[2]
+
+    def load_paused() -> tuple[Any, Any, Any]:  # 100,000 objects made: no collection meanwhile
+        was = gc.isenabled()
+        gc.disable()
+        try:
+            return load()
+        finally:
+            if was:
+                gc.enable()
+
+    return LazyFeature.deferred(rest, sizes, load_paused)
 
 
 # Writes deferred by ``written_after`` in this process: (its pid, the writes in order), else None.

@@ -154,3 +154,28 @@ def test_the_similarity_stage_remembers_few_runs_and_ranks_the_same(memo, genera
     assert full == patterns.WordSets().find(texts, need)
     monkeypatch.setattr(patterns, "FIND_MEMO", memo)
     assert _match_all(Matcher, generated, entries) == want
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_the_short_fields_items_repeat_are_held_once(workers, tmp_path, monkeypatch):
+    """A status, a bites_when, an SC-N … that many items repeat is one string per reader process,
+    and one per chunk of reports a reader process hands back (pickled together)."""
+    import generate  # bench/generate.py
+
+    from scars.core import settings
+    from scars.core.samsara import reports
+    from scars.core.storage import parallel
+
+    generate.generate("small", tmp_path / "repo", seed=4)
+    (path,) = find_features(tmp_path / "repo")
+    monkeypatch.setenv("SCARS_WORKERS", str(workers))
+    settings.load()
+    f = read_feature(path)
+    items = [*f.items, *f.resolved]
+    copies = 1 if workers == 1 else workers * parallel.CHUNKS_PER_WORKER
+    repeated = 0
+    for name in reports._SHARED_FIELDS:
+        values = [getattr(it, name) for it in items if isinstance(getattr(it, name), str)]
+        assert len({id(v) for v in values}) <= copies * len(set(values)), name
+        repeated += len(values) - len(set(values))
+    assert repeated > len(items) // 4

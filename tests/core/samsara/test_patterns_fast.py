@@ -174,3 +174,27 @@ def test_a_thread_vocabulary_starts_afresh_above_its_limit_of_judged_tokens(monk
     assert patterns._vocabulary() is v
     monkeypatch.setattr(patterns, "VOCABULARY_LIMIT", 3)
     assert patterns._vocabulary() is not v
+
+
+IDENTIFIER_TEXTS = [
+    "tempfile.mkdtemp + shutil.move is atomic enough; see hook.sh.j2 and skills/x",
+    "3foo.bar 9-a.b -x.y x-.y a..b a.b. e.g. i.e. U.S.A. ::x a::b::c a:b",
+    "__init__ x_y _private snake_case_name ab1_x 1_x é_x naïve_café",
+    "camelCase getHTTPResponse HTTPServer XmlHttp aB Ab aBc ABc iPhone",
+    "Straße.py 缓存.键 abcの値.x (paren.x) [list_y] {a.b} 'q.r' \"s_t\" <u/v>",
+    "tab\tx.y\nnew_line\r\nw.z end.",
+    "",
+]
+
+
+@pytest.mark.parametrize("text", IDENTIFIER_TEXTS)
+def test_identifiers_are_those_of_the_rule_as_it_was(text):
+    assert patterns.identifiers(text) == reference.identifiers(text)
+
+
+def test_identifiers_of_random_texts_are_those_of_the_rule_as_it_was():
+    rng = random.Random(17)
+    alphabet = "aZb_9.-/: xY\t\né缓の" + "camelCase"
+    for _ in range(3000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 40)))
+        assert patterns.identifiers(text) == reference.identifiers(text), text

@@ -30,23 +30,6 @@ def _generator():
 gen = _generator()
 
 
-@pytest.fixture
-def repo(tmp_path: Path) -> tuple[Path, dict]:
-    out = tmp_path / "repo"
-    manifest = gen.generate("small", out, seed=3)
-    return out, manifest
-
-
-@pytest.fixture
-def cache_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The cache on, in tmp_path, with a short racy window (files settle after 50 ms)."""
-    d = tmp_path / "cache"
-    monkeypatch.setenv("SCARS_CACHE_DIR", str(d))
-    monkeypatch.delenv("SCARS_NO_CACHE", raising=False)
-    monkeypatch.setattr(cache, "RACY_NS", 50_000_000)
-    return d
-
-
 def _settle(repo: tuple[Path, dict]) -> None:
     """Wait until every file of the repository is older than the racy window (``cache.RACY_NS``),
     so that a read may be stored: a wait on the files' own stamps (what ``cache.store`` checks),

@@ -100,6 +100,16 @@ def _run(args: argparse.Namespace, kind: str, target: Path, features: list[Path]
             if gone is not None:
                 raise gone
         feats = [feature]
+    elif not args.json:
+        # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
+        from scars.core.samsara.feature import read_summaries
+
+        # lazy: rich output, loaded when this report is printed
+        from scars.tui.cli.render.status import print_repo
+
+        summaries = read_summaries(features)  # one line per feature: no possible patterns, no log matches
+        print_repo(target, summaries)
+        return 3 if (args.strict and any(s.parse_failures for s in summaries)) else 0
     else:
         # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
         from scars.core.samsara.feature import read_features
@@ -121,13 +131,8 @@ def _run(args: argparse.Namespace, kind: str, target: Path, features: list[Path]
             text = f'{{"root": {root}, "features": [{", ".join(feature_json_line(f) for f in feats)}]}}'
         sys.stdout.write(text)  # tens of megabytes at 50,000 items: not copied again for the newline
         sys.stdout.write("\n")
-    elif kind == "feature":
-        _summary(feats[0], rest=not summarised)
     else:
-        # lazy: rich output, loaded when this report is printed
-        from scars.tui.cli.render.status import print_repo
-
-        print_repo(target, feats)
+        _summary(feats[0], rest=not summarised)
     return 3 if (args.strict and failures) else 0
 
 

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from scars.core.model import GROUP_LABEL, GROUPS, Feature
+from scars.core.model import GROUP_LABEL, GROUPS, Feature, FeatureSummary
 from scars.core.samsara.decisions import describe_carried
 from scars.core.samsara.reconcile import reconcile
 from scars.core.samsara.rounds import BASIS_LABEL, series_by_basis, signal_series
@@ -352,7 +352,7 @@ def _decision_words(d) -> str:
     return f"{action} by {by}" + (f", signed off by {d.reviewed_by}" if getattr(d, "reviewed_by", None) else "")
 
 
-def print_repo(root: Path, features: list[Feature], console: Console | None = None) -> None:
+def print_repo(root: Path, features: list[FeatureSummary], console: Console | None = None) -> None:
     from rich.table import Table
     from rich.text import Text
 
@@ -373,12 +373,11 @@ def print_repo(root: Path, features: list[Feature], console: Console | None = No
     table.add_column("rounds", justify="right", no_wrap=True, min_width=6)
     for f in features:
         v = f.entry.verdict if f.entry else "unknown"
-        rounds = len(f.iteration_log.rounds) if f.iteration_log else 0
         table.add_row(
             Text(one_line(f.name)),
             Text(str(f.signal_lost)),
             Text(v, style=VERDICT_STYLE.get(v, "")),
             Text(str(len(f.parse_failures)), style="bold red" if f.parse_failures else ""),
-            Text(str(rounds)),
+            Text(str(f.rounds)),
         )
     c.print(table)

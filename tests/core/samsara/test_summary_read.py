@@ -1,0 +1,71 @@
+"""A repository's one line per feature (`scars status REPO`) reads each feature as a summary
+(model.FeatureSummary): without the possible patterns and the log's matches, which nothing of that
+line depends on (issue 17, wide: they were half the CPU of 1,000 small features), and without
+handing the whole feature back. A summary is the whole feature's, is cached apart, and is never
+taken for the whole feature."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from scars.core.model import FeatureSummary
+from scars.core.samsara import aggregate as aggregate_module
+from scars.core.samsara import feature as reader
+from scars.core.storage import cache
+from tests.factories import DEMO_CHANGES, app_repo, samsara_corpus
+
+
+@pytest.mark.parametrize("case", samsara_corpus(), ids=lambda p: p.name)
+def test_a_summary_is_the_whole_feature_s_read_without_its_possible_patterns_and_log_matches(case, monkeypatch):
+    monkeypatch.setenv("SCARS_NO_CACHE", "1")
+    whole = reader.read_feature(case)
+    with monkeypatch.context() as m:
+        for name in ("possible_patterns", "match_log"):
+            m.setattr(aggregate_module, name, lambda *a, name=name: pytest.fail(f"a summary computed {name}"))
+        summary = reader.read_summary(case)
+    assert summary == FeatureSummary.of(whole)
+    assert summary.rounds == (len(whole.iteration_log.rounds) if whole.iteration_log else 0)
+
+
+def _settled(feature_dir: Path) -> None:
+    """Wait until the feature's files are older than the racy window (what cache.store checks)."""
+
+    def newest() -> int:
+        return max(max(st.st_mtime_ns, st.st_ctime_ns) for st in map(os.lstat, [feature_dir, *feature_dir.rglob("*")]))
+
+    while newest() >= time.time_ns() - cache.RACY_NS:
+        time.sleep(0.01)
+
+
+def test_a_cached_summary_is_never_the_whole_feature_and_a_cached_whole_one_serves_a_summary(tmp_path, monkeypatch):
+    monkeypatch.setenv("SCARS_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("SCARS_NO_CACHE", raising=False)
+    monkeypatch.setattr(cache, "RACY_NS", 50_000_000)
+    shutil.copytree(DEMO_CHANGES.parent, tmp_path / "repo")  # with possible patterns and log matches
+    fdir = tmp_path / "repo" / "changes" / next(DEMO_CHANGES.iterdir()).name
+    _settled(fdir)
+    reads = []
+    real = reader._read_feature_files
+    monkeypatch.setattr(reader, "_read_feature_files", lambda *a, **k: reads.append(k) or real(*a, **k))
+    summary = reader.read_summary(fdir)
+    assert reader.read_summary(fdir) == summary  # the summary from the cache
+    assert reads == [{"summary": True}]
+    whole = reader.read_feature(fdir)  # not the summary: read whole (and stored over it)
+    assert reads == [{"summary": True}, {}]
+    assert whole.possible_patterns and whole.log_matches and summary == FeatureSummary.of(whole)
+    assert reader.read_feature(fdir) == whole
+    assert reader.read_summary(fdir) == summary  # the whole feature serves a summary
+    assert reads == [{"summary": True}, {}]
+
+
+def test_many_summaries_read_in_parallel_equal_the_serial_ones(tmp_path, monkeypatch):
+    monkeypatch.setenv("SCARS_NO_CACHE", "1")
+    paths = [app_repo(tmp_path / f"repo{n}") for n in range(3)]
+    serial = reader.read_summaries(paths, workers=1)
+    assert reader.read_summaries(paths, workers=2) == serial
+    assert serial == [FeatureSummary.of(f) for f in reader.read_features(paths, workers=1)]
