@@ -271,6 +271,17 @@ def app_repo(root: Path) -> Path:
 LONG_TAIL = " The worker logs nothing when it gives up, and the queue depth metric stays flat." * 8
 
 
+def bench_feature(root: Path, size: str = "small", seed: int = 0) -> Path:
+    """bench/generate.py's repository of ``size`` written under ``root``: its (first) feature."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import generate
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    generate.generate(size, root, seed=seed)
+    return next(p for p in (root / "changes").iterdir() if p.is_dir())
+
+
 def long_repo(root: Path, tasks: int = 12, per_task: int = 7) -> Path:
     """A repository whose one feature holds ``tasks * per_task`` undecided items (84 by default:
     longer than an 80x24 or 120x40 screen), task-1 … task-N, each item's text distinct."""

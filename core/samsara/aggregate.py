@@ -89,6 +89,8 @@ def aggregate(
     possible: parallel.Beside | None = None,
     meanwhile: Callable[[Feature], None] | None = None,
     summary: bool = False,
+    *,
+    early: bool = False,
 ) -> Feature:
     """Fill counts, signal_lost, patterns, groups and the entry verdict of ``feature``.
 
@@ -102,7 +104,9 @@ def aggregate(
     ``possible_patterns`` empty; every other field, the items themselves included, is the
     result's) while the child computes them — work that does not depend on them (the cache's
     items, the items' JSON) done in time this process would spend waiting. Not called when they
-    are computed here: there is no wait to fill."""
+    are computed here (there is no wait to fill), unless ``early`` and they are many (from
+    PATTERNS_BESIDE_FROM counted items): then before they are (the app shows the rest of the
+    feature while they are computed, and cannot fork: it runs threads)."""
     counted = [it for it in feature.items if it.counted]
     counts: dict[str, int] = {c: 0 for c in CATEGORIES}
     for it in counted:
@@ -124,7 +128,7 @@ def aggregate(
     pending = start_possible_patterns(feature.items, literal) if possible is None else possible
     try:
         aggregated = _aggregated(feature, signal_lost, counts, groups, literal, match_log(feature))
-        if meanwhile is not None and pending.forked:
+        if meanwhile is not None and (pending.forked or (early and len(counted) >= PATTERNS_BESIDE_FROM)):
             meanwhile(aggregated)
     except BaseException:
         pending.cancel()

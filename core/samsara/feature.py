@@ -50,13 +50,16 @@ def _entry_is_file(entry: os.DirEntry) -> bool:
         return False
 
 
-def read_feature(path: str | os.PathLike[str]) -> Feature:
-    """Read and aggregate one feature directory. Raises PathNotFound when it is not one."""
+def read_feature(path: str | os.PathLike[str], meanwhile: Callable[[Feature], None] | None = None) -> Feature:
+    """Read and aggregate one feature directory. Raises PathNotFound when it is not one.
+
+    ``meanwhile``: called, when the feature is read (not found in the cache), with the feature
+    aggregated but for its possible patterns, before they are known (:func:`aggregate`'s, early)."""
     p, repo_root = _feature_dir(path)
     fp, hit = cached_feature(p, repo_root)
     if hit is not None:
         return hit
-    return read_missed(p, repo_root, fp)
+    return read_missed(p, repo_root, fp, meanwhile, early=meanwhile is not None)
 
 
 def _feature_dir(path: str | os.PathLike[str]) -> tuple[Path, Path | None]:
@@ -111,6 +114,8 @@ def read_missed(
     repo_root: Path | None,
     fp: dict[str, Any] | None,
     meanwhile: Callable[[Feature], None] | None = None,
+    *,
+    early: bool = False,
 ) -> Feature:
     """Read the absolute feature directory ``p`` that :func:`~scars.core.samsara.layout.cached_feature`
     did not find in the cache (``repo_root`` and the fingerprint ``fp`` it took, stat-only and taken
@@ -118,7 +123,8 @@ def read_missed(
 
     While the possible patterns are computed in a forked child (``aggregate``'s ``meanwhile``) the
     cache file's items are written, then ``meanwhile`` (the caller's own work that does not depend
-    on them) runs; the file is completed with the feature once they are known."""
+    on them) runs; the file is completed with the feature once they are known (``early``: also
+    when they are computed here, before them: :func:`aggregate`'s)."""
     store = feature_cache.begin_store(p, fp) if fp is not None else None
 
     def during(aggregated: Feature) -> None:
@@ -129,7 +135,7 @@ def read_missed(
 
     try:
         with gc_paused():
-            feature = _read_feature_files(p, repo_root, during)
+            feature = _read_feature_files(p, repo_root, during, early=early)
     except BaseException:
         if store is not None:
             store.drop()
@@ -151,10 +157,15 @@ def read_summaries(paths: list[str | os.PathLike[str]], *, workers: int | None =
 
 
 def _read_feature_files(
-    p: Path, repo_root: Path | None, meanwhile: Callable[[Feature], None] | None = None, summary: bool = False
+    p: Path,
+    repo_root: Path | None,
+    meanwhile: Callable[[Feature], None] | None = None,
+    summary: bool = False,
+    *,
+    early: bool = False,
 ) -> Feature:
     """read_feature without the cache: read every input of feature directory ``p`` (``meanwhile``,
-    ``summary``: :func:`~scars.core.samsara.aggregate.aggregate`'s)."""
+    ``summary``, ``early``: :func:`~scars.core.samsara.aggregate.aggregate`'s)."""
 
     registry = read_registry(repo_root)
     failures: list[Problem] = []
@@ -254,6 +265,7 @@ def _read_feature_files(
         possible,
         meanwhile,
         summary,
+        early=early,
     )
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 import re
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -104,8 +104,17 @@ class FeatureSession:
 
     @classmethod
     def open(
-        cls, feature_dir: str | os.PathLike[str], *, read_only: bool = False, user: str | None = None
+        cls,
+        feature_dir: str | os.PathLike[str],
+        *,
+        read_only: bool = False,
+        user: str | None = None,
+        meanwhile: Callable[[FeatureSession], None] | None = None,
     ) -> FeatureSession:
+        """``meanwhile``: called, when the feature is read (not found in the cache), with this
+        session open (its journal read and replayed) over the feature but for its possible
+        patterns, while they are computed; the session's feature gets them before this returns.
+        The session is usable from then on (the app shows and decides meanwhile)."""
         path = Path(feature_dir).expanduser()
         if not path.is_dir():
             raise PathNotFound(f"{feature_dir}: no such feature directory")
@@ -116,16 +125,32 @@ class FeatureSession:
             lock = FeatureLock(path, user=who).acquire()
         try:
             session = cls(path, read_only=read_only, user=who, lock=lock)
-            session._load()
+            session._load(meanwhile)
         except BaseException:
             if lock is not None:
                 lock.release()
             raise
         return session
 
-    def _load(self) -> None:
+    def _load(self, meanwhile: Callable[[FeatureSession], None] | None = None) -> None:
+        opened = False
 
-        self.feature = read_feature(self.path)
+        def early(aggregated: Feature) -> None:
+            nonlocal opened
+            self._open_over(aggregated)
+            opened = True
+            assert meanwhile is not None
+            meanwhile(self)
+
+        feature = read_feature(self.path, early if meanwhile is not None else None)
+        if opened:
+            self.feature = feature  # the same items, and their possible patterns
+        else:
+            self._open_over(feature)
+
+    def _open_over(self, feature: Feature) -> None:
+        """The journal read and replayed over ``feature``."""
+        self.feature = feature
         self._read_watch_reopened()
         if self.read_only:
             read = read_journal(journal_path(self.path))

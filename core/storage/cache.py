@@ -354,15 +354,19 @@ def _dump_items(fh: _Summed, items: tuple[Any, ...]) -> None:
 
 
 def _dump_tail(fh: _Summed, feature: Any, items: tuple[Any, ...]) -> None:
-    """The rest of :func:`_dump_feature`: the deferred parts of ``feature`` naming each of ``items``
-    (written before them) by its id (None for a value that is no Feature), the rest, the trailer."""
+    """The rest of :func:`_dump_feature`: the deferred parts of ``feature``, one pickle each, naming
+    each of ``items`` (written before them) by its id (None for a value that is no Feature), the
+    rest, the trailer."""
     deferred = isinstance(feature, Feature)
     parts_at = fh.size
     pickler = pickle.Pickler(fh, protocol=pickle.HIGHEST_PROTOCOL)
     if items:
         kind = type(items[0])
         pickler.persistent_id = lambda obj: obj.id if type(obj) is kind else None  # type: ignore[method-assign]
-    pickler.dump(tuple(getattr(feature, n) for n in DEFERRED_PARTS) if deferred else None)
+    for part in (getattr(feature, n) for n in DEFERRED_PARTS) if deferred else (None,):
+        pickler.dump(part)
+        pickler.clear_memo()  # each part's memo freed before the next (all at once peaked at 11 MiB)
+    del pickler
     rest_at = fh.size
     without = replace(feature, **dict.fromkeys(DEFERRED_PARTS, ())) if deferred else None
     pickle.dump((feature.sizes(), without) if deferred else (None, feature), fh, protocol=pickle.HIGHEST_PROTOCOL)
@@ -390,10 +394,15 @@ def _load_feature(fh: Any) -> Any:
         items: list[Any] = []
         while len(items) < count:
             items.extend(pickle.load(items_fh))
-        unpickler = pickle.Unpickler(io.BytesIO(data[parts_at:rest_at]))
-        if items:
-            unpickler.persistent_load = {it.id: it for it in items}.__getitem__  # type: ignore[method-assign]
-        return unpickler.load()
+        parts_fh = io.BytesIO(data[parts_at:rest_at])
+        by_id = {it.id: it for it in items}.__getitem__
+        out = []
+        for _name in DEFERRED_PARTS:
+            unpickler = pickle.Unpickler(parts_fh)
+            if items:
+                unpickler.persistent_load = by_id  # type: ignore[method-assign]
+            out.append(unpickler.load())
+        return out[0], out[1], out[2]
 
     def load_paused() -> tuple[Any, Any, Any]:  # 100,000 objects made: no collection meanwhile
         was = gc.isenabled()

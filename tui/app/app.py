@@ -107,6 +107,15 @@ class ScarsApp(App[int]):
             self.rows = rows
             self.user = user
 
+    class PatternsReady(Message):
+        """The possible patterns of the feature an early ``Loaded`` showed without them (posted
+        from the loader thread): ``state`` is the feature's with them."""
+
+        def __init__(self, backend: Backend, state: TriageState) -> None:
+            super().__init__()
+            self.backend = backend
+            self.state = state
+
     class LoadFailed(Message):
         def __init__(self, error: BaseException) -> None:
             super().__init__()
@@ -146,6 +155,10 @@ class ScarsApp(App[int]):
         self._owner_cache: dict[str, list[str]] = {}
         self.inbox = inbox  # (loop states, repository root): start on the Loops inbox
         self._disk_stamp: object = None  # the inputs' stat fingerprint at the last read
+        # The list is shown and the possible patterns still computed (a feature read, not cached):
+        # a reload waits for them (its why kept here).
+        self._patterns_pending = False
+        self._reload_after_patterns: str | None = None
 
     @classmethod
     def from_feature(cls, feature: Feature, session: FeatureSession | None = None, **kwargs: Any) -> ScarsApp:
@@ -186,6 +199,11 @@ class ScarsApp(App[int]):
             return self.backend.round_info()["round"]
         except Exception:  # noqa: BLE001 - a header fact must not stop triage
             return self.backend.current_round()
+
+    @property
+    def patterns_pending(self) -> bool:
+        """The list is shown and the feature's possible patterns are still computed."""
+        return self._patterns_pending
 
     @property
     def is_loaded(self) -> bool:
@@ -236,6 +254,7 @@ class ScarsApp(App[int]):
         self.state = None
         self.filter = None
         self.marked = set()
+        self._patterns_pending, self._reload_after_patterns = False, None
         self._given_feature = self._given_session = None
         self.feature_dir = Path(feature_dir)
         self._loaded.clear()
@@ -278,6 +297,15 @@ class ScarsApp(App[int]):
             # once per load: frozen again below, it would be kept until the app exits.
             gc.unfreeze()
             gc.collect()
+        shown_early = False
+
+        def early(backend: Backend) -> None:
+            # The feature is read but for its possible patterns (computed next, here: the app runs
+            # threads and cannot fork): the list is shown now, the patterns' group added when ready.
+            nonlocal shown_early
+            self.post_message(self._loaded_message(backend, keep_cursor, why, None, disk_stamp(backend), pending=True))
+            shown_early = True
+
         try:
             if self.backend is not None and keep_cursor:
                 stamp = disk_stamp(self.backend)  # before reading: a write during the read is seen next time
@@ -294,31 +322,47 @@ class ScarsApp(App[int]):
                 )
             else:
                 assert self.feature_dir is not None
-                backend = Backend.open(self.feature_dir, read_only=self.read_only_requested, user=self.user)
-            if not keep_cursor:
-                stamp = disk_stamp(backend)
-            # Tens of thousands of rows and no cyclic garbage among them: a collection pass
-            # over the whole feature every few thousand of them only costs (issue 17).
-            with gc_paused():
-                state = TriageState(backend.feature)
-                decisions = backend.decisions
-                valves = _valves(backend.feature, decisions)
-                marked = set(self.marked) & set(state.views)
-                rows = state.rows(self.filter if keep_cursor else None, decisions, marked)
+                backend = Backend.open(
+                    self.feature_dir, read_only=self.read_only_requested, user=self.user, meanwhile=early
+                )
+            if shown_early:
+                with gc_paused():
+                    state = TriageState(backend.feature)
+                message: Message = self.PatternsReady(backend, state)
+            else:
+                if not keep_cursor:
+                    stamp = disk_stamp(backend)
+                message = self._loaded_message(backend, keep_cursor, why, before, stamp)
             # The feature, its rows and views live until the next load: out of the collector's
             # sight (a feature holds no reference cycle; dropped, it is freed by its counts). A
             # full collection over them takes ~140 ms at 40,000 items (a stalled key), and the
             # young ones a cursor step's few hundred new strips set off cost ~4-11 ms a step
             # (issue 17). Cyclic garbage pending at the freeze is freed at the next reload.
             gc.freeze()
-            user = self.user or backend.user
         except BaseException as exc:  # noqa: BLE001 - shown to the user, never swallowed
             self.post_message(self.LoadFailed(exc))
             return
+        self.post_message(message)
+
+    def _loaded_message(
+        self, backend: Backend, keep_cursor: bool, why: str, before: Any, stamp: object, *, pending: bool = False
+    ) -> ScarsApp.Loaded:
+        """The ``Loaded`` message of ``backend``'s feature: its state, valves and rows (built here,
+        in the loader thread). ``pending``: the feature's possible patterns are still computed."""
+        # Tens of thousands of rows and no cyclic garbage among them: a collection pass
+        # over the whole feature every few thousand of them only costs (issue 17).
+        with gc_paused():
+            state = TriageState(backend.feature)
+            decisions = backend.decisions
+            valves = _valves(backend.feature, decisions)
+            marked = set(self.marked) & set(state.views)
+            rows = state.rows(self.filter if keep_cursor else None, decisions, marked)
+        user = self.user or backend.user
         changes = describe_changes(before, snapshot(backend.feature, decisions)) if before is not None else None
         message = self.Loaded(backend, state, valves, keep_cursor, rows, user, changes, why)
         message.stamp = stamp
-        self.post_message(message)
+        message.pending = pending
+        return message
 
     def on_scars_app_loaded(self, message: ScarsApp.Loaded) -> None:
 
@@ -330,9 +374,10 @@ class ScarsApp(App[int]):
         if self.user is None and not self.pair:
             self.user = message.user
         screen = self._main_screen()
-        if screen is None:
+        shown = screen.query(ItemList) if screen is not None else None
+        if not shown:  # no main screen yet, or the app is closing (its widgets taken down first)
             return
-        items = screen.query_one(ItemList)
+        items = shown.first()
         items.views = self.state.views
         items.decisions_source = lambda: self.decisions
         items.marked = self.marked
@@ -348,8 +393,10 @@ class ScarsApp(App[int]):
                 items.move_to(first)
         # set_rows posted Highlighted: the detail after the list; the valves are the loader's.
         screen.refresh_all(detail=False, valves=False)
-        # After the frame that shows the rows: the worker's Python would share the GIL with it.
-        self.call_after_refresh(self._prepare_filter, self.state)
+        self._patterns_pending = getattr(message, "pending", False)
+        if not self._patterns_pending:
+            # After the frame that shows the rows: the worker's Python would share the GIL with it.
+            self.call_after_refresh(self._prepare_filter, self.state)
         if message.why == "disk" and message.changes:
             self.notify(one_line(f"Changed on disk: {message.changes}.", 300), title="Reloaded", markup=False)
         if message.why == "r":
@@ -374,6 +421,22 @@ class ScarsApp(App[int]):
                 markup=False,
             )
         self._loaded.set()
+
+    def on_scars_app_patterns_ready(self, message: ScarsApp.PatternsReady) -> None:
+        """The possible patterns arrived: their group joins the list (the filter's rows built again,
+        as a filter's, off the event loop; the cursor stays on its item)."""
+        if message.backend is not self.backend:  # another feature opened meanwhile
+            return
+        self._patterns_pending = False
+        self.state = message.state
+        screen = self._main_screen()
+        if screen is not None:
+            screen.items.views = self.state.views
+            screen.refilter()
+        self.call_after_refresh(self._prepare_filter, self.state)
+        if self._reload_after_patterns is not None:
+            why, self._reload_after_patterns = self._reload_after_patterns, None
+            self.reload(why=why)
 
     @work(thread=True, exclusive=True, group="prepare-filter")
     def _prepare_filter(self, state: TriageState) -> None:
@@ -426,7 +489,7 @@ class ScarsApp(App[int]):
 
     # -- live refresh: the loop keeps writing while a person triages --------------------
     def _poll_disk(self) -> None:
-        if self.backend is None or not self.is_loaded or self._disk_stamp is None:
+        if self.backend is None or not self.is_loaded or self._disk_stamp is None or self._patterns_pending:
             return
         self._check_disk()
 
@@ -460,6 +523,9 @@ class ScarsApp(App[int]):
     def reload(self, why: str = "r") -> None:
         """Re-read the feature from disk and merge rows on their stable keys (cursor and marks kept)."""
         if self.backend is None:
+            return
+        if self._patterns_pending:  # the read still on: read again once it is done
+            self._reload_after_patterns = why
             return
         self._load(keep_cursor=True, why=why)
 
@@ -534,7 +600,7 @@ class ScarsApp(App[int]):
         if self.feature is None or self.backend is None:
             return
         screen = self._main_screen()
-        if self.backend.read_only:
+        if self.backend.read_only or self._patterns_pending:
             if screen is not None:
                 screen._refuse_if_read_only()
             return

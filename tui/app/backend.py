@@ -7,6 +7,7 @@ look at an already-read feature) is read-only and refuses every write with a cle
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -54,26 +55,51 @@ class Backend:
 
     # -- opening ----------------------------------------------------------------------
     @classmethod
-    def open(cls, feature_dir: str | Path, *, read_only: bool = False, user: str | None = None) -> Backend:
-        """Open a session; when another writer holds the lock, open read-only and say who."""
-        holder = None
-        why = None
+    def open(
+        cls,
+        feature_dir: str | Path,
+        *,
+        read_only: bool = False,
+        user: str | None = None,
+        meanwhile: Callable[[Backend], None] | None = None,
+    ) -> Backend:
+        """Open a session; when another writer holds the lock, open read-only and say who.
+
+        ``meanwhile``: called, when the feature is read, with the backend (the one returned) over
+        the feature but for its possible patterns, while they are computed (FeatureSession.open's);
+        its feature gets them before this returns."""
+        holder: dict | None = None
+        why: str | None = None
+        early: list[Backend] = []
+
+        def backend(session: FeatureSession) -> Backend:
+            return cls(
+                session.feature,
+                session,
+                read_only=read_only or holder is not None or why is not None or session.read_only,
+                lock_holder=holder,
+                read_only_reason=why,
+                write_refused=why,
+            )
+
+        def opened(session: FeatureSession) -> None:
+            early.append(backend(session))
+            assert meanwhile is not None
+            meanwhile(early[0])
+
+        hook = opened if meanwhile is not None else None
         try:
-            session = FeatureSession.open(feature_dir, read_only=read_only, user=user)
+            session = FeatureSession.open(feature_dir, read_only=read_only, user=user, meanwhile=hook)
         except LockHeld as exc:
             holder = exc.holder or {}
-            session = FeatureSession.open(feature_dir, read_only=True, user=user)
+            session = FeatureSession.open(feature_dir, read_only=True, user=user, meanwhile=hook)
         except WriteFailed as exc:  # a read-only checkout: look, and say why nothing can be recorded
             why = f"read-only: {exc}"
-            session = FeatureSession.open(feature_dir, read_only=True, user=user)
-        return cls(
-            session.feature,
-            session,
-            read_only=read_only or holder is not None or why is not None or session.read_only,
-            lock_holder=holder,
-            read_only_reason=why,
-            write_refused=why,
-        )
+            session = FeatureSession.open(feature_dir, read_only=True, user=user, meanwhile=hook)
+        if early and early[-1].session is session:
+            early[-1].feature = session.feature  # with its possible patterns now
+            return early[-1]
+        return backend(session)
 
     # -- reads ------------------------------------------------------------------------
     @property

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pickle
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -145,3 +146,27 @@ def test_a_spoilt_cache_file_is_a_miss_never_wrong_items(how, repo, cache_on, mo
     assert again == good and not isinstance(again, LazyFeature)
     _no_reading(monkeypatch)
     assert reader.read_feature(fdir) == good
+
+
+def test_the_deferred_parts_are_pickled_one_by_one(repo, cache_on):
+    """Items, resolved items and reports: one pickle each after the items' chunks (a memo each,
+    freed before the next: the three memos at once were the peak of a cold read's store)."""
+    import io
+
+    fdir = _feature_dir(repo)
+    eager = reader.read_feature(fdir)
+    buf = io.BytesIO()
+    cache._dump_feature(buf, eager)
+    buf.seek(0)
+    count = pickle.load(buf)
+    items: list = []
+    while len(items) < count:
+        items.extend(pickle.load(buf))
+    by_id = {it.id: it for it in items}
+    parts = []
+    for _ in range(3):
+        unpickler = pickle.Unpickler(buf)
+        unpickler.persistent_load = by_id.__getitem__
+        parts.append(unpickler.load())
+    assert parts == [eager.items, eager.resolved, eager.reports]
+    assert pickle.load(buf) == (eager.sizes(), replace(eager, items=(), resolved=(), reports=()))

@@ -532,3 +532,18 @@ async def test_the_loops_inbox_shows_why_whole_at_80_columns(feature_dir):
         await on_screen(app, pilot, "LoopsScreen")
         why = next(s.reason for s in states if s.reason)
         assert f"why: {why}" in " ".join(" ".join(screen_text_lines(app)).split())
+
+
+@aio
+async def test_a_load_that_lands_while_the_app_closes_is_dropped(feature_dir):
+    """A reload finished while the app closes (its main screen's widgets already taken down, as
+    when a recorded decision's reload lands during exit) is dropped, not an error that ends the
+    app with a traceback (seen under load: NoMatches ItemList in on_scars_app_loaded)."""
+    app = ScarsApp(feature_dir, user="alice")
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        await app.screen.query_one(ItemList).remove()  # what closing does first to the screen's widgets
+        loads = app._load(True, "disk")
+        await wait_until(pilot, lambda: loads.is_finished, "the reload worker done")
+        await pilot.pause()  # its Loaded message handled (an error would end the app: run_test raises it)
+        assert app.is_running and not app.screen.query(ItemList)

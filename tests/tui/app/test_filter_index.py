@@ -4,14 +4,13 @@ with possible patterns and parse failures."""
 
 from __future__ import annotations
 
-import sys
 from types import SimpleNamespace
 
 import pytest
 
 from scars.core.samsara.feature import read_feature
 from scars.tui.app.viewmodel import Row, TriageState, parse_filter
-from tests.factories import ROOT
+from tests.factories import bench_feature
 
 
 def reference_rows(state: TriageState, flt, decisions, marked) -> list[Row]:
@@ -45,14 +44,7 @@ def reference_rows(state: TriageState, flt, decisions, marked) -> list[Row]:
 
 @pytest.fixture(scope="module")
 def state(tmp_path_factory) -> TriageState:
-    sys.path.insert(0, str(ROOT / "bench"))
-    try:
-        import generate
-    finally:
-        sys.path.remove(str(ROOT / "bench"))
-    repo = tmp_path_factory.mktemp("filter") / "repo"
-    generate.generate("small", repo, seed=0)
-    feature = read_feature(next(p for p in (repo / "changes").iterdir() if p.is_dir()))
+    feature = read_feature(bench_feature(tmp_path_factory.mktemp("filter") / "repo"))
     assert feature.possible_patterns and feature.parse_failures
     return TriageState(feature)
 

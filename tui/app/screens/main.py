@@ -76,6 +76,7 @@ MAIN_BINDINGS = [
 
 # Fits 80 columns; `?` lists every filter key (file:PART, state:decided, marked).
 NO_ITEMS = "No scar items in this feature."
+PATTERNS_PENDING = "The possible patterns are still being computed: decide once they are listed."
 
 
 class MainScreen(Screen[None]):
@@ -169,6 +170,11 @@ class MainScreen(Screen[None]):
         if backend is None or backend.read_only:
             reason = backend.read_only_reason if backend is not None else "still loading"
             self.notify(one_line(reason or "read-only", 200), title="Not recorded", severity="warning", markup=False)
+            return True
+        if self.app.patterns_pending:
+            # A round's first decision reads the feature again: with the read still on, that would
+            # compute the possible patterns a second time, holding the screen.
+            self.notify(PATTERNS_PENDING, title="Not recorded yet", severity="warning", markup=False)
             return True
         return False
 
@@ -460,6 +466,12 @@ class MainScreen(Screen[None]):
         if app.state is None:
             return
         self._filter_rows(app.filter)
+
+    def refilter(self) -> None:
+        """The rows built again for the filter in force, off the event loop (the app's state is
+        new: the possible patterns arrived)."""
+        if self.app.state is not None:
+            self._filter_rows(self.app.filter)
 
     @work(thread=True, exclusive=True, group="filter")
     def _filter_rows(self, flt) -> None:  # noqa: ANN001

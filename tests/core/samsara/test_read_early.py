@@ -1,0 +1,47 @@
+"""A reader that shows the feature before its possible patterns (the app: issue 17, they never
+block its first paint) gets it from ``read_feature``'s / ``FeatureSession.open``'s ``meanwhile``:
+the feature aggregated but for them, once, when they are many (from PATTERNS_BESIDE_FROM counted
+items, here lowered to the generated feature's 500); then the same feature with them."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from scars.core.samsara import aggregate
+from scars.core.samsara.feature import read_feature
+from scars.core.samsara.session import FeatureSession
+from tests.factories import bench_feature
+
+
+@pytest.fixture(scope="module")
+def feature_dir(tmp_path_factory) -> Path:
+    return bench_feature(tmp_path_factory.mktemp("early") / "repo")
+
+
+def test_meanwhile_gets_the_feature_but_its_possible_patterns_before_them(feature_dir, monkeypatch):
+    plain = read_feature(feature_dir)
+    assert plain.possible_patterns
+    seen: list = []
+    read_feature(feature_dir, meanwhile=seen.append)
+    assert seen == []  # 500 counted items: not many, no wait worth showing
+    monkeypatch.setattr(aggregate, "PATTERNS_BESIDE_FROM", 1)
+    full = read_feature(feature_dir, meanwhile=seen.append)
+    [early] = seen
+    assert early.possible_patterns == () and full.possible_patterns == plain.possible_patterns
+    assert replace(early, possible_patterns=full.possible_patterns) == full == plain
+
+
+def test_a_session_is_usable_meanwhile_and_gets_the_possible_patterns(feature_dir, monkeypatch):
+    monkeypatch.setattr(aggregate, "PATTERNS_BESIDE_FROM", 1)
+    seen: list = []
+
+    def meanwhile(session: FeatureSession) -> None:
+        seen.append((session.feature, dict(session.decisions), session.read_only))
+
+    with FeatureSession.open(feature_dir, read_only=True, meanwhile=meanwhile) as s:
+        [(early, decisions, read_only)] = seen
+        assert not early.possible_patterns and s.feature.possible_patterns and s.feature.items is early.items
+        assert decisions == dict(s.decisions) and read_only

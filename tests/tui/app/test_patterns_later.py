@@ -1,0 +1,51 @@
+"""Issue 17: the possible patterns never block the app's first paint. A feature read (not found in
+the cache) with many counted items is shown without them while they are computed; their group
+joins the list when they are ready, the cursor staying on its item. Their computation is held
+here (an event the test sets), so the list is seen before them, never by timing."""
+
+from __future__ import annotations
+
+import threading
+
+from scars.core.samsara import aggregate
+from scars.tui.app.app import ScarsApp
+from scars.tui.app.screens.main import PATTERNS_PENDING
+from tests.factories import bench_feature, wait_until
+from tests.tui.app.test_app_pilot import SIZE, aio, current_item, record_notes, start
+
+
+@aio
+async def test_the_list_is_shown_before_the_possible_patterns_and_their_group_joins_it(tmp_path, monkeypatch):
+    feature_dir = bench_feature(tmp_path / "repo")
+    monkeypatch.setattr(aggregate, "PATTERNS_BESIDE_FROM", 1)  # "many" items: this feature's
+    release, started = threading.Event(), threading.Event()
+    real = aggregate.possible_patterns
+
+    def held(*args):  # noqa: ANN002, ANN202
+        started.set()
+        assert release.wait(60), "never released"
+        return real(*args)
+
+    monkeypatch.setattr(aggregate, "possible_patterns", held)
+    app = ScarsApp(feature_dir, user="alice")
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        items = app.screen.items
+        try:
+            await wait_until(pilot, started.is_set, "the possible patterns computed")  # and held there
+            groups = {r.group for r in items.rows}  # shown while they are computed
+            assert "unaddressed" in groups and "possible_patterns" not in groups and not app.feature.possible_patterns
+            notes = record_notes(app)
+            await pilot.press("down", "f")  # the cursor moves; a decision waits for the patterns
+            await wait_until(pilot, lambda: notes, "the decision refused")
+            assert notes == [("Not recorded yet", PATTERNS_PENDING)] and not app.decisions
+            item = current_item(app)
+        finally:
+            release.set()
+        await wait_until(
+            pilot, lambda: any(r.group == "possible_patterns" for r in items.rows), "the possible patterns' group"
+        )
+        assert current_item(app) == item  # the cursor stayed on its item
+        assert app.feature.possible_patterns and app.backend.session.feature is app.feature
+        await pilot.press("f")
+        await wait_until(pilot, lambda: item in app.decisions, "the fix recorded")
