@@ -289,8 +289,8 @@ class TriageState:
         """The tasks per normalised text, for :meth:`tasks_of` (the same tasks as its one pass)."""
         by_text: dict[str, set[str]] = {}
         for it in self.feature.items:
-            if it.normalized and it.task_id:
-                by_text.setdefault(it.normalized, set()).add(it.task_id)
+            if it.task_id and (text := it.normalized):  # computed from the text on each ask: once here
+                by_text.setdefault(text, set()).add(it.task_id)
         self._tasks_by_text = by_text
 
     # -- grouping ---------------------------------------------------------------------
