@@ -49,3 +49,40 @@ async def test_the_list_is_shown_before_the_possible_patterns_and_their_group_jo
         assert app.feature.possible_patterns and app.backend.session.feature is app.feature
         await pilot.press("f")
         await wait_until(pilot, lambda: item in app.decisions, "the fix recorded")
+
+
+@aio
+async def test_the_possible_patterns_join_the_list_under_a_filter_being_typed_that_does_not_parse(
+    tmp_path, monkeypatch
+):
+    """The list keeps the rows of the last filter that parsed while a bad one is typed; the
+    patterns arriving then join those rows (they waited for the next edit of the filter), and the
+    filter's error stays shown."""
+    from textual.widgets import Static
+
+    feature_dir = bench_feature(tmp_path / "repo")
+    monkeypatch.setattr(aggregate, "PATTERNS_BESIDE_FROM", 1)
+    release, started = threading.Event(), threading.Event()
+    real = aggregate.possible_patterns
+
+    def held(*args):  # noqa: ANN002, ANN202
+        started.set()
+        assert release.wait(60), "never released"
+        return real(*args)
+
+    monkeypatch.setattr(aggregate, "possible_patterns", held)
+    app = ScarsApp(feature_dir, user="alice")
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        items = app.screen.items
+        try:
+            await wait_until(pilot, started.is_set, "the possible patterns computed")
+            await pilot.press("slash", "c", "a", "t", "colon", "x", "x")
+            status = app.screen.query_one("#filter-status", Static)
+            await wait_until(pilot, lambda: "✗" in str(status.render()), "the filter's error shown")
+        finally:
+            release.set()
+        await wait_until(
+            pilot, lambda: any(r.group == "possible_patterns" for r in items.rows), "the possible patterns' group"
+        )
+        assert "✗" in str(status.render())

@@ -492,7 +492,12 @@ class MainScreen(Screen[None]):
         app.call_from_thread(self._show_filtered, flt, rows)
 
     def _show_filtered(self, flt, rows: list[Row]) -> None:  # noqa: ANN001
-        if flt is not self.app.filter or self._filter_error is not None:  # superseded meanwhile
+        if flt is not self.app.filter:  # superseded meanwhile
+            return
+        if self._filter_error is not None:
+            # A filter being typed does not parse: the rows of the last one that did (built again
+            # when the possible patterns arrive) stay listed, under the error it shows.
+            self.items.set_rows(rows)
             return
         self.items.placeholder = (
             one_line(f"No item matches the filter “{flt.source}” (esc clears it).", 200)
