@@ -15,6 +15,7 @@ import pytest
 from scars.core import settings
 from scars.core.model import Feature, LazyFeature
 from scars.core.samsara import feature as reader
+from scars.core.samsara.layout import repo_root_of
 from scars.core.samsara.status import feature_json_line, feature_to_json
 from scars.core.storage import cache
 from tests.core.storage.test_cache import _feature_dir, _no_reading, _settle
@@ -141,7 +142,8 @@ def test_a_spoilt_cache_file_is_a_miss_never_wrong_items(how, repo, cache_on, mo
     good = reader.read_feature(fdir)
     path = cache.cache_file(fdir.absolute())
     _spoilt(path, how, good.items[-1].text[:24])
-    assert cache.load(fdir.absolute(), cache.fingerprint(fdir.absolute(), None)) is None
+    fp = cache.fingerprint(fdir.absolute(), repo_root_of(fdir.absolute()))  # the fingerprint it was stored under
+    assert cache.load(fdir.absolute(), fp) is None
     again = reader.read_feature(fdir)  # read from the files again, and stored again
     assert again == good and not isinstance(again, LazyFeature)
     _no_reading(monkeypatch)
