@@ -133,14 +133,18 @@ class ScarItem:
     def normalized(self) -> str:
         """The whitespace-normalised, case-folded text (``scars.core.text.normalize``) used for literal
         pattern matching ("" for an item of an unrecognised shape)."""
-        odd = self.odd_normal
-        return self.text.casefold() if odd is None else odd
+        return normal_of(self.text, self.odd_normal)
 
     # Pickling (the read cache and the parse workers' results hold tens of thousands of items):
     # the fields' values as one tuple, read by a getter made once, given back to __init__ in
     # field order (half the time of a __setstate__ per item that sets the fields one by one).
     def __reduce__(self) -> tuple[Any, ...]:
         return (ScarItem, _ITEM_VALUES(self))
+
+
+def normal_of(text: str, odd: str | None) -> str:
+    """The normalised text of ``text`` whose odd normal form (:func:`odd_normal`) is ``odd``."""
+    return text.casefold() if odd is None else odd
 
 
 def odd_normal(text: str, normalized: str) -> str | None:

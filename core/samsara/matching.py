@@ -41,7 +41,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
-from scars.core.model import SECTION_OF, Feature, IterationLog, LogMatch, ScarItem, odd_normal
+from scars.core.model import SECTION_OF, Feature, IterationLog, LogMatch, ScarItem, normal_of, odd_normal
 from scars.core.samsara.patterns import WordSets, terms
 from scars.core.text import normalize
 from scars.core.values import as_text
@@ -86,8 +86,7 @@ class Target:
 
     @property
     def normalized(self) -> str:
-        n = self.normal
-        return self.text.casefold() if n is None else n
+        return normal_of(self.text, self.normal)
 
 
 def description_of(entry: Any) -> str:

@@ -353,6 +353,15 @@ def identifiers(text: str) -> list[str]:
 _NO_KEY = -1  # hash() never gives -1 (CPython): the hash of an item without a key
 
 
+def _literal_key(it: ScarItem) -> tuple[bool, str] | None:
+    """An item's key under the literal rule: its systemic_ref id, else its normalised text (computed
+    from the text: ScarItem.odd_normal), None for an item without one."""
+    if it.systemic_ref:
+        return (True, it.systemic_ref)
+    text = it.normalized
+    return (False, text) if text else None
+
+
 def literal_patterns(items: list[ScarItem]) -> list[tuple[str, ...]]:
     """The literal rule: items with one key — the systemic_ref id, else the normalised text (none
     for an item without one) — in two or more reports; their ids per pattern, largest first."""
@@ -361,17 +370,14 @@ def literal_patterns(items: list[ScarItem]) -> list[tuple[str, ...]]:
     # their keys.
     hashes = array("q")
     for it in items:
-        if it.systemic_ref:
-            hashes.append(hash(("ref", it.systemic_ref)))
-        else:  # computed from the text (ScarItem.odd_normal): once per item
-            hashes.append(hash(key) if (key := it.normalized) else _NO_KEY)
+        hashes.append(hash(key) if (key := _literal_key(it)) is not None else _NO_KEY)
     ordered = sorted(hashes)
     shared = {h for h, after in zip(ordered, ordered[1:]) if h == after and h != _NO_KEY}
     del ordered
     groups: dict[tuple[bool, str], list[ScarItem]] = defaultdict(list)
     for it, h in zip(items, hashes):
-        if h in shared:
-            groups[(True, it.systemic_ref) if it.systemic_ref else (False, it.normalized)].append(it)
+        if h in shared and (key := _literal_key(it)) is not None:
+            groups[key].append(it)
     out = []
     for group in groups.values():
         if len({it.file for it in group}) >= 2:
