@@ -547,3 +547,33 @@ async def test_a_load_that_lands_while_the_app_closes_is_dropped(feature_dir):
         await wait_until(pilot, lambda: loads.is_finished, "the reload worker done")
         await pilot.pause()  # its Loaded message handled (an error would end the app: run_test raises it)
         assert app.is_running and not app.screen.query(ItemList)
+
+
+@aio
+async def test_keys_typed_at_once_after_slash_go_to_the_filter(feature_dir):
+    """`/retry` arriving in one burst (a paste, a fast typist, a script driving the terminal):
+    every key after `/` is the filter's, none a command of the list (`e` opened the editor, `t`
+    the trends: the filter field took the focus only after the keys already queued)."""
+    from textual import events
+    from textual.widgets import Input
+
+    app = ScarsApp(feature_dir, user="alice")
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        screen = app.screen
+        for key, char in [("slash", "/"), *((c, c) for c in "retry")]:
+            app.post_message(events.Key(key, char))  # queued together, before any is handled
+        await wait_until(pilot, lambda: screen.query_one("#filter", Input).value == "retry", "the filter typed")
+        assert app.screen is screen
+
+
+@aio
+async def test_a_slash_typed_in_the_filter_is_part_of_it(feature_dir):
+    from textual.widgets import Input
+
+    app = ScarsApp(feature_dir, user="alice")
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        await pilot.press("slash")
+        await type_text(pilot, "file:scar-reports/task")
+        assert app.screen.query_one("#filter", Input).value == "file:scar-reports/task"

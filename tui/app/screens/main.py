@@ -57,7 +57,9 @@ MAIN_BINDINGS = [
     ),
     Binding("y", "copy_id", "Copy the item id", id="scars.copy_id", show=False),
     Binding("e", "edit", "Open the item's location in $EDITOR", id="scars.edit", show=False),
-    Binding("slash", "filter", "Filter: words, cat:, task:, file:, state:", id="scars.filter"),
+    # A priority key (taken before the focused list sees it, in the order keys came): keys typed
+    # at once after it are the filter's (check_action lets it through to a focused text field).
+    Binding("slash", "filter", "Filter: words, cat:, task:, file:, state:", id="scars.filter", priority=True),
     Binding("escape", "clear_filter", "Clear the filter", id="scars.clear_filter", show=False),
     Binding("space", "mark", "Mark the item (for F A D)", id="scars.mark"),
     Binding("ctrl+p", "app.command_palette", "Command palette: every action by name", id="scars.palette", show=False),
@@ -441,7 +443,13 @@ class MainScreen(Screen[None]):
     def action_filter(self) -> None:
         bar = self.query_one("#filter-bar")
         bar.display = True
-        self.query_one("#filter", Input).focus()
+        # Focused now, not after the keys already queued (Widget.focus defers itself): keys that
+        # arrive in one burst after `/` (a paste, a fast typist) are the filter's, not commands.
+        self.set_focus(self.query_one("#filter", Input))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # `/` typed in a text field (the filter's own `file:src/x`) is that field's character.
+        return not (action == "filter" and isinstance(self.focused, Input))
 
     @on(Input.Changed, "#filter")
     def _filter_changed(self, event: Input.Changed) -> None:
