@@ -86,13 +86,39 @@ def feature_json_line(feature: Feature, encoded: list[str] | None = None) -> str
     """``json.dumps(feature_to_json(feature), ensure_ascii=True)``, the same bytes, with the items'
     JSON taken from the cache when this very feature came from it (a warm reopen encodes only
     the decisions). ``encoded``: :func:`encode_items` of a feature with the very items of this one
-    (a cold read encodes them while the possible patterns are computed: ``read_missed``'s
-    ``meanwhile``)."""
+    (kept with it in the cache)."""
+    pieces, _at = _line_pieces(feature, _encoded_items(feature, encoded))
+    return "".join(pieces)
+
+
+def json_line_around_patterns(feature: Feature, encoded: list[str]) -> tuple[str, str]:
+    """:func:`feature_json_line` of a feature that is ``feature`` but for its possible patterns, cut
+    where their JSON goes: (before, after), so that its line is ``before +
+    possible_patterns_json(it) + after`` (a cold read builds them while the possible patterns are
+    computed: ``read_missed``'s ``meanwhile``). ``encoded``: :func:`encode_items` of ``feature``
+    (not kept: :func:`keep_encoded_items` keeps it with the feature stored)."""
+    pieces, at = _line_pieces(feature, encoded)
+    return "".join(pieces[:at]), "".join(pieces[at + 1 :])
+
+
+def possible_patterns_json(feature: Feature) -> str:
+    """The JSON of ``feature``'s possible patterns in its ``scars status --json`` line."""
+    return json.dumps([dict(p) for p in feature.possible_patterns], ensure_ascii=True)
+
+
+def keep_encoded_items(feature: Feature, encoded: list[str]) -> None:
+    """Keep ``encoded`` (:func:`encode_items` of ``feature``) with ``feature`` in the cache, as
+    :func:`feature_json_line` does (when ``feature`` is the one the cache stored)."""
+    _encoded_items(feature, encoded)
+
+
+def _line_pieces(feature: Feature, encoded: list[str]) -> tuple[list[str], int]:
+    """The pieces :func:`feature_json_line` joins, and which of them is the possible patterns' JSON."""
     out, decisions = _feature_object(feature)
-    encoded = _encoded_items(feature, encoded)
     dumps = json.dumps
     cut = len(_UNDECIDED_TAIL)
     pieces: list[str] = []  # joined once: the items' text is tens of megabytes, each concatenation a copy
+    at = -1
     n_items, n_resolved = feature.sizes()  # the item objects are asked for only to put decisions in
     for n, (key, value) in enumerate(out.items()):
         pieces += ("{" if n == 0 else ", ", dumps(key), ": ")
@@ -105,10 +131,13 @@ def feature_json_line(feature: Feature, encoded: list[str] | None = None) -> str
                     if d is not None:
                         texts[i] = f"{texts[i][:-cut]}{dumps(d, ensure_ascii=True)}}}"
             pieces += ("[", ", ".join(texts), "]")
+        elif key == "possible_patterns":
+            at = len(pieces)
+            pieces.append(possible_patterns_json(feature))
         else:
             pieces.append(dumps(value, ensure_ascii=True))
     pieces.append("}")
-    return "".join(pieces)
+    return pieces, at
 
 
 def encode_items(feature: Feature) -> list[str]:
@@ -164,7 +193,7 @@ def _feature_object(feature: Feature) -> tuple[dict[str, Any], dict[str, Any]]:
         "counts": dict(feature.counts),
         "groups": {g: list(feature.groups.get(g, ())) for g in GROUPS},
         "cross_task_patterns": [list(ids) for ids in feature.cross_task_patterns],
-        "possible_patterns": [dict(p) for p in feature.possible_patterns],
+        "possible_patterns": [dict(p) for p in feature.possible_patterns],  # in a line: possible_patterns_json
         "parse_failures": [{"file": f.file, "line": f.line, "reason": f.message} for f in feature.parse_failures],
         "dangling_refs": [{"file": f, "id": i} for f, i in feature.dangling_refs],
         "warnings": [str(w) for w in feature.warnings],

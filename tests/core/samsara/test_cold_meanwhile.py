@@ -53,11 +53,11 @@ PROBE = (
     SETUP
     + """
 aggregate.PATTERNS_BESIDE_FROM = int(sys.argv[3])
-marker = work / "items-encoded"
-patterns_after_the_items_json = patterns_once(marker.exists, "the items' JSON")
+marker = work / "line-built"
+patterns_after_the_line = patterns_once(marker.exists, "the line but for the patterns")
 
 if aggregate.PATTERNS_BESIDE_FROM == 0:
-    aggregate.possible_patterns = patterns_after_the_items_json
+    aggregate.possible_patterns = patterns_after_the_line
 events = []
 
 class Out(io.StringIO):
@@ -65,11 +65,16 @@ class Out(io.StringIO):
         return False
 
 out = Out()
-real_encode, real_items, real_replace = status.encode_items, cache._dump_items, cache.os.replace
+real_encode, real_around = status.encode_items, status.json_line_around_patterns
+real_items, real_replace = cache._dump_items, cache.os.replace
 
 def encode(feature):
     events.append(("encode", len(out.getvalue())))
-    got = real_encode(feature)
+    return real_encode(feature)
+
+def around(feature, encoded):
+    events.append(("line but the patterns", len(out.getvalue())))
+    got = real_around(feature, encoded)
     marker.touch()
     return got
 
@@ -84,7 +89,8 @@ class Os:
         events.append(("in place " + Path(b).name.split(".")[1], len(out.getvalue())))
         return real_replace(a, b)
 
-status.encode_items, cache._dump_items, cache.os = encode, dump_items, Os()
+status.encode_items, status.json_line_around_patterns = encode, around
+cache._dump_items, cache.os = dump_items, Os()
 sys.stdout = out
 code = main(["status", "--json", str(feature_dir)])
 cold = out.getvalue()
@@ -112,13 +118,20 @@ def _probe(script: str, *args: str) -> dict:
 
 
 @beside
-def test_a_cold_line_encodes_and_caches_the_items_while_the_patterns_are_computed(tmp_path):
+def test_a_cold_line_is_built_but_for_the_patterns_while_they_are_computed(tmp_path):
     got = _probe(PROBE, str(tmp_path), str(ROOT / "bench"), "0")
     n = got["length"]
     assert got["codes"] == [0, 0] and got["cold_ok"] and got["warm_ok"] and got["temporaries"] == []
-    # while the child computed (before any output): the cache file's items, then the items' JSON;
-    # the cache file and the kept JSON put in place after the whole line; the warm run writes nothing
-    assert got["events"] == [["items", 0], ["encode", 0], ["in place pickle", n], ["in place status-items", n]]
+    # while the child computed (before any output): the cache file's items, the items' JSON, the
+    # rest of the line but for the patterns' part; the cache file and the kept JSON put in place
+    # after the whole line; the warm run writes nothing
+    assert got["events"] == [
+        ["items", 0],
+        ["encode", 0],
+        ["line but the patterns", 0],
+        ["in place pickle", n],
+        ["in place status-items", n],
+    ]
 
 
 def test_in_line_patterns_leave_the_cache_and_the_json_after_the_output(tmp_path):

@@ -484,3 +484,33 @@ def test_a_killed_atomic_write_s_leftover_is_no_change(tmp_path, monkeypatch):
         assert not is_temp_name(Path(name).name)
         assert cache.fingerprint(f, None) != before
         (f / name).unlink()
+
+
+@pytest.mark.parametrize("flags", [(), ("--json",)])
+def test_a_cold_status_keeps_the_cyclic_collector_off_to_its_end(repo, cache_on, monkeypatch, capsys, flags):
+    """The cyclic GC is off for the whole command, its output and cache writes included, not only
+    for the read: switched on after the read, its first collection scanned every object the read
+    made (and another one ran in the cache writes); it is on again when the command returns."""
+    import gc
+
+    from scars.tui.cli.commands import status
+
+    fdir = _feature_dir(repo)
+    _settle(repo)
+    collector_on: list[tuple[str, bool]] = []
+    run, write = status._run, cache._write
+
+    def watched_run(*a):
+        code = run(*a)
+        collector_on.append(("output", gc.isenabled()))
+        return code
+
+    def watched_write(*a):
+        collector_on.append(("cache", gc.isenabled()))
+        return write(*a)
+
+    monkeypatch.setattr(status, "_run", watched_run)
+    monkeypatch.setattr(cache, "_write", watched_write)
+    assert _status(fdir, *flags) == 0
+    writes = [("cache", False)] * (2 if flags else 1)  # the feature (and the items' JSON for --json)
+    assert collector_on == [("output", False), *writes] and gc.isenabled()
