@@ -24,6 +24,7 @@ from textual.message import Message
 from scars.core import settings
 from scars.core.errors import DecisionRefused, ScarsError
 from scars.core.model import Feature
+from scars.core.samsara.layout import repo_root_of
 from scars.core.samsara.locate import codeowners, git_authors, parse_location
 from scars.core.samsara.rounds import evaluate_valves
 from scars.core.samsara.session import FeatureSession
@@ -45,22 +46,33 @@ from scars.tui.app.widgets.detail import DetailPane
 from scars.tui.app.widgets.item_list import ItemList
 
 
-def disk_stamp(backend: Backend) -> object:
-    """What a reload depends on, by stat only: the feature's inputs (the cache's fingerprint) and,
-    when another process writes the journal (this one is read-only), the journal too."""
-    feature = backend.feature
-    root = Path(feature.repo_root) if feature.repo_root else None
+def input_stamps(feature_dir: Path) -> tuple[Any, Any]:
+    """(the inputs' stat fingerprint, the journal's stat) of an absolute feature directory, by stat
+    only; (None, None) when it cannot be listed."""
     try:
-        stamp: list[object] = [cache.fingerprint(Path(feature.path), root)]
+        fp = cache.fingerprint(feature_dir, repo_root_of(feature_dir))
     except OSError:
+        return None, None
+    try:
+        st = os.stat(feature_dir / ".scars" / "journal.jsonl")
+        journal: object = (st.st_size, st.st_mtime_ns, st.st_ino)
+    except OSError:
+        journal = None
+    return fp, journal
+
+
+def disk_stamp(backend: Backend, taken: tuple[Any, Any] | None = None) -> object:
+    """What a reload depends on, by stat only: the feature's inputs (the cache's fingerprint) and,
+    when another process writes the journal (this one is read-only), the journal too. ``taken``:
+    :func:`input_stamps` taken before the feature was read (so a write during the read is seen by
+    the next poll); now when not given, or not of this feature's directory."""
+    feature = backend.feature
+    if taken is None or taken[0] is None or taken[0]["feature"] != feature.path:
+        taken = input_stamps(Path(feature.path))
+    fp, journal = taken
+    if fp is None:
         return None
-    if backend.read_only:
-        try:
-            st = os.stat(Path(feature.path) / ".scars" / "journal.jsonl")
-            stamp.append((st.st_size, st.st_mtime_ns, st.st_ino))
-        except OSError:
-            stamp.append(None)
-    return stamp
+    return [fp, journal] if backend.read_only else [fp]
 
 
 def _valves(feature: Feature, decisions: dict) -> list:
@@ -298,12 +310,15 @@ class ScarsApp(App[int]):
             gc.unfreeze()
             gc.collect()
         shown_early = False
+        taken: tuple[Any, Any] | None = None  # a first open's input stamps, taken before it reads
 
         def early(backend: Backend) -> None:
             # The feature is read but for its possible patterns (computed next, here: the app runs
             # threads and cannot fork): the list is shown now, the patterns' group added when ready.
             nonlocal shown_early
-            self.post_message(self._loaded_message(backend, keep_cursor, why, None, disk_stamp(backend), pending=True))
+            self.post_message(
+                self._loaded_message(backend, keep_cursor, why, None, disk_stamp(backend, taken), pending=True)
+            )
             shown_early = True
 
         try:
@@ -322,6 +337,7 @@ class ScarsApp(App[int]):
                 )
             else:
                 assert self.feature_dir is not None
+                taken = input_stamps(Path(self.feature_dir).absolute())
                 backend = Backend.open(
                     self.feature_dir, read_only=self.read_only_requested, user=self.user, meanwhile=early
                 )
@@ -331,7 +347,7 @@ class ScarsApp(App[int]):
                 message: Message = self.PatternsReady(backend, state)
             else:
                 if not keep_cursor:
-                    stamp = disk_stamp(backend)
+                    stamp = disk_stamp(backend, taken)
                 message = self._loaded_message(backend, keep_cursor, why, before, stamp)
             # The feature, its rows and views live until the next load: out of the collector's
             # sight (a feature holds no reference cycle; dropped, it is freed by its counts). A

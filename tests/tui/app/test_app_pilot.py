@@ -577,3 +577,30 @@ async def test_a_slash_typed_in_the_filter_is_part_of_it(feature_dir):
         await pilot.press("slash")
         await type_text(pilot, "file:scar-reports/task")
         assert app.screen.query_one("#filter", Input).value == "file:scar-reports/task"
+
+
+@aio
+async def test_a_report_written_while_the_app_first_reads_the_feature_is_shown(feature_dir, monkeypatch):
+    """The disk stamp of a first open is taken before the read: a report the loop writes while the
+    feature is read (after its directory was listed) is seen by the next poll of the disk, not
+    missed until some later write."""
+    from scars.tui.app import backend as backend_module
+
+    real = backend_module.FeatureSession.open
+
+    def open_then_written(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        session = real(*args, **kwargs)  # read; the loop writes a report now
+        (feature_dir / "scar-reports" / "task-9-scar.yaml").write_text(
+            'task_id: task-9\ncompletion_status: done\nknown_shortcuts:\n  - "Written while scars read"\n'
+            "silent_failure_conditions: []\nassumptions_made: []\ndebt_registered: false\n"
+        )
+        return session
+
+    monkeypatch.setattr(backend_module.FeatureSession, "open", open_then_written)
+    monkeypatch.setattr(ScarsApp, "POLL_SECONDS", 0.05)
+    app = ScarsApp(feature_dir, user="alice")
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        await wait_until(
+            pilot, lambda: any(it.task_id == "task-9" for it in app.feature.items), "the report written meanwhile shown"
+        )
