@@ -14,10 +14,11 @@ from tests.factories import bench_feature, wait_until
 from tests.tui.app.test_app_pilot import SIZE, aio, current_item, record_notes, start
 
 
-@aio
-async def test_the_list_is_shown_before_the_possible_patterns_and_their_group_joins_it(tmp_path, monkeypatch):
+def _held_patterns(tmp_path, monkeypatch):  # noqa: ANN001, ANN202
+    """A feature with "many" counted items (this one's) whose possible patterns, once started, are
+    held until the test sets ``release``; ``started`` is set when they are. (dir, release, started)"""
     feature_dir = bench_feature(tmp_path / "repo")
-    monkeypatch.setattr(aggregate, "PATTERNS_BESIDE_FROM", 1)  # "many" items: this feature's
+    monkeypatch.setattr(aggregate, "PATTERNS_BESIDE_FROM", 1)
     release, started = threading.Event(), threading.Event()
     real = aggregate.possible_patterns
 
@@ -27,6 +28,12 @@ async def test_the_list_is_shown_before_the_possible_patterns_and_their_group_jo
         return real(*args)
 
     monkeypatch.setattr(aggregate, "possible_patterns", held)
+    return feature_dir, release, started
+
+
+@aio
+async def test_the_list_is_shown_before_the_possible_patterns_and_their_group_joins_it(tmp_path, monkeypatch):
+    feature_dir, release, started = _held_patterns(tmp_path, monkeypatch)
     app = ScarsApp(feature_dir, user="alice")
     async with app.run_test(size=SIZE) as pilot:
         await start(app, pilot)
@@ -60,17 +67,7 @@ async def test_the_possible_patterns_join_the_list_under_a_filter_being_typed_th
     filter's error stays shown."""
     from textual.widgets import Static
 
-    feature_dir = bench_feature(tmp_path / "repo")
-    monkeypatch.setattr(aggregate, "PATTERNS_BESIDE_FROM", 1)
-    release, started = threading.Event(), threading.Event()
-    real = aggregate.possible_patterns
-
-    def held(*args):  # noqa: ANN002, ANN202
-        started.set()
-        assert release.wait(60), "never released"
-        return real(*args)
-
-    monkeypatch.setattr(aggregate, "possible_patterns", held)
+    feature_dir, release, started = _held_patterns(tmp_path, monkeypatch)
     app = ScarsApp(feature_dir, user="alice")
     async with app.run_test(size=SIZE) as pilot:
         await start(app, pilot)
