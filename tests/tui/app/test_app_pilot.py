@@ -8,8 +8,9 @@ import html
 import re
 from pathlib import Path
 
+from textual import events
 from textual.command import CommandList
-from textual.widgets import Button
+from textual.widgets import Button, Input
 
 from scars.core.samsara.session import FeatureSession
 from scars.tui.app.app import ScarsApp
@@ -554,9 +555,6 @@ async def test_keys_typed_at_once_after_slash_go_to_the_filter(feature_dir):
     """`/retry` arriving in one burst (a paste, a fast typist, a script driving the terminal):
     every key after `/` is the filter's, none a command of the list (`e` opened the editor, `t`
     the trends: the filter field took the focus only after the keys already queued)."""
-    from textual import events
-    from textual.widgets import Input
-
     app = ScarsApp(feature_dir, user="alice")
     async with app.run_test(size=SIZE) as pilot:
         await start(app, pilot)
@@ -569,8 +567,6 @@ async def test_keys_typed_at_once_after_slash_go_to_the_filter(feature_dir):
 
 @aio
 async def test_a_slash_typed_in_the_filter_is_part_of_it(feature_dir):
-    from textual.widgets import Input
-
     app = ScarsApp(feature_dir, user="alice")
     async with app.run_test(size=SIZE) as pilot:
         await start(app, pilot)
