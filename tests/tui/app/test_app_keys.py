@@ -405,6 +405,12 @@ async def test_a_cursor_step_between_short_and_long_details_lays_nothing_out_aga
     async with app.run_test(size=size) as pilot:
         await start(app, pilot)
         pane, screen = app.screen.query_one(DetailPane), app.screen
+        # What the start left to lay out (late on a loaded machine) is done before counting.
+        await wait_until(
+            pilot,
+            lambda: not (screen._layout_required or screen._scroll_required),
+            "the screen laid out after the start",
+        )
         layouts: list[object] = []
         refresh_layout = screen._refresh_layout
 
