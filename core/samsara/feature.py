@@ -123,14 +123,17 @@ def read_missed(
 
     While the possible patterns are computed in a forked child (``aggregate``'s ``meanwhile``) the
     cache file's items are written, then ``meanwhile`` (the caller's own work that does not depend
-    on them) runs; the file is completed with the feature once they are known (``early``: also
-    when they are computed here, before them: :func:`aggregate`'s)."""
+    on them) runs — before them when ``early`` (the app's first paint does not wait for the cache);
+    the file is completed with the feature once they are known (``early``: also when they are
+    computed here, before them: :func:`aggregate`'s)."""
     store = feature_cache.begin_store(p, fp) if fp is not None else None
 
     def during(aggregated: Feature) -> None:
+        if early and meanwhile is not None:  # the app's first paint does not wait for the cache
+            meanwhile(aggregated)
         if store is not None:
             store.items(aggregated)
-        if meanwhile is not None:
+        if not early and meanwhile is not None:
             meanwhile(aggregated)
 
     try:
