@@ -480,13 +480,41 @@ def _read(path: Path, accept: Any, load: Any = pickle.load) -> tuple[Any, Any]:
 _WRITE_ERRORS = (OSError, pickle.PicklingError, TypeError, AttributeError, RecursionError)
 
 
+# A temporary cache file untouched for this long is the leftover of a process killed mid-write
+# (tens of MB at 50,000 items): one being written is touched within seconds (an hour leaves room
+# for a read held up by a loaded machine). Swept once per process, at its first write.
+STALE_TEMP_SECONDS = 3600.0
+_TEMP_PREFIX, _TEMP_SUFFIX = ".tmp-", ".pickle"
+_swept: set[Path] = set()
+
+
+def _sweep_stale_temps(directory: Path, now: float | None = None) -> list[str]:
+    """Remove the cache's temporary files in ``directory`` untouched for STALE_TEMP_SECONDS; the
+    names removed."""
+    now = time.time() if now is None else now
+    removed = []
+    with contextlib.suppress(OSError), os.scandir(directory) as it:
+        for e in it:
+            if not (e.name.startswith(_TEMP_PREFIX) and e.name.endswith(_TEMP_SUFFIX)):
+                continue
+            with contextlib.suppress(OSError):
+                st = e.stat(follow_symlinks=False)
+                if stat.S_ISREG(st.st_mode) and now - st.st_mtime >= STALE_TEMP_SECONDS:
+                    os.unlink(e.path)
+                    removed.append(e.name)
+    return removed
+
+
 def _temp_file(path: Path) -> tuple[Any, str]:
     """(a temporary file opened for writing beside ``path``, its path)."""
     # lazy: tempfile (~1.5 ms, it imports random) only when a cache file is written, not for a warm open
     import tempfile
 
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".pickle")
+    if path.parent not in _swept:
+        _swept.add(path.parent)
+        _sweep_stale_temps(path.parent)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=_TEMP_PREFIX, suffix=_TEMP_SUFFIX)
     return os.fdopen(fd, "wb"), tmp
 
 

@@ -514,3 +514,28 @@ def test_a_cold_status_keeps_the_cyclic_collector_off_to_its_end(repo, cache_on,
     assert _status(fdir, *flags) == 0
     writes = [("cache", False)] * (2 if flags else 1)  # the feature (and the items' JSON for --json)
     assert collector_on == [("output", False), *writes] and gc.isenabled()
+
+
+def test_a_cache_write_sweeps_the_temporary_files_killed_writers_left(repo, cache_on, monkeypatch):
+    """A process killed while it wrote a cache file leaves its temporary file (tens of MB at 50,000
+    items); the next process that writes one removes those untouched for STALE_TEMP_SECONDS, at
+    that age exactly and older, never a younger one (a write in progress)."""
+    monkeypatch.setattr(cache, "_swept", set())
+    _settle(repo)
+    cache_on.mkdir(parents=True, exist_ok=True)
+    now = time.time()
+    ages = {
+        "old": cache.STALE_TEMP_SECONDS + 5,
+        "over": cache.STALE_TEMP_SECONDS + 1,
+        "young": cache.STALE_TEMP_SECONDS - 60,
+    }
+    for name, age in ages.items():
+        left = cache_on / f".tmp-{name}.pickle"
+        left.write_bytes(b"half a cache file")
+        os.utime(left, (now - age, now - age))
+    (cache_on / ".tmp-other.txt").write_bytes(b"not ours")
+    os.utime(cache_on / ".tmp-other.txt", (now - 2 * cache.STALE_TEMP_SECONDS,) * 2)
+    reader.read_feature(_feature_dir(repo))  # stores the feature: the first write of this process
+    left = sorted(p.name for p in cache_on.iterdir() if p.name.startswith(".tmp-"))
+    assert left == [".tmp-other.txt", ".tmp-young.pickle"]
+    assert cache._sweep_stale_temps(cache_on, now=now + 60) == [".tmp-young.pickle"]  # exactly at the age
