@@ -14,7 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.text import Text
 
-from scars.core.samsara.feature import read_feature
+from scars.core.model import EntryVerdict, FeatureSummary, Problem
+from scars.core.samsara.feature import read_feature, read_summary
 from scars.tui.cli.render import plain
 from scars.tui.cli.render import status as render
 from scars.tui.cli.render.console import make_console
@@ -125,3 +126,150 @@ def test_plain_only_without_a_terminal_and_without_force_color(monkeypatch):
     assert not plain.wanted(io.StringIO())
     env(FORCE_COLOR="1", NO_COLOR="1")
     assert plain.wanted(io.StringIO())
+
+
+# `scars status REPO`: its one-line-per-feature table (render.print_repo) into a pipe.
+
+NAMES = [
+    "",
+    " ",
+    "[bold]markup[/bold] [link=x]l[/link]",
+    "esc\x1b[31mred\x1b[0m",
+    "bell\x07 bs\x08 vt\x0b ff\x0c cr\r",
+    "tab\there",
+    "new\nline",
+    "para\u2028sep",
+    "nel\x85x",
+    "測試只驗證文件存在",
+    "emoji 🎉🎉",
+    "e\u0301 combining",
+    "zero\u200bwidth",
+    "trailing   ",
+    "   leading",
+    "nbsp\u00a0\u00a0",
+    "2026-04-17_samsara-phase4-auto-iteration",
+    "x" * 44,
+    "x" * 45,
+    "x" * 46,
+    "測" * 22,
+    "測" * 23,
+    "x" * 43 + "測",
+    "word " * 20,
+    "x" * 200,
+]
+
+
+def _summary(name: str, i: int = 0, lost: int = 0, rounds: int = 0) -> FeatureSummary:
+    entry = [None, EntryVerdict("gate", "r"), EntryVerdict("skip", "r"), EntryVerdict("unknown", "r")][i % 4]
+    failures = tuple(Problem("f", None, "m", "failure") for _ in range(i % 3))
+    return FeatureSummary(name, "p", lost, entry, failures, rounds)
+
+
+def _repo_both(features: list[FeatureSummary], monkeypatch: pytest.MonkeyPatch) -> tuple[str, str]:
+    out = io.StringIO()
+    monkeypatch.setattr(sys, "stdout", out)
+    render.print_repo(Path("repo"), features)  # no terminal: the plain table
+    mine = out.getvalue()
+    out.seek(0), out.truncate()
+    render.print_repo(Path("repo"), features, console=make_console())  # rich's plain console
+    return mine, out.getvalue()
+
+
+@pytest.mark.parametrize("name", NAMES, ids=repr)
+def test_a_repository_table_is_the_same_bytes_without_a_console(name, monkeypatch):
+    features = [_summary(name), _summary("short", 1, 7, 3), _summary(name + name, 2, 12, 40)]
+    mine, theirs = _repo_both(features, monkeypatch)
+    assert mine == theirs and mine.startswith("feature")
+
+
+def test_figures_wider_than_their_headers_are_the_same_bytes(monkeypatch):
+    features = [_summary("a", 2, 10**12, 10**7), _summary("b", 1, 3, 10**6)]
+    mine, theirs = _repo_both(features, monkeypatch)
+    assert mine == theirs and " 1000000000000 " in mine
+
+
+def test_wide_like_repositories_are_the_same_bytes(monkeypatch):
+    # bench/generate.py's `wide` names (bench-wide-0001 …) with its figures' spread
+    for n in (1, 9, 120):
+        features = [_summary(f"bench-wide-{i + 1:04d}", i, (i * 37) % 900, i % 5) for i in range(n)]
+        mine, theirs = _repo_both(features, monkeypatch)
+        assert mine == theirs and mine.count("\n") == n + 1
+
+
+@pytest.mark.parametrize(
+    "root", [ROOT / "core" / "demo" / "repo", ROOT / "tests" / "fixtures" / "real_shaped", UPSTREAM]
+)
+def test_a_real_repository_table_is_the_same_bytes(root, monkeypatch):
+    if not (root / "changes").is_dir():
+        pytest.skip(f"{root} is not here")
+    features = [read_summary(f) for f in sorted((root / "changes").iterdir()) if f.is_dir()]
+    mine, theirs = _repo_both(features, monkeypatch)
+    assert mine == theirs and len(mine.splitlines()) == len(features) + 1
+
+
+def test_an_empty_repository_is_the_same_bytes(monkeypatch):
+    mine, theirs = _repo_both([], monkeypatch)
+    assert mine == theirs and mine.startswith("No feature directories")
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=50)
+        | st.text(alphabet=st.sampled_from("ab 測🎉\u0301\u200b\u3000"), max_size=50),
+        min_size=1,
+        max_size=6,
+    ),
+    st.integers(0, 10**9),
+)
+def test_a_repository_table_agrees_with_rich_on_any_names(names, lost):
+    features = [_summary(n, i, lost * i, i) for i, n in enumerate(names)]
+    with pytest.MonkeyPatch.context() as mp:
+        mine, theirs = _repo_both(features, mp)
+    assert mine == theirs
+
+
+def test_ordinary_names_are_printed_without_rich(monkeypatch):
+    import rich.console
+    import rich.table
+
+    def refuse(*a, **kw):
+        raise AssertionError("rich used")
+
+    monkeypatch.setattr(rich.console.Console, "__init__", refuse)
+    monkeypatch.setattr(rich.table.Table, "__init__", refuse)
+    out = io.StringIO()
+    monkeypatch.setattr(sys, "stdout", out)
+    render.print_repo(Path("repo"), [_summary("x" * 44, 1, 5, 2), _summary("測" * 22)])
+    lines = out.getvalue().splitlines()
+    assert lines[0] == "feature" + " " * 38 + "signal_lost entry   failures rounds"
+    assert lines[1] == "x" * 44 + "           5 gate           1      2" and len(lines[1]) == 80
+
+
+def test_a_name_that_folds_is_left_to_rich():
+    assert plain.table(render.REPO_COLUMNS, [("x" * 45, "0", "gate", "0", "0")]) is None
+    assert plain.table(render.REPO_COLUMNS, [("x" * 44, "0", "gate", "0", "0")]) is not None
+    assert plain.table(render.REPO_COLUMNS, [("測" * 22 + "x", "0", "gate", "0", "0")]) is None
+    assert plain.table(render.REPO_COLUMNS, [("a\tb", "0", "gate", "0", "0")]) is None
+    assert plain.table(render.REPO_COLUMNS, [("a\u2028b", "0", "gate", "0", "0")]) is None
+
+
+@pytest.mark.parametrize(
+    "row",
+    [
+        ("bell\x07 cr\r", "1\x0c", "gate\x08", "2", "3"),  # the control codes rich strips
+        ("a", "5  ", "gate", "7\u3000", "8 "),  # right-justified: trailing whitespace dropped
+    ],
+    ids=repr,
+)
+def test_a_table_is_what_a_rich_table_prints(row, monkeypatch):
+    from rich.table import Table
+
+    table = Table(box=None, show_edge=False, pad_edge=False, expand=False, padding=(0, 1, 0, 0))
+    for header, justify, min_width in render.REPO_COLUMNS:
+        table.add_column(header, justify=justify, min_width=min_width or None)
+    table.add_row(*(Text(c) for c in row))
+    out = io.StringIO()
+    monkeypatch.setattr(sys, "stdout", out)
+    make_console().print(table)
+    assert plain.table(render.REPO_COLUMNS, [row]) == out.getvalue()

@@ -9,6 +9,7 @@ beyond the width cut as ``Text.rstrip_end`` cuts it, a line wider than the width
 ``set_cell_size`` as ``Text.truncate`` does, the control codes rich strips removed, and (as
 make_console does without a terminal) no line ending in spaces. A text with a
 tab (rich expands tabs by cells) is left to rich itself (:func:`folded` returns None).
+:func:`table` does the same for a borderless table whose columns all fit at their natural width.
 ``tests/tui/cli/test_plain_render.py`` compares the two on hostile and real texts.
 """
 
@@ -59,6 +60,36 @@ def folded(text: str, width: int = WIDTH) -> str | None:
             if cell_len(piece) > width:  # Text.truncate(overflow="fold")
                 piece = set_cell_size(piece, width)
             out.append(piece.rstrip(" "))  # make_console: no line ends in spaces without a terminal
+    return "\n".join(out) + "\n"
+
+
+def table(columns: list[tuple[str, str, int]], rows: list[tuple[str, ...]], width: int = WIDTH) -> str | None:
+    """What an unstyled rich console ``width`` columns wide prints for ``Table(box=None,
+    show_edge=False, pad_edge=False, padding=(0, 1, 0, 0))`` with ``columns`` (header, justify
+    "left" or "right", min_width) and ``rows`` of plain ``Text`` cells; None when rich would do
+    more than lay each cell on one line at its column's natural width: the columns wider than
+    ``width`` together (rich shrinks and folds them), or a cell holding a tab or a line break."""
+    from rich.cells import cell_len  # lazy: rich's cell widths only
+
+    cells = [[h for h, _, _ in columns], *([c.translate(_STRIP) for c in row] for row in rows)]
+    widths = [m for _, _, m in columns]
+    for row in cells:
+        for i, c in enumerate(row):
+            if "\t" in c or (c and c.splitlines() != [c]):  # Text.__rich_measure__ splits lines
+                return None
+            widths[i] = max(widths[i], cell_len(c))
+    if sum(widths) + len(widths) - 1 > width:  # one space after each column but the last
+        return None
+    out: list[str] = []
+    for row in cells:
+        line = []
+        for c, w, (_, justify, _) in zip(row, widths, columns, strict=True):
+            if justify == "right":  # Lines.justify: the text's trailing whitespace dropped first
+                c = _TRAILING_SPACE.sub("", c)
+                line.append(" " * (w - cell_len(c)) + c)
+            else:
+                line.append(c + " " * (w - cell_len(c)))
+        out.append(" ".join(line).rstrip(" "))  # make_console: no line ends in spaces without a terminal
     return "\n".join(out) + "\n"
 
 

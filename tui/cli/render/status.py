@@ -352,32 +352,59 @@ def _decision_words(d) -> str:
     return f"{action} by {by}" + (f", signed off by {d.reviewed_by}" if getattr(d, "reviewed_by", None) else "")
 
 
+# `scars status REPO`'s columns: header, justify, min_width. A feature's name is its id on the
+# command line: never cut; one longer than the room the figures leave it (80 columns without a
+# terminal) folds onto the next line. The figures' columns keep their headers whole, one space
+# apart: upstream's 44-character names fit.
+REPO_COLUMNS = [
+    ("feature", "left", 0),
+    ("signal_lost", "right", 11),
+    ("entry", "left", 7),
+    ("failures", "right", 8),
+    ("rounds", "right", 6),
+]
+
+
 def print_repo(root: Path, features: list[FeatureSummary], console: Console | None = None) -> None:
+    if not features:
+        batch = _batch(console)
+        try:
+            _line(batch, f"No feature directories under {one_line(str(root / 'changes'), 200)}")
+        finally:
+            batch.flush()
+        return
+    rows = [
+        (
+            one_line(f.name),
+            str(f.signal_lost),
+            f.entry.verdict if f.entry else "unknown",
+            str(len(f.parse_failures)),
+            str(f.rounds),
+        )
+        for f in features
+    ]
+    if console is None and plain.wanted(sys.stdout):
+        text = plain.table(REPO_COLUMNS, rows)
+        if text is not None:  # else rich's own rules: a name that folds, a line break
+            plain.write(sys.stdout, text)
+            return
     from rich.table import Table
     from rich.text import Text
 
     from scars.tui.cli.render.console import make_console
 
-    c = console or make_console()
-    if not features:
-        _line(c, f"No feature directories under {one_line(str(root / 'changes'), 200)}")
-        return
-    # A feature's name is its id on the command line: never cut; one longer than the room the
-    # figures leave it (80 columns without a terminal) folds onto the next line. The figures'
-    # columns keep their headers whole, one space apart: upstream's 44-character names fit.
     table = Table(box=None, show_edge=False, pad_edge=False, expand=False, padding=(0, 1, 0, 0))
-    table.add_column("feature", overflow="fold")
-    table.add_column("signal_lost", justify="right", no_wrap=True, min_width=11)
-    table.add_column("entry", no_wrap=True, min_width=7)
-    table.add_column("failures", justify="right", no_wrap=True, min_width=8)
-    table.add_column("rounds", justify="right", no_wrap=True, min_width=6)
-    for f in features:
-        v = f.entry.verdict if f.entry else "unknown"
+    for header, justify, min_width in REPO_COLUMNS:
+        if min_width:  # a figure: never wrapped
+            table.add_column(header, justify=justify, no_wrap=True, min_width=min_width)  # type: ignore[arg-type]
+        else:  # the name: folds when longer than its room
+            table.add_column(header, overflow="fold")
+    for (name, lost, verdict, failures, rounds), f in zip(rows, features, strict=True):
         table.add_row(
-            Text(one_line(f.name)),
-            Text(str(f.signal_lost)),
-            Text(v, style=VERDICT_STYLE.get(v, "")),
-            Text(str(len(f.parse_failures)), style="bold red" if f.parse_failures else ""),
-            Text(str(f.rounds)),
+            Text(name),
+            Text(lost),
+            Text(verdict, style=VERDICT_STYLE.get(verdict, "")),
+            Text(failures, style="bold red" if f.parse_failures else ""),
+            Text(rounds),
         )
-    c.print(table)
+    (console or make_console()).print(table)
