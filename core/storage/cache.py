@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import gc
 import hashlib
 import io
 import os
@@ -57,7 +56,8 @@ from typing import Any
 
 from scars.core import __version__, settings
 from scars.core.model import DEFERRED_PARTS, Feature, LazyFeature
-from scars.core.storage.durable import is_temp_name
+from scars.core.storage.durable import is_temp_name, remove_stale
+from scars.core.storage.parallel import gc_paused
 
 FORMAT = 4  # 4: a feature's items, reports and the rest apart, the rest first to load (_dump_feature)
 RACY_NS = 2_000_000_000  # inputs changed within this window before a store are not cached
@@ -243,6 +243,7 @@ class Store:
         self.path, self.header = path, header
         self._open: tuple[Any, str] | None = None  # (the temporary file, its path) holding header and items
         self._of: tuple[Any, Any] = ((), ())  # (items, resolved) of the feature whose items were written
+        self._every: tuple[Any, ...] = ()  # and those items as written (_items_of)
         self._done = False
 
     def items(self, feature: Any) -> None:
@@ -257,7 +258,7 @@ class Store:
             pickle.dump(self.header, fh, protocol=pickle.HIGHEST_PROTOCOL)
             self._open = (_Summed(fh), tmp)
             _dump_items(self._open[0], items)
-            self._of = (feature.items, feature.resolved)
+            self._of, self._every = (feature.items, feature.resolved), items
         except _WRITE_ERRORS:
             opened, self._open = self._open, None
             if opened is not None:
@@ -283,7 +284,7 @@ class Store:
         fh, tmp = opened
         try:
             with fh.file:
-                _dump_tail(fh, feature, _items_of(feature))
+                _dump_tail(fh, feature, self._every)
             os.replace(tmp, self.path)
             return True
         except _WRITE_ERRORS:
@@ -321,9 +322,9 @@ def _dump_feature(fh: Any, feature: Any) -> None:
     naming each item by its id, then the rest of the feature, then :data:`_TRAILER`: where the
     parts start and the CRC-32 of all of them. :func:`_load_feature` reads the rest and leaves the
     items and reports to be loaded when first asked (model.LazyFeature)."""
-    summed = _Summed(fh)
-    _dump_items(summed, _items_of(feature))
-    _dump_tail(summed, feature, _items_of(feature))
+    summed, every = _Summed(fh), _items_of(feature)
+    _dump_items(summed, every)
+    _dump_tail(summed, feature, every)
 
 
 class _Summed:
@@ -405,13 +406,8 @@ def _load_feature(fh: Any) -> Any:
         return out[0], out[1], out[2]
 
     def load_paused() -> tuple[Any, Any, Any]:  # 100,000 objects made: no collection meanwhile
-        was = gc.isenabled()
-        gc.disable()
-        try:
+        with gc_paused():
             return load()
-        finally:
-            if was:
-                gc.enable()
 
     return LazyFeature.deferred(rest, sizes, load_paused)
 
@@ -491,18 +487,13 @@ _swept: set[Path] = set()
 def _sweep_stale_temps(directory: Path, now: float | None = None) -> list[str]:
     """Remove the cache's temporary files in ``directory`` untouched for STALE_TEMP_SECONDS; the
     names removed."""
-    now = time.time() if now is None else now
-    removed = []
-    with contextlib.suppress(OSError), os.scandir(directory) as it:
-        for e in it:
-            if not (e.name.startswith(_TEMP_PREFIX) and e.name.endswith(_TEMP_SUFFIX)):
-                continue
-            with contextlib.suppress(OSError):
-                st = e.stat(follow_symlinks=False)
-                if stat.S_ISREG(st.st_mode) and now - st.st_mtime >= STALE_TEMP_SECONDS:
-                    os.unlink(e.path)
-                    removed.append(e.name)
-    return removed
+    removed = remove_stale(
+        directory,
+        lambda name: name.startswith(_TEMP_PREFIX) and name.endswith(_TEMP_SUFFIX),
+        older_than=STALE_TEMP_SECONDS,
+        now=now,
+    )
+    return [os.path.basename(p) for p in removed]
 
 
 def _temp_file(path: Path) -> tuple[Any, str]:

@@ -24,6 +24,7 @@ import os
 import re
 import stat
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -143,16 +144,25 @@ def clean_stale_temps(path: str | os.PathLike, *, older_than: float = STALE_TEMP
     writer of ours can be mid-write). Returns the removed paths.
     """
     target = os.path.realpath(path)
-    directory = os.path.dirname(target)
     prefix = _temp_prefix(target)
+    return remove_stale(
+        os.path.dirname(target), lambda name: name.startswith(prefix) and is_temp_name(name), older_than=older_than
+    )
+
+
+def remove_stale(
+    directory: str | os.PathLike, matches: Callable[[str], bool], *, older_than: float, now: float | None = None
+) -> list[str]:
+    """Remove the regular files of ``directory`` whose name ``matches`` and that were not modified
+    for ``older_than`` seconds (the leftovers of writers killed mid-write); the removed paths."""
     removed: list[str] = []
-    now = time.time()
+    now = time.time() if now is None else now
     try:
         names = os.listdir(directory)
     except OSError:
         return removed
     for name in names:
-        if not (name.startswith(prefix) and is_temp_name(name)):
+        if not matches(name):
             continue
         full = os.path.join(directory, name)
         try:
