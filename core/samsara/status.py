@@ -82,12 +82,11 @@ _ITEMS_CODE = ("model.py", "samsara/status.py")
 _UNDECIDED_TAIL = "null}"  # how each kept item's JSON ends: ..., "decision": null}
 
 
-def feature_json_line(feature: Feature, encoded: list[str] | None = None) -> str:
+def feature_json_line(feature: Feature) -> str:
     """``json.dumps(feature_to_json(feature), ensure_ascii=True)``, the same bytes, with the items'
     JSON taken from the cache when this very feature came from it (a warm reopen encodes only
-    the decisions). ``encoded``: :func:`encode_items` of a feature with the very items of this one
-    (kept with it in the cache)."""
-    pieces, _at = _line_pieces(feature, _encoded_items(feature, encoded))
+    the decisions)."""
+    pieces, _at = _line_pieces(feature, _encoded_items(feature))
     return "".join(pieces)
 
 
@@ -131,10 +130,9 @@ def _line_pieces(feature: Feature, encoded: list[str]) -> tuple[list[str], int]:
                     if d is not None:
                         texts[i] = f"{texts[i][:-cut]}{dumps(d, ensure_ascii=True)}}}"
             pieces += ("[", ", ".join(texts), "]")
-        elif key == "possible_patterns":
-            at = len(pieces)
-            pieces.append(possible_patterns_json(feature))
         else:
+            if key == "possible_patterns":  # possible_patterns_json(feature)
+                at = len(pieces)
             pieces.append(dumps(value, ensure_ascii=True))
     pieces.append("}")
     return pieces, at
@@ -193,7 +191,7 @@ def _feature_object(feature: Feature) -> tuple[dict[str, Any], dict[str, Any]]:
         "counts": dict(feature.counts),
         "groups": {g: list(feature.groups.get(g, ())) for g in GROUPS},
         "cross_task_patterns": [list(ids) for ids in feature.cross_task_patterns],
-        "possible_patterns": [dict(p) for p in feature.possible_patterns],  # in a line: possible_patterns_json
+        "possible_patterns": [dict(p) for p in feature.possible_patterns],  # as possible_patterns_json
         "parse_failures": [{"file": f.file, "line": f.line, "reason": f.message} for f in feature.parse_failures],
         "dangling_refs": [{"file": f, "id": i} for f, i in feature.dangling_refs],
         "warnings": [str(w) for w in feature.warnings],
