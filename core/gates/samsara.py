@@ -332,17 +332,18 @@ def _gather_round(gate: Gate, session: FeatureSession, *, follow_state: bool = F
         )
     else:
         valve_advice = None
+    fig_facts = fig.to_dict()
     ev = _base(
         point,
         session,
         prompt,
         figures,
         warnings,
-        headline=round_headline(fig.to_dict()),
+        headline=round_headline(fig_facts),
         default="stop" if active else "continue",
         advice=_advice(feature, session.decisions, valve_advice),
         facts={
-            **fig.to_dict(),
+            **fig_facts,
             "valves": [v.id for v in active],
             "blocked": [it.id for it in blocked],
             "pending_review": pending,
