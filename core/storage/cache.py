@@ -379,7 +379,8 @@ def _load_feature(fh: Any) -> Any:
     its items, resolved items and reports when first asked (a LazyFeature holding the file's bytes
     until then: the very item objects, shared by the reports, as stored). A file cut short or whose
     bytes are not those written (its CRC) is refused here, never when the items are loaded."""
-    data = memoryview(fh.read())
+    raw = fh.read()
+    data = memoryview(raw)
     if len(data) < _TRAILER.size:
         raise ValueError("cache file cut short")
     parts_at, rest_at, end, crc = _TRAILER.unpack(data[-_TRAILER.size :])
@@ -390,12 +391,12 @@ def _load_feature(fh: Any) -> Any:
         return rest
 
     def load() -> tuple[Any, Any, Any]:
-        items_fh = io.BytesIO(data[:parts_at])
-        count = pickle.load(items_fh)
+        parts_fh = io.BytesIO(raw)  # over the file's bytes, not a copy of them (a memoryview's slice would be)
+        count = pickle.load(parts_fh)
         items: list[Any] = []
         while len(items) < count:
-            items.extend(pickle.load(items_fh))
-        parts_fh = io.BytesIO(data[parts_at:rest_at])
+            items.extend(pickle.load(parts_fh))
+        parts_fh.seek(parts_at)
         by_id = {it.id: it for it in items}.__getitem__
         out = []
         for _name in DEFERRED_PARTS:
