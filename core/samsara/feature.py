@@ -91,8 +91,8 @@ SUMMARY = {"summary": FeatureSummary.__name__}
 def read_summary(path: str | os.PathLike[str]) -> FeatureSummary:
     """What a repository's one line per feature shows of the feature directory ``path``: from the
     whole feature when the cache holds it, else from a read without the possible patterns and the
-    log's matches (nothing of that line depends on them), cached apart (its fingerprint marked
-    :data:`SUMMARY`). Raises PathNotFound as :func:`read_feature` does."""
+    log's matches (nothing of that line depends on them), cached in the feature's cache file under
+    its own fingerprint (marked :data:`SUMMARY`: a whole feature read later takes the file back). Raises PathNotFound as :func:`read_feature` does."""
     p, repo_root = _feature_dir(path)
     fp, hit = cached_feature(p, repo_root)
     if hit is not None:
