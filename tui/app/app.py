@@ -108,10 +108,14 @@ class ScarsApp(App[int]):
             user: str,
             changes: str | None = None,
             why: str = "",
+            stamp: object = None,
+            pending: bool = False,
         ) -> None:
             super().__init__()
             self.changes = changes  # what a reload found changed on disk (None: nothing)
             self.why = why  # "r": asked for; "": the first read
+            self.stamp = stamp  # disk_stamp of the inputs read (None: no live refresh)
+            self.pending = pending  # shown before its possible patterns (PatternsReady follows)
             self.backend = backend
             self.state = state
             self.valves = valves
@@ -375,15 +379,12 @@ class ScarsApp(App[int]):
             rows = state.rows(self.filter if keep_cursor else None, decisions, marked)
         user = self.user or backend.user
         changes = describe_changes(before, snapshot(backend.feature, decisions)) if before is not None else None
-        message = self.Loaded(backend, state, valves, keep_cursor, rows, user, changes, why)
-        message.stamp = stamp
-        message.pending = pending
-        return message
+        return self.Loaded(backend, state, valves, keep_cursor, rows, user, changes, why, stamp, pending)
 
     def on_scars_app_loaded(self, message: ScarsApp.Loaded) -> None:
 
         self.backend = message.backend
-        self._disk_stamp = getattr(message, "stamp", None)
+        self._disk_stamp = message.stamp
         self.state = message.state
         self.valves = message.valves
         self.marked &= set(self.state.views)
@@ -409,7 +410,7 @@ class ScarsApp(App[int]):
                 items.move_to(first)
         # set_rows posted Highlighted: the detail after the list; the valves are the loader's.
         screen.refresh_all(detail=False, valves=False)
-        self._patterns_pending = getattr(message, "pending", False)
+        self._patterns_pending = message.pending
         if not self._patterns_pending:
             # After the frame that shows the rows: the worker's Python would share the GIL with it.
             self.call_after_refresh(self._prepare_filter, self.state)
