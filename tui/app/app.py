@@ -31,6 +31,7 @@ from scars.core.samsara.session import FeatureSession
 from scars.core.sanitize import one_line
 from scars.core.settings import config_path
 from scars.core.storage import cache
+from scars.core.storage.journal import journal_path
 from scars.core.storage.lock import describe_holder
 from scars.core.storage.parallel import gc_paused
 from scars.tui.app.backend import Backend
@@ -54,7 +55,7 @@ def input_stamps(feature_dir: Path) -> tuple[Any, Any]:
     except OSError:
         return None, None
     try:
-        st = os.stat(feature_dir / ".scars" / "journal.jsonl")
+        st = os.stat(journal_path(feature_dir))
         journal: object = (st.st_size, st.st_mtime_ns, st.st_ino)
     except OSError:
         journal = None
