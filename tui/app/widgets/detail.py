@@ -169,7 +169,6 @@ class DetailPane(BaseStyleCache, ScrollView, can_focus=True):
         self._rendered: tuple[int, Style] | None = None  # (width, style) of self._lines
         self._excerpts: dict[str, tuple[Excerpt | None, str | None]] = {}
         self._fits = False
-        self._checked = False  # the lines checked against the pane's width and style since the last refresh
 
     # -- content ----------------------------------------------------------------------
     def _update(self, content: RenderableType) -> None:
@@ -221,18 +220,9 @@ class DetailPane(BaseStyleCache, ScrollView, can_focus=True):
         self._update_scrollbar()  # the height may change alone (the lines stay)
         self.refresh()
 
-    def refresh(self, *regions: Any, **kwargs: Any) -> Any:
-        self._checked = False
-        return super().refresh(*regions, **kwargs)
-
-    def notify_style_update(self) -> None:
-        self._checked = False
-        super().notify_style_update()
-
     def render_line(self, y: int) -> Strip:
-        if not self._checked:  # once per repaint (a refresh, a style change), not once per line
+        if self._base_style is None:  # once per repaint (BaseStyleCache: a refresh, a style change), not per line
             self._render_content()  # again only when the width or the style (focus, theme) changed
-            self._checked = True
         index = int(self.scroll_offset.y) + y
         return self._lines[index] if index < len(self._lines) else self._blank
 
