@@ -16,8 +16,7 @@ import sys
 
 from rich.console import Console
 
-from scars.core import settings
-from scars.tui.cli.render.plain import quiet_after_broken_pipe
+from scars.tui.cli.render.plain import quiet_after_broken_pipe, styled
 
 # Spaces that end a line (SGR style codes after them aside): rich pads a table's cells to the
 # column width, the last column too. Without a terminal they are dropped (`| grep 'x$'`, diffs).
@@ -44,8 +43,7 @@ class _Console(Console):
 def make_console(stderr: bool = False, width: int | None = None) -> Console:
     stream = sys.stderr if stderr else sys.stdout
     is_tty = stream.isatty()
-    env = settings.current()
-    styled = not env.no_color and (is_tty or env.force_color)
+    colour = styled(is_tty)
     return _Console(
         file=stream,
         markup=False,
@@ -53,7 +51,7 @@ def make_console(stderr: bool = False, width: int | None = None) -> Console:
         highlight=False,
         soft_wrap=False,
         width=width if width is not None else (None if is_tty else 80),
-        force_terminal=True if styled and not is_tty else None,
+        force_terminal=True if colour and not is_tty else None,
         no_color=None,
-        color_system="auto" if styled and is_tty else ("standard" if styled else None),
+        color_system="auto" if colour and is_tty else ("standard" if colour else None),
     )

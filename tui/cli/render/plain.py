@@ -29,13 +29,17 @@ _STRIP = dict.fromkeys((7, 8, 11, 12, 13))
 _TRAILING_SPACE = re.compile(r"\s+$")  # rich.text's _re_whitespace
 
 
-def wanted(stream: TextIO) -> bool:
-    """``stream`` gets make_console's plain console: not a terminal, and FORCE_COLOR not set
-    (or NO_COLOR, which wins)."""
-    if stream.isatty():
-        return False
+def styled(is_tty: bool) -> bool:
+    """Whether output to a stream (a terminal or not) is styled: a terminal, or FORCE_COLOR, unless
+    NO_COLOR (which wins)."""
     env = settings.current()
-    return env.no_color or not env.force_color
+    return not env.no_color and (is_tty or env.force_color)
+
+
+def wanted(stream: TextIO) -> bool:
+    """``stream`` gets make_console's plain console: not a terminal, and not :func:`styled`."""
+    is_tty = stream.isatty()
+    return not is_tty and not styled(is_tty)
 
 
 def folded(text: str, width: int = WIDTH) -> str | None:
