@@ -13,6 +13,7 @@ from __future__ import annotations
 import gc
 import html
 import re
+import traceback
 import weakref
 from collections.abc import Callable
 from pathlib import Path
@@ -406,6 +407,7 @@ async def test_a_cursor_step_between_short_and_long_details_lays_nothing_out_aga
         await start(app, pilot)
         pane, screen = app.screen.query_one(DetailPane), app.screen
         # What the start left to lay out (late on a loaded machine) is done before counting.
+        await app.workers.wait_for_complete()  # the start's workers (the filter's index) done too
         await wait_until(
             pilot,
             lambda: not (screen._layout_required or screen._scroll_required),
@@ -415,7 +417,8 @@ async def test_a_cursor_step_between_short_and_long_details_lays_nothing_out_aga
         refresh_layout = screen._refresh_layout
 
         def counted(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
-            layouts.append(args)
+            # where the layout came from (the last frames), shown if the assertion below fails
+            layouts.append([f"{Path(f.filename).name}:{f.name}" for f in traceback.extract_stack(limit=14)])
             return refresh_layout(*args, **kwargs)
 
         screen._refresh_layout = counted  # every layout of the screen (private to Textual 8.2)
