@@ -88,20 +88,32 @@ def read_with_fingerprint(
     except FileNotFoundError:
         return None, None
     try:
-        chunks = []
-        left = None if limit is None else limit + 1
-        while left is None or left > 0:
-            chunk = os.read(fd, 1 << 20 if left is None else min(1 << 20, left))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            if left is not None:
-                left -= len(chunk)
-        data = b"".join(chunks)
+        data = read_upto(fd, limit, os.fstat(fd).st_size)
         st = os.fstat(fd)
     finally:
         os.close(fd)
     return data, _fingerprint_of(st, data)
+
+
+def read_upto(fd: int, limit: int | None = None, size_hint: int = 0) -> bytes:
+    """The rest of the open file ``fd``: at most ``limit`` + 1 bytes (None: all of it).
+
+    Read in pieces sized by ``size_hint`` (the file's size, from ``fstat``) first, then by 1 MiB:
+    one ``read`` of the bound itself makes a buffer of the bound (5 MiB for every YAML file), which
+    cost three times the read of a small file. A file that grew since its size was taken is read on
+    up to the bound."""
+    left = None if limit is None else limit + 1
+    step = max(size_hint + 1, 1 << 16)
+    chunks = []
+    while left is None or left > 0:
+        chunk = os.read(fd, step if left is None else min(step, left))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        if left is not None:
+            left -= len(chunk)
+        step = 1 << 20
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 def fingerprint(path: str | os.PathLike) -> Fingerprint | None:

@@ -55,6 +55,7 @@ from typing import Any
 
 import yaml
 
+from scars.core.storage.durable import read_upto
 from scars.core.storage.paths import symlink_refusal
 
 YAML_MAX_BYTES = 5 * 1024 * 1024
@@ -188,8 +189,11 @@ def read_bytes(
     :class:`Unreadable`, and ``FileNotFoundError`` when there is no such file."""
     limit = check_file(path, root=root, limit=limit, what=what)
     try:
-        with open(path, "rb") as fh:
-            data = fh.read(limit + 1)
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            data = read_upto(fd, limit, os.fstat(fd).st_size)
+        finally:
+            os.close(fd)
     except FileNotFoundError:
         raise
     except OSError as exc:

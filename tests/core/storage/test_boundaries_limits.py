@@ -111,6 +111,25 @@ def test_alias_expansion_limit_is_1_000_000_nodes(k, ok):
             safe_read.loads(text)
 
 
+# A bounded read gives the file's first min(size, limit + 1) bytes exactly (the caller refuses
+# more), whatever the size it was told: a file that grew after its size was taken is read on
+# up to the bound, in more than one piece when it is larger than a MiB.
+@pytest.mark.parametrize("size", [0, 999, 1000, 1001, 1002, MiB + 7])
+@pytest.mark.parametrize("hint", ["exact", "stale", "none"])
+@pytest.mark.parametrize("limit", [1000, None])
+def test_a_bounded_read_gives_the_first_limit_plus_one_bytes(tmp_path, size, hint, limit):
+    data = bytes(range(256)) * (size // 256 + 1)
+    p = tmp_path / "f"
+    p.write_bytes(data[:size])
+    size_hint = {"exact": size, "stale": size // 3, "none": 0}[hint]
+    fd = os.open(p, os.O_RDONLY)
+    try:
+        got = durable.read_upto(fd, limit, size_hint)
+    finally:
+        os.close(fd)
+    assert got == data[: size if limit is None else min(size, limit + 1)]
+
+
 # ---------------------------------------------------------------- loop readers' JSON cap
 
 
