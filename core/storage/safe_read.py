@@ -289,13 +289,14 @@ def load_json(
 # _SCAN_ABOVE levels is first checked with the event parser, which does not recurse.
 _SCAN_ABOVE = 1000
 _LEVEL_OPENERS = ("[", "{", "-", "?", ":", "\n", "\r", "\x85", "\u2028", "\u2029")
+_ASCII_OPENERS = _LEVEL_OPENERS[:7]  # an ASCII text (``str.isascii``: no scan) holds none of the others
 
 
 def _check_nesting(text: str) -> None:
     """Raise Unreadable when ``text`` nests deeper than MAX_DEPTH (only scans when it could)."""
     # Every nesting level opens with one of these characters (a flow collection, a block
     # sequence entry, a key, or a new line), so their count bounds the depth from above.
-    if sum(text.count(c) for c in _LEVEL_OPENERS) + 1 <= _SCAN_ABOVE:
+    if sum(text.count(c) for c in (_ASCII_OPENERS if text.isascii() else _LEVEL_OPENERS)) + 1 <= _SCAN_ABOVE:
         return
     depth = 0
     try:
