@@ -30,7 +30,7 @@ from scars.core.samsara.layout import (
     repo_root_of,
 )
 from scars.core.samsara.registry import read_registry
-from scars.core.samsara.reports import read_report
+from scars.core.samsara.reports import read_report, read_summary_report
 from scars.core.storage import cache as feature_cache
 from scars.core.storage import parallel, safe_read
 from scars.core.storage.parallel import gc_paused, read_reports
@@ -205,7 +205,7 @@ def _read_feature_files(
                 continue
             slots.append(len(jobs))
             jobs.append((fp, rel))
-        results = read_reports(jobs, registry, read_report)
+        results = read_reports(jobs, registry, read_summary_report if summary else read_report)
         for slot in slots:
             report, f, w, d = results[slot] if isinstance(slot, int) else slot
             reports.append(report)
@@ -242,7 +242,7 @@ def _read_feature_files(
     # computed while the rest of the feature is read and its log matched.
     possible = None if summary else start_possible_patterns(items)
     try:
-        index, contract, log, auto = _read_the_rest(p, limit_root, failures, warnings)
+        index, contract, log, auto = _read_the_rest(p, limit_root, failures, warnings, summary)
     except BaseException:
         if possible is not None:
             possible.cancel()
@@ -273,11 +273,12 @@ def _read_feature_files(
 
 
 def _read_the_rest(
-    p: Path, limit_root: Path, failures: list[Problem], warnings: list[Problem]
+    p: Path, limit_root: Path, failures: list[Problem], warnings: list[Problem], summary: bool = False
 ) -> tuple[Any, EvaluationContract | None, IterationLog | None, tuple]:
     """index.yaml, the pre-thinking contract, iteration-log.yaml and auto-decisions.md of feature
     directory ``p``: (index, contract, log, auto decisions); their problems added to ``failures``
-    and ``warnings``."""
+    and ``warnings``. ``summary``: the contract is not read (None), nothing of a summary depends
+    on it and its read is never a parse failure."""
     index = None
     ip = p / "index.yaml"
     refused = {}
@@ -300,7 +301,7 @@ def _read_the_rest(
                     warnings.append(Problem("index.yaml", ln, reason, "warning"))
 
     contract = None
-    for name in ("pre-thinking.md", "1.5-pre-thinking.md"):
+    for name in () if summary else ("pre-thinking.md", "1.5-pre-thinking.md"):
         cp = p / name
         if name in refused:
             break

@@ -16,6 +16,7 @@ import pytest
 from scars.core.model import FeatureSummary
 from scars.core.samsara import aggregate as aggregate_module
 from scars.core.samsara import feature as reader
+from scars.core.samsara import reports as reports_module
 from scars.core.storage import cache
 from tests.factories import DEMO_CHANGES, app_repo, samsara_corpus
 
@@ -25,8 +26,14 @@ def test_a_summary_is_the_whole_feature_s_read_without_its_possible_patterns_and
     monkeypatch.setenv("SCARS_NO_CACHE", "1")
     whole = reader.read_feature(case)
     with monkeypatch.context() as m:
-        for name in ("possible_patterns", "match_log"):
-            m.setattr(aggregate_module, name, lambda *a, name=name: pytest.fail(f"a summary computed {name}"))
+        for module, name in (
+            (aggregate_module, "possible_patterns"),
+            (aggregate_module, "match_log"),
+            (reports_module, "fingerprint_of"),
+            (reports_module, "extra_keys"),
+            (reader, "parse_contract"),
+        ):
+            m.setattr(module, name, lambda *a, name=name: pytest.fail(f"a summary computed {name}"))
         summary = reader.read_summary(case)
     assert summary == FeatureSummary.of(whole)
     assert summary.rounds == (len(whole.iteration_log.rounds) if whole.iteration_log else 0)
