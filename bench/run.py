@@ -352,7 +352,19 @@ class Bench:
             "bare parse is the lowest the cold ratio can reach (the cold target needs it <= 1)",
             samples={"cores": cores, "parse": b, "patterns_cpu": p},
         ).of_baseline()
-        return [patterns.judge(), bound.judge()]
+        split = Result(
+            f"floor: lower bound of cold load with any split over {cores} cores ((parse + patterns) / {cores})",
+            (b + p) / cores,
+            "s",
+            baseline=b,
+            target=1.0,
+            note=f"the bare parse and the possible patterns alone, both spread perfectly over all {cores} "
+            "usable cores (as if the patterns could be split, which they are not today): the CPU seconds "
+            "of those two alone bound any cold `scars status --json` from below, however its work is "
+            "scheduled; above 1 means the cold target cannot be met by this Python code on this machine",
+            samples={"cores": cores, "parse": b, "patterns_cpu": p},
+        ).of_baseline()
+        return [patterns.judge(), bound.judge(), split.judge()]
 
     def m_decide(self) -> list[Result]:
         n = 10 if self.smoke else 200
