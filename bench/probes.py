@@ -6,6 +6,7 @@ because a part of scars is not there prints ``{"skipped": "<why>"}`` and exits 0
 other failure raises (non-zero exit), which run.py reports as a failed measurement.
 
     python bench/probes.py parse-baseline PATH...     # CSafeLoader over the YAML scars reads
+    python bench/probes.py parse-scars FEATURE N      # CPU of scars' own load of the same files (best of N)
     python bench/probes.py mem-import                 # ru_maxrss after importing the reader
     python bench/probes.py mem-read FEATURE           # ru_maxrss after read_feature
     python bench/probes.py patterns FEATURE N         # CPU of the possible patterns alone (best of N)
@@ -70,6 +71,23 @@ def parse_baseline(paths: list[str]) -> None:
         except yaml.YAMLError:
             bad += 1
     _emit({"files": len(files), "parsed": ok, "errors": bad, "seconds": time.perf_counter() - t0})
+
+
+def parse_scars(feature: str, n: int) -> None:
+    """scars' own load (``safe_read.load_path_quiet``: read, checks, the one-pass build) of the files
+    the baseline parses, in this process, cyclic GC off as in the read: CPU seconds, best of ``n``
+    (no start-up: the part of a cold read no scheduling avoids)."""
+    from scars.core.storage import safe_read
+
+    files = yaml_inputs(Path(feature))
+    cpu = []
+    gc.disable()
+    for _ in range(n):
+        c = time.process_time()
+        for f in files:
+            safe_read.load_path_quiet(f)
+        cpu.append(time.process_time() - c)
+    _emit({"cpu": min(cpu), "cpu_runs": cpu, "files": len(files)})
 
 
 def mem_import() -> None:
@@ -311,6 +329,8 @@ def main(argv: list[str]) -> int:
     cmd, rest = argv[0], argv[1:]
     if cmd == "parse-baseline":
         parse_baseline(rest)
+    elif cmd == "parse-scars":
+        parse_scars(rest[0], int(rest[1]))
     elif cmd == "mem-import":
         mem_import()
     elif cmd == "mem-read":
