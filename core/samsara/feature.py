@@ -94,14 +94,13 @@ def read_summary(path: str | os.PathLike[str]) -> FeatureSummary:
     log's matches (nothing of that line depends on them), cached in the feature's cache file under
     its own fingerprint (marked :data:`SUMMARY`: a whole feature read later takes the file back). Raises PathNotFound as :func:`read_feature` does."""
     p, repo_root = _feature_dir(path)
-    fp, hit = cached_feature(p, repo_root)
-    if hit is not None:
+    fp, hit = cached_feature(p, repo_root, also=SUMMARY)  # the whole feature or its summary
+    if isinstance(hit, FeatureSummary):
+        return hit
+    if isinstance(hit, Feature):
         return FeatureSummary.of(hit)
     if fp is not None:
         fp = {**fp, **SUMMARY}
-        kept = feature_cache.load(p, fp)
-        if isinstance(kept, FeatureSummary):
-            return kept
     with gc_paused():
         summary = FeatureSummary.of(_read_feature_files(p, repo_root, summary=True))
     if fp is not None:

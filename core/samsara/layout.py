@@ -59,11 +59,15 @@ def repo_root_of(feature_dir: Path) -> Path | None:
     return find_repo_root(feature_dir.parent) if not (feature_dir / "changes").is_dir() else find_repo_root(feature_dir)
 
 
-def cached_feature(feature_dir: Path, repo_root: Path | None) -> tuple[dict[str, Any] | None, Feature | None]:
+def cached_feature(
+    feature_dir: Path, repo_root: Path | None, also: dict[str, Any] | None = None
+) -> tuple[dict[str, Any] | None, Any]:
     """(the cache fingerprint of an absolute feature directory, taken now, or None when the
     cache is off or a stat failed; the Feature cached under it, or None). A reopen with
     unchanged files comes from the cache: keyed by a stat fingerprint of every input, taken
-    before reading, never used when one changed."""
+    before reading, never used when one changed. ``also``: a mark of another kind of value
+    cached under the fingerprint plus it (``feature.SUMMARY``): that value is given too, from
+    the same open of the cache file."""
     if not feature_cache.enabled():
         return None, None
     try:
@@ -71,5 +75,5 @@ def cached_feature(feature_dir: Path, repo_root: Path | None) -> tuple[dict[str,
     except OSError:
         return None, None
     with gc_paused():
-        hit = feature_cache.load(feature_dir, fp)
-    return fp, hit if isinstance(hit, Feature) else None
+        hit = feature_cache.load(feature_dir, fp, None if also is None else {**fp, **also})
+    return fp, hit if also is not None or isinstance(hit, Feature) else None

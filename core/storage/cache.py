@@ -193,13 +193,16 @@ def _too_recent(stamp: Any, now_ns: int | None = None) -> bool:
     return _newest_ns({"files": stamp, "reports": (), "registry": ()}) >= now - RACY_NS
 
 
-def load(feature_dir: Path, fp: dict[str, Any]) -> Any | None:
-    """The cached Feature when ``fp`` matches the stored fingerprint exactly, else None."""
+def load(feature_dir: Path, fp: dict[str, Any], also: dict[str, Any] | None = None) -> Any | None:
+    """The cached Feature when ``fp`` matches the stored fingerprint exactly, else None; with
+    ``also``, what is stored under that fingerprint instead is taken too (one open of the file)."""
     if not enabled():
         return None
     header, feature = _read(
         cache_file(feature_dir),
-        lambda h: isinstance(h, dict) and h.get("format") == FORMAT and h.get("fingerprint") == fp,
+        lambda h: isinstance(h, dict)
+        and h.get("format") == FORMAT
+        and (h.get("fingerprint") == fp or (also is not None and h.get("fingerprint") == also)),
         _load_feature,
     )
     if header is None:

@@ -72,7 +72,11 @@ def test_a_cached_summary_is_never_the_whole_feature_and_a_cached_whole_one_serv
     real = reader._read_feature_files
     monkeypatch.setattr(reader, "_read_feature_files", lambda *a, **k: reads.append(k) or real(*a, **k))
     summary = reader.read_summary(fdir)
+    opened = []
+    real_read = cache._read
+    monkeypatch.setattr(cache, "_read", lambda *a, **k: opened.append(a[0]) or real_read(*a, **k))
     assert reader.read_summary(fdir) == summary  # the summary from the cache
+    assert len(opened) == 1  # the cache file opened once: the whole feature or the summary, either
     assert [k.get("summary", False) for k in reads] == [True]
     whole = reader.read_feature(fdir)  # not the summary: read whole (and stored over it)
     assert [k.get("summary", False) for k in reads] == [True, False]
