@@ -33,6 +33,7 @@ from scars.core import gates
 from scars.core.errors import ChangedOnDisk, UsageError
 from scars.core.gates import bkit as bkit_gate
 from scars.core.gates import state_io
+from scars.core.loops.discover import discover_loops
 from scars.core.storage import intent
 from scars.core.storage.intent import pending
 from tests.factories import bkit_project, clean_env, loop_spec_feature, mechanist_state
@@ -237,6 +238,24 @@ def test_a_kill_before_the_intent_is_written_leaves_no_record(made, tmp_path, mo
     assert not pending(_lock_dir(scenario, root))
     gates.gather(SCENARIOS[scenario][1], _lock_dir(scenario, root))
     assert _snapshot(root) == before
+
+
+@pytest.mark.parametrize("scenario", list(SCENARIOS))
+def test_scars_loops_reads_an_interrupted_record_as_a_warning_and_writes_nothing(made, tmp_path, monkeypatch, scenario):
+    template, _before, whole = made[scenario]
+    root = _copy(template, tmp_path / "r")
+    with monkeypatch.context() as mp:
+        _Kill(mp, 1)
+        with pytest.raises(SystemExit):
+            _record(scenario, root)
+    partial = _snapshot(root)
+    [state] = [s for s in discover_loops(root) if s.kind != "bkit-sprint"]
+    [note] = [p for p in state.parse_failures if "interrupted" in p.message]
+    assert note.severity == "warning" and note.file.endswith(".scars/intent.json")
+    assert _snapshot(root) == partial and pending(_lock_dir(scenario, root))  # a read writes nothing
+    gates.gather(SCENARIOS[scenario][1], _lock_dir(scenario, root))
+    assert _snapshot(root) == whole
+    assert not any("interrupted" in p.message for s in discover_loops(root) for p in s.parse_failures)
 
 
 def test_a_completion_killed_itself_is_completed_by_the_next_taker(made, tmp_path, monkeypatch):
