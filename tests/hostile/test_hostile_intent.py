@@ -14,7 +14,6 @@ on loop-spec's ship, the longest record (default suite: 6 trials; ``-m slow``: 1
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import random
@@ -332,7 +331,10 @@ def test_a_record_refused_while_it_is_planned_writes_nothing(tmp_path):
 # --------------------------------------------------------------------------- a real SIGKILL
 
 
-def _sigkill_trial(template: Path, dest: Path, rnd: random.Random, span: float) -> str:
+def _sigkill_trial(template: Path, dest: Path, rnd: random.Random, span: float, before, whole) -> str:
+    """One recorder killed at a random moment; what the kill left: ``intent`` (mid-record),
+    ``nothing`` (before the intent) or ``whole`` (after the record). The next taker of the lock
+    must leave the files as before the record or as the whole record."""
     root = _copy(template, dest)
     fdir = _lock_dir("loop-spec ship", root)
     ev = gates.gather("spec", fdir)
@@ -344,27 +346,29 @@ def _sigkill_trial(template: Path, dest: Path, rnd: random.Random, span: float) 
             os.close(rfd)
             os.write(wfd, b"G")
             gates.apply_answer(ev, "ship", REASON, user=USER, now=NOW)
-            os.write(wfd, b"D")
         except BaseException:
             code = 1
         finally:
             os._exit(code)
     os.close(wfd)
-    rest = b""
     try:
         select.select([rfd], [], [], 20)
         assert os.read(rfd, 1) == b"G"
         time.sleep(rnd.uniform(0, span))
         os.kill(pid, signal.SIGKILL)
         _, status = os.waitpid(pid, 0)
-        with contextlib.suppress(OSError):
-            rest = os.read(rfd, 16)
     finally:
         os.close(rfd)
     assert not (os.WIFEXITED(status) and os.WEXITSTATUS(status) != 0), "the recorder failed"
-    left = "intent" if pending(fdir) else ("finished" if rest == b"D" else "no intent")
+    if pending(fdir):
+        left = "intent"
+    else:
+        left = {repr(before): "nothing", repr(whole): "whole"}.get(repr(_snapshot(root)), "between")
+    assert left != "between", f"{dest.name}: no intent, and the files are between before and the whole record"
     gates.gather("spec", fdir)  # the next taker of the lock
     assert not pending(fdir)
+    now = _snapshot(root)
+    assert now == (before if left == "nothing" else whole), f"{dest.name} ({left}): not the expected files"
     return left
 
 
@@ -375,15 +379,9 @@ def _sigkill_trials(made, tmp_path, n: int) -> dict[str, int]:
     started = time.perf_counter()
     _record("loop-spec ship", probe)
     span = 1.5 * (time.perf_counter() - started)
-    counts = {"intent": 0, "no intent": 0, "finished": 0}
+    counts = {"intent": 0, "nothing": 0, "whole": 0}
     for t in range(n):
-        rnd = random.Random(t)
-        left = _sigkill_trial(template, tmp_path / f"t{t}", rnd, span)
-        counts[left] += 1
-        now = _snapshot(tmp_path / f"t{t}")
-        assert now in (before, whole), f"trial {t} ({left}): the files are neither before nor the whole record"
-        if left == "intent":
-            assert now == whole
+        counts[_sigkill_trial(template, tmp_path / f"t{t}", random.Random(t), span, before, whole)] += 1
     return counts
 
 
