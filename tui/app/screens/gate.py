@@ -26,8 +26,11 @@ from scars.core.sanitize import one_line, visible
 
 
 def figures_text(evidence: Evidence) -> Text:
-    """The gate's figures, one ``label: value`` line each, inert."""
-    return Text("\n").join(Text(f"{one_line(label)}: {visible(str(value))}") for label, value in evidence.figures)
+    """The gate's figures, one ``label: value`` line each (the label bold, as ``scars gate`` prints
+    it), inert."""
+    return Text("\n").join(
+        Text.assemble((f"{one_line(label)}: ", "bold"), visible(str(value))) for label, value in evidence.figures
+    )
 
 
 RULE3_INPUTS = (
