@@ -396,14 +396,9 @@ def read_entries_text(feature_dir: str | Path) -> str:
         return ""
 
 
-def append_entry(feature_dir: str | Path, entry: DecisionEntry) -> int:
-    """Append ``entry`` to ``<feature_dir>/auto-decisions.md``; returns its number.
-
-    The caller holds the lock of the directory (numbering is read-modify-write). The file is
-    created with a title when absent; earlier bytes are never rewritten.
-    """
-    path = Path(feature_dir) / FILE_NAME
-    existing = read_entries_text(feature_dir)
+def entry_bytes(existing: str, entry: DecisionEntry) -> tuple[int, bytes]:
+    """(number, bytes appended) of ``entry`` appended to an auto-decisions.md holding ``existing``
+    ('' when there is none: the file gets its title)."""
     number = last_number(existing) + 1
     text = entry.render(number)
     if not existing:
@@ -414,5 +409,15 @@ def append_entry(feature_dir: str | Path, entry: DecisionEntry) -> int:
         prefix = "\n"
     else:
         prefix = "\n\n"
-    append_record(path, (prefix + text).encode("utf-8"))
+    return number, (prefix + text).encode("utf-8")
+
+
+def append_entry(feature_dir: str | Path, entry: DecisionEntry) -> int:
+    """Append ``entry`` to ``<feature_dir>/auto-decisions.md``; returns its number.
+
+    The caller holds the lock of the directory (numbering is read-modify-write). The file is
+    created with a title when absent; earlier bytes are never rewritten.
+    """
+    number, data = entry_bytes(read_entries_text(feature_dir), entry)
+    append_record(Path(feature_dir) / FILE_NAME, data)
     return number

@@ -32,9 +32,9 @@ from scars.core.gates.state_io import (
     display_path,
     gate_result,
     load_json_state,
+    plan_json_state,
     record_entry,
     state_lock,
-    write_json_state,
 )
 from scars.core.loops.base import LoopState, as_number, fmt_number, parse_time
 from scars.core.loops.bkit import (
@@ -53,6 +53,7 @@ from scars.core.loops.bkit import (
     transition_path,
 )
 from scars.core.samsara.session import FeatureSession
+from scars.core.storage.intent import Plan
 from scars.core.values import as_dict, as_list
 
 BKIT_HISTORY_CAP = 100  # pdca-status.json history[] is a ring buffer of 100 (formats.md §4.2)
@@ -343,8 +344,10 @@ def apply_pdca(
             + (f" through {', '.join(steps)}" if steps else ": no state change")
             + "; history entries added"
         )
-        ad_path, number = record_entry(evidence, ans, reason, user=user, now=now, extra_consequences=extra)
-        write_json_state(sf, data, ctx["meta"])
+        plan = Plan(sf.parent)
+        ad_path, number = record_entry(plan, evidence, ans, reason, user=user, now=now, extra_consequences=extra)
+        plan_json_state(plan, sf, data, ctx["meta"])
+        plan.commit()
     return gate_result(evidence, ans, reason, user, [ad_path, sf], number, feature=name, transitions=steps)
 
 
@@ -515,6 +518,8 @@ def apply_sprint(evidence: Evidence, ans: Answer, reason: str | None, *, user: s
             note += f"; carried to the next sprint: {features or 'no feature listed'}"
         data = _sprint_after(ctx["data"], ans.value, ctx["value"], note, stamp)
         extra = [f"{sf.name}: status {data.get('status')}, phase {data.get('phase')}; an annotation records the answer"]
-        ad_path, number = record_entry(evidence, ans, reason, user=user, now=now, extra_consequences=extra)
-        write_json_state(sf, data, ctx["meta"])
+        plan = Plan(Path(ctx["decisions_dir"]))
+        ad_path, number = record_entry(plan, evidence, ans, reason, user=user, now=now, extra_consequences=extra)
+        plan_json_state(plan, sf, data, ctx["meta"])
+        plan.commit()
     return gate_result(evidence, ans, reason, user, [ad_path, sf], number, sprint=sf.stem, trigger=ctx["trigger"])

@@ -17,10 +17,11 @@ from typing import Any
 from scars.core.errors import PathNotFound, UsageError
 from scars.core.gates.catalog import Answer, Gate
 from scars.core.gates.evidence import Evidence, GateResult
-from scars.core.gates.state_io import append_bytes, check_unchanged, display_path, gate_result, record_entry, state_lock
+from scars.core.gates.state_io import check_unchanged, display_path, gate_result, record_entry, state_lock
 from scars.core.loops.dag import ANSWERS_KEY, read_report, root_key
 from scars.core.samsara.session import FeatureSession
 from scars.core.storage.durable import fingerprint
+from scars.core.storage.intent import Plan
 
 _ROOT_LINE = re.compile(r"^[A-Za-z_][\w-]*\s*:", re.MULTILINE)
 YAML_SUFFIXES = (".yaml", ".yml")
@@ -106,10 +107,10 @@ def _yaml_string(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
-def _append_answer(report: Path, item: dict[str, Any]) -> None:
-    """Append one answer to the report's ``humanDecisions:`` list (the list is created at the end of
+def _append_answer(plan: Plan, report: Path, item: dict[str, Any]) -> None:
+    """Plan appending one answer to the report's ``humanDecisions:`` list (the list is created at the end of
     the file; a later answer extends it only while it is still the file's last root key)."""
-    data = report.read_bytes()
+    data = plan.read(report) or b""
     text = data.decode("utf-8", errors="replace")
     keys = _ROOT_LINE.findall(text)
     lines = "".join(
@@ -126,7 +127,7 @@ def _append_answer(report: Path, item: dict[str, Any]) -> None:
     else:
         add = f"{ANSWERS_KEY}:\n" + block
     lead = "" if not data or data.endswith(b"\n") else "\n"
-    append_bytes(report, (lead + add).encode("utf-8"))
+    plan.append(report, (lead + add).encode("utf-8"))
 
 
 def apply_dag(
@@ -143,7 +144,9 @@ def apply_dag(
     ctx = evidence.context
     with state_lock(Path(ctx["decisions_dir"]), user):
         check_unchanged(report, ctx["fp"])
+        plan = Plan(Path(ctx["decisions_dir"]))
         ad_path, number = record_entry(
+            plan,
             evidence,
             ans,
             reason,
@@ -161,5 +164,6 @@ def apply_dag(
         }
         if reason:
             item["reason"] = reason
-        _append_answer(report, item)
+        _append_answer(plan, report, item)
+        plan.commit()
     return gate_result(evidence, ans, reason, user, [ad_path, report], number)

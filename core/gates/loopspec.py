@@ -16,7 +16,6 @@ format) naming the node whose successor the engine computes next:
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -25,16 +24,15 @@ from scars.core.errors import PathNotFound, UsageError
 from scars.core.gates.catalog import Answer, Gate
 from scars.core.gates.evidence import Evidence, GateResult
 from scars.core.gates.state_io import (
-    append_bytes,
     check_unchanged,
     display_path,
     gate_result,
     load_json_state,
+    plan_feature_json,
     record_entry,
     state_lock,
     utc_date,
     utc_now_z,
-    write_feature_json,
 )
 from scars.core.git import current_commit
 from scars.core.loops.loopspec import (
@@ -55,6 +53,7 @@ from scars.core.loops.loopspec import (
 )
 from scars.core.samsara.session import FeatureSession
 from scars.core.storage import safe_read
+from scars.core.storage.intent import Plan
 from scars.core.values import as_list
 
 LOOP_SPEC_PHASES = ("spec", "discuss", "plan", "execute", "verify", "iterate", "deliver", "completed")
@@ -244,15 +243,17 @@ BACKLOG_HEADER = (
 )
 
 
-def backlog_add(path: Path, slug: str, text: str, gid: str) -> str:
-    """``backlog.sh add <slug> iterate-gap <text> --id <gid>``: ``terminal`` when the id is closed
-    TERMINAL, ``exists`` when an unchecked entry has the same text or id, else ``added``."""
+def backlog_add(plan: Plan, path: Path, slug: str, text: str, gid: str) -> str:
+    """``backlog.sh add <slug> iterate-gap <text> --id <gid>``, planned: ``terminal`` when the id is
+    closed TERMINAL, ``exists`` when an unchecked entry has the same text or id, else ``added``
+    (the line's append is planned on the file as the plan leaves it)."""
     try:  # the one read policy (storage/safe_read): a regular UTF-8 file of at most 8 MiB
-        existing = safe_read.read_text(path, what="BACKLOG.md")
+        safe_read.read_text(path, what="BACKLOG.md")
     except FileNotFoundError:
-        existing = ""
+        pass
     except safe_read.Unreadable as exc:
-        raise UsageError(f"{path}: {exc}; the gap was not added to the backlog") from None
+        raise UsageError(f"{path}: {exc}; nothing was recorded") from None
+    existing = safe_read.decode(plan.read(path) or b"")  # as the lines planned before it leave it
     entries, _ = parse_backlog(existing, str(path.name))
     for e in entries:
         if e.id == gid and e.terminal:
@@ -262,48 +263,40 @@ def backlog_add(path: Path, slug: str, text: str, gid: str) -> str:
             return "exists"
     entry = f"- [ ] ({utc_date()} {slug} iterate-gap id={gid}) {text}\n"
     lead = BACKLOG_HEADER if not existing else ("" if existing.endswith("\n") else "\n")
-    data = lead + entry
-    path.parent.mkdir(parents=True, exist_ok=True)
-    append_bytes(path, data.encode("utf-8"))
+    plan.append(path, (lead + entry).encode("utf-8"))
     return "added"
 
 
-def _progress(fdir: Path, text: str) -> Path:
+def _line_lead(existing: bytes | None) -> bytes:
+    """What an appended line needs first: a newline when the file does not end with one."""
+    return b"\n" if existing and not existing.endswith(b"\n") else b""
+
+
+def _progress(plan: Plan, fdir: Path, text: str) -> Path:
     path = fdir / "PROGRESS.md"
-    existing = path.exists() and path.stat().st_size > 0
-    prefix = ""
-    if existing:
-        with open(path, "rb") as f:
-            f.seek(-1, os.SEEK_END)
-            prefix = "" if f.read(1) == b"\n" else "\n"
-    append_bytes(path, f"{prefix}- {utc_date()}: {' '.join(text.split())}\n".encode())
+    plan.append(path, _line_lead(plan.read(path)) + f"- {utc_date()}: {' '.join(text.split())}\n".encode())
     return path
 
 
-def _graph_answer(fdir: Path, fj: Path, node: str, edge: str) -> list[Path]:
+def _graph_answer(plan: Plan, fdir: Path, fj: Path, node: str, edge: str) -> list[Path]:
     """Consume the engine's pause record (as its resume does) and append one checkpoint record in
     the engine's own format (lib/graph/checkpoint.sh) naming ``node``: a resume continues at its
     successor, computed by the engine from the state as the answer left it."""
     written: list[Path] = []
     pause = fdir / GRAPH_PAUSE
-    if pause.is_file():
-        pause.unlink()
+    if pause.is_file() and plan.remove(pause):
         written.append(pause)
     record = {
         "node": node,
-        "stateHash": posix_cksum(fj.read_bytes()),
+        "stateHash": posix_cksum(plan.read(fj) or b""),
         "gitSha": current_commit(fdir) or "unknown",
         "ts": utc_now_z(),
         "effort": "system1",
         "edge": edge,
     }
     ledger = fdir / GRAPH_LEDGER
-    prefix = b""
-    if ledger.is_file() and ledger.stat().st_size:
-        with open(ledger, "rb") as fh:
-            fh.seek(-1, os.SEEK_END)
-            prefix = b"" if fh.read(1) == b"\n" else b"\n"
-    append_bytes(ledger, prefix + json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode() + b"\n")
+    line = json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+    plan.append(ledger, _line_lead(plan.read(ledger)) + line)
     written.append(ledger)
     return written
 
@@ -399,10 +392,13 @@ def apply_loop_spec(
             extra.append("no feature.json change: the cycle pauses and a resume asks again")
         if changed and "updatedAt" in data:
             data["updatedAt"] = utc_now_z()
-        ad_path, number = record_entry(evidence, ans, reason, user=user, now=now, extra_consequences=extra)
+        # One plan, committed at the end (storage.intent): a kill mid-record is completed by the
+        # next taker of the lock.
+        plan = Plan(fdir)
+        ad_path, number = record_entry(plan, evidence, ans, reason, user=user, now=now, extra_consequences=extra)
         recorded.append(ad_path)
         if changed:
-            recorded.extend(write_feature_json(fj, data, ctx["meta"]))
+            recorded.extend(plan_feature_json(plan, fj, data, ctx["meta"]))
         label = {
             "reopen": "re-open SPEC/DISCUSS",
             "ship": "ship as-is",
@@ -410,15 +406,16 @@ def apply_loop_spec(
             "resume": "resume after the operator's fix",
         }[ans.value]
         where = SPEC_GATE_NODE if gate_id != ESCALATE_GATE else ESCALATE_GATE
-        recorded.extend(_graph_answer(fdir, fj, node, f"{where}:{ans.value} (scars gate, decision-{number:03d})"))
+        recorded.extend(_graph_answer(plan, fdir, fj, node, f"{where}:{ans.value} (scars gate, decision-{number:03d})"))
         if ans.value == "ship":
             bl = backlog_path(ctx["root"])
             slug = str(data.get("slug") or fdir.name)
             for gap in ctx["gaps"]:
                 desc, fix = gap_parts(gap)
-                if backlog_add(bl, slug, backlog_text(desc, fix), gap_id(fix)) == "added" and bl not in recorded:
+                if backlog_add(plan, bl, slug, backlog_text(desc, fix), gap_id(fix)) == "added" and bl not in recorded:
                     recorded.append(bl)
         gate_name = "ITERATE escalate" if gate_id == ESCALATE_GATE else "ITERATE spec gate"
-        recorded.append(_progress(fdir, f"{gate_name}: {label} (decision-{number:03d}, {user} via scars gate)"))
+        recorded.append(_progress(plan, fdir, f"{gate_name}: {label} (decision-{number:03d}, {user} via scars gate)"))
+        plan.commit()
     extras: dict[str, Any] = {"warnings_added": added} if added else {}
     return gate_result(evidence, ans, reason, user, recorded, number, **extras)

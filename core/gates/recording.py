@@ -26,14 +26,27 @@ from scars.core.gates.dag import apply_dag, gather_dag
 from scars.core.gates.evidence import Evidence, GateResult, validate_answer
 from scars.core.gates.loopspec import apply_loop_spec, gather_loop_spec
 from scars.core.gates.review import apply_review, gather_review
+from scars.core.gates.state_io import complete_interrupted
 from scars.core.samsara.session import FeatureSession
 
 
 def gather(gate_id: str, path: str | os.PathLike | None = None, **options: Any) -> Evidence:
-    """Read the loop's files for ``gate_id`` at ``path`` (default: the current directory)."""
-    gate = get_gate(gate_id)
+    """Read the loop's files for ``gate_id`` at ``path`` (default: the current directory).
 
-    return GATHER[gate.loop](gate, Path(path) if path is not None else Path.cwd(), **options)
+    A record of this loop that a kill interrupted (its intent file, ``storage.intent``) is
+    completed first and the files are read again, so the evidence a person answers is the loop's
+    state with every recorded answer in it; its warnings say so (or why it is still pending)."""
+    gate = get_gate(gate_id)
+    where = Path(path) if path is not None else Path.cwd()
+    evidence = GATHER[gate.loop](gate, where, **options)
+    if gate.loop != "samsara":
+        settled = complete_interrupted(Path(evidence.context["decisions_dir"]))
+        if settled is not None:
+            completed, note = settled
+            if completed:
+                evidence = GATHER[gate.loop](gate, where, **options)
+            evidence.warnings.append(note)
+    return evidence
 
 
 def _entry_option(gate_loop: str, auto_entry: bool | None) -> None:
@@ -107,8 +120,14 @@ def record(
 def proof_file(evidence: Evidence) -> Path | None:
     """The file whose change proves that :func:`record` wrote this gate's answer: the
     auto-decisions.md that the other loops' record appends FIRST, in one write, before it
-    touches anything else (so unchanged: nothing of the answer was written; one entry more: it
-    was). None for samsara, whose record writes its entry only in auto mode."""
+    touches anything else. One entry more: the answer is recorded — its whole record is on disk,
+    or, when a kill interrupted it, its intent file is, and the next taker of the directory's
+    lock (the next record there, or the next :func:`gather` of one of its gates) completes it
+    before anything else reads or writes there (``scars.core.storage.intent``). Unchanged: no
+    write of the answer reached the loop's files — unless its intent file was written, when the
+    next :func:`gather` or record completes it (entry included); so a reader deciding whether
+    an interrupted record happened gathers first, then looks. None for samsara, whose record
+    writes its entry only in auto mode."""
     if evidence.gate.loop == "samsara":
         return None
     return Path(evidence.context["decisions_dir"]) / "auto-decisions.md"

@@ -14,9 +14,9 @@ from scars.core.gates.state_io import (
     display_path,
     gate_result,
     load_json_state,
+    plan_json_state,
     record_entry,
     state_lock,
-    write_json_state,
 )
 from scars.core.loops.base import Budget, fmt_number
 from scars.core.loops.review import (
@@ -32,6 +32,7 @@ from scars.core.loops.review import (
     score_met,
 )
 from scars.core.samsara.session import FeatureSession
+from scars.core.storage.intent import Plan
 
 
 def locate_review_state(path: Path) -> Path:
@@ -263,9 +264,10 @@ def apply_review(
             extra.append(
                 "REVIEW_STATE.json: status completed" + (f", termination_reason {reason_value}" if reason_value else "")
             )
-        ad_path, number = record_entry(evidence, ans, reason, user=user, now=now, extra_consequences=extra)
+        plan = Plan(sf.parent)
+        ad_path, number = record_entry(plan, evidence, ans, reason, user=user, now=now, extra_consequences=extra)
         recorded.append(ad_path)
         if ans.value == "stop":
-            write_json_state(sf, data, ctx["meta"])
-            recorded.append(sf)
+            recorded.append(plan_json_state(plan, sf, data, ctx["meta"]))
+        plan.commit()
     return gate_result(evidence, ans, reason, user, recorded, number)

@@ -10,6 +10,10 @@ A file changed on disk between reading and writing raises ``ChangedOnDisk`` (not
 The lock is ``scars.core.storage.lock``'s FeatureLock on the loop's state directory
 (``<dir>/.scars/lock``), the same lock samsara features use. Each answer's auto-decisions.md
 entry is appended next to the state file (:func:`record_entry`).
+
+A record is one ``scars.core.storage.intent.Plan``: the helpers here compute the bytes of each
+write and plan it (the entry first); the gate commits the plan, which writes it as an intent
+file before its first write. :func:`state_lock` completes the record a killed writer left.
 """
 
 from __future__ import annotations
@@ -18,30 +22,19 @@ import contextlib
 import json
 import os
 import re
-import shutil
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from scars.core.errors import ChangedOnDisk, PathNotFound, UsageError
-from scars.core.formats.auto_decisions import append_entry
+from scars.core.errors import ChangedOnDisk, LockHeld, PathNotFound, ScarsError, UsageError
+from scars.core.formats.auto_decisions import FILE_NAME, entry_bytes
 from scars.core.gates.catalog import Answer
 from scars.core.gates.evidence import Evidence, GateResult, build_entry
 from scars.core.storage import safe_read
-from scars.core.storage.durable import (
-    Fingerprint,
-    _fsync_dir,
-    append_record,
-    atomic_write,
-    fingerprint,
-    read_with_fingerprint,
-)
+from scars.core.storage.durable import Fingerprint, fingerprint, read_with_fingerprint
+from scars.core.storage.intent import Plan, complete_pending, pending
 from scars.core.storage.lock import FeatureLock
-
-
-def append_bytes(path: Path, data: bytes) -> None:
-    append_record(path, data)
 
 
 def check_unchanged(path: Path, fp: Fingerprint | None) -> None:
@@ -56,8 +49,33 @@ def check_unchanged(path: Path, fp: Fingerprint | None) -> None:
 
 @contextlib.contextmanager
 def state_lock(directory: Path, user: str = "") -> Iterator[None]:
+    """The writer lock of a loop's state directory; a record a killed writer left there half
+    written (its intent file) is completed first (``storage.intent.complete_pending``)."""
     with FeatureLock(directory, user=user):
+        complete_pending(directory)
         yield
+
+
+def complete_interrupted(directory: Path) -> tuple[bool, str] | None:
+    """Before a gate's evidence is read: complete the record a killed writer left in ``directory``
+    (under its lock, as the next record would). None when there is none; else (completed, what
+    the gate's warnings say). The lock held by another process, a file changed since the plan or
+    a directory that cannot be written leaves it pending, said in the warning."""
+    if not pending(directory):
+        return None
+    try:
+        with FeatureLock(directory):
+            what = complete_pending(directory)
+    except LockHeld:
+        return False, (
+            f"a record interrupted earlier in {directory} waits to be completed; another process holds the "
+            "lock there and completes it (the evidence may show the state before it)"
+        )
+    except ScarsError as exc:
+        return False, f"a record interrupted earlier cannot be completed: {exc}"
+    if what is None:
+        return None
+    return True, f"{what} was interrupted (its writer was killed) and has been completed before this was read"
 
 
 def _detect_indent(text: str) -> int | None:
@@ -107,23 +125,16 @@ def dump_json_state(data: dict, meta: dict) -> bytes:
     return (text + ("\n" if meta.get("newline", True) else "")).encode("utf-8")
 
 
-def write_feature_json(path: Path, data: dict, meta: dict) -> list[Path]:
-    """loop-spec's write: ``feature.json.tmp``, fsync, old file copied to ``.bak``, rename."""
+def plan_feature_json(plan: Plan, path: Path, data: dict, meta: dict) -> list[Path]:
+    """loop-spec's write (``feature-write.sh``): the old file becomes ``feature.json.bak`` (with
+    the file's mode), then ``feature.json`` is replaced; both planned, as atomic replaces."""
     check_unchanged(path, meta.get("fp"))
-    tmp = path.with_name(path.name + ".tmp")
     bak = path.with_name(path.name + ".bak")
-    mode = path.stat().st_mode & 0o7777
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-    try:
-        view = memoryview(dump_json_state(data, meta))
-        while view:
-            view = view[os.write(fd, view) :]
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    shutil.copy2(path, bak)
-    os.replace(tmp, path)
-    _fsync_dir(str(path.parent))
+    old = plan.read(path)
+    if old is None:  # check_unchanged saw it a moment ago, under the lock
+        raise ChangedOnDisk(f"{path} was removed since it was read; nothing was written")
+    plan.replace(bak, old, mode=path.stat().st_mode & 0o7777)
+    plan.replace(path, dump_json_state(data, meta))
     return [path, bak]
 
 
@@ -169,13 +180,20 @@ def _patch_top_level(text: str, original: dict, data: dict) -> str | None:
     return out
 
 
-def write_json_state(path: Path, data: dict, meta: dict) -> None:
-    """Atomic replace; a change of top-level scalars only is a text edit keeping every other byte."""
-    check_unchanged(path, meta.get("fp"))
+def json_state_bytes(data: dict, meta: dict) -> bytes:
+    """The bytes of a JSON state file holding ``data``: a change of top-level scalars only is a
+    text edit keeping every other byte of the file as read; otherwise the whole document."""
     patched = None
     if meta.get("text") is not None and meta.get("original") is not None:
         patched = _patch_top_level(meta["text"], meta["original"], data)
-    atomic_write(path, patched.encode("utf-8") if patched is not None else dump_json_state(data, meta))
+    return patched.encode("utf-8") if patched is not None else dump_json_state(data, meta)
+
+
+def plan_json_state(plan: Plan, path: Path, data: dict, meta: dict) -> Path:
+    """Plan the atomic replace of a JSON state file (ARIS / Mechanist, bkit)."""
+    check_unchanged(path, meta.get("fp"))
+    plan.replace(path, json_state_bytes(data, meta))
+    return path
 
 
 def display_path(path: Path, root: Path | None) -> str:
@@ -194,6 +212,7 @@ def utc_now_z() -> str:
 
 
 def record_entry(
+    plan: Plan,
     evidence: Evidence,
     ans: Answer,
     reason: str | None,
@@ -202,10 +221,14 @@ def record_entry(
     now: str,
     extra_consequences: list[str] | None = None,
 ) -> tuple[Path, int]:
-    """Append the gate's auto-decisions.md entry next to the loop's state file."""
-    directory = Path(evidence.context["decisions_dir"])
+    """Plan the gate's auto-decisions.md entry next to the loop's state file: the record's first
+    write (``recording.proof_file``). Returns the file and the entry's number."""
+    path = Path(evidence.context["decisions_dir"]) / FILE_NAME
     entry = build_entry(evidence, ans, reason, user=user, now=now, extra_consequences=extra_consequences)
-    return directory / "auto-decisions.md", append_entry(directory, entry)
+    number, data = entry_bytes((plan.read(path) or b"").decode("utf-8", "replace"), entry)
+    plan.append(path, data)
+    plan.what = f"decision-{number:03d} ({evidence.gate.id}: {ans.value})"
+    return path, number
 
 
 def loop_extra(evidence: Evidence) -> dict[str, Any]:

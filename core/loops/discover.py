@@ -17,6 +17,7 @@ A file given directly is read as whatever its name says it is. Waiting loops com
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
@@ -27,7 +28,9 @@ import scars.core.loops.review as review
 from scars.core.errors import PathNotFound
 from scars.core.loops.base import KINDS, LoopState
 from scars.core.loops.samsara import read_samsara_feature
+from scars.core.model import Problem
 from scars.core.samsara.layout import find_features
+from scars.core.storage.intent import intent_path, pending
 
 SKIP_DIRS = frozenset(
     {
@@ -77,6 +80,36 @@ def _read_file(path: Path, root: Path, now: datetime | None) -> list[LoopState]:
     return []
 
 
+def _record_dir(state: LoopState, root: Path) -> Path | None:
+    """The directory a gate of this loop records in (its lock and its intent file: the gates'
+    ``decisions_dir``); None for samsara, whose records are its journal's."""
+    if state.kind == "samsara":
+        return None
+    p = root / state.path
+    if p.is_dir():
+        return p
+    return p.parent.parent if state.kind == "bkit-sprint" and p.parent.name == "sprints" else p.parent
+
+
+def _interrupted(states: list[LoopState], root: Path) -> list[LoopState]:
+    """A loop whose gate's record a kill interrupted says so (a warning): this read writes nothing;
+    the next gate on that loop completes the record first (``storage.intent``)."""
+    out = []
+    for state in states:
+        where = _record_dir(state, root)
+        if where is not None and pending(where):
+            note = Problem(
+                os.path.relpath(intent_path(where), root),
+                None,
+                "a gate's answer recorded here was interrupted (its writer was killed): the loop's files lack "
+                "part of it until the next `scars gate` on this loop completes it",
+                "warning",
+            )
+            state = replace(state, parse_failures=(*state.parse_failures, note))
+        out.append(state)
+    return out
+
+
 def discover_loops(path: str | os.PathLike[str], *, now: datetime | None = None) -> list[LoopState]:
     """Every loop state under ``path`` (a directory, or one state file), waiting ones first.
 
@@ -95,7 +128,7 @@ def discover_loops(path: str | os.PathLike[str], *, now: datetime | None = None)
                 f"{path}: not a loop state file (feature.json, REVIEW_STATE.json, AUTO_REVIEW.md, "
                 "pdca-status.json, a sprint .json or a DAG report .yaml)"
             )
-        return sorted(states, key=sort_key)
+        return sorted(_interrupted(states, root), key=sort_key)
     root = start
     states = []
     review_dirs: set[Path] = set()
@@ -137,4 +170,4 @@ def discover_loops(path: str | os.PathLike[str], *, now: datetime | None = None)
             continue
         seen.add(key)
         states.append(read_samsara_feature(Path(feature_dir), root))
-    return sorted(states, key=sort_key)
+    return sorted(_interrupted(states, root), key=sort_key)

@@ -1,0 +1,252 @@
+"""storage.intent: a planned record of several writes, its intent file and its roll-forward."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+
+import pytest
+
+from scars.core.errors import ChangedOnDisk
+from scars.core.storage import intent
+from scars.core.storage.intent import IntentUnreadable, Plan, complete_pending, intent_path, pending, read_intent
+
+
+def _plan(d):
+    (d / "state.json").write_bytes(b'{"a": 1}\n')
+    (d / "log.md").write_bytes(b"one\n")
+    (d / "pause.json").write_bytes(b"{}")
+    plan = Plan(d, "decision-001 (test: go)")
+    plan.append(d / "log.md", b"two\n")
+    plan.replace(d / "state.json", b'{"a": 2}\n')
+    plan.remove(d / "pause.json")
+    plan.append(d / "log.md", b"three\n")  # planned on the first append's result
+    plan.replace(d / "sub" / "new.txt", b"new\n", mode=0o600)
+    return plan
+
+
+WHOLE = {"log.md": b"one\ntwo\nthree\n", "state.json": b'{"a": 2}\n', "sub/new.txt": b"new\n"}
+
+
+def _files(d):
+    return {
+        str(p.relative_to(d)): p.read_bytes() for p in sorted(d.rglob("*")) if p.is_file() and ".scars" not in p.parts
+    }
+
+
+class Killed(BaseException):
+    pass
+
+
+def _kill_after(monkeypatch, k):
+    """The k+1-th write of a step raises (a kill after k writes)."""
+    real = intent._apply
+    calls = {"n": 0}
+
+    def apply(step, target):
+        if calls["n"] == k:
+            raise Killed
+        calls["n"] += 1
+        real(step, target)
+
+    monkeypatch.setattr(intent, "_apply", apply)
+    return calls
+
+
+def test_a_committed_plan_writes_every_step_in_order_and_removes_its_intent(tmp_path):
+    plan = _plan(tmp_path)
+    assert plan.read(tmp_path / "log.md") == b"one\ntwo\nthree\n"
+    assert plan.read(tmp_path / "pause.json") is None
+    plan.commit()
+    assert _files(tmp_path) == WHOLE
+    assert stat.S_IMODE((tmp_path / "sub" / "new.txt").stat().st_mode) == 0o600
+    assert not intent_path(tmp_path).exists() and not pending(tmp_path)
+
+
+@pytest.mark.parametrize("k", range(5))
+def test_a_record_killed_after_k_writes_leaves_its_intent_and_is_completed(tmp_path, monkeypatch, k):
+    plan = _plan(tmp_path)
+    _kill_after(monkeypatch, k)
+    with pytest.raises(Killed):
+        plan.commit()
+    assert pending(tmp_path)
+    assert read_intent(tmp_path)[0] == "decision-001 (test: go)"
+    monkeypatch.undo()
+    assert complete_pending(tmp_path) == "decision-001 (test: go)"
+    assert _files(tmp_path) == WHOLE
+    assert not pending(tmp_path)
+    assert complete_pending(tmp_path) is None  # nothing left: completing twice changes nothing
+    assert _files(tmp_path) == WHOLE
+
+
+def test_a_kill_between_the_last_write_and_the_intent_removal_is_completed_as_done(tmp_path, monkeypatch):
+    plan = _plan(tmp_path)
+    real = os.unlink
+
+    def unlink(path, *a, **kw):
+        if str(path).endswith(intent.INTENT_NAME):
+            raise Killed
+        return real(path, *a, **kw)
+
+    monkeypatch.setattr(intent.os, "unlink", unlink)
+    with pytest.raises(Killed):
+        plan.commit()
+    monkeypatch.undo()
+    assert _files(tmp_path) == WHOLE and pending(tmp_path)
+    complete_pending(tmp_path)
+    assert _files(tmp_path) == WHOLE and not pending(tmp_path)
+
+
+def test_a_kill_while_the_intent_is_written_leaves_no_record(tmp_path, monkeypatch):
+    plan = _plan(tmp_path)
+    before = _files(tmp_path)
+
+    def replace(*a, **kw):
+        raise Killed
+
+    monkeypatch.setattr(os, "replace", replace)
+    with pytest.raises(Killed):
+        plan.commit()
+    monkeypatch.undo()
+    assert not pending(tmp_path)
+    assert complete_pending(tmp_path) is None
+    assert _files(tmp_path) == before
+
+
+@pytest.mark.parametrize("k", range(1, 5))
+def test_a_completion_killed_itself_is_completed_by_the_next_taker(tmp_path, monkeypatch, k):
+    plan = _plan(tmp_path)
+    _kill_after(monkeypatch, 1)
+    with pytest.raises(Killed):
+        plan.commit()
+    monkeypatch.undo()
+    _kill_after(monkeypatch, k - 1)  # the completion dies after k - 1 more writes
+    with pytest.raises(Killed):
+        complete_pending(tmp_path)
+    monkeypatch.undo()
+    assert pending(tmp_path)
+    complete_pending(tmp_path)
+    assert _files(tmp_path) == WHOLE and not pending(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("name", "edit"),
+    [
+        ("state.json", lambda p: p.write_bytes(b'{"a": 9}\n')),  # replaced by someone else
+        ("state.json", lambda p: p.unlink()),  # removed
+        ("log.md", lambda p: p.write_bytes(b"one\n!\n")),  # appended to (size differs)
+        ("log.md", lambda p: p.write_bytes(b"ONE\n")),  # same size, other bytes: still the size before
+        ("pause.json", lambda p: p.write_bytes(b'{"x": 1}')),  # a file to remove was changed
+    ],
+)
+def test_a_file_changed_after_the_kill_is_refused_by_name_and_not_overwritten(tmp_path, monkeypatch, name, edit):
+    plan = _plan(tmp_path)
+    _kill_after(monkeypatch, 0)
+    with pytest.raises(Killed):
+        plan.commit()
+    monkeypatch.undo()
+    edit(tmp_path / name)
+    if name == "log.md" and (tmp_path / name).read_bytes() == b"ONE\n":
+        # The size before the append holds: the append's precondition is the size (the bytes
+        # before the offset are not the record's), so the record is completed.
+        complete_pending(tmp_path)
+        assert (tmp_path / "log.md").read_bytes() == b"ONE\ntwo\nthree\n"
+        return
+    before = _files(tmp_path)
+    with pytest.raises(ChangedOnDisk) as exc:
+        complete_pending(tmp_path)
+    assert str(tmp_path / name) in str(exc.value)
+    assert "decision-001 (test: go)" in str(exc.value)
+    assert pending(tmp_path)  # left for a person to look at
+    assert _files(tmp_path) == before  # nothing written, the changed file least of all
+
+
+def test_an_append_is_done_only_when_its_bytes_are_at_its_offset():
+    step = intent.Step("append", "f", b"de", offset=3)
+    assert intent._state(step, b"abc") == "todo"
+    assert intent._state(step, b"abcde") == "done"
+    assert intent._state(step, b"abcdef") == "done"  # appended to after: still done
+    assert intent._state(step, b"abcd") == "changed"  # one byte short of the record: neither
+    assert intent._state(step, b"abcxde") == "changed"  # the record's bytes at another offset
+    assert intent._state(step, b"ab") == "changed"  # shorter than the offset
+    assert intent._state(step, None) == "changed"
+    assert intent._state(intent.Step("append", "f", b"de", offset=0), None) == "todo"
+
+
+def test_a_replace_or_remove_is_done_by_its_result_and_applied_only_over_what_it_replaced():
+    sha = hashlib.sha256(b"old").hexdigest()
+    step = intent.Step("replace", "f", b"new", before=sha)
+    assert intent._state(step, None) == "changed"  # absent, though it existed
+    assert intent._state(step, b"old") == "todo"
+    assert intent._state(step, b"new") == "done"
+    assert intent._state(step, b"other") == "changed"
+    new = intent.Step("replace", "g", b"new", before=None)
+    assert intent._state(new, None) == "todo"
+    assert intent._state(new, b"x") == "changed"
+    gone = intent.Step("remove", "h", before=sha)
+    assert intent._state(gone, b"old") == "todo"
+    assert intent._state(gone, None) == "done"
+    assert intent._state(gone, b"other") == "changed"
+
+
+@pytest.mark.parametrize(
+    "mangle",
+    [
+        lambda doc: "not json",
+        lambda doc: json.dumps({**doc, "v": 99}),
+        lambda doc: json.dumps({**doc, "steps": [{**doc["steps"][0], "sha256": "0" * 64}]}),
+        lambda doc: json.dumps({**doc, "steps": [{**doc["steps"][0], "op": "chmod"}]}),
+    ],
+)
+def test_an_intent_that_scars_did_not_write_is_refused_and_nothing_is_written(tmp_path, monkeypatch, mangle):
+    plan = _plan(tmp_path)
+    _kill_after(monkeypatch, 0)
+    with pytest.raises(Killed):
+        plan.commit()
+    monkeypatch.undo()
+    path = intent_path(tmp_path)
+    path.write_text(mangle(json.loads(path.read_text())))
+    before = _files(tmp_path)
+    with pytest.raises(IntentUnreadable) as exc:
+        complete_pending(tmp_path)
+    assert str(path) in str(exc.value)
+    assert _files(tmp_path) == before
+
+
+def test_paths_outside_the_directory_are_planned_relative_to_it(tmp_path):
+    d = tmp_path / "a" / "b"
+    d.mkdir(parents=True)
+    plan = Plan(d)
+    plan.append(tmp_path / "BACKLOG.md", b"x\n")
+    assert plan.as_json()["steps"][0]["path"] == os.path.join("..", "..", "BACKLOG.md")
+    plan.commit()
+    assert (tmp_path / "BACKLOG.md").read_bytes() == b"x\n"
+
+
+def test_an_empty_plan_writes_no_intent(tmp_path):
+    Plan(tmp_path).commit()
+    assert not (tmp_path / ".scars").exists()
+
+
+def test_the_completion_removes_the_temporary_files_a_killed_replace_left(tmp_path, monkeypatch):
+    """A SIGKILL inside atomic_write leaves its temporary file (younger than the minute after
+    which any writer removes it); the completion holds the lock, so it removes them at once."""
+    plan = _plan(tmp_path)
+    _kill_after(monkeypatch, 1)
+    with pytest.raises(Killed):
+        plan.commit()
+    monkeypatch.undo()
+    left = [tmp_path / ".state.json.k1ll3d.tmp", tmp_path / "sub" / ".new.txt.abc_12.tmp"]
+    left[1].parent.mkdir()
+    for p in left:
+        p.write_bytes(b'{"a"')
+    stray = intent_path(tmp_path).with_name(".intent.json.x9.tmp")
+    stray.write_bytes(b"{")
+    other = tmp_path / ".log.md.zz.tmp"  # the temporary of a file the record does not replace
+    other.write_bytes(b"x")
+    complete_pending(tmp_path)
+    assert not any(p.exists() for p in [*left, stray])
+    assert other.exists()  # younger than a minute and not the record's: not ours to judge
+    assert _files(tmp_path) == {**WHOLE, ".log.md.zz.tmp": b"x"}
