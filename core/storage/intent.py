@@ -6,8 +6,10 @@ it will make, in order, as a replayable step that carries its result —
 
 * ``replace``: the target, the bytes it will hold, the sha256 of the bytes it holds before (None:
   the target does not exist yet) and the mode it gets when it is not atomic_write's own rule;
-* ``append``: the target, the bytes appended and the size of the target before (the offset of
-  the appended bytes);
+* ``append``: the target, the bytes appended, the size of the target before (the offset of
+  the appended bytes) and the sha256 of those first bytes — an append-only file may be appended
+  to by other writers meanwhile (the repository's one BACKLOG.md, written by the records of every
+  feature, each under its own feature's lock), so what comes after the offset is not checked;
 * ``remove``: the target and the sha256 of the bytes it holds before.
 
 The plan is written durably (``durable.atomic_write``: temporary file, fsync, rename, directory
@@ -16,8 +18,9 @@ engine reads — then the steps run in order, then the intent file is removed (d
 
 The next taker of the directory's lock calls :func:`complete_pending` first: a leftover intent
 means its writer died mid-record. Each step is *done* when the target already holds its result
-(replace: the sha256 of the result; append: the appended bytes at the recorded offset; remove:
-the target is gone), *applied* when the target still holds what it held before, and otherwise
+(replace: the sha256 of the result; append: the appended bytes after the recorded offset;
+remove: the target is gone), *applied* when the target still holds what it held before (an
+append: its first bytes, whatever others appended after them), and otherwise
 refused with :class:`ChangedOnDisk` naming the file (someone changed it since: a change scars
 did not make is never overwritten; the intent stays for a person to look at). Completing is
 idempotent: a kill during the completion leaves the same intent, completed by the next taker.
@@ -75,7 +78,7 @@ class Step:
     op: str
     path: str
     data: bytes = b""
-    before: str | None = None  # replace / remove: sha256 of the target before (None: absent)
+    before: str | None = None  # replace / remove: sha256 of the target before (None: absent); append: of its first offset bytes
     offset: int = 0  # append: the target's size before
     mode: int | None = None  # replace: the mode the target gets (None: atomic_write's rule)
 
@@ -84,7 +87,7 @@ class Step:
         if self.op != "remove":
             out["data"] = base64.b64encode(self.data).decode("ascii")
             out["sha256"] = _sha(self.data)
-        if self.op in ("replace", "remove"):
+        if self.op in ("replace", "remove") or self.before is not None:
             out["before"] = self.before
         if self.op == "append":
             out["offset"] = self.offset
@@ -124,9 +127,14 @@ def _state(step: Step, now: bytes | None) -> str:
     if step.op == "append":
         if now is None:
             return "todo" if step.offset == 0 else "changed"
-        if now[step.offset : step.offset + len(step.data)] == step.data and len(now) >= step.offset + len(step.data):
+        if len(now) < step.offset or (step.before is not None and _sha(now[: step.offset]) != step.before):
+            return "changed"  # cut back or edited before the offset
+        tail = now[step.offset :]
+        if step.data in tail:  # after whatever others appended first
             return "done"
-        return "todo" if len(now) == step.offset else "changed"
+        if tail and step.data.startswith(tail):  # a torn write of this very append: a person looks
+            return "changed"
+        return "todo"
     if step.op == "remove":
         if now is None:
             return "done"
@@ -191,8 +199,15 @@ class Plan:
             raise ValueError("an append needs bytes")
         before = self.read(path) or b""
         key = self._key(path)
-        self.steps.append(Step("append", key, bytes(data), offset=len(before)))
         self._view[key] = before + bytes(data)
+        last = next((n for n in range(len(self.steps) - 1, -1, -1) if self.steps[n].path == key), None)
+        if last is not None and self.steps[last].op == "append":
+            # A second append to the same file is one step with the first: the bytes others append
+            # between the two runs of a record (a shared log) would else fail the second's check.
+            prev = self.steps[last]
+            self.steps[last] = Step("append", key, prev.data + bytes(data), before=prev.before, offset=prev.offset)
+        else:
+            self.steps.append(Step("append", key, bytes(data), before=_sha(before), offset=len(before)))
         return len(before)
 
     def remove(self, path: str | os.PathLike) -> bool:

@@ -110,7 +110,7 @@ def _dag_retry(root: Path) -> tuple[Path, Path]:
 
 SCENARIOS = {
     # name: (setup, gate, answer, reason, writes of the record)
-    "loop-spec ship": (_loop_spec_ship, "spec", "ship", REASON, 8),
+    "loop-spec ship": (_loop_spec_ship, "spec", "ship", REASON, 7),  # its two backlog lines: one append
     "loop-spec reopen": (_loop_spec_reopen, "spec", "reopen", "the spec never defined offline", 5),
     "mechanist stop": (_mechanist_stop, "review-continue", "stop", "the claims hold; stopping here", 2),
     "bkit partial": (_bkit_partial, "pdca-continue", "partial", REASON, 2),
@@ -259,7 +259,7 @@ def test_scars_loops_reads_an_interrupted_record_as_a_warning_and_writes_nothing
 
 def test_a_completion_killed_itself_is_completed_by_the_next_taker(made, tmp_path, monkeypatch):
     template, _before, whole = made["loop-spec ship"]
-    for first, second in ((1, 0), (1, 3), (3, 2), (0, 7)):
+    for first, second in ((1, 0), (1, 3), (3, 2), (0, 6)):
         root = _copy(template, tmp_path / f"{first}-{second}")
         fdir = _lock_dir("loop-spec ship", root)
         with monkeypatch.context() as mp:
@@ -279,7 +279,7 @@ def test_a_completion_killed_itself_is_completed_by_the_next_taker(made, tmp_pat
 @pytest.mark.parametrize(
     ("name", "change"),
     [
-        (".loop-spec/BACKLOG.md", lambda p: p.write_text("# my own backlog\n")),
+        (".loop-spec/features/sync/PROGRESS.md", lambda p: p.write_text("- rewritten by hand\n")),
         (".loop-spec/features/sync/feature.json", lambda p: p.write_text('{"edited": "by hand"}\n')),
         (".loop-spec/features/sync/graph-pause.json", lambda p: p.write_text('{"paused": true, "node": "x"}')),
     ],
@@ -303,6 +303,31 @@ def test_a_file_changed_between_the_kill_and_the_completion_is_refused_by_name(
     assert str(root / name) in str(exc.value) and "decision-001" in str(exc.value)
     assert _snapshot(root) == edited  # nothing overwritten, nothing of either answer written
     assert pending(fdir)
+
+
+def test_backlog_lines_another_feature_appended_after_the_kill_stay_and_the_record_follows_them(
+    made, tmp_path, monkeypatch
+):
+    """The repository's one BACKLOG.md takes every feature's ship lines, each record under its own
+    feature's lock: lines another record appended between the kill and the completion (here the
+    file it created) are kept, and the interrupted record's lines follow them."""
+    template, _before, whole = made["loop-spec ship"]
+    root = _copy(template, tmp_path / "r")
+    fdir = _lock_dir("loop-spec ship", root)
+    with monkeypatch.context() as mp:
+        _Kill(mp, 1)  # the entry is written, the backlog lines are not
+        with pytest.raises(SystemExit):
+            _record("loop-spec ship", root)
+    other = b"# Backlog\n\n- [ ] (2026-11-30 other iterate-gap id=x) another feature's gap\n"
+    (root / ".loop-spec" / "BACKLOG.md").write_bytes(other)
+    with state_io.state_lock(fdir, "carol"):
+        pass
+    got = _snapshot(root)
+    assert got[".loop-spec/BACKLOG.md"][1] == other + whole[".loop-spec/BACKLOG.md"][1]
+    assert {k: v for k, v in got.items() if k != ".loop-spec/BACKLOG.md"} == {
+        k: v for k, v in whole.items() if k != ".loop-spec/BACKLOG.md"
+    }
+    assert not pending(fdir)
 
 
 def test_the_bak_is_the_old_feature_json_with_its_mode_as_loop_spec_rotates_it(made):
