@@ -200,9 +200,11 @@ def load(feature_dir: Path, fp: dict[str, Any], also: dict[str, Any] | None = No
         return None
     header, feature = _read(
         cache_file(feature_dir),
-        lambda h: isinstance(h, dict)
-        and h.get("format") == FORMAT
-        and (h.get("fingerprint") == fp or (also is not None and h.get("fingerprint") == also)),
+        lambda h: (
+            isinstance(h, dict)
+            and h.get("format") == FORMAT
+            and (h.get("fingerprint") == fp or (also is not None and h.get("fingerprint") == also))
+        ),
         _load_feature,
     )
     if header is None:
