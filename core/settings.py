@@ -9,6 +9,8 @@ in ``scars`` reads ``os.environ``:
 * ``SCARS_USER`` — who decides, before git's ``user.name`` and the login name (``LOGNAME``,
   ``USER``, ``LNAME``, ``USERNAME``, else the password database, as ``getpass`` looks);
 * ``SCARS_NO_CACHE`` (1 / true / yes), ``SCARS_CACHE_DIR``, ``XDG_CACHE_HOME`` — the feature cache;
+* ``SCARS_STATE_DIR``, ``XDG_STATE_HOME`` — this user's own state: the intents of gate records
+  a kill interrupted (``storage.intent``), kept out of every repository;
 * ``SCARS_WORKERS`` — worker processes for parallel reading (digits; else automatic);
 * ``SCARS_DEBUG`` — show the traceback of an internal error;
 * ``SCARS_ANSWER_<GATE>`` / ``SCARS_REASON_<GATE>`` — answer a gate without a terminal;
@@ -102,6 +104,9 @@ class Settings:
     login: str | None = None  # the login name (getpass: LOGNAME, USER, LNAME, USERNAME, pwd)
     cache_enabled: bool = True  # not SCARS_NO_CACHE=1/true/yes
     cache_dir: Path = Path(".cache") / "scars"  # SCARS_CACHE_DIR, else $XDG_CACHE_HOME/scars, else ~/.cache/scars
+    state_dir: Path = (
+        Path(".local") / "state" / "scars"
+    )  # SCARS_STATE_DIR, else $XDG_STATE_HOME/scars, else ~/.local/state/scars
     workers: int | None = None  # SCARS_WORKERS when digits
     debug: bool = False  # SCARS_DEBUG non-empty
     config_home: Path = Path(".config")  # XDG_CONFIG_HOME, else ~/.config
@@ -146,6 +151,8 @@ def from_environ(environ: Mapping[str, str]) -> Settings:
     get = environ.get
     xdg_cache = get("XDG_CACHE_HOME")
     cache_base = Path(xdg_cache) if xdg_cache and os.path.isabs(xdg_cache) else Path.home() / ".cache"
+    xdg_state = get("XDG_STATE_HOME")
+    state_base = Path(xdg_state) if xdg_state and os.path.isabs(xdg_state) else Path.home() / ".local" / "state"
     workers = (get("SCARS_WORKERS") or "").strip()
     git_env = {k: v for k, v in environ.items() if not k.startswith("GIT_") or k in GIT_KEPT}
     git_env["GIT_TERMINAL_PROMPT"] = "0"
@@ -155,6 +162,7 @@ def from_environ(environ: Mapping[str, str]) -> Settings:
         login=_login(environ),
         cache_enabled=(get("SCARS_NO_CACHE") or "").strip() not in ("1", "true", "yes"),
         cache_dir=Path(get("SCARS_CACHE_DIR") or cache_base / "scars"),
+        state_dir=Path(get("SCARS_STATE_DIR") or state_base / "scars"),
         workers=int(workers) if workers.isdigit() else None,
         debug=bool(get("SCARS_DEBUG")),
         config_home=Path(get("XDG_CONFIG_HOME") or str(Path.home() / ".config")),

@@ -26,6 +26,9 @@ os.environ.setdefault("NO_COLOR", "1")
 # A developer's own ~/.config/scars (config.toml: columns, theme, user; keymap.toml) never changes
 # what the tests see, and no test writes into it: the tests' config home is a fresh directory.
 os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="scars-test-config-")
+# Nor into ~/.local/state/scars (the intents of interrupted gate records, scars.core.storage.intent).
+os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="scars-test-state-")
+os.environ.pop("SCARS_STATE_DIR", None)
 os.environ["SCARS_USER"] = os.environ.get("SCARS_TEST_USER", "test-user")
 # Tests read their inputs afresh: the feature cache (scars.core.storage.cache) stays off unless a test
 # turns it on for itself (tests/core/storage/test_cache.py), so no test writes into ~/.cache.

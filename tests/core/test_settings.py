@@ -59,6 +59,9 @@ def test_defaults_and_edges():
     assert s.workers is None and not s.loop_spec_non_interactive and s.cache_enabled
     assert from_environ({"XDG_CACHE_HOME": "/x"}).cache_dir == Path("/x/scars")
     assert from_environ({}).config_home == home / ".config"
+    assert from_environ({"XDG_STATE_HOME": "relative"}).state_dir == home / ".local" / "state" / "scars"
+    assert from_environ({"XDG_STATE_HOME": "/st"}).state_dir == Path("/st/scars")
+    assert from_environ({"XDG_STATE_HOME": "/st", "SCARS_STATE_DIR": "/mine"}).state_dir == Path("/mine")
     assert env_var("round-continue", "REASON") == "SCARS_REASON_ROUND_CONTINUE"
 
 
