@@ -261,9 +261,11 @@ def backlog_add(plan: Plan, path: Path, slug: str, text: str, gid: str) -> str:
     for e in entries:
         if not e.done and (e.id == gid or e.text == text):
             return "exists"
-    entry = f"- [ ] ({utc_date()} {slug} iterate-gap id={gid}) {text}\n"
+    what = f"({utc_date()} {slug} iterate-gap id={gid}) {text}"
     lead = BACKLOG_HEADER if not existing else ("" if existing.endswith("\n") else "\n")
-    plan.append(path, (lead + entry).encode("utf-8"))
+    # Once: other features' records append to this file too, and backlog.sh rewrites it when it
+    # closes an entry; only the line itself (its checkbox aside) says whether it is there.
+    plan.append_once(path, f"{lead}- [ ] {what}\n".encode(), what.encode())
     return "added"
 
 

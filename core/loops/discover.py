@@ -99,7 +99,7 @@ def _interrupted(states: list[LoopState], root: Path) -> list[LoopState]:
         where = _record_dir(state, root)
         if where is not None and pending(where):
             note = Problem(
-                os.path.relpath(intent_path(where), root),
+                str(intent_path(where)),  # this user's own state, outside the repository
                 None,
                 "a gate's answer recorded here was interrupted (its writer was killed): the loop's files lack "
                 "part of it until the next `scars gate` on this loop completes it",

@@ -7,22 +7,29 @@ it will make, in order, as a replayable step that carries its result —
 * ``replace``: the target, the bytes it will hold, the sha256 of the bytes it holds before (None:
   the target does not exist yet) and the mode it gets when it is not atomic_write's own rule;
 * ``append``: the target, the bytes appended, the size of the target before (the offset of
-  the appended bytes) and the sha256 of those first bytes — an append-only file may be appended
-  to by other writers meanwhile (the repository's one BACKLOG.md, written by the records of every
-  feature, each under its own feature's lock), so what comes after the offset is not checked;
+  the appended bytes) and the sha256 of those first bytes — others may append to the file
+  meanwhile (the loop's engine to its logs), so what comes after the offset is not checked;
+* ``append_once``: the target, the bytes appended and a marker: done when the file holds the
+  marker (the repository's one BACKLOG.md, which every feature's records append to, each under
+  its own feature's lock, and which loop-spec's own ``backlog.sh`` rewrites when it closes an
+  entry: only the line itself says whether it is there);
 * ``remove``: the target and the sha256 of the bytes it holds before.
 
-The plan is written durably (``durable.atomic_write``: temporary file, fsync, rename, directory
-fsync) as ``<directory>/.scars/intent.json`` — where the directory's lock lives, a file no loop's
-engine reads — then the steps run in order, then the intent file is removed (directory fsynced).
+Every target is an absolute path whose directory is resolved (a symlinked feature folder writes
+where the record's own write would have gone). The steps are first checked against the files
+(nothing is written, and no intent is left, when one changed since the plan); then the plan is
+written durably (``durable.atomic_write``) as this user's intent for the record's directory —
+under the user's state directory (``settings.state_dir``/intents, keyed by the directory's real
+path), never in the repository: an intent says which files to write, so one that came with a
+clone (or anyone else's) is never read — then the steps run in order, then the intent is removed.
 
 The next taker of the directory's lock calls :func:`complete_pending` first: a leftover intent
 means its writer died mid-record. Each step is *done* when the target already holds its result
 (replace: the sha256 of the result; append: the appended bytes after the recorded offset;
-remove: the target is gone), *applied* when the target still holds what it held before (an
-append: its first bytes, whatever others appended after them), and otherwise
-refused with :class:`ChangedOnDisk` naming the file (someone changed it since: a change scars
-did not make is never overwritten; the intent stays for a person to look at). Completing is
+append_once: the marker; remove: the target is gone), *applied* when the target still holds what
+it held before (an append: its first bytes, whatever was appended after them), and otherwise
+refused with :class:`ChangedOnDisk` naming the file (someone changed it since: a change scars did
+not make is never overwritten; the intent stays for a person to look at). Completing is
 idempotent: a kill during the completion leaves the same intent, completed by the next taker.
 
 The caller holds the directory's lock (``storage.lock.FeatureLock``) from planning to the end of
@@ -40,28 +47,51 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from scars.core import settings
 from scars.core.errors import ChangedOnDisk, ScarsError
-from scars.core.storage.durable import _fsync_dir, append_record, atomic_write, clean_stale_temps, ensure_private_dir
-from scars.core.storage.lock import STATE_DIR
+from scars.core.storage.durable import (
+    WriteFailed,
+    _fsync_dir,
+    append_record,
+    atomic_write,
+    clean_stale_temps,
+    ensure_private_dir,
+)
 
-INTENT_NAME = "intent.json"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 1: kept in the repository's .scars/ (never read again)
+OPS = ("replace", "append", "append_once", "remove")
+MAX_INTENT_BYTES = 64 * 1024 * 1024  # an intent holds a record's bytes: a feature.json, a few lines
+
+
+def _real(directory: str | os.PathLike) -> str:
+    return os.path.realpath(os.path.abspath(directory))
 
 
 def intent_path(directory: str | os.PathLike) -> Path:
-    return Path(directory) / STATE_DIR / INTENT_NAME
+    """This user's intent file for the record directory ``directory`` (by its real path)."""
+    key = hashlib.sha256(os.fsencode(_real(directory))).hexdigest()[:32]
+    return settings.current().state_dir / "intents" / f"{key}.json"
+
+
+def _target(path: str | os.PathLike) -> str:
+    """A step's target: absolute, its directory resolved as the OS resolves it (the file itself
+    not: a symlink in its place is what the write replaces, as ``atomic_write`` does)."""
+    full = os.path.abspath(path)
+    return os.path.join(os.path.realpath(os.path.dirname(full)), os.path.basename(full))
 
 
 def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _read(path: Path) -> bytes | None:
+def _read(path: str | os.PathLike) -> bytes | None:
     try:
         with open(path, "rb") as f:
             return f.read()
     except FileNotFoundError:
         return None
+    except OSError as exc:
+        raise WriteFailed(f"cannot read {path} for a gate's record: {exc.strerror or exc}", path, exc.errno) from None
 
 
 class IntentUnreadable(ScarsError):
@@ -72,15 +102,17 @@ class IntentUnreadable(ScarsError):
 
 @dataclass(frozen=True, slots=True)
 class Step:
-    """One write of a record. ``op`` is ``replace``, ``append`` or ``remove``; ``path`` is the
-    target relative to the record's directory (it may lead out of it: ``../../BACKLOG.md``)."""
+    """One write of a record. ``op`` is one of :data:`OPS`; ``path`` is the absolute target."""
 
     op: str
     path: str
     data: bytes = b""
-    before: str | None = None  # replace / remove: sha256 of the target before (None: absent); append: of its first offset bytes
+    before: str | None = (
+        None  # replace / remove: sha256 of the target before (None: absent); append: of its first offset bytes
+    )
     offset: int = 0  # append: the target's size before
     mode: int | None = None  # replace: the mode the target gets (None: atomic_write's rule)
+    marker: bytes = b""  # append_once: the bytes whose presence says the step is done
 
     def as_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"op": self.op, "path": self.path}
@@ -91,22 +123,25 @@ class Step:
             out["before"] = self.before
         if self.op == "append":
             out["offset"] = self.offset
+        if self.op == "append_once":
+            out["marker"] = base64.b64encode(self.marker).decode("ascii")
         if self.mode is not None:
             out["mode"] = self.mode
         return out
 
     @classmethod
     def from_json(cls, raw: Any) -> Step:
-        if not isinstance(raw, dict) or raw.get("op") not in ("replace", "append", "remove"):
-            raise ValueError("a step is not a replace, append or remove")
+        if not isinstance(raw, dict) or raw.get("op") not in OPS:
+            raise ValueError("a step is not a replace, append, append_once or remove")
         path = raw.get("path")
-        if not isinstance(path, str) or not path:
-            raise ValueError("a step has no path")
+        if not isinstance(path, str) or not os.path.isabs(path) or "\x00" in path or path != os.path.normpath(path):
+            raise ValueError("a step's target is not an absolute, normal path")
         data = b""
         if raw["op"] != "remove":
             data = base64.b64decode(str(raw.get("data", "")), validate=True)
             if _sha(data) != raw.get("sha256"):
                 raise ValueError(f"the bytes of the step on {path} do not match their sha256")
+        marker = base64.b64decode(str(raw.get("marker", "")), validate=True)
         before = raw.get("before")
         offset = raw.get("offset", 0)
         mode = raw.get("mode")
@@ -114,16 +149,19 @@ class Step:
             (before is not None and not isinstance(before, str))
             or not isinstance(offset, int)
             or offset < 0
-            or (mode is not None and not isinstance(mode, int))
+            or (mode is not None and (not isinstance(mode, int) or not 0 <= mode <= 0o7777))
             or (raw["op"] == "remove" and before is None)
+            or (raw["op"] == "append_once" and not marker)
         ):
             raise ValueError(f"the step on {path} is malformed")
-        return cls(op=raw["op"], path=path, data=data, before=before, offset=offset, mode=mode)
+        return cls(op=raw["op"], path=path, data=data, before=before, offset=offset, mode=mode, marker=marker)
 
 
 def _state(step: Step, now: bytes | None) -> str:
     """``done`` (the target, holding ``now``, holds the step's result), ``todo`` (it holds what it
     held before the step) or ``changed``."""
+    if step.op == "append_once":
+        return "done" if now is not None and step.marker in now else "todo"
     if step.op == "append":
         if now is None:
             return "todo" if step.offset == 0 else "changed"
@@ -147,21 +185,28 @@ def _state(step: Step, now: bytes | None) -> str:
 
 
 def _result(step: Step, now: bytes | None) -> bytes | None:
-    if step.op == "append":
+    if step.op in ("append", "append_once"):
         return (now or b"") + step.data
     return None if step.op == "remove" else step.data
 
 
 def _apply(step: Step, target: Path) -> None:
-    if step.op != "remove":
-        ensure_private_dir(target.parent)
-    if step.op == "append":
-        append_record(target, step.data)
-    elif step.op == "replace":
-        atomic_write(target, step.data, mode=step.mode)
-    else:
-        os.unlink(target)
-        _fsync_dir(str(target.parent))
+    try:
+        if step.op != "remove":
+            ensure_private_dir(target.parent)
+        if step.op in ("append", "append_once"):
+            append_record(target, step.data)
+        elif step.op == "replace":
+            atomic_write(target, step.data, mode=step.mode)
+        else:
+            os.unlink(target)
+            _fsync_dir(str(target.parent))
+    except WriteFailed:
+        raise
+    except OSError as exc:
+        raise WriteFailed(
+            f"cannot write {target} for a gate's record: {exc.strerror or exc}", target, exc.errno
+        ) from None
 
 
 class Plan:
@@ -177,19 +222,16 @@ class Plan:
         self.steps: list[Step] = []
         self._view: dict[str, bytes | None] = {}
 
-    def _key(self, path: str | os.PathLike) -> str:
-        return os.path.relpath(os.path.abspath(path), os.path.abspath(self.directory))
-
     def read(self, path: str | os.PathLike) -> bytes | None:
         """The bytes of ``path`` once the planned steps ran (None: absent)."""
-        key = self._key(path)
+        key = _target(path)
         if key not in self._view:
-            self._view[key] = _read(Path(path))
+            self._view[key] = _read(key)
         return self._view[key]
 
     def replace(self, path: str | os.PathLike, data: bytes, *, mode: int | None = None) -> None:
         before = self.read(path)
-        key = self._key(path)
+        key = _target(path)
         self.steps.append(Step("replace", key, bytes(data), before=None if before is None else _sha(before), mode=mode))
         self._view[key] = bytes(data)
 
@@ -198,63 +240,96 @@ class Plan:
         if not data:
             raise ValueError("an append needs bytes")
         before = self.read(path) or b""
-        key = self._key(path)
+        key = _target(path)
         self._view[key] = before + bytes(data)
         last = next((n for n in range(len(self.steps) - 1, -1, -1) if self.steps[n].path == key), None)
         if last is not None and self.steps[last].op == "append":
             # A second append to the same file is one step with the first: the bytes others append
-            # between the two runs of a record (a shared log) would else fail the second's check.
+            # between the two runs of a record would else fail the second's check.
             prev = self.steps[last]
             self.steps[last] = Step("append", key, prev.data + bytes(data), before=prev.before, offset=prev.offset)
         else:
             self.steps.append(Step("append", key, bytes(data), before=_sha(before), offset=len(before)))
         return len(before)
 
+    def append_once(self, path: str | os.PathLike, data: bytes, marker: bytes) -> None:
+        """Plan appending ``data`` to a file others write too (append or rewrite), done once the
+        file holds ``marker`` (a part of ``data`` that no other line holds)."""
+        if not data or not marker or marker not in data:
+            raise ValueError("an append_once needs bytes and a marker they hold")
+        key = _target(path)
+        self._view[key] = (self.read(path) or b"") + bytes(data)
+        self.steps.append(Step("append_once", key, bytes(data), marker=bytes(marker)))
+
     def remove(self, path: str | os.PathLike) -> bool:
         """Plan removing ``path``; False (nothing planned) when it is already absent."""
         before = self.read(path)
         if before is None:
             return False
-        key = self._key(path)
+        key = _target(path)
         self.steps.append(Step("remove", key, before=_sha(before)))
         self._view[key] = None
         return True
 
     def as_json(self) -> dict[str, Any]:
-        return {"v": FORMAT_VERSION, "what": self.what, "steps": [s.as_json() for s in self.steps]}
+        return {
+            "v": FORMAT_VERSION,
+            "dir": _real(self.directory),
+            "what": self.what,
+            "steps": [s.as_json() for s in self.steps],
+        }
 
     def commit(self) -> None:
-        """Write the intent durably, run the steps in order, remove the intent."""
+        """Check the steps against the files (a file changed since the plan: refused, nothing
+        written, no intent left), write the intent durably, run the steps in order, remove it."""
         if not self.steps:
             return
         path = intent_path(self.directory)
+        _check(self.steps, path, self.what)
         ensure_private_dir(path.parent)
         body = json.dumps(self.as_json(), ensure_ascii=True, separators=(",", ":")) + "\n"
         atomic_write(path, body.encode("ascii"))
-        _run(self.directory, self.steps, path, self.what)
+        _run(self.steps, path, self.what)
 
 
-def _run(directory: Path, steps: list[Step], path: Path, what: str) -> None:
-    """Check every step first, on the files as the steps before it leave them (nothing is written
-    when one target changed), then apply the steps still to do, in order, and remove the intent."""
+def _check(steps: list[Step], path: Path, what: str, *, left: bool = False) -> list[Step]:
+    """The steps still to do, checked on the files as the steps before each leave them; raises
+    :class:`ChangedOnDisk` naming the first target that changed (``left``: the intent of a killed
+    writer stays at ``path`` for a person)."""
     view: dict[str, bytes | None] = {}
     todo: list[Step] = []
+    states: list[str] = []
     for n, step in enumerate(steps, start=1):
-        key = os.path.normpath(step.path)
-        if key not in view:
-            view[key] = _read(directory / key)
-        state = _state(step, view[key])
+        if step.path not in view:
+            view[step.path] = _read(step.path)
+        state = _state(step, view[step.path])
+        states.append(state)
         if state == "changed":
+            record = what or "a gate's record"
+            if not left:
+                raise ChangedOnDisk(
+                    f"{step.path} changed since {record} planned its write ({step.op}): nothing of it was "
+                    "written — read the gate again and answer it"
+                )
+            done = [f"{s.op} {s.path}" for s, st in zip(steps, states, strict=False) if st == "done"]
+            rest = [f"{s.op} {s.path}" for s in steps[n - 1 :]]
             raise ChangedOnDisk(
-                f"{os.path.normpath(directory / key)} changed since {what or 'a record'} planned its write "
-                f"(step {n} of {len(steps)}, {step.op}): nothing more of that record was written and no file "
-                f"was touched. Look at the file, then remove {path} to give up the rest of that record"
+                f"{step.path} changed since {record} planned its write (step {n} of {len(steps)}, {step.op}), "
+                "and its writer was killed midway: nothing more of it was written. On disk already: "
+                f"{'; '.join(done) or 'nothing'}. Not written: {'; '.join(rest)}. Look at the file; to give up "
+                f"the rest of that record (its entry then stands without the rest), remove {path}"
             )
         if state == "todo":
             todo.append(step)
-            view[key] = _result(step, view[key])
-    for step in todo:
-        _apply(step, directory / step.path)
+            view[step.path] = _result(step, view[step.path])
+    return todo
+
+
+def _run(steps: list[Step], path: Path, what: str) -> None:
+    """Check every step first (nothing is written when one target changed), then apply the steps
+    still to do, in order, and remove the intent."""
+    for step in _check(steps, path, what, left=True):
+        _apply(step, Path(step.path))
     os.unlink(path)
     _fsync_dir(str(path.parent))
 
@@ -262,6 +337,11 @@ def _run(directory: Path, steps: list[Step], path: Path, what: str) -> None:
 def read_intent(directory: str | os.PathLike) -> tuple[str, list[Step]] | None:
     """The leftover intent of ``directory`` (what it records, its steps), or None when there is none."""
     path = intent_path(directory)
+    try:
+        if path.stat().st_size > MAX_INTENT_BYTES:
+            raise IntentUnreadable(f"{path} is larger than any record scars writes; nothing was written. Remove it")
+    except FileNotFoundError:
+        return None
     raw = _read(path)
     if raw is None:
         return None
@@ -269,8 +349,10 @@ def read_intent(directory: str | os.PathLike) -> tuple[str, list[Step]] | None:
         doc = json.loads(raw.decode("ascii"))
         if not isinstance(doc, dict) or doc.get("v") != FORMAT_VERSION or not isinstance(doc.get("steps"), list):
             raise ValueError("not an intent of this version")
+        if doc.get("dir") != _real(directory):
+            raise ValueError("it is the intent of another directory")
         steps = [Step.from_json(s) for s in doc["steps"]]
-    except (ValueError, UnicodeDecodeError) as exc:
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise IntentUnreadable(
             f"{path} holds an interrupted record that cannot be read ({exc}); nothing was written. "
             "Look at the files it names, then remove it"
@@ -279,22 +361,22 @@ def read_intent(directory: str | os.PathLike) -> tuple[str, list[Step]] | None:
 
 
 def complete_pending(directory: str | os.PathLike) -> str | None:
-    """Complete the record a killed writer left in ``directory`` (the caller holds its lock).
+    """Complete the record a killed writer left for ``directory`` (the caller holds its lock).
 
     Returns what the completed record was (None: there was none). Raises :class:`ChangedOnDisk`
     naming a target that changed since the plan (nothing of it overwritten; the intent stays)."""
     path = intent_path(directory)
-    if path.parent.is_dir():  # we hold the lock: no writer of ours is mid-write there
+    if path.parent.is_dir():  # a temporary file of an intent write a kill cut short
         clean_stale_temps(path, older_than=0)
     found = read_intent(directory)
     if found is None:
         return None
     what, steps = found
     for step in steps:
-        if step.op == "replace":
-            clean_stale_temps(Path(directory) / step.path, older_than=0)
-    _run(Path(directory), steps, path, what)
-    return what or "an interrupted record"
+        if step.op == "replace":  # we hold the lock: no writer of ours is mid-write there
+            clean_stale_temps(step.path, older_than=0)
+    _run(steps, path, what)
+    return what or "a gate's record"
 
 
 def pending(directory: str | os.PathLike) -> bool:

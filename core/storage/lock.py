@@ -49,13 +49,10 @@ def describe_holder(holder: dict) -> str:
     return " ".join(str(p) for p in parts) or "another scars process"
 
 
-# `.scars/` holds the journal (the decisions between round closes: commit it), the lock (a
-# process's own state: never commit it) and, for a record of another loop killed midway, its
-# intent (completed by the next gate on this clone: never carried to another). The directory
-# ignores the lock and the intent (and the intent's temporary file) itself.
+# `.scars/` holds the journal (the decisions between round closes: commit it) and the lock (a
+# process's own state: never commit it). The directory ignores its lock itself.
 GITIGNORE = (
-    "# written by scars: the lock and an interrupted record's intent are this clone's state;\n"
-    "# journal.jsonl and watches.jsonl are the record\nlock\nintent.json\n.intent.json.*.tmp\n"
+    "# written by scars: the lock is one process's state; journal.jsonl and watches.jsonl are the record\nlock\n"
 )
 
 

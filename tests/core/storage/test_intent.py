@@ -59,8 +59,8 @@ def test_a_committed_plan_writes_every_step_in_order_and_removes_its_intent(tmp_
     plan = _plan(tmp_path)
     assert plan.read(tmp_path / "log.md") == b"one\ntwo\nthree\n"
     assert plan.read(tmp_path / "pause.json") is None
-    # the two appends to log.md are one step, where the first was planned
-    assert [(s.op, s.path) for s in plan.steps] == [
+    # the two appends to log.md are one step, where the first was planned; targets are absolute
+    assert [(s.op, os.path.relpath(s.path, tmp_path)) for s in plan.steps] == [
         ("append", "log.md"),
         ("replace", "state.json"),
         ("remove", "pause.json"),
@@ -94,7 +94,7 @@ def test_a_kill_between_the_last_write_and_the_intent_removal_is_completed_as_do
     real = os.unlink
 
     def unlink(path, *a, **kw):
-        if str(path).endswith(intent.INTENT_NAME):
+        if str(path) == str(intent_path(tmp_path)):
             raise Killed
         return real(path, *a, **kw)
 
@@ -218,6 +218,12 @@ def test_a_replace_or_remove_is_done_by_its_result_and_applied_only_over_what_it
         lambda doc: json.dumps({**doc, "v": 99}),
         lambda doc: json.dumps({**doc, "steps": [{**doc["steps"][0], "sha256": "0" * 64}]}),
         lambda doc: json.dumps({**doc, "steps": [{**doc["steps"][0], "op": "chmod"}]}),
+        lambda doc: json.dumps({**doc, "steps": [{**doc["steps"][0], "path": "log.md"}]}),  # relative
+        lambda doc: json.dumps({**doc, "steps": [{**doc["steps"][0], "path": "/x/../etc/passwd"}]}),  # not normal
+        lambda doc: json.dumps({**doc, "steps": [{**doc["steps"][1], "mode": 0o17777}]}),  # not a mode
+        lambda doc: json.dumps({**doc, "steps": [{**doc["steps"][1], "mode": -1}]}),
+        lambda doc: json.dumps({**doc, "dir": "/somewhere/else"}),  # another directory's intent
+        lambda doc: "[" * 100_000,  # nested past the JSON parser's recursion
     ],
 )
 def test_an_intent_that_scars_did_not_write_is_refused_and_nothing_is_written(tmp_path, monkeypatch, mangle):
@@ -235,19 +241,80 @@ def test_an_intent_that_scars_did_not_write_is_refused_and_nothing_is_written(tm
     assert _files(tmp_path) == before
 
 
-def test_paths_outside_the_directory_are_planned_relative_to_it(tmp_path):
-    d = tmp_path / "a" / "b"
-    d.mkdir(parents=True)
+def test_a_target_outside_the_directory_is_where_the_os_resolves_it_through_a_symlinked_folder(tmp_path):
+    """A feature folder that is a symlink: the repository's BACKLOG.md is the one the path names
+    (as the write before plans went), not ``<the link's target>/../../BACKLOG.md``."""
+    (tmp_path / "repo" / "features").mkdir(parents=True)
+    (tmp_path / "store" / "x" / "y").mkdir(parents=True)
+    (tmp_path / "repo" / "features" / "f").symlink_to(tmp_path / "store" / "x" / "y")
+    d = tmp_path / "repo" / "features" / "f"
     plan = Plan(d)
-    plan.append(tmp_path / "BACKLOG.md", b"x\n")
-    assert plan.as_json()["steps"][0]["path"] == os.path.join("..", "..", "BACKLOG.md")
+    plan.append(tmp_path / "repo" / "BACKLOG.md", b"x\n")
+    plan.append(d / "PROGRESS.md", b"p\n")
+    assert [s.path for s in plan.steps] == [
+        str(tmp_path / "repo" / "BACKLOG.md"),
+        str(tmp_path / "store" / "x" / "y" / "PROGRESS.md"),
+    ]
     plan.commit()
-    assert (tmp_path / "BACKLOG.md").read_bytes() == b"x\n"
+    assert (tmp_path / "repo" / "BACKLOG.md").read_bytes() == b"x\n"
+    assert not (tmp_path / "store" / "BACKLOG.md").exists()
+    assert (d / "PROGRESS.md").read_bytes() == b"p\n"
 
 
 def test_an_empty_plan_writes_no_intent(tmp_path):
     Plan(tmp_path).commit()
-    assert not (tmp_path / ".scars").exists()
+    assert not (tmp_path / ".scars").exists() and not pending(tmp_path)
+
+
+def test_the_intent_is_this_user_s_state_never_a_file_of_the_repository(tmp_path, monkeypatch):
+    """An intent says which files to write: one that came with a clone (the repository's own
+    ``.scars/intent.json``, where the first version kept it) is never read, and a record's intent
+    is written under the user's state directory."""
+    monkeypatch.setenv("SCARS_STATE_DIR", str(tmp_path / "state"))
+    victim = tmp_path / "outside.txt"
+    victim.write_bytes(b"mine\n")
+    repo = tmp_path / "repo"
+    (repo / ".scars").mkdir(parents=True)
+    planted = {
+        "v": 1,
+        "steps": [
+            {
+                "op": "append",
+                "path": "../outside.txt",
+                "data": "eAo=",
+                "sha256": hashlib.sha256(b"x\n").hexdigest(),
+                "offset": 0,
+            }
+        ],
+    }
+    (repo / ".scars" / "intent.json").write_text(json.dumps(planted))
+    assert not pending(repo) and complete_pending(repo) is None
+    assert victim.read_bytes() == b"mine\n"
+    plan = _plan(repo)
+    _kill_after(monkeypatch, 0)
+    with pytest.raises(Killed):
+        plan.commit()
+    monkeypatch.undo()
+    monkeypatch.setenv("SCARS_STATE_DIR", str(tmp_path / "state"))
+    assert intent_path(repo).parent == tmp_path / "state" / "intents" and pending(repo)
+    assert complete_pending(repo) == "decision-001 (test: go)"
+
+
+def test_a_file_changed_between_the_plan_and_its_commit_is_refused_and_leaves_no_intent(tmp_path):
+    plan = _plan(tmp_path)
+    (tmp_path / "state.json").write_bytes(b'{"a": 5}\n')  # changed after the plan read it
+    before = _files(tmp_path)
+    with pytest.raises(ChangedOnDisk, match="read the gate again"):
+        plan.commit()
+    assert _files(tmp_path) == before and not pending(tmp_path)
+
+
+def test_an_append_once_is_done_by_its_marker_whatever_else_the_file_became():
+    step = intent.Step("append_once", "/f", b"- [ ] (d s id=1) t\n", marker=b"(d s id=1) t")
+    assert intent._state(step, None) == "todo"
+    assert intent._state(step, b"# Backlog\n") == "todo"
+    assert intent._state(step, b"- [x] (d s id=1) t\n") == "done"  # closed by backlog.sh since: still there
+    assert intent._state(step, b"rewritten\n- [ ] (d s id=1) t\n- [ ] other\n") == "done"
 
 
 def test_the_completion_removes_the_temporary_files_a_killed_replace_left(tmp_path, monkeypatch):
@@ -262,7 +329,7 @@ def test_the_completion_removes_the_temporary_files_a_killed_replace_left(tmp_pa
     left[1].parent.mkdir()
     for p in left:
         p.write_bytes(b'{"a"')
-    stray = intent_path(tmp_path).with_name(".intent.json.x9.tmp")
+    stray = intent_path(tmp_path).with_name(f".{intent_path(tmp_path).name}.x9.tmp")
     stray.write_bytes(b"{")
     other = tmp_path / ".log.md.zz.tmp"  # the temporary of a file the record does not replace
     other.write_bytes(b"x")
