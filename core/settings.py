@@ -162,7 +162,7 @@ def from_environ(environ: Mapping[str, str]) -> Settings:
         login=_login(environ),
         cache_enabled=(get("SCARS_NO_CACHE") or "").strip() not in ("1", "true", "yes"),
         cache_dir=Path(get("SCARS_CACHE_DIR") or cache_base / "scars"),
-        state_dir=Path(get("SCARS_STATE_DIR") or state_base / "scars"),
+        state_dir=Path(state) if (state := get("SCARS_STATE_DIR")) and os.path.isabs(state) else state_base / "scars",
         workers=int(workers) if workers.isdigit() else None,
         debug=bool(get("SCARS_DEBUG")),
         config_home=Path(get("XDG_CONFIG_HOME") or str(Path.home() / ".config")),

@@ -9,10 +9,11 @@ it will make, in order, as a replayable step that carries its result —
 * ``append``: the target, the bytes appended, the size of the target before (the offset of
   the appended bytes) and the sha256 of those first bytes — others may append to the file
   meanwhile (the loop's engine to its logs), so what comes after the offset is not checked;
-* ``append_once``: the target, the bytes appended and a marker: done when the file holds the
-  marker (the repository's one BACKLOG.md, which every feature's records append to, each under
-  its own feature's lock, and which loop-spec's own ``backlog.sh`` rewrites when it closes an
-  entry: only the line itself says whether it is there);
+* ``append_once``: the target, the bytes appended, a marker and how often the file held the
+  marker when planned: done when it holds it more often (the repository's one BACKLOG.md, which
+  every feature's records append to, each under its own feature's lock, and which loop-spec's
+  own ``backlog.sh`` rewrites when it closes an entry: only the line itself says whether it is
+  there; an earlier line with the same text, closed since, is not this one);
 * ``remove``: the target and the sha256 of the bytes it holds before.
 
 Every target is an absolute path whose directory is resolved (a symlinked feature folder writes
@@ -112,7 +113,8 @@ class Step:
     )
     offset: int = 0  # append: the target's size before
     mode: int | None = None  # replace: the mode the target gets (None: atomic_write's rule)
-    marker: bytes = b""  # append_once: the bytes whose presence says the step is done
+    marker: bytes = b""  # append_once: the bytes whose presence says the step is done …
+    seen: int = 0  # append_once: … once the file holds them more often than this (as planned)
 
     def as_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"op": self.op, "path": self.path}
@@ -125,6 +127,7 @@ class Step:
             out["offset"] = self.offset
         if self.op == "append_once":
             out["marker"] = base64.b64encode(self.marker).decode("ascii")
+            out["seen"] = self.seen
         if self.mode is not None:
             out["mode"] = self.mode
         return out
@@ -136,6 +139,10 @@ class Step:
         path = raw.get("path")
         if not isinstance(path, str) or not os.path.isabs(path) or "\x00" in path or path != os.path.normpath(path):
             raise ValueError("a step's target is not an absolute, normal path")
+        try:
+            os.fsencode(path)
+        except UnicodeEncodeError:
+            raise ValueError("a step's target is not a file name of this system") from None
         data = b""
         if raw["op"] != "remove":
             data = base64.b64decode(str(raw.get("data", "")), validate=True)
@@ -144,24 +151,29 @@ class Step:
         marker = base64.b64decode(str(raw.get("marker", "")), validate=True)
         before = raw.get("before")
         offset = raw.get("offset", 0)
+        seen = raw.get("seen", 0)
         mode = raw.get("mode")
         if (
             (before is not None and not isinstance(before, str))
             or not isinstance(offset, int)
             or offset < 0
+            or not isinstance(seen, int)
+            or seen < 0
             or (mode is not None and (not isinstance(mode, int) or not 0 <= mode <= 0o7777))
             or (raw["op"] == "remove" and before is None)
             or (raw["op"] == "append_once" and not marker)
         ):
             raise ValueError(f"the step on {path} is malformed")
-        return cls(op=raw["op"], path=path, data=data, before=before, offset=offset, mode=mode, marker=marker)
+        return cls(
+            op=raw["op"], path=path, data=data, before=before, offset=offset, mode=mode, marker=marker, seen=seen
+        )
 
 
 def _state(step: Step, now: bytes | None) -> str:
     """``done`` (the target, holding ``now``, holds the step's result), ``todo`` (it holds what it
     held before the step) or ``changed``."""
     if step.op == "append_once":
-        return "done" if now is not None and step.marker in now else "todo"
+        return "done" if now is not None and now.count(step.marker) > step.seen else "todo"
     if step.op == "append":
         if now is None:
             return "todo" if step.offset == 0 else "changed"
@@ -258,8 +270,9 @@ class Plan:
         if not data or not marker or marker not in data:
             raise ValueError("an append_once needs bytes and a marker they hold")
         key = _target(path)
-        self._view[key] = (self.read(path) or b"") + bytes(data)
-        self.steps.append(Step("append_once", key, bytes(data), marker=bytes(marker)))
+        before = self.read(path) or b""
+        self._view[key] = before + bytes(data)
+        self.steps.append(Step("append_once", key, bytes(data), marker=bytes(marker), seen=before.count(marker)))
 
     def remove(self, path: str | os.PathLike) -> bool:
         """Plan removing ``path``; False (nothing planned) when it is already absent."""
@@ -286,10 +299,15 @@ class Plan:
             return
         path = intent_path(self.directory)
         _check(self.steps, path, self.what)
-        ensure_private_dir(path.parent)
+        _state_dir(path.parent)
         body = json.dumps(self.as_json(), ensure_ascii=True, separators=(",", ":")) + "\n"
-        atomic_write(path, body.encode("ascii"))
-        _run(self.steps, path, self.what)
+        atomic_write(path, body.encode("ascii"), mode=0o600)
+        try:  # checked again with the intent written: a change in between is refused as at first
+            todo = _check(self.steps, path, self.what)
+        except ChangedOnDisk:
+            os.unlink(path)  # nothing of the record was written: no intent to leave
+            raise
+        _run(self.steps, path, self.what, todo)
 
 
 def _check(steps: list[Step], path: Path, what: str, *, left: bool = False) -> list[Step]:
@@ -325,10 +343,29 @@ def _check(steps: list[Step], path: Path, what: str, *, left: bool = False) -> l
     return todo
 
 
-def _run(steps: list[Step], path: Path, what: str) -> None:
+def _state_dir(directory: Path) -> None:
+    """The intents' directory, made when missing: this user's alone (0700)."""
+    try:
+        ensure_private_dir(directory)
+        if directory.stat().st_mode & 0o077:
+            os.chmod(directory, 0o700)
+    except WriteFailed as exc:
+        raise WriteFailed(_state_dir_problem(directory, exc), directory, exc.errno) from None
+    except OSError as exc:
+        raise WriteFailed(_state_dir_problem(directory, exc), directory, exc.errno) from None
+
+
+def _state_dir_problem(where: Path, exc: Exception) -> str:
+    return (
+        f"cannot use {where} for the intents of gate records ({getattr(exc, 'strerror', None) or exc}): nothing of the record "
+        "was written; set SCARS_STATE_DIR (or XDG_STATE_HOME) to a directory of your own"
+    )
+
+
+def _run(steps: list[Step], path: Path, what: str, todo: list[Step] | None = None) -> None:
     """Check every step first (nothing is written when one target changed), then apply the steps
-    still to do, in order, and remove the intent."""
-    for step in _check(steps, path, what, left=True):
+    still to do (``todo``: checked already), in order, and remove the intent."""
+    for step in _check(steps, path, what, left=True) if todo is None else todo:
         _apply(step, Path(step.path))
     os.unlink(path)
     _fsync_dir(str(path.parent))
@@ -338,10 +375,17 @@ def read_intent(directory: str | os.PathLike) -> tuple[str, list[Step]] | None:
     """The leftover intent of ``directory`` (what it records, its steps), or None when there is none."""
     path = intent_path(directory)
     try:
-        if path.stat().st_size > MAX_INTENT_BYTES:
-            raise IntentUnreadable(f"{path} is larger than any record scars writes; nothing was written. Remove it")
+        st = path.stat()
     except FileNotFoundError:
         return None
+    except OSError as exc:
+        raise WriteFailed(_state_dir_problem(path.parent, exc), path.parent, exc.errno) from None
+    if st.st_uid != os.getuid():
+        raise IntentUnreadable(
+            f"{path} is not yours (another user's intent in your state directory): nothing was written. Remove it"
+        )
+    if st.st_size > MAX_INTENT_BYTES:
+        raise IntentUnreadable(f"{path} is larger than any record scars writes; nothing was written. Remove it")
     raw = _read(path)
     if raw is None:
         return None

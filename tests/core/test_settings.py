@@ -62,6 +62,7 @@ def test_defaults_and_edges():
     assert from_environ({"XDG_STATE_HOME": "relative"}).state_dir == home / ".local" / "state" / "scars"
     assert from_environ({"XDG_STATE_HOME": "/st"}).state_dir == Path("/st/scars")
     assert from_environ({"XDG_STATE_HOME": "/st", "SCARS_STATE_DIR": "/mine"}).state_dir == Path("/mine")
+    assert from_environ({"XDG_STATE_HOME": "/st", "SCARS_STATE_DIR": "rel"}).state_dir == Path("/st/scars")
     assert env_var("round-continue", "REASON") == "SCARS_REASON_ROUND_CONTINUE"
 
 

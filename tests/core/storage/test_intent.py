@@ -10,6 +10,7 @@ import stat
 import pytest
 
 from scars.core.errors import ChangedOnDisk
+from scars.core.storage.durable import WriteFailed
 from scars.core.storage import intent
 from scars.core.storage.intent import IntentUnreadable, Plan, complete_pending, intent_path, pending, read_intent
 
@@ -224,6 +225,7 @@ def test_a_replace_or_remove_is_done_by_its_result_and_applied_only_over_what_it
         lambda doc: json.dumps({**doc, "steps": [{**doc["steps"][1], "mode": -1}]}),
         lambda doc: json.dumps({**doc, "dir": "/somewhere/else"}),  # another directory's intent
         lambda doc: "[" * 100_000,  # nested past the JSON parser's recursion
+        lambda doc: json.dumps({**doc, "steps": [{**doc["steps"][0], "path": "/tmp/\ud800x"}]}),  # no file name
     ],
 )
 def test_an_intent_that_scars_did_not_write_is_refused_and_nothing_is_written(tmp_path, monkeypatch, mangle):
@@ -337,3 +339,68 @@ def test_the_completion_removes_the_temporary_files_a_killed_replace_left(tmp_pa
     assert not any(p.exists() for p in [*left, stray])
     assert other.exists()  # younger than a minute and not the record's: not ours to judge
     assert _files(tmp_path) == {**WHOLE, ".log.md.zz.tmp": b"x"}
+
+
+def test_an_append_once_counts_its_marker_as_planned_so_a_closed_line_of_the_same_text_is_not_it(tmp_path):
+    """The same gap shipped again the day its first line was closed (`- [x]`, same date, slug, id
+    and text): the new line is written, not judged there already."""
+    backlog = tmp_path / "BACKLOG.md"
+    backlog.write_bytes(b"- [x] (d s id=1) t\n")
+    plan = Plan(tmp_path, "decision-002 (spec: ship)")
+    plan.append_once(backlog, b"- [ ] (d s id=1) t\n", b"(d s id=1) t")
+    plan.commit()
+    assert backlog.read_bytes() == b"- [x] (d s id=1) t\n- [ ] (d s id=1) t\n"
+    step = intent.Step("append_once", "/f", b"- [ ] (d s id=1) t\n", marker=b"(d s id=1) t", seen=1)
+    assert intent._state(step, b"- [x] (d s id=1) t\n") == "todo"
+    assert intent._state(step, b"- [x] (d s id=1) t\n- [ ] (d s id=1) t\n") == "done"
+
+
+def test_a_file_changed_while_the_intent_is_written_is_refused_and_leaves_no_intent(tmp_path, monkeypatch):
+    plan = _plan(tmp_path)
+    real = intent.atomic_write
+
+    def write_then_change(path, data, **kw):
+        real(path, data, **kw)
+        if str(path) == str(intent_path(tmp_path)):  # someone writes state.json just then
+            (tmp_path / "state.json").write_bytes(b'{"a": 7}\n')
+
+    monkeypatch.setattr(intent, "atomic_write", write_then_change)
+    with pytest.raises(ChangedOnDisk, match="read the gate again"):
+        plan.commit()
+    assert not pending(tmp_path)
+    assert _files(tmp_path) == {"state.json": b'{"a": 7}\n', "log.md": b"one\n", "pause.json": b"{}"}
+
+
+def test_a_state_directory_that_cannot_be_used_is_a_clear_refusal(tmp_path, monkeypatch):
+    blocker = tmp_path / "a-file"
+    blocker.write_bytes(b"")
+    monkeypatch.setenv("SCARS_STATE_DIR", str(blocker / "scars"))
+    plan = _plan(tmp_path / "d") if (tmp_path / "d").mkdir() is None else None
+    before = _files(tmp_path / "d")
+    with pytest.raises(WriteFailed, match="SCARS_STATE_DIR") as exc:
+        plan.commit()
+    assert str(blocker / "scars") in str(exc.value)
+    assert _files(tmp_path / "d") == before  # nothing of the record written
+    with pytest.raises(WriteFailed, match="SCARS_STATE_DIR"):
+        complete_pending(tmp_path / "d")  # the next gate says the same, never a traceback
+
+
+def test_intents_are_this_user_s_alone(tmp_path):
+    plan = _plan(tmp_path)
+    plan.commit()
+    folder = intent_path(tmp_path).parent
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="giving a file to another user needs root")
+def test_an_intent_of_another_user_is_refused(tmp_path, monkeypatch):
+    plan = _plan(tmp_path)
+    _kill_after(monkeypatch, 0)
+    with pytest.raises(Killed):
+        plan.commit()
+    monkeypatch.undo()
+    os.chown(intent_path(tmp_path), 54321, -1)
+    before = _files(tmp_path)
+    with pytest.raises(IntentUnreadable, match="not yours"):
+        complete_pending(tmp_path)
+    assert _files(tmp_path) == before
