@@ -10,8 +10,8 @@ import stat
 import pytest
 
 from scars.core.errors import ChangedOnDisk
-from scars.core.storage.durable import WriteFailed
 from scars.core.storage import intent
+from scars.core.storage.durable import WriteFailed
 from scars.core.storage.intent import IntentUnreadable, Plan, complete_pending, intent_path, pending, read_intent
 
 
@@ -375,7 +375,8 @@ def test_a_state_directory_that_cannot_be_used_is_a_clear_refusal(tmp_path, monk
     blocker = tmp_path / "a-file"
     blocker.write_bytes(b"")
     monkeypatch.setenv("SCARS_STATE_DIR", str(blocker / "scars"))
-    plan = _plan(tmp_path / "d") if (tmp_path / "d").mkdir() is None else None
+    (tmp_path / "d").mkdir()
+    plan = _plan(tmp_path / "d")
     before = _files(tmp_path / "d")
     with pytest.raises(WriteFailed, match="SCARS_STATE_DIR") as exc:
         plan.commit()
