@@ -30,7 +30,7 @@ from scars.core.loops.base import KINDS, LoopState
 from scars.core.loops.samsara import read_samsara_feature
 from scars.core.model import Problem
 from scars.core.samsara.layout import find_features
-from scars.core.storage.intent import intent_path, pending
+from scars.core.storage.intent import intent_path, pending, pointer_path
 
 SKIP_DIRS = frozenset(
     {
@@ -99,7 +99,7 @@ def _interrupted(states: list[LoopState], root: Path) -> list[LoopState]:
         where = _record_dir(state, root)
         if where is not None and pending(where):
             note = Problem(
-                str(intent_path(where)),  # this user's own state, outside the repository
+                str(intent_path(where) if intent_path(where).is_file() else pointer_path(where)),
                 None,
                 "a gate's answer recorded here was interrupted (its writer was killed): the loop's files lack "
                 "part of it until the next `scars gate` on this loop completes it",

@@ -44,6 +44,9 @@ import contextlib
 import hashlib
 import json
 import os
+import re
+import socket
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -58,8 +61,10 @@ from scars.core.storage.durable import (
     clean_stale_temps,
     ensure_private_dir,
 )
+from scars.core.storage.lock import STATE_DIR
 
 FORMAT_VERSION = 2  # 1: kept in the repository's .scars/ (never read again)
+POINTER_NAME = "interrupted.json"  # <directory>/.scars/: a record is under way (who, where its intent is)
 OPS = ("replace", "append", "append_once", "remove")
 MAX_INTENT_BYTES = 64 * 1024 * 1024  # an intent holds a record's bytes: a feature.json, a few lines
 
@@ -72,6 +77,68 @@ def intent_path(directory: str | os.PathLike) -> Path:
     """This user's intent file for the record directory ``directory`` (by its real path)."""
     key = hashlib.sha256(os.fsencode(_real(directory))).hexdigest()[:32]
     return settings.current().state_dir / "intents" / f"{key}.json"
+
+
+def pointer_path(directory: str | os.PathLike) -> Path:
+    """The mark a record leaves in its directory while it runs: names who records and where their
+    intent is (never the steps), so another user's gate sees an interrupted record it cannot
+    complete."""
+    return Path(directory) / STATE_DIR / POINTER_NAME
+
+
+class InterruptedElsewhere(ScarsError):
+    """A record interrupted in this directory whose intent is not this user's to complete."""
+
+    exit_code = 5
+
+
+_SAFE_NAME = re.compile(r"[\w.@+-]{1,64}", re.ASCII)
+
+
+def _mark(directory: Path, intent: Path) -> None:
+    who = settings.current().user or settings.current().login or "someone"
+    body = {"v": 1, "user": who, "host": socket.gethostname(), "intent": str(intent)}
+    ensure_private_dir(pointer_path(directory).parent)  # the lock's folder: there when the caller holds it
+    atomic_write(pointer_path(directory), (json.dumps(body, ensure_ascii=True) + "\n").encode("ascii"), mode=0o644)
+
+
+def _unmark(directory: Path) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(pointer_path(directory))
+        _fsync_dir(str(pointer_path(directory).parent))
+
+
+def _foreign(directory: Path) -> None:
+    """No intent of this user for ``directory``: a mark left there is this user's own finished
+    record (removed) or another's interrupted one (refused, said: its intent is theirs)."""
+    mark = pointer_path(directory)
+    try:
+        st = os.lstat(mark)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise WriteFailed(f"cannot read {mark}: {exc.strerror or exc}", mark, exc.errno) from None
+    raw = _read(mark) if stat.S_ISREG(st.st_mode) and st.st_size <= 4096 else b""  # a mark is a small file
+    try:
+        doc = json.loads(raw.decode("ascii"))
+        if not isinstance(doc, dict):
+            raise ValueError
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        doc = {}
+    if doc.get("intent") == str(intent_path(directory)):  # ours: the intent was removed, then the kill
+        _unmark(directory)
+        return
+    user, host = doc.get("user"), doc.get("host")  # text of a file: shown only when it is a plain name
+    who = (
+        f"{user}@{host}"
+        if isinstance(user, str) and isinstance(host, str) and _SAFE_NAME.fullmatch(user) and _SAFE_NAME.fullmatch(host)
+        else "another user or another state directory"
+    )
+    raise InterruptedElsewhere(
+        f"a gate's record in {directory} was interrupted ({who}): its intent is that user's own, and "
+        "their next gate on this loop completes it; until then the loop's files may lack part of that "
+        f"answer. To go on without it, remove {mark}"
+    )
 
 
 def _target(path: str | os.PathLike) -> str:
@@ -307,7 +374,8 @@ class Plan:
         except ChangedOnDisk:
             os.unlink(path)  # nothing of the record was written: no intent to leave
             raise
-        _run(self.steps, path, self.what, todo)
+        _mark(self.directory, path)
+        _run(self.steps, path, self.what, todo, self.directory)
 
 
 def _check(steps: list[Step], path: Path, what: str, *, left: bool = False) -> list[Step]:
@@ -362,13 +430,14 @@ def _state_dir_problem(where: Path, exc: Exception) -> str:
     )
 
 
-def _run(steps: list[Step], path: Path, what: str, todo: list[Step] | None = None) -> None:
+def _run(steps: list[Step], path: Path, what: str, todo: list[Step] | None, directory: Path) -> None:
     """Check every step first (nothing is written when one target changed), then apply the steps
-    still to do (``todo``: checked already), in order, and remove the intent."""
+    still to do (``todo``: checked already), in order, and remove the intent, then the mark."""
     for step in _check(steps, path, what, left=True) if todo is None else todo:
         _apply(step, Path(step.path))
     os.unlink(path)
     _fsync_dir(str(path.parent))
+    _unmark(directory)
 
 
 def read_intent(directory: str | os.PathLike) -> tuple[str, list[Step]] | None:
@@ -414,17 +483,19 @@ def complete_pending(directory: str | os.PathLike) -> str | None:
         clean_stale_temps(path, older_than=0)
     found = read_intent(directory)
     if found is None:
+        _foreign(Path(directory))
         return None
     what, steps = found
     for step in steps:
         if step.op == "replace":  # we hold the lock: no writer of ours is mid-write there
             clean_stale_temps(step.path, older_than=0)
-    _run(steps, path, what)
+    _run(steps, path, what, None, Path(directory))
     return what or "a gate's record"
 
 
 def pending(directory: str | os.PathLike) -> bool:
-    """Whether a record interrupted in ``directory`` waits for the next taker of its lock."""
+    """Whether a record interrupted in ``directory`` waits for the next taker of its lock (this
+    user's intent, or the mark of anyone's record)."""
     with contextlib.suppress(OSError):
-        return intent_path(directory).is_file()
+        return intent_path(directory).is_file() or pointer_path(directory).is_file()
     return False

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from scars.core.clock import how_long_ago, now_iso
 from scars.core.errors import LockHeld, ScarsError, UsageError
-from scars.core.storage.durable import WriteFailed, ensure_private_dir
+from scars.core.storage.durable import WriteFailed, atomic_write, ensure_private_dir
 
 STATE_DIR = ".scars"
 LOCK_NAME = "lock"
@@ -49,18 +49,31 @@ def describe_holder(holder: dict) -> str:
     return " ".join(str(p) for p in parts) or "another scars process"
 
 
-# `.scars/` holds the journal (the decisions between round closes: commit it) and the lock (a
-# process's own state: never commit it). The directory ignores its lock itself.
+# `.scars/` holds the journal (the decisions between round closes: commit it), the lock (a
+# process's own state: never commit it) and, while a gate's record of another loop runs, its mark
+# (``storage.intent``: this clone's state, never carried to another). The directory ignores both.
 GITIGNORE = (
+    "# written by scars: the lock and a running record's mark are this clone's state; journal.jsonl and\n"
+    "# watches.jsonl are the record\nlock\ninterrupted.json\n.interrupted.json.*.tmp\n"
+)
+# What scars wrote before the mark existed: brought up to date (a file of any other text is the user's).
+_GITIGNORE_BEFORE = (
     "# written by scars: the lock is one process's state; journal.jsonl and watches.jsonl are the record\nlock\n"
 )
 
 
 def _ignore_the_lock(state_dir: Path) -> None:
-    """Write ``.scars/.gitignore`` (ignoring ``lock``) when it is missing; never overwrite one."""
+    """Write ``.scars/.gitignore`` (ignoring ``lock`` and the mark) when it is missing or is scars'
+    own earlier text; never overwrite one the user wrote."""
+    path = state_dir / ".gitignore"
     try:
-        fd = os.open(state_dir / ".gitignore", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-    except OSError:  # already there (kept as the user has it), or not writable: the lock decides
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    except FileExistsError:
+        with contextlib.suppress(OSError):
+            if path.read_text(encoding="utf-8") == _GITIGNORE_BEFORE:
+                atomic_write(path, GITIGNORE.encode())
+        return
+    except OSError:  # not writable: the lock decides
         return
     try:
         os.write(fd, GITIGNORE.encode())

@@ -9,6 +9,7 @@ import stat
 
 import pytest
 
+from scars.core import settings
 from scars.core.errors import ChangedOnDisk
 from scars.core.storage import intent
 from scars.core.storage.durable import WriteFailed
@@ -35,6 +36,9 @@ def _files(d):
     return {
         str(p.relative_to(d)): p.read_bytes() for p in sorted(d.rglob("*")) if p.is_file() and ".scars" not in p.parts
     }
+
+
+_REAL_APPLY = intent._apply
 
 
 class Killed(BaseException):
@@ -405,3 +409,50 @@ def test_an_intent_of_another_user_is_refused(tmp_path, monkeypatch):
     with pytest.raises(IntentUnreadable, match="not yours"):
         complete_pending(tmp_path)
     assert _files(tmp_path) == before
+
+
+def test_another_user_s_interrupted_record_is_seen_refused_by_name_and_left_to_them(tmp_path, monkeypatch):
+    """The intent is its writer's own state: a gate run by someone else (another user, another
+    SCARS_STATE_DIR) finds the record's mark in the directory, refuses to record over the half
+    written state, and says whose it is and how to go on; its writer's next gate completes it."""
+    alice, bob = tmp_path / "alice", tmp_path / "bob"
+    d = tmp_path / "d"
+    d.mkdir()
+    monkeypatch.setenv("SCARS_STATE_DIR", str(alice))
+    monkeypatch.setenv("SCARS_USER", "alice")
+    plan = _plan(d)
+    _kill_after(monkeypatch, 1)
+    with pytest.raises(Killed):
+        plan.commit()
+    monkeypatch.setattr(intent, "_apply", _REAL_APPLY)
+    monkeypatch.setenv("SCARS_STATE_DIR", str(bob))
+    settings.clear()  # bob's own command: the environment read afresh
+    assert pending(d) and read_intent(d) is None  # bob has no intent of it: only its mark
+    partial = _files(d)
+    with pytest.raises(intent.InterruptedElsewhere, match="alice@") as exc:
+        complete_pending(d)
+    assert str(intent.pointer_path(d)) in str(exc.value) and _files(d) == partial
+    monkeypatch.setenv("SCARS_STATE_DIR", str(alice))
+    settings.clear()
+    assert complete_pending(d) == "decision-001 (test: go)"
+    assert _files(d) == WHOLE and not pending(d) and not intent.pointer_path(d).exists()
+
+
+def test_a_kill_after_the_intent_is_removed_leaves_a_mark_its_writer_clears(tmp_path, monkeypatch):
+    plan = _plan(tmp_path)
+    monkeypatch.setattr(intent, "_unmark", lambda directory: (_ for _ in ()).throw(Killed()))
+    with pytest.raises(Killed):
+        plan.commit()
+    monkeypatch.undo()
+    assert _files(tmp_path) == WHOLE and intent.pointer_path(tmp_path).exists() and pending(tmp_path)
+    assert complete_pending(tmp_path) is None  # the record was whole: the mark is only removed
+    assert not pending(tmp_path)
+
+
+def test_a_mark_that_came_with_the_files_is_never_shown_as_it_is_written(tmp_path):
+    mark = intent.pointer_path(tmp_path)
+    mark.parent.mkdir()
+    mark.write_text(json.dumps({"user": "\x1b]52;c;evil\x07", "host": "h", "intent": "/x"}))
+    with pytest.raises(intent.InterruptedElsewhere) as exc:
+        complete_pending(tmp_path)
+    assert "\x1b" not in str(exc.value) and "another user or another state directory" in str(exc.value)
