@@ -118,7 +118,7 @@ def _foreign(directory: Path) -> None:
         return
     except OSError as exc:
         raise WriteFailed(f"cannot read {mark}: {exc.strerror or exc}", mark, exc.errno) from None
-    raw = _read(mark) if stat.S_ISREG(st.st_mode) and st.st_size <= 4096 else b""  # a mark is a small file
+    raw = (_read(mark) if stat.S_ISREG(st.st_mode) and st.st_size <= 4096 else None) or b""  # a mark is small
     try:
         doc = json.loads(raw.decode("ascii"))
         if not isinstance(doc, dict):
