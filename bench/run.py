@@ -19,6 +19,7 @@ includes is printed with it (``--json``: the ``note`` field).
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import os
 import resource
@@ -92,9 +93,22 @@ def scars_cmd() -> list[str]:
     return [found] if found else [sys.executable, "-m", "scars.tui"]
 
 
+_STATE_DIR: list[str] = []
+
+
+def _bench_state_dir() -> str:
+    """One state directory for every command this run starts (the intents of the gate records the
+    requests probe makes), removed at exit: the bench never writes into the user's own."""
+    if not _STATE_DIR:
+        _STATE_DIR.append(tempfile.mkdtemp(prefix="scars-bench-state-"))
+        atexit.register(shutil.rmtree, _STATE_DIR[0], True)
+    return _STATE_DIR[0]
+
+
 def base_env(cache_dir: Path | None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("TEXTUAL_")}
     env["NO_COLOR"] = "1"
+    env["SCARS_STATE_DIR"] = _bench_state_dir()
     env.pop("SCARS_NO_CACHE", None)
     if cache_dir is not None:
         env["SCARS_CACHE_DIR"] = str(cache_dir)
