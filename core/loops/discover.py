@@ -98,11 +98,17 @@ def _interrupted(states: list[LoopState], root: Path) -> list[LoopState]:
     for state in states:
         where = _record_dir(state, root)
         if where is not None and pending(where):
+            own = intent_path(where).is_file()
             note = Problem(
-                str(intent_path(where) if intent_path(where).is_file() else pointer_path(where)),
+                str(intent_path(where) if own else pointer_path(where)),
                 None,
                 "a gate's answer recorded here was interrupted (its writer was killed): the loop's files lack "
-                "part of it until the next `scars gate` on this loop completes it",
+                + (
+                    "part of it until the next `scars gate` on this loop completes it"
+                    if own
+                    else "part of it until its writer's next `scars gate` on this loop completes it (its intent "
+                    "is another user's, or of another state directory); remove this file to go on without it"
+                ),
                 "warning",
             )
             state = replace(state, parse_failures=(*state.parse_failures, note))

@@ -115,3 +115,15 @@ def test_loops_does_not_import_textual(tmp_path):
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert "TEXTUAL False" in out.stderr
+
+
+def test_loops_labels_an_interrupted_record_a_warning_and_a_broken_file_a_failure(tmp_path, run):
+    make_tree(tmp_path)
+    mark = tmp_path / ".loop-spec/features/needs-human/.scars/interrupted.json"
+    mark.parent.mkdir()
+    mark.write_text(json.dumps({"v": 1, "user": "alice", "host": "h", "intent": "/elsewhere"}))
+    (tmp_path / ".bkit/state/pdca-status.json").write_text("{")
+    lines = run("loops", str(tmp_path)).stdout.splitlines()
+    warned = [ln for ln in lines if "was interrupted" in ln]
+    assert warned and warned[0].split()[0] == "warning" and "its writer's next" in warned[0]
+    assert any(ln.split()[:1] == ["failure"] for ln in lines)  # the bkit file that does not parse

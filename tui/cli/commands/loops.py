@@ -130,7 +130,7 @@ def _print_report(states, path: str, waiting: int, calls: dict) -> None:
             print_(line)
         for failure in state.parse_failures[:5]:
             line = Text(indent)
-            line.append(f"{'failure':<10}", style="bold")
+            line.append(f"{'warning' if failure.severity == 'warning' else 'failure':<10}", style="bold")
             line.append(one_line(str(failure)))
             print_(line)
         if len(state.parse_failures) > 5:
