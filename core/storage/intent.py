@@ -102,7 +102,42 @@ def _mark(directory: Path, intent: Path) -> None:
     atomic_write(pointer_path(directory), (json.dumps(body, ensure_ascii=True) + "\n").encode("ascii"), mode=0o644)
 
 
+def _same(a: str | os.PathLike, b: str | os.PathLike) -> bool:
+    return os.path.realpath(a) == os.path.realpath(b)
+
+
+def read_mark(directory: str | os.PathLike) -> dict[str, Any] | None:
+    """The mark left in ``directory`` (None: none). A file that is not a small regular file, or not
+    a JSON object, reads as ``{}``: a mark of someone unknown."""
+    mark = pointer_path(directory)
+    try:
+        st = os.lstat(mark)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise WriteFailed(f"cannot read {mark}: {exc.strerror or exc}", mark, exc.errno) from None
+    raw = (_read(mark) if stat.S_ISREG(st.st_mode) and st.st_size <= 4096 else None) or b""  # a mark is small
+    try:
+        doc = json.loads(raw.decode("ascii"))
+        if isinstance(doc, dict):
+            return doc
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        pass
+    return {}
+
+
+def mark_is_own(directory: str | os.PathLike, doc: dict[str, Any] | None = None) -> bool:
+    """Whether the mark in ``directory`` names this user's own intent for it (the same file, however
+    its path is spelled): a record of this user's, whose intent is there or was removed."""
+    doc = read_mark(directory) if doc is None else doc
+    named = doc.get("intent") if doc else None
+    return isinstance(named, str) and os.path.isabs(named) and _same(named, intent_path(directory))
+
+
 def _unmark(directory: Path) -> None:
+    """Remove this user's own mark (never another's: their interrupted record stays seen)."""
+    if not mark_is_own(directory):
+        return
     with contextlib.suppress(FileNotFoundError):
         os.unlink(pointer_path(directory))
         _fsync_dir(str(pointer_path(directory).parent))
@@ -110,24 +145,27 @@ def _unmark(directory: Path) -> None:
 
 def _foreign(directory: Path) -> None:
     """No intent of this user for ``directory``: a mark left there is this user's own finished
-    record (removed) or another's interrupted one (refused, said: its intent is theirs)."""
-    mark = pointer_path(directory)
-    try:
-        st = os.lstat(mark)
-    except FileNotFoundError:
+    record (removed), this user's record from another path of the repository (its intent named),
+    or another's interrupted one (refused, said: its intent is theirs)."""
+    doc = read_mark(directory)
+    if doc is None:
         return
-    except OSError as exc:
-        raise WriteFailed(f"cannot read {mark}: {exc.strerror or exc}", mark, exc.errno) from None
-    raw = (_read(mark) if stat.S_ISREG(st.st_mode) and st.st_size <= 4096 else None) or b""  # a mark is small
-    try:
-        doc = json.loads(raw.decode("ascii"))
-        if not isinstance(doc, dict):
-            raise ValueError
-    except (ValueError, UnicodeDecodeError, RecursionError):
-        doc = {}
-    if doc.get("intent") == str(intent_path(directory)):  # ours: the intent was removed, then the kill
+    mark = pointer_path(directory)
+    if mark_is_own(directory, doc):  # ours: the intent was removed, then the kill
         _unmark(directory)
         return
+    named = doc.get("intent")
+    if (
+        isinstance(named, str)
+        and os.path.isabs(named)
+        and _same(os.path.dirname(named), intent_path(directory).parent)
+        and os.path.isfile(named)
+    ):
+        raise InterruptedElsewhere(
+            f"a gate's record in {directory} was interrupted, by you when the repository had another path "
+            f"(moved or renamed since): its steps not yet written are in {named}. Look at them and at the "
+            f"loop's files, then remove both {named} and {mark} to go on"
+        )
     user, host = doc.get("user"), doc.get("host")  # text of a file: shown only when it is a plain name
     who = (
         f"{user}@{host}"
@@ -367,14 +405,18 @@ class Plan:
         path = intent_path(self.directory)
         _check(self.steps, path, self.what)
         _state_dir(path.parent)
-        body = json.dumps(self.as_json(), ensure_ascii=True, separators=(",", ":")) + "\n"
-        atomic_write(path, body.encode("ascii"), mode=0o600)
-        try:  # checked again with the intent written: a change in between is refused as at first
-            todo = _check(self.steps, path, self.what)
-        except ChangedOnDisk:
-            os.unlink(path)  # nothing of the record was written: no intent to leave
-            raise
+        # The mark first: a kill before the intent leaves only this user's own mark (cleared by their
+        # next gate), never an intent another user's gate cannot see.
         _mark(self.directory, path)
+        body = json.dumps(self.as_json(), ensure_ascii=True, separators=(",", ":")) + "\n"
+        try:
+            atomic_write(path, body.encode("ascii"), mode=0o600)
+            todo = _check(self.steps, path, self.what)  # again, with the intent written
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)  # nothing of the record was written: no intent, no mark to leave
+            _unmark(self.directory)
+            raise
         _run(self.steps, path, self.what, todo, self.directory)
 
 

@@ -456,3 +456,56 @@ def test_a_mark_that_came_with_the_files_is_never_shown_as_it_is_written(tmp_pat
     with pytest.raises(intent.InterruptedElsewhere) as exc:
         complete_pending(tmp_path)
     assert "\x1b" not in str(exc.value) and "another user or another state directory" in str(exc.value)
+
+
+def test_completing_this_user_s_record_leaves_another_user_s_mark_in_place(tmp_path, monkeypatch):
+    """A's roll-forward succeeds; B's interrupted record beside it stays seen by everyone."""
+    plan = _plan(tmp_path)
+    _kill_after(monkeypatch, 1)
+    with pytest.raises(Killed):
+        plan.commit()
+    monkeypatch.undo()
+    theirs = json.dumps({"v": 1, "user": "bob", "host": "h", "intent": "/home/bob/.local/state/scars/intents/x.json"})
+    intent.pointer_path(tmp_path).write_text(theirs)
+    assert complete_pending(tmp_path) == "decision-001 (test: go)"
+    assert _files(tmp_path) == WHOLE
+    assert intent.pointer_path(tmp_path).read_text() == theirs and pending(tmp_path)
+
+
+def test_a_record_of_this_user_from_before_the_repository_moved_names_its_intent(tmp_path, monkeypatch):
+    old, new = tmp_path / "old", tmp_path / "new"
+    old.mkdir()
+    plan = _plan(old)
+    _kill_after(monkeypatch, 1)
+    with pytest.raises(Killed):
+        plan.commit()
+    monkeypatch.undo()
+    left = intent_path(old)
+    old.rename(new)
+    with pytest.raises(intent.InterruptedElsewhere, match="by you when the repository had another path") as exc:
+        complete_pending(new)
+    assert str(left) in str(exc.value) and str(intent.pointer_path(new)) in str(exc.value)
+
+
+def test_a_kill_before_the_intent_is_written_leaves_only_this_user_s_mark_which_their_next_gate_clears(
+    tmp_path, monkeypatch
+):
+    plan = _plan(tmp_path)
+    before = _files(tmp_path)
+    real = intent.atomic_write
+
+    def killed_at_the_intent(path, data, **kw):
+        if str(path) == str(intent_path(tmp_path)):
+            raise SystemExit(9)  # a kill: nothing of the record written, the mark already there
+        real(path, data, **kw)
+
+    monkeypatch.setattr(intent, "atomic_write", killed_at_the_intent)
+    with pytest.raises(SystemExit):
+        plan.commit()
+    monkeypatch.undo()
+    # A caught exit cleans up (as a SIGKILL cannot): nothing is left.
+    assert not pending(tmp_path) and _files(tmp_path) == before
+    mark = json.dumps({"v": 1, "user": "me", "host": "h", "intent": str(intent_path(tmp_path))})
+    intent.pointer_path(tmp_path).write_text(mark)  # what a SIGKILL at that point leaves
+    assert pending(tmp_path)
+    assert complete_pending(tmp_path) is None and not pending(tmp_path)
