@@ -17,6 +17,7 @@ import errno
 import fcntl
 import json
 import os
+import stat
 import time
 from pathlib import Path
 
@@ -62,6 +63,25 @@ _GITIGNORE_BEFORE = (
 )
 
 
+def _is_scars_earlier_gitignore(path: Path) -> bool:
+    """Whether ``path`` is a regular file (not a symlink: a clone may commit one) holding exactly
+    scars' earlier text; read without following a link and no further than that text."""
+    want = _GITIGNORE_BEFORE.encode()
+    try:
+        st = os.lstat(path)
+        if not stat.S_ISREG(st.st_mode) or st.st_size != len(want):
+            return False
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return False
+    try:
+        return os.read(fd, len(want) + 1) == want
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
 def _ignore_the_lock(state_dir: Path) -> None:
     """Write ``.scars/.gitignore`` (ignoring ``lock`` and the mark) when it is missing or is scars'
     own earlier text; never overwrite one the user wrote."""
@@ -69,8 +89,8 @@ def _ignore_the_lock(state_dir: Path) -> None:
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     except FileExistsError:
-        with contextlib.suppress(OSError):
-            if path.read_text(encoding="utf-8") == _GITIGNORE_BEFORE:
+        if _is_scars_earlier_gitignore(path):
+            with contextlib.suppress(OSError, ScarsError):
                 atomic_write(path, GITIGNORE.encode())
         return
     except OSError:  # not writable: the lock decides

@@ -208,3 +208,28 @@ def test_a_usage_error_names_scars_once(argv, said):
     assert p.returncode == 2
     [line] = [ln for ln in p.stderr.splitlines() if not ln.startswith(("usage:", " "))]
     assert line.startswith(said)
+
+
+def test_a_gitignore_that_is_a_symlink_is_never_followed(feature_dir):
+    """A clone may commit .scars/.gitignore as a link (to a device, a binary): the lock neither
+    reads through it nor rewrites it."""
+    from scars.core.samsara.session import FeatureSession
+
+    (feature_dir / ".scars").mkdir(exist_ok=True)
+    target = feature_dir / "elsewhere.bin"
+    target.write_bytes(b"\xff\xfe binary")
+    (feature_dir / ".scars" / ".gitignore").symlink_to(target)
+    with FeatureSession.open(feature_dir):
+        pass
+    assert (feature_dir / ".scars" / ".gitignore").is_symlink() and target.read_bytes() == b"\xff\xfe binary"
+
+
+def test_scars_earlier_gitignore_is_brought_up_to_date_and_a_user_s_own_is_kept(feature_dir):
+    from scars.core.samsara.session import FeatureSession
+    from scars.core.storage import lock
+
+    (feature_dir / ".scars").mkdir(exist_ok=True)
+    (feature_dir / ".scars" / ".gitignore").write_text(lock._GITIGNORE_BEFORE, encoding="utf-8")
+    with FeatureSession.open(feature_dir):
+        pass
+    assert (feature_dir / ".scars" / ".gitignore").read_text(encoding="utf-8") == lock.GITIGNORE
