@@ -30,7 +30,7 @@ from scars.core.loops.base import KINDS, LoopState
 from scars.core.loops.samsara import read_samsara_feature
 from scars.core.model import Problem
 from scars.core.samsara.layout import find_features
-from scars.core.storage.intent import intent_path, pending, pointer_path
+from scars.core.storage.intent import intent_path, mark_is_own, pending, pointer_path
 
 SKIP_DIRS = frozenset(
     {
@@ -99,6 +99,9 @@ def _interrupted(states: list[LoopState], root: Path) -> list[LoopState]:
         where = _record_dir(state, root)
         if where is not None and pending(where):
             own = intent_path(where).is_file()
+            if not own and mark_is_own(where):  # a record of this user's that ended: only its mark left
+                out.append(state)
+                continue
             note = Problem(
                 str(intent_path(where) if own else pointer_path(where)),
                 None,

@@ -127,3 +127,13 @@ def test_loops_labels_an_interrupted_record_a_warning_and_a_broken_file_a_failur
     warned = [ln for ln in lines if "was interrupted" in ln]
     assert warned and warned[0].split()[0] == "warning" and "its writer's next" in warned[0]
     assert any(ln.split()[:1] == ["failure"] for ln in lines)  # the bkit file that does not parse
+
+
+def test_strict_fails_on_a_parse_failure_not_on_a_warning(tmp_path, run):
+    make_tree(tmp_path)
+    mark = tmp_path / ".loop-spec/features/needs-human/.scars/interrupted.json"
+    mark.parent.mkdir()
+    mark.write_text(json.dumps({"v": 1, "user": "alice", "host": "h", "intent": "/elsewhere"}))
+    assert run("loops", "--strict", str(tmp_path)).returncode == 0  # an interrupted record: a warning
+    (tmp_path / ".bkit/state/pdca-status.json").write_text("{")
+    assert run("loops", "--strict", str(tmp_path)).returncode == 3

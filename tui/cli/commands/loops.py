@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     if args.waiting:
         states = [s for s in states if s.waiting_for_human]
     waiting = sum(1 for s in states if s.waiting_for_human)
-    failures = sum(len(s.parse_failures) for s in states)
+    failures = sum(1 for s in states for f in s.parse_failures if f.severity != "warning")  # --strict
     if args.json:
         payload = {
             "path": os.path.abspath(args.path),
