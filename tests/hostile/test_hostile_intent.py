@@ -385,7 +385,7 @@ def _sigkill_trial(template: Path, dest: Path, rnd: random.Random, span: float, 
     finally:
         os.close(rfd)
     assert not (os.WIFEXITED(status) and os.WEXITSTATUS(status) != 0), "the recorder failed"
-    if pending(fdir):
+    if intent_path(fdir).is_file():  # mid-record (a mark alone: killed just before the intent or just after)
         left = "intent"
     else:
         left = {repr(before): "nothing", repr(whole): "whole"}.get(repr(_snapshot(root)), "between")
