@@ -205,10 +205,10 @@ def _describe(exc: OSError) -> str:
 def atomic_write(path: str | os.PathLike, data: bytes, *, mode: int | None = None) -> None:
     """Replace ``path`` with ``data`` atomically and durably.
 
-    Writes through a symlink (the link is kept), keeps the existing file's mode (new files
-    get 0644 minus the umask; ``mode``, when given, is the mode the file gets), and fsyncs the file and its directory. On failure the
-    temporary file is removed, the old content is untouched and :class:`WriteFailed` is
-    raised (``KeyboardInterrupt`` and other non-OS errors propagate as they are).
+    Writes through a symlink (the link is kept), gives the file ``mode`` when given, else keeps
+    the existing file's mode (a new file gets 0644 minus the umask), and fsyncs the file and its
+    directory. On failure the temporary file is removed, the old content is untouched and
+    :class:`WriteFailed` is raised (``KeyboardInterrupt`` and other non-OS errors propagate as they are).
     """
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise TypeError("atomic_write needs bytes")
@@ -237,18 +237,17 @@ def atomic_write(path: str | os.PathLike, data: bytes, *, mode: int | None = Non
             os.fsync(fd)
         finally:
             os.close(fd)
-        if mode is not None:
-            os.chmod(tmp, stat.S_IMODE(mode))
-        if st is not None:
-            if mode is None:
-                os.chmod(tmp, stat.S_IMODE(st.st_mode))
-            with contextlib.suppress(OSError):  # only permitted for the owner / root
-                if (st.st_uid, st.st_gid) != (os.getuid(), os.getgid()):
-                    os.chown(tmp, st.st_uid, st.st_gid)
+        if mode is None and st is not None:
+            mode = st.st_mode
         elif mode is None:
             umask = os.umask(0)
             os.umask(umask)
-            os.chmod(tmp, 0o644 & ~umask)
+            mode = 0o644 & ~umask
+        os.chmod(tmp, stat.S_IMODE(mode))
+        if st is not None:
+            with contextlib.suppress(OSError):  # only permitted for the owner / root
+                if (st.st_uid, st.st_gid) != (os.getuid(), os.getgid()):
+                    os.chown(tmp, st.st_uid, st.st_gid)
         os.replace(tmp, target)
     except OSError as exc:
         with contextlib.suppress(FileNotFoundError):
