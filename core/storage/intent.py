@@ -398,12 +398,12 @@ class Plan:
         }
 
     def commit(self) -> None:
-        """Check the steps against the files (a file changed since the plan: refused, nothing
-        written, no intent left), write the intent durably, run the steps in order, remove it."""
+        """Write the mark and the intent durably, check the steps against the files (a file changed
+        since the plan: refused, nothing of the record written, neither left), run the steps in
+        order, remove the intent and the mark."""
         if not self.steps:
             return
         path = intent_path(self.directory)
-        _check(self.steps, path, self.what)
         _state_dir(path.parent)
         # The mark first: a kill before the intent leaves only this user's own mark (cleared by their
         # next gate), never an intent another user's gate cannot see.
@@ -411,7 +411,7 @@ class Plan:
         body = json.dumps(self.as_json(), ensure_ascii=True, separators=(",", ":")) + "\n"
         try:
             atomic_write(path, body.encode("ascii"), mode=0o600)
-            todo = _check(self.steps, path, self.what)  # again, with the intent written
+            todo = _check(self.steps, path, self.what)  # with the intent written: nothing changed since the plan
         except BaseException:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(path)  # nothing of the record was written: no intent, no mark to leave
@@ -459,9 +459,7 @@ def _state_dir(directory: Path) -> None:
         ensure_private_dir(directory)
         if directory.stat().st_mode & 0o077:
             os.chmod(directory, 0o700)
-    except WriteFailed as exc:
-        raise WriteFailed(_state_dir_problem(directory, exc), directory, exc.errno) from None
-    except OSError as exc:
+    except (WriteFailed, OSError) as exc:
         raise WriteFailed(_state_dir_problem(directory, exc), directory, exc.errno) from None
 
 
