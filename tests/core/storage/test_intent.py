@@ -38,11 +38,18 @@ def _files(d):
     }
 
 
-_REAL_APPLY = intent._apply
-
-
 class Killed(BaseException):
     pass
+
+
+def _killed_record(d, k):
+    """The record of :func:`_plan` in ``d`` killed after k writes (its intent left behind); only
+    the kill is undone afterwards, not the test's own settings."""
+    plan = _plan(d)
+    with pytest.MonkeyPatch.context() as mp:
+        _kill_after(mp, k)
+        with pytest.raises(Killed):
+            plan.commit()
 
 
 def _kill_after(monkeypatch, k):
@@ -130,11 +137,7 @@ def test_a_kill_while_the_intent_is_written_leaves_no_record(tmp_path, monkeypat
 
 @pytest.mark.parametrize("k", range(1, 4))
 def test_a_completion_killed_itself_is_completed_by_the_next_taker(tmp_path, monkeypatch, k):
-    plan = _plan(tmp_path)
-    _kill_after(monkeypatch, 1)
-    with pytest.raises(Killed):
-        plan.commit()
-    monkeypatch.undo()
+    _killed_record(tmp_path, 1)
     _kill_after(monkeypatch, k - 1)  # the completion dies after k - 1 more writes
     with pytest.raises(Killed):
         complete_pending(tmp_path)
@@ -156,11 +159,7 @@ def test_a_completion_killed_itself_is_completed_by_the_next_taker(tmp_path, mon
     ],
 )
 def test_a_file_changed_after_the_kill_is_refused_by_name_and_not_overwritten(tmp_path, monkeypatch, name, edit):
-    plan = _plan(tmp_path)
-    _kill_after(monkeypatch, 0)
-    with pytest.raises(Killed):
-        plan.commit()
-    monkeypatch.undo()
+    _killed_record(tmp_path, 0)
     edit(tmp_path / name)
     before = _files(tmp_path)
     with pytest.raises(ChangedOnDisk) as exc:
@@ -175,11 +174,7 @@ def test_a_file_others_appended_to_after_the_kill_gets_the_record_after_their_li
     """An append-only file is shared (the repository's BACKLOG.md takes the lines of every
     feature's records, each under its own feature's lock): lines appended after the planned
     offset are someone else's, kept, and the record's own bytes follow them."""
-    plan = _plan(tmp_path)
-    _kill_after(monkeypatch, 0)
-    with pytest.raises(Killed):
-        plan.commit()
-    monkeypatch.undo()
+    _killed_record(tmp_path, 0)
     (tmp_path / "log.md").write_bytes(b"one\n!\n")
     complete_pending(tmp_path)
     assert _files(tmp_path) == {**WHOLE, "log.md": b"one\n!\ntwo\nthree\n"} and not pending(tmp_path)
@@ -233,11 +228,7 @@ def test_a_replace_or_remove_is_done_by_its_result_and_applied_only_over_what_it
     ],
 )
 def test_an_intent_that_scars_did_not_write_is_refused_and_nothing_is_written(tmp_path, monkeypatch, mangle):
-    plan = _plan(tmp_path)
-    _kill_after(monkeypatch, 0)
-    with pytest.raises(Killed):
-        plan.commit()
-    monkeypatch.undo()
+    _killed_record(tmp_path, 0)
     path = intent_path(tmp_path)
     path.write_text(mangle(json.loads(path.read_text())))
     before = _files(tmp_path)
@@ -296,11 +287,7 @@ def test_the_intent_is_this_user_s_state_never_a_file_of_the_repository(tmp_path
     (repo / ".scars" / "intent.json").write_text(json.dumps(planted))
     assert not pending(repo) and complete_pending(repo) is None
     assert victim.read_bytes() == b"mine\n"
-    plan = _plan(repo)
-    _kill_after(monkeypatch, 0)
-    with pytest.raises(Killed):
-        plan.commit()
-    monkeypatch.undo()
+    _killed_record(repo, 0)
     monkeypatch.setenv("SCARS_STATE_DIR", str(tmp_path / "state"))
     assert intent_path(repo).parent == tmp_path / "state" / "intents" and pending(repo)
     assert complete_pending(repo) == "decision-001 (test: go)"
@@ -326,11 +313,7 @@ def test_an_append_once_is_done_by_its_marker_whatever_else_the_file_became():
 def test_the_completion_removes_the_temporary_files_a_killed_replace_left(tmp_path, monkeypatch):
     """A SIGKILL inside atomic_write leaves its temporary file (younger than the minute after
     which any writer removes it); the completion holds the lock, so it removes them at once."""
-    plan = _plan(tmp_path)
-    _kill_after(monkeypatch, 1)
-    with pytest.raises(Killed):
-        plan.commit()
-    monkeypatch.undo()
+    _killed_record(tmp_path, 1)
     left = [tmp_path / ".state.json.k1ll3d.tmp", tmp_path / "sub" / ".new.txt.abc_12.tmp"]
     left[1].parent.mkdir()
     for p in left:
@@ -399,11 +382,7 @@ def test_intents_are_this_user_s_alone(tmp_path):
 
 @pytest.mark.skipif(os.getuid() != 0, reason="giving a file to another user needs root")
 def test_an_intent_of_another_user_is_refused(tmp_path, monkeypatch):
-    plan = _plan(tmp_path)
-    _kill_after(monkeypatch, 0)
-    with pytest.raises(Killed):
-        plan.commit()
-    monkeypatch.undo()
+    _killed_record(tmp_path, 0)
     os.chown(intent_path(tmp_path), 54321, -1)
     before = _files(tmp_path)
     with pytest.raises(IntentUnreadable, match="not yours"):
@@ -420,11 +399,7 @@ def test_another_user_s_interrupted_record_is_seen_refused_by_name_and_left_to_t
     d.mkdir()
     monkeypatch.setenv("SCARS_STATE_DIR", str(alice))
     monkeypatch.setenv("SCARS_USER", "alice")
-    plan = _plan(d)
-    _kill_after(monkeypatch, 1)
-    with pytest.raises(Killed):
-        plan.commit()
-    monkeypatch.setattr(intent, "_apply", _REAL_APPLY)
+    _killed_record(d, 1)
     monkeypatch.setenv("SCARS_STATE_DIR", str(bob))
     settings.clear()  # bob's own command: the environment read afresh
     assert pending(d) and read_intent(d) is None  # bob has no intent of it: only its mark
@@ -460,11 +435,7 @@ def test_a_mark_that_came_with_the_files_is_never_shown_as_it_is_written(tmp_pat
 
 def test_completing_this_user_s_record_leaves_another_user_s_mark_in_place(tmp_path, monkeypatch):
     """A's roll-forward succeeds; B's interrupted record beside it stays seen by everyone."""
-    plan = _plan(tmp_path)
-    _kill_after(monkeypatch, 1)
-    with pytest.raises(Killed):
-        plan.commit()
-    monkeypatch.undo()
+    _killed_record(tmp_path, 1)
     theirs = json.dumps({"v": 1, "user": "bob", "host": "h", "intent": "/home/bob/.local/state/scars/intents/x.json"})
     intent.pointer_path(tmp_path).write_text(theirs)
     assert complete_pending(tmp_path) == "decision-001 (test: go)"
@@ -475,11 +446,7 @@ def test_completing_this_user_s_record_leaves_another_user_s_mark_in_place(tmp_p
 def test_a_record_of_this_user_from_before_the_repository_moved_names_its_intent(tmp_path, monkeypatch):
     old, new = tmp_path / "old", tmp_path / "new"
     old.mkdir()
-    plan = _plan(old)
-    _kill_after(monkeypatch, 1)
-    with pytest.raises(Killed):
-        plan.commit()
-    monkeypatch.undo()
+    _killed_record(old, 1)
     left = intent_path(old)
     old.rename(new)
     with pytest.raises(intent.InterruptedElsewhere, match="by you when the repository had another path") as exc:
