@@ -9,7 +9,8 @@ beyond the width cut as ``Text.rstrip_end`` cuts it, a line wider than the width
 ``set_cell_size`` as ``Text.truncate`` does, the control codes rich strips removed, and (as
 make_console does without a terminal) no line ending in spaces. A text with a
 tab (rich expands tabs by cells) is left to rich itself (:func:`folded` returns None).
-:func:`table` does the same for a borderless table whose columns all fit at their natural width.
+:func:`table` does the same for a borderless table whose columns all fit at their natural width
+(each cell's trailing whitespace cut by ``Text.rstrip_end`` at its column's width, as rich wraps it).
 ``tests/tui/cli/test_plain_render.py`` compares the two on hostile and real texts.
 """
 
@@ -56,15 +57,26 @@ def folded(text: str, width: int = WIDTH) -> str | None:
     for line in text.split("\n"):
         offsets = divide_line(line, width, fold=True)
         for start, end in zip([0, *offsets], [*offsets, len(line)], strict=True):
-            piece = line[start:end]
-            if len(piece) > width:  # Text.rstrip_end
-                space = _TRAILING_SPACE.search(piece)
-                if space is not None:
-                    piece = piece[: len(piece) - min(len(space.group(0)), len(piece) - width)]
+            piece = _rstrip_end(line[start:end], width)
             if cell_len(piece) > width:  # Text.truncate(overflow="fold")
                 piece = set_cell_size(piece, width)
             out.append(piece.rstrip(" "))  # make_console: no line ends in spaces without a terminal
     return "\n".join(out) + "\n"
+
+
+def _rstrip_end(text: str, width: int) -> str:
+    """``text`` as ``Text.rstrip_end(width)`` leaves it: rich compares the text's length in
+    characters (not cells) with ``width`` and, when it is longer, cuts that excess from its trailing
+    whitespace. A text whose zero-width characters (combining marks) make it longer in characters
+    than in cells loses trailing whitespace though it fits: ``"\u0301\u0301ab\u3000"`` (5
+    characters, 4 cells) in 4 columns loses its ideographic space. Rich does this to each piece of
+    a folded line and to each table cell, at its column's width."""
+    if len(text) <= width:
+        return text
+    space = _TRAILING_SPACE.search(text)
+    if space is None:
+        return text
+    return text[: len(text) - min(len(space.group(0)), len(text) - width)]
 
 
 def table(columns: list[tuple[str, str, int]], rows: list[tuple[str, ...]], width: int = WIDTH) -> str | None:
@@ -88,6 +100,7 @@ def table(columns: list[tuple[str, str, int]], rows: list[tuple[str, ...]], widt
     for row in cells:
         line = []
         for c, w, (_, justify, _) in zip(row, widths, columns, strict=True):
+            c = _rstrip_end(c, w)  # Text.wrap, at the column's width
             if justify == "right":  # Lines.justify: the text's trailing whitespace dropped first
                 c = _TRAILING_SPACE.sub("", c)
                 line.append(" " * (w - cell_len(c)) + c)
