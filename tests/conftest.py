@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from scars.core import settings
+from tests import hypothesis_profiles  # noqa: F401  (the Hypothesis profile, loaded before any test module)
 from tests.factories import UPSTREAM
 
 # Stable terminal-facing output in every test: no colour, no inherited Textual settings.

@@ -3,7 +3,10 @@ hanging test fails by itself (pytest-timeout) well before CI's own limit."""
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 import tomllib
 
 from packaging.requirements import Requirement
@@ -77,3 +80,27 @@ def test_every_test_has_a_time_limit(request):
     assert request.config.pluginmanager.hasplugin("timeout")
     limit = float(request.config.getini("timeout"))
     assert 60 <= limit <= 900  # above any honest test here, far below CI's 90 minutes
+
+
+def _profile(env: dict[str, str]) -> list[str]:
+    """What tests/hypothesis_profiles loads under ``env``: its name, derandomize, database, and
+    examples(3)."""
+    base = {k: v for k, v in os.environ.items() if k not in ("CI", "HYPOTHESIS_PROFILE")}
+    code = (
+        "from hypothesis import settings; from tests import hypothesis_profiles as p; "
+        "d = settings.default; print(p.PROFILE, d.derandomize, d.database is None, p.examples(3))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env={**base, **env}, capture_output=True, text=True, check=False
+    )
+    return (out.stdout or out.stderr).split()
+
+
+def test_the_suite_searches_the_same_examples_unless_told_otherwise():
+    """CI and a bare run are derandomised with no database (every run tries the same examples);
+    HYPOTHESIS_PROFILE picks a random search, ten times as many examples in thorough, but never in CI."""
+    assert _profile({}) == ["ci", "True", "True", "3"]
+    assert _profile({"CI": "1", "HYPOTHESIS_PROFILE": "thorough"}) == ["ci", "True", "True", "3"]
+    assert _profile({"HYPOTHESIS_PROFILE": "dev"}) == ["dev", "False", "False", "3"]
+    assert _profile({"HYPOTHESIS_PROFILE": "thorough"}) == ["thorough", "False", "False", "30"]
+    assert _profile({"HYPOTHESIS_PROFILE": "nope"})[0] == "HYPOTHESIS_PROFILE='nope':"

@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 from scars.core.formats.auto_decisions import parse_auto_decisions
 from scars.core.samsara.feature import read_feature
 from tests.hostile.corpus import build_base
+from tests.hypothesis_profiles import examples
 
 QUICK = int(os.environ.get("SCARS_FUZZ_EXAMPLES", "25"))
 LONG = int(os.environ.get("SCARS_FUZZ_EXAMPLES_SLOW", "3000"))
@@ -142,19 +143,19 @@ def mutated(draw):
     return bytes(data)
 
 
-@settings(max_examples=QUICK, **COMMON)
+@settings(max_examples=examples(QUICK), **COMMON)
 @given(doc=REPORTS)
 def test_fuzz_reader_structured(feature, doc):
     _check_report(feature, _dump(doc))
 
 
-@settings(max_examples=QUICK, **COMMON)
+@settings(max_examples=examples(QUICK), **COMMON)
 @given(data=mutated())
 def test_fuzz_reader_mutated(feature, data):
     _check_report(feature, data)
 
 
-@settings(max_examples=QUICK, **COMMON)
+@settings(max_examples=examples(QUICK), **COMMON)
 @given(data=st.binary(max_size=2000))
 def test_fuzz_reader_bytes(feature, data):
     _check_report(feature, data)
@@ -217,13 +218,13 @@ def _check_parse(text: str) -> None:
         assert isinstance(e.fields, dict)
 
 
-@settings(max_examples=QUICK, **COMMON)
+@settings(max_examples=examples(QUICK), **COMMON)
 @given(lines=st.lists(LINES, max_size=60), crlf=st.booleans())
 def test_fuzz_autodecisions_structured(lines, crlf):
     _check_parse(("\r\n" if crlf else "\n").join(lines))
 
 
-@settings(max_examples=QUICK, **COMMON)
+@settings(max_examples=examples(QUICK), **COMMON)
 @given(text=st.text(max_size=3000))
 def test_fuzz_autodecisions_text(text):
     _check_parse(text)

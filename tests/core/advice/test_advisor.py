@@ -20,6 +20,7 @@ from scars.core.advice.advisor import (
 )
 from scars.core.advice.trend import trend_analysis, variance
 from tests.factories import decisions, feature, item, log, rnd
+from tests.hypothesis_profiles import examples
 
 
 def pts(*qualities, counts=None, strategies=None, triggers=None):
@@ -149,7 +150,7 @@ def test_false_improvement_needs_three_iterations():
     assert m.active  # the seed's example 3 plateau
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.lists(st.floats(0, 1, allow_nan=False), min_size=3, max_size=8))
 def test_false_improvement_matches_its_definition(qs):
     m = mode(failure_modes(pts(*qs), token_budget=None, tokens_used=None), "false_improvement")

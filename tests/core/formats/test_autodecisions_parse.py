@@ -6,6 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scars.core.formats.auto_decisions import parse_auto_decisions
+from tests.hypothesis_profiles import examples
 
 ENTRY = """\
 ## Decision 004 - iteration.round-continuation
@@ -65,14 +66,14 @@ def test_fields_out_of_order_are_flagged():
     assert "fields are not in template order" in e.problems
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.text())
 def test_never_raises_on_junk(text):
     for e in parse_auto_decisions(text):
         assert isinstance(e.problems, tuple)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(
     st.lists(st.sampled_from(ENTRY.splitlines() + ["## Decision x - y", "junk", "  - z", "  level: high"]), max_size=40)
 )

@@ -12,6 +12,7 @@ from scars.core.errors import DecisionRefused
 from scars.core.formats import auto_decisions as W
 from scars.core.formats import auto_decisions as parser
 from scars.core.formats.auto_decisions import DecisionEntry
+from tests.hypothesis_profiles import examples
 
 ENTRY = DecisionEntry(
     stage="iteration",
@@ -79,7 +80,7 @@ def test_forged_heading_and_field_stay_inside_the_value(tmp_path):
 
 
 @given(st.text())
-@settings(max_examples=200)
+@settings(max_examples=examples(200))
 def test_quote_is_one_line_and_reversible(value):
     q = W.quote(value)
     assert len(q.splitlines()) == 1

@@ -15,6 +15,7 @@ from scars.core.gates.samsara import edit_skip_record
 from scars.core.loops.loopspec import gap_id
 from scars.core.loops.review import canonical_verdict
 from scars.core.settings import env_var
+from tests.hypothesis_profiles import examples
 
 
 def test_every_gate_has_single_distinct_keys_and_known_decisions():
@@ -166,7 +167,7 @@ def test_skip_record_edit_keeps_every_other_byte_and_is_reversible():
     assert edit_skip_record("# only a comment\n", "r") == '# only a comment\niteration_skip_record: "r"\n'
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     value=st.text(min_size=1, max_size=80).filter(lambda t: " ".join(t.split())),
     tail=st.sampled_from(["", "\n", "# trailing comment\n", "notes: |\n  block\n"]),

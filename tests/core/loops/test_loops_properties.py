@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from scars.core.loops.loopspec import converged_floor, extract_verdict, gap_id, parse_backlog, parse_iteration_md
 from scars.core.loops.review import canonical_verdict, parse_auto_review, parse_reviewer_memory, parse_verify_buckets
+from tests.hypothesis_profiles import examples
 
 TEXT = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=400)
 MARKDOWNISH = st.lists(
@@ -30,7 +31,7 @@ MARKDOWNISH = st.lists(
 ).map("\n".join)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.one_of(TEXT, st.sampled_from(["not ready", "Ready", "almost ready", "No", "accept", "NOT READY!!"])))
 def test_canonical_verdict_is_one_of_three(text):
     assert canonical_verdict(text) in (None, "ready", "almost", "not ready")
@@ -38,7 +39,7 @@ def test_canonical_verdict_is_one_of_three(text):
         assert canonical_verdict(text) == "not ready"
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.one_of(TEXT, MARKDOWNISH))
 def test_parsers_are_total(text):
     got = extract_verdict(text)

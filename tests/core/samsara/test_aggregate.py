@@ -11,6 +11,7 @@ from scars.core.samsara.feature import read_feature
 from scars.core.samsara.status import feature_to_json
 from scars.core.text import tokens
 from tests.factories import REGISTRY, report, write_feature
+from tests.hypothesis_profiles import examples
 
 
 def test_literal_cross_task_pattern_by_normalised_text(tmp_path):
@@ -141,7 +142,7 @@ def test_feature_json_shape(tmp_path):
         assert key in d["items"][0]
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(
     st.lists(
         st.tuples(st.sampled_from(["ks", "sf", "am_f", "am_t", "res", "def"]), st.integers(0, 5)),

@@ -16,6 +16,7 @@ from scars.core.samsara.rounds import (
     strategy_hint,
 )
 from tests.factories import decisions, feature, item, log, rnd
+from tests.hypothesis_profiles import examples
 
 ENVELOPE_KEYS = [
     "round",
@@ -209,7 +210,7 @@ def test_strategy_hint_rules(remaining, stagnation, rot, low, hint):
     )
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.integers(0, 10), st.integers(0, 10), st.integers(-20, 20), st.booleans())
 def test_strategy_hint_is_total_and_ordered(remaining, stagnation, rot, low):
     hint, rule = strategy_hint(remaining_rounds=remaining, stagnation=stagnation, net_rot_previous=rot, retry_low=low)
@@ -223,7 +224,7 @@ def test_strategy_hint_is_total_and_ordered(remaining, stagnation, rot, low):
 # ------------------------------------------------------------------ net rot arithmetic
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(
     st.one_of(st.none(), st.integers(0, 500)),
     st.one_of(st.none(), st.integers(0, 500)),
@@ -371,7 +372,7 @@ def test_files_of(where, files):
 _opt_int = st.one_of(st.none(), st.integers(-5, 60))
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 @given(
     st.lists(
         st.tuples(

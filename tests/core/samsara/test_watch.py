@@ -28,6 +28,7 @@ from scars.core.samsara.watches import (
     validate_watch,
 )
 from tests.factories import D, feature, item, log
+from tests.hypothesis_profiles import examples
 
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
@@ -150,7 +151,7 @@ def test_glob_matching(glob, path, hit):
     assert bool(match_paths(glob, [path])) is hit
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.text(alphabet="ab/*?.[]!", max_size=12), st.text(alphabet="ab/.", max_size=12))
 def test_glob_to_regex_never_raises(glob, path):
     glob_to_regex(glob).match(path)

@@ -15,6 +15,7 @@ from scars.core.samsara.decisions import replay
 from scars.core.samsara.session import FeatureSession
 from scars.core.storage.journal import journal_path, read_journal
 from tests.factories import ACCEPT, csv_feature
+from tests.hypothesis_profiles import examples
 
 FIELDS = {"fix": {}, "accept": ACCEPT, "defer": {"reason": "next quarter"}}
 
@@ -32,7 +33,7 @@ op = st.one_of(
 )
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(op, min_size=1, max_size=25))
 def test_journal_replay_equals_state_and_model(ops):
     root = Path(tempfile.mkdtemp(prefix="scars-prop-"))

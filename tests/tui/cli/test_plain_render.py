@@ -20,6 +20,7 @@ from scars.tui.cli.render import plain
 from scars.tui.cli.render import status as render
 from scars.tui.cli.render.console import make_console
 from tests.factories import ROOT
+from tests.hypothesis_profiles import examples
 from tests.status_golden import UPSTREAM
 
 HOSTILE = [
@@ -60,7 +61,7 @@ def test_folded_is_what_the_plain_console_prints(text, monkeypatch):
     assert plain.folded(text) == _rich(text, monkeypatch)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     st.lists(
         st.one_of(
@@ -212,7 +213,7 @@ def test_an_empty_repository_is_the_same_bytes(monkeypatch):
     assert mine == theirs and mine.startswith("No feature directories")
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     st.lists(
         st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=50)
