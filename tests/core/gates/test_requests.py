@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from scars.core.errors import DecisionRefused, HumanNeeded, PathNotFound, UsageError
+from scars.core.errors import ChangedOnDisk, DecisionRefused, HumanNeeded, PathNotFound, UsageError
 from scars.core.formats.auto_decisions import parse_auto_decisions
 from scars.core.gates import gather
 from scars.core.gates import requests as rq
+from scars.core.storage import intent
 from tests.core.gates.test_gate_sources import CASES, _setup
 from tests.factories import clean_env, loop_spec_feature, mechanist_state
 
@@ -331,3 +332,29 @@ def test_one_rule_says_where_a_request_can_still_be_answered(state):
     from a plain shell (`scars answer`); the rest: nowhere (README, requests section)."""
     assert rq.answerable(state, shows_gate_now=True) is (state in ("pending", "expired"))
     assert rq.answerable(state, shows_gate_now=False) is (state == "pending")
+
+
+def test_an_answer_the_record_refuses_when_applied_is_refused_and_says_why(tmp_path, monkeypatch):
+    """The loop's files were as bob saw them when the request was applied, but another writer changed
+    feature.json between the record's plan and its write: the record refuses (ChangedOnDisk, nothing
+    written), and the request is refused with that reason, never left answered for a second try."""
+    root, fdir, req = _spec(tmp_path)
+    rq.answer_request(root, req.id, "ship", REASON, user="bob", source="app")
+    commit = intent.Plan.commit
+
+    def another_writer_first(plan):
+        f = fdir / "feature.json"
+        f.write_bytes(f.read_bytes().replace(b'"used": 2', b'"used": 3'))
+        return commit(plan)
+
+    monkeypatch.setattr(intent.Plan, "commit", another_writer_first)
+    with pytest.raises(ChangedOnDisk, match=r"feature\.json changed since .* nothing of it was written") as exc:
+        rq.apply_request(root, req.id)
+    monkeypatch.setattr(intent.Plan, "commit", commit)
+    assert _entries(fdir) == [] and b'"used": 3' in (fdir / "feature.json").read_bytes()
+    stored = rq.load_request(root, req.id)
+    assert (stored.status, stored.refusal, stored.applying) == ("refused", str(exc.value), None)
+    assert rq.inspect_request(root, stored).state == "refused"
+    with pytest.raises(DecisionRefused, match=rf"request {req.id} was refused: .*feature\.json changed since"):
+        rq.apply_request(root, req.id)  # never recorded by a later applier
+    assert _entries(fdir) == []
