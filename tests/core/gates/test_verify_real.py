@@ -202,3 +202,37 @@ def test_rule_3_fields_missing_from_a_budget_era_round_fail(tmp_path):
 def test_rule_3_is_not_asked_of_an_era_a_log():
     v = verify_feature(REAL / "changes" / "2026-08-04_search-index")  # no budget block
     assert not any("Rule 3" in m for _s, m in _findings(v))
+
+
+@pytest.mark.parametrize(
+    ("reason", "names_it"),
+    [
+        ("max rounds (3) reached, the remaining items listed", True),
+        ("maximum_rounds hit", True),
+        ("stagnation: signal_lost flat for two rounds", True),
+        ("net rot increased", True),
+        ("net-rot valve", True),
+        ("reviewer retry limit reached", True),
+        ("re-dispatch limit 2 reached", True),
+        ("user chose to stop — every item is accepted or deferred", False),
+        ("the rounds ran long", False),  # "rounds" alone is no trigger
+        ("", False),
+    ],
+)
+def test_a_forced_stop_must_name_its_safety_valve_trigger(tmp_path, reason, names_it):
+    f = real_copy(tmp_path, "2026-08-18_audit-trail")
+    log = AUDIT_LOG.replace("    decision: stop\n", "    decision: forced_stop\n").replace(
+        '    decision_reason: "user chose to stop — every item is accepted with an expiry date or deferred by design, '
+        'no fix items"\n',
+        f'    decision_reason: "{reason}"\n',
+    )
+    assert log.count("forced_stop") == 1 and f'"{reason}"' in log
+    _write(f, log)
+    rule6 = [m for s, m in _findings(verify_feature(f)) if s == "failure" and "Rule 6" in m]
+    assert rule6 == ([] if names_it else ["round 1: a forced stop must name its safety-valve trigger (Rule 6)"])
+
+
+def test_a_stop_need_not_name_a_trigger(tmp_path):
+    f = real_copy(tmp_path, "2026-08-18_audit-trail")  # round 1: stop, a reason naming no valve
+    assert "decision: stop\n" in AUDIT_LOG
+    assert not any("Rule 6" in m for _s, m in _findings(verify_feature(f)))
