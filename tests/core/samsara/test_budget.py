@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -10,6 +12,7 @@ from scars.core.samsara.rounds import (
     budget_context,
     evaluate_valves,
     files_of,
+    retry_budget,
     round_rot,
     round_start_snapshot,
     stagnation_count,
@@ -109,6 +112,28 @@ def test_retries_spent_beyond_limit_clamp_to_zero():
     env = budget_context(feature([item(1)], lg))
     assert env["reviewer_retry_budget_remaining"] == 0
     assert env["strategy_hint"] == "minimal_fix"
+
+
+@pytest.mark.parametrize(
+    ("spent", "retries"),
+    [
+        ({"reviewer_retries": "1"}, 1),  # a digit string, as a hand-written log gives it
+        ({"reviewer_retries": " 2 "}, 2),
+        ({"reviewer_retries_consumed": "1"}, 1),  # seed 002's fix-result name
+        ({"reviewer_retries": "one", "reviewer_retries_consumed": 1}, 1),  # not a count: the next key
+        ({"reviewer_retries": True, "reviewer_retries_consumed": 2}, 2),  # a boolean is no count
+        ({"reviewer_retries": "-1"}, 0),
+        ({"reviewer_retries": "1.5"}, 0),
+        ({"reviewer_retries": -3}, 0),
+        ({"reviewer_retries": 1, "reviewer_retries_consumed": 2}, 1),  # the round's own name first
+        ({}, 0),
+    ],
+    ids=repr,
+)
+def test_retries_spent_are_counts_given_as_integers_or_digit_strings(spent, retries):
+    open_round = replace(rnd(1, 6, None, decision=None), budget_spent=spent)
+    budget = retry_budget(log(open_round, retry_limit=2))
+    assert (budget["spent"], budget["remaining"]) == (retries, 2 - retries)
 
 
 def test_remaining_rounds_never_negative_past_max():
