@@ -322,6 +322,17 @@ def test_net_rot_valve_fires_when_new_exceeds_resolved_whatever_signal_lost_did(
     assert v.active and v.figures["net_rot"] == 1
 
 
+def test_net_rot_valve_is_quiet_when_the_resolved_count_is_unknown():
+    # fixes_scar_count 2 and neither fixes_applied nor a fix list: what the fixes resolved is
+    # unknown, so net rot is unknown and never "increased"; the same round with 1 fix applied is.
+    unknown = valve(evaluate_valves(feature([item(1)], log(rnd(1, 5, 6, new=2)))), "net_rot")
+    assert (unknown.active, unknown.figures["known"], unknown.figures["new"]) == (False, False, 2)
+    assert unknown.message == "Round 1 records no fixes_applied: net rot unknown."
+    known = valve(evaluate_valves(feature([item(1)], log(rnd(1, 5, 6, new=2, fixed=1)))), "net_rot")
+    assert (known.active, known.figures["known"]) == (True, True)
+    assert "net rot increased, suggest stop" in known.message
+
+
 # ------------------------------------------------------------------ watch-fors
 
 
