@@ -11,16 +11,17 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import re
 import time
 from pathlib import Path
 from typing import Any
 
+from scars.core.sanitize import UNSAFE
 from tests.hostile.corpus import SECRET
 
-# Raw bytes that must never reach a terminal from input text: C0 controls except \t \n
-# (and \r, which a console may emit itself), DEL, C1, bidi/zero-width format characters.
-RAW_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\x80-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
+# Raw characters that must never reach a terminal from input text: every one the sanitiser makes
+# visible (C0 controls but \t and \n, DEL, C1, Unicode's format characters and separators), by its
+# own definition.
+RAW_CONTROL = UNSAFE
 
 
 def _cut(s: Any, n: int = 300) -> str:
