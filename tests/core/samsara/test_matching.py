@@ -243,6 +243,65 @@ def test_weak_threshold_exactly(monkeypatch):
     assert matcher.match(desc).confidence == "none"
 
 
+# The documented thresholds (README, "Earlier rounds"), each at its boundary with texts whose score is
+# known exactly: the description is ``n`` distinct words, each in exactly one item (so every word
+# weighs the same); the best item holds ``k`` of them, a runner-up ``j`` others, and every other
+# word is alone in an item (sharing one word, it is never ranked). The score is k/n, the gap (k-j)/n.
+_SYLLABLES = ["ka", "zu", "mo", "ri", "lo", "fa", "ni", "gu", "pe", "bo"]
+_WORDS = ["".join((a, b, c)) for a in _SYLLABLES for b in _SYLLABLES for c in _SYLLABLES]
+
+
+def _scored(n: int, k: int, j: int = 0):
+    words = _WORDS[:n]
+    texts = [" ".join(reversed(words[:k]))]  # reversed: never a copy of the description cut short
+    if j:
+        texts.append(" ".join(reversed(words[k : k + j])))
+    texts += words[k + j :]
+    matcher, _ = _pair_score(None, texts)
+    assert len(matcher._words_in(" ".join(words))) == n  # n distinct stemmed words
+    return matcher.match(" ".join(words))
+
+
+def test_the_documented_matching_thresholds():
+    assert (matching.SIMILAR, matching.WEAK, matching.AMBIGUOUS_MARGIN) == (0.5, 0.3, 0.12)
+
+
+@pytest.mark.parametrize(
+    ("k", "score", "confidence"),
+    [(24, 0.48, "weak"), (25, 0.5, "similar"), (26, 0.52, "similar")],
+)
+def test_a_best_item_holding_half_the_weight_is_taken(k, score, confidence):
+    m = _scored(50, k)
+    assert m.score == pytest.approx(score, abs=1e-12) and m.confidence == confidence
+    assert m.target == ("t0" if confidence == "similar" else None)
+    if k == 25:
+        assert m.score == 0.5  # exactly at SIMILAR
+
+
+@pytest.mark.parametrize(
+    ("k", "score", "confidence"),
+    [(14, 0.28, "none"), (15, 0.3, "weak"), (16, 0.32, "weak")],
+)
+def test_a_best_item_below_three_tenths_is_no_match(k, score, confidence):
+    m = _scored(50, k)
+    assert m.score == pytest.approx(score, abs=1e-12) and m.confidence == confidence and m.target is None
+    if k == 15:
+        assert m.score == 0.3  # exactly at WEAK
+
+
+@pytest.mark.parametrize(
+    ("j", "gap", "confidence"),
+    [(30, 10 / 75, "similar"), (31, 0.12, "similar"), (32, 8 / 75, "ambiguous")],
+)
+def test_a_runner_up_within_twelve_hundredths_makes_the_match_ambiguous(j, gap, confidence):
+    m = _scored(75, 40, j)  # the best holds 40/75 of the weight
+    (best, sb), (runner, sr) = m.candidates[:2]
+    assert (best, runner) == ("t0", "t1") and sb - sr == pytest.approx(gap, abs=1e-12)
+    assert m.confidence == confidence and m.target == ("t0" if confidence == "similar" else None)
+    if j == 31:
+        assert sb - sr == 0.12  # exactly at AMBIGUOUS_MARGIN: not within it
+
+
 AMB_TEXTS = [
     "The Codex hooks.json systemMessage field: its correctness for context injection is assumed",
     "Codex hooks.json systemMessage field: a default static string, its correctness assumed from the docs",

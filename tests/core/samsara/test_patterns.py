@@ -106,6 +106,48 @@ def test_similarity_threshold_is_inclusive(monkeypatch):
     assert found(A, B) == []
 
 
+def test_the_documented_pattern_thresholds():
+    # README, "Cross-task patterns and possible patterns"
+    assert (patterns.SIMILARITY_THRESHOLD, patterns.LINK_THRESHOLD, patterns.MIN_SHARED) == (0.2, 0.15, 3)
+
+
+# Texts whose similarity is known exactly: words joined by a stop word (no adjacent pairs), every
+# term of the lighter item in exactly two items (its own words also in a third item of its report,
+# never compared with it), so each weighs the same and the score is shared / all of its terms.
+_SYLLABLES = ["ka", "zu", "mo", "ri", "lo", "fa", "ni", "gu", "pe", "bo"]
+_WORDS = ["".join((a, b, c)) for a in _SYLLABLES for b in _SYLLABLES for c in _SYLLABLES]
+
+
+def _contained(shared: int, total: int) -> tuple[float, list[list[int]]]:
+    own = _WORDS[100 : 100 + total - shared]
+    a = " the ".join(_WORDS[:shared] + own)
+    b = " the ".join(_WORDS[:shared] + _WORDS[300:330])  # heavier: its own words are in it alone
+    texts = [a, b, " the ".join(own)]
+    assert len(terms(a).terms) == total
+    files = ["scar-reports/a.yaml", "scar-reports/b.yaml", "scar-reports/a.yaml"]
+    return similarity(texts)[0][1], found(*texts, files=files)
+
+
+@pytest.mark.parametrize(
+    ("total", "score", "paired"), [(21, 4 / 21, False), (20, 0.2, True), (19, 4 / 19, True)], ids=str
+)
+def test_a_pair_is_similar_from_a_fifth_of_the_lighter_items_weight(total, score, paired):
+    s, got = _contained(4, total)
+    assert s == pytest.approx(score, abs=1e-12) and got == ([[0, 1]] if paired else [])
+    if total == 20:
+        assert s == 0.2  # exactly at SIMILARITY_THRESHOLD
+
+
+@pytest.mark.parametrize(("second", "joined"), [(math.nextafter(0.3, 0), False), (0.3, True), (0.31, True)], ids=repr)
+def test_a_third_item_joins_when_the_mean_across_the_clusters_is_fifteen_hundredths(monkeypatch, second, joined):
+    # The link rule with the scores given: items 0 and 1 pair first (0.9); item 2 is similar to
+    # item 1 (``second``) and shares nothing with item 0 (0.0), so the mean across is second / 2.
+    table = {(0, 1): 0.9, (1, 2): second, (0, 2): 0.0}
+    monkeypatch.setattr(patterns._Index, "score", lambda self, a, b, ta, tb: table[min(a, b), max(a, b)])
+    got = found("alpha bravo charlie delta", "alpha bravo charlie echo", "alpha bravo charlie foxtrot")
+    assert got == ([[0, 1, 2]] if joined else [[0, 1]])
+
+
 def test_the_default_threshold_keeps_a_paraphrase_and_drops_a_neighbour():
     assert found(
         "Retry count for uploads is hard-coded to 3",
