@@ -358,3 +358,16 @@ def test_loop_goals_are_the_readers(tmp_path):
     s = _state("loop-spec", [6.0, 7.0], 2, 10, details={"criterion_converged": loopspec.CRITERION_CONVERGED})
     assert adv.advise_loop_state(s).trend["target"] == 0.8
     assert adv.advise_loop_state(_state("aris", [6.0, 7.0], 2, 4)) is None  # no goal from a reader: no advice
+
+
+@pytest.mark.parametrize(("last", "accepted"), [(6.9, False), (7.0, True), (7.1, True)])
+def test_loop_spec_is_acceptable_from_seven_of_ten(last, accepted):
+    """loop-spec has no acceptable level of its own: scars takes 7 of 10 (LOOP_SPEC_ACCEPTABLE), so
+    with one iteration left the monitor accepts a last score of 7.0 and not of 6.9."""
+    assert adv.LOOP_SPEC_ACCEPTABLE == 0.7
+    s = _state("loop-spec", [6.0, last], 9, 10, details={"criterion_converged": 8.0})
+    assert adv.loop_goal("loop-spec", s.details) == (0.8, 0.7)
+    (monitor,) = [r for r in adv.advise_loop_state(s).recommendations if r.rule == "convergence_monitor"]
+    assert (monitor.action == "ACCEPT") is accepted
+    if accepted:
+        assert f"acceptable quality ({last / 10:g} ≥ 0.7) with 1 iteration(s) left" in monitor.message

@@ -197,3 +197,12 @@ def test_dag_report_fixability_below_0_3_is_flagged(tmp_path, fixable, escalate_
     state = dag.read_report(path, tmp_path)
     assert state.details["fixability"] == fixable / 10
     assert any("→ escalate" in r for r in state.stop_rule.reasons) is escalate_text
+
+
+@pytest.mark.parametrize(("last", "predicted"), [(0.84375, 3), (0.85, 2), (0.875, 2)])
+def test_the_default_target_is_the_monitors_0_85(last, predicted):
+    # formats.md §5.2's example goal: with no target given, 0.85 is reached (predicted at the last
+    # point, iteration 2) and 0.84375 is not (one more iteration at its slope).
+    assert (trend.TARGET_QUALITY, trend.ACCEPTABLE_QUALITY) == (0.85, 0.70)
+    t = trend_analysis(pts(0.5, last), remaining=5)
+    assert t["target"] == 0.85 and t["predicted_convergence_iteration"] == predicted
