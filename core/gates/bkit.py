@@ -43,6 +43,7 @@ from scars.core.loops.bkit import (
     NO_IMPROVEMENT_LIMIT,
     PHASE_NUMBERS,
     SPRINT_NEXT_PHASE,
+    can_iterate,
     no_improvement_run,
     project_of,
     read_sprint,
@@ -142,7 +143,7 @@ def gather_pdca(gate: Gate, path: Path, *, feature: str | None = None, **options
     overrides: dict[str, str] = {}
     if rate is None:
         warnings.append("Match Rate not measured (null is never 100)")
-    at_limit = count >= limit
+    at_limit = not can_iterate(count, limit)  # bkit's guardMaxIterReached
     if at_limit:
         warnings.append(
             f"iteration limit reached: {count} of {limit}" + (" (beyond the limit)" if state.budget.over else "")

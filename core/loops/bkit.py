@@ -75,6 +75,14 @@ TRANSITIONS: dict[tuple[str, str], tuple[str, str | None]] = {
 }
 
 
+def can_iterate(count: int, limit: int) -> bool:
+    """bkit's ``guardCanIterate`` (lib/pdca/state-transitions.js): ``iterationCount`` below the
+    loop-breaker limit. Its complement is ``guardMaxIterReached`` (``count >= limit``): the state
+    machine allows ITERATE exactly while it refuses the forced REPORT_DONE. The one rule of the
+    iteration limit: the transitions below and the gates (``at_limit``) both ask it."""
+    return count < limit
+
+
 def pdca_transition(
     phase: str | None,
     event: str,
@@ -90,9 +98,9 @@ def pdca_transition(
     if entry is None:
         return None, f"bkit's state machine has no {event} transition from {phase or 'idle'}"
     target, guard = entry
-    if guard == "guardCanIterate" and not count < limit:
+    if guard == "guardCanIterate" and not can_iterate(count, limit):
         return None, f"guardCanIterate: iterationCount {count} is not below the limit {limit}"
-    if guard == "guardMaxIterReached" and not count >= limit:
+    if guard == "guardMaxIterReached" and can_iterate(count, limit):
         return None, f"guardMaxIterReached: iterationCount {count} is below the limit {limit}"
     if guard == "guardMatchRatePass" and not match_rate_met(rate, threshold):
         return None, f"guardMatchRatePass: Match Rate {fmt_number(rate)} is below {fmt_number(threshold)}"

@@ -270,3 +270,26 @@ def test_iteration_exhausted_actions(bkit_lib, tmp_path, answer):
         assert (after["phase"], after["status"]) == ("archived", "archived")
     assert after["annotations"][-1]["answer"] == answer
     assert not discover_loops(root)[0].waiting_for_human
+
+
+GUARDS = r"""
+const { GUARDS } = require(LIB + '/pdca/state-transitions');
+const limit = Number(process.argv[1]);
+console.log(JSON.stringify([0, 1, 2, 3, 4].map(count => {
+  const ctx = {iterationCount: count, maxIterations: limit};
+  return [count, GUARDS.guardCanIterate(ctx), GUARDS.guardMaxIterReached(ctx)];
+})));
+"""
+
+
+def test_the_iteration_limit_is_bkits_guard_in_the_reader_and_the_gate(bkit_lib, tmp_path):
+    """At, below and above the loop-breaker limit (3), bkit's guardCanIterate and
+    guardMaxIterReached are the reader's can_iterate and its complement, and the gate refuses
+    ITERATE and offers the forced report exactly where bkit does."""
+    for count, can, reached in node(bkit_lib, tmp_path, GUARDS, "3"):
+        assert reader.can_iterate(count, 3) is can and reached is not can
+        root = project(tmp_path / str(count), count=count, limit=3)
+        ev = gates.gather("pdca-continue", root)
+        assert ("iterate" in ev.refused) is not can
+        assert ("partial" in ev.refused) is not reached
+        assert reader.pdca_transition("check", "ITERATE", count, 3)[0] == ("act" if can else None)
