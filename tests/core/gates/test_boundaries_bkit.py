@@ -186,6 +186,15 @@ def test_configured_max_iterations_zero_is_spent_at_once(tmp_path):
     assert dict(ev.figures)["iterations"].startswith("0 of max 0 (")
 
 
+def test_the_critical_ceiling_is_shown_not_enforced(tmp_path):
+    """Seed 001's CRITICAL_MAX_ITERATIONS (10) is display only: the gate names it beside bkit's limit
+    (which alone decides, test below)."""
+    assert bkit.CRITICAL_MAX_ITERATIONS == 10
+    _project(tmp_path, 70, count=2, history=(60, 70))
+    figures = dict(gates.gather("pdca-continue", tmp_path).figures)
+    assert figures["iterations"].endswith(", critical work up to 10)")
+
+
 @pytest.mark.parametrize("count, refused", [(9, False), (10, False), (11, False), (12, True)])
 def test_no_hard_coded_critical_maximum(tmp_path, count, refused):
     """Before: iterate was refused at 10 whatever bkit's limit; now bkit's own limit decides."""
