@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from scars.core.formats.auto_decisions import parse_auto_decisions
+from scars.core.formats.auto_decisions import _HEADING, parse_auto_decisions
 from tests.hypothesis_profiles import examples
 
 ENTRY = """\
@@ -68,14 +68,33 @@ def test_fields_out_of_order_are_flagged():
 
 @settings(max_examples=examples(200), deadline=None)
 @given(st.text())
-def test_never_raises_on_junk(text):
-    for e in parse_auto_decisions(text):
-        assert isinstance(e.problems, tuple)
+def test_junk_gives_one_entry_per_heading_line(text):
+    headings = [n for n, line in enumerate(text.split("\n"), 1) if _HEADING.match(line.rstrip())]
+    entries = parse_auto_decisions(text)
+    assert [e.line for e in entries] == headings  # nothing dropped, nothing invented
+    assert all(isinstance(e.problems, tuple) for e in entries)
 
 
 @settings(max_examples=examples(100), deadline=None)
 @given(
     st.lists(st.sampled_from(ENTRY.splitlines() + ["## Decision x - y", "junk", "  - z", "  level: high"]), max_size=40)
 )
-def test_never_raises_on_shuffled_lines(lines):
-    parse_auto_decisions("\n".join(lines))
+@example(ENTRY.splitlines())
+@example([ENTRY.splitlines()[0], "junk", "- decision: proceed", "junk", "## Decision x - y", "junk"])
+def test_shuffled_lines_are_read_entry_by_entry_and_every_stray_line_is_reported(lines):
+    entries = parse_auto_decisions("\n".join(lines))
+    headings = [n for n, line in enumerate(lines, 1) if line.startswith("## Decision")]
+    assert [e.line for e in entries] == headings
+    for e, start, end in zip(entries, headings, [*headings[1:], len(lines) + 1][: len(headings)], strict=True):
+        body = lines[start : end - 1]
+        # every "junk" line of an entry is one problem naming its line; none outside an entry is
+        junk = [start + 1 + i for i, line in enumerate(body) if line == "junk"]
+        assert [p for p in e.problems if "unexpected line 'junk'" in p] == [
+            f"line {n}: unexpected line 'junk'" for n in junk
+        ]
+        assert (e.number == -1) is (lines[start - 1] == "## Decision x - y")
+        if lines[start - 1] != "## Decision x - y":
+            assert (e.number, e.heading_stage, e.gate_id) == (4, "iteration", "round-continuation")
+    if lines == ENTRY.splitlines():
+        (e,) = entries
+        assert e.problems == () and e.fields["decision"] == "proceed" and e.fields["uncertainty"]["level"] == "low"
