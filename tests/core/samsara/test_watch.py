@@ -9,7 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from scars.core.model import Round, ScarReport
@@ -153,8 +153,18 @@ def test_glob_matching(glob, path, hit):
 
 @settings(max_examples=examples(100), deadline=None)
 @given(st.text(alphabet="ab/*?.[]!", max_size=12), st.text(alphabet="ab/.", max_size=12))
-def test_glob_to_regex_never_raises(glob, path):
-    glob_to_regex(glob).match(path)
+@example("a*", "a/b")
+@example("a?b", "a/b")
+@example("**/a", "b/b/a")
+def test_glob_to_regex_keeps_segments_and_literals(glob, path):
+    hit = glob_to_regex(glob).match(path) is not None
+    if not set(glob) & set("*?["):
+        assert hit is (glob == path)  # a glob without wildcards is the path itself, whole
+    if "**" not in glob and "[" not in glob and hit:
+        assert path.count("/") == glob.count("/")  # * and ? never cross a /
+    if hit:
+        assert glob_to_regex("**/" + glob).match("b/" + path)  # ** spans any leading folders
+        assert glob_to_regex("**/" + glob).match(path)  # and none
 
 
 # ------------------------------------------------------------------ path-changed
