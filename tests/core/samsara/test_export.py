@@ -280,10 +280,22 @@ def test_export_command_errors(tmp_path, capsys):
     assert main(["export", str(tmp_path), "--format", "xml"]) == 2  # a usage error, as every other
 
 
-def test_export_upstream_features_validate(upstream):
+def test_export_upstream_features_validate_and_hold_every_item(upstream):
+    counted = 0
     for feature_dir in sorted((upstream / "samsara" / "changes").iterdir()):
         feat = read_feature(feature_dir)
-        validate_sarif(ex.to_sarif(feat, {}))
+        doc = ex.to_sarif(feat, {})
+        validate_sarif(doc)
+        (run,) = doc["runs"]
+        results = run["results"]
+        # one result per remaining item, in order, with its category and its own text; no decision: no suppression
+        assert [r["properties"]["scarsItemId"] for r in results] == [it.id for it in feat.items]
+        assert [(r["ruleId"], r["message"]["text"]) for r in results] == [(it.category, it.text) for it in feat.items]
+        assert not any("suppressions" in r for r in results)
+        notes = run["invocations"][0]["toolExecutionNotifications"]
+        assert len(notes) == len(feat.parse_failures)
+        counted += len(results)
+    assert counted == 4  # phase4's 3 items and placement-consistency-gate's 1
 
 
 def test_the_schema_check_rejects_a_broken_log(tmp_path):
