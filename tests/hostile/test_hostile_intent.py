@@ -356,10 +356,16 @@ def test_a_record_refused_while_it_is_planned_writes_nothing(tmp_path):
 # --------------------------------------------------------------------------- a real SIGKILL
 
 
-def _sigkill_trial(template: Path, dest: Path, rnd: random.Random, span: float, before, whole) -> str:
+def _sigkill_trial(
+    template: Path, dest: Path, rnd: random.Random, span: float, before, whole, *, stop_before: int | None = None
+) -> str:
     """One recorder killed at a random moment; what the kill left: ``intent`` (mid-record),
     ``nothing`` (before the intent) or ``whole`` (after the record). The next taker of the lock
-    must leave the files as before the record or as the whole record."""
+    must leave the files as before the record or as the whole record.
+
+    ``stop_before``: the recorder stops itself before its step of that index (0: with the intent
+    written and checked, no step applied) and is killed there: a kill mid-record, whatever the
+    machine's speed."""
     root = _copy(template, dest)
     fdir = _lock_dir("loop-spec ship", root)
     ev = gates.gather("spec", fdir)
@@ -369,6 +375,18 @@ def _sigkill_trial(template: Path, dest: Path, rnd: random.Random, span: float, 
         code = 0
         try:
             os.close(rfd)
+            if stop_before is not None:
+                apply, applied = intent._apply, [0]
+
+                def stop_there(step, target):  # noqa: ANN001, ANN202
+                    if applied[0] == stop_before:
+                        os.write(wfd, b"S")
+                        while True:  # held here until the kill
+                            signal.pause()
+                    applied[0] += 1
+                    return apply(step, target)
+
+                intent._apply = stop_there
             os.write(wfd, b"G")
             gates.apply_answer(ev, "ship", REASON, user=USER, now=NOW)
         except BaseException:
@@ -379,7 +397,11 @@ def _sigkill_trial(template: Path, dest: Path, rnd: random.Random, span: float, 
     try:
         select.select([rfd], [], [], 20)
         assert os.read(rfd, 1) == b"G"
-        time.sleep(rnd.uniform(0, span))
+        if stop_before is None:
+            time.sleep(rnd.uniform(0, span))
+        else:
+            select.select([rfd], [], [], 120)  # a guard against a hang only: the recorder says when
+            assert os.read(rfd, 1) == b"S", f"the recorder never reached its step {stop_before}"
         os.kill(pid, signal.SIGKILL)
         _, status = os.waitpid(pid, 0)
     finally:
@@ -412,6 +434,21 @@ def _sigkill_trials(made, tmp_path, n: int) -> dict[str, int]:
 
 def test_sigkill_mid_record_leaves_no_record_or_the_whole_record(made, tmp_path):
     _sigkill_trials(made, tmp_path, 6)  # each trial asserts what its kill left and what the next gate leaves
+
+
+def test_sigkill_between_any_two_steps_is_completed_by_the_next_gate(made, tmp_path, monkeypatch):
+    """A kill at each step of a loop-spec ship, the recorder stopped there by a hook (no timing):
+    every kill lands mid-record, leaves the intent, and the next gate completes the whole record."""
+    template, before, whole = made["loop-spec ship"]
+    planned, commit = [], intent.Plan.commit
+    with monkeypatch.context() as mp:  # the plan's steps counted on a copy (the frozen clock kept)
+        mp.setattr(intent.Plan, "commit", lambda plan: (planned.append(len(plan.steps)), commit(plan))[1])
+        _record("loop-spec ship", _copy(template, tmp_path / "probe"))
+    (steps,) = planned
+    assert steps == 8  # the entry, .bak, feature.json, the pause record, ledger, 2 backlog lines, progress
+    for k in range(steps):
+        left = _sigkill_trial(template, tmp_path / f"s{k}", random.Random(k), 0.0, before, whole, stop_before=k)
+        assert left == "intent", f"killed before step {k}: {left}"
 
 
 @pytest.mark.slow
