@@ -89,3 +89,50 @@ def test_resolve_user_order(monkeypatch, tmp_path):
     monkeypatch.setenv("LOGNAME", "login-name")
     settings.load()
     assert resolve_user() == "login-name"
+
+
+@pytest.mark.parametrize(
+    ("watch", "message"),
+    [
+        ("path-changed: src/export.py", None),
+        ("recurs", None),
+        ("pattern: retry in src/*.py", None),
+        ({"spec": "path-changed: src/export.py", "base": "abc123"}, None),
+        ("", None),  # no watch
+        (3, "must be text or a mapping"),
+        (["recurs"], "must be text or a mapping"),
+        ("tbd", "'tbd' is a placeholder; say something a person can act on"),
+        ("frobnicate: x", "unknown watch 'frobnicate: x'; use one of: "),
+        ({"x": 1}, "unknown watch mapping; use one of: "),
+        ("a\nb", "a watch is one line"),
+        ("pattern: retr(y in src/*.py", "invalid regex 'retr(y': "),
+    ],
+    ids=repr,
+)
+def test_an_accepts_watch_must_parse(watch, message):
+    errors = validate_decision("accept", watch=watch, **GOOD)
+    if message is None:
+        assert errors == []
+    else:
+        assert [e.field for e in errors] == ["watch"] and errors[0].message.startswith(message)
+
+
+def test_a_watch_belongs_to_an_accept_only():
+    assert [(e.field, e.message) for e in validate_decision("fix", watch="recurs")] == [
+        ("watch", "applies only to accept, not to fix")
+    ]
+
+
+@pytest.mark.parametrize("action", ["fix", "defer"])
+@pytest.mark.parametrize(
+    ("outcome", "valid"),
+    [("retry_with_context", True), ("reclassify_as_defer", True), (None, True), ("retry", False), ("", False)],
+)
+def test_a_blocked_outcome_is_one_of_the_two(action, outcome, valid):
+    errors = validate_decision(action, blocked_outcome=outcome)
+    assert errors == ([] if valid else [errors[0]])
+    if not valid:
+        assert (errors[0].field, errors[0].message) == (
+            "blocked_outcome",
+            "must be one of retry_with_context, reclassify_as_defer",
+        )
