@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import zlib
 
 import pytest
 
@@ -132,3 +133,38 @@ def test_replay_applies_undo_sign_off_and_blocked_outcomes():
     assert st.undo_stack == [1, 4, 5]
     assert [h["seq"] for h in st.history["a"]] == [1]  # the earlier state, with the record that made it
     assert st.history["a"][0]["reviewed_by"] is None
+
+
+def _framed(body: bytes) -> bytes:
+    """``body`` framed with its true checksum (a record whose checksum matches, whatever it holds)."""
+    return b"%08x %s" % (zlib.crc32(body) & 0xFFFFFFFF, body)
+
+
+def test_each_bad_record_is_skipped_with_its_reason_and_the_replay_goes_on(tmp_path):
+    p = tmp_path / "journal.jsonl"
+    first, last = (
+        frame({"seq": 1, "type": DECISION, "decisions": [_dec("a")]}),
+        frame({"seq": 2, "type": DECISION, "decisions": [_dec("b", "defer", reason="after the API freeze")]}),
+    )
+    bad = [
+        b"zzzzzzzz " + first[9:-1],  # a checksum field that is not hex
+        _framed(b'{"seq": 9, "type": '),  # the checksum matches, the JSON is cut
+        _framed(b"[1, 2, 3]"),  # JSON, not an object
+        _framed(b'{"seq": 9}'),  # an object without a type
+        _framed(b'{"seq": 9, "type": 3}'),  # a type that is not text
+        b"x" * 10,  # too short to hold a checksum
+    ]
+    p.write_bytes(first + b"\n".join(bad) + b"\n" + last)
+    read = read_journal(p)
+    assert [r["seq"] for r in read.records] == [1, 2] and not read.torn_tail
+    assert read.problems == [
+        "line 2: not a journal record (bad checksum field); ignored",
+        "line 3: checksum matches but the JSON is invalid; ignored",
+        "line 4: record has no type; ignored",
+        "line 5: record has no type; ignored",
+        "line 6: record has no type; ignored",
+        "line 7: not a journal record (no checksum); ignored",
+    ]
+    state = replay(read.records)
+    assert {k: d.action for k, d in state.decisions.items()} == {"a": "fix", "b": "defer"}
+    assert state.undo_stack == [1, 2]
