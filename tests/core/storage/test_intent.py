@@ -476,3 +476,23 @@ def test_a_kill_before_the_intent_is_written_leaves_only_this_user_s_mark_which_
     intent.pointer_path(tmp_path).write_text(mark)  # what a SIGKILL at that point leaves
     assert pending(tmp_path)
     assert complete_pending(tmp_path) is None and not pending(tmp_path)
+
+
+@pytest.mark.parametrize("extra", [0, 1], ids=["at the limit", "one byte more"])
+def test_an_intent_larger_than_any_record_is_refused_unread(tmp_path, extra):
+    """An intent of MAX_INTENT_BYTES (the killed record's, padded with JSON's own whitespace) is
+    still completed; one byte more is refused before it is read, and nothing is written."""
+    _killed_record(tmp_path, 0)
+    path = intent_path(tmp_path)
+    body = path.read_bytes()
+    with open(path, "ab") as f:
+        f.write(b" " * (intent.MAX_INTENT_BYTES - len(body) + extra))
+    assert path.stat().st_size == intent.MAX_INTENT_BYTES + extra
+    before = _files(tmp_path)
+    if extra:
+        with pytest.raises(IntentUnreadable, match="is larger than any record scars writes; nothing was written"):
+            complete_pending(tmp_path)
+        assert _files(tmp_path) == before and path.is_file()
+    else:
+        assert complete_pending(tmp_path) is not None
+        assert not pending(tmp_path) and all((tmp_path / f).read_bytes() == b for f, b in WHOLE.items())
