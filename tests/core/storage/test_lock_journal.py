@@ -168,3 +168,24 @@ def test_each_bad_record_is_skipped_with_its_reason_and_the_replay_goes_on(tmp_p
     state = replay(read.records)
     assert {k: d.action for k, d in state.decisions.items()} == {"a": "fix", "b": "defer"}
     assert state.undo_stack == [1, 2]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        None,  # scars' earlier text itself: brought up to date
+        "# my own ignores, as long as scars' earlier text and starting as it does........" + "x" * 20,
+    ],
+    ids=["scars' earlier text", "a user's text of the same length"],
+)
+def test_only_scars_earlier_gitignore_byte_for_byte_is_rewritten(tmp_path, text):
+    from scars.core.storage import lock as lock_mod
+
+    earlier = lock_mod._GITIGNORE_BEFORE
+    mine = earlier if text is None else (earlier[:20] + text)[: len(earlier)]
+    assert len(mine.encode()) == len(earlier.encode())
+    (tmp_path / ".scars").mkdir()
+    (tmp_path / ".scars" / ".gitignore").write_text(mine, encoding="utf-8")
+    FeatureLock(tmp_path).acquire().release()
+    got = (tmp_path / ".scars" / ".gitignore").read_text(encoding="utf-8")
+    assert got == (lock_mod.GITIGNORE if text is None else mine)
