@@ -378,6 +378,10 @@ def test_intents_are_this_user_s_alone(tmp_path):
     plan.commit()
     folder = intent_path(tmp_path).parent
     assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    killed = tmp_path / "killed"
+    killed.mkdir()
+    _killed_record(killed, 0)
+    assert stat.S_IMODE(intent_path(killed).stat().st_mode) == 0o600  # the intent a kill leaves: 0600
 
 
 @pytest.mark.skipif(os.getuid() != 0, reason="giving a file to another user needs root")
@@ -424,13 +428,42 @@ def test_a_kill_after_the_intent_is_removed_leaves_a_mark_its_writer_clears(tmp_
     assert not pending(tmp_path)
 
 
-def test_a_mark_that_came_with_the_files_is_never_shown_as_it_is_written(tmp_path):
+@pytest.mark.parametrize(
+    ("user", "host"), [("\x1b]52;c;evil\x07", "h"), ("alice", "\x1b]0;evil\x07")], ids=["user", "host"]
+)
+def test_a_mark_that_came_with_the_files_is_never_shown_as_it_is_written(tmp_path, user, host):
     mark = intent.pointer_path(tmp_path)
     mark.parent.mkdir()
-    mark.write_text(json.dumps({"user": "\x1b]52;c;evil\x07", "host": "h", "intent": "/x"}))
+    mark.write_text(json.dumps({"user": user, "host": host, "intent": "/x"}))
     with pytest.raises(intent.InterruptedElsewhere) as exc:
         complete_pending(tmp_path)
     assert "\x1b" not in str(exc.value) and "another user or another state directory" in str(exc.value)
+
+
+def test_a_mark_naming_an_intent_by_a_relative_path_is_not_this_user_s(tmp_path, monkeypatch):
+    """Only an absolute path names this user's intent: a relative one that happens to resolve to it
+    from the current folder is someone else's mark, refused and left, never removed as finished."""
+    mark, mine = intent.pointer_path(tmp_path), intent_path(tmp_path)
+    mark.parent.mkdir()
+    mine.parent.mkdir(parents=True, exist_ok=True)
+    mark.write_text(json.dumps({"user": "bob", "host": "h", "intent": mine.name}))
+    monkeypatch.chdir(mine.parent)
+    assert os.path.realpath(mine.name) == os.path.realpath(mine)
+    with pytest.raises(intent.InterruptedElsewhere, match=r"\(bob@h\)"):
+        complete_pending(tmp_path)
+    assert mark.is_file()
+
+
+def test_a_mark_naming_a_gone_intent_in_this_user_s_folder_is_not_a_moved_repository(tmp_path):
+    """The moved-repository message names an intent that is there to look at; a mark naming one of
+    this user's intent files that is gone is an interrupted record of someone, said as such."""
+    mark = intent.pointer_path(tmp_path)
+    mark.parent.mkdir()
+    gone = intent_path(tmp_path).parent / "gone.json"
+    mark.write_text(json.dumps({"user": "bob", "host": "h", "intent": str(gone)}))
+    with pytest.raises(intent.InterruptedElsewhere) as exc:
+        complete_pending(tmp_path)
+    assert "(bob@h)" in str(exc.value) and "another path" not in str(exc.value)
 
 
 def test_completing_this_user_s_record_leaves_another_user_s_mark_in_place(tmp_path, monkeypatch):
