@@ -6,6 +6,7 @@ Exit codes (documented in the README):
   3  ``--strict`` and a parse failure exists; for gates: a human is needed
   4  a refused decision / an invalid answer
   5  another writer holds the lock
+  6  a write (or a folder given) leads outside the repository through a symlink: refused
   130 interrupted by the user
 """
 
@@ -65,6 +66,19 @@ class ChangedOnDisk(ScarsError):
     """A file changed on disk since it was read, and the change cannot be merged."""
 
     exit_code = 5
+
+
+class OutsideRepository(ScarsError):
+    """A write whose target, or a folder a command was given, leads outside the repository (a
+    symlink), or is not a regular file: refused, nothing written. ``link`` is the path met,
+    ``leads_to`` where it leads."""
+
+    exit_code = 6
+
+    def __init__(self, message: str, *, link: str = "", leads_to: str = ""):
+        super().__init__(message)
+        self.link = link
+        self.leads_to = leads_to
 
 
 @dataclass(frozen=True, slots=True)

@@ -788,7 +788,7 @@ class SyscallTrace:
                 return getattr(real_os, name)
 
             def open(_self, path, flags, *a, **k):
-                full = real_os.path.realpath(path)
+                full = trace._at(path, k.get("dir_fd"))
                 existed = real_os.path.lexists(full)
                 trace._call("open", (path, flags) + a)
                 fd = real_os.open(path, flags, *a, **k)
@@ -805,7 +805,7 @@ class SyscallTrace:
             def replace(_self, src, dst, *a, **k):
                 trace._call("replace", (src, dst) + a)
                 real_os.replace(src, dst, *a, **k)
-                trace.events.append(("replace", real_os.path.realpath(dst), None))
+                trace.events.append(("replace", trace._at(dst, k.get("dst_dir_fd")), None))
 
             def close(_self, fd):
                 trace._fds.pop(fd, None)
@@ -826,17 +826,29 @@ class SyscallTrace:
         self.proxy = Proxy()
         monkeypatch.setattr(durable, "os", self.proxy)
 
+    def _at(self, path, dir_fd) -> str:
+        """The real path of ``path`` (relative to the open directory ``dir_fd`` when given)."""
+        import os as real_os
+
+        if dir_fd is not None and not real_os.path.isabs(path):
+            base = self._fds.get(dir_fd) or _fd_path(dir_fd)
+            return real_os.path.join(real_os.path.realpath(base), path)
+        return real_os.path.realpath(path)
+
     def _call(self, name: str, args: tuple) -> None:
         if self._hook is not None:
             self._hook(name, args)
 
     def missing_dir_fsyncs(self) -> list[str]:
-        """Renames and creations not followed by an fsync of their directory (empty: durable)."""
+        """Renames and creations not followed by an fsync of their directory (empty: durable). An
+        atomic write's temporary file is no creation to keep: its rename is."""
         import os as real_os
+
+        from scars.core.storage.durable import is_temp_name
 
         missing = []
         for i, (kind, path, flag) in enumerate(self.events):
-            if kind == "replace" or (kind == "open" and flag):
+            if kind == "replace" or (kind == "open" and flag and not is_temp_name(real_os.path.basename(path))):
                 directory = real_os.path.dirname(path)
                 if not any(k == "fsync" and p == directory and is_dir for k, p, is_dir in self.events[i + 1 :]):
                     missing.append(

@@ -70,6 +70,7 @@ _CODE_MODULES = (
     "model.py",
     "text.py",
     "values.py",
+    "sanitize.py",
     "samsara/feature.py",
     "samsara/layout.py",
     "samsara/reports.py",
@@ -83,6 +84,7 @@ _CODE_MODULES = (
     "formats/auto_decisions.py",
     "storage/safe_read.py",
     "storage/paths.py",
+    "storage/confine.py",
     "storage/cache.py",
     "storage/parallel.py",
 )

@@ -5,8 +5,11 @@ The protocol is the one measured in the reliability notes (section 4):
 * ``atomic_write`` — the new content goes to a temporary file in the same directory, is
   fsynced, gets the old file's mode, replaces the target with ``os.replace`` (atomic on
   POSIX within one filesystem) and the directory is fsynced so the rename survives a crash.
-  A symlinked path is written *through* (the link stays a link); a reader sees the old or
-  the new content, never a torn file.
+  A reader sees the old or the new content, never a torn file.
+* where a write goes is THE rule of ``storage/confine``: given the repository (``root``), the
+  target stays inside it (a symlink on the way only while it stays inside; the link stays a
+  link), is a regular file or absent, and is opened relative to its directory's descriptor;
+  otherwise ``OutsideRepository`` and nothing is written.
 * ``append_record`` — the complete record is built in memory and written with one
   ``os.write`` on an ``O_APPEND`` descriptor, the written length is checked and the file is
   fsynced before the call returns. A failed or short write (ENOSPC, EIO, EFBIG) is cut back
@@ -28,7 +31,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from scars.core.errors import ScarsError
+from scars.core.errors import OutsideRepository, ScarsError
+from scars.core.sanitize import one_line
+from scars.core.storage import confine
 
 # Temporary files of atomic_write are named ``.<basename>.<random>.tmp`` (tempfile.mkstemp's
 # random part: letters, digits and ``_``).
@@ -122,7 +127,11 @@ def fingerprint(path: str | os.PathLike) -> Fingerprint | None:
     return fp
 
 
-def _fsync_dir(directory: str) -> None:
+def _fsync_dir(directory: str | int) -> None:
+    """fsync a directory, by path or by an open descriptor (``int``)."""
+    if isinstance(directory, int):
+        _fsync_dir_fd(directory)
+        return
     try:
         dfd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
     except OSError:  # pragma: no cover - platforms without directory fds
@@ -202,28 +211,99 @@ def _describe(exc: OSError) -> str:
     return exc.strerror or str(exc)
 
 
-def atomic_write(path: str | os.PathLike, data: bytes, *, mode: int | None = None) -> None:
+def _open_place(path: str | os.PathLike, root: str | os.PathLike | None) -> confine.Place:
+    """Where a write of ``path`` goes: by THE rule (``storage/confine``) inside ``root``; with no
+    root (a file of the user's own) where the OS resolves it. Folders are not created here."""
+    if root is not None:
+        try:
+            return confine.place(path, root, create=False)
+        except FileNotFoundError as exc:
+            raise WriteFailed(f"cannot write {path}: {_describe(exc)}", path, exc.errno) from None
+        except OSError as exc:
+            raise WriteFailed(f"cannot write {path}: {_describe(exc)}", path, exc.errno) from None
+    target = os.path.realpath(path)
+    try:
+        dfd = os.open(os.path.dirname(target), _DIR_OPEN)
+    except OSError as exc:
+        raise WriteFailed(f"cannot write {target}: {_describe(exc)}", target, exc.errno) from exc
+    return confine.Place(dfd, os.path.basename(target), target, os.fstat(dfd).st_mode)
+
+
+_DIR_OPEN = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def _fsync_dir_fd(dfd: int) -> None:
+    try:
+        os.fsync(dfd)
+    except OSError as exc:  # some filesystems refuse fsync on directories
+        if exc.errno not in (errno.EINVAL, errno.EBADF, errno.ENOTSUP):
+            raise
+
+
+def _remove_stale_at(dfd: int, prefix: str, older_than: float) -> None:
+    """:func:`clean_stale_temps` in the open directory ``dfd`` (no path walked again)."""
+    now = time.time()
+    try:
+        names = os.listdir(dfd)
+    except OSError:
+        return
+    for name in names:
+        if not (name.startswith(prefix) and is_temp_name(name)):
+            continue
+        with contextlib.suppress(OSError):
+            st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+            if stat.S_ISREG(st.st_mode) and now - st.st_mtime >= older_than:
+                os.unlink(name, dir_fd=dfd)
+
+
+def _new_temp(dfd: int, name: str) -> tuple[int, str]:
+    """A temporary file for ``name`` made in the open directory ``dfd``: ``O_CREAT | O_EXCL |
+    O_NOFOLLOW`` (never an existing file or a link), 0600 until its mode is set."""
+    for _ in range(100):
+        tmp = f"{_temp_prefix(name)}{os.urandom(6).hex()}{_TMP_SUFFIX}"
+        try:
+            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600, dir_fd=dfd), tmp
+        except FileExistsError:
+            continue
+    raise OSError(errno.EEXIST, "no free temporary name")  # pragma: no cover - 2**48 names
+
+
+def atomic_write(
+    path: str | os.PathLike, data: bytes, *, mode: int | None = None, root: str | os.PathLike | None = None
+) -> None:
     """Replace ``path`` with ``data`` atomically and durably.
 
-    Writes through a symlink (the link is kept), gives the file ``mode`` when given, else keeps
-    the existing file's mode (a new file gets 0644 minus the umask), and fsyncs the file and its
-    directory. On failure the temporary file is removed, the old content is untouched and
-    :class:`WriteFailed` is raised (``KeyboardInterrupt`` and other non-OS errors propagate as they are).
+    ``root``: the repository the write must stay in (``storage/confine``: a symlink on the way —
+    a folder or the file — is followed only while it stays inside, the link stays a link; else
+    :class:`~scars.core.errors.OutsideRepository` and nothing is written). Without it (a file of
+    the user's own) the path is resolved as the OS resolves it. The temporary file is made in the
+    target's open directory (``O_EXCL | O_NOFOLLOW``) and renamed there (``dir_fd``). The file gets
+    ``mode`` when given, else the existing file's mode (a new file gets 0644 minus the umask), and
+    the file and its directory are fsynced. On failure the temporary file is removed, the old
+    content is untouched and :class:`WriteFailed` is raised (``KeyboardInterrupt`` and other non-OS
+    errors propagate as they are).
     """
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise TypeError("atomic_write needs bytes")
-    target = os.path.realpath(path)
-    directory = os.path.dirname(target)
+    where = _open_place(path, root)
     try:
-        st = os.stat(target)
+        _atomic_write_at(where, data, mode)
+    finally:
+        where.close()
+
+
+def _atomic_write_at(where: confine.Place, data: bytes | bytearray | memoryview, mode: int | None) -> None:
+    dfd, name, target = where.dir_fd, where.name, where.path
+    try:
+        st: os.stat_result | None = os.stat(name, dir_fd=dfd, follow_symlinks=False)
     except FileNotFoundError:
         st = None
-    clean_stale_temps(target)
-    # lazy: tempfile (~1.5 ms, it imports random) when a file is written, not for every reader that imports this module
-    import tempfile
-
+    except OSError as exc:
+        raise WriteFailed(f"cannot write {target}: {_describe(exc)}", target, exc.errno) from exc
+    _remove_stale_at(dfd, _temp_prefix(name), STALE_TEMP_SECONDS)
     try:
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=_temp_prefix(target), suffix=_TMP_SUFFIX)
+        fd, tmp = _new_temp(dfd, name)
     except OSError as exc:
         raise WriteFailed(f"cannot write {target}: {_describe(exc)}", target, exc.errno) from exc
     try:
@@ -235,60 +315,92 @@ def atomic_write(path: str | os.PathLike, data: bytes, *, mode: int | None = Non
                     raise OSError(errno.EIO, "short write")
                 view = view[n:]
             os.fsync(fd)
+            if mode is None and st is not None:
+                mode = st.st_mode
+            elif mode is None:
+                umask = os.umask(0)
+                os.umask(umask)
+                mode = 0o644 & ~umask
+            os.fchmod(fd, stat.S_IMODE(mode))
+            if st is not None:
+                with contextlib.suppress(OSError):  # only permitted for the owner / root
+                    if (st.st_uid, st.st_gid) != (os.getuid(), os.getgid()):
+                        os.fchown(fd, st.st_uid, st.st_gid)
         finally:
             os.close(fd)
-        if mode is None and st is not None:
-            mode = st.st_mode
-        elif mode is None:
-            umask = os.umask(0)
-            os.umask(umask)
-            mode = 0o644 & ~umask
-        os.chmod(tmp, stat.S_IMODE(mode))
-        if st is not None:
-            with contextlib.suppress(OSError):  # only permitted for the owner / root
-                if (st.st_uid, st.st_gid) != (os.getuid(), os.getgid()):
-                    os.chown(tmp, st.st_uid, st.st_gid)
-        os.replace(tmp, target)
+        os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
     except OSError as exc:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
+        with contextlib.suppress(OSError):
+            os.unlink(tmp, dir_fd=dfd)
         raise WriteFailed(
             f"cannot write {target}: {_describe(exc)}; the previous content is intact", target, exc.errno
         ) from exc
     except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
+        with contextlib.suppress(OSError):
+            os.unlink(tmp, dir_fd=dfd)
         raise
     try:
-        _fsync_dir(directory)
+        _fsync_dir(dfd)
     except OSError as exc:
         raise WriteFailed(
             f"wrote {target} but could not make the rename durable: {_describe(exc)}", target, exc.errno
         ) from exc
 
 
-def append_record(path: str | os.PathLike, data: bytes) -> int:
+def append_record(
+    path: str | os.PathLike, data: bytes, *, root: str | os.PathLike | None = None, mode: int = 0o644
+) -> int:
     """Append one complete record with a single ``os.write`` on ``O_APPEND``, then fsync.
 
-    Returns the file offset at which the record starts. A short or failed write is cut back
-    to the previous length (so no torn record stays behind) and raises :class:`WriteFailed`;
-    an fsync failure is not retried (the record's durability is unknown, the caller must
-    treat it as not saved; the record is cut back as well). Creating the file also fsyncs
-    its directory.
+    ``root``: as :func:`atomic_write`'s (the file is opened ``O_NOFOLLOW`` in its directory, opened
+    by the rule); ``mode``: the mode a file this call creates gets (minus the umask). Returns the
+    file offset at which the record starts. A short or failed write is cut back to the previous
+    length (so no torn record stays behind) and raises :class:`WriteFailed`; an fsync failure is
+    not retried (the record's durability is unknown, the caller must treat it as not saved; the
+    record is cut back as well). Creating the file also fsyncs its directory.
     """
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise TypeError("append_record needs bytes")
     data = bytes(data)
     if not data:
         raise ValueError("append_record needs a non-empty record")
-    target = os.path.realpath(path)
-    created = not os.path.exists(target)
+    where = _open_place(path, root)
     try:
-        fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        return _append_at(where, data, mode)
+    finally:
+        where.close()
+
+
+def _append_at(where: confine.Place, data: bytes, mode: int) -> int:
+    dfd, name, target = where.dir_fd, where.name, where.path
+    flags = os.O_WRONLY | os.O_APPEND | _NOFOLLOW | os.O_NONBLOCK
+    created = False
+    try:
+        try:
+            fd = os.open(name, flags, dir_fd=dfd)
+        except FileNotFoundError:
+            try:
+                fd = os.open(name, flags | os.O_CREAT | os.O_EXCL, mode, dir_fd=dfd)
+                created = True
+            except FileExistsError:  # made meanwhile
+                fd = os.open(name, flags, dir_fd=dfd)
     except OSError as exc:
+        if exc.errno == errno.ELOOP:  # a link swapped in since the rule's walk
+            raise OutsideRepository(
+                f"refused to append to {one_line(target)}: it changed into a symlink; nothing was written",
+                link=target,
+                leads_to=target,
+            ) from None
         raise WriteFailed(f"cannot open {target} for appending: {_describe(exc)}", target, exc.errno) from exc
     try:
-        start = os.fstat(fd).st_size
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OutsideRepository(
+                f"refused to append to {one_line(target)}: not a regular file; nothing was written",
+                link=target,
+                leads_to=target,
+            )
+        start = st.st_size
         try:
             n = os.write(fd, data)
         except OSError as exc:
@@ -319,7 +431,7 @@ def append_record(path: str | os.PathLike, data: bytes) -> int:
         os.close(fd)
     if created:
         try:
-            _fsync_dir(os.path.dirname(target))
+            _fsync_dir(dfd)
         except OSError as exc:
             raise WriteFailed(
                 f"created {target} but could not make it durable: {_describe(exc)}", target, exc.errno
@@ -334,9 +446,29 @@ def _cut_back(fd: int, length: int) -> None:
             os.fsync(fd)
 
 
-def ensure_private_dir(path: str | os.PathLike) -> Path:
-    """Create a directory (and parents) if needed and make its creation durable."""
+def ensure_private_dir(
+    path: str | os.PathLike, *, root: str | os.PathLike | None = None, private: bool = True
+) -> Path:
+    """Create a directory (and parents) if needed and make its creation durable.
+
+    ``root``: the repository it must stay in (``storage/confine.make_dir``: no folder on the way
+    may lead out; ``private``: the folder itself 0700, or its parent's group bits when that is
+    shared with its group). Without it (a folder of the user's own) as the OS resolves it."""
     p = Path(path)
+    if root is not None:
+        try:
+            missing = []
+            q = p
+            while not os.path.lexists(q) and q != q.parent:
+                missing.append(q)
+                q = q.parent
+            confine.make_dir(p, root, private=private)
+        except OSError as exc:
+            raise WriteFailed(f"cannot create {p}: {_describe(exc)}", p, exc.errno) from exc
+        for m in reversed(missing):
+            with contextlib.suppress(OSError):
+                _fsync_dir(os.path.realpath(m.parent))
+        return p
     if p.is_dir():
         return p
     missing = []

@@ -447,10 +447,10 @@ def _killed_atomic_write(monkeypatch: pytest.MonkeyPatch, path: Path) -> Path:
         def __getattr__(self, name):
             return getattr(os, name)
 
-        def replace(self, *_a):
+        def replace(self, *_a, **_k):
             raise KeyboardInterrupt
 
-        def unlink(self, *_a):
+        def unlink(self, *_a, **_k):
             pass
 
     with monkeypatch.context() as m:
