@@ -412,12 +412,13 @@ def entry_bytes(existing: str, entry: DecisionEntry) -> tuple[int, bytes]:
     return number, (prefix + text).encode("utf-8")
 
 
-def append_entry(feature_dir: str | Path, entry: DecisionEntry) -> int:
+def append_entry(feature_dir: str | Path, entry: DecisionEntry, *, root: str | Path | None = None) -> int:
     """Append ``entry`` to ``<feature_dir>/auto-decisions.md``; returns its number.
 
     The caller holds the lock of the directory (numbering is read-modify-write). The file is
-    created with a title when absent; earlier bytes are never rewritten.
+    created with a title when absent; earlier bytes are never rewritten. ``root``: the repository
+    the write stays in (``storage/confine``; None: the feature directory is its own).
     """
     number, data = entry_bytes(read_entries_text(feature_dir), entry)
-    append_record(Path(feature_dir) / FILE_NAME, data)
+    append_record(Path(feature_dir) / FILE_NAME, data, root=feature_dir if root is None else root)
     return number

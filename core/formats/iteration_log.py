@@ -387,8 +387,10 @@ def _describe_change(base: Any, now: Any) -> list[str]:
 class IterationLogFile:
     """iteration-log.yaml of one feature: read with a fingerprint, append rounds safely."""
 
-    def __init__(self, feature_dir: str | Path):
+    def __init__(self, feature_dir: str | Path, *, root: str | Path | None = None):
         self.path = Path(feature_dir) / LOG_NAME
+        # The repository the write stays in (storage/confine; None: the feature directory is its own).
+        self.root = Path(feature_dir) if root is None else Path(root)
         self.base_text: str | None = None
         self.base_fp: Fingerprint | None = None
         self.reload()
@@ -456,7 +458,7 @@ class IterationLogFile:
             # compare-and-swap: the file must still be what we based the change on
             if not _same(read_with_fingerprint(self.path)[1], fp):
                 continue
-            atomic_write(self.path, text.encode("utf-8"))
+            atomic_write(self.path, text.encode("utf-8"), root=self.root)
             self.reload()
             return written
         raise ChangedOnDisk(f"{self.path} keeps changing while scars writes it; try again")

@@ -304,7 +304,7 @@ def apply_pdca(
     sf: Path = evidence.state_file  # type: ignore[assignment]  # this gate's gather always sets it
     ctx = evidence.context
     name = ctx["feature"]
-    with state_lock(sf.parent, user):
+    with state_lock(sf.parent, user, root=evidence.context.get("root")):
         check_unchanged(sf, ctx["meta"]["fp"])
         data = json.loads(json.dumps(ctx["data"]))
         f = data["features"][name]
@@ -345,7 +345,7 @@ def apply_pdca(
             + (f" through {', '.join(steps)}" if steps else ": no state change")
             + "; history entries added"
         )
-        plan = Plan(sf.parent)
+        plan = Plan(sf.parent, root=evidence.context.get("root"))
         ad_path, number = record_entry(plan, evidence, ans, reason, user=user, now=now, extra_consequences=extra)
         plan_json_state(plan, sf, data, ctx["meta"])
         plan.commit()
@@ -510,7 +510,7 @@ def _sprint_after(data: dict[str, Any], answer: str, value: float | None, note: 
 def apply_sprint(evidence: Evidence, ans: Answer, reason: str | None, *, user: str, now: str) -> GateResult:
     sf: Path = evidence.state_file  # type: ignore[assignment]  # this gate's gather always sets it
     ctx = evidence.context
-    with state_lock(Path(ctx["decisions_dir"]), user):
+    with state_lock(Path(ctx["decisions_dir"]), user, root=evidence.context.get("root")):
         check_unchanged(sf, ctx["meta"]["fp"])
         stamp = _stamp()
         features = ", ".join(map(str, as_list(ctx["data"].get("features"))))
@@ -519,7 +519,7 @@ def apply_sprint(evidence: Evidence, ans: Answer, reason: str | None, *, user: s
             note += f"; carried to the next sprint: {features or 'no feature listed'}"
         data = _sprint_after(ctx["data"], ans.value, ctx["value"], note, stamp)
         extra = [f"{sf.name}: status {data.get('status')}, phase {data.get('phase')}; an annotation records the answer"]
-        plan = Plan(Path(ctx["decisions_dir"]))
+        plan = Plan(Path(ctx["decisions_dir"]), root=evidence.context.get("root"))
         ad_path, number = record_entry(plan, evidence, ans, reason, user=user, now=now, extra_consequences=extra)
         plan_json_state(plan, sf, data, ctx["meta"])
         plan.commit()

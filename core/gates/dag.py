@@ -142,9 +142,9 @@ def apply_dag(
 ) -> GateResult:
     report: Path = evidence.state_file  # type: ignore[assignment]  # this gate's gather always sets it
     ctx = evidence.context
-    with state_lock(Path(ctx["decisions_dir"]), user):
+    with state_lock(Path(ctx["decisions_dir"]), user, root=evidence.context.get("root")):
         check_unchanged(report, ctx["fp"])
-        plan = Plan(Path(ctx["decisions_dir"]))
+        plan = Plan(Path(ctx["decisions_dir"]), root=evidence.context.get("root"))
         ad_path, number = record_entry(
             plan,
             evidence,

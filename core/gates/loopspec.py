@@ -265,7 +265,9 @@ def backlog_add(plan: Plan, path: Path, slug: str, text: str, gid: str) -> str:
     lead = BACKLOG_HEADER if not existing else ("" if existing.endswith("\n") else "\n")
     # Once: other features' records append to this file too, and backlog.sh rewrites it when it
     # closes an entry; only the line itself (its checkbox aside) says whether it is there.
-    plan.append_once(path, f"{lead}- [ ] {what}\n".encode(), what.encode())
+    # A BACKLOG.md the user named (LOOP_SPEC_BACKLOG_FILE) is the user's own file, not the repository's.
+    own = bool(settings.current().loop_spec_backlog_file)
+    plan.append_once(path, f"{lead}- [ ] {what}\n".encode(), what.encode(), own=own)
     return "added"
 
 
@@ -364,7 +366,7 @@ def apply_loop_spec(
     ctx = evidence.context
     fdir = fj.parent
     gate_id = evidence.gate.id
-    with state_lock(fdir, user):
+    with state_lock(fdir, user, root=evidence.context.get("root")):
         check_unchanged(fj, ctx["meta"]["fp"])
         data = json.loads(json.dumps(ctx["data"]))  # a copy to modify
         recorded: list[Path] = []
@@ -396,7 +398,7 @@ def apply_loop_spec(
             data["updatedAt"] = utc_now_z()
         # One plan, committed at the end (storage.intent): a kill mid-record is completed by the
         # next taker of the lock.
-        plan = Plan(fdir)
+        plan = Plan(fdir, root=evidence.context.get("root"))
         ad_path, number = record_entry(plan, evidence, ans, reason, user=user, now=now, extra_consequences=extra)
         recorded.append(ad_path)
         if changed:

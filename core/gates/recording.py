@@ -40,7 +40,7 @@ def gather(gate_id: str, path: str | os.PathLike | None = None, **options: Any) 
     where = Path(path) if path is not None else Path.cwd()
     evidence = GATHER[gate.loop](gate, where, **options)
     if gate.loop != "samsara":
-        settled = complete_interrupted(Path(evidence.context["decisions_dir"]))
+        settled = complete_interrupted(Path(evidence.context["decisions_dir"]), evidence.context.get("root"))
         if settled is not None:
             completed, note = settled
             if completed:

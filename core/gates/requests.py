@@ -49,7 +49,7 @@ from scars.core.gates.evidence import Evidence, GateResult, validate_answer
 from scars.core.gates.recording import gather, proof_file, record
 from scars.core.samsara.layout import find_repo_root
 from scars.core.samsara.session import FeatureSession
-from scars.core.storage import safe_read
+from scars.core.storage import confine, safe_read
 from scars.core.storage.durable import atomic_write, ensure_private_dir
 from scars.core.storage.lock import FeatureLock, current_holder
 from scars.core.storage.paths import is_inside
@@ -332,13 +332,25 @@ def list_requests(root: str | os.PathLike[str]) -> tuple[list[Request], list[str
 
 
 def _write(req: Request, root: Path) -> None:
+    """A request written by the write rule inside ``root``: private (0600, or the inbox's group bits)."""
     data = json.dumps(req.as_json(), ensure_ascii=True, indent=2, default=str) + "\n"
-    atomic_write(_file(root, req.id), data.encode("utf-8"))
+    path = _file(root, req.id)
+    try:
+        mode = confine.private_mode(os.stat(inbox_dir(root), follow_symlinks=False).st_mode)
+    except OSError:
+        mode = 0o600
+    atomic_write(path, data.encode("utf-8"), root=root, mode=None if path.exists() else mode)
+
+
+def _create(where: confine.Place, mode: int) -> int:
+    """A new file made where the write rule placed it (``O_EXCL | O_NOFOLLOW``: never an existing file
+    or a link); raises FileExistsError when there is one."""
+    return os.open(where.name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode, dir_fd=where.dir_fd)
 
 
 @contextlib.contextmanager
 def _locked(root: Path, rid: str, user: str = "") -> Iterator[None]:
-    lock = FeatureLock(root, user=user, lock_file=_file(root, rid, ".lock"))
+    lock = FeatureLock(root, user=user, lock_file=_file(root, rid, ".lock"), root=root)
     try:
         lock.acquire(timeout=LOCK_TIMEOUT)
     except LockHeld as exc:
@@ -365,15 +377,20 @@ def post_request(
 ) -> Request:
     """Post the gate of ``evidence`` (gathered at ``path`` with ``options``) as a pending request."""
     root = Path(root) if root is not None else requests_root(path)
-    directory = ensure_private_dir(inbox_dir(root))
-    with contextlib.suppress(OSError):  # the requests are a process's exchange; the record is the loop's files
-        fd = os.open(directory / ".gitignore", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        os.write(fd, b"# scars gate requests: the answers are recorded in the loops' own files\n*\n")
-        os.close(fd)
+    # The inbox by the write rule (storage/confine): `.scars/` and `requests/` inside the root,
+    # private (0700, or their parent's group bits), never through a link.
+    ensure_private_dir(root / INBOX.parent, root=root)
+    directory = ensure_private_dir(inbox_dir(root), root=root)
+    with confine.placed(directory / ".gitignore", root, create=False) as where:
+        with contextlib.suppress(FileExistsError):  # the requests are a process's exchange; the record is the loop's files
+            fd = _create(where, 0o644)
+            os.write(fd, b"# scars gate requests: the answers are recorded in the loops' own files\n*\n")
+            os.close(fd)
     for _ in range(100):
         rid = f"{evidence.gate.id}-{secrets.token_hex(3)}"
         try:  # the lock file reserves the id
-            os.close(os.open(_file(root, rid, ".lock"), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+            with confine.placed(_file(root, rid, ".lock"), root, create=False) as where:
+                os.close(_create(where, confine.private_mode(where.dir_mode)))
             break
         except FileExistsError:
             continue
@@ -590,7 +607,7 @@ def waiter_of(root: str | os.PathLike[str], rid: str) -> dict[str, Any] | None:
 @contextlib.contextmanager
 def waiting(root: str | os.PathLike[str], rid: str, user: str = "") -> Iterator[None]:
     """Hold the request's wait lock (one waiter per request) while the body waits."""
-    lock = FeatureLock(root, user=user, lock_file=_file(Path(root), rid, ".wait"))
+    lock = FeatureLock(root, user=user, lock_file=_file(Path(root), rid, ".wait"), root=root)
     try:
         lock.acquire()
     except LockHeld as exc:

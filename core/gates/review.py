@@ -242,7 +242,7 @@ def apply_review(
 ) -> GateResult:
     sf: Path = evidence.state_file  # type: ignore[assignment]  # this gate's gather always sets it
     ctx = evidence.context
-    with state_lock(sf.parent, user):
+    with state_lock(sf.parent, user, root=evidence.context.get("root")):
         check_unchanged(sf, ctx["meta"]["fp"])
         recorded: list[Path] = []
         extra: list[str] = []
@@ -264,7 +264,7 @@ def apply_review(
             extra.append(
                 "REVIEW_STATE.json: status completed" + (f", termination_reason {reason_value}" if reason_value else "")
             )
-        plan = Plan(sf.parent)
+        plan = Plan(sf.parent, root=evidence.context.get("root"))
         ad_path, number = record_entry(plan, evidence, ans, reason, user=user, now=now, extra_consequences=extra)
         recorded.append(ad_path)
         if ans.value == "stop":

@@ -659,7 +659,7 @@ def write_skip_record(index_path: Path, value: str | None, feature_name: str, *,
         again, fp2 = read_with_fingerprint(index_path)
         if fp2 is None or not fp2.same_content(fp):
             raise ChangedOnDisk(f"{index_path} changed on disk while the gate wrote it; nothing was written")
-    atomic_write(index_path, new.encode("utf-8"))
+    atomic_write(index_path, new.encode("utf-8"), root=root)
     return True
 
 
@@ -1102,7 +1102,8 @@ def reopen_fired(
             number = s.append_auto_decision(_reopen_entry(r, s.feature, s.user), source="scars watch check")
             rec = _append(
                 feature_dir,
-                {
+                root=s.root,
+                record={
                     "type": "fired",
                     "item_id": r.item_id,
                     "watch": r.watch,

@@ -48,15 +48,17 @@ def check_unchanged(path: Path, fp: Fingerprint | None) -> None:
 
 
 @contextlib.contextmanager
-def state_lock(directory: Path, user: str = "") -> Iterator[None]:
+def state_lock(directory: Path, user: str = "", *, root: Path | None = None) -> Iterator[None]:
     """The writer lock of a loop's state directory; a record a killed writer left there half
-    written (its intent file) is completed first (``storage.intent.complete_pending``)."""
-    with FeatureLock(directory, user=user):
+    written (its intent file) is completed first (``storage.intent.complete_pending``). ``root``:
+    the loop's repository, which the lock and every write stay in (``storage/confine``; None: the
+    directory is its own)."""
+    with FeatureLock(directory, user=user, root=root):
         complete_pending(directory)
         yield
 
 
-def complete_interrupted(directory: Path) -> tuple[bool, str] | None:
+def complete_interrupted(directory: Path, root: Path | None = None) -> tuple[bool, str] | None:
     """Before a gate's evidence is read: complete the record a killed writer left in ``directory``
     (under its lock, as the next record would). None when there is none; else (completed, what
     the gate's warnings say). The lock held by another process, a file changed since the plan or
@@ -64,7 +66,7 @@ def complete_interrupted(directory: Path) -> tuple[bool, str] | None:
     if not pending(directory):
         return None
     try:
-        with FeatureLock(directory):
+        with FeatureLock(directory, root=root):
             what = complete_pending(directory)
     except LockHeld:
         return False, (

@@ -57,6 +57,7 @@ from scars.core.samsara.decisions import (
 )
 from scars.core.samsara.feature import read_feature
 from scars.core.samsara.items import item_fingerprint
+from scars.core.samsara.layout import repo_root_of
 from scars.core.samsara.rounds import (
     COUNTED_BY_KEY,
     COUNTED_BY_SCARS,
@@ -66,6 +67,7 @@ from scars.core.samsara.rounds import (
     round_start_snapshot,
 )
 from scars.core.samsara.watches import reopened_items
+from scars.core.storage.confine import check_inside
 from scars.core.storage.durable import clean_stale_temps
 from scars.core.storage.journal import Journal, journal_path, read_journal
 from scars.core.storage.lock import FeatureLock, current_holder
@@ -83,8 +85,13 @@ VALVE_TRIGGERS = {
 class FeatureSession:
     """See the module docstring. Use as a context manager (``with FeatureSession.open(d) as s``)."""
 
-    def __init__(self, path: Path, *, read_only: bool, user: str, lock: FeatureLock | None):
+    def __init__(
+        self, path: Path, *, read_only: bool, user: str, lock: FeatureLock | None, root: Path | None = None
+    ):
         self.path = path
+        # The repository every write of the session stays in (storage/confine): its root, or the
+        # feature directory itself when there is none around it.
+        self.root = root if root is not None else path
         self.read_only = read_only
         self.user = user
         self._lock = lock
@@ -95,7 +102,7 @@ class FeatureSession:
         self._journal: Journal | None = None
         self._records: list[dict[str, Any]] = []
         self._state = JournalState()
-        self._log = IterationLogFile(path)
+        self._log = IterationLogFile(path, root=self.root)
         self._index: tuple[Any, dict[str, Any]] | None = None  # (feature, item_id -> item)
         self._carried: tuple[Any, dict[str, Decision]] | None = None  # (feature, carried decisions)
         self._watch_reopened: set[str] = set()  # items .scars/watches.jsonl says a watch reopened
@@ -118,13 +125,16 @@ class FeatureSession:
         path = Path(feature_dir).expanduser()
         if not path.is_dir():
             raise PathNotFound(f"{feature_dir}: no such feature directory")
+        given = path.absolute()
+        root = repo_root_of(given) or given
+        check_inside(given, root, "the feature directory")  # a symlinked feature leading out of its repository
         path = path.resolve()
         who = resolve_user(user)
         lock = None
         if not read_only:
-            lock = FeatureLock(path, user=who).acquire()
+            lock = FeatureLock(path, user=who, root=root).acquire()
         try:
-            session = cls(path, read_only=read_only, user=who, lock=lock)
+            session = cls(path, read_only=read_only, user=who, lock=lock, root=root)
             session._load(meanwhile)
         except BaseException:
             if lock is not None:
@@ -158,7 +168,7 @@ class FeatureSession:
             self.problems = list(read.problems)
             self.lock_holder = current_holder(self.path)
         else:
-            self._journal = Journal(journal_path(self.path))
+            self._journal = Journal(journal_path(self.path), root=self.root)
             self._records = self._journal.records
             self.problems = list(self._journal.problems)
             clean_stale_temps(self._log.path, older_than=0)
@@ -184,7 +194,7 @@ class FeatureSession:
     def reload(self) -> None:
         """Re-read the feature, the journal and iteration-log.yaml from disk."""
         if self._journal is not None:
-            self._journal = Journal(journal_path(self.path))
+            self._journal = Journal(journal_path(self.path), root=self.root)
         self._load()
 
     def close(self) -> None:
@@ -278,7 +288,7 @@ class FeatureSession:
         numbers = []
         for e in entries:
             try:
-                numbers.append(append_entry(self.path, e))
+                numbers.append(append_entry(self.path, e, root=self.root))
             except ScarsError as exc:
                 msg = (
                     f"{what} recorded in the journal, but its auto-decisions.md entry was not written: "
@@ -307,7 +317,7 @@ class FeatureSession:
             if any(entry.is_written_as(p) for p in on_disk):
                 continue
             try:
-                append_entry(self.path, entry)
+                append_entry(self.path, entry, root=self.root)
             except ScarsError as exc:
                 self.problems.append(
                     f"auto-decisions.md: the {entry.gate_id} entry the journal holds not written: {exc}"

@@ -347,11 +347,15 @@ def read_watch_log(feature_dir: str | os.PathLike) -> list[dict[str, Any]]:
     return out
 
 
-def _append(feature_dir: str | os.PathLike, record: dict[str, Any]) -> dict[str, Any]:
-
-    ensure_private_dir(Path(feature_dir) / ".scars")
+def _append(
+    feature_dir: str | os.PathLike, record: dict[str, Any], *, root: str | os.PathLike | None = None
+) -> dict[str, Any]:
+    """Append a watch record to ``.scars/watches.jsonl``, inside ``root`` (the repository; None: the
+    feature directory is its own) by the write rule; made private (0600 / 0700)."""
+    root = feature_dir if root is None else root
+    ensure_private_dir(Path(feature_dir) / ".scars", root=root)
     record = {"v": 1, "at": now_iso(), **record}
-    append_record(watches_path(feature_dir), frame(record))
+    append_record(watches_path(feature_dir), frame(record), root=root, private=True)
     return record
 
 

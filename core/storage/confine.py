@@ -91,6 +91,12 @@ def _split(path: str | os.PathLike, root: str | os.PathLike) -> tuple[str, str, 
             rel = os.path.relpath(p, base)
             parts = [] if rel == "." else rel.split(os.sep)
             return root_abs, root_real, parts
+    # Spelt through another path of the repository (a link above it, as a home folder may be): its
+    # real folder inside the real root is inside. The walk from the root checks every component.
+    real_dir = os.path.realpath(os.path.dirname(p))
+    if _inside(real_dir, root_real):
+        rel = os.path.relpath(os.path.join(real_dir, os.path.basename(p)), root_real)
+        return root_abs, root_real, rel.split(os.sep)
     raise OutsideRepository(
         f"refused to write {_shown(p)}: it is not inside the repository {_shown(root_abs)}; nothing was written",
         link=p,
@@ -240,6 +246,19 @@ def placed(path: str | os.PathLike, root: str | os.PathLike, *, create: bool = T
         yield where
     finally:
         where.close()
+
+
+def check(path: str | os.PathLike, root: str | os.PathLike) -> None:
+    """Refuse now (:class:`~scars.core.errors.OutsideRepository`) a write of ``path`` the rule would
+    refuse, making nothing: a record of several writes checks every target before its first write
+    (``storage/intent``). A folder still missing is no refusal (it is made inside when written)."""
+    root_abs, root_real, parts = _split(path, root)
+    if not parts:
+        raise OutsideRepository(
+            f"refused to write {_shown(root_abs)}: it is the repository itself, not a file in it", link=root_abs, leads_to=root_abs
+        )
+    with contextlib.suppress(FileNotFoundError):
+        _walk(root_abs, root_real, parts, create=False, private=False, final_is_dir=False).close()
 
 
 def make_dir(path: str | os.PathLike, root: str | os.PathLike, *, private: bool = False) -> str:

@@ -348,12 +348,18 @@ def _atomic_write_at(where: confine.Place, data: bytes | bytearray | memoryview,
 
 
 def append_record(
-    path: str | os.PathLike, data: bytes, *, root: str | os.PathLike | None = None, mode: int = 0o644
+    path: str | os.PathLike,
+    data: bytes,
+    *,
+    root: str | os.PathLike | None = None,
+    mode: int = 0o644,
+    private: bool = False,
 ) -> int:
     """Append one complete record with a single ``os.write`` on ``O_APPEND``, then fsync.
 
     ``root``: as :func:`atomic_write`'s (the file is opened ``O_NOFOLLOW`` in its directory, opened
-    by the rule); ``mode``: the mode a file this call creates gets (minus the umask). Returns the
+    by the rule); ``mode``: the mode a file this call creates gets (minus the umask); ``private``:
+    0600 instead, or the folder's group bits when it is shared with its group (``confine.private_mode``). Returns the
     file offset at which the record starts. A short or failed write is cut back to the previous
     length (so no torn record stays behind) and raises :class:`WriteFailed`; an fsync failure is
     not retried (the record's durability is unknown, the caller must treat it as not saved; the
@@ -366,7 +372,7 @@ def append_record(
         raise ValueError("append_record needs a non-empty record")
     where = _open_place(path, root)
     try:
-        return _append_at(where, data, mode)
+        return _append_at(where, data, confine.private_mode(where.dir_mode) if private else mode)
     finally:
         where.close()
 

@@ -52,7 +52,8 @@ from pathlib import Path
 from typing import Any
 
 from scars.core import settings
-from scars.core.errors import ChangedOnDisk, ScarsError
+from scars.core.errors import ChangedOnDisk, OutsideRepository, ScarsError
+from scars.core.storage import confine
 from scars.core.storage.durable import (
     WriteFailed,
     _fsync_dir,
@@ -95,11 +96,13 @@ class InterruptedElsewhere(ScarsError):
 _SAFE_NAME = re.compile(r"[\w.@+-]{1,64}", re.ASCII)
 
 
-def _mark(directory: Path, intent: Path) -> None:
+def _mark(directory: Path, intent: Path, root: Path) -> None:
     who = settings.current().user or settings.current().login or "someone"
     body = {"v": 1, "user": who, "host": socket.gethostname(), "intent": str(intent)}
-    ensure_private_dir(pointer_path(directory).parent)  # the lock's folder: there when the caller holds it
-    atomic_write(pointer_path(directory), (json.dumps(body, ensure_ascii=True) + "\n").encode("ascii"), mode=0o644)
+    ensure_private_dir(pointer_path(directory).parent, root=root)  # the lock's folder: there when the caller holds it
+    atomic_write(
+        pointer_path(directory), (json.dumps(body, ensure_ascii=True) + "\n").encode("ascii"), mode=0o644, root=root
+    )
 
 
 def _same(a: str | os.PathLike, b: str | os.PathLike) -> bool:
@@ -138,9 +141,9 @@ def _unmark(directory: Path) -> None:
     """Remove this user's own mark (never another's: their interrupted record stays seen)."""
     if not mark_is_own(directory):
         return
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(pointer_path(directory))
-        _fsync_dir(str(pointer_path(directory).parent))
+    with contextlib.suppress(FileNotFoundError), confine.placed(pointer_path(directory), directory, create=False) as where:
+        os.unlink(where.name, dir_fd=where.dir_fd)  # by the write rule: never in a folder a link leads to
+        _fsync_dir(where.dir_fd)
 
 
 def _foreign(directory: Path) -> None:
@@ -220,9 +223,12 @@ class Step:
     mode: int | None = None  # replace: the mode the target gets (None: atomic_write's rule)
     marker: bytes = b""  # append_once: the bytes whose presence says the step is done …
     seen: int = 0  # append_once: … once the file holds them more often than this (as planned)
+    root: str | None = None  # the repository the write stays in (storage/confine); None: the user's own file
 
     def as_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"op": self.op, "path": self.path}
+        if self.root is not None:
+            out["root"] = self.root
         if self.op != "remove":
             out["data"] = base64.b64encode(self.data).decode("ascii")
             out["sha256"] = _sha(self.data)
@@ -238,7 +244,9 @@ class Step:
         return out
 
     @classmethod
-    def from_json(cls, raw: Any) -> Step:
+    def from_json(cls, raw: Any, default_root: str | None = None) -> Step:
+        """A step read back; ``default_root``: the repository of a step written before steps named
+        theirs (the intent's directory)."""
         if not isinstance(raw, dict) or raw.get("op") not in OPS:
             raise ValueError("a step is not a replace, append, append_once or remove")
         path = raw.get("path")
@@ -258,6 +266,9 @@ class Step:
         offset = raw.get("offset", 0)
         seen = raw.get("seen", 0)
         mode = raw.get("mode")
+        root = raw.get("root", default_root)
+        if root is not None and (not isinstance(root, str) or not os.path.isabs(root) or "\x00" in root):
+            raise ValueError(f"the step on {path} names no absolute repository")
         if (
             (before is not None and not isinstance(before, str))
             or not isinstance(offset, int)
@@ -270,7 +281,7 @@ class Step:
         ):
             raise ValueError(f"the step on {path} is malformed")
         return cls(
-            op=raw["op"], path=path, data=data, before=before, offset=offset, mode=mode, marker=marker, seen=seen
+            op=raw["op"], path=path, data=data, before=before, offset=offset, mode=mode, marker=marker, seen=seen, root=root
         )
 
 
@@ -308,17 +319,23 @@ def _result(step: Step, now: bytes | None) -> bytes | None:
 
 
 def _apply(step: Step, target: Path) -> None:
+    """One step written by the write rule (``storage/confine``) inside the step's repository."""
+    root = step.root
     try:
         if step.op != "remove":
-            ensure_private_dir(target.parent)
+            ensure_private_dir(target.parent, root=root, private=False)
         if step.op in ("append", "append_once"):
-            append_record(target, step.data)
+            append_record(target, step.data, root=root)
         elif step.op == "replace":
-            atomic_write(target, step.data, mode=step.mode)
+            atomic_write(target, step.data, mode=step.mode, root=root)
+        elif root is not None:
+            with confine.placed(target, root, create=False) as where:
+                os.unlink(where.name, dir_fd=where.dir_fd)
+                _fsync_dir(where.dir_fd)
         else:
             os.unlink(target)
             _fsync_dir(str(target.parent))
-    except WriteFailed:
+    except (WriteFailed, OutsideRepository):
         raise
     except OSError as exc:
         raise WriteFailed(
@@ -333,9 +350,13 @@ class Plan:
     file twice (two backlog lines) plans the second write on the first's result.
     """
 
-    def __init__(self, directory: str | os.PathLike, what: str = ""):
+    def __init__(self, directory: str | os.PathLike, what: str = "", *, root: str | os.PathLike | None = None):
         self.directory = Path(directory)
         self.what = what
+        # The repository every step stays in (storage/confine): the loop's root, or the record's
+        # directory itself when there is none around it. A step may name its own (``own=True``: a
+        # file the user configured, such as LOOP_SPEC_BACKLOG_FILE: its own folder).
+        self.root = os.path.abspath(root if root is not None else directory)
         self.steps: list[Step] = []
         self._view: dict[str, bytes | None] = {}
 
@@ -346,13 +367,30 @@ class Plan:
             self._view[key] = _read(key)
         return self._view[key]
 
-    def replace(self, path: str | os.PathLike, data: bytes, *, mode: int | None = None) -> None:
+    def _root(self, path: str | os.PathLike, own: bool) -> str:
+        """The repository the write of ``path`` stays in, checked now as the caller spelt the path
+        (a refusal names the link met, not the folder it resolved to)."""
+        if own:
+            return os.path.dirname(_target(path))
+        confine.check(path, self.root)
+        return self.root
+
+    def replace(self, path: str | os.PathLike, data: bytes, *, mode: int | None = None, own: bool = False) -> None:
         before = self.read(path)
         key = _target(path)
-        self.steps.append(Step("replace", key, bytes(data), before=None if before is None else _sha(before), mode=mode))
+        self.steps.append(
+            Step(
+                "replace",
+                key,
+                bytes(data),
+                before=None if before is None else _sha(before),
+                mode=mode,
+                root=self._root(path, own),
+            )
+        )
         self._view[key] = bytes(data)
 
-    def append(self, path: str | os.PathLike, data: bytes) -> int:
+    def append(self, path: str | os.PathLike, data: bytes, *, own: bool = False) -> int:
         """Plan appending ``data``; returns the offset it will start at."""
         if not data:
             raise ValueError("an append needs bytes")
@@ -364,12 +402,16 @@ class Plan:
             # A second append to the same file is one step with the first: the bytes others append
             # between the two runs of a record would else fail the second's check.
             prev = self.steps[last]
-            self.steps[last] = Step("append", key, prev.data + bytes(data), before=prev.before, offset=prev.offset)
+            self.steps[last] = Step(
+                "append", key, prev.data + bytes(data), before=prev.before, offset=prev.offset, root=prev.root
+            )
         else:
-            self.steps.append(Step("append", key, bytes(data), before=_sha(before), offset=len(before)))
+            self.steps.append(
+                Step("append", key, bytes(data), before=_sha(before), offset=len(before), root=self._root(path, own))
+            )
         return len(before)
 
-    def append_once(self, path: str | os.PathLike, data: bytes, marker: bytes) -> None:
+    def append_once(self, path: str | os.PathLike, data: bytes, marker: bytes, *, own: bool = False) -> None:
         """Plan appending ``data`` to a file others write too (append or rewrite), done once the
         file holds ``marker`` (a part of ``data`` that no other line holds)."""
         if not data or not marker or marker not in data:
@@ -377,15 +419,24 @@ class Plan:
         key = _target(path)
         before = self.read(path) or b""
         self._view[key] = before + bytes(data)
-        self.steps.append(Step("append_once", key, bytes(data), marker=bytes(marker), seen=before.count(marker)))
+        self.steps.append(
+            Step(
+                "append_once",
+                key,
+                bytes(data),
+                marker=bytes(marker),
+                seen=before.count(marker),
+                root=self._root(path, own),
+            )
+        )
 
-    def remove(self, path: str | os.PathLike) -> bool:
+    def remove(self, path: str | os.PathLike, *, own: bool = False) -> bool:
         """Plan removing ``path``; False (nothing planned) when it is already absent."""
         before = self.read(path)
         if before is None:
             return False
         key = _target(path)
-        self.steps.append(Step("remove", key, before=_sha(before)))
+        self.steps.append(Step("remove", key, before=_sha(before), root=self._root(path, own)))
         self._view[key] = None
         return True
 
@@ -403,11 +454,14 @@ class Plan:
         order, remove the intent and the mark."""
         if not self.steps:
             return
+        # Every target by the write rule before anything is written: a link leading out of the
+        # repository refuses the whole record, not its third write.
+        _check_places(self.steps)
         path = intent_path(self.directory)
         _state_dir(path.parent)
         # The mark first: a kill before the intent leaves only this user's own mark (cleared by their
         # next gate), never an intent another user's gate cannot see.
-        _mark(self.directory, path)
+        _mark(self.directory, path, Path(self.root))
         body = json.dumps(self.as_json(), ensure_ascii=True, separators=(",", ":")) + "\n"
         try:
             atomic_write(path, body.encode("ascii"), mode=0o600)
@@ -470,6 +524,13 @@ def _state_dir_problem(where: Path, exc: Exception) -> str:
     )
 
 
+def _check_places(steps: list[Step]) -> None:
+    """Every step's target by the write rule (``storage/confine.check``), before the first write."""
+    for step in steps:
+        if step.root is not None:
+            confine.check(step.path, step.root)
+
+
 def _run(steps: list[Step], path: Path, what: str, todo: list[Step] | None, directory: Path) -> None:
     """Check every step first (nothing is written when one target changed), then apply the steps
     still to do (``todo``: checked already), in order, and remove the intent, then the mark."""
@@ -504,7 +565,7 @@ def read_intent(directory: str | os.PathLike) -> tuple[str, list[Step]] | None:
             raise ValueError("not an intent of this version")
         if doc.get("dir") != _real(directory):
             raise ValueError("it is the intent of another directory")
-        steps = [Step.from_json(s) for s in doc["steps"]]
+        steps = [Step.from_json(s, default_root=doc["dir"]) for s in doc["steps"]]
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise IntentUnreadable(
             f"{path} holds an interrupted record that cannot be read ({exc}); nothing was written. "
@@ -526,6 +587,7 @@ def complete_pending(directory: str | os.PathLike) -> str | None:
         _foreign(Path(directory))
         return None
     what, steps = found
+    _check_places(steps)  # replayed steps obey the write rule too: refused before any is written
     for step in steps:
         if step.op == "replace":  # we hold the lock: no writer of ours is mid-write there
             clean_stale_temps(step.path, older_than=0)

@@ -104,8 +104,11 @@ def read_journal(path: str | os.PathLike) -> JournalRead:
 class Journal:
     """Append side of one feature's journal. The caller holds the feature lock."""
 
-    def __init__(self, path: str | os.PathLike):
+    def __init__(self, path: str | os.PathLike, *, root: str | os.PathLike | None = None):
         self.path = Path(path)
+        # The repository the journal stays in (storage/confine; None: its feature directory is its own),
+        # created private (0600, or its folder's group bits).
+        self.root = Path(root) if root is not None else self.path.parent.parent
         read = read_journal(self.path)
         self.records: list[dict[str, Any]] = read.records
         self.problems: list[str] = read.problems
@@ -115,7 +118,7 @@ class Journal:
     def _repair_tail(self, read: JournalRead) -> None:
         """A torn last line would glue itself to the next record: end it with a newline."""
         if read.torn_tail and read.size and not self._ends_with_newline():
-            append_record(self.path, b"\n")
+            append_record(self.path, b"\n", root=self.root, private=True)
 
     def _ends_with_newline(self) -> bool:
         try:
@@ -129,7 +132,7 @@ class Journal:
         """Write one record durably and return it (with its ``seq``)."""
         record = {"v": FORMAT_VERSION, "seq": self.next_seq, "type": type_, **payload}
         try:
-            append_record(self.path, frame(record))
+            append_record(self.path, frame(record), root=self.root, private=True)
         except BaseException:
             # Never reuse a seq that may have reached the disk (a failed fsync, a cut-back
             # that failed too): undo names records by seq.

@@ -17,12 +17,14 @@ import errno
 import fcntl
 import json
 import os
+import pwd
 import stat
 import time
 from pathlib import Path
 
 from scars.core.clock import how_long_ago, now_iso
-from scars.core.errors import LockHeld, ScarsError, UsageError
+from scars.core.errors import LockHeld, OutsideRepository, ScarsError, UsageError
+from scars.core.storage import confine
 from scars.core.storage.durable import WriteFailed, atomic_write, ensure_private_dir
 
 STATE_DIR = ".scars"
@@ -34,9 +36,19 @@ def lock_path(feature_dir: str | os.PathLike) -> Path:
 
 
 def describe_holder(holder: dict) -> str:
-    """``pid 123 on host (user alice) since 2026-…`` from whatever the holder wrote."""
+    """``pid 123 on host (user alice) since 2026-…`` from whatever the holder wrote (or, for a
+    holder that wrote nothing, what the kernel says of it: ``unannounced``)."""
     if not holder:
-        return "another scars process (its details are not written yet)"
+        return (
+            "a process scars cannot name (it wrote no details, and the system does not say which process "
+            "holds the lock): `fuser -v` or `lsof` on the lock file names it; the lock frees itself when it ends"
+        )
+    if holder.get("unannounced"):
+        who = f"pid {holder.get('pid')}" + (f" (user {holder['user']})" if holder.get("user") else "")
+        return (
+            f"{who}, which wrote no details: not a scars writer, or one starting this moment. Ask that user, "
+            "or end that process; the lock frees itself when it ends"
+        )
     parts = []
     if holder.get("pid") is not None:
         parts.append(f"pid {holder['pid']}")
@@ -82,18 +94,25 @@ def _is_scars_earlier_gitignore(path: Path) -> bool:
         os.close(fd)
 
 
-def _ignore_the_lock(state_dir: Path) -> None:
+def _ignore_the_lock(state_dir: Path, root: Path) -> None:
     """Write ``.scars/.gitignore`` (ignoring ``lock`` and the mark) when it is missing or is scars'
-    own earlier text; never overwrite one the user wrote."""
+    own earlier text; never overwrite one the user wrote. By the write rule (``storage/confine``):
+    a ``.gitignore`` that is a symlink is not written through."""
     path = state_dir / ".gitignore"
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        with confine.placed(path, root, create=False) as where:
+            fd = os.open(
+                where.name,
+                os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
+                confine.private_mode(where.dir_mode) | 0o044,
+                dir_fd=where.dir_fd,
+            )
     except FileExistsError:
         if _is_scars_earlier_gitignore(path):
             with contextlib.suppress(OSError, ScarsError):
-                atomic_write(path, GITIGNORE.encode())
+                atomic_write(path, GITIGNORE.encode(), root=root)
         return
-    except OSError:  # not writable: the lock decides
+    except (OSError, OutsideRepository):  # not writable, or a link: the lock decides
         return
     try:
         os.write(fd, GITIGNORE.encode())
@@ -114,14 +133,64 @@ def _cannot_write(path: Path, exc: BaseException) -> ScarsError:
 
 
 def read_holder(path: str | os.PathLike) -> dict:
-    """The holder info written in a lock file ({} when absent or unreadable)."""
+    """The holder info written in a lock file ({} when absent, unreadable or not a regular file:
+    a symlink is not followed)."""
     try:
-        with open(path, "rb") as f:
-            raw = f.read(4096)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return {}
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return {}
+        raw = os.read(fd, 4096)
         data = json.loads(raw.decode("utf-8", "replace") or "{}")
     except (OSError, ValueError):
         return {}
-    return data if isinstance(data, dict) else {}
+    finally:
+        os.close(fd)
+    if not isinstance(data, dict):
+        return {}
+    # Text of a file: a plain name or number is shown, anything else is dropped.
+    return {k: v for k, v in data.items() if isinstance(v, (int, str)) and len(str(v)) <= 200}
+
+
+def flock_holder(fd: int) -> dict:
+    """Who holds the flock on the file open as ``fd``, as the kernel says (``/proc/locks``): ``{"pid",
+    "user", "unannounced": True}``, or {} when that cannot be told (no ``/proc``, another pid
+    namespace)."""
+    try:
+        st = os.fstat(fd)
+        with open("/proc/locks", encoding="ascii", errors="replace") as f:
+            lines = f.read(1 << 20).splitlines()
+    except OSError:
+        return {}
+    want = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    for line in lines:
+        fields = line.split()
+        if len(fields) >= 6 and fields[1] == "FLOCK" and fields[5] == want:
+            try:
+                pid = int(fields[4])
+            except ValueError:
+                return {}
+            if pid <= 0:
+                return {}
+            user = ""
+            with contextlib.suppress(OSError, KeyError):
+                user = pwd.getpwuid(os.stat(f"/proc/{pid}").st_uid).pw_name
+            return {"pid": pid, "user": user, "unannounced": True}
+    return {}
+
+
+def _read_holder_fd(fd: int) -> dict:
+    """:func:`read_holder` of the lock file open as ``fd`` (no path walked again)."""
+    try:
+        raw = os.pread(fd, 4096, 0)
+        data = json.loads(raw.decode("utf-8", "replace") or "{}")
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {k: v for k, v in data.items() if isinstance(v, (int, str)) and len(str(v)) <= 200}
 
 
 _HOLDER_GRACE = 0.25  # seconds to wait for a holder's details before refusing without them
@@ -135,10 +204,20 @@ class FeatureLock:
     manager or call ``release()``.
     """
 
-    def __init__(self, feature_dir: str | os.PathLike, *, user: str = "", lock_file: str | os.PathLike | None = None):
+    def __init__(
+        self,
+        feature_dir: str | os.PathLike,
+        *,
+        user: str = "",
+        lock_file: str | os.PathLike | None = None,
+        root: str | os.PathLike | None = None,
+    ):
         self.feature_dir = Path(feature_dir)
         # ``lock_file``: another lock of the same kind (a gate request's, ``.scars/requests/<id>.lock``).
         self.path = Path(lock_file) if lock_file is not None else lock_path(feature_dir)
+        # ``root``: the repository the lock's folder and file stay in (the write rule, storage/confine);
+        # a directory with no repository around it is its own.
+        self.root = Path(root) if root is not None else self.feature_dir
         self.user = user
         self._fd: int | None = None
         self.holder: dict | None = None
@@ -151,15 +230,14 @@ class FeatureLock:
         if self._fd is not None:
             return self
         try:
-            ensure_private_dir(self.path.parent)
+            ensure_private_dir(self.path.parent, root=self.root)
+        except OutsideRepository:
+            raise
         except Exception as exc:
             raise _cannot_write(self.path.parent, exc) from exc
         if self.path.name == LOCK_NAME:
-            _ignore_the_lock(self.path.parent)
-        try:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        except OSError as exc:
-            raise _cannot_write(self.path, exc) from exc
+            _ignore_the_lock(self.path.parent, self.root)
+        fd = self._open()
         deadline = time.monotonic() + max(0.0, timeout)
         while True:
             try:
@@ -170,18 +248,24 @@ class FeatureLock:
                     os.close(fd)
                     raise UsageError(f"cannot lock {self.path}: {exc.strerror}") from exc
                 if time.monotonic() >= deadline:
-                    holder = read_holder(self.path)
+                    holder = _read_holder_fd(fd)
                     if not holder and time.monotonic() < deadline + _HOLDER_GRACE:
                         # The holder is between flock and writing its details, or releasing
                         # (it empties the file before unlocking): look again shortly rather
                         # than refuse without naming it (tests/hostile, two writers).
                         time.sleep(0.005)
                         continue
+                    holder = holder or flock_holder(fd)
                     os.close(fd)
+                    likely = (
+                        ""
+                        if not holder or holder.get("unannounced")
+                        else " It is most likely an open `scars triage` app: decide there, or quit it (q) and run "
+                        "this again; the lock frees itself when that process ends."
+                    )
                     raise LockHeld(
-                        f"another writer holds the lock of {self.feature_dir}: {describe_holder(holder)}. "
-                        "It is most likely an open `scars triage` app: decide there, or quit it (q) and run this "
-                        "again; the lock frees itself when that process ends. Reading works meanwhile "
+                        f"another writer holds the lock of {self.feature_dir} ({self.path}): "
+                        f"{describe_holder(holder)}.{likely} Reading works meanwhile "
                         "(`scars status`, `scars round status`, `scars triage --read-only`).",
                         holder,
                     ) from None
@@ -201,6 +285,43 @@ class FeatureLock:
             os.ftruncate(fd, 0)
             os.pwrite(fd, data, 0)
         return self
+
+    def _open(self) -> int:
+        """The lock file opened by the write rule: never through a symlink, a regular file only,
+        made 0600 (or its folder's group bits: storage/confine.private_mode) so that no other user
+        can open it (a flock needs only a read-only descriptor) — one of ours made 0644 before is
+        made so too."""
+        try:
+            with confine.placed(self.path, self.root, create=False) as where:
+                mode = confine.private_mode(where.dir_mode)
+                fd = os.open(
+                    where.name, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, mode, dir_fd=where.dir_fd
+                )
+        except OutsideRepository:
+            raise
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise OutsideRepository(
+                    f"refused to use {self.path} as the lock: it changed into a symlink; nothing was written",
+                    link=str(self.path),
+                    leads_to=str(self.path),
+                ) from None
+            raise _cannot_write(self.path, exc) from exc
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise OutsideRepository(
+                    f"refused to use {self.path} as the lock: not a regular file; nothing was written",
+                    link=str(self.path),
+                    leads_to=str(self.path),
+                )
+            if st.st_uid == os.getuid() and stat.S_IMODE(st.st_mode) & ~mode:
+                with contextlib.suppress(OSError):
+                    os.fchmod(fd, mode)
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd
 
     def release(self) -> None:
         fd, self._fd = self._fd, None
@@ -228,14 +349,16 @@ def current_holder(feature_dir: str | os.PathLike, *, lock_file: str | os.PathLi
     (test-and-release)."""
     path = Path(lock_file) if lock_file is not None else lock_path(feature_dir)
     try:
-        fd = os.open(path, os.O_RDONLY)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
         return None
     try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
         try:
             fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
         except OSError:
-            return read_holder(path)
+            return _read_holder_fd(fd) or flock_holder(fd)
         fcntl.flock(fd, fcntl.LOCK_UN)
         return None
     finally:

@@ -238,24 +238,52 @@ def test_an_intent_that_scars_did_not_write_is_refused_and_nothing_is_written(tm
     assert _files(tmp_path) == before
 
 
-def test_a_target_outside_the_directory_is_where_the_os_resolves_it_through_a_symlinked_folder(tmp_path):
-    """A feature folder that is a symlink: the repository's BACKLOG.md is the one the path names
-    (as the write before plans went), not ``<the link's target>/../../BACKLOG.md``."""
-    (tmp_path / "repo" / "features").mkdir(parents=True)
-    (tmp_path / "store" / "x" / "y").mkdir(parents=True)
-    (tmp_path / "repo" / "features" / "f").symlink_to(tmp_path / "store" / "x" / "y")
-    d = tmp_path / "repo" / "features" / "f"
-    plan = Plan(d)
-    plan.append(tmp_path / "repo" / "BACKLOG.md", b"x\n")
+def test_a_symlinked_folder_inside_the_repository_is_written_where_it_leads(tmp_path):
+    """A feature folder that is a symlink to another folder of the repository: the repository's
+    BACKLOG.md is the one the path names (not ``<the link's target>/../../BACKLOG.md``) and the
+    feature's files are written where the link leads, inside the repository."""
+    repo = tmp_path / "repo"
+    (repo / "features").mkdir(parents=True)
+    (repo / "store" / "x" / "y").mkdir(parents=True)
+    (repo / "features" / "f").symlink_to(repo / "store" / "x" / "y")
+    d = repo / "features" / "f"
+    plan = Plan(d, root=repo)
+    plan.append(repo / "BACKLOG.md", b"x\n")
     plan.append(d / "PROGRESS.md", b"p\n")
-    assert [s.path for s in plan.steps] == [
-        str(tmp_path / "repo" / "BACKLOG.md"),
-        str(tmp_path / "store" / "x" / "y" / "PROGRESS.md"),
-    ]
+    assert [s.path for s in plan.steps] == [str(repo / "BACKLOG.md"), str(repo / "store" / "x" / "y" / "PROGRESS.md")]
     plan.commit()
-    assert (tmp_path / "repo" / "BACKLOG.md").read_bytes() == b"x\n"
-    assert not (tmp_path / "store" / "BACKLOG.md").exists()
+    assert (repo / "BACKLOG.md").read_bytes() == b"x\n"
+    assert not (repo / "store" / "BACKLOG.md").exists()
     assert (d / "PROGRESS.md").read_bytes() == b"p\n"
+
+
+def test_a_symlinked_folder_leading_out_of_the_repository_refuses_the_whole_record(tmp_path):
+    """Issue 27 §1 (a loop's folder linked out of a clone): before, the record wrote PROGRESS.md
+    into the folder the link leads to, outside the repository. Now every target is checked by the
+    write rule before the first write: refused, nothing written anywhere (not even BACKLOG.md)."""
+    from scars.core.errors import OutsideRepository
+
+    repo = tmp_path / "repo"
+    (repo / "features").mkdir(parents=True)
+    (tmp_path / "store" / "x" / "y").mkdir(parents=True)
+    (repo / "features" / "f").symlink_to(tmp_path / "store" / "x" / "y")
+    d = repo / "features" / "f"
+    plan = Plan(d, root=repo)
+    plan.append(repo / "BACKLOG.md", b"x\n")
+    with pytest.raises(OutsideRepository, match=r"features/f: it is a symlink leading to .*store/x/y, outside"):
+        plan.append(d / "PROGRESS.md", b"p\n")
+    assert not (repo / "BACKLOG.md").exists()
+    # Planned while the folder was a folder, the link swapped in before the commit: refused too.
+    (repo / "features" / "g").mkdir()
+    plan = Plan(repo / "features" / "g", root=repo)
+    plan.append(repo / "BACKLOG.md", b"x\n")
+    plan.append(repo / "features" / "g" / "PROGRESS.md", b"p\n")
+    (repo / "features" / "g").rmdir()
+    (repo / "features" / "g").symlink_to(tmp_path / "store" / "x" / "y")
+    with pytest.raises(OutsideRepository):
+        plan.commit()
+    assert not (repo / "BACKLOG.md").exists()
+    assert list((tmp_path / "store" / "x" / "y").iterdir()) == []
 
 
 def test_an_empty_plan_writes_no_intent(tmp_path):
