@@ -34,7 +34,8 @@ from scars.core.samsara.reports import read_report, read_summary_report
 from scars.core.storage import cache as feature_cache
 from scars.core.storage import parallel, safe_read
 from scars.core.storage.parallel import gc_paused, read_reports
-from scars.core.storage.paths import symlink_refusal
+from scars.core.storage.confine import check_inside
+from scars.core.storage.paths import folder_refusal, symlink_refusal
 
 
 def is_report_name(name: str) -> bool:
@@ -81,7 +82,10 @@ def _feature_dir(path: str | os.PathLike[str]) -> tuple[Path, Path | None]:
         raise PathNotFound(
             f"{path} is not a samsara feature directory (it holds none of {', '.join(FEATURE_MARKERS)}); {hint}"
         )
-    return p, repo_root_of(p)
+    repo_root = repo_root_of(p)
+    if repo_root is not None:
+        check_inside(p, repo_root, "the feature directory")  # a feature linked out of its repository: never read
+    return p, repo_root
 
 
 # What marks the cache fingerprint of a summary (read_summary): never taken for a whole feature.
@@ -181,7 +185,10 @@ def _read_feature_files(
     dangling: list[tuple[str, str]] = []
     limit_root = repo_root or p
     rdir = p / REPORTS_DIR
-    if rdir.is_dir():
+    rdir_refusal = folder_refusal(rdir / "x", limit_root) if rdir.is_symlink() else None
+    if rdir_refusal is not None:  # a symlinked scar-reports/ leading out: listed, never read
+        failures.append(Problem(f"{REPORTS_DIR}/", None, "points outside the repository; not read (a symlink leads out)"))
+    elif rdir.is_dir():
         names = sorted(e.name for e in os.scandir(rdir) if is_report_name(e.name))
         # Decide per name first (cheap checks), then read the reports — in parallel above a
         # threshold (scars.core.storage.parallel) — and merge the results in name order.

@@ -68,8 +68,28 @@ def is_inside(path: Path, root: Path) -> bool:
 
 
 def symlink_refusal(path: Path, root: Path) -> str | None:
-    """Why a symlinked input file is not read (outside the repository, a loop …), or None."""
+    """Why an input file is not read because of a symlink — the file itself (outside the
+    repository, a loop …) or a folder on its way leading out of the repository — or None."""
     if not path.is_symlink():
-        return None
+        return folder_refusal(path, root)
     got = resolve_inside(root, os.path.relpath(path, root))
     return got if isinstance(got, str) else None
+
+
+def _below(path: str, root: str) -> bool:
+    return path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def folder_refusal(path: str | os.PathLike[str], root: str | os.PathLike[str]) -> str | None:
+    """Why ``path`` is not read because the folder holding it leads out of the repository (a
+    symlinked ``scar-reports/``, ``.samsara/`` or feature directory pointing outside), or None. The
+    same rule as the writes' (``storage/confine``): every component resolved, inside the root."""
+    root_abs = os.path.abspath(os.fspath(root))
+    root_real = os.path.realpath(root_abs)
+    full = os.path.abspath(os.fspath(path))
+    parent = os.path.dirname(full)
+    if parent in (root_abs, root_real) or not any(_below(full, r) for r in (root_abs, root_real)):
+        return None  # directly in the root, or a path that is not the repository's (the caller's own)
+    if _below(os.path.realpath(parent), root_real) or os.path.realpath(parent) == root_real:
+        return None
+    return "is in a folder that points outside the repository; not read (a symlink leads out)"

@@ -56,7 +56,7 @@ from typing import Any
 import yaml
 
 from scars.core.storage.durable import read_upto
-from scars.core.storage.paths import symlink_refusal
+from scars.core.storage.paths import folder_refusal, symlink_refusal
 
 YAML_MAX_BYTES = 5 * 1024 * 1024
 JSON_MAX_BYTES = 8 * 1024 * 1024
@@ -159,6 +159,10 @@ def check_file(
                 if why is not None:
                     raise Unreadable(f"{what} {why}")
             st = os.stat(path)
+        elif root is not None:
+            why = folder_refusal(path, root)
+            if why is not None:
+                raise Unreadable(f"{what} {why}")
     except (FileNotFoundError, Unreadable):
         raise
     except OSError as exc:
