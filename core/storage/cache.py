@@ -24,7 +24,10 @@ file per feature directory (named by a hash of its absolute path), written atomi
 (temporary file, rename; not fsynced: a file a crash cut short does not unpickle
 and is ignored). A cache file that cannot be read, does not unpickle, or is
 of another format is ignored (and replaced by the next store); a cache directory that
-cannot be written leaves scars working exactly as without a cache.
+cannot be written leaves scars working exactly as without a cache. A pickle runs code when it is
+loaded, so a cache file or folder that is not this user's alone (another owner, or writable by
+group or others: a shared ``SCARS_CACHE_DIR``) is never loaded nor written: scars then works as
+without a cache.
 
 The cache holds only what ``read_feature`` derives from the files; decisions are never
 cached (the journal is replayed by the session on every open).
@@ -38,6 +41,7 @@ very Feature (:func:`load_part`), never with a Feature read again or by other co
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import hashlib
 import io
@@ -463,12 +467,32 @@ def _defer(write: Any, drop: Any = None) -> bool:
     return True
 
 
+def _yours(st: os.stat_result) -> bool:
+    """Whether a cache file or folder is this user's alone to write: owned by them, not writable by
+    group or others (a pickle runs code when loaded: one another user could plant is never loaded)."""
+    return st.st_uid == os.getuid() and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+
+
+def _folder_is_yours(directory: Path) -> bool:
+    try:
+        st = os.stat(directory)
+    except OSError:
+        return False
+    return stat.S_ISDIR(st.st_mode) and _yours(st)
+
+
 def _read(path: Path, accept: Any, load: Any = pickle.load) -> tuple[Any, Any]:
     """(header, value) of a cache file whose header ``accept`` takes; (None, None) when there is
-    none, it is too large, corrupt, foreign, or not accepted."""
+    none, it is too large, corrupt, foreign, or not accepted — or not this user's alone: the file
+    (opened without following a link) and its folder must be owned by this user and writable by
+    nobody else (:func:`_yours`), else it is ignored and never unpickled."""
     try:
-        with open(path, "rb") as fh:
-            if os.fstat(fh.fileno()).st_size > MAX_CACHE_BYTES:
+        if not _folder_is_yours(path.parent):
+            return None, None
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        with os.fdopen(fd, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            if not stat.S_ISREG(st.st_mode) or not _yours(st) or st.st_size > MAX_CACHE_BYTES:
                 return None, None
             header = pickle.load(fh)
             if not accept(header):
@@ -510,6 +534,8 @@ def _temp_file(path: Path) -> tuple[Any, str]:
     import tempfile
 
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if not _folder_is_yours(path.parent):  # a folder others can write: nothing of ours goes there
+        raise PermissionError(errno.EACCES, "the cache folder is not this user's alone", str(path.parent))
     if path.parent not in _swept:
         _swept.add(path.parent)
         _sweep_stale_temps(path.parent)
