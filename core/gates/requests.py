@@ -345,7 +345,10 @@ def _write(req: Request, root: Path) -> None:
 def _create(where: confine.Place, mode: int) -> int:
     """A new file made where the write rule placed it (``O_EXCL | O_NOFOLLOW``: never an existing file
     or a link); raises FileExistsError when there is one."""
-    return os.open(where.name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode, dir_fd=where.dir_fd)
+    fd = os.open(where.name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode, dir_fd=where.dir_fd)
+    with contextlib.suppress(OSError):
+        os.fchmod(fd, mode)  # exactly: a group-shared inbox keeps its group bits whatever the umask
+    return fd
 
 
 @contextlib.contextmanager

@@ -143,13 +143,16 @@ def _walk(
                         link=shown,
                         leads_to=shown,
                     )
+                made: int | None = None  # the mode of a folder this walk made (set exactly, not minus the umask)
                 try:
                     st = os.stat(name, dir_fd=fd, follow_symlinks=False)
                 except FileNotFoundError:
                     if not create:
                         raise
+                    want = dir_mode_for(dir_mode, private=private and i == len(dirs) - 1)
                     with contextlib.suppress(FileExistsError):  # made meanwhile: opened (no link) below
-                        os.mkdir(name, dir_mode_for(dir_mode, private=private and i == len(dirs) - 1), dir_fd=fd)
+                        os.mkdir(name, want, dir_fd=fd)
+                        made = want if want != 0o777 else None
                     st = os.stat(name, dir_fd=fd, follow_symlinks=False)
                 if stat.S_ISLNK(st.st_mode):
                     restart = _through_link(os.path.join(real, name), os.path.join(shown, name), root_real, root_abs)
@@ -175,6 +178,9 @@ def _walk(
                     raise
                 os.close(fd)
                 fd = nfd
+                if made is not None:  # the group bits a shared folder gives survive the umask
+                    with contextlib.suppress(OSError):
+                        os.fchmod(fd, made | (dir_mode & stat.S_ISGID))
                 dir_mode = os.fstat(fd).st_mode
                 real = os.path.join(real, name)
                 shown = os.path.join(shown, name)

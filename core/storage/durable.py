@@ -372,12 +372,14 @@ def append_record(
         raise ValueError("append_record needs a non-empty record")
     where = _open_place(path, root)
     try:
-        return _append_at(where, data, confine.private_mode(where.dir_mode) if private else mode)
+        if private:
+            return _append_at(where, data, confine.private_mode(where.dir_mode), exact=True)
+        return _append_at(where, data, mode)
     finally:
         where.close()
 
 
-def _append_at(where: confine.Place, data: bytes, mode: int) -> int:
+def _append_at(where: confine.Place, data: bytes, mode: int, exact: bool = False) -> int:
     dfd, name, target = where.dir_fd, where.name, where.path
     flags = os.O_WRONLY | os.O_APPEND | _NOFOLLOW | os.O_NONBLOCK
     created = False
@@ -388,6 +390,9 @@ def _append_at(where: confine.Place, data: bytes, mode: int) -> int:
             try:
                 fd = os.open(name, flags | os.O_CREAT | os.O_EXCL, mode, dir_fd=dfd)
                 created = True
+                if exact:  # a private mode: exactly (a group-shared folder's bits survive the umask)
+                    with contextlib.suppress(OSError):
+                        os.fchmod(fd, mode)
             except FileExistsError:  # made meanwhile
                 fd = os.open(name, flags, dir_fd=dfd)
     except OSError as exc:

@@ -294,9 +294,16 @@ class FeatureLock:
         try:
             with confine.placed(self.path, self.root, create=False) as where:
                 mode = confine.private_mode(where.dir_mode)
-                fd = os.open(
-                    where.name, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, mode, dir_fd=where.dir_fd
-                )
+                flags = os.O_RDWR | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+                made = False
+                try:
+                    fd = os.open(where.name, flags, dir_fd=where.dir_fd)
+                except FileNotFoundError:
+                    try:
+                        fd = os.open(where.name, flags | os.O_CREAT | os.O_EXCL, mode, dir_fd=where.dir_fd)
+                        made = True
+                    except FileExistsError:  # made meanwhile
+                        fd = os.open(where.name, flags, dir_fd=where.dir_fd)
         except OutsideRepository:
             raise
         except OSError as exc:
@@ -315,7 +322,7 @@ class FeatureLock:
                     link=str(self.path),
                     leads_to=str(self.path),
                 )
-            if st.st_uid == os.getuid() and stat.S_IMODE(st.st_mode) & ~mode:
+            if st.st_uid == os.getuid() and (made or stat.S_IMODE(st.st_mode) & ~mode):
                 with contextlib.suppress(OSError):
                     os.fchmod(fd, mode)
         except BaseException:
