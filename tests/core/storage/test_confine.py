@@ -15,7 +15,7 @@ import pytest
 
 from scars.core.errors import LockHeld
 from scars.core.samsara.session import FeatureSession
-from scars.core.storage import cache, confine, durable
+from scars.core.storage import cache, durable
 from scars.core.storage.durable import append_record, atomic_write
 from scars.core.storage.lock import FeatureLock
 from tests.factories import clean_env, item_id, samsara_feature
@@ -83,6 +83,8 @@ def test_a_fifo_or_a_folder_in_place_of_the_file_is_refused(repo):
 def test_a_link_swapped_in_after_the_check_cannot_redirect_the_write(repo, tmp_path):
     """The race: the folder is checked and opened by descriptor; a link swapped in afterwards
     changes nothing about where the bytes go (they land in the folder opened, never the link's)."""
+    from scars.core.storage import confine  # the rule itself (new with it)
+
     victim_dir = _outside(tmp_path).parent
     (repo / ".scars").mkdir()
     where = confine.place(repo / ".scars" / "journal.jsonl", repo)
