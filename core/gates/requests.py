@@ -384,11 +384,11 @@ def post_request(
     # private (0700, or their parent's group bits), never through a link.
     ensure_private_dir(root / INBOX.parent, root=root)
     directory = ensure_private_dir(inbox_dir(root), root=root)
-    with confine.placed(directory / ".gitignore", root, create=False) as where:
-        with contextlib.suppress(FileExistsError):  # the requests are a process's exchange; the record is the loop's files
-            fd = _create(where, 0o644)
-            os.write(fd, b"# scars gate requests: the answers are recorded in the loops' own files\n*\n")
-            os.close(fd)
+    # The requests are a process's exchange; the record is the loop's files: git ignores the inbox.
+    with confine.placed(directory / ".gitignore", root, create=False) as where, contextlib.suppress(FileExistsError):
+        fd = _create(where, 0o644)
+        os.write(fd, b"# scars gate requests: the answers are recorded in the loops' own files\n*\n")
+        os.close(fd)
     for _ in range(100):
         rid = f"{evidence.gate.id}-{secrets.token_hex(3)}"
         try:  # the lock file reserves the id

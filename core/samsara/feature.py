@@ -33,8 +33,8 @@ from scars.core.samsara.registry import read_registry
 from scars.core.samsara.reports import read_report, read_summary_report
 from scars.core.storage import cache as feature_cache
 from scars.core.storage import parallel, safe_read
-from scars.core.storage.parallel import gc_paused, read_reports
 from scars.core.storage.confine import check_inside
+from scars.core.storage.parallel import gc_paused, read_reports
 from scars.core.storage.paths import folder_refusal, symlink_refusal
 
 
@@ -187,7 +187,9 @@ def _read_feature_files(
     rdir = p / REPORTS_DIR
     rdir_refusal = folder_refusal(rdir / "x", limit_root) if rdir.is_symlink() else None
     if rdir_refusal is not None:  # a symlinked scar-reports/ leading out: listed, never read
-        failures.append(Problem(f"{REPORTS_DIR}/", None, "points outside the repository; not read (a symlink leads out)"))
+        failures.append(
+            Problem(f"{REPORTS_DIR}/", None, "points outside the repository; not read (a symlink leads out)")
+        )
     elif rdir.is_dir():
         names = sorted(e.name for e in os.scandir(rdir) if is_report_name(e.name))
         # Decide per name first (cheap checks), then read the reports — in parallel above a

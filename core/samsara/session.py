@@ -85,9 +85,7 @@ VALVE_TRIGGERS = {
 class FeatureSession:
     """See the module docstring. Use as a context manager (``with FeatureSession.open(d) as s``)."""
 
-    def __init__(
-        self, path: Path, *, read_only: bool, user: str, lock: FeatureLock | None, root: Path | None = None
-    ):
+    def __init__(self, path: Path, *, read_only: bool, user: str, lock: FeatureLock | None, root: Path | None = None):
         self.path = path
         # The repository every write of the session stays in (storage/confine): its root, or the
         # feature directory itself when there is none around it.

@@ -122,9 +122,7 @@ def private_mode(dir_mode: int) -> int:
     return 0o600
 
 
-def _walk(
-    root_abs: str, root_real: str, parts: list[str], *, create: bool, private: bool, final_is_dir: bool
-) -> Place:
+def _walk(root_abs: str, root_real: str, parts: list[str], *, create: bool, private: bool, final_is_dir: bool) -> Place:
     """The walk of the module docstring: (the open directory of the target, its name)."""
     hops = 0
     shown_base = root_abs  # the path as the caller spelt it, for naming a link
@@ -195,7 +193,9 @@ def _walk(
                 if stat.S_ISREG(st.st_mode):
                     return Place(fd, name, os.path.join(real, name), dir_mode)
                 if not stat.S_ISLNK(st.st_mode):
-                    kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file (a FIFO, socket or device)"
+                    kind = (
+                        "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file (a FIFO, socket or device)"
+                    )
                     raise OutsideRepository(
                         f"refused to write {_shown(os.path.join(shown, name))}: it is {kind}; nothing was written",
                         link=os.path.join(shown, name),
@@ -240,13 +240,17 @@ def place(path: str | os.PathLike, root: str | os.PathLike, *, create: bool = Tr
     root_abs, root_real, parts = _split(path, root)
     if not parts:
         raise OutsideRepository(
-            f"refused to write {_shown(root_abs)}: it is the repository itself, not a file in it", link=root_abs, leads_to=root_abs
+            f"refused to write {_shown(root_abs)}: it is the repository itself, not a file in it",
+            link=root_abs,
+            leads_to=root_abs,
         )
     return _walk(root_abs, root_real, parts, create=create, private=private, final_is_dir=False)
 
 
 @contextlib.contextmanager
-def placed(path: str | os.PathLike, root: str | os.PathLike, *, create: bool = True, private: bool = False) -> Iterator[Place]:
+def placed(
+    path: str | os.PathLike, root: str | os.PathLike, *, create: bool = True, private: bool = False
+) -> Iterator[Place]:
     where = place(path, root, create=create, private=private)
     try:
         yield where
@@ -261,7 +265,9 @@ def check(path: str | os.PathLike, root: str | os.PathLike) -> None:
     root_abs, root_real, parts = _split(path, root)
     if not parts:
         raise OutsideRepository(
-            f"refused to write {_shown(root_abs)}: it is the repository itself, not a file in it", link=root_abs, leads_to=root_abs
+            f"refused to write {_shown(root_abs)}: it is the repository itself, not a file in it",
+            link=root_abs,
+            leads_to=root_abs,
         )
     with contextlib.suppress(FileNotFoundError):
         _walk(root_abs, root_real, parts, create=False, private=False, final_is_dir=False).close()

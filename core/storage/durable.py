@@ -457,9 +457,7 @@ def _cut_back(fd: int, length: int) -> None:
             os.fsync(fd)
 
 
-def ensure_private_dir(
-    path: str | os.PathLike, *, root: str | os.PathLike | None = None, private: bool = True
-) -> Path:
+def ensure_private_dir(path: str | os.PathLike, *, root: str | os.PathLike | None = None, private: bool = True) -> Path:
     """Create a directory (and parents) if needed and make its creation durable.
 
     ``root``: the repository it must stay in (``storage/confine.make_dir``: no folder on the way

@@ -141,7 +141,10 @@ def _unmark(directory: Path) -> None:
     """Remove this user's own mark (never another's: their interrupted record stays seen)."""
     if not mark_is_own(directory):
         return
-    with contextlib.suppress(FileNotFoundError), confine.placed(pointer_path(directory), directory, create=False) as where:
+    with (
+        contextlib.suppress(FileNotFoundError),
+        confine.placed(pointer_path(directory), directory, create=False) as where,
+    ):
         os.unlink(where.name, dir_fd=where.dir_fd)  # by the write rule: never in a folder a link leads to
         _fsync_dir(where.dir_fd)
 
@@ -281,7 +284,15 @@ class Step:
         ):
             raise ValueError(f"the step on {path} is malformed")
         return cls(
-            op=raw["op"], path=path, data=data, before=before, offset=offset, mode=mode, marker=marker, seen=seen, root=root
+            op=raw["op"],
+            path=path,
+            data=data,
+            before=before,
+            offset=offset,
+            mode=mode,
+            marker=marker,
+            seen=seen,
+            root=root,
         )
 
 

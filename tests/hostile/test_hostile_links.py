@@ -196,14 +196,64 @@ CASES = [
     Case("loop-spec .scars/lock", loopspec, _rel(".scars", "lock"), lambda w, f: ship(f)),
     Case("loop-spec features/ folder", loopspec, lambda w, f: f.parent, lambda w, f: ship(f), (2, OUTSIDE)),
     # ARIS / Mechanist
-    Case("review auto-decisions.md", review, _rel("auto-decisions.md"), lambda w, s: ["gate", "review-continue", str(s / "REVIEW_STATE.json"), "--answer", "stop", "--reason", REASON]),
-    Case("review .scars/ folder", review, _rel(".scars"), lambda w, s: ["gate", "review-continue", str(s / "REVIEW_STATE.json"), "--answer", "stop", "--reason", REASON]),
+    Case(
+        "review auto-decisions.md",
+        review,
+        _rel("auto-decisions.md"),
+        lambda w, s: ["gate", "review-continue", str(s / "REVIEW_STATE.json"), "--answer", "stop", "--reason", REASON],
+    ),
+    Case(
+        "review .scars/ folder",
+        review,
+        _rel(".scars"),
+        lambda w, s: ["gate", "review-continue", str(s / "REVIEW_STATE.json"), "--answer", "stop", "--reason", REASON],
+    ),
     # bkit
-    Case("bkit auto-decisions.md", bkit, lambda w, sf: sf.parent / "auto-decisions.md", lambda w, sf: ["gate", "pdca-continue", str(sf), "--bkit-feature", "login", "--answer", "stop", "--reason", REASON]),
-    Case("bkit .scars/ folder", bkit, lambda w, sf: sf.parent / ".scars", lambda w, sf: ["gate", "pdca-continue", str(sf), "--bkit-feature", "login", "--answer", "stop", "--reason", REASON]),
+    Case(
+        "bkit auto-decisions.md",
+        bkit,
+        lambda w, sf: sf.parent / "auto-decisions.md",
+        lambda w, sf: [
+            "gate",
+            "pdca-continue",
+            str(sf),
+            "--bkit-feature",
+            "login",
+            "--answer",
+            "stop",
+            "--reason",
+            REASON,
+        ],
+    ),
+    Case(
+        "bkit .scars/ folder",
+        bkit,
+        lambda w, sf: sf.parent / ".scars",
+        lambda w, sf: [
+            "gate",
+            "pdca-continue",
+            str(sf),
+            "--bkit-feature",
+            "login",
+            "--answer",
+            "stop",
+            "--reason",
+            REASON,
+        ],
+    ),
     # the requests inbox: a gate posted with --wait
-    Case("requests .scars/ folder of the root", loopspec, lambda w, f: w.repo / ".scars", lambda w, f: ["gate", "spec", str(f), "--wait", "--timeout", "0.1"]),
-    Case("requests .scars/requests/ folder", loopspec, lambda w, f: _made(w.repo / ".scars" / "requests"), lambda w, f: ["gate", "spec", str(f), "--wait", "--timeout", "0.1"]),
+    Case(
+        "requests .scars/ folder of the root",
+        loopspec,
+        lambda w, f: w.repo / ".scars",
+        lambda w, f: ["gate", "spec", str(f), "--wait", "--timeout", "0.1"],
+    ),
+    Case(
+        "requests .scars/requests/ folder",
+        loopspec,
+        lambda w, f: _made(w.repo / ".scars" / "requests"),
+        lambda w, f: ["gate", "spec", str(f), "--wait", "--timeout", "0.1"],
+    ),
 ]
 
 
