@@ -152,6 +152,34 @@ def bkit(w: World) -> Path:
     return sf
 
 
+def dag(w: World) -> Path:
+    import yaml
+
+    report = w.repo / "dag" / "decision.yaml"
+    report.parent.mkdir(parents=True)
+    trigger = {"type": "validation_failure", "severity": 0.7, "code": "TYPE_MISMATCH", "fixable": True}
+    report.write_text(
+        yaml.safe_dump(
+            {"iterationDecision": {"taskId": "t", "decision": {"needsIteration": True}, "triggers": [trigger]}}
+        )
+    )
+    (report.parent / "auto-decisions.md").write_text("# Auto decisions\n", encoding="utf-8")
+    (report.parent / ".scars").mkdir()
+    return report
+
+
+def dag_retry(w: World, report: Path) -> list[str]:
+    return [
+        "gate",
+        "dag-escalate",
+        str(report),
+        "--answer",
+        "retry",
+        "--reason",
+        "emit the field as a string, as the schema says",
+    ]
+
+
 @dataclass
 class Case:
     name: str
@@ -241,6 +269,9 @@ CASES = [
             REASON,
         ],
     ),
+    # the DAG loop
+    Case("dag auto-decisions.md", dag, lambda w, r: r.parent / "auto-decisions.md", dag_retry),
+    Case("dag .scars/ folder", dag, lambda w, r: r.parent / ".scars", dag_retry),
     # the requests inbox: a gate posted with --wait
     Case(
         "requests .scars/ folder of the root",
