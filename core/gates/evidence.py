@@ -77,7 +77,18 @@ class Evidence:
                 for a in gate.answers
             ],
             "files_read": list(self.files_read),
+            **({"selector": selector(self)} if gate.selects else {}),
         }
+
+
+def selector(evidence: Evidence) -> dict[str, str]:
+    """What the gate is about beyond its loop's files, as its evidence selected it: ``{"item": …}``
+    (blocked-fix), ``{"feature": …}`` (bkit's feature gates), ``{"sprint": …}`` (sprint-pause) —
+    the gate's ``selects`` keys read from the evidence's context; {} for a gate about its whole
+    state file. The one rule of which request an answer given in place answers
+    (``requests.pending_for``) and of what a request's answer may be recorded on
+    (``requests.apply_request``)."""
+    return {k: str(evidence.context.get(k)) for k in evidence.gate.selects}
 
 
 @dataclass

@@ -45,7 +45,7 @@ from scars.core.errors import (
     UsageError,
 )
 from scars.core.gates.catalog import GATES
-from scars.core.gates.evidence import Evidence, GateResult, validate_answer
+from scars.core.gates.evidence import Evidence, GateResult, selector, validate_answer
 from scars.core.gates.recording import gather, proof_file, record
 from scars.core.samsara.layout import find_repo_root
 from scars.core.samsara.session import FeatureSession
@@ -223,6 +223,14 @@ class Request:
         if self.answer and self.answer.get("value") is not None:
             options["value"] = str(self.answer["value"])
         return options
+
+    def selector(self) -> dict[str, str]:
+        """What the request's gate was about when it was posted (``evidence.selector``): kept in
+        its evidence; a request written before scars kept it there gives the options it named."""
+        kept = (self.evidence or {}).get("selector")
+        if isinstance(kept, dict):
+            return {str(k): str(v) for k, v in kept.items()}
+        return {k: str(self.options[k]) for k in GATES[self.gate].selects if self.options.get(k) is not None}
 
     def answered_text(self) -> str:
         """Who answered what, when (for the one who comes second)."""
@@ -404,6 +412,17 @@ def current_evidence(req: Request, root: Path) -> Evidence:
     return gather(req.gate, req.loop_path(root), **req.gather_options())
 
 
+def selection_moved(req: Request, evidence: Evidence) -> str | None:
+    """Why ``evidence`` (the request's gate gathered now) is about something else than the request
+    asked — another item, feature or sprint (``evidence.selector``) —, or None: an answer is only
+    ever recorded on what it was asked for."""
+    now = selector(evidence)
+    moved = [f"{k} {now.get(k)}, not {v}" for k, v in req.selector().items() if now.get(k) != v]
+    if not moved:
+        return None
+    return f"the gate now reads {'; '.join(moved)} (asked for {', '.join(req.selector().values())})"
+
+
 def answer_request(
     root: str | os.PathLike[str],
     rid: str,
@@ -441,6 +460,13 @@ def answer_request(
         if value is not None:
             options["value"] = value
         evidence = gather(req.gate, req.loop_path(root), **options)
+        other = selection_moved(req, evidence)
+        if other:
+            raise DecisionRefused(
+                f"request {rid}: {other}; the answer would land on something else than was asked, so nothing was "
+                "recorded",
+                [FieldError("selector", other)],
+            )
         now = loop_fingerprint(evidence, root)
         seen = shown if shown is not None else req.fingerprint
         moved = changed_files(seen, now)
@@ -529,6 +555,13 @@ def apply_request(
             req.applying = None
             _write(req, root)
             return stored_result(req)
+        other = selection_moved(req, evidence)
+        if other:
+            req.status = "refused"
+            req.refusal = f"{other}: the answer was for something else and is not recorded; ask the gate again"
+            req.applying = None
+            _write(req, root)
+            raise DecisionRefused(f"request {rid}: {req.refusal}", [FieldError("selector", other)])
         moved = changed_files(dict(a.get("fingerprint") or {}), now)
         if moved:
             req.status = "refused"
@@ -721,15 +754,17 @@ def inspect_request(root: str | os.PathLike[str], req: Request) -> RequestView:
 
 
 def _gate_key(evidence: Evidence) -> tuple:
+    """Which gate ``evidence`` is: its id, its loop (target, state file) and what it is about in
+    that loop (``evidence.selector``: the item, the feature, the sprint)."""
     state = Path(evidence.state_file).resolve() if evidence.state_file is not None else None
-    return (evidence.gate.id, Path(evidence.target).resolve(), state)
+    return (evidence.gate.id, Path(evidence.target).resolve(), state, tuple(sorted(selector(evidence).items())))
 
 
 def pending_for(
     root: str | os.PathLike[str], evidence: Evidence, views: list[RequestView] | None = None
 ) -> RequestView | None:
-    """The pending request of the same gate of the same loop (same target, same state file) as
-    ``evidence``, if a process asked it: an answer given there answers that request, so that
+    """The pending request of the same gate of the same loop (same target, same state file, same
+    item, feature or sprint: ``evidence.selector``) as ``evidence``, if a process asked it: an answer given there answers that request, so that
     the waiting process wakes (``views``: the inbox as already read)."""
     if views is None:
         found, _ = list_requests(root)
