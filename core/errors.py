@@ -6,6 +6,7 @@ Exit codes (documented in the README):
   3  ``--strict`` and a parse failure exists; for gates: a human is needed
   4  a refused decision / an invalid answer
   5  another writer holds the lock
+  6  an agent's answer at a human-in-the-loop gate (no terminal; agent answers not allowed)
   130 interrupted by the user
 """
 
@@ -59,6 +60,13 @@ class LockHeld(ScarsError):
     def __init__(self, message: str, holder: dict | None = None):
         super().__init__(message)
         self.holder = dict(holder or {})
+
+
+class AgentAnswerRefused(ScarsError):
+    """In human-in-the-loop mode, an answer from a detected agent session without a terminal
+    (``scars.core.provenance``): a person answers there, never an agent in their name."""
+
+    exit_code = 6
 
 
 class ChangedOnDisk(ScarsError):
