@@ -13,6 +13,7 @@ from scars.core.clock import now_iso
 from scars.core.errors import DecisionRefused, FieldError
 from scars.core.formats.auto_decisions import DecisionEntry
 from scars.core.gates.catalog import Answer, Gate
+from scars.core.provenance import Provenance
 from scars.core.text import text_problem
 
 # How every front end introduces a gate's ``workflow_prompt``: the loop's own words, kept verbatim
@@ -150,6 +151,11 @@ def validate_answer(evidence: Evidence, answer_text: str | None, reason: str | N
     return ans, reason
 
 
+def _whence(evidence: Evidence) -> str:
+    prov = evidence.context.get("provenance")
+    return f" ({prov.describe()})" if isinstance(prov, Provenance) else ""
+
+
 def build_entry(
     evidence: Evidence,
     ans: Answer,
@@ -185,7 +191,7 @@ def build_entry(
         rationale=rationale
         or reason
         or f"{user} chose {ans.value!r} at the {gate.entry_id} gate with the figures shown",
-        principles_used=(gate.principle, f"decided by {user} at the {gate.entry_id} gate"),
+        principles_used=(gate.principle, f"decided by {user} at the {gate.entry_id} gate{_whence(evidence)}"),
         architecture_considerations=tuple(considerations),
         evidence_checked=tuple(evidence.files_read),
         uncertainty_level=level,
