@@ -295,3 +295,17 @@ def test_an_agent_cannot_answer_a_human_gates_request_with_scars_answer(tmp_path
     assert answered.answer["provenance"]["channel"] == "request-answer"
     result = rq.apply_request(root, req.id)  # the waiter (no terminal) records the person's answer
     assert result.decided_by == "alice" and result.extra["provenance"]["tty"] is True
+
+
+def test_log_verify_says_when_nothing_shows_a_person_decided_and_notes_records_without_provenance(
+    tmp_path, monkeypatch
+):
+    f, item = _feature(tmp_path)
+    _tty(monkeypatch, False)  # a script, or an agent nobody detected: a flag without a terminal
+    assert cli.main(["decide", item, "--defer", "--reason", REASON, "--feature", str(f)]) == 0
+    v = verify_feature(f)
+    assert any(p.severity == "unknown" and "without a terminal" in p.message for p in v.findings)
+    with FeatureSession.open(f, user="older-scars") as s:  # as scars wrote before provenance
+        s.decide(item_id(f, "Shared cache key"), "defer", reason=REASON)
+    notes = [p.message for p in verify_feature(f).findings if p.severity == "note"]
+    assert "1 decision record(s) from before provenance was kept: no provenance recorded" in notes
