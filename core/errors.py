@@ -7,6 +7,7 @@ Exit codes (documented in the README):
   4  a refused decision / an invalid answer
   5  another writer holds the lock
   6  a write (or a folder given) leads outside the repository through a symlink: refused
+  7  an agent's answer at a human-in-the-loop gate (no terminal; agent answers not allowed)
   130 interrupted by the user
 """
 
@@ -60,6 +61,13 @@ class LockHeld(ScarsError):
     def __init__(self, message: str, holder: dict | None = None):
         super().__init__(message)
         self.holder = dict(holder or {})
+
+
+class AgentAnswerRefused(ScarsError):
+    """In human-in-the-loop mode, an answer from a detected agent session without a terminal
+    (``scars.core.provenance``): a person answers there, never an agent in their name."""
+
+    exit_code = 7
 
 
 class ChangedOnDisk(ScarsError):

@@ -23,6 +23,12 @@ in ``scars`` reads ``os.environ``:
   — colour even into a pipe (``NO_COLOR`` wins when both are set);
 * loop-spec's own ``LOOP_SPEC_BACKLOG_FILE``, ``LOOP_SPEC_NON_INTERACTIVE`` and
   ``LOOP_SPEC_ANSWER_ITERATE_SPEC``, honoured as loop-spec does;
+* the agent session a command runs in (``scars.core.provenance``): Claude Code's ``CLAUDECODE=1``
+  (``CLAUDE_CODE_SESSION_ID``, ``CLAUDE_CODE_ENTRYPOINT``), Codex CLI's ``CODEX_THREAD_ID`` (codex-rs
+  ``core/src/exec_env.rs``; its sandbox's ``CODEX_SANDBOX``, ``CODEX_SANDBOX_NETWORK_DISABLED=1``),
+  Gemini CLI's ``GEMINI_CLI=1`` (gemini-cli ``packages/core/src/services/shellExecutionService.ts``);
+* ``SCARS_ALLOW_AGENT_ANSWERS`` (1 / true / yes) — an agent's answer at a human-in-the-loop gate is
+  recorded as the agent's instead of refused (also ``allow_agent_answers = true`` in config.toml);
 * ``GIT_*`` — left out of the environment of every git command scars runs, but where the user's
   git configuration lives (``GIT_CONFIG_GLOBAL``, ``GIT_CONFIG_SYSTEM``, ``GIT_CONFIG_NOSYSTEM``).
 """
@@ -81,11 +87,18 @@ def read_config(path: Path) -> dict:
             out["theme"] = value.strip()
         elif key == "columns" and isinstance(value, list) and all(v in COLUMNS for v in value):
             out["columns"] = tuple(c for c in COLUMNS if c in value)
-        elif key in ("user", "theme", "columns"):
-            want = {"user": "a name", "theme": "a theme name", "columns": f"a list of {', '.join(COLUMNS)}"}[key]
+        elif key == "allow_agent_answers" and isinstance(value, bool):
+            out["config_allow_agent_answers"] = value
+        elif key in ("user", "theme", "columns", "allow_agent_answers"):
+            want = {
+                "user": "a name",
+                "theme": "a theme name",
+                "columns": f"a list of {', '.join(COLUMNS)}",
+                "allow_agent_answers": "true or false",
+            }[key]
             problems.append(f"{path}: '{key}' must be {want}")
         else:
-            problems.append(f"{path}: unknown key '{key}' (known: user, theme, columns)")
+            problems.append(f"{path}: unknown key '{key}' (known: user, theme, columns, allow_agent_answers)")
     if problems:
         out["config_problems"] = tuple(problems)
     return out
@@ -125,6 +138,18 @@ class Settings:
     config_problems: tuple[str, ...] = ()  # what was wrong with config.toml (the rest is used)
     textual_driver: str = ""  # TEXTUAL_DRIVER (textual-serve's web driver under `scars serve`)
     force_color: bool = False  # FORCE_COLOR set and not empty
+    agent: str | None = None  # the agent session detected (_agent): claude-code | codex | gemini-cli
+    agent_session: str | None = None  # its session id, when it gives one
+    env_allow_agent_answers: bool | None = None  # SCARS_ALLOW_AGENT_ANSWERS (None: unset)
+    config_allow_agent_answers: bool = False  # allow_agent_answers = true in config.toml
+
+    @property
+    def allow_agent_answers(self) -> bool:
+        """An agent's answer at a human-in-the-loop gate is recorded as the agent's (else refused):
+        ``SCARS_ALLOW_AGENT_ANSWERS`` when set, else config.toml's ``allow_agent_answers``."""
+        if self.env_allow_agent_answers is not None:
+            return self.env_allow_agent_answers
+        return self.config_allow_agent_answers
 
     def gate_answer(self, gate_id: str) -> str | None:
         """``SCARS_ANSWER_<GATE>`` (None when unset)."""
@@ -146,6 +171,37 @@ def _login(environ: Mapping[str, str]) -> str | None:
         return None
 
 
+# Every variable an agent sets in the shells it runs, as :func:`_agent` reads them (the test suite
+# clears them all, tests/conftest.py).
+AGENT_VARS: tuple[str, ...] = (
+    "CLAUDECODE",
+    "CLAUDE_CODE_SESSION_ID",
+    "CLAUDE_CODE_ENTRYPOINT",
+    "CODEX_THREAD_ID",
+    "CODEX_SANDBOX",
+    "CODEX_SANDBOX_NETWORK_DISABLED",
+    "GEMINI_CLI",
+)
+
+
+def _agent(environ: Mapping[str, str]) -> tuple[str | None, str | None]:
+    """(agent, session id) of the agent session ``environ`` is a shell of, or (None, None)."""
+    get = environ.get
+    if get("CLAUDECODE") == "1" or get("CLAUDE_CODE_SESSION_ID"):
+        session = get("CLAUDE_CODE_SESSION_ID") or None
+        entry = get("CLAUDE_CODE_ENTRYPOINT")
+        return "claude-code", (f"{session}, {entry}" if session and entry else session or entry or None)
+    if get("CODEX_THREAD_ID") or get("CODEX_SANDBOX") or get("CODEX_SANDBOX_NETWORK_DISABLED") == "1":
+        return "codex", get("CODEX_THREAD_ID") or None
+    if get("GEMINI_CLI") == "1":
+        return "gemini-cli", None
+    return None, None
+
+
+def _flag(value: str | None) -> bool | None:
+    return None if value is None or not value.strip() else value.strip().lower() in ("1", "true", "yes")
+
+
 def from_environ(environ: Mapping[str, str]) -> Settings:
     """The settings ``environ`` gives (no global state touched)."""
     get = environ.get
@@ -157,6 +213,7 @@ def from_environ(environ: Mapping[str, str]) -> Settings:
     git_env = {k: v for k, v in environ.items() if not k.startswith("GIT_") or k in GIT_KEPT}
     git_env["GIT_TERMINAL_PROMPT"] = "0"
     git_env["LC_ALL"] = "C"
+    agent, agent_session = _agent(environ)
     return Settings(
         user=get("SCARS_USER"),
         login=_login(environ),
@@ -176,6 +233,9 @@ def from_environ(environ: Mapping[str, str]) -> Settings:
         editor=get("VISUAL") or get("EDITOR") or "",
         textual_driver=get("TEXTUAL_DRIVER") or "",
         force_color=bool(get("FORCE_COLOR")),
+        agent=agent,
+        agent_session=agent_session,
+        env_allow_agent_answers=_flag(get("SCARS_ALLOW_AGENT_ANSWERS")),
     )
 
 

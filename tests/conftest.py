@@ -37,9 +37,15 @@ os.environ["SCARS_NO_CACHE"] = "1"
 
 
 @pytest.fixture(autouse=True)
-def _environment_read_afresh():
+def _environment_read_afresh(monkeypatch):
     """scars reads the environment once (scars.core.settings): each test starts without a
-    snapshot, so what it sets before its first use of scars is what scars sees."""
+    snapshot, so what it sets before its first use of scars is what scars sees.
+
+    No test runs in the agent session the machine running the suite may be (CI inside Claude
+    Code, Codex CLI, Gemini CLI): every variable an agent sets is cleared, and a test that wants
+    one sets it itself (scars.core.provenance)."""
+    for name in (*settings.AGENT_VARS, "SCARS_ALLOW_AGENT_ANSWERS"):
+        monkeypatch.delenv(name, raising=False)
     settings.clear()
     yield
     settings.clear()

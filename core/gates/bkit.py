@@ -459,6 +459,7 @@ def gather_sprint(gate: Gate, path: Path, *, value: str | None = None, **_: Any)
             "data": data,
             "meta": meta,
             "value": number,
+            "sprint": sf.stem,
             "trigger": trigger,
             "loop_state": sprint,
         },

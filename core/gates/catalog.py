@@ -67,6 +67,12 @@ class Gate:
     source: str  # where upstream words the prompt (shown in help and docs)
     prompt: str = ""  # the workflow prompt as the loop words it; {placeholders} take the figures
     needs_item: bool = False  # the gate is about one scar item (`--item ID`)
+    # What else than its loop's files the gate is about — the item of blocked-fix (`--item`), the
+    # feature of bkit's feature gates (`--bkit-feature`), the sprint of sprint-pause (its file):
+    # each a key of its evidence's context (``evidence.selector``). The other gates are about their
+    # whole state file (loop-spec's feature.json, ARIS's REVIEW_STATE.json — a review gate answers
+    # for every claim at once —, a DAG report).
+    selects: tuple[str, ...] = ()
     cli: bool = True  # answered by `scars gate` (False: a decision scars itself takes)
 
     def answer(self, text: str) -> Answer | None:
@@ -333,6 +339,7 @@ _register(
         loop="samsara",
         title="A fix item was reported BLOCKED",
         stage="iteration",
+        selects=("item",),
         prompt_type="question",
         answers=(
             _a(
@@ -458,6 +465,7 @@ _register(
         loop="bkit",
         title="PDCA check: iterate again, accept as PARTIAL, or stop",
         stage="iteration",
+        selects=("feature",),
         prompt_type="question",
         answers=(
             _a(
@@ -507,6 +515,7 @@ _register(
         loop="bkit",
         title="Maximum iterations reached: manual fix, complete as-is, update design, or stop",
         stage="iteration",
+        selects=("feature",),
         prompt_type="question",
         answers=(
             _a(
@@ -562,6 +571,7 @@ _register(
         loop="bkit",
         title="Sprint auto-paused: the trigger's user actions",
         stage="iteration",
+        selects=("sprint",),
         prompt_type="question",
         answers=(
             _a(

@@ -13,6 +13,7 @@ from scars.core.clock import now_iso
 from scars.core.errors import DecisionRefused, FieldError
 from scars.core.formats.auto_decisions import DecisionEntry
 from scars.core.gates.catalog import Answer, Gate
+from scars.core.provenance import Provenance
 from scars.core.text import text_problem
 
 # How every front end introduces a gate's ``workflow_prompt``: the loop's own words, kept verbatim
@@ -77,7 +78,18 @@ class Evidence:
                 for a in gate.answers
             ],
             "files_read": list(self.files_read),
+            **({"selector": selector(self)} if gate.selects else {}),
         }
+
+
+def selector(evidence: Evidence) -> dict[str, str]:
+    """What the gate is about beyond its loop's files, as its evidence selected it: ``{"item": …}``
+    (blocked-fix), ``{"feature": …}`` (bkit's feature gates), ``{"sprint": …}`` (sprint-pause) —
+    the gate's ``selects`` keys read from the evidence's context; {} for a gate about its whole
+    state file. The one rule of which request an answer given in place answers
+    (``requests.pending_for``) and of what a request's answer may be recorded on
+    (``requests.apply_request``)."""
+    return {k: str(evidence.context.get(k)) for k in evidence.gate.selects}
 
 
 @dataclass
@@ -139,6 +151,11 @@ def validate_answer(evidence: Evidence, answer_text: str | None, reason: str | N
     return ans, reason
 
 
+def _whence(evidence: Evidence) -> str:
+    prov = evidence.context.get("provenance")
+    return f" ({prov.describe()})" if isinstance(prov, Provenance) else ""
+
+
 def build_entry(
     evidence: Evidence,
     ans: Answer,
@@ -174,7 +191,7 @@ def build_entry(
         rationale=rationale
         or reason
         or f"{user} chose {ans.value!r} at the {gate.entry_id} gate with the figures shown",
-        principles_used=(gate.principle, f"decided by {user} at the {gate.entry_id} gate"),
+        principles_used=(gate.principle, f"decided by {user} at the {gate.entry_id} gate{_whence(evidence)}"),
         architecture_considerations=tuple(considerations),
         evidence_checked=tuple(evidence.files_read),
         uncertainty_level=level,

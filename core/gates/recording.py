@@ -27,6 +27,7 @@ from scars.core.gates.evidence import Evidence, GateResult, validate_answer
 from scars.core.gates.loopspec import apply_loop_spec, gather_loop_spec
 from scars.core.gates.review import apply_review, gather_review
 from scars.core.gates.state_io import complete_interrupted
+from scars.core.provenance import Provenance, as_provenance, decided_by, provenance
 from scars.core.samsara.session import FeatureSession
 
 
@@ -56,6 +57,20 @@ def _entry_option(gate_loop: str, auto_entry: bool | None) -> None:
         )
 
 
+def human_mode(evidence: Evidence) -> bool:
+    """Whether a person, not the loop's gatekeeper, answers this gate: a samsara feature unless its
+    pre-thinking.md says ``Execution mode: auto`` (its FeatureSession applies the rule); loop-spec
+    unless the feature runs autonomous (``autonomous: true`` or ``execStyle: auto``); the other
+    loops' gates are the loop asking a person (none of them has an auto mode scars can read)."""
+    if evidence.gate.loop == "samsara":
+        return not evidence.context.get("auto_mode")
+    if evidence.gate.loop == "loop-spec":
+        data = evidence.context.get("data")
+        if isinstance(data, dict) and (data.get("autonomous") is True or data.get("execStyle") == "auto"):
+            return False
+    return True
+
+
 def apply_answer(
     evidence: Evidence,
     answer_text: str,
@@ -63,14 +78,16 @@ def apply_answer(
     *,
     user: str,
     session: FeatureSession | None = None,
-    source: str = "terminal",
+    source: Provenance | str = "terminal",
     now: str | None = None,
     auto_entry: bool | None = None,
 ) -> GateResult:
     """Validate and record an answer; return what was recorded.
 
-    ``source`` says where the answer came from (terminal, flag, environment, answers file, app).
-    For samsara, ``session`` is an open, writable ``FeatureSession`` and ``auto_entry`` overrides
+    ``source`` says where the answer came from: its :class:`~scars.core.provenance.Provenance`
+    (channel, terminal, agent session), kept with the record; a bare label is read by
+    ``provenance.as_provenance``. In human mode an agent's answer without a terminal is refused
+    (AgentAnswerRefused) or, where allowed, recorded as the agent's. For samsara, ``session`` is an open, writable ``FeatureSession`` and ``auto_entry`` overrides
     the feature's execution mode (None: auto mode writes the entries, human mode none); the
     other loops lock their state directory themselves.
     """
@@ -81,8 +98,13 @@ def apply_answer(
         return samsara_gate.apply(
             evidence, ans, reason, user=user, session=session, source=source, auto_entry=auto_entry
         )
-    result = APPLY[gate.loop](evidence, ans, reason, user=user, session=session, source=source, now=now or now_iso())
-    result.source = source
+    prov = as_provenance(source)
+    user = decided_by(user, prov, human_mode=human_mode(evidence))  # refused before anything is written
+    evidence.context["provenance"] = prov  # build_entry says it in the entry
+    label = prov.via or prov.channel
+    result = APPLY[gate.loop](evidence, ans, reason, user=user, session=session, source=label, now=now or now_iso())
+    result.source = label
+    result.extra["provenance"] = prov.to_record()
     return result
 
 
@@ -92,7 +114,7 @@ def record(
     reason: str | None = None,
     *,
     user: str,
-    source: str = "terminal",
+    source: Provenance | str = "terminal",
     session: FeatureSession | None = None,
     auto_entry: bool | None = None,
     round_fields: dict[str, Any] | None = None,
@@ -133,7 +155,9 @@ def proof_file(evidence: Evidence) -> Path | None:
     return Path(evidence.context["decisions_dir"]) / "auto-decisions.md"
 
 
-def record_triage(evidence: Evidence, *, user: str, source: str, auto_entry: bool | None = None) -> GateResult | None:
+def record_triage(
+    evidence: Evidence, *, user: str, source: Provenance | str, auto_entry: bool | None = None
+) -> GateResult | None:
     """The `triage` gate after the app has recorded the item decisions (None: none made)."""
     return samsara_gate.record_triage(evidence, user=user, source=source, auto_entry=auto_entry)
 
@@ -146,8 +170,10 @@ def replay_answers_file(
     user: str,
     options: dict[str, Any] | None = None,
     auto_entry: bool | None = None,
+    tty: bool = False,
 ) -> list[GateResult]:
-    """Validate every entry of an answers file, then record them all (or nothing)."""
+    """Validate every entry of an answers file, then record them all (or nothing). ``tty``: a
+    person is at the terminal that replays it (the answers' provenance says so)."""
     gate = get_gate(named_gate)
     _entry_option(gate.loop, auto_entry)
     af = load_answers(answers_path)
@@ -164,7 +190,7 @@ def replay_answers_file(
         raise DecisionRefused(
             f"{af.source}: nothing was recorded:\n  " + "\n  ".join(errors), [FieldError("answers", e) for e in errors]
         )
-    source = f"answers file {Path(answers_path).name}"
+    source = provenance("answers-file", tty=tty, via=f"answers file {Path(answers_path).name}")
     if gate.loop == "samsara":
         return samsara_gate.replay(path, af, user=user, options=options, source=source, auto_entry=auto_entry)
     evidences = []

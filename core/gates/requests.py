@@ -26,7 +26,6 @@ import json
 import os
 import re
 import secrets
-import socket
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -44,9 +43,11 @@ from scars.core.errors import (
     ScarsError,
     UsageError,
 )
+from scars.core.gates import signing
 from scars.core.gates.catalog import GATES
-from scars.core.gates.evidence import Evidence, GateResult, validate_answer
-from scars.core.gates.recording import gather, proof_file, record
+from scars.core.gates.evidence import Evidence, GateResult, selector, validate_answer
+from scars.core.gates.recording import gather, human_mode, proof_file, record
+from scars.core.provenance import Provenance, as_provenance, decided_by
 from scars.core.samsara.layout import find_repo_root
 from scars.core.samsara.session import FeatureSession
 from scars.core.storage import confine, safe_read
@@ -190,6 +191,7 @@ class Request:
     refusal: str | None = None
     applying: dict[str, Any] | None = None  # {at, pid, fingerprint} while a process records it
     withdrawn: dict[str, Any] | None = None  # {by, at}
+    signature: str | None = None  # signing.mac of what it asks and where it was posted (None: unsigned)
     file: Path | None = field(default=None, compare=False)
 
     def loop_path(self, root: Path) -> Path:
@@ -215,6 +217,7 @@ class Request:
             "refusal": self.refusal,
             "applying": self.applying,
             "withdrawn": self.withdrawn,
+            **({"signature": {"alg": signing.ALG, "mac": self.signature}} if self.signature else {}),
         }
 
     def gather_options(self) -> dict[str, Any]:
@@ -223,6 +226,14 @@ class Request:
         if self.answer and self.answer.get("value") is not None:
             options["value"] = str(self.answer["value"])
         return options
+
+    def selector(self) -> dict[str, str]:
+        """What the request's gate was about when it was posted (``evidence.selector``): kept in
+        its evidence; a request written before scars kept it there gives the options it named."""
+        kept = (self.evidence or {}).get("selector")
+        if isinstance(kept, dict):
+            return {str(k): str(v) for k, v in kept.items()}
+        return {k: str(self.options[k]) for k in GATES[self.gate].selects if self.options.get(k) is not None}
 
     def answered_text(self) -> str:
         """Who answered what, when (for the one who comes second)."""
@@ -273,6 +284,8 @@ def _from_json(data: Any, where: str, file: Path) -> Request:
         v = data.get(key)
         return v if isinstance(v, dict) else None
 
+    sig = opt_dict("signature") or {}
+
     return Request(
         id=rid,
         gate=gate,
@@ -290,6 +303,7 @@ def _from_json(data: Any, where: str, file: Path) -> Request:
         refusal=data.get("refusal") if isinstance(data.get("refusal"), str) else None,
         applying=opt_dict("applying"),
         withdrawn=opt_dict("withdrawn"),
+        signature=sig["mac"] if sig.get("alg") == signing.ALG and isinstance(sig.get("mac"), str) else None,
         file=file,
     )
 
@@ -411,17 +425,63 @@ def post_request(
         evidence=evidence.as_json(),
         asked_by=user,
         asked_at=now_iso(),
-        asked_from={"pid": os.getpid(), "host": socket.gethostname()},
+        asked_from={"pid": os.getpid(), **signing.origin(root)},
         fingerprint=loop_fingerprint(evidence, root),
     )
+    key = signing.user_key(create=True)
+    assert key is not None  # made when missing
+    req.signature = signing.mac(key, "request", signing.request_fields(req.as_json()), root)
     _write(req, root)
     req.file = _file(root, rid)
     return req
 
 
+def not_posted_here(req: Request, root: str | os.PathLike[str]) -> str | None:
+    """Why ``req`` is not a request this user posted in this checkout — or its answer not one given
+    here — (signing: host, user, checkout, this user's secret), or None when both are. Such a
+    request (shipped in a clone, planted, copied, edited by hand, or unsigned: written by a scars
+    before signatures) is listed as such and never answered or applied."""
+    if req.signature is None:
+        return "not posted here (no signature: written by an older scars or by hand)"
+    try:
+        key = signing.user_key(create=False)
+    except signing.SigningKeyUnusable as exc:
+        return f"cannot be checked: {exc}"
+    if key is None:
+        return "not posted here (this user has no request key: posted by another user or from another state directory)"
+    if not signing.matches(signing.mac(key, "request", signing.request_fields(req.as_json()), root), req.signature):
+        here = signing.origin(root)
+        there = req.asked_from or {}
+        if there.get("host") != here["host"]:
+            why = f"posted on host {there.get('host', '?')}"
+        elif there.get("uid") != here["uid"]:
+            why = f"posted by another user (uid {there.get('uid', '?')})"
+        elif there.get("checkout") != here["checkout"]:
+            why = f"posted in another checkout ({(there.get('checkout') or {}).get('path', '?')})"
+        else:
+            why = "its signature does not match: edited, or signed with another user's key"
+        return f"not posted here ({why})"
+    if req.answer is not None:
+        want = signing.mac(key, "answer", signing.answer_fields(req.signature, req.answer), root)
+        if not signing.matches(want, req.answer.get("mac")):
+            return "its answer was not given here (no signature of this user and checkout)"
+    return None
+
+
 def current_evidence(req: Request, root: Path) -> Evidence:
     """The request's gate gathered again from the loop's files now."""
     return gather(req.gate, req.loop_path(root), **req.gather_options())
+
+
+def selection_moved(req: Request, evidence: Evidence) -> str | None:
+    """Why ``evidence`` (the request's gate gathered now) is about something else than the request
+    asked — another item, feature or sprint (``evidence.selector``) —, or None: an answer is only
+    ever recorded on what it was asked for."""
+    now = selector(evidence)
+    moved = [f"{k} {now.get(k)}, not {v}" for k, v in req.selector().items() if now.get(k) != v]
+    if not moved:
+        return None
+    return f"the gate now reads {'; '.join(moved)} (asked for {', '.join(req.selector().values())})"
 
 
 def answer_request(
@@ -431,7 +491,7 @@ def answer_request(
     reason: str | None = None,
     *,
     user: str,
-    source: str,
+    source: Provenance | str,
     value: str | None = None,
     shown: dict[str, str] | None = None,
     round_fields: dict[str, Any] | None = None,
@@ -444,10 +504,19 @@ def answer_request(
     ``shown``: the fingerprint of the evidence the person saw (the app shows the gate gathered
     again); without it the request's own. The loop's files must still be what was seen, else
     the answer is refused with the files that changed. A request already answered is refused
-    naming who answered what."""
+    naming who answered what. A request not posted here (:func:`not_posted_here`) is refused; an
+    agent's answer to a human-mode gate is refused as the record path refuses it; the answer is
+    kept with its provenance (``source``) and signed (``signing``)."""
     root = Path(root)
+    prov = as_provenance(source)
     with _locked(root, rid, user):
         req = load_request(root, rid)
+        foreign = not_posted_here(req, root)
+        if foreign:
+            raise DecisionRefused(
+                f"request {rid} is {foreign}: it is never answered or applied here; nothing was recorded",
+                [FieldError("request", foreign)],
+            )
         if req.status != "pending":
             said = (
                 f"was answered already: {req.answered_text()} (it is {req.status})"
@@ -461,6 +530,13 @@ def answer_request(
         if value is not None:
             options["value"] = value
         evidence = gather(req.gate, req.loop_path(root), **options)
+        other = selection_moved(req, evidence)
+        if other:
+            raise DecisionRefused(
+                f"request {rid}: {other}; the answer would land on something else than was asked, so nothing was "
+                "recorded",
+                [FieldError("selector", other)],
+            )
         now = loop_fingerprint(evidence, root)
         seen = shown if shown is not None else req.fingerprint
         moved = changed_files(seen, now)
@@ -472,17 +548,22 @@ def answer_request(
                 [FieldError("fingerprint", "changed: " + ", ".join(moved))],
             )
         ans, reason = validate_answer(evidence, answer, reason)
+        decided_by(user, prov, human_mode=human_mode(evidence))  # AgentAnswerRefused: not taken
         req.answer = {
             "answer": ans.value,
             "reason": reason,
             "value": value,
             "by": user,
             "at": now_iso(),
-            "source": source,
+            "source": prov.via or prov.channel,
+            "provenance": prov.to_record(),
             "fingerprint": now,
         }
         if round_fields:
             req.answer["round_fields"] = dict(round_fields)
+        key = signing.user_key(create=False)
+        assert key is not None  # not_posted_here found it
+        req.answer["mac"] = signing.mac(key, "answer", signing.answer_fields(req.signature or "", req.answer), root)
         req.status = "answered"
         _write(req, root)
         return req
@@ -518,6 +599,12 @@ def apply_request(
     root = Path(root)
     with _locked(root, rid, user):
         req = load_request(root, rid)
+        foreign = not_posted_here(req, root)
+        if foreign:  # nothing is written, not even into the request: it is not this checkout's
+            raise DecisionRefused(
+                f"request {rid} is {foreign}: it is never applied here; nothing was recorded",
+                [FieldError("request", foreign)],
+            )
         if req.status == "applied":
             return stored_result(req)
         if req.status == "refused":
@@ -549,6 +636,13 @@ def apply_request(
             req.applying = None
             _write(req, root)
             return stored_result(req)
+        other = selection_moved(req, evidence)
+        if other:
+            req.status = "refused"
+            req.refusal = f"{other}: the answer was for something else and is not recorded; ask the gate again"
+            req.applying = None
+            _write(req, root)
+            raise DecisionRefused(f"request {rid}: {req.refusal}", [FieldError("selector", other)])
         moved = changed_files(dict(a.get("fingerprint") or {}), now)
         if moved:
             req.status = "refused"
@@ -561,13 +655,14 @@ def apply_request(
             raise DecisionRefused(f"request {rid}: {req.refusal}", [FieldError("fingerprint", "changed")])
         req.applying = {"at": now_iso(), "pid": os.getpid(), "fingerprint": now}
         _write(req, root)
+        prov = Provenance.from_record(a.get("provenance")) or as_provenance(a.get("source"))
         try:
             result = record(
                 evidence,
                 a["answer"],
                 a.get("reason"),
                 user=a["by"],
-                source=f"request {rid} ({a.get('source', '')})",
+                source=prov.with_via(f"request {rid} ({a.get('source', '')})"),
                 session=session,
                 round_fields=a.get("round_fields") or None,
             )
@@ -687,6 +782,7 @@ class RequestView:
     evidence: Evidence | None = None
     fingerprint: dict[str, str] | None = None  # the loop files' now (what an answer to it is checked against)
     problem: str | None = None
+    foreign: str | None = None  # state "planted": why it is not this checkout's (not_posted_here)
 
     def lines(self) -> list[str]:
         """What a person reads of it below its id, one line each: who asks and since when, whether
@@ -699,6 +795,8 @@ class RequestView:
         prompt = (r.evidence or {}).get("workflow_prompt")
         if isinstance(prompt, str) and prompt.strip():
             out.append(prompt)
+        if self.foreign:
+            out.append(f"{self.foreign}: never answered or applied here")
         if self.state == "expired":
             why = self.problem or f"the loop's files changed since it was posted ({', '.join(self.changed)})"
             out.append(f"expired: {why}")
@@ -721,13 +819,18 @@ class RequestView:
             "changed_since_posted": list(self.changed),
             "waiting": self.waiter,
             "problem": self.problem,
+            "not_posted_here": self.foreign,
         }
 
 
 def inspect_request(root: str | os.PathLike[str], req: Request) -> RequestView:
-    """How ``req`` stands now (an open request's gate is gathered again)."""
+    """How ``req`` stands now (an open request's gate is gathered again); ``planted`` when it is not
+    this checkout's (:func:`not_posted_here`): shown, never answered or applied."""
     root = Path(root)
     waiter = waiter_of(root, req.id)
+    foreign = not_posted_here(req, root)
+    if foreign:
+        return RequestView(req, "planted", [], waiter, foreign=foreign)
     if req.status not in OPEN:
         return RequestView(req, req.status, [], waiter)
     try:
@@ -741,15 +844,17 @@ def inspect_request(root: str | os.PathLike[str], req: Request) -> RequestView:
 
 
 def _gate_key(evidence: Evidence) -> tuple:
+    """Which gate ``evidence`` is: its id, its loop (target, state file) and what it is about in
+    that loop (``evidence.selector``: the item, the feature, the sprint)."""
     state = Path(evidence.state_file).resolve() if evidence.state_file is not None else None
-    return (evidence.gate.id, Path(evidence.target).resolve(), state)
+    return (evidence.gate.id, Path(evidence.target).resolve(), state, tuple(sorted(selector(evidence).items())))
 
 
 def pending_for(
     root: str | os.PathLike[str], evidence: Evidence, views: list[RequestView] | None = None
 ) -> RequestView | None:
-    """The pending request of the same gate of the same loop (same target, same state file) as
-    ``evidence``, if a process asked it: an answer given there answers that request, so that
+    """The pending request of the same gate of the same loop (same target, same state file, same
+    item, feature or sprint: ``evidence.selector``) as ``evidence``, if a process asked it: an answer given there answers that request, so that
     the waiting process wakes (``views``: the inbox as already read)."""
     if views is None:
         found, _ = list_requests(root)

@@ -53,6 +53,7 @@ from scars.core.gates.evidence import Evidence, GateResult, build_entry, validat
 from scars.core.gates.state_io import gate_result
 from scars.core.loops.samsara import feature_state
 from scars.core.model import GROUP_LABEL, GROUPS, REGISTRY_FILE, Feature, ScarItem
+from scars.core.provenance import Provenance, as_provenance
 from scars.core.samsara.decisions import validate_decision
 from scars.core.samsara.rounds import RULE_3, RoundFigures, Valve, transition_line, valves_after_round
 from scars.core.samsara.session import FeatureSession, undecided_outcome
@@ -174,6 +175,7 @@ def _base(gate: Gate, session: FeatureSession, prompt: str, figures, warnings=No
         context={
             "root": Path(feature.path),
             "feature": feature.name,
+            "auto_mode": feature.auto_mode,
             "loop_state": feature_state(
                 feature, Path(feature.path), decisions=dict(session.decisions), open_round=session.current_round()
             ),
@@ -892,29 +894,51 @@ def apply(
     *,
     user: str,
     session: FeatureSession | None,
-    source: str,
+    source: Provenance | str | None,
     auto_entry: bool | None = None,
     round_fields: dict[str, Any] | None = None,
 ) -> GateResult:
     """Record a validated answer under ``session`` (open and writable). ``round_fields``: a round
-    gate's Rule-3 fields (budget_spent, evidence_gained, residual_risk) given with the answer."""
+    gate's Rule-3 fields (budget_spent, evidence_gained, residual_risk) given with the answer.
+
+    ``source``: the answer's provenance, kept in every journal record it writes (and said in its
+    entries); a bare label is a change of the session's own provenance (`scars decide --blocked`),
+    or read by ``provenance.as_provenance`` when the session has none. Who the answer is recorded
+    as is the session's rule (``FeatureSession.decided_by``: refused, before anything is written,
+    when an agent answers a human-mode gate without a terminal)."""
     if session is None or session.read_only:
         raise UsageError("a samsara gate records under a writable FeatureSession")
+    prov = _provenance_of(session, source)
     want = entries_wanted(session.feature, auto_entry)
-    if evidence.gate.id in ROUND_GATES:
-        result = _apply_round(session, evidence, ans, reason, user, source, want, round_fields)
-    else:
-        if round_fields:
-            raise UsageError(
-                f"budget_spent / evidence_gained / residual_risk belong to a round gate, not {evidence.gate.id}"
-            )
-        result = _APPLY[evidence.gate.id](session, evidence, ans, reason, user, source, want)
-    result.source = source
+    with session.answering(prov):
+        user = session.decided_by()  # AgentAnswerRefused before anything is written
+        evidence.context["provenance"] = prov
+        journaled = len(session.records)
+        if evidence.gate.id in ROUND_GATES:
+            result = _apply_round(session, evidence, ans, reason, user, prov.via, want, round_fields)
+        else:
+            if round_fields:
+                raise UsageError(
+                    f"budget_spent / evidence_gained / residual_risk belong to a round gate, not {evidence.gate.id}"
+                )
+            result = _APPLY[evidence.gate.id](session, evidence, ans, reason, user, prov.via, want)
+        if len(session.records) == journaled:  # a human-mode entry or triage gate: no record of its own
+            session.record_gate_answer(evidence.gate.id, ans.value, reason)
+    result.source = prov.via or prov.channel
+    result.extra["provenance"] = prov.to_record()
     return result
 
 
-def _writable(path: Path, user: str) -> FeatureSession:
-    return FeatureSession.open(path, user=user)
+def _provenance_of(session: FeatureSession, source: Provenance | str | None) -> Provenance:
+    if isinstance(source, Provenance):
+        return source
+    if session.provenance is not None:
+        return session.provenance.with_via(source or session.provenance.via)
+    return as_provenance(source)
+
+
+def _writable(path: Path, user: str, provenance: Provenance | None = None) -> FeatureSession:
+    return FeatureSession.open(path, user=user, provenance=provenance)
 
 
 def _options_for(evidence: Evidence) -> dict[str, Any]:
@@ -927,7 +951,7 @@ def record(
     reason: str | None,
     *,
     user: str,
-    source: str,
+    source: Provenance | str,
     session: FeatureSession | None = None,
     auto_entry: bool | None = None,
     round_fields: dict[str, Any] | None = None,
@@ -939,7 +963,7 @@ def record(
     kw: dict[str, Any] = {"user": user, "source": source, "auto_entry": auto_entry, "round_fields": round_fields}
     if session is not None:
         return _record_in(session, evidence, answer_text, reason, **kw)
-    with _writable(evidence.target, user) as own:
+    with _writable(evidence.target, user, as_provenance(source)) as own:
         return _record_in(own, evidence, answer_text, reason, **kw)
 
 
@@ -950,7 +974,7 @@ def _record_in(
     reason: str | None,
     *,
     user: str,
-    source: str,
+    source: Provenance | str | None,
     auto_entry: bool | None,
     round_fields: dict[str, Any] | None = None,
 ) -> GateResult:
@@ -961,9 +985,11 @@ def _record_in(
     )
 
 
-def record_triage(evidence: Evidence, *, user: str, source: str, auto_entry: bool | None = None) -> GateResult | None:
+def record_triage(
+    evidence: Evidence, *, user: str, source: Provenance | str, auto_entry: bool | None = None
+) -> GateResult | None:
     """The triage gate after the app recorded the item decisions (None: no decision was made)."""
-    with _writable(evidence.target, user) as session:
+    with _writable(evidence.target, user, as_provenance(source)) as session:
         fresh = gather(TRIAGE, evidence.target, session=session)
         if not any(fresh.context["counts"].values()):
             return None
@@ -1012,13 +1038,15 @@ def close_round_result(
     )
     assert ans is not None  # both round gates answer continue and stop
     trigger = fields.pop("trigger", None)
+    if session.provenance is not None:
+        ev.context["provenance"] = session.provenance  # said in the round's entry
     return _close(
         session,
         ev,
         ans,
         reason,
         decision=decision,
-        user=session.user,
+        user=session.decided_by(),  # AgentAnswerRefused before anything is written
         want=entries_wanted(session.feature, auto_entry),
         trigger=trigger,
         fields=fields,
@@ -1033,7 +1061,7 @@ def record_blocked(
     """`scars decide ITEM --blocked retry|reclassify`: the blocked-fix gate's answer."""
     ev = gather(GATES["blocked-fix"], session.path, session=session, item=item)
     answer = "retry" if outcome == "retry_with_context" else "defer"
-    return _record_in(session, ev, answer, reason, user=session.user, source="scars decide", auto_entry=auto_entry)
+    return _record_in(session, ev, answer, reason, user=session.user, source=None, auto_entry=auto_entry)
 
 
 # --------------------------------------------------------------------------------------------
@@ -1154,7 +1182,7 @@ def replay(
     *,
     user: str,
     options: dict[str, Any],
-    source: str,
+    source: Provenance | str,
     auto_entry: bool | None = None,
 ) -> list[GateResult]:
     feature_dir = Path(path)
@@ -1225,7 +1253,7 @@ def replay(
         )
     # 2. Replay under the writer lock, in the loop's order.
     results: list[GateResult] = []
-    with _writable(feature_dir, user) as session:
+    with _writable(feature_dir, user, as_provenance(source)) as session:
         for gid, e in plan:
             if gid == "triage":
                 for item_id, entry in af.items.items():

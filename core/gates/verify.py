@@ -44,6 +44,7 @@ from scars.core.formats.auto_decisions import parse_auto_decisions
 from scars.core.formats.iteration_log import _plain_round
 from scars.core.gates.catalog import DECISION_POINTS, FORMER_ENTRY_IDS, SEED_002_POINTS, point_of
 from scars.core.model import Problem
+from scars.core.provenance import Provenance
 from scars.core.samsara.decisions import ACCEPT_REQUIRED, replay
 from scars.core.samsara.feature import read_feature
 from scars.core.samsara.rounds import RULE_3, counted_by_scars
@@ -103,7 +104,50 @@ def verify_feature(feature_dir: str | Path) -> Verification:
     v = Verification(feature=feature.name)
     entries = _check_auto_decisions(path, feature, v)
     _check_iteration_log(path, feature, v, entries)
+    _check_provenance(path, feature, v)
     return v
+
+
+# The journal records that are a person's decision or gate answer (scars.core.samsara.decisions).
+_DECIDED = ("decision", "sign_off", "blocked_fix", "undo", "round_close", "auto_decision", "gate_answer")
+
+
+def _check_provenance(path: Path, feature, v: Verification) -> None:
+    """Human-in-the-loop mode: every decision and gate answer of the journal was a person's — its
+    provenance (scars.core.provenance) says no agent session and a terminal, the app or a request
+    answered there. An agent's is a failure; one without a terminal from a flag, a variable or
+    an answers file is unknown (a script or an agent nobody detected may have given it); records
+    from before provenance was kept are one note."""
+    if feature.auto_mode:
+        return
+    jp = journal_path(path)
+    if not jp.is_file():
+        return
+    shown = ".scars/journal.jsonl"
+    legacy = 0
+    for rec in read_journal(jp).records:
+        if rec.get("type") not in _DECIDED or rec.get("source") == "scars watch check":  # a watch's reopen: scars'
+            continue
+        if "provenance" not in rec:
+            legacy += 1
+            continue
+        prov = Provenance.from_record(rec.get("provenance"))
+        what = f"journal record {rec.get('seq')} ({rec.get('type')}, by {rec.get('by', '?')})"
+        if prov is None:
+            v.add("failure", shown, f"{what}: its provenance is unreadable")
+        elif prov.agent is not None:
+            v.add(
+                "failure", shown, f"{what}: a human-in-the-loop decision made in an agent session ({prov.describe()})"
+            )
+        elif not prov.by_a_person:
+            v.add(
+                "unknown",
+                shown,
+                f"{what}: a human-in-the-loop decision given without a terminal ({prov.describe()}): "
+                "no sign that a person made it",
+            )
+    if legacy:
+        v.add("note", shown, f"{legacy} decision record(s) from before provenance was kept: no provenance recorded")
 
 
 # --------------------------------------------------------------------------- auto-decisions.md

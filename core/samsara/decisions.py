@@ -252,6 +252,11 @@ AUTO_DECISION = "auto_decision"
 REOPEN = "reopen"  # {"item_id", "cause", "watch"}: a fired watch sends the item back to triage
 
 
+# {"gate", "answer", "reason", "round"}: a gate answer that writes no other record (a human-mode
+# entry or triage gate), kept for who answered and whence. Changes no state.
+GATE_ANSWER = "gate_answer"
+
+
 UNDOABLE = frozenset({DECISION, SIGN_OFF, BLOCKED_FIX})
 
 

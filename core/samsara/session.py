@@ -20,10 +20,11 @@ that a method had returned.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,11 +35,14 @@ from scars.core.formats.iteration_log import DECISIONS as ROUND_DECISIONS
 from scars.core.formats.iteration_log import IterationLogFile
 from scars.core.git import current_commit
 from scars.core.model import Feature
+from scars.core.provenance import Provenance
+from scars.core.provenance import decided_by as decider
 from scars.core.samsara.decisions import (
     AUTO_DECISION,
     BLOCKED_FIX,
     BLOCKED_OUTCOMES,
     DECISION,
+    GATE_ANSWER,
     REOPEN,
     ROUND_CLOSE,
     ROUND_START,
@@ -104,6 +108,9 @@ class FeatureSession:
         self._index: tuple[Any, dict[str, Any]] | None = None  # (feature, item_id -> item)
         self._carried: tuple[Any, dict[str, Decision]] | None = None  # (feature, carried decisions)
         self._watch_reopened: set[str] = set()  # items .scars/watches.jsonl says a watch reopened
+        # Where this session's changes come from (scars.core.provenance; set by the front end at
+        # open, or for one answer by :meth:`answering`): kept in every journal record it writes.
+        self.provenance: Provenance | None = None
 
     # ------------------------------------------------------------------ opening
 
@@ -115,6 +122,7 @@ class FeatureSession:
         read_only: bool = False,
         user: str | None = None,
         meanwhile: Callable[[FeatureSession], None] | None = None,
+        provenance: Provenance | None = None,
     ) -> FeatureSession:
         """``meanwhile``: called, when the feature is read (not found in the cache), with this
         session open (its journal read and replayed) over the feature but for its possible
@@ -133,6 +141,7 @@ class FeatureSession:
             lock = FeatureLock(path, user=who, root=root).acquire()
         try:
             session = cls(path, read_only=read_only, user=who, lock=lock, root=root)
+            session.provenance = provenance
             session._load(meanwhile)
         except BaseException:
             if lock is not None:
@@ -262,6 +271,32 @@ class FeatureSession:
 
     # ------------------------------------------------------------------ writes
 
+    @contextlib.contextmanager
+    def answering(self, provenance: Provenance | None) -> Iterator[None]:
+        """The changes made inside come from ``provenance`` (a gate answer, a request, through a
+        session a front end holds open); None keeps the session's own."""
+        before = self.provenance
+        if provenance is not None:
+            self.provenance = provenance
+        try:
+            yield
+        finally:
+            self.provenance = before
+
+    def decided_by(self) -> str:
+        """Who a change made now is recorded as (:func:`scars.core.provenance.decided_by`: the
+        session's user, or the agent's name in human-in-the-loop mode when agent answers are
+        allowed); raises AgentAnswerRefused when an agent's answer may not be recorded here."""
+        human = not (self.feature is not None and self.feature.auto_mode)
+        return decider(self.user, self.provenance, human_mode=human)
+
+    def _stamp(self) -> dict[str, Any]:
+        """Who and whence of a journal record (checked before anything is written)."""
+        out: dict[str, Any] = {"by": self.decided_by()}
+        if self.provenance is not None:
+            out["provenance"] = self.provenance.to_record()
+        return out
+
     def _writable(self) -> Journal:
         if self.read_only or self._journal is None:
             raise UsageError("this session is read-only (another writer holds the lock or it was opened read-only)")
@@ -276,7 +311,8 @@ class FeatureSession:
             e.check()
         if entries:
             payload["entries"] = [e.to_record() for e in entries]
-        rec = self._writable().append(type_, at=now_iso(), by=self.user, **payload)
+        journal = self._writable()
+        rec = journal.append(type_, at=now_iso(), **self._stamp(), **payload)
         apply(self._state, rec)
         return rec
 
@@ -348,7 +384,7 @@ class FeatureSession:
             base = current_commit(self.path)
             if base:
                 fields = {**fields, "watch_base": base}
-        d = make_decision(item_id, action, decided_by=self.user, batch_id=batch_id, **fields)
+        d = make_decision(item_id, action, decided_by=self.decided_by(), batch_id=batch_id, **fields)
         rec = d.to_dict()
         rec["description"] = item.text
 
@@ -407,7 +443,8 @@ class FeatureSession:
 
     def _undo_record(self, target: int) -> list[str]:
         items = self._record_items(self._record(target))
-        self._writable().append(UNDO, at=now_iso(), by=self.user, target=target, items=items)
+        journal = self._writable()
+        journal.append(UNDO, at=now_iso(), **self._stamp(), target=target, items=items)
         self._replay()
         return items
 
@@ -452,7 +489,7 @@ class FeatureSession:
             item_id=item_id,
             outcome=outcome,
             reason=(reason or "").strip() or None,
-            decided_by=self.user,
+            decided_by=self.decided_by(),
             round=self._round_of_change(),
         )
         self._write_entries(entries, f"the blocked-fix outcome of {item_id} is")
@@ -622,6 +659,9 @@ class FeatureSession:
             entry["undecided_outcome"] = undecided_outcome(decision, fig.round)
         if fig.fix_open:
             entry["fixes_not_applied"] = len(fig.fix_open)
+        if self.provenance is not None:
+            # Where the round's decision came from (an extra key; scars.core.provenance).
+            entry["provenance"] = self.provenance.to_record()
         people = self._triaged_by(triage)
         if people:
             entry["triaged_by"] = people
@@ -771,6 +811,12 @@ class FeatureSession:
         return self._flush_rounds(strict=True)
 
     # ------------------------------------------------------------------ auto-decisions.md
+
+    def record_gate_answer(self, gate_id: str, answer: str, reason: str | None) -> None:
+        """The journal record of a gate answer that writes no other record of its own (a human-mode
+        entry or triage gate: no auto-decisions.md entry), so that who answered, and whence, is kept."""
+        self._writable()
+        self._append(GATE_ANSWER, gate=gate_id, answer=answer, reason=reason, round=self._round_of_change())
 
     def append_auto_decision(self, entry: DecisionEntry, *, source: str | None = None) -> int:
         """Append one auto-decisions.md entry (formats.md §1.6) of a decision that has no journal

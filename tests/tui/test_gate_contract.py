@@ -104,6 +104,9 @@ def normalised(f: Path) -> dict[str, str | None]:
             continue
         text = p.read_text(encoding="utf-8")
         text = re.sub(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:?\d{2})", "<time>", text)
+        # Where each answer came from differs by front end (scars.core.provenance): compared apart.
+        text = re.sub(r"\n    provenance:\n(      .*\n)+", "\n", text)
+        text = re.sub(r" gate \([a-z-]+, (at a terminal|no terminal)[^)\"]*\)", " gate", text)
         out[name] = text.replace(USER, "<user>")
     return out
 
@@ -219,13 +222,38 @@ def test_the_same_decision_leaves_the_same_logs_through_every_front_end(tmp_path
 
 
 @pytest.mark.parametrize("auto", [False, True], ids=["human", "auto"])
-def test_log_verify_succeeds_on_everything_scars_wrote(tmp_path, capsys, auto):
+def test_log_verify_succeeds_on_everything_scars_wrote(tmp_path, capsys, auto, monkeypatch):
+    # A person at a terminal gives the CLI's and the answers file's answers (else, in human mode,
+    # `log verify` says nothing shows a person made them: test_provenance.py).
+    monkeypatch.setattr("scars.tui.cli.commands._feature.attended", lambda: True)
+    monkeypatch.setattr("scars.tui.cli.commands.gate.attended", lambda: True)
     made = all_front_ends(tmp_path, capsys, auto=auto)
     for name, f in made.items():
         code, out = scars("log", "verify", f, "--json", capsys=capsys)
         assert code == 0, f"{name}: {out}"
         for e in entries(f):
             assert point_of(e.gate_id) is not None, f"{name}: {e.gate_id!r} is not in the catalog"
+
+
+@pytest.mark.parametrize("agent", [False, True], ids=["person", "agent"])
+def test_every_front_end_keeps_the_provenance_the_one_core_function_built(tmp_path, capsys, monkeypatch, agent):
+    """The app, the CLI and the answers file record through scars.core.provenance.provenance: every
+    decision and gate answer of their journals holds its provenance, with each front end's
+    channel, and the agent session (auto mode: the agent is the loop's gatekeeper) the same."""
+    if agent:
+        monkeypatch.setenv("CLAUDECODE", "1")
+        monkeypatch.setenv("CLAUDE_CODE_SESSION_ID", "s-42")
+    made = all_front_ends(tmp_path, capsys, auto=True)
+    want = {"cli": {"flag"}, "app": {"app"}, "answers file": {"answers-file"}}
+    for name, f in made.items():
+        from scars.core.storage.journal import journal_path, read_journal
+
+        records = read_journal(journal_path(f)).records
+        decided = [r for r in records if r["type"] not in ("round_start",)]
+        assert decided and all("provenance" in r for r in decided), name
+        assert {r["provenance"]["channel"] for r in decided} == want[name], name
+        assert {r["provenance"].get("agent") for r in decided} == {"claude-code" if agent else None}, name
+        assert {r["by"] for r in decided} == {USER}, name  # auto mode: the gatekeeper's answer, as given
 
 
 def test_every_other_writer_uses_catalog_ids_and_verifies(tmp_path, capsys):

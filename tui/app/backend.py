@@ -7,6 +7,7 @@ look at an already-read feature) is read-only and refuses every write with a cle
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -15,11 +16,23 @@ from scars.core import gates
 from scars.core.errors import DecisionRefused, FieldError, LockHeld
 from scars.core.gates.evidence import Evidence, GateResult
 from scars.core.model import Feature
+from scars.core.provenance import Provenance, provenance
 from scars.core.samsara.decisions import Decision, resolve_user, validate_decision
 from scars.core.samsara.session import FeatureSession
 from scars.core.samsara.watches import validate_watch
 from scars.core.storage.durable import WriteFailed
 from scars.core.storage.lock import describe_holder
+
+
+def app_provenance(channel: str = "app", via: str = "app") -> Provenance:
+    """The provenance of a decision or answer taken in the app (``request-app``: a request answered
+    there), by the one core function; ``tty``: the app's stdin and stdout are a terminal (under
+    `scars serve` they are pipes to the browser's driver)."""
+    try:
+        tty = sys.stdin.isatty() and sys.stdout.isatty()
+    except (AttributeError, ValueError):
+        tty = False
+    return provenance(channel, tty=tty, via=via)
 
 
 class ReadOnly(DecisionRefused):
@@ -89,7 +102,9 @@ class Backend:
 
         hook = opened if meanwhile is not None else None
         try:
-            session = FeatureSession.open(feature_dir, read_only=read_only, user=user, meanwhile=hook)
+            session = FeatureSession.open(
+                feature_dir, read_only=read_only, user=user, meanwhile=hook, provenance=app_provenance()
+            )
         except LockHeld as exc:
             holder = exc.holder or {}
             session = FeatureSession.open(feature_dir, read_only=True, user=user, meanwhile=hook)
@@ -239,7 +254,9 @@ class Backend:
     ) -> GateResult:
         """Record a gate's answer through the gates' one record path, under this session."""
         s = self._as(decided_by)
-        result = gates.record(evidence, answer, reason, user=s.user, source="app", session=s, round_fields=round_fields)
+        result = gates.record(
+            evidence, answer, reason, user=s.user, source=app_provenance(), session=s, round_fields=round_fields
+        )
         self.feature = s.feature
         return result
 

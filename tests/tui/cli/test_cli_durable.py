@@ -179,7 +179,14 @@ def test_console_script_without_tty(feature):
     assert p.returncode == 0 and p.stdout.startswith("saved: " + a)
 
 
-def test_log_verify(feature):
+@pytest.fixture
+def at_a_terminal(monkeypatch):
+    """A person types these commands at a terminal: in human mode `log verify` then finds each
+    decision a person's (without one it says nothing shows so: tests/core/test_provenance.py)."""
+    monkeypatch.setattr("scars.tui.cli.commands._feature.attended", lambda: True)
+
+
+def test_log_verify(feature, at_a_terminal):
     a, b, c, d = item_ids(feature)
     p = scars("log", "verify", str(feature), "--json", check_rc=3)
     assert json.loads(p.stdout)["outcome"] == "unknown"
@@ -227,7 +234,7 @@ def test_log_verify(feature):
     assert "has no owner" in msgs and "generic" in msgs and "differs from the round scars recorded" in msgs
 
 
-def test_log_verify_on_a_repository_verifies_every_feature(tmp_path):
+def test_log_verify_on_a_repository_verifies_every_feature(tmp_path, at_a_terminal):
     f1 = csv_feature(tmp_path, name="2026-07-10_one")
     csv_feature(tmp_path, name="2026-07-11_two")
     a = item_ids(f1)[0]

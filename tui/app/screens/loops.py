@@ -38,6 +38,7 @@ from scars.core.loops import discover_loops
 from scars.core.samsara.decisions import resolve_user
 from scars.core.sanitize import one_line
 from scars.core.text import join_clauses
+from scars.tui.app.backend import app_provenance
 from scars.tui.app.screens.loop_gate import LoopGate
 
 _BARS = "▁▂▃▄▅▆▇█"
@@ -331,7 +332,7 @@ class LoopsScreen(Screen[None]):
         try:
             evidence = gates.gather(call.gate, call.path, **options)
             result = gates.record(
-                evidence, res["answer"], res["reason"], user=resolve_user(self.app.driver), source="app"
+                evidence, res["answer"], res["reason"], user=resolve_user(self.app.driver), source=app_provenance()
             )
         except ScarsError as exc:
             self.notify(one_line(str(exc), 300), title=call.gate, severity="error", markup=False)
@@ -399,7 +400,7 @@ class LoopsScreen(Screen[None]):
                 res["answer"],
                 res["reason"],
                 user=resolve_user(self.app.driver),
-                source="app",
+                source=app_provenance("request-app", "app"),
                 value=res.get("value"),
                 shown=view.fingerprint,
             )

@@ -85,11 +85,36 @@ def rule3_from_args(args: argparse.Namespace) -> dict[str, Any]:
     )
 
 
-def open_session(args: argparse.Namespace, *, read_only: bool = False):
+def attended() -> bool:
+    """Whether a person is at this command's terminal: stdin and stdout are terminals (what a
+    decision's provenance says, scars.core.provenance)."""
+    try:
+        return sys.stdin.isatty() and sys.stdout.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def answered_here(channel: str, via: str):
+    """The provenance of an answer this command takes (``channel``: flag, env, prompt,
+    answers-file, request-answer), built by the one core function."""
+    # lazy: loaded when a command records, not for its --help or completion
+    from scars.core.provenance import provenance
+
+    return provenance(channel, tty=attended(), via=via)
+
+
+def open_session(args: argparse.Namespace, *, read_only: bool = False, via: str | None = None):
+    """The feature's session; ``via``: the command's words (`scars decide`), given when its changes
+    are a person's decisions — their provenance (a flag of this command) goes into every record."""
     # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
     from scars.core.samsara.session import FeatureSession
 
-    return FeatureSession.open(Path(args.feature), read_only=read_only, user=getattr(args, "as_user", None))
+    return FeatureSession.open(
+        Path(args.feature),
+        read_only=read_only,
+        user=getattr(args, "as_user", None),
+        provenance=answered_here("flag", via) if via is not None else None,
+    )
 
 
 def emit(obj: dict[str, Any]) -> None:

@@ -45,11 +45,18 @@ def run(args: argparse.Namespace) -> int:
     # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
     from scars.core.gates import requests as rq
     from scars.core.samsara.decisions import resolve_user
+    from scars.tui.cli.commands._feature import answered_here
 
     root = rq.requests_root(args.path)
     user = resolve_user(args.user)
     req = rq.answer_request(
-        root, args.request, args.answer, args.reason, user=user, source="scars answer", value=args.value
+        root,
+        args.request,
+        args.answer,
+        args.reason,
+        user=user,
+        source=answered_here("request-answer", "scars answer"),
+        value=args.value,
     )
     out: dict = {"request": req.id, "status": req.status, "answer": req.answer}
     waiter = rq.waiter_of(root, req.id)

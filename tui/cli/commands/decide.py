@@ -79,7 +79,7 @@ def _fields(args: argparse.Namespace) -> dict:
 
 def _run(args: argparse.Namespace) -> int:
 
-    with open_session(args) as session:
+    with open_session(args, via="scars decide") as session:
         if args.sign_off is not None:
             if len(args.item_ids) != 1:
                 raise UsageError("--sign-off takes one item id")

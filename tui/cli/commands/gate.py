@@ -24,7 +24,13 @@ from scars.core.errors import HumanNeeded, ScarsError, UsageError
 from scars.core.gates.answers import ROUND_GATES
 from scars.core.gates.catalog import GATES, answers_hint, get_gate
 from scars.core.sanitize import one_line
-from scars.tui.cli.commands._feature import add_auto_entry_arguments, add_rule3_arguments, rule3_from_args
+from scars.tui.cli.commands._feature import (
+    add_auto_entry_arguments,
+    add_rule3_arguments,
+    answered_here,
+    attended,
+    rule3_from_args,
+)
 
 DESCRIPTION = (
     "Answer one human gate of an iteration loop. Gates: "
@@ -120,21 +126,18 @@ def _user(explicit: str | None) -> str:
 
 
 def _is_interactive() -> bool:
-    try:
-        return sys.stdin.isatty() and sys.stdout.isatty()
-    except (AttributeError, ValueError):
-        return False
+    return attended()
 
 
 def _noninteractive_answer(args, gate) -> tuple[str | None, str | None, str]:
     """(answer, reason, source) from the flag, SCARS_ANSWER_<GATE>, or loop-spec's variables."""
     if args.answer is not None:
-        return args.answer, args.reason, "flag --answer"
+        return args.answer, args.reason, answered_here("flag", "flag --answer")
     env = settings.current()
     env_answer = env.gate_answer(gate.id)
     if env_answer is not None and env_answer.strip():
         reason = args.reason if args.reason is not None else env.gate_reason(gate.id)
-        return env_answer, reason, f"environment {settings.env_var(gate.id)}"
+        return env_answer, reason, answered_here("env", f"environment {settings.env_var(gate.id)}")
     if gate.id == "spec" and env.loop_spec_non_interactive:
         raw = env.loop_spec_iterate_spec_answer
         value = raw.strip() or "reopen"
@@ -143,8 +146,8 @@ def _noninteractive_answer(args, gate) -> tuple[str | None, str | None, str]:
         reason = args.reason
         if reason is None:
             reason = f"LOOP_SPEC_ANSWER_ITERATE_SPEC={value} under LOOP_SPEC_NON_INTERACTIVE (prepared answer of this non-interactive run)"
-        return value, reason, "environment LOOP_SPEC_ANSWER_ITERATE_SPEC"
-    return None, args.reason, "terminal"
+        return value, reason, answered_here("env", "environment LOOP_SPEC_ANSWER_ITERATE_SPEC")
+    return None, args.reason, answered_here("prompt", "terminal")
 
 
 def _emit(args, results: list, named: str) -> None:
@@ -198,7 +201,13 @@ def _run(args, gate, shown: list) -> int:
         if args.answer is not None:
             raise UsageError("give either --answer or --answers, not both")
         results = core.replay_answers_file(
-            gate.id, path, args.answers, user=_user(args.user), options=options, auto_entry=args.auto_entry
+            gate.id,
+            path,
+            args.answers,
+            user=_user(args.user),
+            options=options,
+            auto_entry=args.auto_entry,
+            tty=attended(),
         )
         _emit(args, results, gate.id)
         return 0
@@ -227,7 +236,7 @@ def _run(args, gate, shown: list) -> int:
                 + answers_hint(gate, args.path, args.item)
             )
         answer, reason = _ask(evidence)
-        source = "terminal"
+        source = answered_here("prompt", "terminal")
         if round_gate:
             fields = _ask_rule3(evidence, fields)
     else:
@@ -248,9 +257,7 @@ def _run(args, gate, shown: list) -> int:
     return 0
 
 
-def _answer_waiting_request(
-    args, path: str, evidence, answer: str, reason: str | None, source: str, fields: dict[str, Any]
-):
+def _answer_waiting_request(args, path: str, evidence, answer: str, reason: str | None, source, fields: dict[str, Any]):
     """When a process waits on this very gate (`scars gate … --wait`), the answer given here
     answers its request (with a round gate's Rule-3 fields) and is recorded through it, so that
     the process wakes; else None."""
@@ -417,7 +424,10 @@ def _triage(args, path: str) -> int:
     if code != 0:
         return code
     result = core.record_triage(
-        evidence, user=_user(args.user), source="terminal (scars triage app)", auto_entry=args.auto_entry
+        evidence,
+        user=_user(args.user),
+        source=answered_here("app", "terminal (scars triage app)"),
+        auto_entry=args.auto_entry,
     )
     if result is None:
         print("gate triage: no decision was made in the app; nothing recorded", file=sys.stderr)

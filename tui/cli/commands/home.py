@@ -70,13 +70,16 @@ def other_waiting_loops(root: Path) -> list:
 
 
 def pending_requests(root: Path) -> list:
-    """The gate requests still waiting for an answer in the inbox ``root`` shows ([] when unreadable)."""
+    """The gate requests still waiting for an answer in the inbox ``root`` shows ([] when unreadable);
+    one this checkout did not post (shipped, planted: `scars requests` lists it as planted) is never
+    offered for an answer."""
     try:
         # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
         from scars.core.gates import requests as rq
 
-        found, _ = rq.list_requests(rq.requests_root(root))
-        return [r for r in found if r.status == "pending"]
+        inbox = rq.requests_root(root)
+        found, _ = rq.list_requests(inbox)
+        return [r for r in found if r.status == "pending" and rq.not_posted_here(r, inbox) is None]
     except Exception:  # noqa: BLE001 - the inbox is a convenience; `scars requests` explains a bad file
         return []
 

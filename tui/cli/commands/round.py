@@ -95,7 +95,9 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     cmd = args.round_command
-    with open_session(args, read_only=(cmd == "status")) as session:
+    # A round close is a person's decision (its provenance is kept); start, status and flush are not.
+    via = "scars round close" if cmd == "close" else None
+    with open_session(args, read_only=(cmd == "status"), via=via) as session:
         if cmd == "start":
             info = session.start_round(override_max_rounds=args.override_max_rounds)
             if args.json:

@@ -26,7 +26,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    with open_session(args) as session:
+    with open_session(args, via="scars undo") as session:
         reverted = session.undo_item(args.item) if args.item else session.undo()
         now = {i: session.decisions.get(i) for i in reverted}
         if args.json:
