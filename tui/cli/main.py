@@ -97,6 +97,7 @@ DESCRIPTION = (
 EPILOG = (
     "Exit codes: 0 ok; 2 usage error or path not found; 3 parse failures with --strict, or a "
     "gate needs a human; 4 decision refused / invalid answer; 5 another writer holds the lock; "
+    "6 a write would leave the repository through a symlink; 7 an agent answered a human gate; "
     "130 interrupted. Run `scars demo` to try it on a bundled example."
 )
 
