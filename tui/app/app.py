@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import os
+import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -74,6 +75,28 @@ def disk_stamp(backend: Backend, taken: tuple[Any, Any] | None = None) -> object
     if fp is None:
         return None
     return [fp, journal] if backend.read_only else [fp]
+
+
+def unfreeze_and_collect() -> None:
+    """What ``gc.freeze()`` froze goes back to the collector, and a full collection that really
+    ran frees its cyclic garbage.
+
+    In CPython 3.11 ``gc.collect()`` does nothing and returns 0 while another thread is inside a
+    collection: a collection runs Python code (weakref callbacks, ``__del__``, ``gc.callbacks``)
+    and the GIL can pass to another thread in the middle of it. Every thread of a running app
+    can be the one collecting (the event loop, a worker, the test runner's), so no thread is a
+    place where the call is sure to run: it is asked again until it did. Each try first makes a
+    cycle for it to find, so a try that ran returns at least 1 and one skipped returns 0 (a try
+    that ran after another thread's collection freed the cycle only costs one more try).
+    """
+    gc.unfreeze()
+    while True:
+        probe: list = []
+        probe.append(probe)
+        del probe
+        if gc.collect():
+            return
+        time.sleep(0.001)  # the GIL to the thread whose collection is under way, to finish it
 
 
 def _valves(feature: Feature, decisions: dict) -> list:
@@ -312,8 +335,7 @@ class ScarsApp(App[int]):
             # What the last load froze goes back to the collector and its cyclic garbage (a
             # screen closed, a worker done since, the feature left for another) is freed now,
             # once per load: frozen again below, it would be kept until the app exits.
-            gc.unfreeze()
-            gc.collect()
+            unfreeze_and_collect()
         shown_early = False
         taken: tuple[Any, Any] | None = None  # a first open's input stamps, taken before it reads
 
