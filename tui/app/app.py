@@ -156,6 +156,14 @@ class ScarsApp(App[int]):
             self.backend = backend
             self.state = state
 
+    class FilterPrepared(Message):
+        """The filter's haystack and rows of ``state`` are built (posted from its worker): the last
+        work a load starts."""
+
+        def __init__(self, state: TriageState) -> None:
+            super().__init__()
+            self.state = state
+
     class LoadFailed(Message):
         def __init__(self, error: BaseException) -> None:
             super().__init__()
@@ -199,6 +207,7 @@ class ScarsApp(App[int]):
         # a reload waits for them (its why kept here).
         self._patterns_pending = False
         self._reload_after_patterns: str | None = None
+        self._prepared: TriageState | None = None  # the state whose filter is prepared
 
     @classmethod
     def from_feature(cls, feature: Feature, session: FeatureSession | None = None, **kwargs: Any) -> ScarsApp:
@@ -244,6 +253,12 @@ class ScarsApp(App[int]):
     def patterns_pending(self) -> bool:
         """The list is shown and the feature's possible patterns are still computed."""
         return self._patterns_pending
+
+    @property
+    def filter_ready(self) -> bool:
+        """The feature shown (its possible patterns too) and its filter prepared: nothing a load
+        started is still to come (a test's start waits for it)."""
+        return self.state is not None and self._prepared is self.state and not self._patterns_pending
 
     @property
     def is_loaded(self) -> bool:
@@ -485,6 +500,10 @@ class ScarsApp(App[int]):
         with gc_paused():
             state.prepare_filter()
         gc.freeze()  # every item's view and the haystack, as the load's objects (see _load)
+        self.post_message(self.FilterPrepared(state))
+
+    def on_scars_app_filter_prepared(self, message: ScarsApp.FilterPrepared) -> None:
+        self._prepared = message.state
 
     def on_scars_app_load_failed(self, message: ScarsApp.LoadFailed) -> None:
         self.load_error = message.error
