@@ -15,7 +15,7 @@ from textual.widgets import Button, Input
 from scars.core.samsara.session import FeatureSession
 from scars.tui.app.app import ScarsApp
 from scars.tui.app.widgets.item_list import ItemList
-from tests.factories import filter_shown, wait_settled, wait_until  # noqa: E402
+from tests.factories import filter_shown, report, wait_settled, wait_until, write_feature  # noqa: E402
 
 SIZE = (120, 40)
 
@@ -602,3 +602,36 @@ async def test_a_report_written_while_the_app_first_reads_the_feature_is_shown(f
         await wait_until(
             pilot, lambda: any(it.task_id == "task-9" for it in app.feature.items), "the report written meanwhile shown"
         )
+
+
+HOSTILE_REPORT = "task-2\x1b[2J\x07-scar.yaml"  # ESC [2J clears a terminal, BEL rings it
+
+
+def raw_controls(text: str) -> list[str]:
+    """The C0 / DEL / C1 control characters in ``text`` (what a terminal would act on)."""
+    return [ch for ch in text if ord(ch) < 0x20 or 0x7F <= ord(ch) <= 0x9F]
+
+
+@aio
+async def test_a_report_named_with_escapes_is_shown_inert_wherever_its_name_is(tmp_path):
+    """A report's file name is the repository's text: a parse failure's row in the list, the
+    warning bar and the detail show it with its controls made visible (␛ ␇), never raw; so does
+    the header the feature directory's name (an OSC title sequence here)."""
+    feature = write_feature(
+        tmp_path, {"task-1-scar.yaml": report("task-1", ks=['description: "fine"'])}, name="2026-11-02_demo\x1b]0;x\x07"
+    )
+    (feature / "scar-reports" / HOSTILE_REPORT).write_text("known_shortcuts: [unclosed\n", encoding="utf-8")
+    app = ScarsApp(feature, user="alice")
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        items = app.screen.query_one(ItemList)
+        at = next(k for k, r in enumerate(items.rows) if r.kind == "failure")
+        assert "\x1b" in items.rows[at].failure.where  # the name as read: the row must make it inert
+        row = items.render_line(at - int(items.scroll_offset.y)).text
+        bar = app.screen.query_one("#warnings").render()
+        header = screen_text_lines(app)[0].rstrip("\n")
+        assert "demo␛]0;x␇" in header and raw_controls(header) == [], header  # the feature's own name
+        items.move_to(at)
+        await wait_until(pilot, lambda: "Parse failure" in detail_text(app), "the failure's detail")
+        for shown in (row, str(bar), " ".join(detail_text(app).splitlines())):  # (the detail's own lines)
+            assert "task-2␛[2J␇-scar.yaml" in shown and raw_controls(shown) == [], shown
