@@ -893,6 +893,44 @@ async def wait_until(pilot, condition: Callable[[], object], what: str, timeout:
         await pilot.pause()
 
 
+def laid_out(app) -> bool:  # noqa: ANN001
+    """Nothing the app's widgets asked for is still to be done: no message queued at the app, the
+    screen or any widget (scrollbars too: they are outside the DOM), no layout, scroll, repaint,
+    style refresh or recompose asked and not done, no widget waiting for the screen's update and
+    no callback waiting for the next refresh. A widget asks 0.3-2 ms after the message that makes
+    it (a Static's, a Horizontal's, a ScrollBar's layout): the screen's own flags miss those.
+    (Textual 8.2's private flags, the ones its idle handlers read: textual is pinned exactly.)"""
+    screen = app.screen
+    nodes = [screen, *screen.walk_children()]
+    nodes += [bar for node in list(nodes) for bar in node._get_virtual_dom()]
+    if not app._message_queue.empty() or app._next_callbacks:
+        return False
+    for node in nodes:
+        if not node._message_queue.empty() or node._next_callbacks:
+            return False
+        if (
+            node._layout_required
+            or node._scroll_required
+            or node._repaint_required
+            or node._refresh_styles_required
+            or node._recompose_required
+        ):
+            return False
+    return not (screen._dirty_widgets or screen._callbacks or screen._compositor._dirty_regions)
+
+
+def settled(app) -> bool:  # noqa: ANN001
+    """What a start, a reload or a step of the app set off is done: the load shown and its
+    filter prepared (or the load failed), every worker finished and the screen laid out."""
+    ready = app.load_error is not None or app.filter_ready
+    return ready and all(w.is_finished for w in app.workers) and laid_out(app)
+
+
+async def wait_settled(pilot, what: str = "the app settled") -> None:  # noqa: ANN001
+    """Wait until :func:`settled` holds."""
+    await wait_until(pilot, lambda: settled(pilot.app), what)
+
+
 async def filter_shown(pilot, text: str) -> None:  # noqa: ANN001
     """Wait until the filter ``text`` ("" for none) is applied and its rows are shown.
 

@@ -27,7 +27,16 @@ from scars.core.gates.catalog import DECISION_POINTS, SEED_002_POINTS, point_of
 from scars.core.gates.evidence import PROMPT_LABEL
 from scars.tui.app.app import ScarsApp
 from scars.tui.cli import main as cli
-from tests.factories import ACCEPT, clean_env, item_id, report, resolve_in_report, wait_until, write_feature
+from tests.factories import (
+    ACCEPT,
+    clean_env,
+    item_id,
+    report,
+    resolve_in_report,
+    wait_settled,
+    wait_until,
+    write_feature,
+)
 
 USER = "alice"
 SIZE = (120, 40)
@@ -315,7 +324,7 @@ def app_gate(f: Path, check) -> None:
             await app.wait_loaded()
             await pilot.press("g")
             await wait_until(pilot, lambda: type(app.screen).__name__ == "RoundGate", "the round gate")
-            await pilot.pause()
+            await wait_settled(pilot, "the round gate laid out")
             check(app)
 
     aio(run())

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import os
+import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -76,6 +77,28 @@ def disk_stamp(backend: Backend, taken: tuple[Any, Any] | None = None) -> object
     return [fp, journal] if backend.read_only else [fp]
 
 
+def unfreeze_and_collect() -> None:
+    """What ``gc.freeze()`` froze goes back to the collector, and a full collection that really
+    ran frees its cyclic garbage.
+
+    In CPython 3.11 ``gc.collect()`` does nothing and returns 0 while another thread is inside a
+    collection: a collection runs Python code (weakref callbacks, ``__del__``, ``gc.callbacks``)
+    and the GIL can pass to another thread in the middle of it. Every thread of a running app
+    can be the one collecting (the event loop, a worker, the test runner's), so no thread is a
+    place where the call is sure to run: it is asked again until it did. Each try first makes a
+    cycle for it to find, so a try that ran returns at least 1 and one skipped returns 0 (a try
+    that ran after another thread's collection freed the cycle only costs one more try).
+    """
+    gc.unfreeze()
+    while True:
+        probe: list = []
+        probe.append(probe)
+        del probe
+        if gc.collect():
+            return
+        time.sleep(0.001)  # the GIL to the thread whose collection is under way, to finish it
+
+
 def _valves(feature: Feature, decisions: dict) -> list:
     return list(evaluate_valves(feature, decisions))
 
@@ -133,6 +156,14 @@ class ScarsApp(App[int]):
             self.backend = backend
             self.state = state
 
+    class FilterPrepared(Message):
+        """The filter's haystack and rows of ``state`` are built (posted from its worker): the last
+        work a load starts."""
+
+        def __init__(self, state: TriageState) -> None:
+            super().__init__()
+            self.state = state
+
     class LoadFailed(Message):
         def __init__(self, error: BaseException) -> None:
             super().__init__()
@@ -176,6 +207,7 @@ class ScarsApp(App[int]):
         # a reload waits for them (its why kept here).
         self._patterns_pending = False
         self._reload_after_patterns: str | None = None
+        self._prepared: TriageState | None = None  # the state whose filter is prepared
 
     @classmethod
     def from_feature(cls, feature: Feature, session: FeatureSession | None = None, **kwargs: Any) -> ScarsApp:
@@ -221,6 +253,12 @@ class ScarsApp(App[int]):
     def patterns_pending(self) -> bool:
         """The list is shown and the feature's possible patterns are still computed."""
         return self._patterns_pending
+
+    @property
+    def filter_ready(self) -> bool:
+        """The feature shown (its possible patterns too) and its filter prepared: nothing a load
+        started is still to come (a test's start waits for it)."""
+        return self.state is not None and self._prepared is self.state and not self._patterns_pending
 
     @property
     def is_loaded(self) -> bool:
@@ -312,8 +350,7 @@ class ScarsApp(App[int]):
             # What the last load froze goes back to the collector and its cyclic garbage (a
             # screen closed, a worker done since, the feature left for another) is freed now,
             # once per load: frozen again below, it would be kept until the app exits.
-            gc.unfreeze()
-            gc.collect()
+            unfreeze_and_collect()
         shown_early = False
         taken: tuple[Any, Any] | None = None  # a first open's input stamps, taken before it reads
 
@@ -463,6 +500,10 @@ class ScarsApp(App[int]):
         with gc_paused():
             state.prepare_filter()
         gc.freeze()  # every item's view and the haystack, as the load's objects (see _load)
+        self.post_message(self.FilterPrepared(state))
+
+    def on_scars_app_filter_prepared(self, message: ScarsApp.FilterPrepared) -> None:
+        self._prepared = message.state
 
     def on_scars_app_load_failed(self, message: ScarsApp.LoadFailed) -> None:
         self.load_error = message.error

@@ -12,7 +12,7 @@ import yaml
 from scars.core import gates
 from scars.core.samsara.session import FeatureSession
 from scars.tui.app.app import ScarsApp
-from tests.factories import wait_until
+from tests.factories import wait_settled, wait_until
 from tests.tui.app.test_app_pilot import (
     SIZE,
     aio,
@@ -132,7 +132,7 @@ async def test_a_round_past_max_rounds_asks_for_the_override(feature_dir):
         app.screen.query_one("#override-reason").value = "the owner asked for one last one-line fix"
         await pilot.click("#override-ok")
         await wait_until(pilot, lambda: item in app.decisions, "the fix recorded in round 4")
-        await pilot.pause()
+        await wait_settled(pilot, "what the recorded fix set off done (a rebuild, a reload)")
         # Drawn as the same `f` recorded at once: the rows it changed (the retry built every row
         # again and drew the whole list) and the cursor on the next item (it stayed).
         assert rebuilt == [] and items.rows is rows

@@ -15,7 +15,7 @@ from textual.widgets import Button, Input
 from scars.core.samsara.session import FeatureSession
 from scars.tui.app.app import ScarsApp
 from scars.tui.app.widgets.item_list import ItemList
-from tests.factories import filter_shown, wait_until  # noqa: E402
+from tests.factories import filter_shown, report, wait_settled, wait_until, write_feature  # noqa: E402
 
 SIZE = (120, 40)
 
@@ -94,8 +94,10 @@ def fill(app: ScarsApp, **values: str) -> None:
 
 
 async def start(app: ScarsApp, pilot) -> None:  # noqa: ANN001
+    """Wait until the app shows its feature and the work its load set off is done (the filter
+    prepared, the workers finished, the screen laid out)."""
     await app.wait_loaded()
-    await pilot.pause()
+    await wait_settled(pilot, "the load shown, its filter prepared and the screen laid out")
 
 
 async def type_text(pilot, text: str) -> None:  # noqa: ANN001
@@ -371,8 +373,7 @@ async def test_loops_inbox_opens_a_samsara_feature(feature_dir):
         for _ in range(row):
             await pilot.press("j")
         await pilot.press("enter")
-        await app.wait_loaded()
-        await pilot.pause()
+        await start(app, pilot)
         assert type(app.screen).__name__ == "MainScreen" and app.feature_dir == feature_dir
         item = current_item(app)
         await pilot.press("f")
@@ -395,7 +396,7 @@ async def test_blocked_fix_reclassified_at_the_gate(feature_dir):
         await on_screen(app, pilot, "RoundGate")
         # The gate's body scrolls (figures, warnings, Rule 3): bring the blocked fix into view.
         app.screen.query_one(".gate-blocked-label").scroll_visible(animate=False, top=True)
-        await pilot.pause()
+        await wait_settled(pilot, "the gate's body scrolled and drawn")
         assert "Blocked fix" in screen_text(app)
         app.screen.query_one("#blocked-0").query("RadioButton").last().value = True
         app.screen.query_one("#gate-reason").value = "the vendor has not answered"
@@ -544,9 +545,10 @@ async def test_a_load_that_lands_while_the_app_closes_is_dropped(feature_dir):
     async with app.run_test(size=SIZE) as pilot:
         await start(app, pilot)
         await app.screen.query_one(ItemList).remove()  # what closing does first to the screen's widgets
-        loads = app._load(True, "disk")
-        await wait_until(pilot, lambda: loads.is_finished, "the reload worker done")
-        await pilot.pause()  # its Loaded message handled (an error would end the app: run_test raises it)
+        shown = app.state
+        app._load(True, "disk")
+        # its Loaded message handled (it takes the state first; an error would end the app: run_test raises it)
+        await wait_until(pilot, lambda: app.state is not shown, "the reload's Loaded handled")
         assert app.is_running and not app.screen.query(ItemList)
 
 
@@ -600,3 +602,36 @@ async def test_a_report_written_while_the_app_first_reads_the_feature_is_shown(f
         await wait_until(
             pilot, lambda: any(it.task_id == "task-9" for it in app.feature.items), "the report written meanwhile shown"
         )
+
+
+HOSTILE_REPORT = "task-2\x1b[2J\x07-scar.yaml"  # ESC [2J clears a terminal, BEL rings it
+
+
+def raw_controls(text: str) -> list[str]:
+    """The C0 / DEL / C1 control characters in ``text`` (what a terminal would act on)."""
+    return [ch for ch in text if ord(ch) < 0x20 or 0x7F <= ord(ch) <= 0x9F]
+
+
+@aio
+async def test_a_report_named_with_escapes_is_shown_inert_wherever_its_name_is(tmp_path):
+    """A report's file name is the repository's text: a parse failure's row in the list, the
+    warning bar and the detail show it with its controls made visible (␛ ␇), never raw; so does
+    the header the feature directory's name (an OSC title sequence here)."""
+    feature = write_feature(
+        tmp_path, {"task-1-scar.yaml": report("task-1", ks=['description: "fine"'])}, name="2026-11-02_demo\x1b]0;x\x07"
+    )
+    (feature / "scar-reports" / HOSTILE_REPORT).write_text("known_shortcuts: [unclosed\n", encoding="utf-8")
+    app = ScarsApp(feature, user="alice")
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        items = app.screen.query_one(ItemList)
+        at = next(k for k, r in enumerate(items.rows) if r.kind == "failure")
+        assert "\x1b" in items.rows[at].failure.where  # the name as read: the row must make it inert
+        row = items.render_line(at - int(items.scroll_offset.y)).text
+        bar = app.screen.query_one("#warnings").render()
+        header = screen_text_lines(app)[0].rstrip("\n")
+        assert "demo␛]0;x␇" in header and raw_controls(header) == [], header  # the feature's own name
+        items.move_to(at)
+        await wait_until(pilot, lambda: "Parse failure" in detail_text(app), "the failure's detail")
+        for shown in (row, str(bar), " ".join(detail_text(app).splitlines())):  # (the detail's own lines)
+            assert "task-2␛[2J␇-scar.yaml" in shown and raw_controls(shown) == [], shown

@@ -14,18 +14,19 @@ from __future__ import annotations
 import pytest
 
 from scars.tui.app.app import ScarsApp
-from tests.factories import wait_until  # noqa: E402
+from tests.factories import wait_settled, wait_until  # noqa: E402
 
 SIZES = [(60, 20), (80, 24), (120, 40)]
 IDS = ["60x20", "80x24", "120x40"]
 
 
 async def _settle(pilot) -> None:  # noqa: ANN001
+    """The load shown, its filter prepared, every worker done and what the last step set off
+    (layout, focus, styles) done in every widget."""
     await pilot.app.wait_loaded()
-    await wait_until(pilot, lambda: all(w.is_finished for w in pilot.app.workers), "the workers done")
-    await pilot.pause()  # the messages the last step posted (layout, focus) are processed
     for inp in pilot.app.screen.query("Input"):
         inp.cursor_blink = False
+    await wait_settled(pilot, "the app settled")
 
 
 async def _on_screen(pilot, name: str) -> None:  # noqa: ANN001

@@ -4,7 +4,7 @@ it never land after them."""
 
 from __future__ import annotations
 
-import time
+import threading
 from pathlib import Path
 
 import pytest
@@ -13,7 +13,7 @@ from textual.widgets import Input
 from scars.tui.app.app import ScarsApp
 from scars.tui.app.viewmodel import parse_filter
 from scars.tui.app.widgets.item_list import ItemList
-from tests.factories import filter_shown, long_repo, wait_until
+from tests.factories import filter_shown, long_repo, wait_settled, wait_until
 from tests.tui.app.test_app_pilot import aio, start
 
 TYPED = "task-12"
@@ -34,17 +34,28 @@ async def test_typed_fast_the_list_ends_on_the_last_filter_and_no_stale_rows_lan
         state = app.state
         real_rows = state.rows
 
-        # The broader a filter, the longer its rows take here (as with many matches): every prefix
-        # of TYPED finishes after TYPED itself, the case a stale result would land in.
+        # The broader a filter, the longer its rows take (as with many matches). Here each prefix of
+        # TYPED builds its rows only once the next one's worker has started (which cancels it), and
+        # the last prefix only once TYPED's rows are built: the case a stale result would land in.
+        # (A fixed delay instead let a loaded machine cancel a prefix's worker too late; and the
+        # workers share the event loop's default executor, a few threads: only two wait at once.)
         started: set[str] = set()
         built: dict[str, int] = {}  # filter -> how many rows its worker built
+        began = {TYPED[:k]: threading.Event() for k in range(1, len(TYPED) + 1)}
+        last_built = threading.Event()
 
         def slow_rows(flt, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
             source = flt.source if flt is not None else ""
             started.add(source)
-            time.sleep(0.1 * (len(TYPED) - len(source)))
+            if source in began:
+                began[source].set()
+                after = last_built if len(source) == len(TYPED) - 1 else began.get(TYPED[: len(source) + 1])
+                if source != TYPED and after is not None:
+                    after.wait(timeout=60)  # bounds a hang only: the assertions below say what failed
             rows = real_rows(flt, *args, **kwargs)
             built[source] = len(rows)
+            if source == TYPED:
+                last_built.set()
             return rows
 
         state.rows = slow_rows  # type: ignore[method-assign]
@@ -65,13 +76,14 @@ async def test_typed_fast_the_list_ends_on_the_last_filter_and_no_stale_rows_lan
             box.value = TYPED[:k]
             await wait_until(pilot, lambda k=k: TYPED[:k] in started, f"the rows of {TYPED[:k]!r} being built")
         await filter_shown(pilot, TYPED)
-        for _ in range(3):  # a stale worker still running would land meanwhile
-            await pilot.pause()
+        # A superseded worker is finished (cancelled) while its thread still runs: each one's
+        # return waited for, and what it posted handled, before looking at what landed.
+        await wait_until(pilot, lambda: len(built) == len(TYPED), "every started worker returned")
+        await wait_settled(pilot, "what the returned workers posted handled")
         expected = real_rows(parse_filter(TYPED), app.decisions, app.marked)
         assert {r.item_id for r in expected if r.item_id} and len(expected) < len(real_rows(None))
         assert items.rows == expected
         assert landed and landed[-1] == expected
         assert all(w.is_finished for w in app.workers)
         # A superseded worker stops at its next step instead of building rows nobody will see.
-        await wait_until(pilot, lambda: len(built) == len(TYPED), "every started worker returned")
         assert {f: n for f, n in built.items() if f != TYPED} == {TYPED[:k]: 0 for k in range(1, len(TYPED))}

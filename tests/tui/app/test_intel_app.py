@@ -7,7 +7,7 @@ import asyncio
 from scars.core.samsara.session import FeatureSession
 from scars.tui.app.app import ScarsApp
 from scars.tui.app.widgets.item_list import ItemList
-from tests.factories import app_repo  # noqa: E402
+from tests.factories import app_repo, wait_settled  # noqa: E402
 
 
 def _detail(app: ScarsApp) -> str:
@@ -28,7 +28,7 @@ def test_detail_pane_shows_the_reopen_cause(tmp_path):
         app = ScarsApp(fdir, user="alice")
         async with app.run_test(size=(120, 40)) as pilot:
             await app.wait_loaded()
-            await pilot.pause()
+            await wait_settled(pilot, "the load shown and laid out")
             return app.screen.query_one(ItemList).current_row.item_id
 
     item_id = asyncio.run(first_item())
@@ -47,7 +47,7 @@ def test_detail_pane_shows_the_reopen_cause(tmp_path):
         app = ScarsApp(fdir, user="alice")
         async with app.run_test(size=(120, 40)) as pilot:
             await app.wait_loaded()
-            await pilot.pause()
+            await wait_settled(pilot, "the load shown and laid out")
             assert app.screen.query_one(ItemList).current_row.item_id == item_id
             return _detail(app)
 

@@ -10,8 +10,8 @@ import threading
 from scars.core.samsara import aggregate
 from scars.tui.app.app import ScarsApp
 from scars.tui.app.screens.main import PATTERNS_PENDING
-from tests.factories import bench_feature, wait_until
-from tests.tui.app.test_app_pilot import SIZE, aio, current_item, record_notes, start
+from tests.factories import bench_feature, laid_out, wait_until
+from tests.tui.app.test_app_pilot import SIZE, aio, current_item, record_notes
 
 
 def _held_patterns(tmp_path, monkeypatch):  # noqa: ANN001, ANN202
@@ -31,12 +31,19 @@ def _held_patterns(tmp_path, monkeypatch):  # noqa: ANN001, ANN202
     return feature_dir, release, started
 
 
+async def shown_early(app: ScarsApp, pilot) -> None:  # noqa: ANN001
+    """The list shown before its possible patterns (the load still on, held): the early Loaded
+    handled and the screen laid out (the test helpers' start waits for the patterns too)."""
+    await app.wait_loaded()
+    await wait_until(pilot, lambda: app.patterns_pending and laid_out(app), "the list shown, the patterns pending")
+
+
 @aio
 async def test_the_list_is_shown_before_the_possible_patterns_and_their_group_joins_it(tmp_path, monkeypatch):
     feature_dir, release, started = _held_patterns(tmp_path, monkeypatch)
     app = ScarsApp(feature_dir, user="alice")
     async with app.run_test(size=SIZE) as pilot:
-        await start(app, pilot)
+        await shown_early(app, pilot)
         items = app.screen.items
         try:
             await wait_until(pilot, started.is_set, "the possible patterns computed")  # and held there
@@ -70,7 +77,7 @@ async def test_the_possible_patterns_join_the_list_under_a_filter_being_typed_th
     feature_dir, release, started = _held_patterns(tmp_path, monkeypatch)
     app = ScarsApp(feature_dir, user="alice")
     async with app.run_test(size=SIZE) as pilot:
-        await start(app, pilot)
+        await shown_early(app, pilot)
         items = app.screen.items
         try:
             await wait_until(pilot, started.is_set, "the possible patterns computed")

@@ -13,7 +13,7 @@ from scars.core.gates import gather
 from scars.core.gates import requests as rq
 from scars.core.loops import discover_loops
 from scars.tui.app.app import ScarsApp
-from tests.factories import clean_env, loop_spec_feature, wait_until
+from tests.factories import clean_env, loop_spec_feature, wait_settled, wait_until
 from tests.tui.app.test_app_pilot import SIZE, aio, on_screen, record_notes, screen_text
 from tests.tui.app.test_loops_console import _answer
 from tests.tui.cli.test_requests_cli import _waiter
@@ -210,7 +210,7 @@ async def test_a_poll_that_ends_after_the_inbox_was_left_changes_nothing(tmp_pat
         await on_screen(app, pilot, "MainScreen")
         inbox._requests_read(("late",), [])  # the worker's result, delivered late
         inbox._tick()
-        await pilot.pause()
+        await wait_settled(pilot, "whatever the late result set off done")
         assert type(app.screen).__name__ == "MainScreen"
 
 

@@ -22,7 +22,7 @@ from scars.core.samsara.rounds import signal_before_round, signal_series
 from scars.tui.app.app import ScarsApp
 from scars.tui.app.screens.trends import trend_charts
 from scars.tui.cli.main import main
-from tests.factories import samsara_feature, wait_until
+from tests.factories import samsara_feature, wait_settled, wait_until
 
 LOG = """\
 feature: demo
@@ -113,7 +113,7 @@ def test_the_app_header_trends_screen_and_round_gate_show_the_series(tmp_path):
         app = ScarsApp(feature_dir, user="alice")
         async with app.run_test(size=(140, 40)) as pilot:
             await app.wait_loaded()
-            await pilot.pause()
+            await wait_settled(pilot, "the load shown and laid out")
             spark = app.screen.query_one("#header-spark", Sparkline)
             # The sparkline draws one count (the loop's record); the text shows both, labelled.
             await wait_until(pilot, lambda: list(spark.data or []) == VALUES[:-1], "the header's sparkline")
