@@ -43,6 +43,7 @@ from scars.core.errors import (
     PathNotFound,
     ScarsError,
     UsageError,
+    refuse_if_read_only,
 )
 from scars.core.gates.catalog import GATES
 from scars.core.gates.evidence import Evidence, GateResult, validate_answer
@@ -419,9 +420,9 @@ def post_request(
     return req
 
 
-def current_evidence(req: Request, root: Path) -> Evidence:
-    """The request's gate gathered again from the loop's files now."""
-    return gather(req.gate, req.loop_path(root), **req.gather_options())
+def current_evidence(req: Request, root: Path, *, read_only: str | bool | None = None) -> Evidence:
+    """The request's gate gathered again from the loop's files now (``read_only``: as they are)."""
+    return gather(req.gate, req.loop_path(root), read_only=read_only, **req.gather_options())
 
 
 def answer_request(
@@ -435,8 +436,12 @@ def answer_request(
     value: str | None = None,
     shown: dict[str, str] | None = None,
     round_fields: dict[str, Any] | None = None,
+    read_only: str | bool | None = None,
 ) -> Request:
     """Answer a pending request (checked as the gate checks an answer given in place).
+
+    ``read_only``: the caller's session is read-only (its reason): refused, nothing written (the
+    waiting loop would record the answer).
 
     ``round_fields``: a round gate's Rule-3 fields given with the answer (``round_fields()``'s
     values); kept in the answer and recorded with it, as an answer given in place records them.
@@ -445,6 +450,7 @@ def answer_request(
     again); without it the request's own. The loop's files must still be what was seen, else
     the answer is refused with the files that changed. A request already answered is refused
     naming who answered what."""
+    refuse_if_read_only(read_only, f"request {rid} is not answered")
     root = Path(root)
     with _locked(root, rid, user):
         req = load_request(root, rid)
@@ -505,7 +511,12 @@ def stored_result(req: Request) -> GateResult:
 
 
 def apply_request(
-    root: str | os.PathLike[str], rid: str, *, user: str = "", session: FeatureSession | None = None
+    root: str | os.PathLike[str],
+    rid: str,
+    *,
+    user: str = "",
+    session: FeatureSession | None = None,
+    read_only: str | bool | None = None,
 ) -> GateResult:
     """Record an answered request in the loop's files through the one record path, once.
 
@@ -514,7 +525,8 @@ def apply_request(
 
     Applied already: its stored result. Pending: HumanNeeded (exit 3). Refused or withdrawn:
     DecisionRefused / HumanNeeded. The loop's files must be what the answerer saw; a record
-    interrupted earlier (the ``applying`` marker) is never written twice."""
+    interrupted earlier (the ``applying`` marker) is never written twice. ``read_only``: refused."""
+    refuse_if_read_only(read_only, f"request {rid} is not recorded")
     root = Path(root)
     with _locked(root, rid, user):
         req = load_request(root, rid)
@@ -587,8 +599,12 @@ def apply_request(
         return result
 
 
-def withdraw_request(root: str | os.PathLike[str], rid: str, *, user: str) -> Request:
-    """Withdraw a pending request (an answered one stays: its answer is applied, not lost)."""
+def withdraw_request(
+    root: str | os.PathLike[str], rid: str, *, user: str, read_only: str | bool | None = None
+) -> Request:
+    """Withdraw a pending request (an answered one stays: its answer is applied, not lost).
+    ``read_only``: refused."""
+    refuse_if_read_only(read_only, f"request {rid} is not withdrawn")
     root = Path(root)
     with _locked(root, rid, user):
         req = load_request(root, rid)
@@ -724,14 +740,17 @@ class RequestView:
         }
 
 
-def inspect_request(root: str | os.PathLike[str], req: Request) -> RequestView:
-    """How ``req`` stands now (an open request's gate is gathered again)."""
+def inspect_request(
+    root: str | os.PathLike[str], req: Request, *, read_only: str | bool | None = None
+) -> RequestView:
+    """How ``req`` stands now (an open request's gate is gathered again; ``read_only``: from the
+    loop's files as they are, an interrupted record left for a writer to complete)."""
     root = Path(root)
     waiter = waiter_of(root, req.id)
     if req.status not in OPEN:
         return RequestView(req, req.status, [], waiter)
     try:
-        evidence = current_evidence(req, root)
+        evidence = current_evidence(req, root, read_only=read_only)
     except ScarsError as exc:
         return RequestView(req, "expired" if req.status == "pending" else req.status, [], waiter, problem=str(exc))
     now = loop_fingerprint(evidence, root)
