@@ -740,9 +740,7 @@ class RequestView:
         }
 
 
-def inspect_request(
-    root: str | os.PathLike[str], req: Request, *, read_only: str | bool | None = None
-) -> RequestView:
+def inspect_request(root: str | os.PathLike[str], req: Request, *, read_only: str | bool | None = None) -> RequestView:
     """How ``req`` stands now (an open request's gate is gathered again; ``read_only``: from the
     loop's files as they are, an interrupted record left for a writer to complete)."""
     root = Path(root)

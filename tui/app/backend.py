@@ -21,7 +21,6 @@ from scars.core.samsara.watches import validate_watch
 from scars.core.storage.durable import WriteFailed
 from scars.core.storage.lock import describe_holder
 
-
 __all__ = ["Backend", "ReadOnly"]  # ReadOnly: core's refusal of a write in a read-only session
 
 
