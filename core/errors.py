@@ -53,6 +53,24 @@ class DecisionRefused(ScarsError):
         self.errors: list[FieldError] = list(errors or [])
 
 
+class ReadOnly(DecisionRefused):
+    """A write asked of a read-only session (``scars triage --read-only``, ``scars serve`` without
+    ``--write``, a feature whose lock another writer holds): refused before anything is written."""
+
+
+READ_ONLY = "read-only (--read-only)"
+
+
+def refuse_if_read_only(read_only: str | bool | None, what: str) -> None:
+    """THE read-only rule, checked by every write path (the gates' record, a request's answer,
+    apply and withdrawal, a samsara session's writes) before it touches any file: a truthy
+    ``read_only`` (the reason as text, or True for :data:`READ_ONLY`) raises :class:`ReadOnly`
+    saying what was not done. Falsy: the caller may write."""
+    if read_only:
+        reason = read_only if isinstance(read_only, str) else READ_ONLY
+        raise ReadOnly(f"{reason}: {what} — nothing was written", [FieldError("read_only", reason)])
+
+
 class LockHeld(ScarsError):
     """Another writer holds the feature's lock. ``holder`` describes it."""
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from scars.core.clock import now_iso
-from scars.core.errors import DecisionRefused, FieldError, UsageError
+from scars.core.errors import DecisionRefused, FieldError, UsageError, refuse_if_read_only
 from scars.core.gates import samsara as samsara_gate
 from scars.core.gates.answers import load_answers
 from scars.core.gates.bkit import apply_pdca, gather_pdca
@@ -31,16 +31,19 @@ from scars.core.provenance import Provenance, as_provenance, decided_by, provena
 from scars.core.samsara.session import FeatureSession
 
 
-def gather(gate_id: str, path: str | os.PathLike | None = None, **options: Any) -> Evidence:
+def gather(
+    gate_id: str, path: str | os.PathLike | None = None, *, read_only: str | bool | None = None, **options: Any
+) -> Evidence:
     """Read the loop's files for ``gate_id`` at ``path`` (default: the current directory).
 
     A record of this loop that a kill interrupted (its intent file, ``storage.intent``) is
     completed first and the files are read again, so the evidence a person answers is the loop's
-    state with every recorded answer in it; its warnings say so (or why it is still pending)."""
+    state with every recorded answer in it; its warnings say so (or why it is still pending).
+    ``read_only`` (a read-only session): nothing is completed, the files are read as they are."""
     gate = get_gate(gate_id)
     where = Path(path) if path is not None else Path.cwd()
     evidence = GATHER[gate.loop](gate, where, **options)
-    if gate.loop != "samsara":
+    if gate.loop != "samsara" and not read_only:
         settled = complete_interrupted(Path(evidence.context["decisions_dir"]), evidence.context.get("root"))
         if settled is not None:
             completed, note = settled
@@ -48,6 +51,10 @@ def gather(gate_id: str, path: str | os.PathLike | None = None, **options: Any) 
                 evidence = GATHER[gate.loop](gate, where, **options)
             evidence.warnings.append(note)
     return evidence
+
+
+def _what(evidence: Evidence) -> str:
+    return f"the {evidence.gate.id} gate's answer ({evidence.gate.loop}) is not recorded"
 
 
 def _entry_option(gate_loop: str, auto_entry: bool | None) -> None:
@@ -81,17 +88,22 @@ def apply_answer(
     source: Provenance | str = "terminal",
     now: str | None = None,
     auto_entry: bool | None = None,
+    read_only: str | bool | None = None,
 ) -> GateResult:
     """Validate and record an answer; return what was recorded.
+
+    ``read_only``: the caller's session is read-only (its reason): refused, nothing written.
 
     ``source`` says where the answer came from: its :class:`~scars.core.provenance.Provenance`
     (channel, terminal, agent session), kept with the record; a bare label is read by
     ``provenance.as_provenance``. In human mode an agent's answer without a terminal is refused
-    (AgentAnswerRefused) or, where allowed, recorded as the agent's. For samsara, ``session`` is an open, writable ``FeatureSession`` and ``auto_entry`` overrides
+    (AgentAnswerRefused) or, where allowed, recorded as the agent's. For samsara, ``session`` is an
+    open, writable ``FeatureSession`` and ``auto_entry`` overrides
     the feature's execution mode (None: auto mode writes the entries, human mode none); the
     other loops lock their state directory themselves.
     """
     gate = evidence.gate
+    refuse_if_read_only(read_only, _what(evidence))
     _entry_option(gate.loop, auto_entry)
     ans, reason = validate_answer(evidence, answer_text, reason)
     if gate.loop == "samsara":
@@ -118,10 +130,13 @@ def record(
     session: FeatureSession | None = None,
     auto_entry: bool | None = None,
     round_fields: dict[str, Any] | None = None,
+    read_only: str | bool | None = None,
 ) -> GateResult:
     """Record an answer: samsara gates under the feature's writer session (``session``, or one
     opened for this answer), the other loops' directly. ``round_fields``: a samsara round gate's
-    Rule-3 fields (``scars.core.gates.samsara.round_fields``)."""
+    Rule-3 fields (``scars.core.gates.samsara.round_fields``). ``read_only``: the caller's session
+    is read-only (its reason): refused, nothing written."""
+    refuse_if_read_only(read_only, _what(evidence))
     _entry_option(evidence.gate.loop, auto_entry)
     if evidence.gate.loop == "samsara":
         return samsara_gate.record(

@@ -42,6 +42,7 @@ from scars.core.errors import (
     PathNotFound,
     ScarsError,
     UsageError,
+    refuse_if_read_only,
 )
 from scars.core.gates import signing
 from scars.core.gates.catalog import GATES
@@ -468,9 +469,9 @@ def not_posted_here(req: Request, root: str | os.PathLike[str]) -> str | None:
     return None
 
 
-def current_evidence(req: Request, root: Path) -> Evidence:
-    """The request's gate gathered again from the loop's files now."""
-    return gather(req.gate, req.loop_path(root), **req.gather_options())
+def current_evidence(req: Request, root: Path, *, read_only: str | bool | None = None) -> Evidence:
+    """The request's gate gathered again from the loop's files now (``read_only``: as they are)."""
+    return gather(req.gate, req.loop_path(root), read_only=read_only, **req.gather_options())
 
 
 def selection_moved(req: Request, evidence: Evidence) -> str | None:
@@ -495,8 +496,12 @@ def answer_request(
     value: str | None = None,
     shown: dict[str, str] | None = None,
     round_fields: dict[str, Any] | None = None,
+    read_only: str | bool | None = None,
 ) -> Request:
     """Answer a pending request (checked as the gate checks an answer given in place).
+
+    ``read_only``: the caller's session is read-only (its reason): refused, nothing written (the
+    waiting loop would record the answer).
 
     ``round_fields``: a round gate's Rule-3 fields given with the answer (``round_fields()``'s
     values); kept in the answer and recorded with it, as an answer given in place records them.
@@ -507,6 +512,7 @@ def answer_request(
     naming who answered what. A request not posted here (:func:`not_posted_here`) is refused; an
     agent's answer to a human-mode gate is refused as the record path refuses it; the answer is
     kept with its provenance (``source``) and signed (``signing``)."""
+    refuse_if_read_only(read_only, f"request {rid} is not answered")
     root = Path(root)
     prov = as_provenance(source)
     with _locked(root, rid, user):
@@ -586,7 +592,12 @@ def stored_result(req: Request) -> GateResult:
 
 
 def apply_request(
-    root: str | os.PathLike[str], rid: str, *, user: str = "", session: FeatureSession | None = None
+    root: str | os.PathLike[str],
+    rid: str,
+    *,
+    user: str = "",
+    session: FeatureSession | None = None,
+    read_only: str | bool | None = None,
 ) -> GateResult:
     """Record an answered request in the loop's files through the one record path, once.
 
@@ -595,7 +606,8 @@ def apply_request(
 
     Applied already: its stored result. Pending: HumanNeeded (exit 3). Refused or withdrawn:
     DecisionRefused / HumanNeeded. The loop's files must be what the answerer saw; a record
-    interrupted earlier (the ``applying`` marker) is never written twice."""
+    interrupted earlier (the ``applying`` marker) is never written twice. ``read_only``: refused."""
+    refuse_if_read_only(read_only, f"request {rid} is not recorded")
     root = Path(root)
     with _locked(root, rid, user):
         req = load_request(root, rid)
@@ -682,8 +694,12 @@ def apply_request(
         return result
 
 
-def withdraw_request(root: str | os.PathLike[str], rid: str, *, user: str) -> Request:
-    """Withdraw a pending request (an answered one stays: its answer is applied, not lost)."""
+def withdraw_request(
+    root: str | os.PathLike[str], rid: str, *, user: str, read_only: str | bool | None = None
+) -> Request:
+    """Withdraw a pending request (an answered one stays: its answer is applied, not lost).
+    ``read_only``: refused."""
+    refuse_if_read_only(read_only, f"request {rid} is not withdrawn")
     root = Path(root)
     with _locked(root, rid, user):
         req = load_request(root, rid)
@@ -823,9 +839,10 @@ class RequestView:
         }
 
 
-def inspect_request(root: str | os.PathLike[str], req: Request) -> RequestView:
-    """How ``req`` stands now (an open request's gate is gathered again); ``planted`` when it is not
-    this checkout's (:func:`not_posted_here`): shown, never answered or applied."""
+def inspect_request(root: str | os.PathLike[str], req: Request, *, read_only: str | bool | None = None) -> RequestView:
+    """How ``req`` stands now (an open request's gate is gathered again; ``read_only``: from the
+    loop's files as they are, an interrupted record left for a writer to complete); ``planted`` when
+    it is not this checkout's (:func:`not_posted_here`): shown, never answered or applied."""
     root = Path(root)
     waiter = waiter_of(root, req.id)
     foreign = not_posted_here(req, root)
@@ -834,7 +851,7 @@ def inspect_request(root: str | os.PathLike[str], req: Request) -> RequestView:
     if req.status not in OPEN:
         return RequestView(req, req.status, [], waiter)
     try:
-        evidence = current_evidence(req, root)
+        evidence = current_evidence(req, root, read_only=read_only)
     except ScarsError as exc:
         return RequestView(req, "expired" if req.status == "pending" else req.status, [], waiter, problem=str(exc))
     now = loop_fingerprint(evidence, root)

@@ -23,7 +23,7 @@ from textual.binding import Binding
 from textual.message import Message
 
 from scars.core import settings
-from scars.core.errors import DecisionRefused, ScarsError
+from scars.core.errors import READ_ONLY, DecisionRefused, ReadOnly, ScarsError, refuse_if_read_only
 from scars.core.model import Feature
 from scars.core.samsara.layout import repo_root_of
 from scars.core.samsara.locate import codeowners, git_authors, parse_location
@@ -248,6 +248,31 @@ class ScarsApp(App[int]):
             return self.backend.round_info()["round"]
         except Exception:  # noqa: BLE001 - a header fact must not stop triage
             return self.backend.current_round()
+
+    def write_refusal(self, *, feature: bool = True) -> str | None:
+        """Why this session writes nothing (None: it may write): THE predicate of every write the
+        app offers, handed into core with the write (``scars.core.errors.refuse_if_read_only``).
+        ``feature``: a write to the open feature (refused too while it loads, when another writer
+        holds its lock or its checkout cannot be written); else a write to another loop's files
+        or a gate request (refused by --read-only, which ``scars serve`` without --write passes)."""
+        if self.read_only_requested:
+            return READ_ONLY
+        if not feature:
+            return None
+        if self.backend is None:
+            return "still loading"
+        if self.backend.read_only:
+            return self.backend.read_only_reason or READ_ONLY
+        return None
+
+    def refuse_if_read_only(self, what: str, *, feature: bool = True) -> bool:
+        """True, and said, when ``what`` cannot be written in this session (:meth:`write_refusal`)."""
+        try:
+            refuse_if_read_only(self.write_refusal(feature=feature), what)
+        except ReadOnly as exc:
+            self.notify(one_line(str(exc), 300), title="Not recorded", severity="warning", markup=False)
+            return True
+        return False
 
     @property
     def patterns_pending(self) -> bool:

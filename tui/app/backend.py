@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from scars.core import gates
-from scars.core.errors import DecisionRefused, FieldError, LockHeld
+from scars.core.errors import READ_ONLY, FieldError, LockHeld, ReadOnly, refuse_if_read_only
 from scars.core.gates.evidence import Evidence, GateResult
 from scars.core.model import Feature
 from scars.core.provenance import Provenance, provenance
@@ -22,6 +22,8 @@ from scars.core.samsara.session import FeatureSession
 from scars.core.samsara.watches import validate_watch
 from scars.core.storage.durable import WriteFailed
 from scars.core.storage.lock import describe_holder
+
+__all__ = ["Backend", "ReadOnly", "app_provenance"]  # ReadOnly: core's refusal of a write in a read-only session
 
 
 def app_provenance(channel: str = "app", via: str = "app") -> Provenance:
@@ -33,10 +35,6 @@ def app_provenance(channel: str = "app", via: str = "app") -> Provenance:
     except (AttributeError, ValueError):
         tty = False
     return provenance(channel, tty=tty, via=via)
-
-
-class ReadOnly(DecisionRefused):
-    """A write was attempted in a read-only view."""
 
 
 class Backend:
@@ -63,7 +61,7 @@ class Backend:
         self.read_only_reason = read_only_reason or (
             f"read-only: the lock is held by {describe_holder(lock_holder)}"
             if lock_holder
-            else ("read-only: no session" if session is None else ("read-only (--read-only)" if read_only else None))
+            else ("read-only: no session" if session is None else (READ_ONLY if read_only else None))
         )
 
     # -- opening ----------------------------------------------------------------------
@@ -182,8 +180,11 @@ class Backend:
 
     # -- writes -----------------------------------------------------------------------
     def _writable(self) -> FeatureSession:
-        if self.read_only or self.session is None:
-            raise ReadOnly(self.read_only_reason or "read-only")
+        refuse_if_read_only(
+            (self.read_only_reason or READ_ONLY) if self.read_only or self.session is None else None,
+            "this decision is not recorded",
+        )
+        assert self.session is not None
         return self.session
 
     def _as(self, decided_by: str | None) -> FeatureSession:

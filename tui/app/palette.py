@@ -16,8 +16,11 @@ def _commands(screen) -> list[tuple[str, str, str]]:  # noqa: ANN001 - textual S
     out = []
     app = screen.app
     keymap = getattr(app, "_keymap", {}) or {}
+    offers = getattr(screen, "offers", None)
     for b in getattr(screen, "BINDINGS", ()):
         if not isinstance(b, Binding) or not b.id or b.action.startswith("app.command_palette"):
+            continue
+        if offers is not None and not offers(b.action):  # a write this read-only session refuses
             continue
         keys = keymap.get(b.id, b.key)
         out.append((b.description or b.action, b.action, keys))

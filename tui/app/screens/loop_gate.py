@@ -21,7 +21,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Static
 
-from scars.core.errors import DecisionRefused
+from scars.core.errors import DecisionRefused, ReadOnly, refuse_if_read_only
 from scars.core.gates.evidence import PROMPT_LABEL, Evidence, validate_answer
 from scars.core.sanitize import one_line, visible
 from scars.tui.app.screens.gate import figures_text
@@ -35,8 +35,11 @@ class LoopGate(ModalScreen[dict | None]):
 
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="loopgate.cancel")]
 
-    def __init__(self, evidence: Evidence, *, asked: str | None = None, note: str | None = None) -> None:
+    def __init__(
+        self, evidence: Evidence, *, asked: str | None = None, note: str | None = None, read_only: str | None = None
+    ) -> None:
         super().__init__()
+        self.read_only = read_only  # why this session records nothing: the gate is shown, not answered
         self.evidence = evidence
         self.answers = list(evidence.gate.answers)
         self.asked = asked  # a gate request: who asks, since when (shown under the title)
@@ -48,6 +51,11 @@ class LoopGate(ModalScreen[dict | None]):
             yield Label(Text(one_line(ev.gate.title, 90), style="bold"), id="gate-title")
             if self.asked:
                 yield Static(Text(one_line(self.asked, 200)), id="gate-asked")
+            if self.read_only:
+                yield Static(
+                    Text(one_line(f"{self.read_only}: look only, this gate's answer cannot be recorded here", 200)),
+                    id="gate-read-only",
+                )
             with VerticalScroll(id="gate-body"):
                 if self.note:
                     yield Static(Text("⚠ " + visible(self.note), style="bold"), id="gate-note")
@@ -77,7 +85,9 @@ class LoopGate(ModalScreen[dict | None]):
                 yield Input(placeholder="a number", id="gate-value", compact=True)
             yield Static("", id="gate-error", classes="form-error")
             with Horizontal(id="form-buttons"):
-                yield Button("Record", id="gate-record", variant="primary", compact=True)
+                yield Button(
+                    "Record", id="gate-record", variant="primary", compact=True, disabled=self.read_only is not None
+                )
                 yield Button("Cancel", id="gate-cancel", compact=True)
 
     def on_mount(self) -> None:
@@ -108,6 +118,10 @@ class LoopGate(ModalScreen[dict | None]):
     def record(self) -> None:
         res = self.result()
         problem = self.problem(res)
+        try:
+            refuse_if_read_only(self.read_only, "this gate's answer is not recorded")
+        except ReadOnly as exc:
+            problem = str(exc)
         if problem:
             error = self.query_one("#gate-error", Static)
             error.update(Text("✗ " + one_line(problem, 200)))

@@ -77,10 +77,11 @@ def inbox_stamp(root: Path) -> object:
     return tuple(sorted(out))
 
 
-def read_requests(root: Path) -> list:
-    """The open requests of the inbox as they stand now (their gates gathered again)."""
+def read_requests(root: Path, read_only: str | None = None) -> list:
+    """The open requests of the inbox as they stand now (their gates gathered again; ``read_only``:
+    from the loops' files as they are)."""
     found, _problems = rq.list_requests(root)
-    return [rq.inspect_request(root, r) for r in found if r.status in rq.OPEN]
+    return [rq.inspect_request(root, r, read_only=read_only) for r in found if r.status in rq.OPEN]
 
 
 def request_why(view: Any) -> Text:
@@ -141,7 +142,7 @@ class LoopsScreen(Screen[None]):
         self._why_column = table.add_columns("", "kind", "name", "why", "budget", "trend")[3]
         stamp = inbox_stamp(self.requests_root)
         self._requests_stamp = stamp
-        self.requests = read_requests(self.requests_root)
+        self.requests = read_requests(self.requests_root, self._read_only)
         self._announced = {v.request.id for v in self.requests}
         self.query_one("#loops-title", Static).update(self._title())
         self._fill()
@@ -157,7 +158,7 @@ class LoopsScreen(Screen[None]):
             if self.requests:
                 self.app.call_from_thread(self._tick)
             return
-        views = read_requests(self.requests_root)
+        views = read_requests(self.requests_root, self._read_only)
         self.app.call_from_thread(self._requests_read, stamp, views)
 
     def _tick(self) -> None:
@@ -196,6 +197,12 @@ class LoopsScreen(Screen[None]):
                 title="Gate request",
                 markup=False,
             )
+
+    @property
+    def _read_only(self) -> str | None:
+        """Why this session writes no loop's files and answers no request (None: it may); handed
+        into core with every write (core refuses it there: ``refuse_if_read_only``)."""
+        return self.app.write_refusal(feature=False)
 
     def _row(self, index: int) -> Any:
         """The request view or the loop state shown in row ``index`` (None past the end)."""
@@ -307,7 +314,7 @@ class LoopsScreen(Screen[None]):
             self.notify(one_line(next_step(s, self.root), 300), markup=False)
             return
         try:
-            evidence = gates.gather(call.gate, call.path, **call.options)
+            evidence = gates.gather(call.gate, call.path, read_only=self._read_only, **call.options)
         except ScarsError as exc:
             self.notify(one_line(str(exc), 300), title=call.gate, severity="error", markup=False)
             return
@@ -320,7 +327,9 @@ class LoopsScreen(Screen[None]):
             )
             self._open_request(asked.request.id)
             return
-        self.app.push_screen(LoopGate(evidence), callback=lambda res: self._record(call, res))
+        self.app.push_screen(
+            LoopGate(evidence, read_only=self._read_only), callback=lambda res: self._record(call, res)
+        )
 
     def _record(self, call: Any, res: dict | None) -> None:
         """Record the gate's answer through the one record path, then read the inbox again."""
@@ -330,9 +339,14 @@ class LoopsScreen(Screen[None]):
         if res.get("value") is not None:
             options["value"] = res["value"]
         try:
-            evidence = gates.gather(call.gate, call.path, **options)
+            evidence = gates.gather(call.gate, call.path, read_only=self._read_only, **options)
             result = gates.record(
-                evidence, res["answer"], res["reason"], user=resolve_user(self.app.driver), source=app_provenance()
+                evidence,
+                res["answer"],
+                res["reason"],
+                user=resolve_user(self.app.driver),
+                source=app_provenance(),
+                read_only=self._read_only,
             )
         except ScarsError as exc:
             self.notify(one_line(str(exc), 300), title=call.gate, severity="error", markup=False)
@@ -347,7 +361,9 @@ class LoopsScreen(Screen[None]):
     def _open_request(self, rid: str) -> None:
         """The request's gate screen, from the gate gathered again now (a note when it moved on)."""
         try:
-            view = rq.inspect_request(self.requests_root, rq.load_request(self.requests_root, rid))
+            view = rq.inspect_request(
+                self.requests_root, rq.load_request(self.requests_root, rid), read_only=self._read_only
+            )
         except ScarsError as exc:
             self.notify(one_line(str(exc), 300), title=rid, severity="error", markup=False)
             return
@@ -385,7 +401,8 @@ class LoopsScreen(Screen[None]):
                 "the gate below is read again from them; your answer applies to it."
             )
         self.app.push_screen(
-            LoopGate(view.evidence, asked=asked, note=note), callback=lambda res: self._answer_request(view, res)
+            LoopGate(view.evidence, asked=asked, note=note, read_only=self._read_only),
+            callback=lambda res: self._answer_request(view, res),
         )
 
     def _answer_request(self, view: Any, res: dict | None) -> None:
@@ -403,6 +420,7 @@ class LoopsScreen(Screen[None]):
                 source=app_provenance("request-app", "app"),
                 value=res.get("value"),
                 shown=view.fingerprint,
+                read_only=self._read_only,
             )
         except ScarsError as exc:
             self.notify(one_line(str(exc), 300), title=rid, severity="error", markup=False)
@@ -417,7 +435,9 @@ class LoopsScreen(Screen[None]):
             # This app holds the feature's writer lock: it records the answer through its own
             # session (the waiter could not take the lock) and the waiter prints what was recorded.
             try:
-                result = rq.apply_request(self.requests_root, rid, session=self.app.backend.session)
+                result = rq.apply_request(
+                    self.requests_root, rid, session=self.app.backend.session, read_only=self._read_only
+                )
             except ScarsError as exc:
                 self.notify(one_line(str(exc), 300), title=rid, severity="error", markup=False)
                 return

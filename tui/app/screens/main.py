@@ -83,6 +83,9 @@ PATTERNS_PENDING = "The possible patterns are still being computed: decide once 
 
 class MainScreen(Screen[None]):
     BINDINGS = MAIN_BINDINGS
+    # The actions that write (a decision, an undo, a sign-off, the round gate): in a session that
+    # cannot write they are not offered (key hints, help, palette) and a key says why.
+    WRITE_ACTIONS = frozenset({"fix", "accept", "defer", "undo", "undo_item", "bulk", "gate", "sign_off"})
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
     _filter_error: str | None = None  # the message of a filter being typed that does not parse
 
@@ -135,6 +138,7 @@ class MainScreen(Screen[None]):
             round_open=app.backend.session is not None and app.backend.session.current_round() is not None,
         )
         self.query_one(WarningBar).show(app.feature, app.valves, app.backend.moved)
+        self.query_one(KeyHints).refresh_hints()  # a session found read-only on load offers no writes
         self.items.refresh()
         if detail:
             self.show_detail(self.current())
@@ -163,15 +167,16 @@ class MainScreen(Screen[None]):
             tasks=app.state.tasks_of(view.item),
         )
 
+    def offers(self, action: str) -> bool:
+        """False for a write action (:attr:`WRITE_ACTIONS`) when this session cannot write."""
+        return action.split("(")[0] not in self.WRITE_ACTIONS or self.app.write_refusal() is None
+
     @on(ItemList.Highlighted)
     def _highlighted(self, event: ItemList.Highlighted) -> None:
         self.show_detail(event.row)
 
     def _refuse_if_read_only(self) -> bool:
-        backend = self.app.backend
-        if backend is None or backend.read_only:
-            reason = backend.read_only_reason if backend is not None else "still loading"
-            self.notify(one_line(reason or "read-only", 200), title="Not recorded", severity="warning", markup=False)
+        if self.app.refuse_if_read_only("this decision is not recorded"):
             return True
         if self.app.patterns_pending:
             # A round's first decision reads the feature again: with the read still on, that would
@@ -535,7 +540,11 @@ class MainScreen(Screen[None]):
 
     def action_help(self) -> None:
 
-        self.app.push_screen(HelpScreen(self.BINDINGS, self.app.keymap_note()))
+        note = self.app.keymap_note()
+        refusal = self.app.write_refusal()
+        if refusal is not None:  # what cannot be done is not offered, and why is said
+            note = f"{refusal}: nothing is recorded here, so decisions, undo, sign-off and the round gate are not listed.\n{note}".strip()
+        self.app.push_screen(HelpScreen([b for b in self.BINDINGS if self.offers(b.action)], note))
 
     def action_loops(self) -> None:
         """The Loops inbox of the repository this feature belongs to."""

@@ -5,7 +5,7 @@ It honours the user keymap: a rebound key shows its new key.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from rich.text import Text
 from textual.binding import Binding
@@ -19,13 +19,16 @@ def short_label(description: str) -> str:
     return head if len(head) <= 12 else head.split()[0]
 
 
-def hints_text(app, bindings: Iterable[Binding], width: int | None = None) -> Text:  # noqa: ANN001 - textual App
+def hints_text(  # noqa: ANN001 - textual App
+    app, bindings: Iterable[Binding], width: int | None = None, offers: Callable[[str], bool] | None = None
+) -> Text:
     """The shown bindings as `` key  Name`` pairs; within ``width`` cells only the pairs that fit
-    whole, the last ones (help, quit) always kept: a hint is never cut."""
+    whole, the last ones (help, quit) always kept: a hint is never cut. ``offers(action)``: False
+    for an action the screen does not offer now (a write in a read-only session)."""
     keymap = getattr(app, "_keymap", {}) or {}
     pairs = []
     for b in bindings:
-        if not b.show:
+        if not b.show or (offers is not None and not offers(b.action)):  # a write a read-only session refuses
             continue
         keys = keymap.get(b.id, b.key) if b.id else b.key
         key = keys.split(",")[0].strip()
@@ -64,4 +67,5 @@ class KeyHints(Static):
         self.refresh_hints()
 
     def refresh_hints(self) -> None:
-        self.update(hints_text(self.app, self.bindings_list, self.size.width or None))
+        offers = getattr(self.screen, "offers", None)
+        self.update(hints_text(self.app, self.bindings_list, self.size.width or None, offers))
