@@ -230,13 +230,8 @@ def _through_link(real_link: str, shown_link: str, root_real: str, root_abs: str
     return rel.split(os.sep)
 
 
-def place(path: str | os.PathLike, root: str | os.PathLike, *, create: bool = True, private: bool = False) -> Place:
-    """Where a write of ``path`` goes, checked by the rule (the caller closes ``Place.dir_fd``).
-
-    ``create``: missing folders are made (``private``: the last one is a private folder, 0700 or
-    its parent's group bits). Raises :class:`~scars.core.errors.OutsideRepository` (nothing made
-    but the folders inside the repository), ``FileNotFoundError`` when a folder is missing and
-    ``create`` is false, and ``OSError`` as the calls raise it."""
+def _file_parts(path: str | os.PathLike, root: str | os.PathLike) -> tuple[str, str, list[str]]:
+    """:func:`_split` for a file: the repository itself is no file to write."""
     root_abs, root_real, parts = _split(path, root)
     if not parts:
         raise OutsideRepository(
@@ -244,6 +239,17 @@ def place(path: str | os.PathLike, root: str | os.PathLike, *, create: bool = Tr
             link=root_abs,
             leads_to=root_abs,
         )
+    return root_abs, root_real, parts
+
+
+def place(path: str | os.PathLike, root: str | os.PathLike, *, create: bool = True, private: bool = False) -> Place:
+    """Where a write of ``path`` goes, checked by the rule (the caller closes ``Place.dir_fd``).
+
+    ``create``: missing folders are made (``private``: the last one is a private folder, 0700 or
+    its parent's group bits). Raises :class:`~scars.core.errors.OutsideRepository` (nothing made
+    but the folders inside the repository), ``FileNotFoundError`` when a folder is missing and
+    ``create`` is false, and ``OSError`` as the calls raise it."""
+    root_abs, root_real, parts = _file_parts(path, root)
     return _walk(root_abs, root_real, parts, create=create, private=private, final_is_dir=False)
 
 
@@ -262,13 +268,7 @@ def check(path: str | os.PathLike, root: str | os.PathLike) -> None:
     """Refuse now (:class:`~scars.core.errors.OutsideRepository`) a write of ``path`` the rule would
     refuse, making nothing: a record of several writes checks every target before its first write
     (``storage/intent``). A folder still missing is no refusal (it is made inside when written)."""
-    root_abs, root_real, parts = _split(path, root)
-    if not parts:
-        raise OutsideRepository(
-            f"refused to write {_shown(root_abs)}: it is the repository itself, not a file in it",
-            link=root_abs,
-            leads_to=root_abs,
-        )
+    root_abs, root_real, parts = _file_parts(path, root)
     with contextlib.suppress(FileNotFoundError):
         _walk(root_abs, root_real, parts, create=False, private=False, final_is_dir=False).close()
 
