@@ -234,3 +234,19 @@ def test_durable_keeps_its_fsyncs_through_the_rule(repo, monkeypatch):
     append_record(repo / "d" / "b", b"y\n", root=repo)
     assert trace.missing_dir_fsyncs() == []
     assert durable  # the module under trace
+
+
+def test_the_repository_itself_is_no_file_to_write(repo):
+    """A write whose target is the repository folder (a path that names no file below the root) is
+    refused by the walk and by the record-level check alike, and nothing is made."""
+    from scars.core.errors import OutsideRepository
+    from scars.core.storage import confine
+
+    before = sorted(os.listdir(repo))
+    for call in (lambda: confine.place(repo, repo), lambda: confine.check(repo, repo)):
+        with pytest.raises(OutsideRepository, match="the repository itself"):
+            call()
+    with pytest.raises(OutsideRepository):
+        atomic_write(repo, b"x", root=repo)
+    assert sorted(os.listdir(repo)) == before
+    confine.check(repo / "new.txt", repo)  # one component below the root: no refusal
