@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import re
 from collections.abc import Iterator, Sequence
@@ -27,7 +28,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from scars.core.errors import ChangedOnDisk, LockHeld, PathNotFound, ScarsError, UsageError
+from scars.core.errors import ChangedOnDisk, DecisionRefused, FieldError, LockHeld, PathNotFound, ScarsError, UsageError
 from scars.core.formats.auto_decisions import FILE_NAME, entry_bytes
 from scars.core.gates.catalog import Answer
 from scars.core.gates.evidence import Evidence, GateResult, build_entry
@@ -122,8 +123,41 @@ def load_json_state(path: Path, root: Path) -> tuple[dict, dict]:
     return data, meta
 
 
+def _non_finite(value: Any, where: str = "") -> str | None:
+    """The path of the first number in ``value`` JSON cannot hold (a `1e999` read as infinity), or None."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return where or "(the document)"
+    if isinstance(value, dict):
+        items: Any = value.items()
+    elif isinstance(value, list):
+        items = enumerate(value)
+    else:
+        return None
+    for k, v in items:
+        found = _non_finite(v, f"{where}.{k}" if where else str(k))
+        if found is not None:
+            return found
+    return None
+
+
+def require_finite(data: Any, path: Path | None = None) -> None:
+    """Refuse (DecisionRefused) to write a state holding a number JSON cannot hold: ``json.dumps``
+    would write it as ``Infinity`` / ``NaN``, which no JSON reader takes (bkit's node fails on its
+    own state file). The one check of every JSON state scars writes; nothing is written."""
+    where = _non_finite(data)
+    if where is not None:
+        name = f"{path.name}: " if path is not None else ""
+        raise DecisionRefused(
+            f"{name}{where} is not a finite number (a value such as 1e999 reads as infinity, and JSON "
+            "cannot hold it): scars does not write it back as Infinity; nothing was written. Put a "
+            "finite number there and answer again",
+            [FieldError(where, "not a finite number")],
+        )
+
+
 def dump_json_state(data: dict, meta: dict) -> bytes:
-    text = json.dumps(data, indent=meta.get("indent", 2), ensure_ascii=False)
+    require_finite(data)
+    text = json.dumps(data, indent=meta.get("indent", 2), ensure_ascii=False, allow_nan=False)
     return (text + ("\n" if meta.get("newline", True) else "")).encode("utf-8")
 
 
@@ -131,6 +165,7 @@ def plan_feature_json(plan: Plan, path: Path, data: dict, meta: dict) -> list[Pa
     """loop-spec's write (``feature-write.sh``): the old file becomes ``feature.json.bak`` (with
     the file's mode), then ``feature.json`` is replaced; both planned, as atomic replaces."""
     check_unchanged(path, meta.get("fp"))
+    require_finite(data, path)
     bak = path.with_name(path.name + ".bak")
     old = plan.read(path)
     if old is None:  # check_unchanged saw it a moment ago, under the lock
@@ -185,6 +220,7 @@ def _patch_top_level(text: str, original: dict, data: dict) -> str | None:
 def json_state_bytes(data: dict, meta: dict) -> bytes:
     """The bytes of a JSON state file holding ``data``: a change of top-level scalars only is a
     text edit keeping every other byte of the file as read; otherwise the whole document."""
+    require_finite(data)
     patched = None
     if meta.get("text") is not None and meta.get("original") is not None:
         patched = _patch_top_level(meta["text"], meta["original"], data)
@@ -194,6 +230,7 @@ def json_state_bytes(data: dict, meta: dict) -> bytes:
 def plan_json_state(plan: Plan, path: Path, data: dict, meta: dict) -> Path:
     """Plan the atomic replace of a JSON state file (ARIS / Mechanist, bkit)."""
     check_unchanged(path, meta.get("fp"))
+    require_finite(data, path)
     plan.replace(path, json_state_bytes(data, meta))
     return path
 

@@ -201,3 +201,33 @@ def test_sprint_gate_value_from_the_command_line_and_an_answers_file(tmp_path, c
     capsys.readouterr()
     assert cli.main(["gate", "sprint-pause", str(tmp_path / "b"), "--answers", str(answers)]) == 0
     assert json.loads((tmp_path / "b/.bkit/state/sprints/s1.json").read_text())["config"]["budget"] == 1_800_000
+
+
+@pytest.mark.parametrize("number", ["1e999", "-1e999"])
+def test_a_number_json_cannot_hold_is_never_written_back_as_infinity(tmp_path, number):
+    """Issue 27: a state value `1e999` (read as infinity) was written back as `Infinity`, which is
+    not JSON: bkit's node then failed on its own state file. The record is refused, the file kept."""
+    state = bkit_project(tmp_path)
+    text = state.read_text().replace('"history": []', f'"history": [], "budgetMs": {number}')
+    state.write_text(text)
+
+    def loop_files() -> dict:  # bkit's own files (scars' lock under .scars/ is its own bookkeeping)
+        return {p: p.read_bytes() for p in state.parent.rglob("*") if p.is_file() and ".scars" not in p.parts}
+
+    before = loop_files()
+    with pytest.raises(DecisionRefused, match=r"budgetMs.*not a finite number.*nothing was written"):
+        gates.record(gates.gather("pdca-continue", tmp_path), "stop", "the login redesign replaces it", user=USER)
+    assert loop_files() == before
+    assert (
+        not (tmp_path / ".bkit" / "auto-decisions.md").exists()
+        or "Infinity" not in (tmp_path / ".bkit" / "auto-decisions.md").read_text()
+    )
+
+
+def test_a_finite_large_number_is_written_back_as_it_was_read(tmp_path):
+    """The other side of the boundary: the largest finite double survives a record unchanged."""
+    state = bkit_project(tmp_path)
+    state.write_text(state.read_text().replace('"history": []', '"history": [], "budgetMs": 1.7976931348623157e308'))
+    gates.record(gates.gather("pdca-continue", tmp_path), "stop", "the login redesign replaces it", user=USER)
+    assert json.loads(state.read_text())["budgetMs"] == 1.7976931348623157e308
+    assert "Infinity" not in state.read_text()
