@@ -18,6 +18,7 @@ never as markup. JSON output needs no sanitizing (``json.dumps`` escapes with
 from __future__ import annotations
 
 import re
+import shlex
 
 # Unicode categories Cf, Zl and Zp (Unicode 14 as shipped with CPython 3.11), as ranges.
 _FORMAT_RANGES = (
@@ -106,3 +107,43 @@ def one_line(text: str, width: int | None = None) -> str:
 def has_unsafe(text: str) -> bool:
     """True when ``text`` holds a character that ``visible`` would rewrite."""
     return UNSAFE.search(text) is not None
+
+
+_ANSI_C = {
+    "\x07": "\\a",
+    "\x08": "\\b",
+    "\x1b": "\\e",
+    "\x0c": "\\f",
+    "\n": "\\n",
+    "\r": "\\r",
+    "\t": "\\t",
+    "\x0b": "\\v",
+}
+
+
+def _ansi_c(ch: str) -> str:
+    if ch in _ANSI_C:
+        return _ANSI_C[ch]
+    if ch in "\\'":
+        return "\\" + ch
+    if not UNSAFE.match(ch):
+        return ch
+    code = ord(ch)
+    # \\xHH is a byte in bash, so only below 0x80; \\u / \\U give the character in the locale's UTF-8
+    return f"\\x{code:02x}" if code < 0x80 else (f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
+
+
+def shell_word(word: str) -> str:
+    """``word`` as one word of a command a person copies into bash or zsh, inert on the terminal:
+    ``shlex.quote`` for plain text; a word holding a control or format character (or a newline or
+    tab) in ANSI-C quoting, ``$'feat\\e[2J'``, which shows no escape sequence raw and still pastes
+    as the same argument (a path from a repository may hold anything)."""
+    word = str(word)
+    if UNSAFE.search(word) is None and "\n" not in word and "\t" not in word:
+        return shlex.quote(word)
+    return "$'" + "".join(_ansi_c(ch) for ch in word) + "'"
+
+
+def shell_join(words: list[str]) -> str:
+    """The command line of ``words``, each a :func:`shell_word`."""
+    return " ".join(shell_word(w) for w in words)

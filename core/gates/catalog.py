@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from scars.core.errors import UsageError
+from scars.core.sanitize import shell_word
 from scars.core.settings import env_var
 
 GateDecision = Literal["proceed", "revise", "reject", "accept_gap"]
@@ -759,12 +760,12 @@ def get_gate(gate_id: str) -> Gate:
 def answers_hint(gate: Gate, path: str | None, item: str | None = None) -> str:
     """The exact command that answers ``gate`` without a terminal (for exit 3); ``item``: the
     item a blocked-fix gate was asked about (else the ITEM_ID placeholder)."""
-    where = f" {path}" if path else ""
+    where = f" {shell_word(path)}" if path else ""
     if gate.id == "triage":
         return f"scars gate triage{where} --answers ANSWERS.yaml"
     needs = [a for a in gate.answers if a.needs_reason]
     a = gate.answers[0]
-    item = f" --item {item or 'ITEM_ID'}" if gate.needs_item else ""
+    item = f" --item {shell_word(item) if item else 'ITEM_ID'}" if gate.needs_item else ""
     reason = ' --reason "WHY"' if a.needs_reason else ""
     cmd = f"scars gate {gate.id}{where}{item} --answer {a.value}{reason}"
     extra = f" (answers: {', '.join(gate.values)}"

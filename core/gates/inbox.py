@@ -10,12 +10,12 @@ report `dag-escalate`, a samsara feature its `triage`. The call carries the path
 
 from __future__ import annotations
 
-import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from scars.core.gates.catalog import GATES
+from scars.core.sanitize import shell_join
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,11 +27,11 @@ class GateCall:
     options: dict[str, Any] = field(default_factory=dict)
 
     def command(self) -> str:
-        """The `scars gate` command line that answers it."""
+        """The `scars gate` command line that answers it (paste-able and inert: ``shell_join``)."""
         words = ["scars", "gate", self.gate, str(self.path)]
         if self.options.get("feature"):
             words += ["--bkit-feature", str(self.options["feature"])]
-        return shlex.join(words)
+        return shell_join(words)
 
 
 def gate_call(state: Any, root: Path) -> GateCall | None:

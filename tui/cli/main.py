@@ -185,7 +185,10 @@ def _say(message: str) -> None:
     """One line on stderr; a reader of stderr that went away (``scars nosuchcmd 2>&1 | head -0``)
     does not change the command's exit code: the line is dropped, as any later write to it."""
     try:
-        print(message, file=sys.stderr, flush=True)
+        # lazy: only when a message is said (`scars --help` loads no sanitiser)
+        from scars.core.sanitize import visible
+
+        print(visible(message), file=sys.stderr, flush=True)  # a path or name from a repository, inert
     except BrokenPipeError:
         _quiet(sys.stderr)
 

@@ -14,6 +14,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from scars.core.sanitize import one_line, shell_word
+
 HELP = "open the most recent feature that still needs triage"
 
 EXPLAIN = (
@@ -87,11 +89,11 @@ def pending_requests(root: Path) -> list:
 def _tell_requests(asks: list) -> None:
     if asks:
         print(
-            f"Gate requests waiting: {', '.join(f'{r.id} ({r.gate}, asked by {r.asked_by})' for r in asks)}",
+            f"Gate requests waiting: {', '.join(one_line(f'{r.id} ({r.gate}, asked by {r.asked_by})') for r in asks)}",
             file=sys.stderr,
         )
         for r in asks:
-            print(f"  scars answer {r.id} --answer … --reason …", file=sys.stderr)
+            print(f"  scars answer {shell_word(r.id)} --answer … --reason …", file=sys.stderr)
 
 
 def _commands(others: list, root: Path) -> list[str]:
@@ -120,7 +122,10 @@ def run(args: argparse.Namespace) -> int:
         if not interactive():
             _tell_requests(asks)
             if others:
-                print(f"Waiting for a person: {', '.join(f'{s.kind} {s.name}' for s in others)}", file=sys.stderr)
+                print(
+                    f"Waiting for a person: {', '.join(one_line(f'{s.kind} {s.name}') for s in others)}",
+                    file=sys.stderr,
+                )
             for line in _commands(others, cwd):
                 print(line, file=sys.stderr)
             return refuse_without_tty()
@@ -137,7 +142,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if not interactive():
         _tell_requests(asks)
-        names = [p.name for p in waiting] + [f"{s.kind} {s.name}" for s in others]
+        names = [one_line(p.name) for p in waiting] + [one_line(f"{s.kind} {s.name}") for s in others]
         if names:
             print(f"Waiting for a person: {', '.join(names)}", file=sys.stderr)
         for line in _commands(others, root):
