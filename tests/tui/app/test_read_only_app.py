@@ -234,11 +234,13 @@ async def _to_request_gate(app, pilot) -> None:  # noqa: ANN001
 
 
 async def _to_trends(app, pilot) -> None:  # noqa: ANN001
+    await start(app, pilot)
     await pilot.press("t")
     await on_screen(app, pilot, "TrendsScreen")
 
 
 async def _to_help(app, pilot) -> None:  # noqa: ANN001
+    await start(app, pilot)
     await pilot.press("question_mark")
     await on_screen(app, pilot, "HelpScreen")
 
