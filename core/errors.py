@@ -8,6 +8,7 @@ Exit codes (documented in the README):
   5  another writer holds the lock
   6  a write (or a folder given) leads outside the repository through a symlink: refused
   7  an agent's answer at a human-in-the-loop gate (no terminal; agent answers not allowed)
+  8  recorded in the journal, but a file it also goes to was not written (disk full …)
   130 interrupted by the user
 """
 
@@ -86,6 +87,16 @@ class AgentAnswerRefused(ScarsError):
     (``scars.core.provenance``): a person answers there, never an agent in their name."""
 
     exit_code = 7
+
+
+class PartlyWritten(ScarsError):
+    """A record is durable in the journal, but a file it also goes to (auto-decisions.md,
+    iteration-log.yaml) was not written — a durable write failed (disk full, I/O error). The
+    message names what was written and what was not, and how the rest is written from the journal
+    (`scars round flush`, or the next command that records in the feature): retrying the command
+    would record it twice."""
+
+    exit_code = 8
 
 
 class ChangedOnDisk(ScarsError):

@@ -29,10 +29,11 @@ from pathlib import Path
 from typing import Any
 
 from scars.core.clock import now_iso
-from scars.core.errors import DecisionRefused, FieldError, PathNotFound, ScarsError, UsageError
+from scars.core.errors import DecisionRefused, FieldError, PartlyWritten, PathNotFound, ScarsError, UsageError
+from scars.core.formats.auto_decisions import FILE_NAME as AUTO_DECISIONS
 from scars.core.formats.auto_decisions import DecisionEntry, append_entry, parse_auto_decisions, read_entries_text
 from scars.core.formats.iteration_log import DECISIONS as ROUND_DECISIONS
-from scars.core.formats.iteration_log import IterationLogFile
+from scars.core.formats.iteration_log import LOG_NAME, IterationLogFile
 from scars.core.git import current_commit
 from scars.core.model import Feature
 from scars.core.provenance import Provenance
@@ -71,8 +72,9 @@ from scars.core.samsara.rounds import (
     round_start_snapshot,
 )
 from scars.core.samsara.watches import reopened_items
+from scars.core.sanitize import shell_word
 from scars.core.storage.confine import check_inside
-from scars.core.storage.durable import clean_stale_temps
+from scars.core.storage.durable import WriteFailed, clean_stale_temps
 from scars.core.storage.journal import Journal, journal_path, read_journal
 from scars.core.storage.lock import FeatureLock, current_holder
 from scars.core.text import text_problem
@@ -111,6 +113,9 @@ class FeatureSession:
         # Where this session's changes come from (scars.core.provenance; set by the front end at
         # open, or for one answer by :meth:`answering`): kept in every journal record it writes.
         self.provenance: Provenance | None = None
+        # What opening this session wrote that the journal held and the files lacked: the rounds
+        # iteration-log.yaml got and the number of auto-decisions.md entries (:meth:`flush`).
+        self.written_at_open: tuple[list[int], int] = ([], 0)
 
     # ------------------------------------------------------------------ opening
 
@@ -182,8 +187,14 @@ class FeatureSession:
         self._replay()
         self._log.reload()
         if not self.read_only:
-            self._flush_rounds(strict=False)
-            self._write_pending_entries()
+            missing = self._rounds_missing()
+            rounds, failed = self._flush_rounds(missing)
+            if failed is not None:
+                self._not_all_written(_rounds_text(missing), {LOG_NAME: failed})
+            entries, failed = self._write_pending_entries()
+            if failed is not None:
+                self._not_all_written("an auto-decisions.md entry", {AUTO_DECISIONS: failed})
+            self.written_at_open = (rounds, entries)
 
     def _replay(self) -> None:
         """The state the journal gives, with decisions made on another item than the one
@@ -318,28 +329,54 @@ class FeatureSession:
 
     def _write_entries(self, entries: Iterable[DecisionEntry], what: str) -> list[int]:
         """Append the entries of a journal record just written; a failure says the decision
-        itself is recorded (the entries are added on the next start)."""
+        itself is recorded (:meth:`_not_all_written`)."""
+        numbers, failed = self._try_entries(entries)
+        if failed is not None:
+            raise self._not_all_written(what, {AUTO_DECISIONS: failed}) from failed
+        return numbers
+
+    def _try_entries(self, entries: Iterable[DecisionEntry]) -> tuple[list[int], ScarsError | None]:
+        """Append ``entries`` to auto-decisions.md until one fails: their numbers, and the failure."""
         numbers = []
         for e in entries:
             try:
                 numbers.append(append_entry(self.path, e, root=self.root))
             except ScarsError as exc:
-                msg = (
-                    f"{what} recorded in the journal, but its auto-decisions.md entry was not written: "
-                    f"{exc}; it is added on the next start"
-                )
-                self.problems.append(msg)
-                exc.args = (msg,)
-                raise
-        return numbers
+                return numbers, exc
+        return numbers, None
 
-    def _write_pending_entries(self) -> None:
+    def _not_all_written(self, what: str, files: dict[str, BaseException | None]) -> BaseException:
+        """THE wording of a record the journal holds whose other files were not all written (each
+        of ``files`` None when written, else its failure): what was written, what not and why, and
+        how to finish. Kept in ``problems``; returned (to raise) as :class:`PartlyWritten` (exit 8)
+        when every failure is a failed durable write, else as the failure itself, its message this
+        one (a refused merge: exit 5; an error of ours as it is)."""
+        said = [
+            f"{name} written" if exc is None else f"{name} NOT written ({_cause(exc)})" for name, exc in files.items()
+        ]
+        msg = (
+            f"{what}: recorded in the journal (.scars/journal.jsonl written); " + "; ".join(said) + ". "
+            f"Nothing is lost: once that is fixed, `scars round flush --feature {shell_word(str(self.path))}` "
+            "writes what the journal holds (so does the next command that records in this feature)"
+        )
+        self.problems.append(msg)
+        failed = [exc for exc in files.values() if exc is not None]
+        other = next((exc for exc in failed if not isinstance(exc, WriteFailed)), None)
+        if other is None:
+            return PartlyWritten(msg)
+        if isinstance(other, ScarsError):
+            other.args = (msg,)
+        return other
+
+    def _write_pending_entries(self) -> tuple[int, ScarsError | None]:
         """Append every entry the journal holds that auto-decisions.md lacks (a crash came in
-        between), in journal order. Never fatal on open: a failure is reported in ``problems``."""
+        between, or a full disk), in journal order: how many were written, and the failure that
+        stopped them."""
         pending = self._state.auto_decisions
         if not pending:
-            return
+            return 0, None
         on_disk = parse_auto_decisions(read_entries_text(self.path))
+        written = 0
         for ref in pending:
             try:
                 entry = DecisionEntry.from_record(ref["entry"])
@@ -353,10 +390,9 @@ class FeatureSession:
             try:
                 append_entry(self.path, entry, root=self.root)
             except ScarsError as exc:
-                self.problems.append(
-                    f"auto-decisions.md: the {entry.gate_id} entry the journal holds not written: {exc}"
-                )
-                return
+                return written, exc
+            written += 1
+        return written, None
 
     def _item(self, item_id: str):
         index = self._index
@@ -492,7 +528,7 @@ class FeatureSession:
             decided_by=self.decided_by(),
             round=self._round_of_change(),
         )
-        self._write_entries(entries, f"the blocked-fix outcome of {item_id} is")
+        self._write_entries(entries, f"the blocked-fix outcome of {item_id}")
         return self._state.decisions[item_id]
 
     def reopen(self, item_id: str, *, cause: str, watch: Any = None) -> Decision:
@@ -671,16 +707,15 @@ class FeatureSession:
             entry["valve_overrides"] = overrides
         entries = list(entries)
         self._append(ROUND_CLOSE, entries=entries, round=fig.round, entry=entry, new_item_ids=list(fig.new_items))
-        # From here the round is closed (in the journal): a later failure must say so, not
-        # look like the close failed (tests/hostile: ENOSPC on auto-decisions.md).
-        entry_error = None
-        try:
-            self._write_entries(entries, f"round {fig.round} is closed and")
-        except ScarsError as exc:
-            entry_error = exc
-        self._flush_rounds(strict=True)
-        if entry_error is not None:
-            raise entry_error
+        # From here the round is closed (in the journal): a later failure must say so, and which
+        # files have it, not look like the close failed (a full disk: tests/hostile, and
+        # tests/tui/cli/test_round_cli.py at each write).
+        files: dict[str, BaseException | None] = {}
+        if entries:
+            files[AUTO_DECISIONS] = self._try_entries(entries)[1]
+        files[LOG_NAME] = self._flush_rounds(self._rounds_missing())[1]
+        if any(files.values()):
+            raise self._not_all_written(f"round {fig.round} ({decision})", files)
         return entry
 
     def round_figures(self) -> RoundFigures:
@@ -766,17 +801,20 @@ class FeatureSession:
         except DecisionRefused:
             return self._state.descriptions.get(item_id, item_id)
 
-    def _flush_rounds(self, *, strict: bool) -> list[int]:
-        """Write the rounds the journal closed that iteration-log.yaml does not hold (idempotent)."""
+    def _rounds_missing(self) -> list[dict[str, Any]]:
+        """The rounds the journal closed that iteration-log.yaml does not hold."""
+        entries = [r["entry"] for r in self._state.closed_rounds if isinstance(r.get("entry"), dict)]
+        on_disk = set(self._log.rounds_on_disk()) if entries and self._log.exists else set()
+        return [e for e in entries if e.get("round") not in on_disk]
+
+    def _flush_rounds(self, missing: list[dict[str, Any]]) -> tuple[list[int], BaseException | None]:
+        """Write ``missing`` (:meth:`_rounds_missing`) to iteration-log.yaml: the rounds written, or
+        the failure."""
+        if not missing:
+            return [], None
         entries: list[dict[str, Any]] = [
             r["entry"] for r in self._state.closed_rounds if isinstance(r.get("entry"), dict)
         ]
-        if not entries:
-            return []
-        on_disk = set(self._log.rounds_on_disk()) if self._log.exists else set()
-        missing = [e for e in entries if e.get("round") not in on_disk]
-        if not missing:
-            return []
         first = entries[0]
         log = self.feature.iteration_log if self.feature is not None else None
         try:
@@ -792,23 +830,24 @@ class FeatureSession:
                 reviewer_retry_limit=log.reviewer_retry_limit if log is not None else 2,
             )
         except Exception as exc:
-            msg = (
-                f"round(s) {', '.join(str(e.get('round')) for e in missing)} are recorded in the journal "
-                f"but iteration-log.yaml was not updated: {exc}"
-            )
-            self.problems.append(msg)
-            if strict:
-                if isinstance(exc, ScarsError):
-                    exc.args = (msg,)
-                    raise
-                raise
-            return []
-        return written
+            return [], exc
+        return written, None
 
-    def flush(self) -> list[int]:
-        """Write pending rounds to iteration-log.yaml now (raises when it cannot)."""
+    def flush(self) -> tuple[list[int], int]:
+        """Write now what the journal holds that the files lack — the rounds iteration-log.yaml
+        lacks, the auto-decisions.md entries — and raise when that cannot be done
+        (:meth:`_not_all_written`). Returns the rounds written and the number of entries, those
+        the opening of this session wrote included."""
         self._writable()
-        return self._flush_rounds(strict=True)
+        missing = self._rounds_missing()
+        rounds, failed = self._flush_rounds(missing)
+        if failed is not None:
+            raise self._not_all_written(_rounds_text(missing), {LOG_NAME: failed})
+        entries, failed_entry = self._write_pending_entries()
+        if failed_entry is not None:
+            raise self._not_all_written("an auto-decisions.md entry", {AUTO_DECISIONS: failed_entry})
+        (opened_rounds, opened_entries), self.written_at_open = self.written_at_open, ([], 0)
+        return opened_rounds + rounds, opened_entries + entries
 
     # ------------------------------------------------------------------ auto-decisions.md
 
@@ -827,8 +866,18 @@ class FeatureSession:
         if source:
             payload["source"] = source
         self._append(AUTO_DECISION, entries=[entry], **payload)
-        [number] = self._write_entries([entry], f"the {entry.gate_id} decision is")
+        [number] = self._write_entries([entry], f"the {entry.gate_id} decision")
         return number
+
+
+def _rounds_text(missing: list[dict[str, Any]]) -> str:
+    return "round " + ", ".join(str(e.get("round")) for e in missing)
+
+
+def _cause(exc: BaseException) -> str:
+    """Why a file was not written, in the words of its failure (a failed write: its cause alone,
+    never its own "nothing was recorded", which the journal belies)."""
+    return exc.cause if isinstance(exc, WriteFailed) else str(exc)
 
 
 def _feature_name(feature: Feature | None, path: Path) -> str:

@@ -53,6 +53,11 @@ class WriteFailed(ScarsError):
         self.path = None if path is None else str(path)
         self.errno = errno_
 
+    @property
+    def cause(self) -> str:
+        """Why, in a few words ("the disk is full"), without what the message says of the record."""
+        return _describe(OSError(self.errno, os.strerror(self.errno))) if self.errno else str(self)
+
 
 @dataclass(frozen=True, slots=True)
 class Fingerprint:

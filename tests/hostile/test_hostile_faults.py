@@ -255,7 +255,7 @@ def test_real_disk_full(template, tmpfs):
         except ScarsError as exc:
             assert re.search(r"disk|not updated|recorded in the journal", str(exc)), str(exc)
             closed = "recorded in the journal" in str(exc)
-            if "iteration-log.yaml was not updated" in str(exc) or not closed:
+            if "iteration-log.yaml NOT written" in str(exc) or not closed:
                 assert log.read_bytes() == log_before, "a failed write changed iteration-log.yaml"
         assert failed, "the disk was not full"
         _all_parse(feature)

@@ -95,10 +95,11 @@ DESCRIPTION = (
     "and answer step-mode gates; decisions are written into the loop's own files."
 )
 EPILOG = (
-    "Exit codes: 0 ok; 2 usage error or path not found; 3 parse failures with --strict, or a "
-    "gate needs a human; 4 decision refused / invalid answer; 5 another writer holds the lock; "
-    "6 a write would leave the repository through a symlink; 7 an agent answered a human gate; "
-    "130 interrupted. Run `scars demo` to try it on a bundled example."
+    "Exit codes: 0 ok; 1 a write failed (disk full …), nothing recorded; 2 usage error or path not "
+    "found; 3 parse failures with --strict, or a gate needs a human; 4 decision refused / invalid "
+    "answer; 5 another writer holds the lock; 6 a write would leave the repository through a "
+    "symlink; 7 an agent answered a human gate; 8 recorded in the journal, a file not written "
+    "(`scars round flush` writes it); 130 interrupted. Run `scars demo` to try it on a bundled example."
 )
 
 

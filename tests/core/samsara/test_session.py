@@ -259,7 +259,7 @@ def test_canary_refuses_a_rewrite_and_keeps_the_round_in_the_journal(feature):
         with pytest.raises(ChangedOnDisk) as info:
             s.close_round("stop", "nothing left to do")
         message = str(info.value)
-        assert "recorded in the journal but iteration-log.yaml was not updated" in message
+        assert "round 2 (stop): recorded in the journal" in message and "iteration-log.yaml NOT written" in message
         assert "load + dump is not byte-identical" in message and "scars will not rewrite it" in message
         assert s.current_round() is None  # closed: the round is durable in the journal
     assert log.read_bytes() == before  # not one byte rewritten
@@ -269,7 +269,7 @@ def test_canary_refuses_a_rewrite_and_keeps_the_round_in_the_journal(feature):
     assert closed[0]["entry"]["decision_reason"] == "nothing left to do"
     # Reopening retries the flush, refuses again (reported, not raised) and still keeps both.
     with FeatureSession.open(feature) as s:
-        assert any("round(s) 2 are recorded in the journal" in p for p in s.problems)
+        assert any("round 2: recorded in the journal" in p for p in s.problems)
         with pytest.raises(ChangedOnDisk, match="not byte-identical"):
             s.flush()
     assert log.read_bytes() == before

@@ -22,9 +22,10 @@ DESCRIPTION = (
     "records the round decision as `scars gate round-continue` (or `safety-valve`) does, the same "
     "files and, in auto mode, the same auto-decisions.md entries (the round's triage entry when it "
     "has none yet, then the round's). `status` shows the open "
-    "round; `flush` writes rounds the journal holds but iteration-log.yaml does not. "
-    "Exit 0 ok; 2 usage (no open round, a round already open); 4 refused; 5 lock held or the log "
-    "changed on disk in a way scars will not merge."
+    "round; `flush` writes what the journal holds but iteration-log.yaml and auto-decisions.md lack. "
+    "Exit 0 ok; 1 a durable write failed, nothing recorded; 2 usage (no open round, a round already open); "
+    "4 refused; 5 lock held or the log changed on disk in a way scars will not merge; 8 the round is in the "
+    "journal but a file was not written (disk full: the message names which; `round flush` writes it)."
 )
 
 ROUND_DECISIONS = ("continue", "stop", "forced_stop", "interrupted")
@@ -82,8 +83,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_feature_arguments(p, user=False)
     p = sub.add_parser(
         "flush",
-        help="write rounds the journal closed that iteration-log.yaml lacks",
-        description="Write every round the journal closed but iteration-log.yaml lacks (after a crash or a "
+        help="write rounds (and auto-decisions.md entries) the journal holds that the files lack",
+        description="Write every round the journal closed but iteration-log.yaml lacks, and every "
+        "auto-decisions.md entry the journal holds that the file lacks (after a crash, a full disk or a "
         "refused merge).",
     )
     add_feature_arguments(p)
@@ -135,15 +137,13 @@ def _run(args: argparse.Namespace) -> int:
                 if transition:
                     print(transition)
         elif cmd == "flush":
-            written = session.flush()
+            written, entries = session.flush()
             if args.json:
-                emit({"ok": True, "written": written})
+                emit({"ok": True, "written": written, "entries_written": entries})
             else:
-                print(
-                    "iteration-log.yaml is up to date"
-                    if not written
-                    else f"wrote round(s) {', '.join(map(str, written))}"
-                )
+                said = [f"wrote round(s) {', '.join(map(str, written))} to iteration-log.yaml"] if written else []
+                said += [f"wrote {entries} auto-decisions.md entr{'y' if entries == 1 else 'ies'}"] if entries else []
+                print("; ".join(said) if said else "iteration-log.yaml and auto-decisions.md are up to date")
         else:
             rnd = session.open_round()
             triage = session.round_triage()
