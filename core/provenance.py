@@ -3,7 +3,8 @@
 whether it may be recorded as a person's (:func:`decided_by`).
 
 Every front end calls :func:`provenance`: the app (``app``), a terminal prompt of `scars gate`
-(``prompt``), a flag (``flag``: ``--answer``, `scars decide`, `scars round close`), an environment
+(``prompt``), a flag (``flag``: ``--answer``, `scars decide`, `scars round start|close|flush`, `scars watch
+check`), an environment
 variable (``env``: ``SCARS_ANSWER_<GATE>``), an answers file (``answers-file``), a request answered
 in the app (``request-app``) or by `scars answer` (``request-answer``), and later an MCP client
 (``mcp``). The front end says whether a person was at a terminal (``tty``: stdin and stdout are
@@ -18,7 +19,7 @@ terminals); the agent session is read from the environment (:mod:`scars.core.set
   (gemini-cli ``packages/core/src/services/shellExecutionService.ts``).
 
 In human-in-the-loop mode an answer from a detected agent session without a terminal is refused
-(:class:`~scars.core.errors.AgentAnswerRefused`, exit 6) unless the configuration allows agent
+(:class:`~scars.core.errors.AgentAnswerRefused`, exit 7) unless the configuration allows agent
 answers (``SCARS_ALLOW_AGENT_ANSWERS=1`` or ``allow_agent_answers = true`` in config.toml); then it
 is recorded as the agent's (``claude-code (session …) for alice``). In auto mode the agent is the
 gatekeeper the loop runs: its answer is recorded as today, with its provenance.

@@ -108,8 +108,9 @@ def verify_feature(feature_dir: str | Path) -> Verification:
     return v
 
 
-# The journal records that are a person's decision or gate answer (scars.core.samsara.decisions).
-_DECIDED = ("decision", "sign_off", "blocked_fix", "undo", "round_close", "auto_decision", "gate_answer")
+# The journal records that are a person's decision or gate answer (scars.core.samsara.decisions),
+# a round's start and close included.
+_DECIDED = ("decision", "sign_off", "blocked_fix", "undo", "round_start", "round_close", "auto_decision", "gate_answer")
 
 
 def _check_provenance(path: Path, feature, v: Verification) -> None:

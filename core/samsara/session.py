@@ -29,7 +29,15 @@ from pathlib import Path
 from typing import Any
 
 from scars.core.clock import now_iso
-from scars.core.errors import DecisionRefused, FieldError, PartlyWritten, PathNotFound, ScarsError, UsageError
+from scars.core.errors import (
+    AgentAnswerRefused,
+    DecisionRefused,
+    FieldError,
+    PartlyWritten,
+    PathNotFound,
+    ScarsError,
+    UsageError,
+)
 from scars.core.formats.auto_decisions import FILE_NAME as AUTO_DECISIONS
 from scars.core.formats.auto_decisions import DecisionEntry, append_entry, parse_auto_decisions, read_entries_text
 from scars.core.formats.iteration_log import DECISIONS as ROUND_DECISIONS
@@ -186,7 +194,7 @@ class FeatureSession:
             clean_stale_temps(self._log.path, older_than=0)
         self._replay()
         self._log.reload()
-        if not self.read_only:
+        if not self.read_only and self._may_record():  # an agent's refused session writes nothing
             missing = self._rounds_missing()
             rounds, failed = self._flush_rounds(missing)
             if failed is not None:
@@ -301,9 +309,19 @@ class FeatureSession:
         human = not (self.feature is not None and self.feature.auto_mode)
         return decider(self.user, self.provenance, human_mode=human)
 
-    def _stamp(self) -> dict[str, Any]:
-        """Who and whence of a journal record (checked before anything is written)."""
-        out: dict[str, Any] = {"by": self.decided_by()}
+    def _may_record(self) -> bool:
+        """Whether a change made now may be recorded at all (:meth:`decided_by` does not refuse it)."""
+        try:
+            self.decided_by()
+        except AgentAnswerRefused:
+            return False
+        return True
+
+    def _stamp(self, *, scars_own: bool = False) -> dict[str, Any]:
+        """Who and whence of a journal record (checked before anything is written). ``scars_own``:
+        a change scars makes by its own rule (a fired watch's reopen), no one's decision: recorded
+        as the user who ran it, with its provenance, and never refused as an agent's answer."""
+        out: dict[str, Any] = {"by": self.user if scars_own else self.decided_by()}
         if self.provenance is not None:
             out["provenance"] = self.provenance.to_record()
         return out
@@ -313,17 +331,19 @@ class FeatureSession:
             raise UsageError("this session is read-only (another writer holds the lock or it was opened read-only)")
         return self._journal
 
-    def _append(self, type_: str, *, entries: Iterable[DecisionEntry] = (), **payload: Any) -> dict[str, Any]:
+    def _append(
+        self, type_: str, *, entries: Iterable[DecisionEntry] = (), scars_own: bool = False, **payload: Any
+    ) -> dict[str, Any]:
         """Append one journal record (fsynced). ``entries`` ride on it: checked before anything is
         written, kept in the record, and appended to auto-decisions.md by the caller
-        (:meth:`_write_entries`) once the record is durable."""
+        (:meth:`_write_entries`) once the record is durable. ``scars_own``: see :meth:`_stamp`."""
         entries = list(entries)
         for e in entries:
             e.check()
         if entries:
             payload["entries"] = [e.to_record() for e in entries]
         journal = self._writable()
-        rec = journal.append(type_, at=now_iso(), **self._stamp(), **payload)
+        rec = journal.append(type_, at=now_iso(), **self._stamp(scars_own=scars_own), **payload)
         apply(self._state, rec)
         return rec
 
@@ -540,7 +560,9 @@ class FeatureSession:
             raise DecisionRefused(f"item {item_id} has no decision to reopen", [FieldError("item_id", "no decision")])
         if problem := text_problem(cause):
             raise DecisionRefused(f"a reopen needs its cause: {problem}", [FieldError("cause", problem)])
-        self._append(REOPEN, item_id=item_id, cause=cause.strip(), watch=watch, round=self._round_of_change())
+        self._append(
+            REOPEN, item_id=item_id, cause=cause.strip(), watch=watch, round=self._round_of_change(), scars_own=True
+        )
         return current
 
     # ------------------------------------------------------------------ rounds
@@ -698,6 +720,8 @@ class FeatureSession:
         if self.provenance is not None:
             # Where the round's decision came from (an extra key; scars.core.provenance).
             entry["provenance"] = self.provenance.to_record()
+        if isinstance(start.get("provenance"), dict):
+            entry["start_provenance"] = dict(start["provenance"])  # where the round's start came from
         people = self._triaged_by(triage)
         if people:
             entry["triaged_by"] = people
@@ -837,8 +861,10 @@ class FeatureSession:
         """Write now what the journal holds that the files lack — the rounds iteration-log.yaml
         lacks, the auto-decisions.md entries — and raise when that cannot be done
         (:meth:`_not_all_written`). Returns the rounds written and the number of entries, those
-        the opening of this session wrote included."""
+        the opening of this session wrote included. Refused as a decision is (:meth:`decided_by`:
+        an agent's session at a human-in-the-loop feature), and then opening wrote nothing either."""
         self._writable()
+        self.decided_by()
         missing = self._rounds_missing()
         rounds, failed = self._flush_rounds(missing)
         if failed is not None:
@@ -857,15 +883,16 @@ class FeatureSession:
         self._writable()
         self._append(GATE_ANSWER, gate=gate_id, answer=answer, reason=reason, round=self._round_of_change())
 
-    def append_auto_decision(self, entry: DecisionEntry, *, source: str | None = None) -> int:
+    def append_auto_decision(self, entry: DecisionEntry, *, source: str | None = None, scars_own: bool = False) -> int:
         """Append one auto-decisions.md entry (formats.md §1.6) of a decision that has no journal
         record of its own (an entry gate, a triage, a watch reopen); returns its number.
-        ``source`` (how the answer came: flag, answers file, app …) stays in the journal."""
+        ``source`` (how the answer came: flag, answers file, app …) stays in the journal;
+        ``scars_own``: see :meth:`_stamp` (a watch reopen)."""
         self._writable()
         payload: dict[str, Any] = {"round": self._round_of_change()}
         if source:
             payload["source"] = source
-        self._append(AUTO_DECISION, entries=[entry], **payload)
+        self._append(AUTO_DECISION, entries=[entry], scars_own=scars_own, **payload)
         [number] = self._write_entries([entry], f"the {entry.gate_id} decision")
         return number
 

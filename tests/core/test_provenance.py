@@ -221,6 +221,171 @@ def test_another_loops_gate_refuses_the_agent_and_its_entry_says_whence(tmp_path
     assert entry.fields["principles_used"][-1].endswith("(flag, at a terminal, in claude-code (session s-42))")
 
 
+# ----------------------------------------------------------------------------- rounds and watches
+
+
+def _round_commands(f: Path) -> dict[str, list[str]]:
+    return {
+        "start": ["round", "start", "--feature", str(f)],
+        "close": ["round", "close", "--decision", "stop", "--reason", REASON, "--feature", str(f)],
+        "flush": ["round", "flush", "--feature", str(f)],
+    }
+
+
+def _with_a_round_to_flush(f: Path) -> None:
+    """Round 1 closed in the journal, not in iteration-log.yaml (its write was refused)."""
+    (f / "iteration-log.yaml").write_text("feature: x\nrounds: {not: a list}\n", encoding="utf-8")
+    with FeatureSession.open(f, user="setup") as s:
+        s.start_round()
+        with pytest.raises(Exception, match="recorded in the journal"):
+            s.close_round("stop", REASON)
+    (f / "iteration-log.yaml").unlink()
+
+
+@pytest.mark.parametrize("command", ["start", "close", "flush"])
+def test_an_agent_cannot_start_close_or_flush_a_human_round(command, tmp_path, monkeypatch, capsys):
+    """`scars round start | close | flush` from an agent's session without a terminal, at a
+    human-in-the-loop feature: refused as a decision is (the one rule, exit 7, the same message),
+    nothing written — not even what opening a feature writes by itself; a person at a terminal
+    in the same agent session records it, as the agent's with SCARS_ALLOW_AGENT_ANSWERS."""
+    f, _ = _feature(tmp_path)
+    if command == "close":
+        with FeatureSession.open(f, user="setup") as s:
+            s.start_round()
+    if command == "flush":
+        _with_a_round_to_flush(f)
+    before = journal_path(f).read_bytes() if journal_path(f).exists() else b""
+    _claude(monkeypatch)
+    _tty(monkeypatch, False)
+    args = _round_commands(f)[command]
+    assert cli.main(args) == 7
+    err = capsys.readouterr().err
+    assert "claude-code (session s-42) session without a terminal" in err and "human-in-the-loop" in err
+    assert "SCARS_ALLOW_AGENT_ANSWERS=1" in err and "Nothing was recorded" in err
+    assert (journal_path(f).read_bytes() if journal_path(f).exists() else b"") == before
+    assert not (f / "iteration-log.yaml").exists()
+
+    monkeypatch.setenv("SCARS_ALLOW_AGENT_ANSWERS", "1")
+    settings.clear()
+    assert cli.main(args) == 0, capsys.readouterr().err
+    assert (f / "iteration-log.yaml").exists() is (command != "start")
+    if command != "flush":  # a flush writes no journal record: the rounds it writes keep their close's
+        rec = _records(f)[-1]
+        assert rec["type"] == f"round_{command}"
+        assert rec["by"] == "claude-code (session s-42) for alice"
+        assert rec["provenance"] == {
+            "channel": "flag",
+            "tty": False,
+            "agent": "claude-code",
+            "agent_session": "s-42",
+            "via": f"scars round {command}",
+        }
+        v = verify_feature(f)
+        assert any(
+            p.severity == "failure" and f"round_{command}" in p.message and "agent session" in p.message
+            for p in v.findings
+        ), v.findings
+
+
+@pytest.mark.parametrize("command", ["start", "close", "flush"])
+def test_a_person_at_a_terminal_or_an_auto_mode_agent_runs_the_round_commands(command, tmp_path, monkeypatch, capsys):
+    for auto, tty in ((False, True), (True, False)):
+        f, _ = _feature(tmp_path / f"{auto}", auto=auto)
+        if command == "close":
+            with FeatureSession.open(f, user="setup") as s:
+                s.start_round()
+        if command == "flush":
+            _with_a_round_to_flush(f)
+        _claude(monkeypatch)
+        _tty(monkeypatch, tty)
+        assert cli.main(_round_commands(f)[command]) == 0, capsys.readouterr().err
+        if command != "flush":
+            rec = _records(f)[-1]
+            assert rec["by"] == "alice"
+            assert (rec["provenance"]["tty"], rec["provenance"]["agent"]) == (tty, "claude-code")
+
+
+def test_log_verify_reports_a_human_round_start_no_person_made(tmp_path, monkeypatch):
+    f, _ = _feature(tmp_path)
+    _tty(monkeypatch, False)  # a script, or an agent nobody detected
+    assert cli.main(_round_commands(f)["start"]) == 0
+    findings = [p for p in verify_feature(f).findings if "round_start" in p.message]
+    assert [p.severity for p in findings] == ["unknown"] and "without a terminal" in findings[0].message
+    _tty(monkeypatch, True)
+    assert cli.main(_round_commands(f)["close"]) == 0
+    assert not [p for p in verify_feature(f).findings if "round_close" in p.message]
+
+
+def test_the_rounds_start_provenance_goes_into_iteration_log(tmp_path, monkeypatch):
+    f, _ = _feature(tmp_path)
+    _tty(monkeypatch, True)
+    assert cli.main(_round_commands(f)["start"]) == 0
+    _tty(monkeypatch, False)
+    _claude(monkeypatch)
+    monkeypatch.setenv("SCARS_ALLOW_AGENT_ANSWERS", "1")
+    assert cli.main(_round_commands(f)["close"]) == 0
+    round_ = yaml.safe_load((f / "iteration-log.yaml").read_text(encoding="utf-8"))["rounds"][-1]
+    assert round_["start_provenance"] == {"channel": "flag", "tty": True, "via": "scars round start"}
+    assert round_["provenance"]["via"] == "scars round close" and round_["provenance"]["agent"] == "claude-code"
+
+
+def test_a_watch_reopen_keeps_where_the_check_ran_and_is_scars_own(tmp_path, monkeypatch, capsys):
+    """`scars watch check` reopening an accept: its journal records, its auto-decisions.md entry
+    ("decided by" line) and its watches.jsonl record keep the check's provenance; the reopen is
+    the watch's rule, not an answer, so an agent's check is not refused, and log verify does not
+    count it as a person's decision."""
+    import subprocess
+
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    f, item = _feature(tmp_path)
+    root = tmp_path
+    (root / "src").mkdir()
+    (root / "src" / "export.py").write_text("x = 1\n", encoding="utf-8")
+    for words in (
+        ["init", "-q"],
+        ["add", "-A"],
+        [
+            "-c",
+            "user.name=T",
+            "-c",
+            "user.email=t@e.invalid",
+            "-c",
+            "commit.gpgsign=false",
+            "commit",
+            "-q",
+            "-m",
+            "one",
+        ],
+    ):
+        subprocess.run(["git", *words], cwd=root, check=True, capture_output=True)
+    _tty(monkeypatch, True)
+    accept = ["--accept", "--signal", "export retries", "--owner", "export team", "--rationale", REASON]
+    assert cli.main(["decide", item, *accept, "--watch", "path-changed: src/export.py", "--feature", str(f)]) == 0
+    (root / "src" / "export.py").write_text("x = 2\n", encoding="utf-8")
+    _claude(monkeypatch)
+    _tty(monkeypatch, False)
+    assert cli.main(["watch", "check", str(f), "--json"]) == 0, capsys.readouterr().err
+    capsys.readouterr()
+    want = {
+        "channel": "flag",
+        "tty": False,
+        "agent": "claude-code",
+        "agent_session": "s-42",
+        "via": "scars watch check",
+    }
+    reopen = [r for r in _records(f) if r["type"] in ("reopen", "auto_decision")]
+    assert [r["type"] for r in reopen] == ["reopen", "auto_decision"]
+    assert all(r["provenance"] == want and r["by"] == "alice" for r in reopen)
+    [entry] = parse_auto_decisions((f / "auto-decisions.md").read_text(encoding="utf-8"))
+    assert entry.fields["principles_used"][-1].endswith("(flag, no terminal, in claude-code (session s-42))")
+    from scars.core.samsara.watches import read_watch_log
+
+    [fired] = [r for r in read_watch_log(f) if r.get("type") == "fired"]
+    assert fired["provenance"] == want
+    assert not [p for p in verify_feature(f).findings if p.severity in ("failure", "unknown")]
+
+
 # ----------------------------------------------------------------------------- requests
 
 

@@ -97,8 +97,9 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     cmd = args.round_command
-    # A round close is a person's decision (its provenance is kept); start, status and flush are not.
-    via = "scars round close" if cmd == "close" else None
+    # Every round command that writes keeps its provenance in what it records, and is refused as a
+    # decision is (an agent's session without a terminal at a human-in-the-loop feature: exit 7).
+    via = None if cmd == "status" else f"scars round {cmd}"
     with open_session(args, read_only=(cmd == "status"), via=via) as session:
         if cmd == "start":
             info = session.start_round(override_max_rounds=args.override_max_rounds)

@@ -44,6 +44,7 @@ def run(args: argparse.Namespace) -> int:
     from scars.core.samsara.decisions import current_decisions
     from scars.core.samsara.feature import read_feature
     from scars.core.samsara.watches import check_feature
+    from scars.tui.cli.commands._feature import answered_here
     from scars.tui.cli.commands.status import resolve_target
 
     kind, target, features = resolve_target(args.path)
@@ -57,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
         note = None
         if not args.dry_run and any(r.state == "fired" for r in results):
             try:
-                outcomes = reopen_fired(d, results, user=args.user)
+                outcomes = reopen_fired(d, results, user=args.user, source=answered_here("flag", "scars watch check"))
             except LockHeld as exc:
                 held = exc
                 note = f"not reopened: {exc}"
