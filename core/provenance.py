@@ -3,11 +3,10 @@
 whether it may be recorded as a person's (:func:`decided_by`).
 
 Every front end calls :func:`provenance`: the app (``app``), a terminal prompt of `scars gate`
-(``prompt``), a flag (``flag``: ``--answer``, `scars decide`, `scars round start|close|flush`, `scars watch
-check`), an environment
-variable (``env``: ``SCARS_ANSWER_<GATE>``), an answers file (``answers-file``), a request answered
-in the app (``request-app``) or by `scars answer` (``request-answer``), and later an MCP client
-(``mcp``). The front end says whether a person was at a terminal (``tty``: stdin and stdout are
+(``prompt``), a flag (``flag``: ``--answer``, `scars decide`, `scars round start|close|flush`,
+`scars watch check`), an environment variable (``env``: ``SCARS_ANSWER_<GATE>``), an answers file
+(``answers-file``), a request answered in the app (``request-app``) or by `scars answer`
+(``request-answer``), and later an MCP client (``mcp``). The front end says whether a person was at a terminal (``tty``: stdin and stdout are
 terminals); the agent session is read from the environment (:mod:`scars.core.settings`):
 
 * Claude Code sets ``CLAUDECODE=1`` in the shells it runs (with ``CLAUDE_CODE_SESSION_ID`` and
