@@ -114,7 +114,7 @@ def normalised(f: Path) -> dict[str, str | None]:
         text = p.read_text(encoding="utf-8")
         text = re.sub(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:?\d{2})", "<time>", text)
         # Where each answer came from differs by front end (scars.core.provenance): compared apart.
-        text = re.sub(r"\n    provenance:\n(      .*\n)+", "\n", text)
+        text = re.sub(r"(?m)^    (start_)?provenance:\n(      .*\n)+", "", text)
         text = re.sub(r" gate \([a-z-]+, (at a terminal|no terminal)[^)\"]*\)", " gate", text)
         out[name] = text.replace(USER, "<user>")
     return out
