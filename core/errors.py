@@ -62,6 +62,14 @@ class ReadOnly(DecisionRefused):
 READ_ONLY = "read-only (--read-only)"
 
 
+def read_only_note(read_only: str | bool, what: str) -> str:
+    """THE words of what a read-only session does not do: the reason (text, or True for
+    :data:`READ_ONLY`), then ``what``. Shown where the write is offered (a disabled action says
+    why before it is tried) and in the refusal when it is tried (:func:`refuse_if_read_only`)."""
+    reason = read_only if isinstance(read_only, str) else READ_ONLY
+    return f"{reason}: {what}"
+
+
 def refuse_if_read_only(read_only: str | bool | None, what: str) -> None:
     """THE read-only rule, checked by every write path (the gates' record, a request's answer,
     apply and withdrawal, a samsara session's writes) before it touches any file: a truthy
@@ -69,7 +77,7 @@ def refuse_if_read_only(read_only: str | bool | None, what: str) -> None:
     saying what was not done. Falsy: the caller may write."""
     if read_only:
         reason = read_only if isinstance(read_only, str) else READ_ONLY
-        raise ReadOnly(f"{reason}: {what} — nothing was written", [FieldError("read_only", reason)])
+        raise ReadOnly(f"{read_only_note(reason, what)} — nothing was written", [FieldError("read_only", reason)])
 
 
 class LockHeld(ScarsError):

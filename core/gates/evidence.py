@@ -20,6 +20,8 @@ from scars.core.text import text_problem
 # (auto-decisions.md records them as asked), so they may say what scars' headline does not — a
 # round gate's "Round R 完成" ("done") for a round where nothing was decided yet.
 PROMPT_LABEL = "The loop's own prompt (verbatim, recorded with your answer):"
+# The same where no answer can be recorded (a read-only session looks at the gate).
+LOOK_ONLY_PROMPT_LABEL = "The loop's own prompt (verbatim):"
 
 
 @dataclass

@@ -800,9 +800,10 @@ class RequestView:
     problem: str | None = None
     foreign: str | None = None  # state "planted": why it is not this checkout's (not_posted_here)
 
-    def lines(self) -> list[str]:
+    def lines(self, *, steps: bool = True) -> list[str]:
         """What a person reads of it below its id, one line each: who asks and since when, whether
-        a process waits, the gate's prompt, why it expired, the answer, what to do. Plain and
+        a process waits, the gate's prompt, why it expired, the answer, what to do (``steps``;
+        False where nothing can be recorded: a read-only app says why instead). Plain and
         untrusted (loop texts): every front end makes them inert."""
         r = self.request
         ago = how_long_ago(r.asked_at)
@@ -820,6 +821,8 @@ class RequestView:
             out.append(r.answered_text())
         if r.refusal:
             out.append(f"refused: {r.refusal}")
+        if not steps:
+            return out
         if answerable(self.state, shows_gate_now=False):
             out.append(f"answer: scars answer {r.id} --answer … --reason …")
         elif answerable(self.state, shows_gate_now=True):

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from textual.screen import Screen
-from textual.widgets import DataTable, Input, RadioButton, Static
+from textual.widgets import Button, DataTable, Input, RadioButton, Static
 
 import scars.tui.app.screens as screens_pkg
 from scars.core import gates, settings
@@ -88,11 +88,17 @@ def _gate_refused(app: ScarsApp) -> bool:
 
 
 async def _answer_in_gate(app: ScarsApp, pilot, value: str, reason: str) -> None:  # noqa: ANN001
+    """Answer the LoopGate on top; read-only, where its answer and reason are disabled (a person
+    cannot pick or type them), the values are set past them and its Record path is run anyway."""
     gate = app.screen
     gate.query_one(f"#ans-{value}", RadioButton).value = True
-    gate.query_one("#gate-reason", Input).value = reason
-    gate.query_one("#gate-reason", Input).focus()
-    await pilot.press("enter")
+    field = gate.query_one("#gate-reason", Input)
+    field.value = reason
+    if field.disabled:
+        gate.record()
+    else:
+        field.focus()
+        await pilot.press("enter")
     await wait_until(pilot, lambda: _gate_refused(app), "the answer refused or taken")
 
 
@@ -129,10 +135,10 @@ async def test_a_loop_spec_ship_from_the_read_only_inbox_writes_nothing(tmp_path
         await _inbox_row(app, pilot, _is_spec_loop)
         shown = screen_text(app)
         await _answer_in_gate(app, pilot, "ship", REASON)
-        refused = screen_text(app)
+        refused = str(app.screen.query_one("#gate-error", Static).render())
     assert changed(before, tree(root, state)) == []
-    assert "read-only (--read-only): look only" in shown
-    assert "read-only (--read-only): this gate's answer is not recorded" in refused
+    assert "read-only (--read-only): look only, this gate's answer is not recorded here" in shown
+    assert "read-only (--read-only): this gate's answer is not recorded — nothing was written" in refused
 
 
 @aio
@@ -199,6 +205,79 @@ async def test_scars_serve_without_write_runs_the_read_only_app(tmp_path, monkey
         await _inbox_row(app, pilot, _is_spec_loop)
         await _answer_in_gate(app, pilot, "ship", REASON)
     assert changed(before, tree(root, state)) == []
+
+
+# -- what the Loops screen and its gates offer ------------------------------------------------
+# Where a write is offered, read-only says why in its place (THE words: errors.read_only_note).
+INVITES = ("enter: answer", "answer it here", "triage this feature", "recorded with", "scars answer", "apply")
+
+
+async def _inbox_details(app: ScarsApp, pilot) -> dict[str, str]:  # noqa: ANN001
+    """The Loops screen's detail line of every row, by the row's kind (a request: "request")."""
+    screen = app.screen
+    table = screen.query_one("#loops-table", DataTable)
+    out = {}
+    for i in range(len(screen.requests) + len(screen.states)):
+        row = screen._row(i)
+        table.move_cursor(row=i)
+        await wait_until(pilot, lambda i=i: table.cursor_row == i and settled(app), "the row shown")
+        kind = "request" if _is_request(row) else row.kind
+        out[kind] = str(screen.query_one("#loops-detail", Static).render())
+    return out
+
+
+def _said(screen: Screen) -> str:
+    """Every text ``screen`` shows, one widget a line (unwrapped): labels, texts, button and
+    answer labels, field placeholders."""
+    out = [str(w.render()) for w in screen.query(Static)]
+    out += [str(w.label) for w in screen.query(Button)] + [str(w.label) for w in screen.query(RadioButton)]
+    out += [w.placeholder for w in screen.query(Input)]
+    return "\n".join(out)
+
+
+@aio
+@pytest.mark.parametrize("read_only", [True, False], ids=["read-only", "write"])
+async def test_the_loops_screen_and_its_gates_invite_an_answer_only_where_one_is_recorded(
+    tmp_path, monkeypatch, read_only
+):
+    root, feature, spec, state = _repo(tmp_path, monkeypatch)
+    app = ScarsApp(feature, read_only=read_only, user="bob")
+    async with app.run_test(size=SIZE) as pilot:
+        await _to_loops(app, pilot)
+        details = await _inbox_details(app, pilot)
+        gates_shown = {}
+        for reach in (_is_spec_loop, _is_request):
+            await _inbox_row(app, pilot, reach)
+            gate = app.screen
+            gates_shown[reach.__name__] = (
+                _said(gate),
+                gate.query_one("#gate-answers").disabled,
+                gate.query_one("#gate-reason", Input).disabled,
+                gate.query_one("#gate-record").disabled,
+                app.focused is not None and app.focused.id,
+            )
+            await pilot.press("escape")
+            await on_screen(app, pilot, "LoopsScreen")
+    assert {"request", "samsara", "loop-spec"} <= set(details)
+    look = "read-only (--read-only): look only"
+    if read_only:
+        for kind, text in details.items():
+            assert not [w for w in INVITES if w in text], (kind, text)
+        assert f"enter: see its spec gate — {look}, its answer is not recorded here" in details["loop-spec"]
+        assert f"enter: see its gate — {look}, its answer is not recorded here" in details["request"]
+        assert f"enter: open this feature — {look}, no decision is recorded here" in details["samsara"]
+        for text, *disabled, focused in gates_shown.values():
+            assert not [w for w in INVITES if w in text], text
+            assert f"{look}, this gate's answer is not recorded here" in text
+            assert disabled == [True, True, True] and focused == "gate-cancel"  # Close: what can be done
+    else:
+        assert "enter: answer its spec gate here (or: scars gate spec" in details["loop-spec"]
+        assert "enter: answer it here" in details["request"] and "answer: scars answer" in details["request"]
+        assert "enter: triage this feature" in details["samsara"]
+        for text, *disabled, focused in gates_shown.values():
+            assert "recorded with your answer" in text and "Reason (recorded with the answer)" in text
+            assert "read-only" not in text
+            assert disabled == [False, False, False] and focused == "gate-answers"
 
 
 # -- every screen, every binding --------------------------------------------------------------

@@ -21,8 +21,8 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Static
 
-from scars.core.errors import DecisionRefused, ReadOnly, refuse_if_read_only
-from scars.core.gates.evidence import PROMPT_LABEL, Evidence, validate_answer
+from scars.core.errors import DecisionRefused, ReadOnly, read_only_note, refuse_if_read_only
+from scars.core.gates.evidence import LOOK_ONLY_PROMPT_LABEL, PROMPT_LABEL, Evidence, validate_answer
 from scars.core.sanitize import one_line, visible
 from scars.tui.app.screens.gate import figures_text
 
@@ -51,15 +51,19 @@ class LoopGate(ModalScreen[dict | None]):
             yield Label(Text(one_line(ev.gate.title, 90), style="bold"), id="gate-title")
             if self.asked:
                 yield Static(Text(one_line(self.asked, 200)), id="gate-asked")
-            if self.read_only:
+            if self.read_only:  # every part of answering is shown disabled; this line says why
                 yield Static(
-                    Text(one_line(f"{self.read_only}: look only, this gate's answer cannot be recorded here", 200)),
+                    Text(
+                        one_line(
+                            read_only_note(self.read_only, "look only, this gate's answer is not recorded here"), 200
+                        )
+                    ),
                     id="gate-read-only",
                 )
             with VerticalScroll(id="gate-body"):
                 if self.note:
                     yield Static(Text("⚠ " + visible(self.note), style="bold"), id="gate-note")
-                yield Label(PROMPT_LABEL, classes="form-label")
+                yield Label(LOOK_ONLY_PROMPT_LABEL if self.read_only else PROMPT_LABEL, classes="form-label")
                 yield Static(Text(visible(ev.workflow_prompt)), id="gate-prompt")
                 yield Static(figures_text(ev), id="gate-figures")
                 if ev.warnings:
@@ -69,8 +73,8 @@ class LoopGate(ModalScreen[dict | None]):
                 for a in self.answers:
                     if a.value in ev.refused:
                         yield Static(Text(one_line(f"✗ {a.label}: {ev.refused[a.value]}", 300)), classes="gate-refused")
-            yield Label("Answer", classes="form-label")
-            with RadioSet(id="gate-answers"):
+            yield Label("Answers" if self.read_only else "Answer", classes="form-label")
+            with RadioSet(id="gate-answers", disabled=self.read_only is not None):
                 default = ev.default if ev.default not in ev.refused else None
                 for a in self.answers:
                     refused = a.value in ev.refused
@@ -78,20 +82,25 @@ class LoopGate(ModalScreen[dict | None]):
                     yield RadioButton(
                         Text(one_line(label, 80)), value=(a.value == default), disabled=refused, id=f"ans-{a.value}"
                     )
-            yield Label("Reason (recorded with the answer)", classes="form-label")
-            yield Input(placeholder="why this answer, in the loop's terms", id="gate-reason", compact=True)
+            off = self.read_only is not None
+            yield Label("Reason" if off else "Reason (recorded with the answer)", classes="form-label")
+            yield Input(
+                placeholder="" if off else "why this answer, in the loop's terms",
+                id="gate-reason",
+                compact=True,
+                disabled=off,
+            )
             if any(a.value in VALUE_ANSWERS for a in self.answers):
                 yield Label("Value (increase budget / extend timeout)", classes="form-label")
-                yield Input(placeholder="a number", id="gate-value", compact=True)
+                yield Input(placeholder="a number", id="gate-value", compact=True, disabled=off)
             yield Static("", id="gate-error", classes="form-error")
             with Horizontal(id="form-buttons"):
-                yield Button(
-                    "Record", id="gate-record", variant="primary", compact=True, disabled=self.read_only is not None
-                )
-                yield Button("Cancel", id="gate-cancel", compact=True)
+                yield Button("Record", id="gate-record", variant="primary", compact=True, disabled=off)
+                yield Button("Close" if off else "Cancel", id="gate-cancel", compact=True)
 
     def on_mount(self) -> None:
-        self.query_one("#gate-answers", RadioSet).focus()
+        first = "#gate-cancel" if self.read_only else "#gate-answers"  # what can be used: looking, leaving
+        self.query_one(first).focus()
 
     def chosen(self) -> str | None:
         rs = self.query_one("#gate-answers", RadioSet)
@@ -130,8 +139,9 @@ class LoopGate(ModalScreen[dict | None]):
         self.dismiss(res)
 
     def on_key(self, event: Any) -> None:
-        """An answer's letter picks it (the keys `scars gate` takes), unless a text field has focus."""
-        if isinstance(self.focused, Input) or not event.character:
+        """An answer's letter picks it (the keys `scars gate` takes), unless a text field has focus
+        (or nothing can be answered here: read-only)."""
+        if self.read_only or isinstance(self.focused, Input) or not event.character:
             return
         answer = next((a for a in self.answers if a.key == event.character), None)
         if answer is not None and answer.value not in self.evidence.refused:

@@ -31,7 +31,7 @@ from textual.widgets import DataTable, Static
 
 from scars.core import gates
 from scars.core.clock import how_long_ago
-from scars.core.errors import ScarsError
+from scars.core.errors import ScarsError, read_only_note
 from scars.core.gates import requests as rq
 from scars.core.gates.inbox import gate_call
 from scars.core.loops import discover_loops
@@ -53,11 +53,20 @@ def spark(values: Sequence[float]) -> str:
     return "".join(_BARS[round((v - lo) / (hi - lo) * (len(_BARS) - 1))] for v in values[-12:])
 
 
-def next_step(state: Any, root: Path) -> str:
+# What Enter does on a row when this session records nothing (``read_only``: why), said with THE
+# read-only words (``scars.core.errors.read_only_note``) instead of an invitation to answer.
+NOT_RECORDED = "look only, its answer is not recorded here"
+
+
+def next_step(state: Any, root: Path, read_only: str | None = None) -> str:
     if state.kind == "samsara":
+        if read_only:
+            return f"enter: open this feature — {read_only_note(read_only, 'look only, no decision is recorded here')}"
         return "enter: triage this feature"
     call = gate_call(state, root)
     if call is not None:
+        if read_only:
+            return f"enter: see its {call.gate} gate — {read_only_note(read_only, NOT_RECORDED)}"
         return f"enter: answer its {call.gate} gate here (or: {call.command()})"
     return "no human gate of its own: see `scars loops` and `scars advise`"
 
@@ -94,16 +103,19 @@ def request_why(view: Any) -> Text:
     return Text(one_line(f"{r.asked_by} asks{f', {ago} ago' if ago else ''}; {waits}", 60))
 
 
-def request_detail(view: Any) -> Text:
+def request_detail(view: Any, read_only: str | None = None) -> Text:
     """The detail pane of a request row (core's lines of it), inert."""
     r = view.request
     t = Text()
     t.append(one_line(f"gate request {r.id}: {r.gate} ({r.loop}) — {view.state}", 120), style="bold")
     t.append("\n" + one_line(f"path: {r.path}", 160))
-    for line in view.lines():
+    for line in view.lines(steps=not read_only):
         t.append("\n" + one_line(line, 300))
     if rq.answerable(view.state, shows_gate_now=True):
-        t.append("\n" + one_line("enter: answer it here", 200))
+        said = (
+            f"enter: see its gate — {read_only_note(read_only, NOT_RECORDED)}" if read_only else "enter: answer it here"
+        )
+        t.append("\n" + one_line(said, 200))
     return t
 
 
@@ -261,7 +273,7 @@ class LoopsScreen(Screen[None]):
             self.query_one("#loops-detail", Static).update(Text("No loops found."))
             return
         if isinstance(row, rq.RequestView):
-            self.query_one("#loops-detail", Static).update(request_detail(row))
+            self.query_one("#loops-detail", Static).update(request_detail(row, self._read_only))
             return
         s = row
         t = Text()
@@ -283,7 +295,7 @@ class LoopsScreen(Screen[None]):
                     200,
                 )
             )
-        t.append("\n" + one_line(next_step(s, self.root), 200))
+        t.append("\n" + one_line(next_step(s, self.root, self._read_only), 200))
         self.query_one("#loops-detail", Static).update(t)
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
@@ -311,7 +323,7 @@ class LoopsScreen(Screen[None]):
             return
         call = gate_call(s, self.root)
         if call is None:
-            self.notify(one_line(next_step(s, self.root), 300), markup=False)
+            self.notify(one_line(next_step(s, self.root, self._read_only), 300), markup=False)
             return
         try:
             evidence = gates.gather(call.gate, call.path, read_only=self._read_only, **call.options)
@@ -321,8 +333,9 @@ class LoopsScreen(Screen[None]):
         asked = rq.pending_for(self.requests_root, evidence, self.requests)
         if asked is not None:
             # A process waits on this very gate: answer its request, so that it wakes and goes on.
+            doing = "showing" if self._read_only else "answering"
             self.notify(
-                one_line(f"{asked.request.asked_by} waits on this gate: answering its request {asked.request.id}", 200),
+                one_line(f"{asked.request.asked_by} waits on this gate: {doing} its request {asked.request.id}", 200),
                 markup=False,
             )
             self._open_request(asked.request.id)
@@ -382,6 +395,9 @@ class LoopsScreen(Screen[None]):
         if r.gate == "triage" and not self._holds(r):
             # Triage is answered item by item: open the feature; back here, Enter sends "triage done".
             self.app.open_feature(r.loop_path(self.requests_root))
+            if self._read_only:
+                self.notify(one_line(read_only_note(self._read_only, NOT_RECORDED), 300), title=rid, markup=False)
+                return
             self.notify(
                 one_line(
                     f"Triage the items, then L (Loops inbox) and Enter on request {rid}: it records the triage "
@@ -398,7 +414,7 @@ class LoopsScreen(Screen[None]):
         if view.changed:
             note = (
                 f"The loop's files changed since this request was posted ({', '.join(view.changed)}): "
-                "the gate below is read again from them; your answer applies to it."
+                "the gate below is read again from them" + ("." if self._read_only else "; your answer applies to it.")
             )
         self.app.push_screen(
             LoopGate(view.evidence, asked=asked, note=note, read_only=self._read_only),
