@@ -863,6 +863,16 @@ def inspect_request(root: str | os.PathLike[str], req: Request, *, read_only: st
     return RequestView(req, state, changed, waiter, evidence, now)
 
 
+def open_requests(
+    root: str | os.PathLike[str], *, read_only: str | bool | None = None
+) -> tuple[list[RequestView], list[str]]:
+    """THE inbox every front end lists (the app's Loops screen, `scars loops`, `scars requests`):
+    the open requests as they stand now (:func:`inspect_request` — ``planted`` when this checkout
+    did not post them, by :func:`not_posted_here`), and what could not be read."""
+    found, problems = list_requests(root)
+    return [inspect_request(root, r, read_only=read_only) for r in found if r.status in OPEN], problems
+
+
 def _gate_key(evidence: Evidence) -> tuple:
     """Which gate ``evidence`` is: its id, its loop (target, state file) and what it is about in
     that loop (``evidence.selector``: the item, the feature, the sprint)."""

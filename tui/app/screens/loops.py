@@ -89,8 +89,7 @@ def inbox_stamp(root: Path) -> object:
 def read_requests(root: Path, read_only: str | None = None) -> list:
     """The open requests of the inbox as they stand now (their gates gathered again; ``read_only``:
     from the loops' files as they are)."""
-    found, _problems = rq.list_requests(root)
-    return [rq.inspect_request(root, r, read_only=read_only) for r in found if r.status in rq.OPEN]
+    return rq.open_requests(root, read_only=read_only)[0]
 
 
 def request_why(view: Any) -> Text:

@@ -13,7 +13,9 @@ DESCRIPTION = (
     "Find every loop state under PATH (default: the current directory) and print one summary per "
     "loop: budget used and left, the loop's own stop rule with its reasons, the next route, the "
     "score trend, and whether a person is needed (WAITING, with why). Loops waiting for a person "
-    "come first. A state file may be given instead of a directory."
+    "come first. The open gate requests of the repository's inbox (`scars requests`) are listed before "
+    "them, each with its state: planted for one this checkout did not post (shipped in a clone, copied, "
+    "edited), which is never answered or applied here. A state file may be given instead of a directory."
 )
 
 _BARS = "▁▂▃▄▅▆▇█"
@@ -46,6 +48,8 @@ def _fmt(value: float) -> str:
 
 def run(args: argparse.Namespace) -> int:
     # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
+    from scars.core.errors import READ_ONLY
+    from scars.core.gates import requests as rq
     from scars.core.gates.inbox import gate_call
     from scars.core.loops import discover_loops
 
@@ -53,6 +57,10 @@ def run(args: argparse.Namespace) -> int:
     base = Path(args.path).absolute()
     root = base if base.is_dir() else base.parent
     calls = {id(s): gate_call(s, root) for s in states}
+    # The inbox as the app's Loops screen lists it (core's open_requests: planted ones said so);
+    # a listing writes nothing, so an interrupted record is left for a writer to complete.
+    inbox = rq.requests_root(args.path)
+    requests, unreadable = rq.open_requests(inbox, read_only=READ_ONLY)
     if args.waiting:
         states = [s for s in states if s.waiting_for_human]
     waiting = sum(1 for s in states if s.waiting_for_human)
@@ -63,9 +71,14 @@ def run(args: argparse.Namespace) -> int:
             "count": len(states),
             "waiting": waiting,
             "loops": [_with_gate(s.to_dict(), calls[id(s)]) for s in states],
+            "requests_root": str(inbox),
+            "requests": [v.as_json() for v in requests],
+            "planted": sum(1 for v in requests if v.state == "planted"),
+            "unreadable_requests": unreadable,
         }
         print(json.dumps(payload, indent=2, ensure_ascii=True))
     else:
+        _print_requests(requests, unreadable)
         _print_report(states, args.path, waiting, calls)
     return 3 if args.strict and failures else 0
 
@@ -74,6 +87,26 @@ def _with_gate(loop: dict, call) -> dict:
     """A loop's JSON with the gate that answers it (core's gate_call) and its command line."""
     loop["gate"] = None if call is None else {"id": call.gate, "command": call.command()}
     return loop
+
+
+def _print_requests(views: list, unreadable: list[str]) -> None:
+    """The open gate requests first, as `scars requests` prints them (planted ones said so)."""
+    # lazy: another command's module, loaded when this report is printed
+    from scars.tui.cli.commands.requests import describe
+
+    if not views and not unreadable:
+        return
+    planted = sum(1 for v in views if v.state == "planted")
+    head = f"{len(views)} open gate request(s)"
+    if planted:
+        head += f" — {planted} planted: not posted in this checkout, never answered or applied here"
+    print(one_line(head, 300))
+    for v in views:
+        for line in describe(v):
+            print(line)
+    for problem in unreadable:
+        print(one_line(f"unreadable request: {problem}", 300))
+    print()
 
 
 def _print_report(states, path: str, waiting: int, calls: dict) -> None:

@@ -60,8 +60,11 @@ def run(args: argparse.Namespace) -> int:
     if not Path(path).exists():
         raise PathNotFound.missing(path)
     root = rq.requests_root(path)
-    found, problems = rq.list_requests(root)
-    views = [rq.inspect_request(root, r) for r in found if args.all or r.status in rq.OPEN]
+    if args.all:
+        found, problems = rq.list_requests(root)
+        views = [rq.inspect_request(root, r) for r in found]
+    else:
+        views, problems = rq.open_requests(root)
     if args.json:
         out: dict[str, Any] = {
             "root": str(root),
