@@ -16,7 +16,8 @@ from scars.core import gates
 from scars.core.gates import requests as rq
 from scars.tui.app.app import ScarsApp
 from tests.factories import app_repo, clean_env, loop_spec_feature, run_cli, settled, wait_until
-from tests.tui.app.test_app_pilot import SIZE, on_screen, start
+from tests.tui.app.test_app_pilot import SIZE
+from tests.tui.app.test_read_only_app import _to_loops as to_loops
 
 
 def _inbox(tmp_path: Path, monkeypatch) -> tuple[Path, Path, str, str]:  # noqa: ANN001
@@ -60,9 +61,7 @@ def test_scars_loops_scars_requests_and_the_app_agree_on_what_is_planted(tmp_pat
     async def in_the_app() -> dict[str, str]:
         app = ScarsApp(feature, user="bob")
         async with app.run_test(size=SIZE) as pilot:
-            await start(app, pilot)
-            await pilot.press("L")
-            await on_screen(app, pilot, "LoopsScreen")
+            await to_loops(app, pilot)
             screen = app.screen
             await wait_until(pilot, lambda: len(screen.requests) == 2 and settled(app), "the inbox read")
             table = screen.query_one("#loops-table", DataTable)
