@@ -93,11 +93,17 @@ def read_with_fingerprint(
     except FileNotFoundError:
         return None, None
     try:
-        data = read_upto(fd, limit, os.fstat(fd).st_size)
-        st = os.fstat(fd)
+        return read_fd_with_fingerprint(fd, limit)
     finally:
         os.close(fd)
-    return data, _fingerprint_of(st, data)
+
+
+def read_fd_with_fingerprint(fd: int, limit: int | None = None) -> tuple[bytes, Fingerprint]:
+    """The rest of the open file ``fd`` (at most ``limit`` + 1 bytes) and the fingerprint of exactly
+    what was read (``fstat`` of ``fd``). A file someone else wrote is opened by the read rule
+    (``safe_read.read_with_fingerprint``)."""
+    data = read_upto(fd, limit, os.fstat(fd).st_size)
+    return data, _fingerprint_of(os.fstat(fd), data)
 
 
 def read_upto(fd: int, limit: int | None = None, size_hint: int = 0) -> bytes:
