@@ -178,7 +178,7 @@ class FeatureSession:
             self._journal = Journal(journal_path(self.path), root=self.root)
             self._records = self._journal.records
             self.problems = list(self._journal.problems)
-            clean_stale_temps(self._log.path, older_than=0)
+            clean_stale_temps(self._log.path, older_than=0, root=self.root)
         self._replay()
         self._log.reload()
         if not self.read_only:

@@ -163,13 +163,28 @@ def is_temp_name(name: str) -> bool:
     return _TEMP_NAME.match(name) is not None
 
 
-def clean_stale_temps(path: str | os.PathLike, *, older_than: float = STALE_TEMP_SECONDS) -> list[str]:
+def clean_stale_temps(
+    path: str | os.PathLike, *, older_than: float = STALE_TEMP_SECONDS, root: str | os.PathLike | None = None
+) -> list[str]:
     """Remove temporary files that killed ``atomic_write`` calls left next to ``path``.
 
     Only files named like this module's temporaries for this target and older than
     ``older_than`` seconds are removed (pass 0 when holding the writer lock: then no other
-    writer of ours can be mid-write). Returns the removed paths.
+    writer of ours can be mid-write). Returns the removed paths. ``root``: the repository, whose
+    write rule (``storage/confine``) finds where ``atomic_write`` made them — a target that is a
+    link leading out of it had none made, and its folder is never listed nor touched; None: a
+    file of the user's own, where the OS resolves it.
     """
+    if root is not None:
+        try:
+            where = confine.place(path, root, create=False)
+        except (OutsideRepository, OSError):
+            return []
+        try:
+            gone = _remove_stale_at(where.dir_fd, _temp_prefix(where.name), older_than)
+            return [os.path.join(os.path.dirname(where.path), n) for n in gone]
+        finally:
+            where.close()
     target = os.path.realpath(path)
     prefix = _temp_prefix(target)
     return remove_stale(
@@ -247,13 +262,14 @@ def _fsync_dir_fd(dfd: int) -> None:
             raise
 
 
-def _remove_stale_at(dfd: int, prefix: str, older_than: float) -> None:
-    """:func:`clean_stale_temps` in the open directory ``dfd`` (no path walked again)."""
+def _remove_stale_at(dfd: int, prefix: str, older_than: float) -> list[str]:
+    """:func:`clean_stale_temps` in the open directory ``dfd`` (no path walked again): the names removed."""
     now = time.time()
+    removed: list[str] = []
     try:
         names = os.listdir(dfd)
     except OSError:
-        return
+        return removed
     for name in names:
         if not (name.startswith(prefix) and is_temp_name(name)):
             continue
@@ -261,6 +277,8 @@ def _remove_stale_at(dfd: int, prefix: str, older_than: float) -> None:
             st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
             if stat.S_ISREG(st.st_mode) and now - st.st_mtime >= older_than:
                 os.unlink(name, dir_fd=dfd)
+                removed.append(name)
+    return removed
 
 
 def _new_temp(dfd: int, name: str) -> tuple[int, str]:

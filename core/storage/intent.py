@@ -601,7 +601,7 @@ def complete_pending(directory: str | os.PathLike) -> str | None:
     _check_places(steps)  # replayed steps obey the write rule too: refused before any is written
     for step in steps:
         if step.op == "replace":  # we hold the lock: no writer of ours is mid-write there
-            clean_stale_temps(step.path, older_than=0)
+            clean_stale_temps(step.path, older_than=0, root=step.root)
     _run(steps, path, what, None, Path(directory))
     return what or "a gate's record"
 

@@ -68,7 +68,9 @@ def snapshot(top: Path) -> dict[str, tuple]:
 
 def link_out(path: Path, canary: Path) -> Path:
     """Move ``path`` (a file or a folder, or nothing yet) into the canary tree and leave a symlink to
-    it in its place; the canary copy holds CANARY_TEXT so that a read of it would show."""
+    it in its place; the canary copy holds CANARY_TEXT so that a read of it would show. Next to a
+    file, the temporary file a killed atomic write of it would have left (scars removes its own
+    leftovers next to the files it writes: never through a link leading out)."""
     target = canary / f"{len(list(canary.iterdir())):02d}-{path.name.lstrip('.') or 'x'}"
     if path.is_dir():
         shutil.move(str(path), str(target))
@@ -77,6 +79,8 @@ def link_out(path: Path, canary: Path) -> Path:
         shutil.move(str(path), str(target))
     else:
         target.write_text(CANARY_TEXT + "\n", encoding="utf-8")
+    if not target.is_dir():  # what a killed atomic write would leave next to it: never scars' to remove
+        (canary / f".{target.name}.k3Xq9_.tmp").write_text(CANARY_TEXT + "\n", encoding="utf-8")
     path.symlink_to(target, target_is_directory=target.is_dir())
     return target
 
