@@ -102,10 +102,11 @@ def inbox_dir(root: str | os.PathLike[str]) -> Path:
 # -- the loop files' fingerprint ------------------------------------------------------------
 
 
-def loop_files(evidence: Evidence) -> list[Path]:
+def loop_files(evidence: Evidence, root: Path) -> list[Path]:
     """The files a gate's answer depends on and writes: the loop's state file, the
     auto-decisions.md its entries go to and, for a samsara feature, every file of the feature
-    directory, its reports and its journal."""
+    directory, its reports and its journal (the folders listed by the read rule inside ``root``:
+    one leading out of the repository is never listed)."""
     files: set[Path] = set()
     if evidence.state_file is not None:
         files.add(Path(evidence.state_file))
@@ -115,25 +116,41 @@ def loop_files(evidence: Evidence) -> list[Path]:
     if evidence.gate.loop == "samsara":
         target = Path(evidence.target)
         for directory in (target, target / "scar-reports"):
-            with contextlib.suppress(OSError):
-                files.update(Path(e.path) for e in os.scandir(directory) if e.is_file(follow_symlinks=False))
+            with contextlib.suppress(OSError, safe_read.Unreadable):
+                names = safe_read.list_dir(directory, root=root)
+                files.update(p for p in (directory / n for n in names) if p.is_file() and not p.is_symlink())
         files.update(target / ".scars" / name for name in ("journal.jsonl", "watches.jsonl"))
     return sorted(files)
 
 
 def loop_fingerprint(evidence: Evidence, root: Path) -> dict[str, str]:
-    """{file (relative to ``root`` when inside): sha256 of its content, or "absent"}."""
+    """{file (relative to ``root`` when inside): sha256 of its content, "absent", or why it is not
+    read}. Each file is read by the read rule (``storage/safe_read``): a link leading out of the
+    repository is never opened, and says so."""
     out: dict[str, str] = {}
-    for f in loop_files(evidence):
+    for f in loop_files(evidence, root):
         try:
-            with open(f, "rb") as fh:
-                digest = hashlib.sha256(fh.read()).hexdigest()
+            fd = safe_read.open_file(f, root=root, what="it")
         except FileNotFoundError:
             digest = "absent"
-        except OSError as exc:
-            digest = f"unreadable ({exc.strerror})"
+        except safe_read.Unreadable as exc:
+            digest = f"unreadable ({exc.reason.removeprefix('it ').removeprefix('cannot read it: ')})"
+        else:
+            try:
+                digest = _sha256_of(fd)
+            except OSError as exc:
+                digest = f"unreadable ({exc.strerror})"
+            finally:
+                os.close(fd)
         out[_display(f, root)] = digest
     return out
+
+
+def _sha256_of(fd: int) -> str:
+    h = hashlib.sha256()
+    while chunk := os.read(fd, 1 << 20):
+        h.update(chunk)
+    return h.hexdigest()
 
 
 EMPTY = hashlib.sha256(b"").hexdigest()
@@ -333,10 +350,14 @@ def list_requests(root: str | os.PathLike[str]) -> tuple[list[Request], list[str
     root = Path(root)
     out: list[Request] = []
     problems: list[str] = []
-    try:
-        names = sorted(e.name for e in os.scandir(inbox_dir(root)) if e.name.endswith(".json"))
-    except FileNotFoundError:
+    try:  # by the read rule: an inbox that is a link leading out of the repository is never listed
+        names = sorted(
+            n for n in safe_read.list_dir(inbox_dir(root), root=root, what="the inbox") if n.endswith(".json")
+        )
+    except (FileNotFoundError, NotADirectoryError):
         return [], []
+    except safe_read.Unreadable as exc:
+        return [], [f"{inbox_dir(root)}: {exc}"]
     for name in names:
         try:
             out.append(load_request(root, name[: -len(".json")]))

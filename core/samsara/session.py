@@ -170,10 +170,10 @@ class FeatureSession:
         self.feature = feature
         self._read_watch_reopened()
         if self.read_only:
-            read = read_journal(journal_path(self.path))
+            read = read_journal(journal_path(self.path), root=self.root)
             self._records = read.records
             self.problems = list(read.problems)
-            self.lock_holder = current_holder(self.path)
+            self.lock_holder = current_holder(self.path, root=self.root)
         else:
             self._journal = Journal(journal_path(self.path), root=self.root)
             self._records = self._journal.records
@@ -339,7 +339,7 @@ class FeatureSession:
         pending = self._state.auto_decisions
         if not pending:
             return
-        on_disk = parse_auto_decisions(read_entries_text(self.path))
+        on_disk = parse_auto_decisions(read_entries_text(self.path, root=self.root))
         for ref in pending:
             try:
                 entry = DecisionEntry.from_record(ref["entry"])

@@ -52,6 +52,7 @@ from scars.core.model import Feature, ScarItem
 from scars.core.samsara.rounds import field_of as _attr
 from scars.core.samsara.rounds import norm as _norm
 from scars.core.sanitize import one_line
+from scars.core.storage import safe_read
 from scars.core.storage.durable import append_record, ensure_private_dir
 from scars.core.storage.journal import frame, unframe
 
@@ -333,9 +334,11 @@ def watches_path(feature_dir: str | os.PathLike) -> Path:
 def read_watch_log(feature_dir: str | os.PathLike) -> list[dict[str, Any]]:
 
     p = watches_path(feature_dir)
-    try:
-        data = p.read_bytes()
-    except OSError:
+    try:  # by the read rule: a watches.jsonl (or .scars/) linked out of the feature is never opened
+        data, _fp = safe_read.read_with_fingerprint(p, root=feature_dir, what=WATCHES_NAME)
+    except (OSError, safe_read.Unreadable):
+        return []
+    if data is None:
         return []
     out = []
     for line in data.split(b"\n"):

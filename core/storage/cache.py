@@ -62,6 +62,7 @@ from scars.core import __version__, settings
 from scars.core.model import DEFERRED_PARTS, Feature, LazyFeature
 from scars.core.storage.durable import is_temp_name, remove_stale
 from scars.core.storage.parallel import gc_paused
+from scars.core.storage.paths import folder_refusal
 
 FORMAT = 4  # 4: a feature's items, reports and the rest apart, the rest first to load (_dump_feature)
 RACY_NS = 2_000_000_000  # inputs changed within this window before a store are not cached
@@ -159,7 +160,9 @@ def fingerprint(feature_dir: Path, repo_root: Path | None) -> dict[str, Any]:
         files.setdefault(name, _entry(feature_dir / name))
     reports: dict[str, tuple] = {}
     rdir = feature_dir / "scar-reports"
-    if os.path.isdir(rdir):
+    # A scar-reports/ that is a link leading out of the repository is never listed (the read rule,
+    # storage/paths): the reader makes it one parse failure, and its link target is input enough.
+    if os.path.isdir(rdir) and not (os.path.islink(rdir) and folder_refusal(rdir / "x", repo_root or feature_dir)):
         with os.scandir(rdir) as it:
             for e in it:
                 if not is_temp_name(e.name):

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from scars.core.clock import how_long_ago, now_iso
 from scars.core.errors import LockHeld, OutsideRepository, ScarsError, UsageError
-from scars.core.storage import confine
+from scars.core.storage import confine, safe_read
 from scars.core.storage.durable import WriteFailed, atomic_write, ensure_private_dir
 
 STATE_DIR = ".scars"
@@ -351,17 +351,21 @@ class FeatureLock:
             self.release()
 
 
-def current_holder(feature_dir: str | os.PathLike, *, lock_file: str | os.PathLike | None = None) -> dict | None:
+def current_holder(
+    feature_dir: str | os.PathLike,
+    *,
+    lock_file: str | os.PathLike | None = None,
+    root: str | os.PathLike | None = None,
+) -> dict | None:
     """The holder of the feature's lock (or of ``lock_file``), or ``None`` when nobody holds it
-    (test-and-release)."""
+    (test-and-release). The lock is opened by the read rule inside ``root`` (None: the feature
+    directory): one that is, or is in, a link leading out of the repository is never opened."""
     path = Path(lock_file) if lock_file is not None else lock_path(feature_dir)
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
+        fd = safe_read.open_file(path, root=feature_dir if root is None else root, what="the lock")
+    except (OSError, safe_read.Unreadable):
         return None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
         try:
             fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
         except OSError:
