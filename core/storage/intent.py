@@ -61,6 +61,7 @@ from scars.core.storage.durable import (
     atomic_write,
     clean_stale_temps,
     ensure_private_dir,
+    own_private_dir,
 )
 from scars.core.storage.lock import STATE_DIR
 from scars.core.storage.paths import folder_refusal
@@ -530,11 +531,10 @@ def _check(steps: list[Step], path: Path, what: str, *, left: bool = False) -> l
 
 
 def _state_dir(directory: Path) -> None:
-    """The intents' directory, made when missing: this user's alone (0700)."""
+    """The intents' directory, made when missing: this user's alone (0700; another user's is
+    refused: ``durable.own_private_dir``)."""
     try:
-        ensure_private_dir(directory)
-        if directory.stat().st_mode & 0o077:
-            os.chmod(directory, 0o700)
+        own_private_dir(directory)
     except (WriteFailed, OSError) as exc:
         raise WriteFailed(_state_dir_problem(directory, exc), directory, exc.errno) from None
 
