@@ -53,7 +53,7 @@ from scars.core.samsara.layout import find_repo_root
 from scars.core.samsara.session import FeatureSession
 from scars.core.storage import confine, safe_read
 from scars.core.storage.durable import atomic_write, ensure_private_dir
-from scars.core.storage.lock import FeatureLock, current_holder
+from scars.core.storage.lock import PRIVATE_FILES, FeatureLock, current_holder
 from scars.core.storage.paths import is_inside
 
 FORMAT = "scars-request/1"
@@ -326,6 +326,12 @@ def _from_json(data: Any, where: str, file: Path) -> Request:
     )
 
 
+def _is_request_file(name: str) -> bool:
+    """A file of the inbox that is a request's (its JSON, its lock, its waiter's lock): private."""
+    stem, dot, suffix = name.rpartition(".")
+    return bool(dot) and suffix in ("json", "lock", "wait") and _ID.match(stem) is not None
+
+
 def _file(root: Path, rid: str, suffix: str = ".json") -> Path:
     if not _ID.match(rid or ""):
         raise UsageError(f"{rid!r} is not a request id (e.g. spec-3fa9c2; `scars requests` lists them)")
@@ -389,7 +395,7 @@ def _create(where: confine.Place, mode: int) -> int:
 
 @contextlib.contextmanager
 def _locked(root: Path, rid: str, user: str = "") -> Iterator[None]:
-    lock = FeatureLock(root, user=user, lock_file=_file(root, rid, ".lock"), root=root)
+    lock = FeatureLock(root, user=user, lock_file=_file(root, rid, ".lock"), root=root, private_files=_is_request_file)
     try:
         lock.acquire(timeout=LOCK_TIMEOUT)
     except LockHeld as exc:
@@ -420,6 +426,9 @@ def post_request(
     # private (0700, or their parent's group bits), never through a link.
     ensure_private_dir(root / INBOX.parent, root=root)
     directory = ensure_private_dir(inbox_dir(root), root=root)
+    # Made before the 0700 / 0600 rule: narrowed to it now that they are written.
+    confine.narrow_private(root / INBOX.parent, root, PRIVATE_FILES.__contains__)
+    confine.narrow_private(directory, root, _is_request_file)
     # The requests are a process's exchange; the record is the loop's files: git ignores the inbox.
     with confine.placed(directory / ".gitignore", root, create=False) as where, contextlib.suppress(FileExistsError):
         fd = _create(where, 0o644)
@@ -742,7 +751,9 @@ def waiter_of(root: str | os.PathLike[str], rid: str) -> dict[str, Any] | None:
 @contextlib.contextmanager
 def waiting(root: str | os.PathLike[str], rid: str, user: str = "") -> Iterator[None]:
     """Hold the request's wait lock (one waiter per request) while the body waits."""
-    lock = FeatureLock(root, user=user, lock_file=_file(Path(root), rid, ".wait"), root=root)
+    lock = FeatureLock(
+        root, user=user, lock_file=_file(Path(root), rid, ".wait"), root=root, private_files=_is_request_file
+    )
     try:
         lock.acquire()
     except LockHeld as exc:
