@@ -18,10 +18,27 @@ import contextlib
 import os
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
-_WATCHERS: list[tuple[str, list[str]]] = []
 _EVENTS = {"open", "os.listdir", "os.scandir"}
+
+
+@dataclass(frozen=True)
+class Opened:
+    """One open or listing: the audit event, the path as the call named it, where it resolves."""
+
+    event: str
+    path: str
+    real: str
+
+    def __str__(self) -> str:
+        return f"{self.event} {self.path} -> {self.real}"
+
+    __repr__ = __str__
+
+
+_WATCHERS: list[tuple[str, list[Opened]]] = []
 
 
 def _hook(event: str, args: tuple) -> None:
@@ -40,16 +57,16 @@ def _hook(event: str, args: tuple) -> None:
         return
     for top, seen in _WATCHERS:
         if real == top or real.startswith(top + os.sep):
-            seen.append(f"{event} {path} -> {real}")
+            seen.append(Opened(event, path, real))
 
 
 sys.addaudithook(_hook)  # once per process: an audit hook cannot be removed, only made idle
 
 
 @contextlib.contextmanager
-def watching(top: Path) -> Iterator[list[str]]:
-    """The opens and listings of paths under ``top`` made in this block (``"event path -> real"``)."""
-    seen: list[str] = []
+def watching(top: Path) -> Iterator[list[Opened]]:
+    """The opens and listings of paths that resolve under ``top``, made in this block."""
+    seen: list[Opened] = []
     entry = (os.path.realpath(top), seen)
     _WATCHERS.append(entry)
     try:
