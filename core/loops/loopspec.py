@@ -545,14 +545,6 @@ def project_of(feature_json: Path) -> Path:
     return feature_dir
 
 
-def find_features(root: Path) -> list[Path]:
-    """``feature.json`` files under ``<root>/.loop-spec/features/*/``."""
-    base = root / ".loop-spec" / "features"
-    if not base.is_dir():
-        return []
-    return sorted(p for p in base.glob("*/feature.json") if p.is_file() or p.is_symlink())
-
-
 def read_feature(feature_json: Path, root: Path | None = None) -> LoopState:
     """One loop-spec feature as a :class:`LoopState`. Never raises on bad input."""
     feature_json = Path(feature_json)
