@@ -179,10 +179,13 @@ def check_file(
     inside ``root`` (when given), at most ``limit`` bytes (default ``TEXT_MAX_BYTES``). Returns
     the limit to read up to. Raises :class:`Unreadable`, and ``FileNotFoundError``."""
     limit = TEXT_MAX_BYTES if limit is None else limit
-    st, _link = _checked(path, root, what)
-    if st.st_size > limit:
-        raise Unreadable(f"{what} is {st.st_size:,} bytes, over the {limit:,}-byte limit; not read")
+    _within(_checked(path, root, what)[0], limit, what)
     return limit
+
+
+def _within(st: os.stat_result, limit: int | None, what: str) -> None:
+    if limit is not None and st.st_size > limit:
+        raise Unreadable(f"{what} is {st.st_size:,} bytes, over the {limit:,}-byte limit; not read")
 
 
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -201,8 +204,7 @@ def open_file(
     swapped in since is never read). The caller reads and closes the descriptor. Raises
     :class:`Unreadable`, and ``FileNotFoundError``."""
     st, link = _checked(path, root, what)
-    if limit is not None and st.st_size > limit:
-        raise Unreadable(f"{what} is {st.st_size:,} bytes, over the {limit:,}-byte limit; not read")
+    _within(st, limit, what)
     try:
         fd = os.open(path, _OPEN_FLAGS | (0 if link else getattr(os, "O_NOFOLLOW", 0)))
     except FileNotFoundError:
