@@ -52,9 +52,9 @@ from scars.core.model import Feature, ScarItem
 from scars.core.samsara.rounds import field_of as _attr
 from scars.core.samsara.rounds import norm as _norm
 from scars.core.sanitize import one_line
-from scars.core.storage import safe_read
 from scars.core.storage.durable import append_record, ensure_private_dir
 from scars.core.storage.journal import frame, unframe
+from scars.core.storage.paths import Unreadable, read_with_fingerprint
 
 WATCHES_NAME = "watches.jsonl"
 
@@ -335,8 +335,8 @@ def read_watch_log(feature_dir: str | os.PathLike) -> list[dict[str, Any]]:
 
     p = watches_path(feature_dir)
     try:  # by the read rule: a watches.jsonl (or .scars/) linked out of the feature is never opened
-        data, _fp = safe_read.read_with_fingerprint(p, root=feature_dir, what=WATCHES_NAME)
-    except (OSError, safe_read.Unreadable):
+        data, _fp = read_with_fingerprint(p, root=feature_dir, what=WATCHES_NAME)
+    except (OSError, Unreadable):
         return []
     if data is None:
         return []

@@ -53,7 +53,7 @@ from typing import Any
 
 from scars.core import settings
 from scars.core.errors import ChangedOnDisk, OutsideRepository, ScarsError
-from scars.core.storage import confine, safe_read
+from scars.core.storage import confine
 from scars.core.storage.durable import (
     WriteFailed,
     _fsync_dir,
@@ -64,7 +64,7 @@ from scars.core.storage.durable import (
     own_private_dir,
 )
 from scars.core.storage.lock import STATE_DIR
-from scars.core.storage.paths import folder_refusal
+from scars.core.storage.paths import Unreadable, folder_refusal, read_with_fingerprint
 
 FORMAT_VERSION = 2  # 1: kept in the repository's .scars/ (never read again)
 POINTER_NAME = "interrupted.json"  # <directory>/.scars/: a record is under way (who, where its intent is)
@@ -207,8 +207,8 @@ def _read(path: str | os.PathLike, root: str | os.PathLike | None = None) -> byt
     """The bytes of ``path`` (None: absent), read by the read rule inside ``root`` (``storage/safe_read``;
     None: a file of the user's own, read where the OS resolves it)."""
     try:
-        data, _fp = safe_read.read_with_fingerprint(path, root=root, what=os.path.basename(path))
-    except safe_read.Unreadable as exc:
+        data, _fp = read_with_fingerprint(path, root=root, what=os.path.basename(path))
+    except Unreadable as exc:
         raise WriteFailed(f"cannot read {path} for a gate's record: {exc}", path) from None
     except OSError as exc:
         raise WriteFailed(f"cannot read {path} for a gate's record: {exc.strerror or exc}", path, exc.errno) from None

@@ -26,9 +26,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from scars.core.storage import confine, safe_read
+from scars.core.storage import confine
 from scars.core.storage.durable import append_record, read_upto
 from scars.core.storage.lock import STATE_DIR
+from scars.core.storage.paths import Unreadable, open_file
 
 JOURNAL_NAME = "journal.jsonl"
 
@@ -80,10 +81,10 @@ def read_journal(path: str | os.PathLike, *, root: str | os.PathLike | None = No
     out = JournalRead()
     where = Path(path).parent.parent if root is None else root
     try:
-        fd = safe_read.open_file(path, root=where, what=JOURNAL_NAME)
+        fd = open_file(path, root=where, what=JOURNAL_NAME)
     except FileNotFoundError:
         return out
-    except safe_read.Unreadable as exc:
+    except Unreadable as exc:
         out.problems.append(f"{exc}; no decision of it is shown")
         out.unreadable = str(exc)
         return out
@@ -138,8 +139,8 @@ class Journal:
 
     def _ends_with_newline(self) -> bool:
         try:
-            fd = safe_read.open_file(self.path, root=self.root, what=JOURNAL_NAME)
-        except (OSError, safe_read.Unreadable):
+            fd = open_file(self.path, root=self.root, what=JOURNAL_NAME)
+        except (OSError, Unreadable):
             return True
         try:
             size = os.fstat(fd).st_size

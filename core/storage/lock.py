@@ -25,8 +25,9 @@ from pathlib import Path
 
 from scars.core.clock import how_long_ago, now_iso
 from scars.core.errors import LockHeld, OutsideRepository, ScarsError, UsageError
-from scars.core.storage import confine, safe_read
+from scars.core.storage import confine
 from scars.core.storage.durable import WriteFailed, atomic_write, ensure_private_dir
+from scars.core.storage.paths import Unreadable, open_file
 
 STATE_DIR = ".scars"
 LOCK_NAME = "lock"
@@ -373,8 +374,8 @@ def current_holder(
     directory): one that is, or is in, a link leading out of the repository is never opened."""
     path = Path(lock_file) if lock_file is not None else lock_path(feature_dir)
     try:
-        fd = safe_read.open_file(path, root=feature_dir if root is None else root, what="the lock")
-    except (OSError, safe_read.Unreadable):
+        fd = open_file(path, root=feature_dir if root is None else root, what="the lock")
+    except (OSError, Unreadable):
         return None
     try:
         try:

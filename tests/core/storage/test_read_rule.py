@@ -1,4 +1,4 @@
-"""THE read rule's open and listing (``storage/safe_read.open_file``, ``list_dir``): what the checks
+"""THE read rule's open and listing (``storage/paths.open_file``, ``list_dir``, offered by ``safe_read`` too): what the checks
 of a name allow is what is opened — a link leading out of the repository is never followed, one
 inside is, and a file or folder swapped in between the check and the open is refused, never read."""
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from scars.core.storage import safe_read
+from scars.core.storage import paths, safe_read
 
 
 @pytest.fixture
@@ -49,14 +49,14 @@ def test_a_link_inside_is_followed_and_one_leading_out_never_opened(repo: Path):
 def test_a_file_swapped_in_after_the_check_is_refused(repo: Path, monkeypatch):
     other = repo / "d" / "other.txt"
     other.write_text("planted\n", encoding="utf-8")
-    checked = safe_read._checked
+    checked = paths._checked
 
     def check_then_swap(path, root, what):  # noqa: ANN001, ANN202
         got = checked(path, root, what)
         os.replace(other, repo / "d" / "f.txt")  # another file under the name checked
         return got
 
-    monkeypatch.setattr(safe_read, "_checked", check_then_swap)
+    monkeypatch.setattr(paths, "_checked", check_then_swap)
     with pytest.raises(safe_read.Unreadable, match="was replaced while it was read"):
         safe_read.open_file(repo / "d" / "f.txt", root=repo)
 
@@ -65,7 +65,7 @@ def test_a_link_swapped_in_for_a_checked_file_is_not_followed(repo: Path, monkey
     """The name was a file when checked: it is opened without following a link, so a link put in
     its place (even to the very file checked) is refused."""
     kept = repo / "d" / "kept.txt"
-    checked = safe_read._checked
+    checked = paths._checked
 
     def check_then_link(path, root, what):  # noqa: ANN001, ANN202
         got = checked(path, root, what)
@@ -73,7 +73,7 @@ def test_a_link_swapped_in_for_a_checked_file_is_not_followed(repo: Path, monkey
         os.symlink(kept, path)
         return got
 
-    monkeypatch.setattr(safe_read, "_checked", check_then_link)
+    monkeypatch.setattr(paths, "_checked", check_then_link)
     with pytest.raises(safe_read.Unreadable, match="cannot read"):
         safe_read.open_file(repo / "d" / "f.txt", root=repo)
 
@@ -81,7 +81,7 @@ def test_a_link_swapped_in_for_a_checked_file_is_not_followed(repo: Path, monkey
 @pytest.mark.parametrize("swapped_in", ["a link leading out", "another folder"])
 def test_a_folder_swapped_after_the_check_is_not_listed(repo: Path, monkeypatch, swapped_in: str):
     calls = []
-    real_refusal = safe_read.folder_refusal
+    real_refusal = paths.folder_refusal
 
     def refusal_then_swap(path, root):  # noqa: ANN001, ANN202
         got = real_refusal(path, root)
@@ -94,7 +94,7 @@ def test_a_folder_swapped_after_the_check_is_not_listed(repo: Path, monkeypatch,
             os.symlink(repo.parent / "out", repo / "d")
         return got
 
-    monkeypatch.setattr(safe_read, "folder_refusal", refusal_then_swap)
+    monkeypatch.setattr(paths, "folder_refusal", refusal_then_swap)
     with pytest.raises(safe_read.Unreadable, match="cannot read" if "link" in swapped_in else "was replaced"):
         safe_read.list_dir(repo / "d", root=repo)
     assert calls
