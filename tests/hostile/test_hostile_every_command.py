@@ -333,8 +333,6 @@ def check_hostile(case: Command, kind: str, rels: list[str], tmp: Path, monkeypa
         code = run(w, paths)
     out, err = capsys.readouterr()
     what = f"{case.name}, {kind} linked out ({', '.join(rels)})"
-    if os.environ.get("SCARS_DBG"):
-        print(f"\n## {what} -> {code}")
     assert opened == [], f"{what}: read outside the repository: {opened}"
     assert snapshot(w.canary) == canary, f"{what}: the canary tree changed (exit {code}: {err})"
     assert {k: v for k, v in snapshot(w.tmp).items() if not k.startswith(("repo", "canary", "state"))} == around
@@ -438,12 +436,8 @@ async def _browse(url: str, feature: str) -> str:
                 msg = await asyncio.wait_for(ws.receive(), timeout=max(deadline - time.monotonic(), 0.1))
                 if msg.type == aiohttp.WSMsgType.BINARY:
                     got += msg.data.decode("utf-8", "replace")
-                elif (
-                    msg.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED, aiohttp.WSMsgType.ERROR)
-                    or msg.type == aiohttp.WSMsgType.TEXT
-                    and '"exit"' in msg.data
-                ):
-                    return False
+                elif msg.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED, aiohttp.WSMsgType.ERROR):
+                    return False  # the app ended: textual-serve closes the websocket
             return True
 
         if await until(feature):
