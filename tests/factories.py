@@ -23,6 +23,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from scars.core.model import (
     CATEGORIES,
     EvaluationContract,
@@ -36,6 +38,7 @@ from scars.core.model import (
 )
 from scars.core.samsara.feature import find_features, read_feature
 from scars.core.samsara.matching import match_log
+from scars.core.samsara.session import FeatureSession
 
 ROOT = Path(__file__).resolve().parents[1]
 UPSTREAM = ROOT.parent / "shared" / "fixtures" / "upstream"
@@ -684,6 +687,85 @@ def sample_feature(tmp_path: Path) -> Feature:
 
 
 # ============================================================================ environment and checks
+
+
+# ============================================================================ every gate's question
+
+
+def _gate_samsara(tmp_path, *, round_open=True, flat_rounds=0, fix=False):
+    f = samsara_feature(tmp_path, auto=True)  # auto mode: samsara gates append their entries
+    retry = item_id(f, "Retry count is hard-coded to 3")
+    with FeatureSession.open(f, user="setup") as s:
+        for _ in range(flat_rounds):
+            s.start_round()
+            s.close_round("continue", "still looking for the root cause")
+        if round_open:
+            s.start_round()
+        if fix:
+            s.decide(retry, "fix")
+    return f, f, {"item": retry}
+
+
+def gate_state(gate: str, tmp_path: Path) -> tuple[Path, Path, dict]:
+    """The state in which ``gate`` asks its question, built under ``tmp_path``: (the PATH `scars gate`
+    takes, the directory its auto-decisions.md entry goes to, extra selectors such as the item)."""
+    if gate == "entry":
+        return _gate_samsara(tmp_path, round_open=False)
+    if gate == "round-continue":
+        return _gate_samsara(tmp_path)
+    if gate == "safety-valve":
+        return _gate_samsara(tmp_path, flat_rounds=1)
+    if gate == "blocked-fix":
+        return _gate_samsara(tmp_path, fix=True)
+    if gate == "spec":
+        d = loop_spec_feature(tmp_path)
+        return d, d, {}
+    if gate == "escalate":
+        gap = {"type": "execute", "description": "the cloud credential is locked", "fix_first": "unlock it"}
+        d = loop_spec_feature(tmp_path, gap={**gap, "needs_operator": True})
+        data = json.loads((d / "feature.json").read_text())
+        data["iterate"]["lastRoute"] = "escalate"
+        (d / "feature.json").write_text(json.dumps(data))
+        return d, d, {}
+    if gate == "review-continue":
+        stage = mechanist_state(tmp_path, score=5, verdict="not ready")
+        return stage, stage, {}
+    if gate == "sprint-pause":
+        sprint = tmp_path / ".bkit" / "state" / "sprints" / "s1.json"
+        sprint.parent.mkdir(parents=True)
+        pause = {"trigger": "ITERATION_EXHAUSTED", "userActions": ["forward fix", "carry to next sprint", "abort"]}
+        sprint.write_text(
+            json.dumps({"id": "s1", "phase": "iterate", "status": "paused", "autoPause": {"pauseHistory": [pause]}})
+        )
+        return tmp_path, sprint.parent.parent, {}
+    if gate == "dag-escalate":
+        report = tmp_path / "dag" / "decision.yaml"
+        report.parent.mkdir(parents=True)
+        trigger = {"type": "validation_failure", "severity": 0.7, "code": "TYPE_MISMATCH", "fixable": True}
+        report.write_text(
+            yaml.safe_dump(
+                {"iterationDecision": {"taskId": "t", "decision": {"needsIteration": True}, "triggers": [trigger]}}
+            )
+        )
+        return tmp_path, report.parent, {}
+    d = bkit_project(tmp_path, count=5)  # at bkit's limit: the forced report (PARTIAL) is a transition it has
+    return tmp_path, d.parent, {}
+
+
+# An answer and a reason for every gate but triage (answered item by item).
+GATE_ANSWERS = {
+    "entry": ("skip", "the cache feature next week fixes the shared key"),
+    "round-continue": ("stop", "nothing actionable is left this round"),
+    "safety-valve": ("stop", "flat twice: stop as the valve suggests"),
+    "blocked-fix": ("defer", "the vendor sandbox is down until March"),
+    "spec": ("ship", "offline sync is v2 scope and on the backlog"),
+    "review-continue": ("stop", "the reviewer keeps asking for a new dataset"),
+    "pdca-continue": ("partial", "two UX empty states are left; tracked in the report"),
+    "escalate": ("ship", "the credential stays locked; delivered without cloud sync"),
+    "pdca-max-iterations": ("accept", "generate the report with the two empty states flagged"),
+    "sprint-pause": ("carry-over", "84% is what this sprint reaches; login moves on"),
+    "dag-escalate": ("retry", "emit the field as a string, as the schema says"),
+}
 
 
 def tree_hashes(root: Path) -> dict[str, str]:

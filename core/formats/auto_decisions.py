@@ -30,6 +30,7 @@ from typing import Any
 from scars.core.clock import now_iso
 from scars.core.errors import DecisionRefused, FieldError
 from scars.core.model import AutoDecisionEntry
+from scars.core.storage import confine, safe_read
 from scars.core.storage.durable import append_record
 from scars.core.text import is_meaningful, text_problem
 
@@ -388,12 +389,18 @@ def last_number(text: str) -> int:
     return max((int(m.group(1)) for m in _HEADING_NUM.finditer(text)), default=0)
 
 
-def read_entries_text(feature_dir: str | Path) -> str:
-    """The text of ``<feature_dir>/auto-decisions.md`` ('' when there is none)."""
+def read_entries_text(feature_dir: str | Path, *, root: str | Path | None = None) -> str:
+    """The text of ``<feature_dir>/auto-decisions.md`` ('' when there is none), read by the read
+    rule inside ``root`` (``storage/safe_read``; None: the feature directory): one the rule refuses
+    (a link leading out of the repository) is never opened and reads as '' — its append is refused
+    by the write rule."""
     try:
-        return (Path(feature_dir) / FILE_NAME).read_bytes().decode("utf-8", "replace")
-    except FileNotFoundError:
+        data, _fp = safe_read.read_with_fingerprint(
+            Path(feature_dir) / FILE_NAME, root=feature_dir if root is None else root, what=FILE_NAME
+        )
+    except safe_read.Unreadable:
         return ""
+    return "" if data is None else data.decode("utf-8", "replace")
 
 
 def entry_bytes(existing: str, entry: DecisionEntry) -> tuple[int, bytes]:
@@ -419,6 +426,8 @@ def append_entry(feature_dir: str | Path, entry: DecisionEntry, *, root: str | P
     created with a title when absent; earlier bytes are never rewritten. ``root``: the repository
     the write stays in (``storage/confine``; None: the feature directory is its own).
     """
-    number, data = entry_bytes(read_entries_text(feature_dir), entry)
-    append_record(Path(feature_dir) / FILE_NAME, data, root=feature_dir if root is None else root)
+    path, where = Path(feature_dir) / FILE_NAME, feature_dir if root is None else root
+    confine.check(path, where)  # refused before a byte of it is read (storage/confine)
+    number, data = entry_bytes(read_entries_text(feature_dir, root=where), entry)
+    append_record(path, data, root=where)
     return number

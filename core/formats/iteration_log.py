@@ -34,8 +34,8 @@ import yaml
 
 from scars.core.errors import ChangedOnDisk, PathNotFound
 from scars.core.model import IterationLog, Problem, Round
-from scars.core.storage import safe_read
-from scars.core.storage.durable import Fingerprint, atomic_write, read_with_fingerprint
+from scars.core.storage import confine, safe_read
+from scars.core.storage.durable import Fingerprint, atomic_write
 from scars.core.values import as_dict, as_text, opt_text
 
 LOG_NAME = "iteration-log.yaml"
@@ -393,10 +393,23 @@ class IterationLogFile:
         self.root = Path(feature_dir) if root is None else Path(root)
         self.base_text: str | None = None
         self.base_fp: Fingerprint | None = None
+        self.refusal: str | None = None  # why the read rule refused the file (None: read, or absent)
         self.reload()
 
+    def _read(self) -> tuple[bytes, Fingerprint] | tuple[None, None]:
+        """The file and its fingerprint, read by the read rule inside the repository
+        (``storage/safe_read``); one the rule refuses (a link leading out) reads as absent and
+        says why in :attr:`refusal` — its write is refused by the write rule."""
+        try:
+            got = safe_read.read_with_fingerprint(self.path, root=self.root, what=LOG_NAME)
+        except safe_read.Unreadable as exc:
+            self.refusal = str(exc)
+            return None, None
+        self.refusal = None
+        return got
+
     def reload(self) -> None:
-        data, fp = read_with_fingerprint(self.path)
+        data, fp = self._read()
         self.base_text = None if data is None else data.decode("utf-8")
         self.base_fp = fp
 
@@ -424,8 +437,10 @@ class IterationLogFile:
         A round whose number is already on disk is skipped when equal; when it differs, the
         file and the journal disagree and :class:`ChangedOnDisk` is raised.
         """
+        # Refused before a byte of it is read when the write rule refuses its write (storage/confine).
+        confine.check(self.path, self.root)
         for _attempt in range(3):
-            raw, fp = read_with_fingerprint(self.path)
+            raw, fp = self._read()
             current = None if raw is None else raw.decode("utf-8")
             changed = (self.base_fp is None) != (fp is None) or (fp is not None and not fp.same_content(self.base_fp))
             if (self.base_fp is not None or fp is not None) and changed:
@@ -456,7 +471,7 @@ class IterationLogFile:
                 self.base_text, self.base_fp = current, fp
                 return []
             # compare-and-swap: the file must still be what we based the change on
-            if not _same(read_with_fingerprint(self.path)[1], fp):
+            if not _same(self._read()[1], fp):
                 continue
             atomic_write(self.path, text.encode("utf-8"), root=self.root)
             self.reload()

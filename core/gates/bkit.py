@@ -19,12 +19,13 @@ Every write is a state bkit's own code accepts, reached by a transition it has:
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from scars.core.errors import PathNotFound, UsageError
+from scars.core.errors import OutsideRepository, PathNotFound, UsageError
 from scars.core.gates.catalog import Answer, Gate
 from scars.core.gates.evidence import Evidence, GateResult
 from scars.core.gates.state_io import (
@@ -43,6 +44,7 @@ from scars.core.loops.bkit import (
     NO_IMPROVEMENT_LIMIT,
     PHASE_NUMBERS,
     SPRINT_NEXT_PHASE,
+    SPRINTS_DIR,
     can_iterate,
     no_improvement_run,
     project_of,
@@ -54,6 +56,7 @@ from scars.core.loops.bkit import (
     transition_path,
 )
 from scars.core.samsara.session import FeatureSession
+from scars.core.storage import safe_read
 from scars.core.storage.intent import Plan
 from scars.core.values import as_dict, as_list
 
@@ -80,7 +83,11 @@ def locate_pdca(path: Path) -> tuple[Path, Path]:
 
 def _sprint_of(root: Path, feature: str) -> LoopState | None:
     """The first sprint (by file name) covering ``feature`` with a per-iteration history."""
-    for path in sprint_files(root):
+    try:
+        files = sprint_files(root)
+    except safe_read.Unreadable:  # the sprints' folder leads out of the project: never read
+        return None
+    for path in files:
         sprint = read_sprint(path, root)
         if feature in sprint.details.get("features", ()) and sprint.points:
             return sprint
@@ -305,7 +312,7 @@ def apply_pdca(
     ctx = evidence.context
     name = ctx["feature"]
     with state_lock(sf.parent, user, root=evidence.context.get("root")):
-        check_unchanged(sf, ctx["meta"]["fp"])
+        check_unchanged(sf, ctx["meta"]["fp"], ctx["meta"].get("root"))
         data = json.loads(json.dumps(ctx["data"]))
         f = data["features"][name]
         stamp = _stamp()
@@ -376,7 +383,14 @@ def locate_sprint(path: Path) -> tuple[Path, Path]:
         return p, project_of(p)
     if not p.exists():
         raise PathNotFound.missing(p)
-    files = sprint_files(p)
+    try:
+        files = sprint_files(p)
+    except safe_read.Unreadable as exc:
+        raise OutsideRepository(
+            f"{p}: {exc}; nothing was read or written",
+            link=str(p / SPRINTS_DIR),
+            leads_to=os.path.realpath(p / SPRINTS_DIR),
+        ) from None
     if not files:
         raise PathNotFound(f"no bkit sprint at {p} (looked in .bkit/state/sprints/)")
     waiting = [f for f in files if read_sprint(f, p).waiting_for_human]
@@ -512,7 +526,7 @@ def apply_sprint(evidence: Evidence, ans: Answer, reason: str | None, *, user: s
     sf: Path = evidence.state_file  # type: ignore[assignment]  # this gate's gather always sets it
     ctx = evidence.context
     with state_lock(Path(ctx["decisions_dir"]), user, root=evidence.context.get("root")):
-        check_unchanged(sf, ctx["meta"]["fp"])
+        check_unchanged(sf, ctx["meta"]["fp"], ctx["meta"].get("root"))
         stamp = _stamp()
         features = ", ".join(map(str, as_list(ctx["data"].get("features"))))
         note = f"{ans.label} by {user} (scars gate): {reason or ans.consequence}"

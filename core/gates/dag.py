@@ -20,7 +20,8 @@ from scars.core.gates.evidence import Evidence, GateResult
 from scars.core.gates.state_io import check_unchanged, display_path, gate_result, record_entry, state_lock
 from scars.core.loops.dag import ANSWERS_KEY, read_report, root_key
 from scars.core.samsara.session import FeatureSession
-from scars.core.storage.durable import fingerprint
+from scars.core.storage import safe_read
+from scars.core.storage.durable import Fingerprint
 from scars.core.storage.intent import Plan
 
 _ROOT_LINE = re.compile(r"^[A-Za-z_][\w-]*\s*:", re.MULTILINE)
@@ -32,11 +33,14 @@ def locate_report(path: Path) -> Path:
     p = Path(path)
     if p.is_file():
         if p.suffix not in YAML_SUFFIXES or root_key(p) is None:
-            raise UsageError(f"{p} is not a DAG report (a YAML file with iterationDecision: or convergenceReport:)")
+            raise UsageError(
+                f"{p} is not a DAG report (a YAML file with iterationDecision: or convergenceReport:, not a "
+                "symlink leading out of its folder)"
+            )
         return p
     if not p.exists():
         raise PathNotFound.missing(p)
-    reports = sorted(q for q in p.rglob("*") if q.suffix in YAML_SUFFIXES and q.is_file() and root_key(q))
+    reports = sorted(q for q in p.rglob("*") if q.suffix in YAML_SUFFIXES and q.is_file() and root_key(q, p))
     waiting = [q for q in reports if read_report(q, p).waiting_for_human]
     candidates = waiting or reports
     if not candidates:
@@ -44,6 +48,14 @@ def locate_report(path: Path) -> Path:
     if len(candidates) > 1:
         raise UsageError(f"{p} holds several DAG reports; give the report file as PATH")
     return candidates[0]
+
+
+def _fingerprint(report: Path, root: Path) -> Fingerprint | None:
+    """What the report holds now (its answer's record checks it is unchanged), read by the rule."""
+    try:
+        return safe_read.fingerprint(report, root=root, what="DAG report")
+    except safe_read.Unreadable:
+        return None
 
 
 def gather_dag(gate: Gate, path: Path, **_: Any) -> Evidence:
@@ -94,7 +106,7 @@ def gather_dag(gate: Gate, path: Path, **_: Any) -> Evidence:
         context={
             "root": root,
             "decisions_dir": root,
-            "fp": fingerprint(report),
+            "fp": _fingerprint(report, root),
             "loop_state": state,
         },
         advice=f"the detector escalates: {why}" if escalations else state.reason,
@@ -143,7 +155,7 @@ def apply_dag(
     report: Path = evidence.state_file  # type: ignore[assignment]  # this gate's gather always sets it
     ctx = evidence.context
     with state_lock(Path(ctx["decisions_dir"]), user, root=evidence.context.get("root")):
-        check_unchanged(report, ctx["fp"])
+        check_unchanged(report, ctx["fp"], ctx.get("root"))
         plan = Plan(Path(ctx["decisions_dir"]), root=evidence.context.get("root"))
         ad_path, number = record_entry(
             plan,

@@ -16,11 +16,12 @@ format) naming the node whose successor the engine computes next:
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 from scars.core import settings
-from scars.core.errors import PathNotFound, UsageError
+from scars.core.errors import OutsideRepository, PathNotFound, UsageError
 from scars.core.gates.catalog import Answer, Gate
 from scars.core.gates.evidence import Evidence, GateResult
 from scars.core.gates.state_io import (
@@ -73,7 +74,13 @@ def locate_loop_spec(path: Path) -> Path:
     if (p / "feature.json").is_file():
         return p / "feature.json"
     for base in (p / ".loop-spec" / "features", p / "features", p):
-        found = sorted(base.glob("*/feature.json")) if base.is_dir() else []
+        try:  # a folder leading out of the path given is never listed (the read rule)
+            names = safe_read.list_dir(base, root=p, what="the folder") if base.is_dir() else []
+        except safe_read.Unreadable as exc:
+            raise OutsideRepository(
+                f"{base}: {exc}; nothing was read or written", link=str(base), leads_to=os.path.realpath(base)
+            ) from None
+        found = sorted(f for f in (base / n / "feature.json" for n in names) if f.is_file())
         if len(found) == 1:
             return found[0]
         if len(found) > 1:
@@ -247,13 +254,16 @@ def backlog_add(plan: Plan, path: Path, slug: str, text: str, gid: str) -> str:
     """``backlog.sh add <slug> iterate-gap <text> --id <gid>``, planned: ``terminal`` when the id is
     closed TERMINAL, ``exists`` when an unchecked entry has the same text or id, else ``added``
     (the line's append is planned on the file as the plan leaves it)."""
+    # A BACKLOG.md the user named (LOOP_SPEC_BACKLOG_FILE) is the user's own file, not the repository's.
+    own = bool(settings.current().loop_spec_backlog_file)
+    planned = plan.read(path, own=own)  # as the lines planned before it leave it (the write rule first)
     try:  # the one read policy (storage/safe_read): a regular UTF-8 file of at most 8 MiB
-        safe_read.read_text(path, what="BACKLOG.md")
+        safe_read.read_text(path, root=None if own else plan.root, what="BACKLOG.md")
     except FileNotFoundError:
         pass
     except safe_read.Unreadable as exc:
         raise UsageError(f"{path}: {exc}; nothing was recorded") from None
-    existing = safe_read.decode(plan.read(path) or b"")  # as the lines planned before it leave it
+    existing = safe_read.decode(planned or b"")
     entries, _ = parse_backlog(existing, str(path.name))
     for e in entries:
         if e.id == gid and e.terminal:
@@ -265,8 +275,6 @@ def backlog_add(plan: Plan, path: Path, slug: str, text: str, gid: str) -> str:
     lead = BACKLOG_HEADER if not existing else ("" if existing.endswith("\n") else "\n")
     # Once: other features' records append to this file too, and backlog.sh rewrites it when it
     # closes an entry; only the line itself (its checkbox aside) says whether it is there.
-    # A BACKLOG.md the user named (LOOP_SPEC_BACKLOG_FILE) is the user's own file, not the repository's.
-    own = bool(settings.current().loop_spec_backlog_file)
     plan.append_once(path, f"{lead}- [ ] {what}\n".encode(), what.encode(), own=own)
     return "added"
 
@@ -367,7 +375,7 @@ def apply_loop_spec(
     fdir = fj.parent
     gate_id = evidence.gate.id
     with state_lock(fdir, user, root=evidence.context.get("root")):
-        check_unchanged(fj, ctx["meta"]["fp"])
+        check_unchanged(fj, ctx["meta"]["fp"], ctx["meta"].get("root"))
         data = json.loads(json.dumps(ctx["data"]))  # a copy to modify
         recorded: list[Path] = []
         extra: list[str] = []

@@ -53,7 +53,7 @@ from scars.core.samsara.layout import find_repo_root
 from scars.core.samsara.session import FeatureSession
 from scars.core.storage import confine, safe_read
 from scars.core.storage.durable import atomic_write, ensure_private_dir
-from scars.core.storage.lock import FeatureLock, current_holder
+from scars.core.storage.lock import PRIVATE_FILES, FeatureLock, current_holder
 from scars.core.storage.paths import is_inside
 
 FORMAT = "scars-request/1"
@@ -102,10 +102,11 @@ def inbox_dir(root: str | os.PathLike[str]) -> Path:
 # -- the loop files' fingerprint ------------------------------------------------------------
 
 
-def loop_files(evidence: Evidence) -> list[Path]:
+def loop_files(evidence: Evidence, root: Path) -> list[Path]:
     """The files a gate's answer depends on and writes: the loop's state file, the
     auto-decisions.md its entries go to and, for a samsara feature, every file of the feature
-    directory, its reports and its journal."""
+    directory, its reports and its journal (the folders listed by the read rule inside ``root``:
+    one leading out of the repository is never listed)."""
     files: set[Path] = set()
     if evidence.state_file is not None:
         files.add(Path(evidence.state_file))
@@ -115,25 +116,41 @@ def loop_files(evidence: Evidence) -> list[Path]:
     if evidence.gate.loop == "samsara":
         target = Path(evidence.target)
         for directory in (target, target / "scar-reports"):
-            with contextlib.suppress(OSError):
-                files.update(Path(e.path) for e in os.scandir(directory) if e.is_file(follow_symlinks=False))
+            with contextlib.suppress(OSError, safe_read.Unreadable):
+                names = safe_read.list_dir(directory, root=root)
+                files.update(p for p in (directory / n for n in names) if p.is_file() and not p.is_symlink())
         files.update(target / ".scars" / name for name in ("journal.jsonl", "watches.jsonl"))
     return sorted(files)
 
 
 def loop_fingerprint(evidence: Evidence, root: Path) -> dict[str, str]:
-    """{file (relative to ``root`` when inside): sha256 of its content, or "absent"}."""
+    """{file (relative to ``root`` when inside): sha256 of its content, "absent", or why it is not
+    read}. Each file is read by the read rule (``storage/safe_read``): a link leading out of the
+    repository is never opened, and says so."""
     out: dict[str, str] = {}
-    for f in loop_files(evidence):
+    for f in loop_files(evidence, root):
         try:
-            with open(f, "rb") as fh:
-                digest = hashlib.sha256(fh.read()).hexdigest()
+            fd = safe_read.open_file(f, root=root, what="it")
         except FileNotFoundError:
             digest = "absent"
-        except OSError as exc:
-            digest = f"unreadable ({exc.strerror})"
+        except safe_read.Unreadable as exc:
+            digest = f"unreadable ({exc.reason.removeprefix('it ').removeprefix('cannot read it: ')})"
+        else:
+            try:
+                digest = _sha256_of(fd)
+            except OSError as exc:
+                digest = f"unreadable ({exc.strerror})"
+            finally:
+                os.close(fd)
         out[_display(f, root)] = digest
     return out
+
+
+def _sha256_of(fd: int) -> str:
+    h = hashlib.sha256()
+    while chunk := os.read(fd, 1 << 20):
+        h.update(chunk)
+    return h.hexdigest()
 
 
 EMPTY = hashlib.sha256(b"").hexdigest()
@@ -309,6 +326,12 @@ def _from_json(data: Any, where: str, file: Path) -> Request:
     )
 
 
+def _is_request_file(name: str) -> bool:
+    """A file of the inbox that is a request's (its JSON, its lock, its waiter's lock): private."""
+    stem, dot, suffix = name.rpartition(".")
+    return bool(dot) and suffix in ("json", "lock", "wait") and _ID.match(stem) is not None
+
+
 def _file(root: Path, rid: str, suffix: str = ".json") -> Path:
     if not _ID.match(rid or ""):
         raise UsageError(f"{rid!r} is not a request id (e.g. spec-3fa9c2; `scars requests` lists them)")
@@ -333,10 +356,14 @@ def list_requests(root: str | os.PathLike[str]) -> tuple[list[Request], list[str
     root = Path(root)
     out: list[Request] = []
     problems: list[str] = []
-    try:
-        names = sorted(e.name for e in os.scandir(inbox_dir(root)) if e.name.endswith(".json"))
-    except FileNotFoundError:
+    try:  # by the read rule: an inbox that is a link leading out of the repository is never listed
+        names = sorted(
+            n for n in safe_read.list_dir(inbox_dir(root), root=root, what="the inbox") if n.endswith(".json")
+        )
+    except (FileNotFoundError, NotADirectoryError):
         return [], []
+    except safe_read.Unreadable as exc:
+        return [], [f"{inbox_dir(root)}: {exc}"]
     for name in names:
         try:
             out.append(load_request(root, name[: -len(".json")]))
@@ -368,7 +395,7 @@ def _create(where: confine.Place, mode: int) -> int:
 
 @contextlib.contextmanager
 def _locked(root: Path, rid: str, user: str = "") -> Iterator[None]:
-    lock = FeatureLock(root, user=user, lock_file=_file(root, rid, ".lock"), root=root)
+    lock = FeatureLock(root, user=user, lock_file=_file(root, rid, ".lock"), root=root, private_files=_is_request_file)
     try:
         lock.acquire(timeout=LOCK_TIMEOUT)
     except LockHeld as exc:
@@ -399,6 +426,9 @@ def post_request(
     # private (0700, or their parent's group bits), never through a link.
     ensure_private_dir(root / INBOX.parent, root=root)
     directory = ensure_private_dir(inbox_dir(root), root=root)
+    # Made before the 0700 / 0600 rule: narrowed to it now that they are written.
+    confine.narrow_private(root / INBOX.parent, root, PRIVATE_FILES.__contains__)
+    confine.narrow_private(directory, root, _is_request_file)
     # The requests are a process's exchange; the record is the loop's files: git ignores the inbox.
     with confine.placed(directory / ".gitignore", root, create=False) as where, contextlib.suppress(FileExistsError):
         fd = _create(where, 0o644)
@@ -721,7 +751,9 @@ def waiter_of(root: str | os.PathLike[str], rid: str) -> dict[str, Any] | None:
 @contextlib.contextmanager
 def waiting(root: str | os.PathLike[str], rid: str, user: str = "") -> Iterator[None]:
     """Hold the request's wait lock (one waiter per request) while the body waits."""
-    lock = FeatureLock(root, user=user, lock_file=_file(Path(root), rid, ".wait"), root=root)
+    lock = FeatureLock(
+        root, user=user, lock_file=_file(Path(root), rid, ".wait"), root=root, private_files=_is_request_file
+    )
     try:
         lock.acquire()
     except LockHeld as exc:

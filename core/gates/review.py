@@ -243,7 +243,7 @@ def apply_review(
     sf: Path = evidence.state_file  # type: ignore[assignment]  # this gate's gather always sets it
     ctx = evidence.context
     with state_lock(sf.parent, user, root=evidence.context.get("root")):
-        check_unchanged(sf, ctx["meta"]["fp"])
+        check_unchanged(sf, ctx["meta"]["fp"], ctx["meta"].get("root"))
         recorded: list[Path] = []
         extra: list[str] = []
         data = json.loads(json.dumps(ctx["data"]))

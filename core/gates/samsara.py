@@ -60,7 +60,7 @@ from scars.core.samsara.session import FeatureSession, undecided_outcome
 from scars.core.samsara.watches import WatchResult, _append, already_reopened, read_watch_log
 from scars.core.sanitize import one_line
 from scars.core.storage import safe_read
-from scars.core.storage.durable import atomic_write, read_with_fingerprint
+from scars.core.storage.durable import atomic_write
 from scars.core.text import text_problem
 
 SKIP_KEY = "iteration_skip_record"
@@ -629,14 +629,13 @@ def write_skip_record(index_path: Path, value: str | None, feature_name: str, *,
     index.yaml is read by the one policy (``storage/safe_read``: size, a symlink only inside
     ``root``, UTF-8, the YAML guards) before a byte of it is edited."""
     try:
-        limit = safe_read.check_file(index_path, root=root, limit=safe_read.YAML_MAX_BYTES, what="index.yaml")
-        raw, fp = read_with_fingerprint(index_path, limit)
-    except FileNotFoundError:
-        raw, fp = None, None
+        raw, fp = safe_read.read_with_fingerprint(
+            index_path, root=root, limit=safe_read.YAML_MAX_BYTES, what="index.yaml"
+        )
     except safe_read.Unreadable as exc:
         raise UsageError(f"{index_path}: {exc}; the skip record was not written") from None
     try:
-        text = safe_read.decode(safe_read.check_read(raw, limit, "index.yaml")) if raw is not None else ""
+        text = safe_read.decode(raw) if raw is not None else ""
         before = safe_read.loads(text).value if text.strip() else {}
     except safe_read.Unreadable as exc:
         raise UsageError(f"{index_path} is not usable YAML ({exc}); the skip record was not written") from None
@@ -658,7 +657,10 @@ def write_skip_record(index_path: Path, value: str | None, feature_name: str, *,
     if got != expected or (after or {}).get(SKIP_KEY) != (" ".join(value.split()) if value is not None else None):
         raise UsageError(f"{index_path}: the skip record could not be edited safely; nothing was written")
     if raw is not None:
-        again, fp2 = read_with_fingerprint(index_path)
+        try:
+            _again, fp2 = safe_read.read_with_fingerprint(index_path, root=root, what="index.yaml")
+        except safe_read.Unreadable:
+            fp2 = None
         if fp2 is None or not fp2.same_content(fp):
             raise ChangedOnDisk(f"{index_path} changed on disk while the gate wrote it; nothing was written")
     atomic_write(index_path, new.encode("utf-8"), root=root)

@@ -15,20 +15,18 @@ another host or another user fails; so does one edited by hand. A request withou
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import hmac
 import json
 import os
 import secrets
 import socket
-import stat
 from pathlib import Path
 from typing import Any
 
 from scars.core import settings
 from scars.core.errors import ScarsError
-from scars.core.storage.durable import ensure_private_dir
+from scars.core.storage.durable import WriteFailed, create_private, read_private
 
 KEY_FILE = "request-key"
 ALG = "hmac-sha256"
@@ -45,26 +43,22 @@ def key_path() -> Path:
     return settings.current().state_dir / KEY_FILE
 
 
+def _unusable(path: Path, why: str) -> SigningKeyUnusable:
+    return SigningKeyUnusable(
+        f"{path}: this user's request key cannot be used ({why}); remove it (a new one is made) or set "
+        "SCARS_STATE_DIR to a directory of your own"
+    )
+
+
 def _read_key(path: Path) -> bytes | None:
+    """The key, read as the user's own secret (``storage/durable.read_private``: no link followed, a
+    regular file of this user's that nobody else can read or write)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
-    except FileNotFoundError:
-        return None
+        data = read_private(path, 4 * _KEY_BYTES)
     except OSError as exc:
-        raise SigningKeyUnusable(
-            f"{path}: cannot read this user's request key ({exc.strerror}); a link is never followed. "
-            "Remove it (a new one is made) or set SCARS_STATE_DIR to a directory of your own"
-        ) from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
-            raise SigningKeyUnusable(
-                f"{path}: the request key must be a regular file of yours that nobody else can read (0600); "
-                "remove it (a new one is made) or set SCARS_STATE_DIR to a directory of your own"
-            )
-        data = os.read(fd, 4 * _KEY_BYTES)
-    finally:
-        os.close(fd)
+        raise _unusable(path, exc.strerror or str(exc)) from None
+    if data is None:
+        return None
     try:
         key = bytes.fromhex(data.decode("ascii").strip())
     except (UnicodeDecodeError, ValueError):
@@ -75,33 +69,20 @@ def _read_key(path: Path) -> bytes | None:
 
 
 def user_key(*, create: bool) -> bytes | None:
-    """This user's request key; made now when ``create`` and there is none (else None)."""
+    """This user's request key; made now when ``create`` and there is none (else None). Made by
+    ``storage/durable.create_private``: once, durable, 0600, in a folder of this user's own (refused
+    when another user's, narrowed to 0700), never through a link; a second process making one at the
+    same time uses the winner's (no reader ever sees a half-written key)."""
     path = key_path()
     key = _read_key(path)
     if key is not None or not create:
         return key
-    directory = ensure_private_dir(path.parent)
-    st = directory.stat()
-    if st.st_uid != os.getuid():
-        raise SigningKeyUnusable(f"{directory} is not yours: set SCARS_STATE_DIR to a directory of your own")
-    if st.st_mode & 0o077:
-        os.chmod(directory, 0o700)
-    # Made under a name of its own, then linked into place: a second process making one at the same
-    # time loses the link and uses the winner's (no reader ever sees a half-written key).
-    tmp = directory / f".{KEY_FILE}.{secrets.token_hex(6)}"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     try:
-        os.write(fd, secrets.token_bytes(_KEY_BYTES).hex().encode("ascii") + b"\n")
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    try:
-        with contextlib.suppress(FileExistsError):
-            os.link(tmp, path)
-    finally:
-        os.unlink(tmp)
+        create_private(path, secrets.token_bytes(_KEY_BYTES).hex().encode("ascii") + b"\n")
+    except WriteFailed as exc:
+        raise _unusable(path, str(exc)) from None
     key = _read_key(path)
-    assert key is not None  # linked just now (or by the process that won)
+    assert key is not None  # made just now (or by the process that won)
     return key
 
 

@@ -33,15 +33,20 @@ from scars.core.formats.auto_decisions import FILE_NAME, entry_bytes
 from scars.core.gates.catalog import Answer
 from scars.core.gates.evidence import Evidence, GateResult, build_entry
 from scars.core.storage import safe_read
-from scars.core.storage.durable import Fingerprint, fingerprint, read_with_fingerprint
+from scars.core.storage.durable import Fingerprint
 from scars.core.storage.intent import Plan, complete_pending, pending
 from scars.core.storage.lock import FeatureLock
 
 
-def check_unchanged(path: Path, fp: Fingerprint | None) -> None:
+def check_unchanged(path: Path, fp: Fingerprint | None, root: Path | None = None) -> None:
+    """Refuse (:class:`ChangedOnDisk`) when ``path`` no longer holds what was read (``fp``), read again
+    by the read rule inside ``root`` (``storage/safe_read``)."""
     if fp is None:
         return
-    now = fingerprint(path)
+    try:
+        now = safe_read.fingerprint(path, root=root, what=path.name)
+    except safe_read.Unreadable as exc:
+        raise ChangedOnDisk(f"{path} can no longer be read since it was read ({exc}); nothing was written") from None
     if now is None:
         raise ChangedOnDisk(f"{path} was removed since it was read; nothing was written")
     if not now.same_content(fp):
@@ -101,11 +106,12 @@ def load_json_state(path: Path, root: Path) -> tuple[dict, dict]:
     if path.is_dir():
         raise PathNotFound(f"{path} is a directory, not a state file")
     try:
-        limit = safe_read.check_file(path, root=root, limit=safe_read.JSON_MAX_BYTES, what="the state file")
-        raw, fp = read_with_fingerprint(path, limit)
+        raw, fp = safe_read.read_with_fingerprint(
+            path, root=root, limit=safe_read.JSON_MAX_BYTES, what="the state file"
+        )
         if raw is None:
             raise FileNotFoundError(path)
-        text = safe_read.decode(safe_read.check_read(raw, limit, "the state file"))
+        text = safe_read.decode(raw)
         data = safe_read.loads_json(text)
     except FileNotFoundError:
         raise PathNotFound.missing(path) from None
@@ -115,6 +121,7 @@ def load_json_state(path: Path, root: Path) -> tuple[dict, dict]:
         raise UsageError(f"{path} does not hold a JSON object")
     meta = {
         "fp": fp,
+        "root": root,
         "indent": _detect_indent(text),
         "newline": text.endswith("\n"),
         "text": text,
@@ -164,7 +171,7 @@ def dump_json_state(data: dict, meta: dict) -> bytes:
 def plan_feature_json(plan: Plan, path: Path, data: dict, meta: dict) -> list[Path]:
     """loop-spec's write (``feature-write.sh``): the old file becomes ``feature.json.bak`` (with
     the file's mode), then ``feature.json`` is replaced; both planned, as atomic replaces."""
-    check_unchanged(path, meta.get("fp"))
+    check_unchanged(path, meta.get("fp"), meta.get("root"))
     require_finite(data, path)
     bak = path.with_name(path.name + ".bak")
     old = plan.read(path)
@@ -229,7 +236,7 @@ def json_state_bytes(data: dict, meta: dict) -> bytes:
 
 def plan_json_state(plan: Plan, path: Path, data: dict, meta: dict) -> Path:
     """Plan the atomic replace of a JSON state file (ARIS / Mechanist, bkit)."""
-    check_unchanged(path, meta.get("fp"))
+    check_unchanged(path, meta.get("fp"), meta.get("root"))
     require_finite(data, path)
     plan.replace(path, json_state_bytes(data, meta))
     return path

@@ -35,6 +35,7 @@ from scars.core.loops.base import (
     rel,
 )
 from scars.core.model import Problem
+from scars.core.storage import safe_read
 from scars.core.text import join_clauses
 from scars.core.values import as_dict, as_list
 
@@ -161,11 +162,13 @@ def status_files(project: Path) -> list[Path]:
 
 
 def sprint_files(project: Path) -> list[Path]:
-    """The project's sprint state files (``.bkit/state/sprints/*.json``), by name."""
+    """The project's sprint state files (``.bkit/state/sprints/*.json``), by name. The folder is
+    listed by the read rule: one leading out of the project raises ``safe_read.Unreadable``."""
     directory = project / SPRINTS_DIR
     if not directory.is_dir():
         return []
-    return sorted(p for p in directory.glob("*.json") if p.is_file() or p.is_symlink())
+    names = safe_read.list_dir(directory, root=project, what=str(SPRINTS_DIR))
+    return sorted(p for p in (directory / n for n in names if n.endswith(".json")) if p.is_file() or p.is_symlink())
 
 
 def project_of(path: Path) -> Path:

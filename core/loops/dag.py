@@ -9,6 +9,7 @@ ours, never replaced by it.
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,7 @@ from scars.core.loops.base import (
     rel,
 )
 from scars.core.model import Problem
+from scars.core.storage import safe_read
 from scars.core.text import join_clauses
 from scars.core.values import as_dict, as_list
 
@@ -54,13 +56,19 @@ STRATEGIES = ("retry", "refine", "expand", "simplify", "escalate")
 ACTIONS = ("continue", "accept", "escalate", "abort")
 
 
-def root_key(path: Path) -> str | None:
-    """The report's root key when the file starts a mapping with one (cheap peek, no parse)."""
+def root_key(path: Path, root: Path | None = None) -> str | None:
+    """The report's root key when the file starts a mapping with one (cheap peek, no parse), read
+    by the read rule inside ``root`` (``storage/safe_read``; None: the report's own folder)."""
     try:
-        with open(path, "rb") as fh:
-            head = fh.read(PEEK_BYTES).decode("utf-8", errors="replace")
+        fd = safe_read.open_file(path, root=path.parent if root is None else root, what="DAG report")
+    except (OSError, safe_read.Unreadable):
+        return None
+    try:
+        head = os.read(fd, PEEK_BYTES).decode("utf-8", errors="replace")
     except OSError:
         return None
+    finally:
+        os.close(fd)
     m = _ROOT_LINE.search(head)
     return m.group(1) if m else None
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +30,8 @@ from scars.core.loops.base import (
     rel,
 )
 from scars.core.model import Problem
+from scars.core.storage import safe_read
+from scars.core.storage.durable import read_upto
 from scars.core.storage.paths import is_inside
 from scars.core.text import join_clauses
 from scars.core.values import as_dict
@@ -94,14 +97,20 @@ def read_graph_state(feature_dir: Path, root: Path) -> dict[str, Any]:
     ledger = feature_dir / GRAPH_LEDGER
     if ledger.is_file():
         out["ledger"] = True
-        try:
-            with open(ledger, "rb") as fh:
-                fh.seek(0, 2)
-                size = fh.tell()
-                fh.seek(max(0, size - LEDGER_TAIL_BYTES))
-                tail = fh.read().decode("utf-8", errors="replace")
-        except OSError:
-            tail = ""
+        tail = ""
+        try:  # its tail only, read by the read rule (a ledger linked out of the repository is never read)
+            fd = safe_read.open_file(ledger, root=root, what=GRAPH_LEDGER)
+        except (OSError, safe_read.Unreadable):
+            fd = -1
+        if fd >= 0:
+            try:
+                size = os.fstat(fd).st_size
+                os.lseek(fd, max(0, size - LEDGER_TAIL_BYTES), os.SEEK_SET)
+                tail = read_upto(fd, LEDGER_TAIL_BYTES).decode("utf-8", errors="replace")
+            except OSError:
+                tail = ""
+            finally:
+                os.close(fd)
         for line in reversed(tail.splitlines()):
             try:
                 record = json.loads(line)
@@ -534,14 +543,6 @@ def project_of(feature_json: Path) -> Path:
     if feature_dir.parent.name == "features" and feature_dir.parent.parent.name == ".loop-spec":
         return feature_dir.parent.parent.parent
     return feature_dir
-
-
-def find_features(root: Path) -> list[Path]:
-    """``feature.json`` files under ``<root>/.loop-spec/features/*/``."""
-    base = root / ".loop-spec" / "features"
-    if not base.is_dir():
-        return []
-    return sorted(p for p in base.glob("*/feature.json") if p.is_file() or p.is_symlink())
 
 
 def read_feature(feature_json: Path, root: Path | None = None) -> LoopState:

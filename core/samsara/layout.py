@@ -14,6 +14,7 @@ from typing import Any
 
 from scars.core.model import Feature
 from scars.core.storage import cache as feature_cache
+from scars.core.storage.confine import check_inside
 from scars.core.storage.parallel import gc_paused
 
 REPORTS_DIR = "scar-reports"
@@ -47,10 +48,13 @@ def find_repo_root(path: str | os.PathLike[str]) -> Path | None:
 
 
 def find_features(root: str | os.PathLike[str]) -> list[Path]:
-    """Feature directories under ``root/changes/``, sorted by name (dated names sort by date)."""
+    """Feature directories under ``root/changes/``, sorted by name (dated names sort by date). A
+    ``changes/`` that is a link leading out of the repository is never listed: refused
+    (:class:`~scars.core.errors.OutsideRepository`, the read rule of ``storage/confine``)."""
     changes = Path(root) / "changes"
     if not changes.is_dir():
         return []
+    check_inside(changes, root, "changes/")
     return sorted((p for p in changes.iterdir() if is_feature_dir(p)), key=lambda p: p.name)
 
 

@@ -103,7 +103,7 @@ def read_excerpt(repo_root: str | None, where: str | None) -> tuple[Excerpt | No
     if real is None:
         return None, reason
     try:  # resolved inside the repository above; read by the one policy, bounded
-        data = safe_read.read_bytes(real, limit=EXCERPT_MAX_BYTES, what="the file")
+        data = safe_read.read_bytes(real, root=repo_root, limit=EXCERPT_MAX_BYTES, what="the file")
     except (safe_read.Unreadable, OSError) as exc:
         return None, f"{exc} (no excerpt)"
     if b"\0" in data[:8192]:
@@ -133,7 +133,7 @@ def codeowners(repo_root: str | None, rel_paths: list[str]) -> list[str]:
     else:
         return []
     try:
-        text = safe_read.read_text(real, strict=False)
+        text = safe_read.read_text(real, root=repo_root, strict=False)
     except (safe_read.Unreadable, OSError):
         return []
     rules: list[tuple[str, list[str]]] = []

@@ -183,15 +183,15 @@ class FeatureSession:
         self.feature = feature
         self._read_watch_reopened()
         if self.read_only:
-            read = read_journal(journal_path(self.path))
+            read = read_journal(journal_path(self.path), root=self.root)
             self._records = read.records
             self.problems = list(read.problems)
-            self.lock_holder = current_holder(self.path)
+            self.lock_holder = current_holder(self.path, root=self.root)
         else:
             self._journal = Journal(journal_path(self.path), root=self.root)
             self._records = self._journal.records
             self.problems = list(self._journal.problems)
-            clean_stale_temps(self._log.path, older_than=0)
+            clean_stale_temps(self._log.path, older_than=0, root=self.root)
         self._replay()
         self._log.reload()
         if not self.read_only and self._may_record():  # an agent's refused session writes nothing
@@ -395,7 +395,7 @@ class FeatureSession:
         pending = self._state.auto_decisions
         if not pending:
             return 0, None
-        on_disk = parse_auto_decisions(read_entries_text(self.path))
+        on_disk = parse_auto_decisions(read_entries_text(self.path, root=self.root))
         written = 0
         for ref in pending:
             try:

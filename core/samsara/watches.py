@@ -54,6 +54,7 @@ from scars.core.samsara.rounds import norm as _norm
 from scars.core.sanitize import one_line
 from scars.core.storage.durable import append_record, ensure_private_dir
 from scars.core.storage.journal import frame, unframe
+from scars.core.storage.paths import Unreadable, read_with_fingerprint
 
 WATCHES_NAME = "watches.jsonl"
 
@@ -333,9 +334,11 @@ def watches_path(feature_dir: str | os.PathLike) -> Path:
 def read_watch_log(feature_dir: str | os.PathLike) -> list[dict[str, Any]]:
 
     p = watches_path(feature_dir)
-    try:
-        data = p.read_bytes()
-    except OSError:
+    try:  # by the read rule: a watches.jsonl (or .scars/) linked out of the feature is never opened
+        data, _fp = read_with_fingerprint(p, root=feature_dir, what=WATCHES_NAME)
+    except (OSError, Unreadable):
+        return []
+    if data is None:
         return []
     out = []
     for line in data.split(b"\n"):

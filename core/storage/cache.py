@@ -60,8 +60,9 @@ from typing import Any
 
 from scars.core import __version__, settings
 from scars.core.model import DEFERRED_PARTS, Feature, LazyFeature
-from scars.core.storage.durable import is_temp_name, remove_stale
+from scars.core.storage.durable import is_temp_name, remove_stale, users_own
 from scars.core.storage.parallel import gc_paused
+from scars.core.storage.paths import folder_refusal
 
 FORMAT = 4  # 4: a feature's items, reports and the rest apart, the rest first to load (_dump_feature)
 RACY_NS = 2_000_000_000  # inputs changed within this window before a store are not cached
@@ -159,7 +160,9 @@ def fingerprint(feature_dir: Path, repo_root: Path | None) -> dict[str, Any]:
         files.setdefault(name, _entry(feature_dir / name))
     reports: dict[str, tuple] = {}
     rdir = feature_dir / "scar-reports"
-    if os.path.isdir(rdir):
+    # A scar-reports/ that is a link leading out of the repository is never listed (the read rule,
+    # storage/paths): the reader makes it one parse failure, and its link target is input enough.
+    if os.path.isdir(rdir) and not (os.path.islink(rdir) and folder_refusal(rdir / "x", repo_root or feature_dir)):
         with os.scandir(rdir) as it:
             for e in it:
                 if not is_temp_name(e.name):
@@ -467,32 +470,28 @@ def _defer(write: Any, drop: Any = None) -> bool:
     return True
 
 
-def _yours(st: os.stat_result) -> bool:
-    """Whether a cache file or folder is this user's alone to write: owned by them, not writable by
-    group or others (a pickle runs code when loaded: one another user could plant is never loaded)."""
-    return st.st_uid == os.getuid() and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
-
-
 def _folder_is_yours(directory: Path) -> bool:
+    """Whether the cache folder is this user's alone (``durable.users_own``: a pickle runs code when
+    loaded, so one another user could plant is never loaded)."""
     try:
         st = os.stat(directory)
     except OSError:
         return False
-    return stat.S_ISDIR(st.st_mode) and _yours(st)
+    return stat.S_ISDIR(st.st_mode) and users_own(st)
 
 
 def _read(path: Path, accept: Any, load: Any = pickle.load) -> tuple[Any, Any]:
     """(header, value) of a cache file whose header ``accept`` takes; (None, None) when there is
     none, it is too large, corrupt, foreign, or not accepted — or not this user's alone: the file
     (opened without following a link) and its folder must be owned by this user and writable by
-    nobody else (:func:`_yours`), else it is ignored and never unpickled."""
+    nobody else (``durable.users_own``), else it is ignored and never unpickled."""
     try:
         if not _folder_is_yours(path.parent):
             return None, None
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
         with os.fdopen(fd, "rb") as fh:
             st = os.fstat(fh.fileno())
-            if not stat.S_ISREG(st.st_mode) or not _yours(st) or st.st_size > MAX_CACHE_BYTES:
+            if not stat.S_ISREG(st.st_mode) or not users_own(st) or st.st_size > MAX_CACHE_BYTES:
                 return None, None
             header = pickle.load(fh)
             if not accept(header):

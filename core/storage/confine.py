@@ -37,7 +37,7 @@ import contextlib
 import errno
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from scars.core.errors import OutsideRepository
@@ -282,6 +282,55 @@ def make_dir(path: str | os.PathLike, root: str | os.PathLike, *, private: bool 
     where = _walk(root_abs, root_real, parts, create=True, private=private, final_is_dir=True)
     where.close()
     return where.path
+
+
+def narrow_private(
+    folder: str | os.PathLike, root: str | os.PathLike, files: Callable[[str], bool] = lambda name: False
+) -> None:
+    """Narrow a private folder scars made before the 0700 / 0600 rule (``.scars/``, the requests
+    inbox) and the private files in it that ``files`` names (the journal, the lock, a request) to
+    the modes the creation rule gives today: the folder :func:`dir_mode_for` its parent (0700, or
+    the parent's group bits when the repository is shared with its group), a file
+    :func:`private_mode` the folder (0600, or the folder's group bits). Bits are only taken away,
+    and only from what this user owns; the folder is reached by the rule's walk (never through a
+    link leading out), each file opened in it without following a link. Nothing here fails the
+    caller: what cannot be narrowed stays as it is."""
+    root_abs, root_real, parts = _split(folder, root)
+    if not parts:
+        return
+    with contextlib.suppress(OSError, OutsideRepository):
+        where = _walk(root_abs, root_real, parts, create=False, private=False, final_is_dir=True)
+        try:
+            st = os.fstat(where.dir_fd)
+            if st.st_uid == os.getuid():
+                parent = os.stat("..", dir_fd=where.dir_fd).st_mode
+                _narrow(where.dir_fd, st, dir_mode_for(parent, private=True))
+            want = private_mode(os.fstat(where.dir_fd).st_mode)
+            for name in os.listdir(where.dir_fd):
+                if files(name):
+                    _narrow_file(where.dir_fd, name, want)
+        finally:
+            where.close()
+
+
+def _narrow(fd: int, st: os.stat_result, want: int) -> None:
+    """Take from the open ``fd`` (stat ``st``) the permission bits ``want`` lacks (set-id and sticky
+    bits are kept)."""
+    mode = stat.S_IMODE(st.st_mode)
+    narrowed = mode & (want | 0o7000)
+    if narrowed != mode:
+        os.fchmod(fd, narrowed)
+
+
+def _narrow_file(dir_fd: int, name: str, want: int) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0), dir_fd=dir_fd)
+        try:
+            st = os.fstat(fd)
+            if stat.S_ISREG(st.st_mode) and st.st_uid == os.getuid():
+                _narrow(fd, st, want)
+        finally:
+            os.close(fd)
 
 
 def check_inside(path: str | os.PathLike, root: str | os.PathLike, what: str = "") -> None:

@@ -98,11 +98,17 @@ def read_with_fingerprint(
     except FileNotFoundError:
         return None, None
     try:
-        data = read_upto(fd, limit, os.fstat(fd).st_size)
-        st = os.fstat(fd)
+        return read_fd_with_fingerprint(fd, limit)
     finally:
         os.close(fd)
-    return data, _fingerprint_of(st, data)
+
+
+def read_fd_with_fingerprint(fd: int, limit: int | None = None) -> tuple[bytes, Fingerprint]:
+    """The rest of the open file ``fd`` (at most ``limit`` + 1 bytes) and the fingerprint of exactly
+    what was read (``fstat`` of ``fd``). A file someone else wrote is opened by the read rule
+    (``safe_read.read_with_fingerprint``)."""
+    data = read_upto(fd, limit, os.fstat(fd).st_size)
+    return data, _fingerprint_of(os.fstat(fd), data)
 
 
 def read_upto(fd: int, limit: int | None = None, size_hint: int = 0) -> bytes:
@@ -162,13 +168,28 @@ def is_temp_name(name: str) -> bool:
     return _TEMP_NAME.match(name) is not None
 
 
-def clean_stale_temps(path: str | os.PathLike, *, older_than: float = STALE_TEMP_SECONDS) -> list[str]:
+def clean_stale_temps(
+    path: str | os.PathLike, *, older_than: float = STALE_TEMP_SECONDS, root: str | os.PathLike | None = None
+) -> list[str]:
     """Remove temporary files that killed ``atomic_write`` calls left next to ``path``.
 
     Only files named like this module's temporaries for this target and older than
     ``older_than`` seconds are removed (pass 0 when holding the writer lock: then no other
-    writer of ours can be mid-write). Returns the removed paths.
+    writer of ours can be mid-write). Returns the removed paths. ``root``: the repository, whose
+    write rule (``storage/confine``) finds where ``atomic_write`` made them — a target that is a
+    link leading out of it had none made, and its folder is never listed nor touched; None: a
+    file of the user's own, where the OS resolves it.
     """
+    if root is not None:
+        try:
+            where = confine.place(path, root, create=False)
+        except (OutsideRepository, OSError):
+            return []
+        try:
+            gone = _remove_stale_at(where.dir_fd, _temp_prefix(where.name), older_than)
+            return [os.path.join(os.path.dirname(where.path), n) for n in gone]
+        finally:
+            where.close()
     target = os.path.realpath(path)
     prefix = _temp_prefix(target)
     return remove_stale(
@@ -246,13 +267,14 @@ def _fsync_dir_fd(dfd: int) -> None:
             raise
 
 
-def _remove_stale_at(dfd: int, prefix: str, older_than: float) -> None:
-    """:func:`clean_stale_temps` in the open directory ``dfd`` (no path walked again)."""
+def _remove_stale_at(dfd: int, prefix: str, older_than: float) -> list[str]:
+    """:func:`clean_stale_temps` in the open directory ``dfd`` (no path walked again): the names removed."""
     now = time.time()
+    removed: list[str] = []
     try:
         names = os.listdir(dfd)
     except OSError:
-        return
+        return removed
     for name in names:
         if not (name.startswith(prefix) and is_temp_name(name)):
             continue
@@ -260,6 +282,8 @@ def _remove_stale_at(dfd: int, prefix: str, older_than: float) -> None:
             st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
             if stat.S_ISREG(st.st_mode) and now - st.st_mtime >= older_than:
                 os.unlink(name, dir_fd=dfd)
+                removed.append(name)
+    return removed
 
 
 def _new_temp(dfd: int, name: str) -> tuple[int, str]:
@@ -272,6 +296,15 @@ def _new_temp(dfd: int, name: str) -> tuple[int, str]:
         except FileExistsError:
             continue
     raise OSError(errno.EEXIST, "no free temporary name")  # pragma: no cover - 2**48 names
+
+
+def _write_all(fd: int, data: bytes | bytearray | memoryview) -> None:
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view)
+        if n <= 0:  # pragma: no cover - os.write raises instead
+            raise OSError(errno.EIO, "short write")
+        view = view[n:]
 
 
 def atomic_write(
@@ -313,12 +346,7 @@ def _atomic_write_at(where: confine.Place, data: bytes | bytearray | memoryview,
         raise WriteFailed(f"cannot write {target}: {_describe(exc)}", target, exc.errno) from exc
     try:
         try:
-            view = memoryview(data)
-            while view:
-                n = os.write(fd, view)
-                if n <= 0:  # pragma: no cover - os.write raises instead
-                    raise OSError(errno.EIO, "short write")
-                view = view[n:]
+            _write_all(fd, data)
             os.fsync(fd)
             if mode is None and st is not None:
                 mode = st.st_mode
@@ -498,3 +526,99 @@ def ensure_private_dir(path: str | os.PathLike, *, root: str | os.PathLike | Non
         with contextlib.suppress(OSError):
             _fsync_dir(str(m.parent))
     return p
+
+
+# -- the user's own files (outside every repository: the state directory's intents and request key,
+# the cache) -----------------------------------------------------------------------------------
+
+
+def users_own(st: os.stat_result) -> bool:
+    """Whether a file or folder is this user's alone to write: owned by them, not writable by group
+    or others. What another local user could plant or change (a pickle that runs code when loaded,
+    an intent that names files to write, a request key) is never taken from anything else."""
+    return st.st_uid == os.getuid() and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+
+
+class NotYours(PermissionError):
+    """A file or folder of the user's own that is not theirs alone (its ``strerror`` says why)."""
+
+
+def _own_dir_fd(path: str | os.PathLike) -> int:
+    """The folder ``path`` of the user's own, open (made 0700 with its parents when missing): refused
+    (:class:`NotYours`) when another user owns it; narrowed to 0700 when group or others had bits."""
+    ensure_private_dir(path)
+    fd = os.open(path, _DIR_OPEN)
+    try:
+        st = os.fstat(fd)
+        if st.st_uid != os.getuid():
+            raise NotYours(errno.EPERM, "its folder is another user's", os.fspath(path))
+        if stat.S_IMODE(st.st_mode) & 0o077:
+            os.fchmod(fd, 0o700)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def own_private_dir(path: str | os.PathLike) -> Path:
+    """:func:`_own_dir_fd` for a caller that writes by path (the intents' folder)."""
+    os.close(_own_dir_fd(path))
+    return Path(path)
+
+
+def create_private(path: str | os.PathLike, data: bytes) -> bool:
+    """Make the user's own secret ``path`` holding ``data``, once: in a folder of the user's own
+    (:func:`_own_dir_fd`), written 0600 under a name of its own (``O_EXCL | O_NOFOLLOW``), fsynced,
+    then linked into place — never replacing a file there, never through a link — and the folder
+    fsynced. False when one was there already (another process made it first: use that one)."""
+    p = Path(path)
+    try:
+        dfd = _own_dir_fd(p.parent)
+    except NotYours as exc:
+        raise WriteFailed(f"cannot write {p}: {exc.strerror}", p, exc.errno) from None
+    except OSError as exc:
+        raise WriteFailed(f"cannot write {p}: {_describe(exc)}", p, exc.errno) from None
+    try:
+        fd, tmp = _new_temp(dfd, p.name)
+        try:
+            try:
+                _write_all(fd, data)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            try:
+                os.link(tmp, p.name, src_dir_fd=dfd, dst_dir_fd=dfd, follow_symlinks=False)
+                made = True
+            except FileExistsError:
+                made = False
+        finally:
+            os.unlink(tmp, dir_fd=dfd)
+        _fsync_dir_fd(dfd)
+    except OSError as exc:
+        raise WriteFailed(f"cannot write {p}: {_describe(exc)}", p, exc.errno) from None
+    finally:
+        os.close(dfd)
+    return made
+
+
+def read_private(path: str | os.PathLike, limit: int) -> bytes | None:
+    """The user's own secret ``path`` (at most ``limit`` + 1 bytes; None when absent), read without
+    following a link. Refused (:class:`NotYours` saying why) when it is a link or not a regular
+    file, or when it is not the user's alone: another user's, or readable or writable by anyone else."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise NotYours(errno.EPERM, "it is a symlink (never followed)", os.fspath(path)) from None
+        raise
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotYours(errno.EPERM, "it is not a regular file", os.fspath(path))
+        if st.st_uid != os.getuid() or stat.S_IMODE(st.st_mode) & 0o077:
+            raise NotYours(errno.EPERM, "it is not yours alone: 0600, nobody else can read", os.fspath(path))
+        return read_upto(fd, limit, st.st_size)
+    finally:
+        os.close(fd)

@@ -61,8 +61,10 @@ from scars.core.storage.durable import (
     atomic_write,
     clean_stale_temps,
     ensure_private_dir,
+    own_private_dir,
 )
 from scars.core.storage.lock import STATE_DIR
+from scars.core.storage.paths import Unreadable, folder_refusal, read_with_fingerprint
 
 FORMAT_VERSION = 2  # 1: kept in the repository's .scars/ (never read again)
 POINTER_NAME = "interrupted.json"  # <directory>/.scars/: a record is under way (who, where its intent is)
@@ -119,7 +121,12 @@ def read_mark(directory: str | os.PathLike) -> dict[str, Any] | None:
         return None
     except OSError as exc:
         raise WriteFailed(f"cannot read {mark}: {exc.strerror or exc}", mark, exc.errno) from None
-    raw = (_read(mark) if stat.S_ISREG(st.st_mode) and st.st_size <= 4096 else None) or b""  # a mark is small
+    try:  # a mark is small; read by the read rule: one in a folder leading out of the repository is none
+        raw = (_read(mark, directory) if stat.S_ISREG(st.st_mode) and st.st_size <= 4096 else None) or b""
+    except WriteFailed:
+        if folder_refusal(mark, directory) is not None:
+            return None
+        raise
     try:
         doc = json.loads(raw.decode("ascii"))
         if isinstance(doc, dict):
@@ -196,14 +203,16 @@ def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _read(path: str | os.PathLike) -> bytes | None:
+def _read(path: str | os.PathLike, root: str | os.PathLike | None = None) -> bytes | None:
+    """The bytes of ``path`` (None: absent), read by the read rule inside ``root`` (``storage/safe_read``;
+    None: a file of the user's own, read where the OS resolves it)."""
     try:
-        with open(path, "rb") as f:
-            return f.read()
-    except FileNotFoundError:
-        return None
+        data, _fp = read_with_fingerprint(path, root=root, what=os.path.basename(path))
+    except Unreadable as exc:
+        raise WriteFailed(f"cannot read {path} for a gate's record: {exc}", path) from None
     except OSError as exc:
         raise WriteFailed(f"cannot read {path} for a gate's record: {exc.strerror or exc}", path, exc.errno) from None
+    return data
 
 
 class IntentUnreadable(ScarsError):
@@ -371,11 +380,14 @@ class Plan:
         self.steps: list[Step] = []
         self._view: dict[str, bytes | None] = {}
 
-    def read(self, path: str | os.PathLike) -> bytes | None:
-        """The bytes of ``path`` once the planned steps ran (None: absent)."""
+    def read(self, path: str | os.PathLike, *, own: bool = False) -> bytes | None:
+        """The bytes of ``path`` once the planned steps ran (None: absent). A file the plan writes:
+        checked by the write rule before a byte of it is read (a link leading out of the repository
+        is refused, never opened), then read by the read rule (``own``: a file of the user's own)."""
+        root = self._root(path, own)
         key = _target(path)
         if key not in self._view:
-            self._view[key] = _read(key)
+            self._view[key] = _read(key, None if own else root)
         return self._view[key]
 
     def _root(self, path: str | os.PathLike, own: bool) -> str:
@@ -387,7 +399,7 @@ class Plan:
         return self.root
 
     def replace(self, path: str | os.PathLike, data: bytes, *, mode: int | None = None, own: bool = False) -> None:
-        before = self.read(path)
+        before = self.read(path, own=own)
         key = _target(path)
         self.steps.append(
             Step(
@@ -405,7 +417,7 @@ class Plan:
         """Plan appending ``data``; returns the offset it will start at."""
         if not data:
             raise ValueError("an append needs bytes")
-        before = self.read(path) or b""
+        before = self.read(path, own=own) or b""
         key = _target(path)
         self._view[key] = before + bytes(data)
         last = next((n for n in range(len(self.steps) - 1, -1, -1) if self.steps[n].path == key), None)
@@ -428,7 +440,7 @@ class Plan:
         if not data or not marker or marker not in data:
             raise ValueError("an append_once needs bytes and a marker they hold")
         key = _target(path)
-        before = self.read(path) or b""
+        before = self.read(path, own=own) or b""
         self._view[key] = before + bytes(data)
         self.steps.append(
             Step(
@@ -443,7 +455,7 @@ class Plan:
 
     def remove(self, path: str | os.PathLike, *, own: bool = False) -> bool:
         """Plan removing ``path``; False (nothing planned) when it is already absent."""
-        before = self.read(path)
+        before = self.read(path, own=own)
         if before is None:
             return False
         key = _target(path)
@@ -494,7 +506,7 @@ def _check(steps: list[Step], path: Path, what: str, *, left: bool = False) -> l
     states: list[str] = []
     for n, step in enumerate(steps, start=1):
         if step.path not in view:
-            view[step.path] = _read(step.path)
+            view[step.path] = _read(step.path, step.root)
         state = _state(step, view[step.path])
         states.append(state)
         if state == "changed":
@@ -519,11 +531,10 @@ def _check(steps: list[Step], path: Path, what: str, *, left: bool = False) -> l
 
 
 def _state_dir(directory: Path) -> None:
-    """The intents' directory, made when missing: this user's alone (0700)."""
+    """The intents' directory, made when missing: this user's alone (0700; another user's is
+    refused: ``durable.own_private_dir``)."""
     try:
-        ensure_private_dir(directory)
-        if directory.stat().st_mode & 0o077:
-            os.chmod(directory, 0o700)
+        own_private_dir(directory)
     except (WriteFailed, OSError) as exc:
         raise WriteFailed(_state_dir_problem(directory, exc), directory, exc.errno) from None
 
@@ -601,7 +612,7 @@ def complete_pending(directory: str | os.PathLike) -> str | None:
     _check_places(steps)  # replayed steps obey the write rule too: refused before any is written
     for step in steps:
         if step.op == "replace":  # we hold the lock: no writer of ours is mid-write there
-            clean_stale_temps(step.path, older_than=0)
+            clean_stale_temps(step.path, older_than=0, root=step.root)
     _run(steps, path, what, None, Path(directory))
     return what or "a gate's record"
 

@@ -26,8 +26,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from scars.core.storage.durable import append_record
+from scars.core.storage import confine
+from scars.core.storage.durable import append_record, read_upto
 from scars.core.storage.lock import STATE_DIR
+from scars.core.storage.paths import Unreadable, open_file
 
 JOURNAL_NAME = "journal.jsonl"
 
@@ -68,16 +70,28 @@ class JournalRead:
     problems: list[str] = field(default_factory=list)  # "line N: reason"
     torn_tail: bool = False  # the last line was incomplete (no newline) or corrupt
     size: int = 0  # bytes read
+    unreadable: str | None = None  # why the file was not read (the read rule refused it)
 
 
-def read_journal(path: str | os.PathLike) -> JournalRead:
-    """All intact records of a journal file, in order; never raises on content."""
+def read_journal(path: str | os.PathLike, *, root: str | os.PathLike | None = None) -> JournalRead:
+    """All intact records of a journal file, in order; never raises on content. Read by the read
+    rule inside ``root`` (``storage/safe_read``; None: the journal's feature directory): a journal
+    (or ``.scars/``) that is a link leading out of the repository is never opened — no record, one
+    problem saying why."""
     out = JournalRead()
+    where = Path(path).parent.parent if root is None else root
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        fd = open_file(path, root=where, what=JOURNAL_NAME)
     except FileNotFoundError:
         return out
+    except Unreadable as exc:
+        out.problems.append(f"{exc}; no decision of it is shown")
+        out.unreadable = str(exc)
+        return out
+    try:
+        data = read_upto(fd, None, os.fstat(fd).st_size)
+    finally:
+        os.close(fd)
     out.size = len(data)
     lines = data.split(b"\n")
     last_complete = data.endswith(b"\n")
@@ -109,7 +123,10 @@ class Journal:
         # The repository the journal stays in (storage/confine; None: its feature directory is its own),
         # created private (0600, or its folder's group bits).
         self.root = Path(root) if root is not None else self.path.parent.parent
-        read = read_journal(self.path)
+        # The journal is appended to: refused now, before a byte of it is read, when the write rule
+        # would refuse its append (a link leading out of the repository).
+        confine.check(self.path, self.root)
+        read = read_journal(self.path, root=self.root)
         self.records: list[dict[str, Any]] = read.records
         self.problems: list[str] = read.problems
         self._repair_tail(read)
@@ -122,11 +139,16 @@ class Journal:
 
     def _ends_with_newline(self) -> bool:
         try:
-            with open(self.path, "rb") as f:
-                f.seek(-1, os.SEEK_END)
-                return f.read(1) == b"\n"
+            fd = open_file(self.path, root=self.root, what=JOURNAL_NAME)
+        except (OSError, Unreadable):
+            return True
+        try:
+            size = os.fstat(fd).st_size
+            return size == 0 or os.pread(fd, 1, size - 1) == b"\n"
         except OSError:
             return True
+        finally:
+            os.close(fd)
 
     def append(self, type_: str, **payload: Any) -> dict[str, Any]:
         """Write one record durably and return it (with its ``seq``)."""

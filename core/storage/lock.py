@@ -20,15 +20,21 @@ import os
 import pwd
 import stat
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from scars.core.clock import how_long_ago, now_iso
 from scars.core.errors import LockHeld, OutsideRepository, ScarsError, UsageError
 from scars.core.storage import confine
 from scars.core.storage.durable import WriteFailed, atomic_write, ensure_private_dir
+from scars.core.storage.paths import Unreadable, open_file
 
 STATE_DIR = ".scars"
 LOCK_NAME = "lock"
+# The files of a state folder made private (0600 by the creation rule, storage/confine): the journal
+# (storage/journal), the watches' log (samsara/watches) and the lock. The mark of a record under way
+# and .gitignore are readable by others on purpose.
+PRIVATE_FILES = frozenset({"journal.jsonl", "watches.jsonl", LOCK_NAME})
 
 
 def lock_path(feature_dir: str | os.PathLike) -> Path:
@@ -211,6 +217,7 @@ class FeatureLock:
         user: str = "",
         lock_file: str | os.PathLike | None = None,
         root: str | os.PathLike | None = None,
+        private_files: Callable[[str], bool] | None = None,
     ):
         self.feature_dir = Path(feature_dir)
         # ``lock_file``: another lock of the same kind (a gate request's, ``.scars/requests/<id>.lock``).
@@ -218,6 +225,9 @@ class FeatureLock:
         # ``root``: the repository the lock's folder and file stay in (the write rule, storage/confine);
         # a directory with no repository around it is its own.
         self.root = Path(root) if root is not None else self.feature_dir
+        # The private files of the lock's folder (narrowed to the creation rule when the lock is taken):
+        # a state folder's PRIVATE_FILES, or those the caller names (a request's, in the inbox).
+        self.private_files = private_files or (PRIVATE_FILES.__contains__ if lock_file is None else None)
         self.user = user
         self._fd: int | None = None
         self.holder: dict | None = None
@@ -235,6 +245,8 @@ class FeatureLock:
             raise
         except Exception as exc:
             raise _cannot_write(self.path.parent, exc) from exc
+        # Made before the 0700 / 0600 rule (0755, 0644): narrowed to it now that it is written.
+        confine.narrow_private(self.path.parent, self.root, self.private_files or (lambda name: False))
         if self.path.name == LOCK_NAME:
             _ignore_the_lock(self.path.parent, self.root)
         fd = self._open()
@@ -351,17 +363,21 @@ class FeatureLock:
             self.release()
 
 
-def current_holder(feature_dir: str | os.PathLike, *, lock_file: str | os.PathLike | None = None) -> dict | None:
+def current_holder(
+    feature_dir: str | os.PathLike,
+    *,
+    lock_file: str | os.PathLike | None = None,
+    root: str | os.PathLike | None = None,
+) -> dict | None:
     """The holder of the feature's lock (or of ``lock_file``), or ``None`` when nobody holds it
-    (test-and-release)."""
+    (test-and-release). The lock is opened by the read rule inside ``root`` (None: the feature
+    directory): one that is, or is in, a link leading out of the repository is never opened."""
     path = Path(lock_file) if lock_file is not None else lock_path(feature_dir)
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
+        fd = open_file(path, root=feature_dir if root is None else root, what="the lock")
+    except (OSError, Unreadable):
         return None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
         try:
             fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
         except OSError:

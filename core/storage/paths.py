@@ -1,4 +1,7 @@
-"""Paths named inside untrusted files, resolved only when they stay inside the repository.
+"""Paths named inside untrusted files, resolved only when they stay inside the repository; and THE
+read rule's open and listing of a repository's files and folders (``open_file``, ``list_dir``), on
+which ``storage/safe_read`` builds its policy (size, decoding, YAML and JSON) — here, without the YAML
+reader, for the journal, the lock and the intents a warm ``scars status`` reads.
 
 An item's ``where`` / ``debt_location`` (``src/export.py:40-88``) is text written by an
 agent or a person. Before scars reads a file it names (to show an excerpt: see
@@ -14,6 +17,8 @@ import errno
 import os
 import stat
 from pathlib import Path
+
+from scars.core.storage.durable import Fingerprint, read_fd_with_fingerprint
 
 
 def resolve_inside(repo_root: str | os.PathLike[str], path: str) -> Path | str:
@@ -93,3 +98,152 @@ def folder_refusal(path: str | os.PathLike[str], root: str | os.PathLike[str]) -
     if _below(os.path.realpath(parent), root_real) or os.path.realpath(parent) == root_real:
         return None
     return "is in a folder that points outside the repository; not read (a symlink leads out)"
+
+
+# -- THE read rule's open and listing (storage/safe_read builds its policy on them) ---------------
+
+
+class Unreadable(ValueError):
+    """A file refused by the policy, or not usable as what it should be. ``line`` is 1-based
+    where known."""
+
+    def __init__(self, reason: str, line: int | None = None):
+        super().__init__(reason if line is None else f"{reason} (line {line})")
+        self.reason = reason
+        self.line = line
+
+
+def _checked(
+    path: str | os.PathLike[str], root: str | os.PathLike[str] | None, what: str
+) -> tuple[os.stat_result, bool]:
+    """The policy's checks of the name, without reading: (the stat of the file it leads to, whether
+    the name itself is a symlink). Raises :class:`Unreadable`, and ``FileNotFoundError``."""
+    try:
+        st = os.lstat(path)
+        link = stat.S_ISLNK(st.st_mode)
+        if link:
+            if root is not None:
+                why = symlink_refusal(Path(path), Path(root))
+                if why is not None:
+                    raise Unreadable(f"{what} {why}")
+            st = os.stat(path)
+        elif root is not None:
+            why = folder_refusal(path, root)
+            if why is not None:
+                raise Unreadable(f"{what} {why}")
+    except (FileNotFoundError, Unreadable):
+        raise
+    except OSError as exc:
+        raise Unreadable(f"cannot read {what}: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise Unreadable(f"{what} is not a regular file")
+    return st, link
+
+
+def _within(st: os.stat_result, limit: int | None, what: str) -> None:
+    if limit is not None and st.st_size > limit:
+        raise Unreadable(f"{what} is {st.st_size:,} bytes, over the {limit:,}-byte limit; not read")
+
+
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def open_file(
+    path: str | os.PathLike[str],
+    *,
+    root: str | os.PathLike[str] | None = None,
+    limit: int | None = None,
+    what: str = "file",
+) -> int:
+    """THE open of a file someone else wrote: :func:`check_file`'s rules (``limit``: None, no size
+    limit — a journal, a file only hashed), then opened — without following a link when the name
+    was none — and refused unless the descriptor is the very file checked (a link or another file
+    swapped in since is never read). The caller reads and closes the descriptor. Raises
+    :class:`Unreadable`, and ``FileNotFoundError``."""
+    st, link = _checked(path, root, what)
+    _within(st, limit, what)
+    try:
+        fd = os.open(path, _OPEN_FLAGS | (0 if link else getattr(os, "O_NOFOLLOW", 0)))
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        raise Unreadable(f"cannot read {what}: {exc.strerror or exc}") from None
+    now = os.fstat(fd)
+    if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino) or not stat.S_ISREG(now.st_mode):
+        os.close(fd)
+        raise Unreadable(f"{what} was replaced while it was read; not read")
+    return fd
+
+
+def check_read(data: bytes, limit: int, what: str = "file") -> bytes:
+    """``data`` read with a bound of ``limit`` + 1 bytes: refused when the file grew past the limit
+    between the check and the read."""
+    if len(data) > limit:
+        raise Unreadable(f"{what} grew over the {limit:,}-byte limit while read; not read")
+    return data
+
+
+def read_with_fingerprint(
+    path: str | os.PathLike[str],
+    *,
+    root: str | os.PathLike[str] | None = None,
+    limit: int | None = None,
+    what: str = "file",
+) -> tuple[bytes, Fingerprint] | tuple[None, None]:
+    """:func:`read_bytes` (``limit`` None: no size limit) and the fingerprint of exactly what was
+    read, for a read-modify-write (``durable.read_fd_with_fingerprint``); ``(None, None)`` when
+    there is no such file. Raises :class:`Unreadable`."""
+    try:
+        fd = open_file(path, root=root, limit=limit, what=what)
+    except FileNotFoundError:
+        return None, None
+    try:
+        data, fp = read_fd_with_fingerprint(fd, limit)
+    except OSError as exc:
+        raise Unreadable(f"cannot read {what}: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+    if limit is not None:
+        check_read(data, limit, what)
+    return data, fp
+
+
+def fingerprint(
+    path: str | os.PathLike[str], *, root: str | os.PathLike[str] | None = None, what: str = "file"
+) -> Fingerprint | None:
+    """The fingerprint of the file now, read by the rule (None: no such file). Raises :class:`Unreadable`."""
+    return read_with_fingerprint(path, root=root, what=what)[1]
+
+
+def list_dir(path: str | os.PathLike[str], *, root: str | os.PathLike[str], what: str = "folder") -> list[str]:
+    """The names in the folder ``path`` of the repository ``root``, by the same rule as a file's:
+    a folder that is (or is in) a symlink leading out of ``root`` is never opened (``Unreadable``),
+    and the folder listed is the one checked (opened without following a link when its name was
+    none). Raises ``FileNotFoundError`` and ``NotADirectoryError`` as ``os.listdir`` does."""
+    full = os.path.abspath(os.fspath(path))
+    try:
+        st = os.lstat(full)
+        link = stat.S_ISLNK(st.st_mode)
+        if link:
+            st = os.stat(full)
+    except (FileNotFoundError, NotADirectoryError):
+        raise
+    except OSError as exc:
+        raise Unreadable(f"cannot read {what}: {exc.strerror or exc}") from None
+    if not stat.S_ISDIR(st.st_mode):
+        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), full)
+    why = folder_refusal(os.path.join(full, "x"), root)
+    if why is not None:
+        raise Unreadable(f"{what} {why.removeprefix('is in a folder that ')}")
+    flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(full, flags | (0 if link else getattr(os, "O_NOFOLLOW", 0)))
+    except OSError as exc:
+        raise Unreadable(f"cannot read {what}: {exc.strerror or exc}") from None
+    try:
+        now = os.fstat(fd)
+        if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino):
+            raise Unreadable(f"{what} was replaced while it was read; not read")
+        return os.listdir(fd)
+    finally:
+        os.close(fd)

@@ -47,7 +47,6 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,7 +55,14 @@ from typing import Any
 import yaml
 
 from scars.core.storage.durable import read_upto
-from scars.core.storage.paths import folder_refusal, symlink_refusal
+from scars.core.storage.paths import Unreadable as Unreadable
+from scars.core.storage.paths import _checked, _within
+from scars.core.storage.paths import check_read as check_read
+from scars.core.storage.paths import fingerprint as fingerprint
+from scars.core.storage.paths import folder_refusal as folder_refusal
+from scars.core.storage.paths import list_dir as list_dir
+from scars.core.storage.paths import open_file as open_file
+from scars.core.storage.paths import read_with_fingerprint as read_with_fingerprint
 
 YAML_MAX_BYTES = 5 * 1024 * 1024
 JSON_MAX_BYTES = 8 * 1024 * 1024
@@ -113,16 +119,6 @@ _Loader = _quick_resolver(_Loader)
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
-class Unreadable(ValueError):
-    """A file refused by the policy, or not usable as what it should be. ``line`` is 1-based
-    where known."""
-
-    def __init__(self, reason: str, line: int | None = None):
-        super().__init__(reason if line is None else f"{reason} (line {line})")
-        self.reason = reason
-        self.line = line
-
-
 @dataclass(slots=True)
 class Loaded:
     """A loaded document with what the walk found.
@@ -151,35 +147,8 @@ def check_file(
     inside ``root`` (when given), at most ``limit`` bytes (default ``TEXT_MAX_BYTES``). Returns
     the limit to read up to. Raises :class:`Unreadable`, and ``FileNotFoundError``."""
     limit = TEXT_MAX_BYTES if limit is None else limit
-    try:
-        st = os.lstat(path)
-        if stat.S_ISLNK(st.st_mode):
-            if root is not None:
-                why = symlink_refusal(Path(path), Path(root))
-                if why is not None:
-                    raise Unreadable(f"{what} {why}")
-            st = os.stat(path)
-        elif root is not None:
-            why = folder_refusal(path, root)
-            if why is not None:
-                raise Unreadable(f"{what} {why}")
-    except (FileNotFoundError, Unreadable):
-        raise
-    except OSError as exc:
-        raise Unreadable(f"cannot read {what}: {exc.strerror or exc}") from None
-    if not stat.S_ISREG(st.st_mode):
-        raise Unreadable(f"{what} is not a regular file")
-    if st.st_size > limit:
-        raise Unreadable(f"{what} is {st.st_size:,} bytes, over the {limit:,}-byte limit; not read")
+    _within(_checked(path, root, what)[0], limit, what)
     return limit
-
-
-def check_read(data: bytes, limit: int, what: str = "file") -> bytes:
-    """``data`` read with a bound of ``limit`` + 1 bytes: refused when the file grew past the limit
-    between the check and the read."""
-    if len(data) > limit:
-        raise Unreadable(f"{what} grew over the {limit:,}-byte limit while read; not read")
-    return data
 
 
 def read_bytes(
@@ -189,19 +158,16 @@ def read_bytes(
     limit: int | None = None,
     what: str = "file",
 ) -> bytes:
-    """The bytes of a file that passes :func:`check_file`, read with a bound. Raises
-    :class:`Unreadable`, and ``FileNotFoundError`` when there is no such file."""
-    limit = check_file(path, root=root, limit=limit, what=what)
+    """The bytes of a file that passes :func:`check_file`, read with a bound (:func:`open_file`).
+    Raises :class:`Unreadable`, and ``FileNotFoundError`` when there is no such file."""
+    limit = TEXT_MAX_BYTES if limit is None else limit
+    fd = open_file(path, root=root, limit=limit, what=what)
     try:
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            data = read_upto(fd, limit, os.fstat(fd).st_size)
-        finally:
-            os.close(fd)
-    except FileNotFoundError:
-        raise
+        data = read_upto(fd, limit, os.fstat(fd).st_size)
     except OSError as exc:
         raise Unreadable(f"cannot read {what}: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
     return check_read(data, limit, what)
 
 

@@ -11,6 +11,9 @@ that reads or writes it (``scars decide``, ``round close``, ``gate … --answer`
 * no byte outside the repository changed: the canary tree (and the folder holding the
   repository) is hashed before and after — type, mode, size, mtime, content or link target of
   every entry;
+* nothing under the canary tree was even opened or listed (Python's audit events,
+  ``tests/hostile/opened.py``): the writers read before they write (the journal's records, the
+  file a plan replaces, a temporary file's folder), and those reads obey the read rule too;
 * a write is refused with exit code 6 (README, Exit codes) and a message that names the link and
   says it leads outside the repository; a read of a folder leading out is a parse failure said
   so, and the canary's own text is never shown.
@@ -22,10 +25,7 @@ never written through a link, and ``triage --read-only`` opens no lock.)
 
 from __future__ import annotations
 
-import hashlib
 import os
-import shutil
-import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,151 +33,25 @@ from pathlib import Path
 import pytest
 
 from scars.core.samsara.feature import read_feature
-from tests.factories import (
-    bkit_project,
-    clean_env,
-    item_id,
-    loop_spec_feature,
-    mechanist_state,
-    run_cli,
-    samsara_feature,
+from tests.factories import run_cli
+from tests.hostile.opened import watching
+from tests.hostile.repos import (
+    CANARY_TEXT,
+    OUTSIDE,
+    REASON,
+    World,
+    bkit,
+    dag,
+    dag_retry,
+    decide,
+    link_out,
+    loopspec,
+    review,
+    round_close,
+    samsara,
+    ship,
+    snapshot,
 )
-
-REASON = "offline sync is v2 scope and on the backlog"
-CANARY_TEXT = "CANARY-7f3e: a file outside the repository"
-OUTSIDE = 6  # README, Exit codes: a write (or a folder given) leads outside the repository
-
-
-def snapshot(top: Path) -> dict[str, tuple]:
-    """Every entry under ``top`` (itself included): kind, mode, size, mtime_ns and the content's
-    sha256 (a file) or the link's target (a symlink)."""
-    out: dict[str, tuple] = {}
-    for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
-        for name in [".", *dirnames, *filenames]:
-            p = Path(dirpath) if name == "." else Path(dirpath) / name
-            st = os.lstat(p)
-            if stat.S_ISLNK(st.st_mode):
-                what: object = os.readlink(p)
-            elif stat.S_ISREG(st.st_mode):
-                what = hashlib.sha256(p.read_bytes()).hexdigest()
-            else:
-                what = sorted(os.listdir(p)) if stat.S_ISDIR(st.st_mode) else None
-            out[str(p.relative_to(top))] = (stat.S_IFMT(st.st_mode), st.st_mode, st.st_size, st.st_mtime_ns, what)
-    return out
-
-
-def link_out(path: Path, canary: Path) -> Path:
-    """Move ``path`` (a file or a folder, or nothing yet) into the canary tree and leave a symlink to
-    it in its place; the canary copy holds CANARY_TEXT so that a read of it would show."""
-    target = canary / f"{len(list(canary.iterdir())):02d}-{path.name.lstrip('.') or 'x'}"
-    if path.is_dir():
-        shutil.move(str(path), str(target))
-        (target / "CANARY.md").write_text(CANARY_TEXT + "\n", encoding="utf-8")
-    elif path.exists():
-        shutil.move(str(path), str(target))
-    else:
-        target.write_text(CANARY_TEXT + "\n", encoding="utf-8")
-    path.symlink_to(target, target_is_directory=target.is_dir())
-    return target
-
-
-@dataclass
-class World:
-    tmp: Path
-    repo: Path
-    canary: Path
-
-
-@pytest.fixture
-def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> World:
-    clean_env(monkeypatch)
-    monkeypatch.setenv("SCARS_STATE_DIR", str(tmp_path / "state"))
-    repo = tmp_path / "repo"
-    (repo / ".git").mkdir(parents=True)
-    canary = tmp_path / "canary"
-    canary.mkdir()
-    (canary / "bashrc").write_text("# the user's shell start-up file\n", encoding="utf-8")
-    (canary / "notes").mkdir()
-    (canary / "notes" / "todo.md").write_text("- [ ] mine\n", encoding="utf-8")
-    return World(tmp_path, repo, canary)
-
-
-# -- the loops' repositories ---------------------------------------------------------------
-
-
-def samsara(w: World, auto: bool = False) -> Path:
-    feature = samsara_feature(w.repo, auto=auto)
-    (feature / ".scars").mkdir(exist_ok=True)
-    return feature
-
-
-def _item(feature: Path) -> str:
-    return item_id(feature, "Retry count is hard-coded to 3")
-
-
-def decide(w: World, feature: Path) -> list[str]:
-    return ["decide", _item(feature), "--fix", "--feature", str(feature)]
-
-
-def round_close(w: World, feature: Path) -> list[str]:
-    return ["round", "close", "--decision", "stop", "--reason", "all decided, shipping", "--feature", str(feature)]
-
-
-def loopspec(w: World) -> Path:
-    fdir = loop_spec_feature(w.repo)
-    (fdir / "PROGRESS.md").write_text("# Progress\n", encoding="utf-8")
-    (fdir / "graph-checkpoints.jsonl").write_text("", encoding="utf-8")
-    (fdir / "feature.json.bak").write_text("{}\n", encoding="utf-8")
-    (fdir / "auto-decisions.md").write_text("# Auto decisions\n", encoding="utf-8")
-    (w.repo / ".loop-spec" / "BACKLOG.md").write_text("# BACKLOG.md\n", encoding="utf-8")
-    (fdir / ".scars").mkdir()
-    return fdir
-
-
-def ship(fdir: Path) -> list[str]:
-    return ["gate", "spec", str(fdir), "--answer", "ship", "--reason", REASON]
-
-
-def review(w: World) -> Path:
-    stage = mechanist_state(w.repo)
-    (stage / "auto-decisions.md").write_text("# Auto decisions\n", encoding="utf-8")
-    (stage / ".scars").mkdir()
-    return stage
-
-
-def bkit(w: World) -> Path:
-    sf = bkit_project(w.repo)
-    (sf.parent / ".scars").mkdir()
-    (sf.parent / "auto-decisions.md").write_text("# Auto decisions\n", encoding="utf-8")
-    return sf
-
-
-def dag(w: World) -> Path:
-    import yaml
-
-    report = w.repo / "dag" / "decision.yaml"
-    report.parent.mkdir(parents=True)
-    trigger = {"type": "validation_failure", "severity": 0.7, "code": "TYPE_MISMATCH", "fixable": True}
-    report.write_text(
-        yaml.safe_dump(
-            {"iterationDecision": {"taskId": "t", "decision": {"needsIteration": True}, "triggers": [trigger]}}
-        )
-    )
-    (report.parent / "auto-decisions.md").write_text("# Auto decisions\n", encoding="utf-8")
-    (report.parent / ".scars").mkdir()
-    return report
-
-
-def dag_retry(w: World, report: Path) -> list[str]:
-    return [
-        "gate",
-        "dag-escalate",
-        str(report),
-        "--answer",
-        "retry",
-        "--reason",
-        "emit the field as a string, as the schema says",
-    ]
 
 
 @dataclass
@@ -304,7 +178,9 @@ def test_no_byte_outside_the_repository_changes_and_the_refusal_says_why(world: 
     target = link_out(linked, world.canary)
     before = snapshot(world.canary)
     around = {k: v for k, v in snapshot(world.tmp).items() if not k.startswith(("repo", "canary", "state"))}
-    code, out, err = run_cli(argv, capsys)
+    with watching(world.canary) as opened:
+        code, out, err = run_cli(argv, capsys)
+    assert opened == [], f"{case.name}: a file or folder outside the repository was opened: {opened}"
     assert snapshot(world.canary) == before, f"{case.name}: the canary tree changed ({code}: {err})"
     assert {k: v for k, v in snapshot(world.tmp).items() if not k.startswith(("repo", "canary", "state"))} == around
     assert code in case.codes, f"{case.name}: exit {code}\n{out}\n{err}"

@@ -9,82 +9,8 @@ import yaml
 
 from scars.core.formats.auto_decisions import parse_auto_decisions
 from scars.core.gates.catalog import GATES
-from scars.core.samsara.session import FeatureSession
 from scars.tui.cli import main as cli
-from tests.factories import bkit_project, clean_env, item_id, loop_spec_feature, mechanist_state, samsara_feature
-
-
-def _samsara(tmp_path, *, round_open=True, flat_rounds=0, fix=False):
-    f = samsara_feature(tmp_path, auto=True)  # auto mode: samsara gates append their entries
-    retry = item_id(f, "Retry count is hard-coded to 3")
-    with FeatureSession.open(f, user="setup") as s:
-        for _ in range(flat_rounds):
-            s.start_round()
-            s.close_round("continue", "still looking for the root cause")
-        if round_open:
-            s.start_round()
-        if fix:
-            s.decide(retry, "fix")
-    return f, f, {"item": retry}
-
-
-def _setup(gate, tmp_path):
-    if gate == "entry":
-        return _samsara(tmp_path, round_open=False)
-    if gate == "round-continue":
-        return _samsara(tmp_path)
-    if gate == "safety-valve":
-        return _samsara(tmp_path, flat_rounds=1)
-    if gate == "blocked-fix":
-        return _samsara(tmp_path, fix=True)
-    if gate == "spec":
-        d = loop_spec_feature(tmp_path)
-        return d, d, {}
-    if gate == "escalate":
-        gap = {"type": "execute", "description": "the cloud credential is locked", "fix_first": "unlock it"}
-        d = loop_spec_feature(tmp_path, gap={**gap, "needs_operator": True})
-        data = json.loads((d / "feature.json").read_text())
-        data["iterate"]["lastRoute"] = "escalate"
-        (d / "feature.json").write_text(json.dumps(data))
-        return d, d, {}
-    if gate == "review-continue":
-        stage = mechanist_state(tmp_path, score=5, verdict="not ready")
-        return stage, stage, {}
-    if gate == "sprint-pause":
-        sprint = tmp_path / ".bkit" / "state" / "sprints" / "s1.json"
-        sprint.parent.mkdir(parents=True)
-        pause = {"trigger": "ITERATION_EXHAUSTED", "userActions": ["forward fix", "carry to next sprint", "abort"]}
-        sprint.write_text(
-            json.dumps({"id": "s1", "phase": "iterate", "status": "paused", "autoPause": {"pauseHistory": [pause]}})
-        )
-        return tmp_path, sprint.parent.parent, {}
-    if gate == "dag-escalate":
-        report = tmp_path / "dag" / "decision.yaml"
-        report.parent.mkdir(parents=True)
-        trigger = {"type": "validation_failure", "severity": 0.7, "code": "TYPE_MISMATCH", "fixable": True}
-        report.write_text(
-            yaml.safe_dump(
-                {"iterationDecision": {"taskId": "t", "decision": {"needsIteration": True}, "triggers": [trigger]}}
-            )
-        )
-        return tmp_path, report.parent, {}
-    d = bkit_project(tmp_path, count=5)  # at bkit's limit: the forced report (PARTIAL) is a transition it has
-    return tmp_path, d.parent, {}
-
-
-CASES = {
-    "entry": ("skip", "the cache feature next week fixes the shared key"),
-    "round-continue": ("stop", "nothing actionable is left this round"),
-    "safety-valve": ("stop", "flat twice: stop as the valve suggests"),
-    "blocked-fix": ("defer", "the vendor sandbox is down until March"),
-    "spec": ("ship", "offline sync is v2 scope and on the backlog"),
-    "review-continue": ("stop", "the reviewer keeps asking for a new dataset"),
-    "pdca-continue": ("partial", "two UX empty states are left; tracked in the report"),
-    "escalate": ("ship", "the credential stays locked; delivered without cloud sync"),
-    "pdca-max-iterations": ("accept", "generate the report with the two empty states flagged"),
-    "sprint-pause": ("carry-over", "84% is what this sprint reaches; login moves on"),
-    "dag-escalate": ("retry", "emit the field as a string, as the schema says"),
-}
+from tests.factories import GATE_ANSWERS, clean_env, gate_state
 
 
 @pytest.fixture(autouse=True)
@@ -93,10 +19,10 @@ def _env(monkeypatch):
 
 
 @pytest.mark.parametrize("source", ["flag", "env", "file"])
-@pytest.mark.parametrize("gate", list(CASES))
+@pytest.mark.parametrize("gate", list(GATE_ANSWERS))
 def test_every_gate_from_every_source(gate, source, tmp_path, monkeypatch, capsys):
-    path, decisions_dir, extra = _setup(gate, tmp_path / "w")
-    answer, reason = CASES[gate]
+    path, decisions_dir, extra = gate_state(gate, tmp_path / "w")
+    answer, reason = GATE_ANSWERS[gate]
     argv = ["gate", gate, str(path), "--json"]
     if extra.get("item") and source != "file":
         argv += ["--item", extra["item"]]

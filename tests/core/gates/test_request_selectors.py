@@ -110,9 +110,9 @@ def test_the_record_refuses_a_request_whose_evidence_selects_another_feature_now
 
 @pytest.mark.parametrize("gate", sorted(g for g in GATES if GATES[g].selects))
 def test_every_selecting_gate_names_its_selection_in_its_evidence(gate, tmp_path):
-    from tests.core.gates.test_gate_sources import _setup
+    from tests.factories import gate_state
 
-    path, _, options = _setup(gate, tmp_path)
+    path, _, options = gate_state(gate, tmp_path)
     ev = gather(gate, path, **options)
     sel = selector(ev)
     assert set(sel) == set(GATES[gate].selects) and all(v and v != "None" for v in sel.values())

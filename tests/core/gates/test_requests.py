@@ -14,8 +14,7 @@ from scars.core.formats.auto_decisions import parse_auto_decisions
 from scars.core.gates import gather
 from scars.core.gates import requests as rq
 from scars.core.storage import intent
-from tests.core.gates.test_gate_sources import CASES, _setup
-from tests.factories import clean_env, loop_spec_feature, mechanist_state
+from tests.factories import GATE_ANSWERS, clean_env, gate_state, loop_spec_feature, mechanist_state
 
 REASON = "offline sync is v2 scope and on the backlog"
 
@@ -283,10 +282,10 @@ def test_triage_through_a_request_records_the_triage_gate_after_the_item_decisio
     assert [e.gate_id for e in _entries(f)] == ["triage"]
 
 
-@pytest.mark.parametrize("gate", list(CASES))
+@pytest.mark.parametrize("gate", list(GATE_ANSWERS))
 def test_every_gate_of_every_loop_through_a_request(gate, tmp_path):
-    path, decisions_dir, extra = _setup(gate, tmp_path / "w")
-    answer, reason = CASES[gate]
+    path, decisions_dir, extra = gate_state(gate, tmp_path / "w")
+    answer, reason = GATE_ANSWERS[gate]
     options = {"item": extra.get("item")}
     root = tmp_path / "w"
     req = rq.post_request(gather(gate, path, **options), path, user="agent", options=options, root=root)
@@ -306,7 +305,7 @@ def test_a_round_gates_rule3_fields_given_with_the_answer_are_recorded_by_the_wa
     from scars.core.formats.iteration_log import read_iteration_log
     from scars.core.gates import round_fields
 
-    path, _, _ = _setup("round-continue", tmp_path / "w")
+    path, _, _ = gate_state("round-continue", tmp_path / "w")
     root = tmp_path / "w"
     req = rq.post_request(gather("round-continue", path), path, user="agent", root=root)
     fields = round_fields(evidence_gained="the retry path is covered by a death test", residual_risk="none")

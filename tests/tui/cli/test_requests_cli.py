@@ -307,12 +307,12 @@ def test_two_hundred_races_of_two_answerers(tmp_path):
 def test_twenty_waiters_on_different_gates_each_get_their_own_answer(tmp_path):
     """Every gate of every loop (samsara, loop-spec, ARIS, bkit, DAG) waiting at once, plus more
     loop-spec features of one repository: 20 processes, each gets its own answer."""
-    from tests.core.gates.test_gate_sources import CASES, _setup
+    from tests.factories import GATE_ANSWERS, gate_state
 
     waiters = []  # (gate, path, root, answer, reason, out file, process, decisions dir)
-    for n, gate in enumerate(CASES):
-        path, decisions_dir, extra = _setup(gate, tmp_path / f"g{n}")
-        answer, reason = CASES[gate]
+    for n, gate in enumerate(GATE_ANSWERS):
+        path, decisions_dir, extra = gate_state(gate, tmp_path / f"g{n}")
+        answer, reason = GATE_ANSWERS[gate]
         argv = ["gate", gate, str(path), "--wait", "--json"] + (["--item", extra["item"]] if extra.get("item") else [])
         out = tmp_path / f"g{n}.out"
         waiters.append((gate, path, rq.requests_root(path), answer, reason, out, _fork(argv, out), decisions_dir))
