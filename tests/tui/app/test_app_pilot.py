@@ -171,7 +171,7 @@ async def test_bulk_defer_and_one_undo_reverts_the_batch(feature_dir):
         await pilot.press("space", "D")
         await on_screen(app, pilot, "ConfirmBulk")
         assert "Decide 2 marked items as DEFER" in screen_text(app)
-        await pilot.press("y")
+        await pilot.press("y", "enter")  # y marks yes, Enter records it
         await on_screen(app, pilot, "DeferForm")
         fill(app, reason="scheduler lands first")
         await pilot.press("enter", "enter")
@@ -381,12 +381,17 @@ async def test_loops_inbox_opens_a_samsara_feature(feature_dir):
         assert on_disk(feature_dir)[item].action == "fix"
 
 
-@aio
-async def test_blocked_fix_reclassified_at_the_gate(feature_dir):
+def add_blocked_fix(feature_dir: Path) -> None:
+    """A report whose implementer said BLOCKED: its item, once decided fix, awaits its outcome."""
     (feature_dir / "scar-reports" / "task-5-scar.yaml").write_text(
         'task_id: task-5\ncompletion_status: blocked\nknown_shortcuts:\n  - "Vendor API rate limit unknown"\n'
         "silent_failure_conditions: []\nassumptions_made: []\ndebt_registered: true\ndebt_location: null\n"
     )
+
+
+@aio
+async def test_blocked_fix_reclassified_at_the_gate(feature_dir):
+    add_blocked_fix(feature_dir)
     app = ScarsApp(feature_dir, user="alice")
     async with app.run_test(size=SIZE) as pilot:
         await start(app, pilot)
@@ -510,7 +515,7 @@ async def test_after_a_stop_the_app_says_so_and_a_new_decision_says_it_opens_a_r
         await pilot.press("f", "g")
         await on_screen(app, pilot, "RoundGate")
         app.screen.query_one("#gate-reason").value = "the rest is accepted with owners"
-        await pilot.press("b")
+        await pilot.press("b", "enter")
         log = feature_dir / "iteration-log.yaml"
         await wait_until(pilot, lambda: "decision: stop" in log.read_text(), "the round recorded")
         await wait_until(pilot, lambda: "stopped after round 2 of 3" in screen_text(app), "the header says so")
