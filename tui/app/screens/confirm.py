@@ -1,4 +1,5 @@
-"""Confirmation of a bulk decision (lists every item it will decide), and a safety valve's override.
+"""Confirmations: a bulk decision (lists every item it will decide), and the start of a round a
+decision or the round gate cannot open by itself (after a stop; the gate with no round open).
 
 Yes / no is a :class:`~scars.tui.app.widgets.choices.Choices` row: `y` / `n` mark a choice, Enter
 records the marked one, esc is no. No letter confirms or cancels by itself, so a sentence typed at
@@ -68,6 +69,27 @@ class ConfirmBulk(YesNo):
                 if n > 500:
                     yield Static(Text(f"… and {n - 500} more"))
             yield Static(Text(self.note or "One undo (u) reverts the whole batch."), classes="form-hint")
+            yield self.choices()
+            yield Static(Text(YES_NO_HINT), classes="form-hint")
+
+
+class ConfirmRoundStart(YesNo):
+    """``True`` when the person starts the next round: after a stop (the iteration went on to
+    Validation) or to answer the round gate when no round is open. "No" is marked at first: the
+    start is recorded, so it takes `y` and Enter."""
+
+    YES = "Yes, start it (y)"
+    MARKED = "no"
+
+    def __init__(self, title: str, note: str) -> None:
+        super().__init__()
+        self.title_text = title
+        self.note = note
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="confirm", classes="form"):
+            yield Label(Text(one_line(self.title_text, 200), style="bold"), id="confirm-title")
+            yield Static(Text(one_line(self.note, 600)), id="confirm-note")
             yield self.choices()
             yield Static(Text(YES_NO_HINT), classes="form-hint")
 
