@@ -59,6 +59,18 @@ class ReadOnly(DecisionRefused):
     ``--write``, a feature whose lock another writer holds): refused before anything is written."""
 
 
+class IterationStopped(DecisionRefused):
+    """A decision while no round is open and the iteration stopped (its latest round's decision
+    was stop or forced_stop: the loop went on to Validation). Deciding again iterates again, so
+    the next round is started explicitly first (``scars round start``; the app asks). ``round``
+    and ``decision``: the round that stopped it and how."""
+
+    def __init__(self, message: str, *, round: int, decision: str):  # noqa: A002 - the round's number
+        super().__init__(message, [FieldError("round", f"the iteration stopped after round {round} ({decision})")])
+        self.round = round
+        self.decision = decision
+
+
 READ_ONLY = "read-only (--read-only)"
 
 

@@ -1202,6 +1202,14 @@ def replay(
     # 1. Validate everything against a read-only view (no lock, no file touched).
     with _open_read_only(feature_dir) as ro:
         errors.extend(_validate_items(ro, af.items))
+        # The items open a round when none is open (the one rule: FeatureSession.open_round_for_decision),
+        # which is refused after a stop or past max_rounds: said before anything is recorded.
+        opens_round = bool(af.items) and ro.current_round() is None
+        if opens_round:
+            try:
+                ro.check_decision_round()
+            except DecisionRefused as exc:
+                errors.append(f"items: {exc}")
         for gid in REPLAY_ORDER:
             entries = af.gates.get(gid, [])
             if gid == "triage" and af.items and not entries:
@@ -1232,6 +1240,10 @@ def replay(
                         if problem:
                             errors.append(f"{gid}: {problem}")
                     try:
+                        if opens_round:  # the round its figures are of is opened by the items replayed first
+                            _given_round_fields(e)
+                            plan.append((gid, {**e, **opts}))
+                            continue
                         ro_ev = gather(GATES[gid], feature_dir, session=ro)
                         # The valves after the round do not depend on the triage replayed first:
                         # a plain round-continue answer to continue past one is refused here.

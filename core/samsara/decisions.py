@@ -228,7 +228,9 @@ def make_decision(
 DECISION = "decision"  # {"decisions": [Decision fields …], "batch_id": str | None}
 
 
-UNDO = "undo"  # {"target": seq of the reverted record, "items": [ids]}
+# {"target": seq of the reverted record, "items": [ids]}, and "withdraws_round": the seq of the
+# round_start it takes back with it (a round a decision opened, left holding nothing by this undo).
+UNDO = "undo"
 
 
 SIGN_OFF = "sign_off"  # {"item_id", "reviewed_by"}
@@ -237,7 +239,10 @@ SIGN_OFF = "sign_off"  # {"item_id", "reviewed_by"}
 BLOCKED_FIX = "blocked_fix"  # {"item_id", "outcome", "reason"}
 
 
-ROUND_START = "round_start"  # {"round", "signal_lost_before", "budget_context", "item_ids"}
+# {"round", "signal_lost_before", "budget_context", "item_ids"}; "opened_by": "decision" when a
+# decision opened it (README, "When a round opens"), absent when it was started explicitly.
+ROUND_START = "round_start"
+OPENED_BY_DECISION = "decision"
 
 
 ROUND_CLOSE = "round_close"  # {"round", "entry": the iteration-log round mapping}
@@ -365,6 +370,9 @@ def apply(state: JournalState, rec: dict[str, Any]) -> None:
         target = rec.get("target")
         if target in state.undo_stack:
             state.undo_stack.remove(target)
+        withdrawn = rec.get("withdraws_round")
+        if type(withdrawn) is int and state.open_round is not None and state.open_round.get("seq") == withdrawn:
+            state.open_round = None  # the round start went with the decision that opened it
     elif kind == ROUND_START:
         state.open_round = rec
     elif kind == ROUND_CLOSE:

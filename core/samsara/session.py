@@ -33,6 +33,7 @@ from scars.core.errors import (
     AgentAnswerRefused,
     DecisionRefused,
     FieldError,
+    IterationStopped,
     PartlyWritten,
     PathNotFound,
     ScarsError,
@@ -52,11 +53,13 @@ from scars.core.samsara.decisions import (
     BLOCKED_OUTCOMES,
     DECISION,
     GATE_ANSWER,
+    OPENED_BY_DECISION,
     REOPEN,
     ROUND_CLOSE,
     ROUND_START,
     SIGN_OFF,
     UNDO,
+    UNDOABLE,
     Decision,
     JournalState,
     apply,
@@ -86,6 +89,9 @@ from scars.core.storage.durable import WriteFailed, clean_stale_temps
 from scars.core.storage.journal import Journal, journal_path, read_journal
 from scars.core.storage.lock import FeatureLock, current_holder
 from scars.core.text import text_problem
+
+# The round decisions that end the iteration (the loop goes on to Validation).
+STOPPING = ("stop", "forced_stop")
 
 # Words that name a safety-valve trigger in a forced stop's reason (formats.md §1.4, Rule 6).
 VALVE_TRIGGERS = {
@@ -447,21 +453,30 @@ class FeatureSession:
         rec["fingerprint"] = item_fingerprint(item)  # what the decision was made on (README, Item ids)
         return rec
 
-    def decide(self, item_id: str, action: str, **fields: Any) -> Decision:
-        """Record one decision; durable (fsynced) before it returns."""
+    def decide(self, item_id: str, action: str, *, override_max_rounds: str | None = None, **fields: Any) -> Decision:
+        """Record one decision; durable (fsynced) before it returns. Made while no round is open,
+        it opens one first (:meth:`open_round_for_decision`, the one rule: refused after a stop;
+        ``override_max_rounds`` is the max-rounds valve's override)."""
         self._writable()
+        self.check_decision_round(override_max_rounds=override_max_rounds)
         rec = self._decision_record(item_id, action, None, fields)
+        self.open_round_for_decision(override_max_rounds=override_max_rounds)
         self._append(DECISION, decisions=[rec], batch_id=None, round=self._round_of_change())
         return self._state.decisions[item_id]
 
-    def decide_many(self, item_ids: Iterable[str], action: str, **fields: Any) -> list[Decision]:
-        """One decision for several items as one batch (one record; one undo reverts it all)."""
+    def decide_many(
+        self, item_ids: Iterable[str], action: str, *, override_max_rounds: str | None = None, **fields: Any
+    ) -> list[Decision]:
+        """One decision for several items as one batch (one record; one undo reverts it all); it
+        opens a round as :meth:`decide` does."""
         self._writable()
         ids = list(dict.fromkeys(item_ids))
         if not ids:
             raise UsageError("no items given")
+        self.check_decision_round(override_max_rounds=override_max_rounds)
         batch_id = uuid.uuid4().hex[:12]
         recs = [self._decision_record(i, action, batch_id, fields) for i in ids]
+        self.open_round_for_decision(override_max_rounds=override_max_rounds)
         self._append(DECISION, decisions=recs, batch_id=batch_id, round=self._round_of_change())
         return [self._state.decisions[i] for i in ids]
 
@@ -500,9 +515,30 @@ class FeatureSession:
     def _undo_record(self, target: int) -> list[str]:
         items = self._record_items(self._record(target))
         journal = self._writable()
-        journal.append(UNDO, at=now_iso(), **self._stamp(), target=target, items=items)
+        withdrawn = self._round_left_empty_by_undo(target)
+        extra = {"withdraws_round": withdrawn} if withdrawn is not None else {}
+        journal.append(UNDO, at=now_iso(), **self._stamp(), target=target, items=items, **extra)
         self._replay()
         return items
+
+    def _round_left_empty_by_undo(self, target: int) -> int | None:
+        """The seq of the open round's start when undoing ``target`` leaves that round holding
+        nothing and a decision opened it (README, "When a round opens"): the undo takes the round
+        start back with it, so deciding and undoing leaves no round open. None otherwise: a round
+        started explicitly (`scars round start`, the app's confirmed start) stays open, and so does
+        one where anything else is in force (another decision, a sign-off, a gate answer)."""
+        start = self._state.open_round
+        if not start or start.get("opened_by") != OPENED_BY_DECISION or type(start.get("seq")) is not int:
+            return None
+        for rec in self._records:
+            seq = rec.get("seq")
+            if not isinstance(seq, int) or seq <= start["seq"] or seq == target:
+                continue
+            kind = rec.get("type")
+            if kind == UNDO or (kind in UNDOABLE and seq in self._state.undone):
+                continue
+            return None  # a change of the round still in force
+        return start["seq"]
 
     def sign_off(self, item_id: str, reviewed_by: str) -> Decision:
         """A second person's sign-off on the item's current decision."""
@@ -567,6 +603,60 @@ class FeatureSession:
 
     # ------------------------------------------------------------------ rounds
 
+    def stopped(self) -> tuple[int, str] | None:
+        """(round, decision) when no round is open and the latest round — closed in the journal,
+        or on disk in iteration-log.yaml — ended the iteration (stop, forced_stop): the loop went
+        on to Validation. None otherwise."""
+        if self._state.open_round:
+            return None
+        ended: dict[int, Any] = {}
+        log = self.feature.iteration_log if self.feature is not None else None
+        for r in log.rounds if log is not None else ():
+            if type(r.round) is int:
+                ended[r.round] = r.decision
+        for rec in self._state.closed_rounds:
+            entry = rec.get("entry")
+            if type(rec.get("round")) is int:
+                ended[rec["round"]] = entry.get("decision") if isinstance(entry, dict) else None
+        if not ended:
+            return None
+        last = max(ended)
+        decision = ended[last]
+        return (last, str(decision)) if decision in STOPPING else None
+
+    def check_decision_round(self, *, override_max_rounds: str | None = None) -> None:
+        """Raise what :meth:`open_round_for_decision` would refuse, writing nothing (a read-only
+        session too: an answers file is checked before anything is replayed): the iteration
+        stopped (:class:`IterationStopped`), or the round to open passes max_rounds without the
+        override's reason (the max-rounds valve)."""
+        if self._state.open_round:
+            return
+        stop = self.stopped()
+        if stop is not None:
+            n, how = stop
+            raise IterationStopped(
+                f"{_feature_name(self.feature, self.path)}: the iteration stopped after round {n} ({how}) and went "
+                f"on to Validation; a decision now would iterate again, so round {n + 1} is started explicitly "
+                "first: `scars round start` (in the app a decision asks to start it), then decide",
+                round=n,
+                decision=how,
+            )
+        self._max_rounds_override(self._next_round_number(), override_max_rounds)
+
+    def open_round_for_decision(self, *, override_max_rounds: str | None = None) -> dict[str, Any] | None:
+        """THE rule of when a round opens (README, "When a round opens"), the same for every
+        front end that records a decision (the app, `scars decide`, an answers file's items):
+        a decision made while no round is open opens the next one first — marked as opened by a
+        decision, so that undoing what it holds takes it back — unless the iteration stopped,
+        where going on is explicit (`scars round start`, the app's confirmed start) and the
+        decision is refused (:class:`IterationStopped`). Past max_rounds the max-rounds valve
+        refuses unless ``override_max_rounds`` says why. Returns the round started, or None when
+        one was open."""
+        if self._state.open_round:
+            return None
+        self.check_decision_round(override_max_rounds=override_max_rounds)
+        return self.start_round(override_max_rounds=override_max_rounds, opened_by_decision=True)
+
     def _round_of_change(self) -> int:
         """The round a change belongs to: the open one, else the next one."""
         return self.current_round() or self._next_round_number()
@@ -580,9 +670,14 @@ class FeatureSession:
         journal: list[int] = [r["round"] for r in self._state.closed_rounds if isinstance(r.get("round"), int)]
         return max(on_disk + journal + [0]) + 1
 
-    def start_round(self, *, override_max_rounds: str | None = None) -> dict[str, Any]:
+    def start_round(
+        self, *, override_max_rounds: str | None = None, opened_by_decision: bool = False
+    ) -> dict[str, Any]:
         """Open the next round: snapshot ``signal_lost_before``, the budget context, the items and
-        the reports there are at its start.
+        the reports there are at its start (read again from disk for an explicit start).
+        ``opened_by_decision``: opened by the rule of :meth:`open_round_for_decision`, not
+        explicitly (undoing what it holds takes it back); its start is the feature the decision
+        is made on, as the session holds it (no second read of every report before the decision).
 
         A round past ``max_rounds`` is the max-rounds safety valve's forced stop (seed 002 Step
         4): it is refused unless ``override_max_rounds`` says why it goes on anyway (a reason
@@ -590,20 +685,11 @@ class FeatureSession:
         self._writable()
         if self._state.open_round:
             raise UsageError(f"round {self.current_round()} is already open; close it first (scars round close)")
-        self._refresh_feature()
+        if not opened_by_decision:
+            self._refresh_feature()
         number = self._next_round_number()
         max_rounds = self._max_rounds()
-        override = None
-        if number > max_rounds:
-            problem = text_problem(override_max_rounds, specific=True)
-            if problem:
-                raise DecisionRefused(
-                    f"round {number} would pass max_rounds {max_rounds}: the max-rounds safety valve forces a stop "
-                    f"(seed 002 Step 4). To start it anyway, give the override with its reason "
-                    f'(scars round start --override-max-rounds "WHY"): {problem}',
-                    [FieldError("override_max_rounds", problem)],
-                )
-            override = {"valve": "max_rounds", "reason": str(override_max_rounds).strip(), "by": self.user}
+        override = self._max_rounds_override(number, override_max_rounds)
         snapshot = _budget_snapshot(self.feature)
         payload: dict[str, Any] = {
             "round": number,
@@ -615,6 +701,8 @@ class FeatureSession:
         }
         if override:
             payload["valve_override"] = override
+        if opened_by_decision:
+            payload["opened_by"] = OPENED_BY_DECISION
         rec = self._append(ROUND_START, **payload)
         return {
             "round": number,
@@ -625,6 +713,22 @@ class FeatureSession:
             "started_by": rec["by"],
             **({"valve_override": override} if override else {}),
         }
+
+    def _max_rounds_override(self, number: int, override_max_rounds: str | None) -> dict[str, Any] | None:
+        """The max-rounds valve (seed 002 Step 4) for round ``number``: None within max_rounds,
+        the override to record past it, or DecisionRefused when its reason says nothing."""
+        max_rounds = self._max_rounds()
+        if number <= max_rounds:
+            return None
+        problem = text_problem(override_max_rounds, specific=True)
+        if problem:
+            raise DecisionRefused(
+                f"round {number} would pass max_rounds {max_rounds}: the max-rounds safety valve forces a stop "
+                f"(seed 002 Step 4). To start it anyway, give the override with its reason "
+                f'(scars round start --override-max-rounds "WHY"): {problem}',
+                [FieldError("override_max_rounds", problem)],
+            )
+        return {"valve": "max_rounds", "reason": str(override_max_rounds).strip(), "by": self.user}
 
     def _max_rounds(self) -> int:
         log = self.feature.iteration_log if self.feature is not None else None

@@ -139,6 +139,9 @@ def drive(feature: Path, fd: int, seed: int, *, rounds: bool, max_ops: int = 10_
 
     rnd = random.Random(seed)
     s = FeatureSession.open(feature, user="driver")
+    # past max_rounds on purpose: the driver exercises durability, not the valve (a decision made
+    # while no round is open opens one: the same override)
+    past = "the kill driver runs past max_rounds to test durability"
     ids = [i.id for i in s.feature.items if i.counted]
     os.write(fd, b"OPEN {}\n")
     for _ in range(max_ops):
@@ -147,8 +150,7 @@ def drive(feature: Path, fd: int, seed: int, *, rounds: bool, max_ops: int = 10_
             if s.current_round() is None:
                 op = {"op": "start", "round": s.next_round_number()}
                 _emit(fd, "B", op)
-                # past max_rounds on purpose: the driver exercises durability, not the valve
-                got = s.start_round(override_max_rounds="the kill driver runs past max_rounds to test durability")
+                got = s.start_round(override_max_rounds=past)
                 op["round"] = got["round"]
             else:
                 op = {"op": "close", "round": s.current_round()}
@@ -169,12 +171,12 @@ def drive(feature: Path, fd: int, seed: int, *, rounds: bool, max_ops: int = 10_
             batch = rnd.sample(ids, rnd.randint(2, 5))
             op = {"op": "decide", "ids": batch, "action": action}
             _emit(fd, "B", op)
-            s.decide_many(batch, action, **fields)
+            s.decide_many(batch, action, override_max_rounds=past, **fields)
         else:
             item = rnd.choice(ids)
             op = {"op": "decide", "ids": [item], "action": action}
             _emit(fd, "B", op)
-            s.decide(item, action, **fields)
+            s.decide(item, action, override_max_rounds=past, **fields)
         _emit(fd, "D", op)
     s.close()
 

@@ -97,9 +97,10 @@ def one_trial(template: Path, root: Path, trial: int, *, rounds: bool) -> dict:
         journal_closed = [r["round"] for r in s._state.closed_rounds]
         assert sorted(r for r in _log_rounds(feature) if r not in HAND_ROUNDS) == sorted(journal_closed), label
         free = [i.id for i in s.feature.items if i.counted]
-        s.decide(free[0], "accept", **ACCEPT)
-        if s.current_round() is None:
-            s.start_round(override_max_rounds="the resume check runs past max_rounds to test durability")
+        # the decision opens a round when none is open (past max_rounds with the override)
+        s.decide(
+            free[0], "accept", override_max_rounds="the resume check runs past max_rounds to test durability", **ACCEPT
+        )
         closed = s.close_round("stop", "resumed after a kill and stopped")
     assert closed["round"] in _log_rounds(feature)
     entries_after = parse_auto_decisions(ad.read_text(encoding="utf-8")) if ad.exists() else []

@@ -38,7 +38,7 @@ from scars.core.storage.parallel import gc_paused
 from scars.tui.app.backend import Backend
 from scars.tui.app.keymap import keymap_path, load_keymap, save_config_value
 from scars.tui.app.palette import ScarsCommands
-from scars.tui.app.screens.confirm import OverrideReason
+from scars.tui.app.screens.confirm import ConfirmRoundStart, OverrideReason
 from scars.tui.app.screens.forms import AcceptForm, DeferForm
 from scars.tui.app.screens.gate import RoundGate
 from scars.tui.app.screens.loops import LoopsScreen
@@ -679,6 +679,50 @@ class ScarsApp(App[int]):
         self.push_screen(OverrideReason("Max rounds reached", str(exc)), callback=answered)
         return True
 
+    def ask_round_start(self, stopped: tuple[int, str] | None, then: Callable[[], Any]) -> None:
+        """Starting a round is the person's explicit act when a decision cannot open one by core's
+        rule (after a stop: the loop went on to Validation) or when the round gate is asked for and
+        no round is open: asked on a screen that says which round; yes records its start (as
+        `scars round start` does), then ``then``; no or esc records nothing."""
+        if self.backend is None:
+            return
+        number = self.backend.round_info()["round"]
+        if stopped is not None:
+            title = f"The iteration stopped after round {stopped[0]} ({stopped[1]}); start round {number}?"
+            note = (
+                f"The loop went on to Validation. Starting round {number} iterates again: its start is "
+                "recorded (as `scars round start` records it), then what you asked for."
+            )
+        else:
+            title = f"No round is open; start round {number}?"
+            note = (
+                f"The round gate answers an open round. Starting round {number} is recorded (as `scars round "
+                "start` records it); the first decision of a round opens it too."
+            )
+
+        def answered(ok: bool | None) -> None:
+            if not ok:
+                self.notify(f"Not recorded: round {number} was not started.", markup=False)
+                return
+            self._start_round_then(then)
+
+        self.push_screen(ConfirmRoundStart(title, note), callback=answered)
+
+    def _start_round_then(self, then: Callable[[], Any]) -> None:
+        if self.backend is None:
+            return
+        try:
+            info = self.backend.start_round(decided_by=self.driver)
+        except ScarsError as exc:  # the max-rounds valve: its override's reason asked, then again
+            if not self.ask_round_override(exc, retry=lambda: self._start_round_then(then)):
+                self.notify(one_line(str(exc), 300), title="Not recorded", severity="error", markup=False)
+            return
+        self.notify(f"Round {info['round']} started: the loop iterates again.", title="New round", markup=False)
+        screen = self._main_screen()
+        if screen is not None:
+            screen.refresh_all(detail=False)
+        then()
+
     def open_gate(self) -> None:
 
         if self.feature is None or self.backend is None:
@@ -687,6 +731,9 @@ class ScarsApp(App[int]):
         if self.backend.read_only or self._patterns_pending:
             if screen is not None:
                 screen._refuse_if_read_only()
+            return
+        if not self.backend.round_open():  # looking writes nothing: a round is started only when asked
+            self.ask_round_start(self.backend.stopped(), then=self.open_gate)
             return
         try:
             evidence, blocked = self.backend.round_gate(decided_by=self.driver)

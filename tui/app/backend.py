@@ -195,33 +195,35 @@ class Backend:
         return s
 
     def stopped(self) -> tuple[int, str] | None:
-        """(round, decision) when the loop's latest round ended the iteration (stop, forced_stop)
-        and no round is open: the loop went on to Validation; a decision now opens another round."""
-        if self.session is not None and self.session.current_round() is not None:
-            return None
+        """(round, decision) when no round is open and the latest round ended the iteration (stop,
+        forced_stop): the loop went on to Validation, and going on is an explicit round start
+        (core's ``FeatureSession.stopped``; without a session, the log's last round)."""
+        if self.session is not None:
+            return self.session.stopped()
         log = self.feature.iteration_log
         last = log.rounds[-1] if log is not None and log.rounds else None
         if last is None or last.decision not in ("stop", "forced_stop"):
             return None
         return last.round, last.decision
 
-    def _ensure_round(self, s: FeatureSession) -> None:
-        """Triage happens inside a round: the first decision opens one when none is open (after a
-        stop too: deciding again is iterating again; the screen says so). A round past max_rounds
-        is refused (the max-rounds valve) until ``round_override`` gives the reason to go on anyway
-        (the app asks for it: ``OverrideReason``)."""
-        if s.current_round() is None:
-            s.start_round(override_max_rounds=self.round_override)
+    def round_open(self) -> bool:
+        return self.session is not None and self.session.current_round() is not None
 
+    # A decision opens a round by core's one rule (FeatureSession.open_round_for_decision), as
+    # `scars decide` and an answers file do: refused after a stop (IterationStopped: the app asks
+    # to start the next round, ``start_round``) and past max_rounds until ``round_override`` gives
+    # the reason to go on anyway (the app asks for it: ``OverrideReason``).
     def decide(self, item_id: str, action: str, *, decided_by: str | None = None, **fields: Any) -> Any:
-        s = self._as(decided_by)
-        self._ensure_round(s)
-        return s.decide(item_id, action, **fields)
+        return self._as(decided_by).decide(item_id, action, override_max_rounds=self.round_override, **fields)
 
     def decide_many(self, item_ids: list[str], action: str, *, decided_by: str | None = None, **fields: Any) -> list:
-        s = self._as(decided_by)
-        self._ensure_round(s)
-        return s.decide_many(item_ids, action, **fields)
+        return self._as(decided_by).decide_many(item_ids, action, override_max_rounds=self.round_override, **fields)
+
+    def start_round(self, *, decided_by: str | None = None) -> dict[str, Any]:
+        """Start the next round explicitly (the person confirmed it, as `scars round start`): after
+        a stop, or to answer the round gate when no round is open. Past max_rounds only with
+        ``round_override``."""
+        return self._as(decided_by).start_round(override_max_rounds=self.round_override)
 
     def undo(self, *, decided_by: str | None = None) -> list[str]:
         return self._as(decided_by).undo()
@@ -233,10 +235,10 @@ class Backend:
         return self._as(reviewed_by).sign_off(item_id, reviewed_by)
 
     def round_gate(self, *, decided_by: str | None = None) -> tuple[Evidence, list[Evidence]]:
-        """The round gate's Evidence (opening the round first when triage never did, as the first
-        decision does) and the blocked-fix Evidence of each fix awaiting its outcome."""
+        """The open round's gate Evidence and the blocked-fix Evidence of each fix awaiting its
+        outcome. Looking writes nothing: with no round open, gathering refuses (UsageError) and
+        the app asks first whether to start one (:meth:`start_round`)."""
         s = self._as(decided_by)
-        self._ensure_round(s)
         # When a valve fired, the safety valve's gate: its warnings on screen, a continue there is
         # the explicit override (with its reason). Gathered once (it was gathered as round-continue,
         # where continue is refused, then again as the safety valve's).

@@ -402,7 +402,9 @@ def test_two_writers_at_once_one_is_refused_nothing_interleaves(feature):
     assert refused.endswith(f"writer-{writer}")
     read = read_journal(journal_path(feature))
     assert read.problems == []
-    assert [r["seq"] for r in read.records] == list(range(1, 21))
+    # the first decision opened round 1 (its round_start), then the 20 decisions
+    assert [r["seq"] for r in read.records] == list(range(1, 22))
+    assert [r["type"] for r in read.records] == ["round_start"] + ["decision"] * 20
     assert {r["by"] for r in read.records} == {f"writer-{writer}"}
 
 

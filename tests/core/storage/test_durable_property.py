@@ -1,5 +1,7 @@
 """Property: random sequences of decisions, batches, undos and rounds, replayed from the
-journal, equal the in-memory state and a simple model; the written logs read back equal."""
+journal, equal the in-memory state and a simple model; the written logs read back equal. The
+model holds the one rule of when a round opens: a decision while none is open opens one (refused
+after a stop), and an undo that leaves such a round holding nothing takes its start back."""
 
 from __future__ import annotations
 
@@ -7,10 +9,12 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from scars.core.errors import IterationStopped
 from scars.core.samsara.decisions import replay
 from scars.core.samsara.session import FeatureSession
 from scars.core.storage.journal import journal_path, read_journal
@@ -35,6 +39,11 @@ op = st.one_of(
 
 @settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(op, min_size=1, max_size=25))
+# a round started explicitly stays open when its only decision is undone; one a decision opened does not
+@example([("start",), ("decide", 0, "fix"), ("undo",), ("reopen",)])
+@example([("decide", 0, "fix"), ("batch", {1, 2}, "defer"), ("undo",), ("undo",), ("reopen",), ("decide", 3, "fix")])
+# after a stop a decision is refused until a round is started explicitly
+@example([("decide", 0, "fix"), ("close", "stop"), ("decide", 1, "fix"), ("start",), ("decide", 1, "fix")])
 def test_journal_replay_equals_state_and_model(ops):
     root = Path(tempfile.mkdtemp(prefix="scars-prop-"))
     try:
@@ -44,17 +53,35 @@ def test_journal_replay_equals_state_and_model(ops):
         model: dict[str, str] = {}
         undo: list[dict[str, str]] = []  # model snapshots before each undoable change of this round
         is_open = False
+        by_decision = False  # the open round was opened by a decision (an undo that empties it takes it back)
         closed: list[dict] = []
+        # a fourth round passes the max-rounds valve (3): started with the override it asks for
+        past = "the property test runs past the valve"
+
+        def decided(record, *args, **fields) -> bool:  # noqa: ANN001, ANN002, ANN003
+            """One decision (or batch), recorded (True) or refused after a stop (False, nothing
+            written); it opens a round when none is open."""
+            nonlocal is_open, by_decision
+            override = past if len(closed) >= 3 else None
+            if not is_open and closed and closed[-1]["decision"] == "stop":
+                with pytest.raises(IterationStopped):
+                    record(*args, override_max_rounds=override, **fields)
+                return False
+            undo.append(dict(model))
+            record(*args, override_max_rounds=override, **fields)
+            if not is_open:
+                is_open, by_decision = True, True
+            return True
+
         for o in ops:
             if o[0] == "decide":
-                undo.append(dict(model))
-                s.decide(ids[o[1]], o[2], **FIELDS[o[2]])
-                model[ids[o[1]]] = o[2]
+                if decided(s.decide, ids[o[1]], o[2], **FIELDS[o[2]]):
+                    model[ids[o[1]]] = o[2]
             elif o[0] == "batch":
-                undo.append(dict(model))
-                s.decide_many([ids[i] for i in sorted(o[1])], o[2], **FIELDS[o[2]])
-                for i in o[1]:
-                    model[ids[i]] = o[2]
+                batch = [ids[i] for i in sorted(o[1])]
+                if decided(s.decide_many, batch, o[2], **FIELDS[o[2]]):
+                    for i in batch:
+                        model[i] = o[2]
             elif o[0] == "undo":
                 reverted = s.undo()
                 if undo:
@@ -62,12 +89,14 @@ def test_journal_replay_equals_state_and_model(ops):
                     changed = {k for k in set(before) | set(model) if before.get(k) != model.get(k)}
                     assert changed <= set(reverted)
                     model = before
+                    if not undo and by_decision:  # the round held nothing more: its start went with the undo
+                        is_open = by_decision = False
                 else:
                     assert reverted == []
+                assert (s.current_round() is not None) == is_open
             elif o[0] == "start" and not is_open:
-                # a fourth round passes the max-rounds valve (3): started with the override it asks for
-                s.start_round(override_max_rounds="the property test runs past the valve" if len(closed) >= 3 else None)
-                is_open = True
+                s.start_round(override_max_rounds=past if len(closed) >= 3 else None)
+                is_open, by_decision = True, False
             elif o[0] == "close" and is_open:
                 closed.append(s.close_round(o[1], "the property test decided so"))
                 is_open = False
@@ -76,6 +105,7 @@ def test_journal_replay_equals_state_and_model(ops):
                 s.close()
                 s = FeatureSession.open(feature)
             assert {k: d.action for k, d in s.decisions.items()} == model
+            assert (s.current_round() is not None) == is_open
         s.close()
         # replay from disk equals the state, reopening gives it back
         replayed = replay(read_journal(journal_path(feature)).records)

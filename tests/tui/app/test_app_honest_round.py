@@ -16,6 +16,7 @@ from tests.factories import wait_settled, wait_until
 from tests.tui.app.test_app_pilot import (
     SIZE,
     aio,
+    confirm_round_start,
     current_item,
     fill,
     on_disk,
@@ -99,6 +100,7 @@ async def test_a_fired_valve_makes_the_gate_the_safety_valve_and_continue_its_ov
     async with app.run_test(size=SIZE) as pilot:
         await start(app, pilot)
         await pilot.press("g")
+        await confirm_round_start(app, pilot)  # no round is open: round 3 is started when asked
         await on_screen(app, pilot, "RoundGate")
         gate = app.screen
         assert gate.evidence.gate.id == "safety-valve" and "stagnation" in gate.evidence.facts["valves"]

@@ -210,7 +210,7 @@ async def test_marks_and_the_three_bulk_keys(long_dir):
             batches.append(ids)
             await pilot.press(key)
             await on_screen(app, pilot, "ConfirmBulk")
-            await pilot.press("y")
+            await pilot.press("y", "enter")  # y marks yes, Enter records it
             if key == "A":
                 await on_screen(app, pilot, "AcceptForm")
                 fill(app, re_review_signal="load doubles", owner="ops", rationale="rare")
@@ -490,7 +490,9 @@ async def test_gate_letters_choose_and_enter_in_the_reason_records(long_dir):
         await pilot.press("f", "g")
         await on_screen(app, pilot, "RoundGate")
         gate = app.screen
-        await pilot.press("b")  # stop needs a reason: refused, the reason field takes the focus
+        await pilot.press(
+            "b", "enter"
+        )  # b marks stop, Enter records it: it needs a reason, refused, the reason focused
         await wait_until(pilot, lambda: gate.query_one("#gate-error").has_class("shown"), "the refusal")
         assert gate.query_one("#gate-reason").has_focus
         for ch in "bugs left are owned":

@@ -100,6 +100,13 @@ async def start(app: ScarsApp, pilot) -> None:  # noqa: ANN001
     await wait_settled(pilot, "the load shown, its filter prepared and the screen laid out")
 
 
+async def confirm_round_start(app: ScarsApp, pilot) -> None:  # noqa: ANN001
+    """The app asks before it starts a round (`g` with no round open, a decision after a stop):
+    y marks yes, Enter records the start."""
+    await on_screen(app, pilot, "ConfirmRoundStart")
+    await pilot.press("y", "enter")
+
+
 async def type_text(pilot, text: str) -> None:  # noqa: ANN001
     for ch in text:
         await pilot.press("space" if ch == " " else ch)
@@ -171,7 +178,7 @@ async def test_bulk_defer_and_one_undo_reverts_the_batch(feature_dir):
         await pilot.press("space", "D")
         await on_screen(app, pilot, "ConfirmBulk")
         assert "Decide 2 marked items as DEFER" in screen_text(app)
-        await pilot.press("y")
+        await pilot.press("y", "enter")  # y marks yes, Enter records it
         await on_screen(app, pilot, "DeferForm")
         fill(app, reason="scheduler lands first")
         await pilot.press("enter", "enter")
@@ -381,12 +388,17 @@ async def test_loops_inbox_opens_a_samsara_feature(feature_dir):
         assert on_disk(feature_dir)[item].action == "fix"
 
 
-@aio
-async def test_blocked_fix_reclassified_at_the_gate(feature_dir):
+def add_blocked_fix(feature_dir: Path) -> None:
+    """A report whose implementer said BLOCKED: its item, once decided fix, awaits its outcome."""
     (feature_dir / "scar-reports" / "task-5-scar.yaml").write_text(
         'task_id: task-5\ncompletion_status: blocked\nknown_shortcuts:\n  - "Vendor API rate limit unknown"\n'
         "silent_failure_conditions: []\nassumptions_made: []\ndebt_registered: true\ndebt_location: null\n"
     )
+
+
+@aio
+async def test_blocked_fix_reclassified_at_the_gate(feature_dir):
+    add_blocked_fix(feature_dir)
     app = ScarsApp(feature_dir, user="alice")
     async with app.run_test(size=SIZE) as pilot:
         await start(app, pilot)
@@ -501,25 +513,42 @@ async def test_a_field_error_goes_once_the_field_is_right(feature_dir):
 
 
 @aio
-async def test_after_a_stop_the_app_says_so_and_a_new_decision_says_it_opens_a_round(feature_dir):
+async def test_after_a_stop_the_app_says_so_and_a_decision_asks_before_it_starts_a_round(feature_dir):
     """Issue 16: after a round "stop" the app moved to "round 3 of 3" and offered triage as if
-    nothing had happened."""
+    nothing had happened. Issue 27: a decision then opened round 3 by itself; now it asks first
+    (no or esc records nothing), and yes starts round 3 explicitly before the decision."""
     app = ScarsApp(feature_dir, user="alice")
     async with app.run_test(size=SIZE) as pilot:
         await start(app, pilot)
         await pilot.press("f", "g")
         await on_screen(app, pilot, "RoundGate")
         app.screen.query_one("#gate-reason").value = "the rest is accepted with owners"
-        await pilot.press("b")
+        await pilot.press("b", "enter")
         log = feature_dir / "iteration-log.yaml"
         await wait_until(pilot, lambda: "decision: stop" in log.read_text(), "the round recorded")
         await wait_until(pilot, lambda: "stopped after round 2 of 3" in screen_text(app), "the header says so")
-        assert "round 3" not in screen_text(app)
+        assert "round 3 of 3" not in screen_text(app)
+        journal = (feature_dir / ".scars" / "journal.jsonl").read_bytes()
         notes = record_notes(app)
         await pilot.press("j", "f")
-        await wait_until(pilot, lambda: any(t == "New round" for t, _ in notes), "the new round said")
-        assert any("stopped after round 2 (stop); this decision opened round 3" in m for _, m in notes)
-        assert "round 3 of 3" in screen_text(app)
+        await on_screen(app, pilot, "ConfirmRoundStart")
+        await wait_settled(pilot, "the question drawn")
+        assert "The iteration stopped after round 2 (stop); start round 3?" in screen_text(app)
+        await pilot.press("escape")  # leaving it records nothing
+        await on_screen(app, pilot, "MainScreen")
+        await wait_until(pilot, lambda: any("round 3 was not started" in m for _, m in notes), "not started said")
+        assert (feature_dir / ".scars" / "journal.jsonl").read_bytes() == journal
+        assert "stopped after round 2 of 3" in screen_text(app)
+        item = current_item(app)
+        await pilot.press("f")
+        await confirm_round_start(app, pilot)
+        await wait_until(pilot, lambda: item in app.decisions, "the decision recorded in round 3")
+        assert any(t == "New round" and "Round 3 started: the loop iterates again" in m for t, m in notes)
+        await wait_until(pilot, lambda: "round 3 of 3" in screen_text(app), "the header says round 3")
+    with FeatureSession.open(feature_dir, read_only=True) as s:
+        start_rec = [r for r in s.records if r["type"] == "round_start"][-1]
+        assert start_rec["round"] == 3 and "opened_by" not in start_rec  # started explicitly, not by the decision
+        assert s.journal_decisions[item].action == "fix" and s.current_round() == 3
 
 
 @aio

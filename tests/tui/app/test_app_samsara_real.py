@@ -37,8 +37,12 @@ async def test_carried_decisions_show_count_and_can_be_redecided(search):
         assert "matched: similar" in detail and "re-decide it for this round" in detail
         assert "Report's debt_location: indexer/crawler.py — link extraction and decoding" in detail
         assert "Where:" not in detail
-        # Re-decided in the new round: a person's decision replaces the carried one.
+        # Re-decided in a new round: a person's decision replaces the carried one. Round 1 stopped
+        # the iteration, so the decision asks to start round 2 first (y marks yes, Enter starts it).
         await pilot.press("f")
+        await wait_until(pilot, lambda: type(app.screen).__name__ == "ConfirmRoundStart", "asked to start round 2")
+        assert "The iteration stopped after round 1 (stop); start round 2?" in screen_text(app)
+        await pilot.press("y", "enter")
         await wait_until(pilot, lambda: not app.decisions[crawler].carried, "the fix recorded")
         with FeatureSession.open(search, read_only=True) as s:
             assert s.journal_decisions[crawler].action == "fix" and s.journal_decisions[crawler].decided_by == "alice"

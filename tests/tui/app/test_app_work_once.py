@@ -15,7 +15,7 @@ from scars.tui.app import app as app_module
 from scars.tui.app.app import ScarsApp
 from scars.tui.app.widgets.detail import DetailPane
 from tests.factories import long_repo, wait_settled, wait_until
-from tests.tui.app.test_app_pilot import SIZE, aio, current_item, on_screen, record_notes, start
+from tests.tui.app.test_app_pilot import SIZE, aio, confirm_round_start, current_item, on_screen, record_notes, start
 
 
 def _counting(monkeypatch, module, name: str) -> list:  # noqa: ANN001
@@ -64,6 +64,7 @@ async def test_the_round_gate_is_gathered_once_when_a_valve_fired(feature_dir, m
     async with app.run_test(size=SIZE) as pilot:
         await start(app, pilot)
         await pilot.press("g")
+        await confirm_round_start(app, pilot)  # no round is open: round 3 is started when asked
         await on_screen(app, pilot, "RoundGate")
         assert app.screen.evidence.gate.id == "safety-valve" and "stagnation" in app.screen.evidence.facts["valves"]
     assert [c[0] for c in calls if c[0] != "blocked-fix"] == ["round-continue"]

@@ -340,7 +340,16 @@ REACH = {
     "TrendsScreen": [_to_trends],
     "HelpScreen": [_to_help],
 }
-UNREACHABLE = {"DecisionForm", "AcceptForm", "DeferForm", "ConfirmBulk", "OverrideReason", "RoundGate"}
+UNREACHABLE = {
+    "DecisionForm",
+    "AcceptForm",
+    "DeferForm",
+    "YesNo",
+    "ConfirmBulk",
+    "ConfirmRoundStart",
+    "OverrideReason",
+    "RoundGate",
+}
 
 
 def test_every_screen_is_either_driven_or_unreachable_read_only():

@@ -128,11 +128,13 @@ def test_the_app_header_trends_screen_and_round_gate_show_the_series(tmp_path):
             await pilot.press("escape")
             await wait_until(pilot, lambda: type(app.screen).__name__ != "TrendsScreen", "back to the items")
 
-            # No round is open in the journal: `g` opens round 3 as `scars round start` does (from the
-            # signal_lost now) and shows the figures `scars gate round-continue --json` reports for it
-            # (tests/tui/test_gate_contract.py); the series' fallback serves a round recorded without
-            # its start (tests/core/gates/test_gates_samsara.py).
+            # No round is open in the journal: `g` asks, then starts round 3 as `scars round start` does
+            # (from the signal_lost now) and shows the figures `scars gate round-continue --json`
+            # reports for it (tests/tui/test_gate_contract.py); the series' fallback serves a round
+            # recorded without its start (tests/core/gates/test_gates_samsara.py).
             await pilot.press("g")
+            await wait_until(pilot, lambda: type(app.screen).__name__ == "ConfirmRoundStart", "asked to start it")
+            await pilot.press("y", "enter")
             await wait_until(pilot, lambda: type(app.screen).__name__ == "RoundGate", "the round gate")
             assert "Round 3 is open and nothing was decided in it yet. signal_lost 5 → 5" in _screen_text(app)
 

@@ -104,8 +104,9 @@ def test_decide_undo_round_cycle(feature):
     assert p.stdout.count("saved: ") == 2
     p = scars("undo", "--feature", str(feature), "--json", check_rc=0)
     assert sorted(json.loads(p.stdout)["reverted"]) == sorted([c, d])
-    scars("round", "start", "--feature", str(feature), check_rc=0)
-    scars("round", "start", "--feature", str(feature), check_rc=2)
+    # the first decision opened round 1 (the one rule the app follows too): no second start
+    p = scars("round", "start", "--feature", str(feature), check_rc=2)
+    assert "round 1 is already open" in p.stderr
     p = scars(
         "round",
         "close",

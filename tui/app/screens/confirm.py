@@ -1,4 +1,10 @@
-"""Confirmation of a bulk decision: lists every item it will decide."""
+"""Confirmations: a bulk decision (lists every item it will decide), and the start of a round a
+decision or the round gate cannot open by itself (after a stop; the gate with no round open).
+
+Yes / no is a :class:`~scars.tui.app.widgets.choices.Choices` row: `y` / `n` mark a choice, Enter
+records the marked one, esc is no. No letter confirms or cancels by itself, so a sentence typed at
+the screen records nothing and never reaches the screen below (issue 27).
+"""
 
 from __future__ import annotations
 
@@ -12,15 +18,38 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
 from scars.core.sanitize import one_line
+from scars.tui.app.widgets.choices import Choice, Choices
+
+YES_NO_HINT = "y yes · n no · Enter records the marked choice · esc no"
 
 
-class ConfirmBulk(ModalScreen[bool]):
+class YesNo(ModalScreen[bool]):
+    """``True`` when "yes" is marked and Enter pressed (or clicked); esc and "no" are False."""
+
+    BINDINGS = [Binding("escape", "cancel", "No", id="confirm.no")]
+    YES = "Yes (y)"
+    MARKED = "yes"  # the choice marked when the screen opens
+
+    def choices(self) -> Choices:
+        return Choices(
+            [Choice("yes", "y", self.YES, "confirm-yes"), Choice("no", "n", "No (n)", "confirm-no")],
+            value=self.MARKED,
+            id="confirm-choices",
+        )
+
+    def on_mount(self) -> None:
+        self.query_one("#confirm-choices", Choices).focus()
+
+    def on_choices_picked(self, event: Choices.Picked) -> None:
+        event.stop()
+        self.dismiss(event.value == "yes")
+
+    def action_cancel(self) -> None:
+        self.dismiss(False)
+
+
+class ConfirmBulk(YesNo):
     """``True`` when the user confirms deciding all listed items as ``action``."""
-
-    BINDINGS = [
-        Binding("y", "confirm", "Yes", id="confirm.yes"),
-        Binding("n,escape", "cancel", "No", id="confirm.no"),
-    ]
 
     def __init__(self, action: str, lines: Sequence[str], note: str = "") -> None:
         super().__init__()
@@ -40,22 +69,29 @@ class ConfirmBulk(ModalScreen[bool]):
                 if n > 500:
                     yield Static(Text(f"… and {n - 500} more"))
             yield Static(Text(self.note or "One undo (u) reverts the whole batch."), classes="form-hint")
-            with Horizontal(id="form-buttons"):
-                yield Button("Yes (y)", id="confirm-yes", variant="primary", compact=True)
-                yield Button("No (n)", id="confirm-no", compact=True)
+            yield self.choices()
+            yield Static(Text(YES_NO_HINT), classes="form-hint")
 
-    def on_mount(self) -> None:
-        self.query_one("#confirm-yes", Button).focus()
 
-    def action_confirm(self) -> None:
-        self.dismiss(True)
+class ConfirmRoundStart(YesNo):
+    """``True`` when the person starts the next round: after a stop (the iteration went on to
+    Validation) or to answer the round gate when no round is open. "No" is marked at first: the
+    start is recorded, so it takes `y` and Enter."""
 
-    def action_cancel(self) -> None:
-        self.dismiss(False)
+    YES = "Yes, start it (y)"
+    MARKED = "no"
 
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        event.stop()
-        self.dismiss(event.button.id == "confirm-yes")
+    def __init__(self, title: str, note: str) -> None:
+        super().__init__()
+        self.title_text = title
+        self.note = note
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="confirm", classes="form"):
+            yield Label(Text(one_line(self.title_text, 200), style="bold"), id="confirm-title")
+            yield Static(Text(one_line(self.note, 600)), id="confirm-note")
+            yield self.choices()
+            yield Static(Text(YES_NO_HINT), classes="form-hint")
 
 
 class OverrideReason(ModalScreen["str | None"]):

@@ -6,6 +6,11 @@ figures, the valve warnings, the advice beside the choice — never instead of i
 fix of the round the implementer reported BLOCKED, the ``blocked-fix`` gate's Evidence with its
 two outcomes. The screen checks the answers with core's ``validate_answer`` and returns them;
 the app records them through the gates' one record path (``scars.core.gates.record``).
+
+The answers are a :class:`~scars.tui.app.widgets.choices.Choices` row, which has the focus when the
+gate opens: `a` / `b` mark a choice, Enter records the marked one. Tab goes from there to the first
+field a person fills in (a blocked fix's outcome, else Rule 3's first field), where letters type;
+no letter records anything, wherever the focus is (issue 27).
 """
 
 from __future__ import annotations
@@ -13,16 +18,18 @@ from __future__ import annotations
 from typing import Any
 
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Static
+from textual.widgets import Input, Label, RadioButton, RadioSet, Static
 
 from scars.core.errors import DecisionRefused
 from scars.core.gates.evidence import Evidence, validate_answer
 from scars.core.gates.samsara import round_fields
 from scars.core.sanitize import one_line, visible
+from scars.tui.app.widgets.choices import Choice, Choices
 
 
 def figures_text(evidence: Evidence) -> Text:
@@ -52,13 +59,10 @@ def _prefill(value: Any) -> str:
 class RoundGate(ModalScreen[dict | None]):
     """Returns {answer: continue|stop, reason, blocked: {item: retry|defer}} or None."""
 
-    # The letters are the gate's own (catalog): a continue, b stop. While the reason field has the
-    # focus they type into it; Enter there records the answer last tried (or moves to the choices).
-    BINDINGS = [
-        Binding("a", "choose('continue')", "Continue", id="gate.continue"),
-        Binding("b", "choose('stop')", "Stop", id="gate.stop"),
-        Binding("escape", "cancel", "Cancel", id="gate.cancel"),
-    ]
+    # The letters are the gate's own (catalog: a continue, b stop) and only mark a choice while the
+    # choices have the focus (Choices); Enter records. In a text field they type; Enter there
+    # records the answer last tried and refused for want of that text (or moves to the choices).
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="gate.cancel")]
 
     def __init__(self, evidence: Evidence, blocked: list[Evidence]) -> None:
         super().__init__()
@@ -106,22 +110,47 @@ class RoundGate(ModalScreen[dict | None]):
             yield Label("Reason (recorded as decision_reason; Tab to type it)", classes="form-label")
             yield Input(placeholder="why continue or stop", id="gate-reason", compact=True)
             yield Static("", id="gate-error", classes="form-error")
-            with Horizontal(id="form-buttons"):
-                refused = ev.refused
-                yield Button(
-                    "Continue (a)", id="gate-continue", variant="primary", disabled="continue" in refused, compact=True
-                )
-                yield Button("Stop, go to Validation (b)", id="gate-stop", compact=True)
+            yield Choices(self._choices(), value=ev.default, id="gate-choices")
+            fields = "the blocked fixes, Rule 3 and the reason" if self.blocked else "Rule 3 and the reason"
+            keys = " · ".join(f"{c.key} {c.value}" for c in self._choices())
             yield Static(
-                Text("a continue · b stop · Tab: Rule 3 and the reason · Enter in the reason records · esc cancels"),
+                Text(f"{keys} · Enter records the marked choice · Tab: {fields} · esc cancels"),
+                id="gate-hint",
                 classes="form-hint",
             )
 
+    def _choices(self) -> list[Choice]:
+        """The round's two answers, with the gate's keys (a refused continue shown, not available)."""
+        keys = {a.value: a.key for a in self.evidence.gate.answers}
+        go_on = "Continue despite the warning" if self.evidence.gate.id == "safety-valve" else "Continue"
+        return [
+            Choice(
+                "continue",
+                keys["continue"],
+                f"{go_on} ({keys['continue']})",
+                "gate-continue",
+                disabled="continue" in self.evidence.refused,
+            ),
+            Choice("stop", keys["stop"], f"Stop, go to Validation ({keys['stop']})", "gate-stop"),
+        ]
+
     def on_mount(self) -> None:
-        # The choices have the focus, so a and b choose as the buttons say; Tab reaches the reason.
-        first = next((b for b in self.query(Button) if not b.disabled), None)
-        if first is not None:
-            first.focus()
+        # The choices have the focus, so a and b mark as the choices say; Tab reaches the fields.
+        self.query_one("#gate-choices", Choices).focus()
+
+    def _first_field(self) -> Any:
+        """The first thing a person fills in: a blocked fix's outcome, else Rule 3's first field."""
+        if self.blocked:
+            return self.query_one("#blocked-0", RadioSet)
+        return self.query_one(f"#{RULE3_INPUTS[0][0]}", Input)
+
+    def on_key(self, event: events.Key) -> None:
+        """Tab from the choices goes where the hint says (the focus chain would go to the body's
+        scroll first)."""
+        if event.key == "tab" and isinstance(self.focused, Choices):
+            event.stop()
+            event.prevent_default()
+            self._first_field().focus()
 
     def result(self, answer: str) -> dict[str, Any]:
         reason = self.query_one("#gate-reason", Input).value.strip() or None
@@ -171,24 +200,20 @@ class RoundGate(ModalScreen[dict | None]):
         error.update(Text("✗ " + one_line(message, 300)))
         error.add_class("shown")
 
-    def action_choose(self, answer: str) -> None:
-        self.choose(answer)
+    def on_choices_picked(self, event: Choices.Picked) -> None:
+        event.stop()
+        self.choose(event.value)
+
+    def on_choices_unavailable(self, event: Choices.Unavailable) -> None:
+        event.stop()
+        self._show_error(self.evidence.refused.get(event.value) or f"{event.value} is not available here")
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
         if self.tried is not None:
             self.choose(self.tried)
             return
-        first = next((b for b in self.query(Button) if not b.disabled), None)
-        if first is not None:
-            first.focus()
+        self.query_one("#gate-choices", Choices).focus()  # Enter there records the marked choice
 
     def action_cancel(self) -> None:
         self.dismiss(None)
-
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        event.stop()
-        if event.button.id == "gate-continue":
-            self.choose("continue")
-        elif event.button.id == "gate-stop":
-            self.choose("stop")

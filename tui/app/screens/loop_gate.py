@@ -139,9 +139,10 @@ class LoopGate(ModalScreen[dict | None]):
         self.dismiss(res)
 
     def on_key(self, event: Any) -> None:
-        """An answer's letter picks it (the keys `scars gate` takes), unless a text field has focus
-        (or nothing can be answered here: read-only)."""
-        if self.read_only or isinstance(self.focused, Input) or not event.character:
+        """An answer's letter picks it (the keys `scars gate` takes) while the answers have the
+        focus; it records nothing (Record, or Enter in a field, does). In a text field the letters
+        type; on a button they do nothing (issue 27); read-only: nothing can be answered here."""
+        if self.read_only or not isinstance(self.focused, RadioSet) or not event.character:
             return
         answer = next((a for a in self.answers if a.key == event.character), None)
         if answer is not None and answer.value not in self.evidence.refused:

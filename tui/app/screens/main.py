@@ -20,7 +20,7 @@ from textual.screen import Screen
 from textual.widgets import Input, Static
 from textual.worker import get_current_worker
 
-from scars.core.errors import ChangedOnDisk, ScarsError
+from scars.core.errors import ChangedOnDisk, IterationStopped, ScarsError
 from scars.core.loops import discover_loops
 from scars.core.samsara.locate import parse_location, resolve_in_repo
 from scars.core.sanitize import one_line
@@ -165,6 +165,7 @@ class MainScreen(Screen[None]):
             app.backend.history(row.item_id),
             group=row.group,
             tasks=app.state.tasks_of(view.item),
+            stopped=app.backend.stopped() if app.write_refusal() is None else None,
         )
 
     def offers(self, action: str) -> bool:
@@ -209,11 +210,15 @@ class MainScreen(Screen[None]):
             self.action_reload()
             return None
         except ScarsError as exc:
-            # The max-rounds valve: said, and overridden only with a reason the person gives; what
-            # the retry records is drawn as the same write recorded at once is (``then``).
+            # What the retry records is drawn as the same write recorded at once is (``then``).
             def retry() -> None:
                 self._record(fn, *args, then=then, **kwargs)
 
+            if isinstance(exc, IterationStopped):
+                # After a stop, iterating again is the person's explicit act: asked, then retried.
+                self.app.ask_round_start((exc.round, exc.decision), then=retry)
+                return None
+            # The max-rounds valve: said, and overridden only with a reason the person gives.
             if not self.app.ask_round_override(exc, retry=retry):
                 self.notify(one_line(str(exc), 300), title="Not recorded", severity="error", markup=False)
             return None
@@ -291,19 +296,10 @@ class MainScreen(Screen[None]):
         fields = {k: v for k, v in fields.items() if v is not None}
         if action == "accept" and app.require_second_accept:
             fields["pending_review"] = True
-        stopped = app.backend.stopped()
 
         def done(_result: Any) -> None:
             if len(item_ids) > 1:
                 app.marked.difference_update(item_ids)
-            if stopped is not None:  # the loop had gone on to Validation: this decision iterates again
-                self.notify(
-                    f"The iteration had stopped after round {stopped[0]} ({stopped[1]}); this decision opened "
-                    f"round {app.round_no}: the loop iterates again.",
-                    title="New round",
-                    severity="warning",
-                    markup=False,
-                )
             self._after_decision(item_ids, advance=len(item_ids) == 1)
 
         if len(item_ids) == 1:

@@ -42,13 +42,19 @@ def _field(name: str, value: Any) -> Text:
     return t
 
 
-def describe_decision(decision: Decision | None) -> Text:
-    """A decision as words: action, who, when, and its fields."""
+def describe_decision(decision: Decision | None, stopped: tuple[int, str] | None = None) -> Text:
+    """A decision as words: action, who, when, and its fields. ``stopped``: (round, decision) when
+    the iteration stopped: an undecided item says how deciding goes on (the next round is asked)."""
     state = decision_state(decision)
     t = Text()
     if decision is None:
         t.append("Decision: ", style="bold")
         t.append("undecided (f fix · a accept · d defer)")
+        if stopped is not None:
+            t.append(
+                f" — the iteration stopped after round {stopped[0]} ({stopped[1]}): a decision first asks "
+                f"to start round {stopped[0] + 1}"
+            )
         return t
     words = {"fix": "FIX", "accept": "ACCEPT", "pending": "ACCEPT — waiting for a second person", "defer": "DEFER"}
     t.append("Decision: ", style="bold")
@@ -283,6 +289,7 @@ class DetailPane(BaseStyleCache, ScrollView, can_focus=True):
         history: list[dict],
         group: str | None = None,
         tasks: Iterable[str] = (),
+        stopped: tuple[int, str] | None = None,
     ) -> None:
         parts: list[RenderableType] = []
         head = Text()
@@ -293,7 +300,7 @@ class DetailPane(BaseStyleCache, ScrollView, can_focus=True):
         parts.append(head)
         parts.append(Text(visible(item_text(item))))
         parts.append(Text(""))
-        parts.append(describe_decision(decision))
+        parts.append(describe_decision(decision, stopped))
         if decision is None:
             reopened = self.reopened_for(feature).get(item.id)
             if reopened:

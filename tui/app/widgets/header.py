@@ -39,7 +39,7 @@ def header_text(
         t.append(one_line(driver, 32), style="bold")
     decided, total = progress
     t.append(f"  [{decided}/{total}]")
-    if stopped is not None:
+    if stopped is not None:  # how to go on is the detail pane's (a decision asks to start the next round)
         t.append(f"  stopped after round {stopped[0]} of {max_rounds}", style="bold")
     elif round_no is not None and round_no > max_rounds and not round_open:
         t.append(f"  {round_no - 1} of {max_rounds} rounds done · round {round_no} needs the max-rounds override")

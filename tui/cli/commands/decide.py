@@ -19,7 +19,10 @@ DESCRIPTION = (
     "--rationale, each saying something (empty, placeholder or generic values such as n/a, tbd, "
     'none, <owner>, ok, approved are refused, exit 4; see the README\'s "Texts that say nothing"). '
     "The decision is written to the feature's journal (.scars/journal.jsonl) and fsynced before "
-    "`saved` is printed; iteration-log.yaml is written when the round closes. "
+    "`saved` is printed; iteration-log.yaml is written when the round closes. Made while no round is "
+    "open, the decision opens the next round first (as in the app; `scars undo` of all it holds takes "
+    "it back) — unless the iteration stopped (its last round's decision was stop or forced_stop): then "
+    "it is refused (exit 4) until `scars round start` opens the next round explicitly. "
     "--blocked answers the blocked-fix gate (as `scars gate blocked-fix`: a reason is required; in "
     "auto mode its auto-decisions.md entry is appended). "
     "Exit 0 saved; 2 usage / unknown path; 4 refused; 5 another writer holds the lock."
@@ -80,6 +83,7 @@ def _fields(args: argparse.Namespace) -> dict:
 def _run(args: argparse.Namespace) -> int:
 
     with open_session(args, via="scars decide") as session:
+        was_open = session.current_round()
         if args.sign_off is not None:
             if len(args.item_ids) != 1:
                 raise UsageError("--sign-off takes one item id")
@@ -113,10 +117,13 @@ def _run(args: argparse.Namespace) -> int:
                     "saved": [decision_json(d) for d in saved],
                     "feature": str(session.path),
                     "round": session.current_round(),
+                    "round_opened": was_open is None and session.current_round() is not None,
                     "journal": ".scars/journal.jsonl",
                 }
             )
         else:
             for d in saved:
                 print("saved: " + decision_line(d, descriptions.get(d.item_id)))
+            if was_open is None and session.current_round() is not None:
+                print(f"round {session.current_round()} opened: the first decision of a round opens it")
     return 0

@@ -39,7 +39,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "start",
         help="open the next round",
         description="Open the next round: snapshot signal_lost_before and the budget context (remaining rounds, "
-        "stagnation, net rot of the previous round, strategy hint). The first decision opens one by itself. "
+        "stagnation, net rot of the previous round, strategy hint). The first decision opens one by itself, "
+        "except after a stop (or forced stop): then this is the way to iterate again. "
         "A round past max_rounds is refused (the max-rounds safety valve forces a stop) unless "
         "--override-max-rounds says why.",
     )
