@@ -30,6 +30,7 @@ from typing import Any
 
 from scars.core.gates import recording
 from scars.core.gates import requests as rq
+from scars.core.gates.catalog import GATES
 
 EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit"})
 SHELL_TOOLS = frozenset({"Bash"})
@@ -81,10 +82,15 @@ def _refusal(what: str, where: str) -> Verdict:
 def human_mode_of_gate(gate: str, path: str | os.PathLike[str], **options: Any) -> bool:
     """Whether ``gate`` at ``path`` is a person's to answer (``recording.human_mode`` of its
     evidence, read without writing); True when the loop cannot be read."""
-    try:
-        return recording.human_mode(recording.gather(gate, path, read_only=True, **options))
-    except Exception:  # an unreadable or missing loop: human mode, every loop's default
-        return True
+    tries: list[tuple[str, dict[str, Any]]] = [(gate, options)]
+    if gate in GATES and GATES[gate].loop == "samsara" and gate != "entry":
+        tries.append(("entry", {}))  # a samsara gate not open now (no round): the feature's own mode
+    for gate_id, opts in tries:
+        try:
+            return recording.human_mode(recording.gather(gate_id, path, read_only=True, **opts))
+        except Exception:  # an unreadable or missing loop: human mode, every loop's default
+            continue
+    return True
 
 
 def human_mode_of_request(rid: str, path: str | os.PathLike[str], cwd: str | os.PathLike[str]) -> bool:
@@ -135,6 +141,14 @@ def _is_assignment(word: str) -> bool:
     return bool(eq) and name.replace("_", "a").isalnum() and not name[0].isdigit()
 
 
+def _after_options(words: list[str]) -> list[str]:
+    """``words`` from the first that is not an option (``uv run --with x scars …``: ``scars …``)."""
+    i = 0
+    while i < len(words) and words[i].startswith("-"):
+        i += 2 if words[i] in ("--with", "--from", "--python", "-p", "--spec") else 1
+    return words[i:]
+
+
 def _scars_argv(words: list[str]) -> list[str] | None:
     """The arguments after ``scars`` when the words run scars (``scars``, a path to it,
     ``python -m scars``, ``uv run scars``, ``uvx scars``, ``pipx run scars``), else None."""
@@ -149,15 +163,11 @@ def _scars_argv(words: list[str]) -> list[str] | None:
             rest = rest[1:]
         if len(rest) >= 2 and rest[0] == "-m" and rest[1].split(".")[0] == "scars":
             return rest[2:]
-        if rest[:1] == ["-m"] or not rest:
-            return None
         return None
-    if prog in ("uv", "pipx") and len(words) >= 3 and words[1] == "run":
-        rest = [w for w in words[2:] if not w.startswith("-")]
-        return _scars_argv(rest) if rest else None
+    if prog in ("uv", "pipx") and words[1:2] == ["run"]:
+        return _scars_argv(_after_options(words[2:]))
     if prog == "uvx":
-        rest = [w for w in words[1:] if not w.startswith("-")]
-        return _scars_argv(rest) if rest else None
+        return _scars_argv(_after_options(words[1:]))
     return None
 
 

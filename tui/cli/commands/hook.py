@@ -20,10 +20,13 @@ _MAX_INPUT = 4 << 20
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="hook", metavar="HOOK", required=True)
-    sub.add_parser(
+    p = sub.add_parser(
         "pre-tool-use",
         help="Claude Code's PreToolUse hook: stop an agent answering a human gate itself",
         description=DESCRIPTION,
+    )
+    p.add_argument(
+        "--payload", metavar="JSON", help="judge this hook JSON instead of stdin's (to try the hook by hand)"
     )
 
 
@@ -31,7 +34,13 @@ def run(args: argparse.Namespace) -> int:
     # lazy: loaded when the hook runs, not for --help or completion
     from scars.core.agents import guard
 
-    raw = sys.stdin.read(_MAX_INPUT)
+    if args.payload is not None:
+        raw = args.payload
+    else:
+        try:
+            raw = sys.stdin.read(_MAX_INPUT)
+        except (OSError, ValueError):  # no stdin to read: nothing to judge
+            raw = ""
     try:
         payload = json.loads(raw) if raw.strip() else None
     except (json.JSONDecodeError, RecursionError):
