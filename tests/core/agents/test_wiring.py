@@ -237,3 +237,11 @@ def test_jsonedit_add_then_remove_is_the_identity(doc):
     target2 = again if again.kind == "object" else again.items[1]
     assert jsonedit.value_of(added, target2.member("scars")) == {"k": [1, 2]}
     assert jsonedit.remove_member(added, target2, "scars") == doc
+
+
+def test_jsonedit_a_one_line_object_gets_its_member_on_the_same_line():
+    doc = '{"a": 1}'
+    added = jsonedit.add_member(doc, jsonedit.parse(doc), "b", 2, "  ")
+    assert added == '{"a": 1, "b": 2}'
+    doc = '{\n  "a": 1\n}'
+    assert jsonedit.add_member(doc, jsonedit.parse(doc), "b", 2, "  ") == '{\n  "a": 1,\n  "b": 2\n}'
