@@ -55,53 +55,50 @@ def _value(text: str, i: int, depth: int) -> Node:
     i = _skip(text, i)
     if i >= len(text):
         raise JsonEditError("the JSON ends where a value was expected")
-    c = text[i]
-    if c == "{":
-        node = Node("object", i, i)
-        j = _skip(text, i + 1)
-        if j < len(text) and text[j] == "}":
-            node.end = j + 1
-            return node
-        while True:
-            j = _skip(text, j)
-            if j >= len(text) or text[j] != '"':
-                raise JsonEditError(f"a key was expected at character {j}")
-            key, k_end = _DECODER.raw_decode(text, j)
-            k_end = _skip(text, k_end)
-            if k_end >= len(text) or text[k_end] != ":":
-                raise JsonEditError(f"':' was expected at character {k_end}")
-            child = _value(text, k_end + 1, depth + 1)
-            node.members.append((key, j, child))
-            j = _skip(text, child.end)
-            if j < len(text) and text[j] == ",":
-                j += 1
-                continue
-            if j < len(text) and text[j] == "}":
-                node.end = j + 1
-                return node
-            raise JsonEditError(f"',' or '}}' was expected at character {j}")
-    if c == "[":
-        node = Node("array", i, i)
-        j = _skip(text, i + 1)
-        if j < len(text) and text[j] == "]":
-            node.end = j + 1
-            return node
-        while True:
-            child = _value(text, j, depth + 1)
-            node.items.append(child)
-            j = _skip(text, child.end)
-            if j < len(text) and text[j] == ",":
-                j += 1
-                continue
-            if j < len(text) and text[j] == "]":
-                node.end = j + 1
-                return node
-            raise JsonEditError(f"',' or ']' was expected at character {j}")
+    if text[i] in "{[":
+        return _container(text, i, depth, "}" if text[i] == "{" else "]")
     try:
         _v, end = _DECODER.raw_decode(text, i)
     except json.JSONDecodeError as exc:
         raise JsonEditError(f"not JSON at character {i}: {exc.msg}") from None
     return Node("scalar", i, end)
+
+
+def _key(text: str, j: int) -> tuple[str, int, int]:
+    """The member key at ``j``: (key, where it starts, where its value starts)."""
+    j = _skip(text, j)
+    if j >= len(text) or text[j] != '"':
+        raise JsonEditError(f"a key was expected at character {j}")
+    key, k_end = _DECODER.raw_decode(text, j)
+    k_end = _skip(text, k_end)
+    if k_end >= len(text) or text[k_end] != ":":
+        raise JsonEditError(f"':' was expected at character {k_end}")
+    return key, j, k_end + 1
+
+
+def _container(text: str, i: int, depth: int, close: str) -> Node:
+    """The object (``close`` "}") or array ("]") starting at ``i``."""
+    node = Node("object" if close == "}" else "array", i, i)
+    j = _skip(text, i + 1)
+    if j < len(text) and text[j] == close:
+        node.end = j + 1
+        return node
+    while True:
+        if close == "}":
+            key, at, j = _key(text, j)
+            child = _value(text, j, depth + 1)
+            node.members.append((key, at, child))
+        else:
+            child = _value(text, j, depth + 1)
+            node.items.append(child)
+        j = _skip(text, child.end)
+        if j < len(text) and text[j] == ",":
+            j += 1
+            continue
+        if j < len(text) and text[j] == close:
+            node.end = j + 1
+            return node
+        raise JsonEditError(f"',' or '{close}' was expected at character {j}")
 
 
 def parse(text: str) -> Node:
