@@ -490,6 +490,47 @@ def _cut_back(fd: int, length: int) -> None:
             os.fsync(fd)
 
 
+def remove_file(path: str | os.PathLike, *, root: str | os.PathLike) -> bool:
+    """Remove the file ``path`` of the repository ``root``, by the write rule (``storage/confine``:
+    its folder reached without following a link out; the name unlinked in that folder, never what
+    a link named so leads to) and durably (the folder fsynced). False when there was none."""
+    try:
+        where = confine.place(path, root, create=False)
+    except FileNotFoundError:
+        return False
+    try:
+        try:
+            os.unlink(where.name, dir_fd=where.dir_fd)
+        except FileNotFoundError:
+            return False
+        except OSError as exc:
+            raise WriteFailed(f"cannot remove {where.path}: {_describe(exc)}", where.path, exc.errno) from exc
+        _fsync_dir_fd(where.dir_fd)
+        return True
+    finally:
+        where.close()
+
+
+def remove_empty_dir(path: str | os.PathLike, *, root: str | os.PathLike) -> bool:
+    """Remove the folder ``path`` of the repository ``root`` when it is empty (its parent reached
+    by the write rule; ``rmdir`` never follows a link). False when it is not there, not empty or
+    not a folder."""
+    parent = os.path.dirname(os.path.abspath(os.fspath(path)))
+    try:
+        where = confine.place(os.path.join(parent, ".scars-probe"), root, create=False)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    try:
+        os.rmdir(os.path.basename(os.path.abspath(os.fspath(path))), dir_fd=where.dir_fd)
+    except OSError:
+        return False
+    else:
+        _fsync_dir_fd(where.dir_fd)
+        return True
+    finally:
+        where.close()
+
+
 def ensure_private_dir(path: str | os.PathLike, *, root: str | os.PathLike | None = None, private: bool = True) -> Path:
     """Create a directory (and parents) if needed and make its creation durable.
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import hashlib
+import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -212,12 +213,26 @@ COMMANDS = [
     Command(("export",), a_feature, lambda w, p: ["export", str(p[F]), "--format", "sarif"]),
     Command(("config",), a_feature, lambda w, p: ["config", "--json"]),
     Command(("completion",), a_feature, lambda w, p: ["completion", "bash"]),
+    # scars init: the agents' files it reads and writes (.mcp.json, .claude/settings.json, …)
+    Command(("init",), a_feature, lambda w, p: ["init", str(w.repo)]),
+    Command(("hook",), a_feature, lambda w, p: _hook_argv(w, p, f"scars decide X --fix --feature {p[F]}")),
+    Command(
+        ("hook", "pre-tool-use"),
+        a_feature,
+        lambda w, p: _hook_argv(w, p, f"cd {w.repo} && scars round close --decision stop --feature {p[F]}"),
+    ),
 ]
 # Driven by their own tests below (the app needs a terminal, or a browser).
 ELSEWHERE = {
     ("triage",): "test_scars_triage_on_a_repository_of_symlinks",
     ("serve",): "test_scars_serve_on_a_repository_of_symlinks",
 }
+
+
+def _hook_argv(w: World, p: dict[str, Any], command: str) -> list[str]:
+    """The hook judging an agent's shell call (it reads the feature's mode)."""
+    payload = {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": command}}
+    return ["hook", "pre-tool-use", "--payload", json.dumps({**payload, "cwd": str(w.repo)})]
 
 
 def _then(paths: dict[str, Any], step: Callable[[dict[str, Any]], None]) -> dict[str, Any]:

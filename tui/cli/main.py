@@ -41,6 +41,8 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("serve", "scars.tui.cli.commands.serve", "serve the triage app to a browser (localhost, a token, read-only unless --write)"),
     ("config", "scars.tui.cli.commands.config", "show where the configuration lives (config.toml, keymap.toml, cache) and its values"),
     ("completion", "scars.tui.cli.commands.completion", "print a shell completion script (bash, zsh or fish)"),
+    ("init", "scars.tui.cli.commands.init", "wire a repository for Claude Code, Codex CLI and Gemini CLI: MCP server, instructions, hook"),
+    ("hook", "scars.tui.cli.commands.hook", "agent hooks: `scars hook pre-tool-use` stops an agent answering a human gate itself"),
 )  # fmt: skip
 
 # `scars COMMAND --help` ends with these (tests/tui/cli/test_cli_help.py: every command has some).
@@ -82,6 +84,8 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "scars completion zsh > ~/.zfunc/_scars",
         "scars completion fish > ~/.config/fish/completions/scars.fish",
     ),
+    "init": ("scars init", "scars init --dry-run", "scars init --agent claude-code", "scars init --remove"),
+    "hook": ("scars hook pre-tool-use < payload.json",),
 }
 
 
