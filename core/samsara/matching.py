@@ -186,6 +186,8 @@ def targets_of(feature: Feature) -> list[Target]:
             position[key] += 1
     for r in feature.reports:
         for n, (section, desc, _res) in enumerate(r.resolved_entries):
+            if r.entry_items and r.entry_items[n] is not None:
+                continue  # it resolved that item (samsara.resolutions): a description names the item
             out.append(
                 Target(
                     f"{RESOLVED_ENTRY}:{r.file}#{n}",
@@ -271,9 +273,10 @@ class Matcher:
 
     # ----------------------------------------------------------------- the three stages
 
-    def match(self, entry: Any, *, taken: Iterable[str] = ()) -> LogMatch:
+    def match(self, entry: Any, *, taken: Iterable[str] = (), similar: bool = True) -> LogMatch:
         """The target ``entry`` (a description or an accept mapping) names. ``taken``: ids already
-        given to another description of the same list, avoided when an equal choice exists."""
+        given to another description of the same list, avoided when an equal choice exists.
+        ``similar``: False stops after the normalised stage (the same text, or a copy of it)."""
         description = description_of(entry)
         taken_set = set(taken)
         if not description.strip():
@@ -299,6 +302,8 @@ class Matcher:
                 f"its text without {self._added(c)} starts or is found in {len(found)} different items",
                 tuple((t.id, 1.0) for t in found[:5]),
             )
+        if not similar:
+            return _result(description, None, "none", 0.0, "not the same text nor a copy of it")
         return self._similar(description, c, pool, taken_set)
 
     def _pool(self, c: _Cleaned) -> list[Target]:
