@@ -648,13 +648,33 @@ def match_log(feature: Feature, log: IterationLog | None = None) -> tuple[LogMat
     out: list[LogMatch] = []
     for r in sorted(log.rounds, key=lambda r: r.round):
         taken: list[str] = []
+        placed: list[LogMatch] = []
         for action, entries in (("fix", r.fix), ("accept", r.accept), ("defer", r.defer)):
             for n, entry in enumerate(entries):
                 m = matcher.match(entry, taken=taken)
                 if m.target:
                     taken.append(m.target)
-                out.append(_place(m, r.round, action, n, entry))
+                placed.append(_place(m, r.round, action, n, entry))
+        out.extend(_settle_ambiguous(matcher, placed))
     return tuple(out)
+
+
+def _settle_ambiguous(matcher: Matcher, placed: list[LogMatch]) -> list[LogMatch]:
+    """A round's ambiguous matches again, with every item the round's other descriptions name
+    taken (not only those before it): "another description of the round names the runner-up"
+    holds whatever their order. Until nothing changes (a settled one may settle another)."""
+    while True:
+        changed = False
+        for k, m in enumerate(placed):
+            if m.confidence != "ambiguous":
+                continue
+            taken = [p.target for j, p in enumerate(placed) if j != k and p.target]
+            again = matcher.match(m.entry, taken=taken)
+            if again.target:
+                placed[k] = _place(again, m.round, m.action, m.index, m.entry)
+                changed = True
+        if not changed:
+            return placed
 
 
 def _place(m: LogMatch, round_: int, action: str, index: int, entry: Any) -> LogMatch:

@@ -283,6 +283,50 @@ def test_the_standard_flag_alone_says_nothing(tmp_path):
     assert not f.warnings
 
 
+# ------------------------------------------------------------------ ambiguity, whatever the order
+
+EXPORTER = "The exporter drops blank rows in the ledger export silently."
+IMPORTER = "The importer drops blank rows in the ledger import silently."
+
+
+def _accepts(*descriptions: str) -> str:
+    lines = "\n".join(f'        - description: "{d}"\n          rationale: "r"' for d in descriptions)
+    return f"""feature: demo
+rounds:
+  - round: 1
+    triage_result:
+      fix: []
+      accept:
+{lines}
+      defer: []
+    decision: stop
+"""
+
+
+def _targets(tmp_path, *descriptions: str) -> list[str | None]:
+    f = _feature(
+        tmp_path,
+        {"task-1-scar.yaml": report("task-1", ks=[f'"{EXPORTER}"', f'"{IMPORTER}"', f'"{RETRY}"'])},
+        files={"iteration-log.yaml": _accepts(*descriptions)},
+    )
+    text = {it.id: it.text for it in f.items}
+    return [text.get(m.target) if m.target else None for m in match_log(f)]
+
+
+def test_a_later_description_naming_the_runner_up_settles_an_earlier_ambiguous_one(tmp_path):
+    got = _targets(tmp_path, "drops blank rows in the ledger silently", RETRY, IMPORTER)
+    assert got == [EXPORTER, RETRY, IMPORTER]
+
+
+def test_the_same_when_the_naming_description_comes_first(tmp_path):
+    got = _targets(tmp_path, IMPORTER, RETRY, "drops blank rows in the ledger silently")
+    assert got == [IMPORTER, RETRY, EXPORTER]
+
+
+def test_an_ambiguous_description_alone_stays_ambiguous(tmp_path):
+    assert _targets(tmp_path, "drops blank rows in the ledger silently", RETRY) == [None, RETRY]
+
+
 def test_a_round_whose_fix_report_resolved_its_item_counts_the_fix_applied(tmp_path):
     from scars.core.samsara.rounds import round_figures
 
