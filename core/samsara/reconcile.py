@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scars.core.model import CATEGORIES, CATEGORY_LABEL, Feature
-from scars.core.samsara.resolutions import claimed_resolution
+from scars.core.samsara.items import claimed_resolution
 from scars.core.samsara.rounds import BASIS_LABEL, counted_by_scars, signal_series, split_rounds
 
 REASONS: dict[str, str] = {

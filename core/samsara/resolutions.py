@@ -29,11 +29,15 @@ import re
 from dataclasses import replace
 
 from scars.core.model import SECTION_OF, LogMatch, Problem, ScarItem, ScarReport, odd_normal
-from scars.core.samsara.items import INFORMAL_RESOLVED
+from scars.core.samsara.items import claimed_resolution
 from scars.core.samsara.matching import _TASK_MENTION, Matcher, Target
 from scars.core.text import normalize
 
 CONFIDENT = ("exact", "normalized", "similar")
+# A paraphrase in a fix report's entry that names no report (no file, task id, "(task-N …)") is
+# taken from this much of its weight (the matcher's SIMILAR, 0.5, otherwise): on generated
+# features random sentences of one vocabulary reach 0.5; real fix entries paraphrase at 0.7–0.8.
+UNPOINTED_SIMILAR = 0.6
 SECTIONS = ("known_shortcuts", "silent_failure_conditions", "assumptions_made")
 
 # "known_shortcuts (task-6-scar.yaml item 2)": a report file, a task id, an item number.
@@ -107,6 +111,14 @@ def resolve_across(reports: list[ScarReport], *, summary: bool = False) -> tuple
             # A task report's own item, removed from its section, lives in the entry alone: only
             # the same text (or a copy of it) names another report's item (_may_paraphrase).
             match = m.match(desc, taken=taken, similar=_may_paraphrase(r, section, desc))
+            if match.confidence == "similar" and match.score < UNPOINTED_SIMILAR and not _points(section, desc):
+                # A fix report's entry that names no report: a paraphrase needs more of its weight.
+                match = replace(
+                    match,
+                    target=None,
+                    confidence="weak",
+                    reason=f"{match.reason}; an entry that names no report needs {UNPOINTED_SIMILAR}",
+                )
             results.append((r, n, section, match))
             if results[-1][3].confidence in CONFIDENT and results[-1][3].target:
                 taken.append(results[-1][3].target)
@@ -158,6 +170,12 @@ def resolve_across(reports: list[ScarReport], *, summary: bool = False) -> tuple
 _FIX_REPORT = re.compile(r"^(?:iter|iteration|fix)\b|^iter-|^iteration-", re.I)
 
 
+def _points(original_section: str, desc: str) -> bool:
+    """The entry names a report or task (in ``original_section``, or "(task-N …)" in its text)."""
+    _section, file, task, _n = pointer_of(original_section)
+    return bool(file or task or _TASK_MENTION.search(desc))
+
+
 def _may_paraphrase(r: ScarReport, original_section: str, desc: str) -> bool:
     """An entry whose text may paraphrase an item of another report (a similar match counts):
     it points at a report or task (``original_section`` names one, or its text says
@@ -165,8 +183,7 @@ def _may_paraphrase(r: ScarReport, original_section: str, desc: str) -> bool:
     ``iter-fix-C``: its entries name the items the round fixed, never items of its own). A task
     report's entry without a pointer is its own item removed from its section (the legacy form):
     it resolves another report's item only by the same text, or a copy of it cut short."""
-    _section, file, task, _n = pointer_of(original_section)
-    if file or task or _TASK_MENTION.search(desc):
+    if _points(original_section, desc):
         return True
     name = r.file.rsplit("/", 1)[-1]
     return bool(_FIX_REPORT.match(name) or _FIX_REPORT.match(r.task_id or ""))
@@ -198,19 +215,6 @@ def _pool(reports: list[ScarReport], remaining: list[ScarItem], original_section
             pool = in_section
             key = (*key, section)
     return key, pool
-
-
-# "FIXED (see resolved_items): …", "MITIGATED: …", "[RESOLVED] …": a resolution claimed in the text.
-CLAIMED = re.compile(r"^\s*(?P<word>fixed|mitigated|resolved)\s*(?:[:：]|[(（]\s*see\b)", re.I)
-
-
-def claimed_resolution(text: str) -> str | None:
-    """The word (FIXED, MITIGATED, RESOLVED) an item's text starts by claiming a resolution with."""
-    m = INFORMAL_RESOLVED.match(text or "")
-    if m is not None:
-        return "".join(m.group(0).split()).upper()
-    m = CLAIMED.match(text or "")
-    return m.group("word").upper() if m else None
 
 
 def _claim(it: ScarItem, index: int, warnings: list[Problem]) -> ScarItem:

@@ -7,7 +7,9 @@ from __future__ import annotations
 from scars.core.samsara import matching
 from scars.core.samsara.feature import read_feature
 from scars.core.samsara.matching import match_log
-from scars.core.samsara.resolutions import claimed_resolution, pointer_of
+from scars.core.samsara import resolutions
+from scars.core.samsara.items import claimed_resolution
+from scars.core.samsara.resolutions import pointer_of
 from tests.factories import report, write_feature
 
 HOOK = "The hook template hook.sh.j2 is a structural stub: it never calls the validator, so a bad commit passes."
@@ -373,3 +375,46 @@ def test_upstream_placement_fix_report_resolves_the_task_item_it_fixed(upstream_
     assert "iteration-r1-three-state-scar.yaml resolved_items[0] (similar" in dry.notes[0]
     (fix,) = [m for m in match_log(f) if m.action == "fix"]
     assert fix.target == dry.id  # the round's fix names the item it fixed, not the fix report's entry
+
+
+def test_an_unpointed_fix_entry_needs_unpointed_similar_both_sides(tmp_path, monkeypatch):
+    # "stub never calls the validator" shares 0.x of its weight with HOOK: taken at the bound,
+    # not just above it; a pointer brings back the matcher's own SIMILAR.
+    monkeypatch.setenv("SCARS_NO_CACHE", "1")
+    reports = {
+        "task-6-scar.yaml": report("task-6", ks=[f'"{HOOK}"']),
+        "iteration-fix-1-scar.yaml": _fix_report(
+            "known_shortcuts", "hook stub never calls the validator, bad commits pass review"
+        ),
+    }
+    f = _feature(tmp_path / "a", reports)
+    (score,) = {float(n.split(", ")[1].split(":")[0]) for it in f.resolved for n in it.notes}
+    assert matching.SIMILAR <= resolutions.UNPOINTED_SIMILAR <= score < 1.0
+    monkeypatch.setattr(resolutions, "UNPOINTED_SIMILAR", score + 0.01)
+    g = _feature(tmp_path / "b", reports)
+    assert g.signal_lost == 1 and any("needs" in str(w) and "weak" in str(w) for w in g.warnings)
+    reports["iteration-fix-1-scar.yaml"] = reports["iteration-fix-1-scar.yaml"].replace(
+        '"known_shortcuts"', '"known_shortcuts (task-6-scar.yaml)"'
+    )
+    assert _feature(tmp_path / "c", reports).signal_lost == 0  # pointed: SIMILAR applies
+
+
+BENCH_ITEM = (
+    "The batched batch scheduler swallows the error of currency rounding in encode_render_emit() when two writers "
+    "run at once (src/export/m71.py:99). The fallback feature-flag client silently drops null foreign keys in "
+    "window_shard_prune()；在高並發下重試計數器可能溢出. The versioned audit logger double counts concurrent writers "
+    "in fetch_window_offset(). The shared migration runner caches forever half-open connections in store_lease_index()."
+)
+BENCH_ENTRY = (
+    "The bulk migration runner caches forever concurrent writers in slot_bucket_event() (src/search/m265.py:21)"
+)
+
+
+def test_the_bench_feature_s_random_fix_entry_resolves_nothing(tmp_path):
+    # bench/generate.py small (seed 7): a fix report's random sentence and another task's item
+    # (texts as generated) share 0.5 of the entry's weight: not a paraphrase of it.
+    fix = _fix_report("silent_failure_conditions", BENCH_ENTRY, "iteration-fix-2")
+    task = report("task-4", sf=[f'"{BENCH_ITEM}"', '"Other words entirely here"'])
+    f = _feature(tmp_path, {"task-4-scar.yaml": task, "iteration-fix-2-scar.yaml": fix})
+    assert f.signal_lost == 2
+    assert any("needs 0.6" in str(w) for w in f.warnings)
