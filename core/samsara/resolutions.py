@@ -149,14 +149,14 @@ def resolve_across(reports: list[ScarReport], *, summary: bool = False) -> tuple
                         )
                     )
                     for cid, _sc in match.candidates if match.confidence == "ambiguous" else ():
-                        it = updates.get(cid, by_id.get(cid))
-                        if it is None or it.resolved:
+                        cand = updates.get(cid, by_id.get(cid))
+                        if cand is None or cand.resolved:
                             continue
                         note = (
                             f"{where} may name this item ({match.confidence} match); not confident, "
                             "so the item is still counted"
                         )
-                        updates[cid] = replace(it, notes=(*it.notes, note))
+                        updates[cid] = replace(cand, notes=(*cand.notes, note))
     out: list[ScarReport] = []
     for r in reports:
         items = tuple(updates.get(it.id, it) for it in r.items)

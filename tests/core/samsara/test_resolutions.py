@@ -4,11 +4,10 @@ way; resolutions claimed in free text; Level-1 deferrals under keys no era defin
 
 from __future__ import annotations
 
-from scars.core.samsara import matching
+from scars.core.samsara import matching, resolutions
 from scars.core.samsara.feature import read_feature
-from scars.core.samsara.matching import match_log
-from scars.core.samsara import resolutions
 from scars.core.samsara.items import claimed_resolution
+from scars.core.samsara.matching import match_log
 from scars.core.samsara.resolutions import pointer_of
 from tests.factories import report, write_feature
 
