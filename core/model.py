@@ -168,6 +168,9 @@ class ScarReport:
     extra: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)  # unknown keys
     # legacy `resolved_items` entries: (original_section, original_description, resolution)
     resolved_entries: tuple[tuple[str, str, str], ...] = ()
+    # the item id each entry resolved in another report or by a near copy (samsara.resolutions);
+    # () when none did, else one per entry (None: that entry resolved nothing there)
+    entry_items: tuple[str | None, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,6 +31,7 @@ from scars.core.samsara.layout import (
 )
 from scars.core.samsara.registry import read_registry
 from scars.core.samsara.reports import read_report, read_summary_report
+from scars.core.samsara.resolutions import resolve_across
 from scars.core.storage import cache as feature_cache
 from scars.core.storage import parallel, safe_read
 from scars.core.storage.confine import check_inside
@@ -244,6 +245,8 @@ def _read_feature_files(
             Problem(f"{REPORTS_DIR}/", None, "no such directory: signal_lost counts nothing here", "warning")
         )
 
+    reports, across = resolve_across(reports, summary=summary)
+    warnings.extend(across)
     all_items = [it for r in reports for it in r.items]
     items = tuple(it for it in all_items if not _excluded(it))
     # The possible patterns need the items only: started now (in a forked child at scale) they are

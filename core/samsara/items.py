@@ -53,3 +53,16 @@ def fingerprint_of(file: str, category: str, raw: Any) -> str:
 
 # An item the loop marked resolved in its text instead of with `status: resolved`.
 INFORMAL_RESOLVED = re.compile(r"^\s*[\[(（【]\s*resolved\s*[\])）】]", re.I)
+
+
+# "FIXED (see resolved_items): …", "MITIGATED: …", "[RESOLVED] …": a resolution claimed in the text.
+CLAIMED = re.compile(r"^\s*(?P<word>fixed|mitigated|resolved)\s*(?:[:：]|[(（]\s*see\b)", re.I)
+
+
+def claimed_resolution(text: str) -> str | None:
+    """The word (FIXED, MITIGATED, RESOLVED) an item's text starts by claiming a resolution with."""
+    m = INFORMAL_RESOLVED.match(text or "")
+    if m is not None:
+        return "".join(m.group(0).split()).upper()
+    m = CLAIMED.match(text or "")
+    return m.group("word").upper() if m else None

@@ -186,6 +186,8 @@ def targets_of(feature: Feature) -> list[Target]:
             position[key] += 1
     for r in feature.reports:
         for n, (section, desc, _res) in enumerate(r.resolved_entries):
+            if r.entry_items and r.entry_items[n] is not None:
+                continue  # it resolved that item (samsara.resolutions): a description names the item
             out.append(
                 Target(
                     f"{RESOLVED_ENTRY}:{r.file}#{n}",
@@ -271,9 +273,10 @@ class Matcher:
 
     # ----------------------------------------------------------------- the three stages
 
-    def match(self, entry: Any, *, taken: Iterable[str] = ()) -> LogMatch:
+    def match(self, entry: Any, *, taken: Iterable[str] = (), similar: bool = True) -> LogMatch:
         """The target ``entry`` (a description or an accept mapping) names. ``taken``: ids already
-        given to another description of the same list, avoided when an equal choice exists."""
+        given to another description of the same list, avoided when an equal choice exists.
+        ``similar``: False stops after the normalised stage (the same text, or a copy of it)."""
         description = description_of(entry)
         taken_set = set(taken)
         if not description.strip():
@@ -299,6 +302,8 @@ class Matcher:
                 f"its text without {self._added(c)} starts or is found in {len(found)} different items",
                 tuple((t.id, 1.0) for t in found[:5]),
             )
+        if not similar:
+            return _result(description, None, "none", 0.0, "not the same text nor a copy of it")
         return self._similar(description, c, pool, taken_set)
 
     def _pool(self, c: _Cleaned) -> list[Target]:
@@ -643,13 +648,33 @@ def match_log(feature: Feature, log: IterationLog | None = None) -> tuple[LogMat
     out: list[LogMatch] = []
     for r in sorted(log.rounds, key=lambda r: r.round):
         taken: list[str] = []
+        placed: list[LogMatch] = []
         for action, entries in (("fix", r.fix), ("accept", r.accept), ("defer", r.defer)):
             for n, entry in enumerate(entries):
                 m = matcher.match(entry, taken=taken)
                 if m.target:
                     taken.append(m.target)
-                out.append(_place(m, r.round, action, n, entry))
+                placed.append(_place(m, r.round, action, n, entry))
+        out.extend(_settle_ambiguous(matcher, placed))
     return tuple(out)
+
+
+def _settle_ambiguous(matcher: Matcher, placed: list[LogMatch]) -> list[LogMatch]:
+    """A round's ambiguous matches again, with every item the round's other descriptions name
+    taken (not only those before it): "another description of the round names the runner-up"
+    holds whatever their order. Until nothing changes (a settled one may settle another)."""
+    while True:
+        changed = False
+        for k, m in enumerate(placed):
+            if m.confidence != "ambiguous":
+                continue
+            taken = [p.target for j, p in enumerate(placed) if j != k and p.target]
+            again = matcher.match(m.entry, taken=taken)
+            if again.target:
+                placed[k] = _place(again, m.round, m.action, m.index, m.entry)
+                changed = True
+        if not changed:
+            return placed
 
 
 def _place(m: LogMatch, round_: int, action: str, index: int, entry: Any) -> LogMatch:

@@ -13,7 +13,8 @@ counted that way):
   new``), but the reports still list the items it fixed (no ``status: resolved``);
 * ``accepted_not_counted`` — the loop also subtracted the items it accepted (``after = before -
   fixes_applied - accepted + new``): the seed counts them (accepts resolve nothing);
-* ``informal_resolved`` — items whose text says ``[RESOLVED]`` but that are not resolved by
+* ``informal_resolved`` — items whose text claims a resolution (``[RESOLVED]``, ``FIXED:``,
+  ``MITIGATED:``; ``resolutions.claimed_resolution``) but that are not resolved by
   the seed's rule (the loop will have left them out);
 * ``verified_missing`` — assumptions without ``verified`` (scars counts them as unverified);
 * ``never_triaged`` — the loop triaged exactly as many items as it counted in round 1
@@ -30,13 +31,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scars.core.model import CATEGORIES, CATEGORY_LABEL, Feature
-from scars.core.samsara.items import INFORMAL_RESOLVED
+from scars.core.samsara.items import claimed_resolution
 from scars.core.samsara.rounds import BASIS_LABEL, counted_by_scars, signal_series, split_rounds
 
 REASONS: dict[str, str] = {
     "fixed_still_listed": "the log fixed them, but their reports still list them (no `status: resolved`)",
     "accepted_not_counted": "the loop stopped counting the items it accepted; the seed counts them (accepts resolve nothing)",
-    "informal_resolved": "their text says [RESOLVED] but they are not resolved by the seed's rule",
+    "informal_resolved": "their text claims a resolution ([RESOLVED], FIXED:, MITIGATED:) but they are not resolved by the seed's rule",
     "verified_missing": "assumptions without `verified`: counted as unverified",
     "never_triaged": "no round of the log names them, and the loop counted only what it triaged",
 }
@@ -155,7 +156,7 @@ def reconcile(feature: Feature) -> Reconciliation:
             return "fixed_still_listed"
         if action == "accept" and drops_accepts:
             return "accepted_not_counted"
-        if INFORMAL_RESOLVED.match(it.text or ""):
+        if claimed_resolution(it.text) is not None:
             return "informal_resolved"
         if it.category == "unverified_assumptions" and it.verified is None:
             return "verified_missing"

@@ -18,8 +18,7 @@ from sys import intern
 from typing import Any
 
 from scars.core.model import SECTION_OF, Problem, Registry, ScarItem, ScarReport, odd_normal
-from scars.core.samsara.items import INFORMAL_RESOLVED, fingerprint_of
-from scars.core.samsara.matching import near_copy
+from scars.core.samsara.items import fingerprint_of
 from scars.core.storage import safe_read
 from scars.core.text import normalize
 from scars.core.values import as_text, json_ready, opt_text, readable
@@ -134,12 +133,7 @@ class _ReportBuilder:
         counting"): each is a warning of the feature and a note of the item (none for a summary)."""
         if self.summary:
             return ()
-        notes: list[str] = []
-        if not resolved and INFORMAL_RESOLVED.match(text or ""):
-            notes.append(
-                "its text is marked [RESOLVED] but the item has no `status: resolved` (nor a matching "
-                "resolved_items entry): counted, as the seed's rule counts it"
-            )
+        notes: list[str] = []  # a resolution claimed in the text: samsara.resolutions (across reports)
         status = opt_text(d.get("status"))
         if status in ("accepted", "deferred", "blocked") and not isinstance(d.get("iteration"), dict):
             notes.append(
@@ -234,8 +228,8 @@ def read_report(
             line = lines[idx] if idx < len(lines) else kl.get(section)
             _read_item(b, section, category, idx, raw, line, debt_location, task_id, resolved_keys)
 
-    if not summary:  # a near copy is a warning and a note, never a count
-        _near_copies(b, resolved_entries, kl.get("resolved_items"))
+    if not summary:
+        _odd_deferrals(b, data, kl, loaded.item_lines)
     extra = {k: v for k, v in data.items() if k not in _KNOWN_TOP}
     items = b.items
     if b.failures:
@@ -261,34 +255,39 @@ def read_summary_report(
     return read_report(path, rel, registry, summary=True)
 
 
-def _near_copies(b: _ReportBuilder, entries: list[tuple[str, str, str]], line: int | None) -> None:
-    """A resolved_items entry that matches no listed item exactly but is a shortened (or
-    lengthened) copy of one that is still counted: the seed matches by the exact text, so the
-    item stays counted — said, not silent."""
-    if not entries:
-        return
-    by_section: dict[str, list[ScarItem]] = {}
-    for it in b.items:
-        by_section.setdefault(SECTION_OF[it.category], []).append(it)
-    for n, (section, desc, _resolution) in enumerate(entries):
-        key = normalize(desc)
-        listed = by_section.get(section, [])
-        if any(it.normalized == key for it in listed):
+def _odd_deferrals(b: _ReportBuilder, data: dict, kl: dict, item_lines: dict) -> None:
+    """Level-1 deferrals under keys no era defines (a top-level ``deferred_to_feature_iteration:``
+    list in a fix report, ``deferred_to_feature_iteration_notes:``): not read as deferrals (only an
+    item's own ``deferred_to_feature_iteration: true`` is one) — said, never silently skipped."""
+    for key, value in data.items():
+        name = as_text(key)
+        if name in _KNOWN_TOP or not name.casefold().startswith("deferred"):
             continue
-        for it in listed:
-            excluded = it.resolved or (it.category == "unverified_assumptions" and it.verified is True)
-            if excluded or not near_copy(key, it.normalized):
+        size = f"a list of {len(value)}" if isinstance(value, list) else describe_shape(value)
+        b.warn(
+            kl.get(key),
+            f"top-level {name} ({size}) is not a key of any era: a Level-1 deferral is an item's own "
+            "`deferred_to_feature_iteration: true`, so nothing here is read as deferred (the items stay "
+            "as their sections say)",
+        )
+    for section in ("known_shortcuts", "silent_failure_conditions", "assumptions_made"):
+        value = data.get(section)
+        if not isinstance(value, list):
+            continue
+        lines = item_lines.get(section, [])
+        for idx, raw in enumerate(value):
+            if not isinstance(raw, dict):
                 continue
-            b.warn(
-                line,
-                f"resolved_items[{n}] looks like a shortened copy of {section} item {it.id} "
-                f"({_quote(it.text)}) but does not match its text exactly: the item is still counted",
-            )
-            note = (
-                f"resolved_items[{n}] of this report is a near copy of this item's text; "
-                "resolved_items matches the exact text, so the item is still counted"
-            )
-            b.items[b.items.index(it)] = replace(it, notes=(*it.notes, note))
+            for key in raw:
+                name = as_text(key)
+                if name != "deferred_to_feature_iteration" and name.casefold().startswith("deferred"):
+                    flag = raw.get("deferred_to_feature_iteration")
+                    b.warn(
+                        lines[idx] if idx < len(lines) else kl.get(section),
+                        f"{section}[{idx}]: {name} is not a key of any era; the item is "
+                        + ("deferred by its `deferred_to_feature_iteration: true`" if flag is True
+                           else "not deferred (no `deferred_to_feature_iteration: true` beside it)"),
+                    )  # fmt: skip
 
 
 def _quote(text: str, width: int = 60) -> str:

@@ -79,6 +79,7 @@ _CODE_MODULES = (
     "samsara/feature.py",
     "samsara/layout.py",
     "samsara/reports.py",
+    "samsara/resolutions.py",
     "samsara/items.py",
     "samsara/registry.py",
     "samsara/contract.py",

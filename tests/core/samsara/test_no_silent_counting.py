@@ -43,7 +43,9 @@ def test_a_marked_item_really_resolved_in_place_says_nothing(tmp_path):
 LONG = "Retry count is hard-coded to 3 because the config loader has no retry key yet"
 
 
-def test_a_shortened_resolved_items_copy_is_said_and_still_counted(tmp_path):
+def test_a_shortened_resolved_items_copy_resolves_its_item_and_says_so(tmp_path):
+    # formats.md §1.3: resolved_items go through the one matcher; a copy cut short is its
+    # normalised stage (confident), so it resolves the item, and the item's note names the entry.
     extra = """
     resolved_items:
       - original_section: known_shortcuts
@@ -51,9 +53,21 @@ def test_a_shortened_resolved_items_copy_is_said_and_still_counted(tmp_path):
         resolution: "made configurable"
     """
     f = _one(tmp_path, report(ks=[f'"{LONG}"'], extra=extra))
-    assert f.signal_lost == 1  # the seed matches resolved_items by the exact text
-    assert any("resolved_items[0] looks like a shortened copy" in str(w) for w in f.warnings)
-    assert "near copy" in f.items[0].notes[0]
+    assert f.signal_lost == 0
+    (it,) = f.resolved
+    assert it.resolution == "made configurable"
+    assert "resolved by scar-reports/task-1-scar.yaml resolved_items[0] (normalized" in it.notes[0]
+
+
+def test_a_copy_shorter_than_min_copy_chars_resolves_nothing(tmp_path):
+    extra = """
+    resolved_items:
+      - original_section: known_shortcuts
+        original_description: "Retry count is hard…"
+        resolution: "made configurable"
+    """
+    f = _one(tmp_path, report(ks=[f'"{LONG}"'], extra=extra))
+    assert f.signal_lost == 1 and f.items[0].notes == ()
 
 
 def test_an_exact_resolved_items_entry_resolves_without_a_word(tmp_path):

@@ -45,7 +45,9 @@ def test_search_index_differs_by_six_and_says_which_items(tmp_path):
 def test_report_cache_loop_stopped_counting_its_accepts():
     f = read_feature(REAL / "changes" / "2026-08-11_report-cache")
     rec = reconcile(f)
-    assert (rec.recorded_latest, rec.recounted) == (7, 11)
+    # 10, not 11: task-1's resolved_items[0] is a copy of an item's text cut short ("…"), which
+    # resolves it (formats.md §1.3, the one matcher's normalised stage)
+    assert (rec.recorded_latest, rec.recounted) == (7, 10)
     (e,) = rec.explanations
     assert e["id"] == "accepted_not_counted" and e["count"] == 4
     assert e["categories"] == {"known_shortcuts": 2, "unverified_assumptions": 1, "silent_failure_conditions": 1}

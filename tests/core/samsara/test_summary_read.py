@@ -17,18 +17,9 @@ from scars.core.model import FeatureSummary
 from scars.core.samsara import aggregate as aggregate_module
 from scars.core.samsara import feature as reader
 from scars.core.samsara import reports as reports_module
+from scars.core.samsara import resolutions as resolutions_module
 from scars.core.storage import cache
 from tests.factories import DEMO_CHANGES, app_repo, samsara_corpus
-
-
-class _Unasked:
-    """A pattern a summary must never ask (what only an item's notes need)."""
-
-    def __init__(self, what: str) -> None:
-        self.what = what
-
-    def match(self, *_a: object) -> None:
-        pytest.fail(f"a summary computed {self.what}")
 
 
 @pytest.mark.parametrize("case", samsara_corpus(), ids=lambda p: p.name)
@@ -41,11 +32,10 @@ def test_a_summary_is_the_whole_feature_s_read_without_its_possible_patterns_and
             (aggregate_module, "match_log"),
             (reports_module, "fingerprint_of"),
             (reports_module, "extra_keys"),
-            (reports_module, "_near_copies"),
+            (resolutions_module, "_claim"),
             (reader, "parse_contract"),
         ):
             m.setattr(module, name, lambda *a, name=name: pytest.fail(f"a summary computed {name}"))
-        m.setattr(reports_module, "INFORMAL_RESOLVED", _Unasked("the items' notes"))
         summary = reader.read_summary(case)
     assert summary == FeatureSummary.of(whole)
     assert summary.rounds == (len(whole.iteration_log.rounds) if whole.iteration_log else 0)
