@@ -39,6 +39,7 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("watch", "scars.tui.cli.commands.watch", "check the machine-checkable watches of accepted items; a fired watch reopens its item"),
     ("export", "scars.tui.cli.commands.export", "export a samsara feature's scar items and decisions as SARIF 2.1.0, OpenVEX or JSON"),
     ("serve", "scars.tui.cli.commands.serve", "serve the triage app to a browser (localhost, a token, read-only unless --write)"),
+    ("mcp", "scars.tui.cli.commands.mcp", "serve the human gate to coding agents over MCP (stdio): request_gate, wait_for_answer …"),
     ("config", "scars.tui.cli.commands.config", "show where the configuration lives (config.toml, keymap.toml, cache) and its values"),
     ("completion", "scars.tui.cli.commands.completion", "print a shell completion script (bash, zsh or fish)"),
 )  # fmt: skip
@@ -66,7 +67,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         f'scars gate round-continue {F} --answer stop --reason "the rest is accepted"',
         "scars gate pdca-continue . --json",
         "scars gate triage --answers answers.yaml",
-        "scars gate spec .loop-spec/features/sync --wait --timeout 3600",
+        "scars gate spec .loop-spec/features/sync --wait --json",
     ),
     "requests": ("scars requests", "scars requests . --all --json", "scars requests apply spec-3fa9c2"),
     "answer": ('scars answer spec-3fa9c2 --answer ship --reason "offline sync is v2 scope"',),
@@ -76,6 +77,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "watch": (f"scars watch check {F}", "scars watch check . --dry-run --json"),
     "export": (f"scars export {F}", f"scars export {F} --format sarif -o scars.sarif"),
     "serve": (f"scars serve {F}", f"scars serve {F} --port 8765 --write --as bob"),
+    "mcp": ("scars mcp", "scars mcp --root ~/src/app"),
     "config": ("scars config", "scars config --json"),
     "completion": (
         "scars completion bash > ~/.local/share/bash-completion/completions/scars",
