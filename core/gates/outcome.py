@@ -14,7 +14,11 @@ import os
 from pathlib import Path
 from typing import Any
 
+from scars.core.errors import DecisionRefused, HumanNeeded, LockHeld
+from scars.core.gates import requests as rq
 from scars.core.gates.catalog import GATES
+from scars.core.samsara.decisions import current_decisions
+from scars.core.samsara.feature import read_feature
 
 STATES: tuple[str, ...] = ("answered", "pending", "expired", "withdrawn", "refused")
 
@@ -33,10 +37,6 @@ def _item_line(it: Any, decision: Any) -> dict[str, Any]:
 
 def triage_next(feature_dir: str | os.PathLike[str]) -> dict[str, Any]:
     """The triage's outcome for the loop: the items to fix, the accepts, the defers (decisions in force)."""
-    # lazy: the feature reader only when a triage is settled
-    from scars.core.samsara.decisions import current_decisions
-    from scars.core.samsara.feature import read_feature
-
     feature = read_feature(feature_dir)
     decisions = current_decisions(feature.path, feature)
     out: dict[str, list[dict[str, Any]]] = {"fix": [], "accept": [], "defer": []}
@@ -75,10 +75,6 @@ def request_outcome(
     """Wait at most ``timeout`` seconds for request ``rid`` to be settled, record an answer
     through the one record path (:func:`~scars.core.gates.requests.apply_request`) and say how it
     stands: one of :data:`STATES`, with ``request`` and, once answered, ``answer`` and ``next``."""
-    # lazy: the inbox only when a request is waited for
-    from scars.core.errors import DecisionRefused, HumanNeeded, LockHeld
-    from scars.core.gates import requests as rq
-
     root = Path(root)
     kw: dict[str, Any] = {} if poll is None else {"poll": poll}
     try:
