@@ -71,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     from scars.core.storage.parallel import gc_paused
 
     kind, target, features = resolve_target(args.path)
-    if args.summary or args.fields:
+    if getattr(args, "summary", False) or getattr(args, "fields", None):  # another command's Namespace has neither
         return _summary_json(args, kind, target)
     # The cache files a cold read stores are written after the output, which is flushed first.
     # The cyclic GC stays off for the whole command, the cache writes included (not only for the
@@ -106,7 +106,7 @@ def _summary_json(args: argparse.Namespace, kind: str, target: Path) -> int:
 
     if not args.json:
         raise UsageError("--summary and --fields go with --json")
-    fields = [f.strip() for f in (args.fields or "").split(",") if f.strip()]
+    fields = [f.strip() for f in (getattr(args, "fields", None) or "").split(",") if f.strip()]
     obj = summary_object(args.path, fields)
     sys.stdout.write(json.dumps(obj, ensure_ascii=True) + "\n")
     return 3 if (args.strict and obj["parse_failure_count"]) else 0
