@@ -12,18 +12,30 @@ import os
 import sys
 from pathlib import Path
 
+import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.types import Implementation
 from textual.widgets import DataTable
 
+from scars.core.formats.auto_decisions import parse_auto_decisions
 from scars.core.gates import requests as rq
+from scars.core.gates.catalog import GATES
+from scars.core.gates.inbox import gate_call
 from scars.core.loops import discover_loops
 from scars.core.provenance import PERSON_CHANNELS, Provenance
 from scars.core.samsara.feature import read_feature
 from scars.core.storage.journal import journal_path, read_journal
 from scars.tui.app.app import ScarsApp
-from tests.factories import clean_env, resolve_in_report, samsara_feature, scars_process, wait_until
+from tests.factories import (
+    GATE_ANSWERS,
+    clean_env,
+    gate_state,
+    resolve_in_report,
+    samsara_feature,
+    scars_process,
+    wait_until,
+)
 from tests.tui.app.test_app_pilot import SIZE, aio, on_screen
 from tests.tui.app.test_loops_console import _answer
 
@@ -156,3 +168,38 @@ async def test_an_agent_drives_a_samsara_round_while_a_person_answers_in_the_app
         assert r["by"] == "bob" or r.get("decided_by") == "bob", r
     log = (f / "iteration-log.yaml").read_text(encoding="utf-8")
     assert "decision: stop" in log and "claude-code" not in log
+
+
+OTHER_LOOPS = ("spec", "review-continue", "pdca-max-iterations", "sprint-pause", "dag-escalate")
+
+
+@pytest.mark.parametrize("gate", OTHER_LOOPS)
+@aio
+async def test_an_agent_asks_one_gate_of_each_other_loop_and_the_person_answers_in_the_app(gate, tmp_path, monkeypatch):
+    clean_env(monkeypatch, user="bob")
+    no_agent_env(monkeypatch)
+    (tmp_path / ".git").mkdir()
+    path, entries_dir, _selectors = gate_state(gate, tmp_path)
+    answer, reason = GATE_ANSWERS[gate]
+    root = rq.requests_root(path)
+    async with stdio_client(server_params(root)) as (r, w), ClientSession(r, w, client_info=CLIENT) as agent:
+        await agent.initialize()
+        listed = await call(agent, "list_waiting", path=".")
+        # the loops that wait, with their gate: the inbox's one rule (core's gate_call)
+        waiting = [s for s in discover_loops(root) if s.waiting_for_human]
+        assert [(lp["gate"] or {}).get("id") for lp in listed["loops"]] == [
+            getattr(gate_call(s, root), "gate", None) for s in waiting
+        ]
+        rid = (await call(agent, "request_gate", gate=gate, path=str(path)))["request"]
+        app = ScarsApp(None, inbox=(discover_loops(root), root), user="bob")
+        async with app.run_test(size=SIZE) as pilot:
+            pending = asyncio.ensure_future(call(agent, "wait_for_answer", request_id=rid, timeout_s=120))
+            await _open_request(app, pilot, rid)
+            await on_screen(app, pilot, "LoopGate")
+            await _answer(app, pilot, answer, reason)
+            got = await pending
+    assert got["status"] == "answered", got
+    assert (got["answer"]["answer"], got["answer"]["decided_by"]) == (answer, "bob")
+    assert got["next"]["do"] == GATES[gate].answer(answer).consequence
+    entries = parse_auto_decisions((entries_dir / "auto-decisions.md").read_text(encoding="utf-8"))
+    assert [e.gate_id for e in entries][-1:] == [GATES[gate].entry_id]
