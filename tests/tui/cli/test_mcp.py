@@ -115,9 +115,11 @@ def test_wait_for_answer_returns_pending_within_its_timeout_and_refuses_a_longer
     rid = tools.request_gate("entry", str(f))["request"]
     got = tools.wait_for_answer(rid, 0.2, path=str(f))
     assert got == {"status": "pending", "request": rid, "gate": "entry", "waited_s": 0.2}
+    rq.withdraw_request(rq.requests_root(f), rid, user="agent")  # without the bound: settled at once, no error
     for bad in (0, -1, WAIT_MAX_S + 1):
         with pytest.raises(UsageError, match="timeout_s"):
             tools.wait_for_answer(rid, bad, path=str(f))
+    assert tools.wait_for_answer(rid, WAIT_MAX_S, path=str(f))["status"] == "withdrawn"  # the bound itself is allowed
     assert WAIT_MAX_S <= 540
 
 
