@@ -173,3 +173,13 @@ def test_a_killed_server_loses_no_request_and_errors_keep_the_cli_exit(tmp_path,
     rq.answer_request(root, rid, "enter", "worth a round", user="bob", source=provenance("request-answer", tty=True))
     got = request_outcome(root, rid, timeout=1)
     assert got["status"] == "answered" and got["answer"]["decided_by"] == "bob"
+
+
+def test_budget_context_is_the_envelope_budget_context_prints(tmp_path, capsys):
+    f = samsara_feature(tmp_path / "repo")
+    code, out, _ = run_cli(["budget-context", str(f), "--json"], capsys)
+    assert code == 0
+    assert Tools().budget_context(str(f)) == json.loads(out)
+    assert "iteration_budget_context" in json.loads(out)
+    with pytest.raises(UsageError, match="one feature directory"):
+        Tools().budget_context(str(tmp_path / "repo"))

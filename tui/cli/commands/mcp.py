@@ -90,16 +90,13 @@ class Tools:
 
     def budget_context(self, path: str) -> dict[str, Any]:
         from scars.core.errors import UsageError
-        from scars.core.samsara.decisions import current_decisions, feature_state
-        from scars.core.samsara.feature import read_feature
-        from scars.tui.cli.commands.budget_context import envelope_json
+        from scars.tui.cli.commands.budget_context import feature_envelope
         from scars.tui.cli.commands.status import resolve_target
 
         kind, target, _features = resolve_target(self._path(path))
         if kind != "feature":
             raise UsageError(f"{path}: the budget context is of one feature directory")
-        f = read_feature(target)
-        return envelope_json(f, current_decisions(target, f), feature_state(target).open_round)
+        return feature_envelope(target)
 
     def request_gate(
         self,
