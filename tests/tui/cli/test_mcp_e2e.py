@@ -78,6 +78,16 @@ async def _open_request(app: ScarsApp, pilot, rid: str) -> None:  # noqa: ANN001
     await pilot.press("enter")
 
 
+async def answered_in_app(agent: ClientSession, app: ScarsApp, pilot, rid: str, answer: str, reason: str) -> dict:  # noqa: ANN001
+    """The agent waits on ``rid`` while the person opens it in the Loops inbox and answers it; what
+    ``wait_for_answer`` returned."""
+    pending = asyncio.ensure_future(call(agent, "wait_for_answer", request_id=rid, timeout_s=120))
+    await _open_request(app, pilot, rid)
+    await on_screen(app, pilot, "LoopGate")
+    await _answer(app, pilot, answer, reason)
+    return await pending
+
+
 @aio
 async def test_an_agent_drives_a_samsara_round_while_a_person_answers_in_the_app(tmp_path, monkeypatch):
     clean_env(monkeypatch, user="bob")
@@ -109,11 +119,7 @@ async def test_an_agent_drives_a_samsara_round_while_a_person_answers_in_the_app
 
         app = ScarsApp(None, inbox=(discover_loops(root), root), user="bob")
         async with app.run_test(size=SIZE) as pilot:
-            pending = asyncio.ensure_future(call(agent, "wait_for_answer", request_id=rid, timeout_s=120))
-            await _open_request(app, pilot, rid)
-            await on_screen(app, pilot, "LoopGate")
-            await _answer(app, pilot, "enter", "five undecided items: worth a round")
-            got = await pending
+            got = await answered_in_app(agent, app, pilot, rid, "enter", "five undecided items: worth a round")
             assert got["status"] == "answered"
             assert (got["answer"]["answer"], got["answer"]["decided_by"]) == ("enter", "bob")
             assert got["next"]["do"]
@@ -148,11 +154,9 @@ async def test_an_agent_drives_a_samsara_round_while_a_person_answers_in_the_app
         cont = (await call(agent, "request_gate", gate="round-continue", path=rel))["request"]
         app = ScarsApp(None, inbox=(discover_loops(root), root), user="bob")
         async with app.run_test(size=SIZE) as pilot:
-            pending = asyncio.ensure_future(call(agent, "wait_for_answer", request_id=cont, timeout_s=120))
-            await _open_request(app, pilot, cont)
-            await on_screen(app, pilot, "LoopGate")
-            await _answer(app, pilot, "stop", "the rest is for the person to accept next week")
-            got = await pending
+            got = await answered_in_app(
+                agent, app, pilot, cont, "stop", "the rest is for the person to accept next week"
+            )
         assert got["status"] == "answered", got
         assert got["answer"]["answer"] == "stop"
     assert all(rq.load_request(root, x).status == "applied" for x in (rid, tri, cont))
@@ -193,11 +197,7 @@ async def test_an_agent_asks_one_gate_of_each_other_loop_and_the_person_answers_
         rid = (await call(agent, "request_gate", gate=gate, path=str(path)))["request"]
         app = ScarsApp(None, inbox=(discover_loops(root), root), user="bob")
         async with app.run_test(size=SIZE) as pilot:
-            pending = asyncio.ensure_future(call(agent, "wait_for_answer", request_id=rid, timeout_s=120))
-            await _open_request(app, pilot, rid)
-            await on_screen(app, pilot, "LoopGate")
-            await _answer(app, pilot, answer, reason)
-            got = await pending
+            got = await answered_in_app(agent, app, pilot, rid, answer, reason)
     assert got["status"] == "answered", got
     assert (got["answer"]["answer"], got["answer"]["decided_by"]) == (answer, "bob")
     assert got["next"]["do"] == GATES[gate].answer(answer).consequence
