@@ -419,8 +419,11 @@ def post_request(
     user: str,
     options: dict[str, Any] | None = None,
     root: str | os.PathLike[str] | None = None,
+    via: dict[str, Any] | None = None,
 ) -> Request:
-    """Post the gate of ``evidence`` (gathered at ``path`` with ``options``) as a pending request."""
+    """Post the gate of ``evidence`` (gathered at ``path`` with ``options``) as a pending request.
+    ``via``: what posted it when not `scars gate --wait` itself (the MCP server: its client's name
+    and version from the handshake, the agent session), kept in ``asked_from["via"]``."""
     root = Path(root) if root is not None else requests_root(path)
     # The inbox by the write rule (storage/confine): `.scars/` and `requests/` inside the root,
     # private (0700, or their parent's group bits), never through a link.
@@ -456,7 +459,7 @@ def post_request(
         evidence=evidence.as_json(),
         asked_by=user,
         asked_at=now_iso(),
-        asked_from={"pid": os.getpid(), **signing.origin(root)},
+        asked_from={"pid": os.getpid(), **signing.origin(root), **({"via": dict(via)} if via else {})},
         fingerprint=loop_fingerprint(evidence, root),
     )
     key = signing.user_key(create=True)

@@ -309,3 +309,52 @@ def status_rounds(disk_rounds: list[dict[str, Any]], state: JournalState) -> lis
             }
         )
     return out
+
+
+# `scars status --json --summary` and the MCP server's `feature_status`: what an agent needs of a
+# feature, sized for its context (the full JSON of an 85-item feature is ~176 KB). Each field of
+# the full object can be asked for by name (``fields``); these are given without asking.
+SUMMARY_FIELDS: tuple[str, ...] = (
+    "feature",
+    "path",
+    "signal_lost",
+    "counts",
+    "entry",
+    "registry",
+    "execution_mode",
+    "max_rounds",
+    "rounds",
+)
+
+
+def summary_fields(full: dict[str, Any]) -> tuple[str, ...]:
+    """Every field a summary may ask for: the full object's, and the summary's own ones."""
+    return tuple(full) + ("decided", "undecided", "parse_failure_count")
+
+
+def feature_summary(full: dict[str, Any], fields: list[str] | tuple[str, ...] | None = None) -> dict[str, Any]:
+    """The agent-sized status of a feature from its full `scars status --json` object: the
+    :data:`SUMMARY_FIELDS`, the decisions counted per action (``decided``), the undecided items'
+    ids and the parse failures counted — plus each
+    field of ``fields`` as the full object has it. An unknown field: ValueError naming the known."""
+    asked = list(fields or ())
+    known = summary_fields(full)
+    unknown = [f for f in asked if f not in known]
+    if unknown:
+        raise ValueError(f"unknown field(s) {', '.join(unknown)}; known: {', '.join(known)}")
+    out: dict[str, Any] = {k: full[k] for k in SUMMARY_FIELDS if k in full}
+    decided: dict[str, int] = {}
+    undecided: list[str] = []
+    for it in full.get("items") or ():
+        d = it.get("decision")
+        if d:
+            decided[str(d.get("action"))] = decided.get(str(d.get("action")), 0) + 1
+        else:
+            undecided.append(str(it["id"]))
+    out["decided"] = decided
+    out["undecided"] = undecided
+    out["parse_failure_count"] = len(full.get("parse_failures") or ())
+    for f in asked:
+        if f in full:
+            out[f] = full[f]
+    return out

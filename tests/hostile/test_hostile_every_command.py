@@ -226,6 +226,7 @@ COMMANDS = [
 ELSEWHERE = {
     ("triage",): "test_scars_triage_on_a_repository_of_symlinks",
     ("serve",): "test_scars_serve_on_a_repository_of_symlinks",
+    ("mcp",): "test_scars_mcp_tools_on_a_repository_of_symlinks",
 }
 
 
@@ -367,6 +368,38 @@ def test_no_byte_outside_the_repository_changes_whatever_the_command(case: Comma
     for kind, rels in variants(seen).items():
         if rels:
             check_hostile(case, kind, rels, tmp_path / kind.replace(" ", "-"), monkeypatch, capsys, run)
+
+
+# -- scars mcp: its tools, as the server calls them ----------------------------------------
+
+MCP = Command(("mcp",), a_request, lambda w, p: ["mcp"])  # a request posted: the user key exists
+
+
+def _mcp_tools(w: World, paths: dict[str, Any]) -> int:
+    """Every tool of `scars mcp` in the order an agent calls them (the server is a wrapper that
+    turns a scars error into a tool error): the exit code of the first that failed, else 0."""
+    from scars.core.errors import ScarsError
+    from scars.tui.cli.commands.mcp import Tools
+
+    tools = Tools()
+    feature = str(paths[F])
+    try:
+        tools.list_waiting(str(w.repo))
+        tools.feature_status(feature, ["items"])
+        tools.budget_context(feature)
+        rid = tools.request_gate("entry", feature)["request"]
+        tools.wait_for_answer(rid, 0.1, path=feature)
+    except ScarsError as exc:
+        return exc.exit_code
+    return 0
+
+
+def test_scars_mcp_tools_on_a_repository_of_symlinks(tmp_path, monkeypatch, capsys):
+    seen = observe(MCP, tmp_path / "plain", monkeypatch, capsys, _mcp_tools)
+    assert any(f.startswith(".scars") for f in seen.files), "the request was posted in the inbox"
+    for kind, rels in variants(seen).items():
+        if rels:
+            check_hostile(MCP, kind, rels, tmp_path / kind.replace(" ", "-"), monkeypatch, capsys, _mcp_tools)
 
 
 # -- scars triage: the app, headless ----------------------------------------------------------

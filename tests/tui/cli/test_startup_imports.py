@@ -114,3 +114,14 @@ def test_a_warm_status_imports_no_reader(tmp_path, json_flag):
     code, out, modules = imported_by("status", *json_flag, str(DEMO_FEATURE), cache=tmp_path)
     assert code == 0 and out == first[1]
     assert loaded(modules, *READER) == []
+
+
+MCP_SDK = ("mcp", "pydantic", "pydantic_core", "anyio", "starlette", "httpx2", "uvicorn")
+
+
+def test_no_other_command_loads_the_mcp_sdk_and_mcp_help_does_not_either():
+    for argv in (("--help",), ("status", str(DEMO_FEATURE)), ("mcp", "--help")):
+        code, out, modules = imported_by(*argv)
+        assert code == 0, argv
+        assert loaded(modules, *MCP_SDK) == [], argv
+    assert "request_gate, wait_for_answer" in out  # `scars mcp --help` names its tools

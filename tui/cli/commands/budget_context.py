@@ -42,18 +42,23 @@ def envelope_json(feature, decisions, open_round=None) -> dict:
     }
 
 
-def run(args: argparse.Namespace) -> int:
-    # lazy: another command's module, loaded when this command runs
+def feature_envelope(feature_dir) -> dict:
+    """THE envelope of one feature directory (`scars budget-context`, the MCP server's ``budget_context``)."""
+    # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
     from scars.core.samsara.decisions import current_decisions, feature_state
     from scars.core.samsara.feature import read_feature
+
+    f = read_feature(feature_dir)
+    return envelope_json(f, current_decisions(feature_dir, f), feature_state(feature_dir).open_round)
+
+
+def run(args: argparse.Namespace) -> int:
+    # lazy: another command's module, loaded when this command runs
     from scars.tui.cli.commands.status import resolve_target
 
     kind, target, features = resolve_target(args.path)
     dirs = [target] if kind == "feature" else features
-    outs = []
-    for d in dirs:
-        f = read_feature(d)
-        outs.append(envelope_json(f, current_decisions(d, f), feature_state(d).open_round))
+    outs = [feature_envelope(d) for d in dirs]
     if args.json:
         out = outs[0] if kind == "feature" else {"root": str(target.absolute()), "features": outs}
         sys.stdout.write(json.dumps(out, ensure_ascii=True, indent=2) + "\n")

@@ -42,10 +42,14 @@ DESCRIPTION = (
     "current directory. samsara gates write auto-decisions.md entries (one per decision point) in "
     "auto mode only, unless --auto-entry / --no-auto-entry says otherwise; the other loops' gates "
     "always write theirs. Exit codes: 0 answered; 2 usage error; 3 a human is needed (no TTY, no "
-    "answer; --json prints the evidence; with --wait: still pending at --timeout); 4 invalid answer (or a "
+    "answer; --json prints the evidence; with --wait: still pending at --timeout, default 540 s); 4 invalid answer (or a "
     "request's answer refused: the loop moved on); 5 lock held; 130 interrupted (nothing recorded; a --wait "
     "request stays pending unless --withdraw-on-exit)."
 )
+
+
+# `--wait`'s default: under the 600 s an agent's shell tool allows a command (Claude Code's Bash tool).
+WAIT_TIMEOUT = 540.0
 
 
 def add_arguments(parser) -> None:
@@ -92,7 +96,11 @@ def add_arguments(parser) -> None:
         "then record and print the answer",
     )
     parser.add_argument(
-        "--timeout", metavar="SECONDS", type=_seconds, help="--wait: give up after SECONDS (exit 3, the request stays)"
+        "--timeout",
+        metavar="SECONDS",
+        type=_seconds,
+        help=f"--wait: give up after SECONDS (default {WAIT_TIMEOUT:g}: fits an agent's shell tool; exit 3, the "
+        "request stays and --request ID waits again)",
     )
     parser.add_argument(
         "--request",
@@ -315,6 +323,7 @@ def _post_and_wait(args, gate, path: str, options: dict[str, Any], evidence):
     # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
     from scars.core.errors import LockHeld
     from scars.core.gates import requests as rq
+    from scars.core.gates.outcome import loop_next
 
     root = rq.requests_root(path)
     user = _user(args.user)
@@ -344,7 +353,8 @@ def _post_and_wait(args, gate, path: str, options: dict[str, Any], evidence):
                     file=sys.stderr,
                     flush=True,
                 )
-            deadline = None if args.timeout is None else time.monotonic() + args.timeout
+            timeout = WAIT_TIMEOUT if args.timeout is None else args.timeout
+            deadline = time.monotonic() + timeout
             told = False  # said once that the answer waits for the loop's writer lock
             while True:
                 left = None if deadline is None else max(0.0, deadline - time.monotonic())
@@ -352,7 +362,7 @@ def _post_and_wait(args, gate, path: str, options: dict[str, Any], evidence):
                     got = rq.wait_for_answer(root, req.id, timeout=left)
                 except HumanNeeded:
                     raise HumanNeeded(
-                        f"gate {gate.id}: request {req.id} is still pending after {args.timeout:g} s; it stays in "
+                        f"gate {gate.id}: request {req.id} is still pending after {timeout:g} s; it stays in "
                         f"the inbox. Wait again with:\n  {again}"
                     ) from None
                 if got.status == "withdrawn":
@@ -361,7 +371,7 @@ def _post_and_wait(args, gate, path: str, options: dict[str, Any], evidence):
                         "nothing was recorded"
                     )
                 try:
-                    return rq.apply_request(root, req.id, user=user)
+                    result = rq.apply_request(root, req.id, user=user)
                 except LockHeld as exc:  # the loop's writer is busy (an open app): the answer waits, so do we
                     if deadline is not None and time.monotonic() >= deadline:
                         raise
@@ -374,6 +384,10 @@ def _post_and_wait(args, gate, path: str, options: dict[str, Any], evidence):
                             flush=True,
                         )
                     time.sleep(0.5)
+                    continue
+                # what the loop does next: the same words as the MCP server's wait_for_answer
+                result.extra["next"] = loop_next(result.gate, result.answer, req.loop_path(root))
+                return result
     except KeyboardInterrupt:
         if args.withdraw_on_exit:
             after = rq.withdraw_request(root, req.id, user=user)

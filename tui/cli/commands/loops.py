@@ -46,40 +46,57 @@ def _fmt(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else f"{value:g}"
 
 
-def run(args: argparse.Namespace) -> int:
+def inbox_json(path: str, *, waiting_only: bool = False) -> tuple[dict, int]:
+    """THE `scars loops --json` object (the MCP server's ``list_waiting`` too) and the count of
+    parse failures (``--strict``): the loops under ``path`` with the gate that answers each (core's
+    gate_call), and the open requests of the inbox."""
+    states, calls, requests, unreadable, inbox = _gathered(path)
+    if waiting_only:
+        states = [s for s in states if s.waiting_for_human]
+    failures = sum(1 for s in states for f in s.parse_failures if f.severity != "warning")
+    payload = {
+        "path": os.path.abspath(path),
+        "count": len(states),
+        "waiting": sum(1 for s in states if s.waiting_for_human),
+        "loops": [_with_gate(s.to_dict(), calls[id(s)]) for s in states],
+        "requests_root": str(inbox),
+        "requests": [v.as_json() for v in requests],
+        "planted": sum(1 for v in requests if v.state == "planted"),
+        "unreadable_requests": unreadable,
+    }
+    return payload, failures
+
+
+def _gathered(path: str):
     # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
     from scars.core.errors import READ_ONLY
     from scars.core.gates import requests as rq
     from scars.core.gates.inbox import gate_call
     from scars.core.loops import discover_loops
 
-    states = discover_loops(args.path)
-    base = Path(args.path).absolute()
+    states = discover_loops(path)
+    base = Path(path).absolute()
     root = base if base.is_dir() else base.parent
     calls = {id(s): gate_call(s, root) for s in states}
     # The inbox as the app's Loops screen lists it (core's open_requests: planted ones said so);
     # a listing writes nothing, so an interrupted record is left for a writer to complete.
-    inbox = rq.requests_root(args.path)
+    inbox = rq.requests_root(path)
     requests, unreadable = rq.open_requests(inbox, read_only=READ_ONLY)
+    return states, calls, requests, unreadable, inbox
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.json:
+        payload, failures = inbox_json(args.path, waiting_only=args.waiting)
+        print(json.dumps(payload, indent=2, ensure_ascii=True))
+        return 3 if args.strict and failures else 0
+    states, calls, requests, unreadable, _inbox = _gathered(args.path)
     if args.waiting:
         states = [s for s in states if s.waiting_for_human]
     waiting = sum(1 for s in states if s.waiting_for_human)
     failures = sum(1 for s in states for f in s.parse_failures if f.severity != "warning")  # --strict
-    if args.json:
-        payload = {
-            "path": os.path.abspath(args.path),
-            "count": len(states),
-            "waiting": waiting,
-            "loops": [_with_gate(s.to_dict(), calls[id(s)]) for s in states],
-            "requests_root": str(inbox),
-            "requests": [v.as_json() for v in requests],
-            "planted": sum(1 for v in requests if v.state == "planted"),
-            "unreadable_requests": unreadable,
-        }
-        print(json.dumps(payload, indent=2, ensure_ascii=True))
-    else:
-        _print_requests(requests, unreadable)
-        _print_report(states, args.path, waiting, calls)
+    _print_requests(requests, unreadable)
+    _print_report(states, args.path, waiting, calls)
     return 3 if args.strict and failures else 0
 
 

@@ -32,6 +32,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the summary")
     parser.add_argument("--strict", action="store_true", help="exit 3 when any parse failure exists")
+    parser.add_argument(
+        "--summary",
+        action="store_true",
+        help="with --json: an agent-sized object (counts, rounds, decisions counted, the undecided items) "
+        "instead of the full one; a feature directory only",
+    )
+    parser.add_argument(
+        "--fields",
+        metavar="NAMES",
+        help="with --json --summary: comma-separated fields of the full object to add (items, groups …)",
+    )
 
 
 def resolve_target(path: str) -> tuple[str, Path, list[Path]]:
@@ -60,6 +71,8 @@ def run(args: argparse.Namespace) -> int:
     from scars.core.storage.parallel import gc_paused
 
     kind, target, features = resolve_target(args.path)
+    if getattr(args, "summary", False) or getattr(args, "fields", None):  # another command's Namespace has neither
+        return _summary_json(args, kind, target)
     # The cache files a cold read stores are written after the output, which is flushed first.
     # The cyclic GC stays off for the whole command, the cache writes included (not only for the
     # read): re-enabled after the read, its first collection scanned every object the read made
@@ -68,6 +81,35 @@ def run(args: argparse.Namespace) -> int:
         code = _run(args, kind, target, features)
         sys.stdout.flush()
     return code
+
+
+def summary_object(path: str | Path, fields: list[str] | None = None) -> dict:
+    """THE agent-sized status of one feature (`scars status --json --summary`, the MCP server's
+    ``feature_status``). UsageError on an unknown field; PathNotFound when not a feature."""
+    # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
+    from scars.core.errors import UsageError
+    from scars.core.samsara.feature import read_feature
+    from scars.core.samsara.status import feature_summary, feature_to_json
+
+    kind, target, _features = resolve_target(str(path))
+    if kind != "feature":
+        raise UsageError(f"{path}: a summary is of one feature directory (changes/<feature>/), not a repository")
+    try:
+        return feature_summary(feature_to_json(read_feature(target)), fields)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _summary_json(args: argparse.Namespace, kind: str, target: Path) -> int:
+    # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
+    from scars.core.errors import UsageError
+
+    if not args.json:
+        raise UsageError("--summary and --fields go with --json")
+    fields = [f.strip() for f in (getattr(args, "fields", None) or "").split(",") if f.strip()]
+    obj = summary_object(args.path, fields)
+    sys.stdout.write(json.dumps(obj, ensure_ascii=True) + "\n")
+    return 3 if (args.strict and obj["parse_failure_count"]) else 0
 
 
 def _run(args: argparse.Namespace, kind: str, target: Path, features: list[Path]) -> int:
