@@ -183,3 +183,13 @@ def test_budget_context_is_the_envelope_budget_context_prints(tmp_path, capsys):
     assert "iteration_budget_context" in json.loads(out)
     with pytest.raises(UsageError, match="one feature directory"):
         Tools().budget_context(str(tmp_path / "repo"))
+
+
+def test_the_server_serves_exactly_the_tools_scars_init_tells_the_agents_to_call():
+    """The agents' instructions (``scars init``'s section, core's ``MCP_TOOLS``) and the server name
+    the same tools, in the same order: a tool renamed or added on one side only fails here."""
+    from scars.core.agents.instructions import MCP_TOOLS
+    from scars.tui.cli.commands.mcp import build_server
+
+    served = [t.name for t in asyncio.run(build_server().list_tools())]
+    assert served == [name for name, _what in MCP_TOOLS]
