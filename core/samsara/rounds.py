@@ -55,8 +55,13 @@ latest round's ``triage_result`` in the log:
 * ``accept_ratio``: accepts / triaged > 80 % (exactly 80 % does not fire) with zero fixes.
 * ``level1_wholesale``: two or more Level-1 deferred items remain and every one of them is
   accepted.
-* ``same_files``: two or more fix items name the same file in their own ``where`` (Gen 3); a
-  report-level ``debt_location`` is the report's, never an item's location, and feeds nothing.
+* ``same_files``: two or more fix items name the same file, read from every location a report
+  gives, each said with its basis: the item's own ``where`` (Gen 3, :func:`files_of`), a path
+  named in the item's text (``what`` / ``description`` / ``bites_when``, or a log description
+  matched to no item), and its report's ``debt_location`` (the report's location, shared by
+  every item of that report); :func:`files_in_text` reads the last two. An item that names a
+  file in several ways counts once, with its strongest basis (where, then text, then
+  debt_location).
 """
 
 from __future__ import annotations
@@ -533,6 +538,55 @@ def files_of(where: str | None) -> list[str]:
     return out
 
 
+_URL = re.compile(r"\b[A-Za-z][A-Za-z0-9+.\-]*://\S+")
+_TEXT_PATH = re.compile(r"[A-Za-z0-9_@+\-./\\]+")
+_FILE_NAME = re.compile(r"[A-Za-z0-9_@+\-]+(\.[A-Za-z0-9_@+\-]+)*\.[A-Za-z][A-Za-z0-9]{0,7}")
+_NOT_FILES = frozenset({"e.g", "i.e", "etc", "vs", "cf", "approx", "a.k.a"})
+
+
+def files_in_text(text: str | None) -> list[str]:
+    """Files a prose text names (an item's text, a report's ``debt_location``), in order.
+
+    Stricter than :func:`files_of`, because prose is not a location field: a token counts when
+    its last ``/`` segment is a file name with an extension (``SKILL.md``,
+    ``skills/iteration/SKILL.md:12``), whatever surrounds it (CJK text needs no spaces: the
+    token is the run of path characters). Bare directories (``skills/pre-thinking/``), word
+    pairs (``and/or``), abbreviations (``e.g.``, ``n/a``), URLs and version numbers (``v1.2``:
+    an extension starts with a letter) are not files.
+    """
+    if not text or not isinstance(text, str):
+        return []
+    out: list[str] = []
+    for m in _TEXT_PATH.finditer(_URL.sub(" ", text)):
+        tok = m.group(0).split("#", 1)[0].replace("\\", "/").rstrip(".-").lstrip("-")
+        while tok.startswith("./"):
+            tok = tok[2:]
+        last = tok.rsplit("/", 1)[-1]
+        if not last or tok.casefold() in _NOT_FILES or last.casefold() in _NOT_FILES:
+            continue
+        if _FILE_NAME.fullmatch(last) and "//" not in tok and tok not in out:
+            out.append(tok)
+    return out
+
+
+# The bases of a file named by a fix item, strongest first (same_files watch-for).
+FILE_BASES = ("where", "text", "debt_location")
+
+
+def files_named(x: ScarItem | str) -> dict[str, str]:
+    """Every file a fix names → its strongest basis (:data:`FILE_BASES`): an item's own
+    ``where``, its text (and ``bites_when``), its report's ``debt_location``; a log description
+    matched to no item, its text."""
+    if not isinstance(x, ScarItem):
+        return dict.fromkeys(files_in_text(x), "text")
+    out: dict[str, str] = dict.fromkeys(files_of(x.where), "where")
+    for f in (*files_in_text(x.text), *files_in_text(x.bites_when)):
+        out.setdefault(f, "text")
+    for f in files_in_text(x.debt_location):
+        out.setdefault(f, "debt_location")
+    return out
+
+
 def _triage_view(feature: Feature, decisions: Mapping[str, Any] | None) -> dict[str, Any]:
     """fix / accept / defer lists of ScarItem-or-text, from decisions, else the latest log round."""
     acted = _decisions_by_action(decisions, feature)
@@ -566,6 +620,12 @@ def _triage_view(feature: Feature, decisions: Mapping[str, Any] | None) -> dict[
 
 def _label(x: ScarItem | str) -> str:
     return x.id if isinstance(x, ScarItem) else x
+
+
+def _bases(named: Mapping[str, str]) -> str:
+    """``where``, ``text ×2, debt_location`` …: how the fixes named one file."""
+    counts = {b: list(named.values()).count(b) for b in FILE_BASES}
+    return ", ".join(b if n == 1 else f"{b} ×{n}" for b, n in counts.items() if n)
 
 
 def evaluate_valves(feature: Feature, decisions: Mapping[str, Any] | None = None) -> list[Valve]:
@@ -718,26 +778,30 @@ def evaluate_valves(feature: Feature, decisions: Mapping[str, Any] | None = None
         )
     )
 
-    by_file: dict[str, list[str]] = {}
+    by_file: dict[str, dict[str, str]] = {}  # file → fix label → basis
     for x in view["fix"]:
-        if not isinstance(x, ScarItem):
-            continue
-        for f in files_of(x.where):
-            by_file.setdefault(f, [])
-            if x.id not in by_file[f]:
-                by_file[f].append(x.id)
-    shared = {f: ids for f, ids in sorted(by_file.items()) if len(ids) >= 2}
+        for f, basis in files_named(x).items():
+            by_file.setdefault(f, {}).setdefault(_label(x), basis)
+    shared = {f: named for f, named in sorted(by_file.items()) if len(named) >= 2}
     if shared:
-        parts = ", ".join(f"{f} ({len(ids)} fixes)" for f, ids in shared.items())
+        parts = ", ".join(f"{f} ({len(named)} fixes, by {_bases(named)})" for f, named in shared.items())
         msg = f"Fixes touch the same files: {parts} — potential conflicts."
     else:
-        msg = f"{n_fix} fix items, no file named by two of them."
+        msg = (
+            f"{n_fix} fix items, no file named by two of them "
+            "(read from each item's where, its text and its report's debt_location)."
+        )
     valves.append(
         Valve(
             "watch_for",
             "same_files",
             msg,
-            {"files": shared, "fix_items": n_fix, "source": view["source"]},
+            {
+                "files": {f: list(named) for f, named in shared.items()},
+                "basis": shared,
+                "fix_items": n_fix,
+                "source": view["source"],
+            },
             bool(shared),
             False,
         )

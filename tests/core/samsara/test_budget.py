@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from scars.core.samsara.rounds import (
     budget_context,
     evaluate_valves,
+    files_in_text,
     files_of,
     retry_budget,
     round_rot,
@@ -389,6 +390,72 @@ def test_same_files_watch():
     assert v.active and v.figures["files"] == {"src/export.py": [a.id, b.id]}
     v = valve(evaluate_valves(f, decisions(fix=[a, c], accept=[b])), "same_files")
     assert not v.active
+
+
+def test_same_files_reads_item_text_era_a_b():
+    """Era A/B items have no ``where``: two fixes naming the same file in their text (CJK around
+    it, no spaces) are a potential conflict, said with that basis."""
+    a = item(1, text="implement SKILL step 11／skills/iteration/SKILL.md 仍指示舊 resolved_items 寫法")
+    b = item(2, text="Step 3 of skills/iteration/SKILL.md:40 still says expiry_date.", task="task-2")
+    c = item(3, text="the e.g. and/or wording in the n/a branch", task="task-3")
+    f = feature([a, b, c])
+    v = valve(evaluate_valves(f, decisions(fix=[a, b, c])), "same_files")
+    assert v.active
+    assert v.figures["files"] == {"skills/iteration/SKILL.md": [a.id, b.id]}
+    assert v.figures["basis"] == {"skills/iteration/SKILL.md": {a.id: "text", b.id: "text"}}
+    assert "skills/iteration/SKILL.md (2 fixes, by text ×2)" in v.message
+    v = valve(evaluate_valves(f, decisions(fix=[a, c], accept=[b])), "same_files")
+    assert not v.active and "read from each item's where, its text and its report's debt_location" in v.message
+
+
+def test_same_files_basis_where_text_and_debt_location():
+    a = item(1, where="src/export.py:40-88", text="the exporter in src/export.py drops rows")
+    b = item(2, text="src/export.py buffers everything", task="task-2")
+    c = item(3, debt_location="src/export.py — the writer loop", task="task-3")
+    d = item(4, debt_location="n/a - synthetic fixture", task="task-4")
+    e = item(5, debt_location="n/a - synthetic fixture", task="task-5")
+    f = feature([a, b, c, d, e])
+    v = valve(evaluate_valves(f, decisions(fix=[a, b, c, d, e])), "same_files")
+    # one count per item, with its strongest basis; "n/a" names no file
+    assert v.figures["basis"] == {"src/export.py": {a.id: "where", b.id: "text", c.id: "debt_location"}}
+    assert "src/export.py (3 fixes, by where, text, debt_location)" in v.message
+    # only one fix names it: not shared
+    v = valve(evaluate_valves(f, decisions(fix=[a, d])), "same_files")
+    assert not v.active and v.figures["files"] == {}
+
+
+def test_same_files_from_log_descriptions_matched_to_no_item():
+    lg = log(
+        rnd(
+            1,
+            3,
+            1,
+            fix=[
+                "同步 implementer.md 的 Rule 11 寫法（commit 9c605ba）",
+                "implementer.md step 4 still names the old field",
+            ],
+        )
+    )
+    v = valve(evaluate_valves(feature([item(9, text="unrelated")], lg)), "same_files")
+    assert v.active and list(v.figures["files"]) == ["implementer.md"]
+    assert v.figures["source"] == "iteration-log round 1"
+
+
+@pytest.mark.parametrize(
+    "text, files",
+    [
+        ("implement SKILL step 11／implementer.md 仍指示舊", ["implementer.md"]),
+        ("修改 skills/iteration/SKILL.md。同步", ["skills/iteration/SKILL.md"]),
+        ("see https://example.com/a.md and ./docs/b.md.", ["docs/b.md"]),
+        ("e.g. and/or i.e. n/a etc.", []),
+        ("v1.2 of skills/pre-thinking/ (a directory)", []),
+        (".scars/journal.jsonl and core\\a.py", [".scars/journal.jsonl", "core/a.py"]),
+        ("scar-schema.yaml — backward compat", ["scar-schema.yaml"]),
+        (None, []),
+    ],
+)
+def test_files_in_text(text, files):
+    assert files_in_text(text) == files
 
 
 @pytest.mark.parametrize(
