@@ -118,7 +118,12 @@ SAMSARA_STAGNATION_WARNING = "signal_lost 連續 2 輪未下降（{before} → {
 SAMSARA_NET_ROT_WARNING = "本輪 fix 產出 {new} 個新 scar items，修復了 {resolved} 個。淨 rot 增加。建議停止。"
 
 
-SAMSARA_MAX_ROUNDS_WARNING = "Max rounds: {max_rounds} rounds. If reached → forced stop with remaining items listed."
+# Seed 002's rule ("Max rounds: 3 rounds. If reached → forced stop with remaining items listed."),
+# as the gate says it when it is reached: the remaining items follow, one per line
+# (scars.core.samsara.rounds.remaining_items_listed).
+SAMSARA_MAX_ROUNDS_REACHED = (
+    "Max rounds reached ({done} of {max_rounds}): forced stop with the {remaining} remaining item(s) listed:"
+)
 
 
 SAMSARA_BLOCKED_PROMPT = (

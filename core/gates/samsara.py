@@ -43,7 +43,7 @@ from scars.core.gates.catalog import (
     DECISION_POINTS,
     GATES,
     ROUND_INTERRUPTED,
-    SAMSARA_MAX_ROUNDS_WARNING,
+    SAMSARA_MAX_ROUNDS_REACHED,
     SAMSARA_NET_ROT_WARNING,
     SAMSARA_STAGNATION_WARNING,
     Answer,
@@ -55,7 +55,15 @@ from scars.core.loops.samsara import feature_state
 from scars.core.model import GROUP_LABEL, GROUPS, REGISTRY_FILE, Feature, ScarItem
 from scars.core.provenance import Provenance, as_provenance
 from scars.core.samsara.decisions import validate_decision
-from scars.core.samsara.rounds import RULE_3, RoundFigures, Valve, transition_line, valves_after_round
+from scars.core.samsara.rounds import (
+    RULE_3,
+    RoundFigures,
+    Valve,
+    remaining_items,
+    remaining_items_listed,
+    transition_line,
+    valves_after_round,
+)
 from scars.core.samsara.session import FeatureSession, undecided_outcome
 from scars.core.samsara.watches import WatchResult, _append, already_reopened, read_watch_log
 from scars.core.sanitize import one_line
@@ -126,8 +134,10 @@ def entries_wanted(feature: Feature, auto_entry: bool | None) -> bool:
     return feature.auto_mode if auto_entry is None else bool(auto_entry)
 
 
-def _valve_warning(v: Valve, fig: RoundFigures) -> str:
-    """The upstream warning text of an active safety valve, figures filled in."""
+def _valve_warning(v: Valve, fig: RoundFigures, feature: Feature) -> str:
+    """The upstream warning text of an active safety valve, figures filled in; at max rounds
+    the forced stop's remaining items, listed (the seed's rule: "forced stop with remaining
+    items listed"), not the rule sentence."""
     f = v.figures or {}
     if v.id == "stagnation":
         rounds = f.get("rounds") or []
@@ -137,7 +147,11 @@ def _valve_warning(v: Valve, fig: RoundFigures) -> str:
     if v.id == "net_rot":
         return SAMSARA_NET_ROT_WARNING.format(new=f.get("new"), resolved=f.get("resolved"))
     if v.id == "max_rounds":
-        return SAMSARA_MAX_ROUNDS_WARNING.format(max_rounds=f.get("max_rounds"))
+        listed = remaining_items_listed(feature)
+        head = SAMSARA_MAX_ROUNDS_REACHED.format(
+            done=f.get("rounds_done"), max_rounds=f.get("max_rounds"), remaining=len(listed)
+        )
+        return head + "".join(f"\n  - {line}" for line in listed)
     return v.message
 
 
@@ -292,7 +306,7 @@ def _gather_round(gate: Gate, session: FeatureSession, *, follow_state: bool = F
         round=fig.round, before=before, after=fig.signal_lost_after, fixed=fig.fixed, remaining=fig.remaining
     )
     if active:
-        prompt = "\n".join(_valve_warning(v, fig) for v in active) + "\n\n" + prompt
+        prompt = "\n".join(_valve_warning(v, fig, feature) for v in active) + "\n\n" + prompt
     blocked = _blocked_awaiting(feature, session)
     counted = sum(1 for it in feature.items if it.counted)
     figures = _common(feature) + [
@@ -311,7 +325,7 @@ def _gather_round(gate: Gate, session: FeatureSession, *, follow_state: bool = F
     if rule3_missing:
         figures.append(("Rule 3 to give", ", ".join(rule3_missing) + " (or none; not given: recorded as none, said)"))
     pending = [i for i, d in session.round_triage().items() if d.action == "accept" and d.pending_review]
-    warnings = [f"safety valve {v.id}: {_valve_warning(v, fig)}" for v in active]
+    warnings = [f"safety valve {v.id}: {_valve_warning(v, fig, feature)}" for v in active]
     if fig.undecided:
         warnings.insert(0, undecided_warning(fig, counted))
     if pending:
@@ -814,6 +828,9 @@ def _close(
             extra.append(f"{len(fig.undecided)} undecided item(s): {undecided_outcome(decision, fig.round)}")
         if transition:
             extra.append(transition)
+        if decision == "forced_stop":
+            listed = [it.id for it in remaining_items(session.feature)]
+            extra.append(f"{len(listed)} remaining item(s) listed: {', '.join(listed) or 'none'}")
         entries = _with_triage(
             session, user, [build_entry(ev, ans, reason, user=user, rationale=why or None, extra_consequences=extra)]
         )

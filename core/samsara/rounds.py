@@ -72,6 +72,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from scars.core.model import CATEGORIES, Feature, IterationLog, Round, ScarItem, ScarReport
+from scars.core.sanitize import one_line
 from scars.core.text import normalize
 
 DEFAULT_MAX_ROUNDS = 3
@@ -628,6 +629,29 @@ def _bases(named: Mapping[str, str]) -> str:
     return ", ".join(b if n == 1 else f"{b} ×{n}" for b, n in counts.items() if n)
 
 
+# How many remaining items a one-line valve message names by id (the gate lists them all).
+REMAINING_NAMED = 10
+
+
+def _remaining_ids(remaining: Sequence[ScarItem]) -> str:
+    if not remaining:
+        return "no item remains"
+    ids = ", ".join(it.id for it in remaining[:REMAINING_NAMED])
+    more = f" and {len(remaining) - REMAINING_NAMED} more" if len(remaining) > REMAINING_NAMED else ""
+    return f"{len(remaining)} item(s) remain: {ids}{more}"
+
+
+def remaining_items(feature: Feature) -> list[ScarItem]:
+    """The items a forced stop leaves (seed 002: "forced stop with remaining items listed"): the
+    counted remaining items (``signal_lost``), in the feature's order."""
+    return [it for it in feature.items if it.counted]
+
+
+def remaining_items_listed(feature: Feature, width: int = 100) -> list[str]:
+    """:func:`remaining_items`, each on one inert line: ``ID [category] text``."""
+    return [f"{it.id} [{it.category}] {one_line(it.text, width)}" for it in remaining_items(feature)]
+
+
 def evaluate_valves(feature: Feature, decisions: Mapping[str, Any] | None = None) -> list[Valve]:
     """Every safety valve and watch-for, in VALVE_IDS order, each with ``active``/``near``."""
     log = feature.iteration_log
@@ -641,10 +665,11 @@ def evaluate_valves(feature: Feature, decisions: Mapping[str, Any] | None = None
     nxt = next_round_number(log)
     active = done_n >= max_rounds
     near = not active and nxt >= max_rounds
+    remaining = remaining_items(feature)
     if active:
         msg = (
-            f"Max rounds reached ({done_n} of {max_rounds}): forced stop, "
-            f"{signal_now} items remain (decision: forced_stop, reason names max_rounds)."
+            f"Max rounds reached ({done_n} of {max_rounds}): forced stop (decision: forced_stop, reason "
+            f"names max_rounds), {_remaining_ids(remaining)}."
         )
     elif near:
         msg = f"Round {nxt} is the last of {max_rounds}: after it the max-rounds valve forces a stop."
@@ -655,7 +680,13 @@ def evaluate_valves(feature: Feature, decisions: Mapping[str, Any] | None = None
             "safety_valve",
             "max_rounds",
             msg,
-            {"rounds_done": done_n, "max_rounds": max_rounds, "next_round": nxt, "remaining_items": signal_now},
+            {
+                "rounds_done": done_n,
+                "max_rounds": max_rounds,
+                "next_round": nxt,
+                "remaining_items": signal_now,
+                **({"remaining": [it.id for it in remaining]} if active else {}),
+            },
             active,
             near,
         )

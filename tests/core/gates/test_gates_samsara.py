@@ -14,6 +14,7 @@ from prompt_toolkit.output import DummyOutput
 from scars.core import gates
 from scars.core.errors import UsageError
 from scars.core.formats.auto_decisions import parse_auto_decisions
+from scars.core.samsara.feature import read_feature
 from scars.core.samsara.session import FeatureSession
 from scars.core.storage.lock import FeatureLock
 from scars.tui.cli import main as cli
@@ -231,11 +232,32 @@ def test_max_rounds_stop_is_a_forced_stop_naming_the_trigger(tmp_path):
     _flat_rounds(f, 2)
     _open_round(f)
     ev = gates.gather("safety-valve", f)
-    assert "Max rounds: 3 rounds." in ev.workflow_prompt
+    assert "Max rounds reached (3 of 3): forced stop" in ev.workflow_prompt
     res = gates.record(ev, "stop", None, user=USER)
     assert res.extra["round_decision"] == "forced_stop"
     r = _log(f)["rounds"][-1]
     assert r["decision"] == "forced_stop" and re.search(r"max rounds", r["decision_reason"])
+
+
+def test_forced_stop_lists_the_remaining_items_not_the_rule(tmp_path):
+    """Seed 002: "If reached → forced stop with remaining items listed" — the gate lists them
+    (each id and text; a fixed item is not among them), and the auto entry names them."""
+    f = samsara_feature(tmp_path, auto=True)
+    retry = item_id(f, "Retry count is hard-coded to 3")
+    _flat_rounds(f, 2)
+    _open_round(f, (retry, "fix"))
+    resolve_in_report(f, "Retry count is hard-coded to 3")
+    ev = gates.gather("safety-valve", f)
+    left = [it for it in read_feature(f).items if it.counted]
+    assert len(left) == 4 and retry not in {it.id for it in left}
+    (warning,) = [w for w in ev.warnings if w.startswith("safety valve max_rounds")]
+    lines = warning.splitlines()
+    assert lines[0].endswith("forced stop with the 4 remaining item(s) listed:")
+    assert lines[1:] == [f"  - {it.id} [{it.category}] {it.text}" for it in left]
+    assert "If reached" not in ev.workflow_prompt and all(it.id in ev.workflow_prompt for it in left)
+    gates.record(ev, "stop", "four rounds of nothing: stop and ship with these", user=USER)
+    (listed,) = [c for c in _entries(f)[-1].fields["consequences"] if "remaining item(s) listed" in c]
+    assert listed == "4 remaining item(s) listed: " + ", ".join(it.id for it in left)
 
 
 def test_safety_valve_continue_with_reason(tmp_path):
