@@ -284,10 +284,15 @@ def test_log_verify_fails_a_hand_written_placeholder_accept(field, tmp_path):
 
 
 def test_log_verify_keeps_a_legacy_expiry_accept_a_note(tmp_path):
+    """The expiry_date form needs no re-review signal or owner (read-time compatibility, seed
+    002), but its rationale is judged by the one rule: "ok" says nothing (issue 29)."""
     feature = csv_feature(tmp_path)
-    (feature / "iteration-log.yaml").write_text(
-        _hand_log({"expiry_date": "2026-10-19", "rationale": "ok"}), encoding="utf-8"
-    )
+    log = feature / "iteration-log.yaml"
+    log.write_text(_hand_log({"expiry_date": "2026-10-19", "rationale": ACCEPT["rationale"]}), encoding="utf-8")
     v = verify_feature(feature)
     assert not [f for f in v.findings if f.severity == "failure"], v.findings
     assert any("legacy accept" in f.message for f in v.findings if f.severity == "note")
+    for value in REFUSED:
+        log.write_text(_hand_log({"expiry_date": "2026-10-19", "rationale": value}), encoding="utf-8")
+        failures = [f.message for f in verify_feature(feature).findings if f.severity == "failure"]
+        assert any("legacy accept" in m and "rationale" in m for m in failures), (value, failures)

@@ -23,10 +23,14 @@ Outcome (formats.md §1.6, log-level states):
   checked: a consistent hand-written log verifies as success.
 * ``success`` — neither.
 
-Legacy accepts (``expiry_date`` + ``rationale``, era A) are reported as notes, not failures; so
-are iteration entries under a gate-id the catalog does not hold (formats.md §1.6 leaves the id
-free: upstream may name other decision points, e.g. the final transition) and entries under an
-id an earlier scars wrote (``iteration.round-continue``, read as ``round-continuation``).
+Legacy accepts (``expiry_date`` + ``rationale``, era A) are tolerated on read only (seed 002):
+one the committed iteration-log.yaml (HEAD's, from git's object store) already holds is a note,
+not a failure, as long as its rationale says something (blanking it is a failure); one that is new
+since the last commit is a failure — a new accept needs re-review signal, owner and rationale.
+Outside a git work tree there is no committed version: legacy accepts are judged by their
+rationale alone. Notes too: iteration entries under a gate-id the catalog does not hold
+(formats.md §1.6 leaves the id free: upstream may name other decision points, e.g. the final
+transition) and entries under an id an earlier scars wrote (``iteration.round-continue``, read as ``round-continuation``).
 
 Gate-ids are checked against ``scars.core.gates.catalog``: each decision point has one entry id,
 and the entries of the round's decision point (``round-continuation``, ``safety-valve``) are
@@ -40,9 +44,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+import yaml
+
 from scars.core.formats.auto_decisions import parse_auto_decisions
-from scars.core.formats.iteration_log import _plain_round
+from scars.core.formats.iteration_log import _plain_round, safe_load
 from scars.core.gates.catalog import DECISION_POINTS, FORMER_ENTRY_IDS, SEED_002_POINTS, point_of
+from scars.core.git import GitUnavailable, git_toplevel, run_git
 from scars.core.model import Problem
 from scars.core.provenance import Provenance
 from scars.core.samsara.decisions import ACCEPT_REQUIRED, replay
@@ -50,7 +57,7 @@ from scars.core.samsara.feature import read_feature
 from scars.core.samsara.rounds import RULE_3, counted_by_scars
 from scars.core.storage import safe_read
 from scars.core.storage.journal import journal_path, read_journal
-from scars.core.text import text_problem
+from scars.core.text import normalize, text_problem
 
 Level = Literal["failure", "unknown", "note"]  # the Problem severities a verification gives
 
@@ -257,6 +264,60 @@ def _journal_rounds(path: Path) -> tuple[dict[int, dict], set[str]]:
     return rounds, set(state.decisions)
 
 
+def is_legacy_accept(a: Any) -> bool:
+    """An era-A accept: ``expiry_date`` where the re-review signal or owner is missing (seed 002:
+    tolerated on read, never written anew)."""
+    return isinstance(a, dict) and "expiry_date" in a and not all(a.get(k) for k in ("re_review_signal", "owner"))
+
+
+def legacy_keys(a: dict[str, Any]) -> tuple[tuple[str, str, str], tuple[str, str, str]]:
+    """What identifies a legacy accept between two versions of a log: its normalised description,
+    or its expiry date with its rationale — an entry with one of the two edited is the same entry
+    (its rationale then judged by its own rule); with both changed it is another."""
+    desc = normalize(str(a.get("description") or ""))
+    return ("d", desc, ""), ("r", str(a.get("expiry_date")), normalize(str(a.get("rationale") or "")))
+
+
+def is_committed_legacy(a: dict[str, Any], committed: set[tuple[str, str, str]]) -> bool:
+    return any(k in committed for k in legacy_keys(a))
+
+
+# git's words (LC_ALL=C) when HEAD has no such file, or there is no HEAD yet: every entry is new.
+_NOT_COMMITTED = re.compile(
+    r"does not exist in|exists on disk, but not in|invalid object name|not a valid object name", re.I
+)
+
+
+def committed_legacy_accepts(feature_dir: Path) -> set[tuple[str, str, str]] | None:
+    """The legacy accepts of the committed iteration-log.yaml (HEAD's, read from git's object
+    store, never the work tree): the ones the legacy form is tolerated for. An empty set when the
+    log is not committed yet (everything in it is new); None when there is no git work tree (no
+    committed version to compare with: legacy accepts are judged by their rationale alone)."""
+    try:
+        git_toplevel(feature_dir)
+    except GitUnavailable:
+        return None
+    try:
+        blob = run_git(feature_dir, "cat-file", "blob", "HEAD:./iteration-log.yaml")
+    except GitUnavailable as exc:
+        if _NOT_COMMITTED.search(str(exc)):
+            return set()
+        return None
+    try:
+        data = safe_load(blob)
+    except (yaml.YAMLError, RecursionError):  # a committed log that does not parse: nothing in it is tolerated
+        return set()
+    rounds = data.get("rounds") if isinstance(data, dict) else None
+    out: set[tuple[str, str, str]] = set()
+    for r in rounds if isinstance(rounds, list) else ():
+        triage = r.get("triage_result") if isinstance(r, dict) else None
+        accepts = triage.get("accept") if isinstance(triage, dict) else None
+        for a in accepts if isinstance(accepts, list) else ():
+            if is_legacy_accept(a):
+                out.update(legacy_keys(a))
+    return out
+
+
 def _check_iteration_log(path: Path, feature, v: Verification, entries: list) -> None:
 
     f = path / "iteration-log.yaml"
@@ -276,6 +337,9 @@ def _check_iteration_log(path: Path, feature, v: Verification, entries: list) ->
             v.add("unknown", f.name, "neither iteration-log.yaml nor auto-decisions.md exists: nothing to verify")
         return
     v.checked["rounds"] = len(log.rounds)
+    committed = (
+        committed_legacy_accepts(path) if any(is_legacy_accept(a) for r in log.rounds for a in r.accept) else None
+    )
     for w in log.warnings:  # odd content of a log scars verifies: a failure here
         v.add("failure", w.file, w.message, w.line)
     unmatched = 0
@@ -314,8 +378,19 @@ def _check_iteration_log(path: Path, feature, v: Verification, entries: list) ->
         legacy = []
         for a in r.accept:
             accepts += 1
-            if "expiry_date" in a and not all(a.get(k) for k in ("re_review_signal", "owner")):
-                legacy.append(str(a.get("expiry_date")))
+            if is_legacy_accept(a):
+                shown = f"{where}: legacy accept {str(a.get('description', ''))[:60]!r}"
+                if committed is not None and not is_committed_legacy(a, committed):
+                    v.add(
+                        "failure",
+                        f.name,
+                        f"{shown} is new since the last commit: the expiry_date form is read, never "
+                        "written (a new accept needs re_review_signal, owner and rationale)",
+                    )
+                elif problem := text_problem(a.get("rationale")):
+                    v.add("failure", f.name, f"{shown}: rationale {problem}")
+                else:
+                    legacy.append(str(a.get("expiry_date")))
                 continue
             missing = [k for k in ACCEPT_REQUIRED if not str(a.get(k) or "").strip()]
             if missing:

@@ -3,6 +3,9 @@ real-shaped fixture, justified finding by finding, and the rules added for real 
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -236,3 +239,89 @@ def test_a_stop_need_not_name_a_trigger(tmp_path):
     f = real_copy(tmp_path, "2026-08-18_audit-trail")  # round 1: stop, a reason naming no valve
     assert "decision: stop\n" in AUDIT_LOG
     assert not any("Rule 6" in m for _s, m in _findings(verify_feature(f)))
+
+
+# ------------------------------------------------- legacy accepts: read, never written anew
+
+AUDIT_SHIPPER = '"The shipper runs with one worker; the chain check would flag reordering at verification time"'
+
+
+def _git(repo: Path, *args: str) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.invalid", GIT_COMMITTER_NAME="t")
+    env.update(GIT_COMMITTER_EMAIL="t@example.invalid")
+    subprocess.run(
+        ["git", "-C", str(repo), "-c", "commit.gpgsign=false", *args], check=True, capture_output=True, env=env
+    )
+
+
+@pytest.fixture
+def committed_audit(tmp_path):
+    """The real-shaped audit-trail feature (four era-A accepts), committed in its own repository."""
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    f = real_copy(tmp_path, "2026-08-18_audit-trail")
+    repo = f.parent.parent
+    _git(repo, "init", "-q")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "history")
+    return f
+
+
+def _edit(f: Path, old: str, new: str) -> None:
+    log = f / "iteration-log.yaml"
+    text = log.read_text(encoding="utf-8")
+    assert old in text
+    log.write_text(text.replace(old, new), encoding="utf-8")
+
+
+def _failures(v) -> list[str]:
+    return [m for s, m in _findings(v) if s == "failure"]
+
+
+def test_committed_legacy_accepts_are_notes(committed_audit):
+    v = verify_feature(committed_audit)
+    assert v.outcome == "success" and [s for s, _ in _findings(v)] == ["note"]
+
+
+def test_a_legacy_accept_new_since_the_commit_is_a_failure(committed_audit):
+    # both its description and its rationale are new (its expiry date is an old one): another entry
+    _edit(
+        committed_audit,
+        '"Log shipper assumed to keep the written order"',
+        '"Redaction rules are read once at start"',
+    )
+    _edit(committed_audit, AUDIT_SHIPPER, '"Reload needs a config watcher the service does not have yet"')
+    (msg,) = _failures(verify_feature(committed_audit))
+    assert msg.startswith(
+        "round 1: legacy accept 'Redaction rules are read once at start' is new since the last commit"
+    )
+
+
+@pytest.mark.parametrize(
+    "old, new",
+    [
+        ('"Log shipper assumed to keep the written order"', '"The log shipper is assumed to keep write order"'),
+        (AUDIT_SHIPPER, '"One worker ships in order; the chain check flags any reorder"'),
+    ],
+)
+def test_a_legacy_accept_with_one_of_its_texts_reworded_is_the_same_entry(committed_audit, old, new):
+    _edit(committed_audit, old, new)
+    v = verify_feature(committed_audit)
+    assert not _failures(v), _findings(v)
+    assert any("4 legacy accept(s) with expiry_date" in m for _, m in _findings(v))
+
+
+@pytest.mark.parametrize("blank", ['""', '"tbd"', '"ok"'])
+def test_a_legacy_rationale_must_say_something_with_or_without_git(tmp_path, blank):
+    f = real_copy(tmp_path, "2026-08-18_audit-trail")  # no git: judged by the rationale alone
+    _edit(f, AUDIT_SHIPPER, blank)
+    (msg,) = _failures(verify_feature(f))
+    assert msg.startswith("round 1: legacy accept 'Log shipper assumed to keep the written order': rationale ")
+
+
+def test_an_uncommitted_log_holds_only_new_entries(committed_audit):
+    repo = committed_audit.parent.parent
+    _git(repo, "rm", "-q", "--cached", str(committed_audit / "iteration-log.yaml"))
+    _git(repo, "commit", "-q", "-m", "untrack the log")
+    assert len(_failures(verify_feature(committed_audit))) == 4

@@ -64,10 +64,6 @@ def hook_repo(tmp_path: Path):
         pytest.skip("pre-commit is not installed (pip install -e '.[test]')")
     repo = tmp_path / "repo"
     shutil.copytree(AUDIT, repo / "changes" / AUDIT.name)
-    (hook,) = _hooks()
-    local = {**hook, "language": "system"}  # the scars of this environment, nothing to install
-    config = {"repos": [{"repo": "local", "hooks": [local]}]}
-    (repo / ".pre-commit-config.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
     env = {
         **os.environ,
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
@@ -85,6 +81,13 @@ def hook_repo(tmp_path: Path):
 
     assert run("git", "init", "-q").returncode == 0
     assert run("git", "config", "commit.gpgsign", "false").returncode == 0
+    # The feature's history, committed before the hook existed (its era-A accepts included).
+    assert run("git", "add", "-A").returncode == 0
+    assert run("git", "commit", "-q", "-m", "history").returncode == 0
+    (hook,) = _hooks()
+    local = {**hook, "language": "system"}  # the scars of this environment, nothing to install
+    config = {"repos": [{"repo": "local", "hooks": [local]}]}
+    (repo / ".pre-commit-config.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
     installed = run(sys.executable, "-m", "pre_commit", "install")
     assert installed.returncode == 0, installed.stderr
     return repo, run
@@ -100,10 +103,11 @@ def _commit(run, message: str):
 
 def test_the_hook_passes_a_consistent_log_and_refuses_a_placeholder_owner(hook_repo):
     repo, run = hook_repo
+    log = repo / LOG
+    log.write_text(log.read_text(encoding="utf-8") + "# reviewed\n", encoding="utf-8")
     ok = _commit(run, "a consistent log")
     assert ok.returncode == 0, ok.stdout + ok.stderr
     assert "scars log verify" in ok.stdout + ok.stderr and "Passed" in ok.stdout + ok.stderr
-    log = repo / LOG
     text = log.read_text(encoding="utf-8")
     bad = text.replace(
         '          expiry_date: "2026-10-18"\n',
@@ -137,3 +141,52 @@ def test_unknown_passes_the_hook_unless_strict(hook_repo):
     log.write_text(log.read_text(encoding="utf-8") + "# touched\n", encoding="utf-8")
     refused = _commit(run, "strict")
     assert refused.returncode != 0 and "unknown" in refused.stdout + refused.stderr
+
+
+NEW_LEGACY = (
+    '        - description: "Redaction rules are read once at start"\n'
+    '          expiry_date: "2027-03-01"\n'
+    "          rationale: {rationale}\n"
+)
+
+
+def _add_accept(text: str, rationale: str) -> str:
+    """A new accept in the legacy expiry_date form, after the log's first accept list entry."""
+    anchor = '          rationale: "An allow-list needs the data catalogue'
+    head, sep, tail = text.partition(anchor)
+    line_end = tail.index("\n") + 1
+    return head + sep + tail[:line_end] + NEW_LEGACY.format(rationale=rationale) + tail[line_end:]
+
+
+@pytest.mark.parametrize("rationale", ['"ok"', '"Reload needs a config watcher the service does not have yet"'])
+def test_a_new_accept_in_the_legacy_form_is_refused(hook_repo, rationale):
+    """Seed 002: the expiry_date form is tolerated on read, for entries that already existed; a
+    new accept needs re_review_signal + owner — whatever its rationale says."""
+    repo, run = hook_repo
+    log = repo / LOG
+    log.write_text(_add_accept(log.read_text(encoding="utf-8"), rationale), encoding="utf-8")
+    refused = _commit(run, "a new legacy accept")
+    out = refused.stdout + refused.stderr
+    assert refused.returncode != 0, out
+    assert "legacy accept 'Redaction rules are read once at start' is new since the last commit" in out
+    assert out.count("is new since the last commit") == 1  # the committed ones stay tolerated
+    assert run("git", "log", "--format=%s").stdout.split("\n")[0] == "history"
+
+
+def test_blanking_a_legacy_rationale_is_refused_and_rewording_it_passes(hook_repo):
+    repo, run = hook_repo
+    log = repo / LOG
+    text = log.read_text(encoding="utf-8")
+    old = '"The shipper runs with one worker; the chain check would flag reordering at verification time"'
+    log.write_text(text.replace(old, '""'), encoding="utf-8")
+    refused = _commit(run, "blank rationale")
+    out = refused.stdout + refused.stderr
+    assert (
+        refused.returncode != 0
+        and "legacy accept 'Log shipper assumed to keep the written order': rationale it is empty" in out
+    )
+    log.write_text(
+        text.replace(old, '"One worker ships in order; the chain check flags any reorder"'), encoding="utf-8"
+    )
+    ok = _commit(run, "reworded rationale")
+    assert ok.returncode == 0, ok.stdout + ok.stderr
