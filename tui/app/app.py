@@ -45,6 +45,7 @@ from scars.tui.app.screens.loops import LoopsScreen
 from scars.tui.app.screens.main import MAIN_BINDINGS, NO_ITEMS, MainScreen
 from scars.tui.app.viewmodel import Filter, Row, TriageState, describe_changes, owners_in_logs, snapshot
 from scars.tui.app.widgets.detail import DetailPane
+from scars.tui.app.widgets.header import ScarsHeader
 from scars.tui.app.widgets.item_list import ItemList
 
 
@@ -455,7 +456,9 @@ class ScarsApp(App[int]):
             self.user = message.user
         screen = self._main_screen()
         shown = screen.query(ItemList) if screen is not None else None
-        if not shown:  # no main screen yet, or the app is closing (its widgets taken down first)
+        # No main screen yet, or the app is closing: its widgets are taken down one by one, so a
+        # load that lands then finds some of them gone (the list still there, the header not).
+        if not shown or screen is None or not screen.query(ScarsHeader):
             return
         items = shown.first()
         items.views = self.state.views

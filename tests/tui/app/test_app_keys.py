@@ -25,6 +25,7 @@ import pytest
 from scars.tui.app.app import ScarsApp
 from scars.tui.app.screens.main import MAIN_BINDINGS
 from scars.tui.app.widgets.detail import DetailPane
+from scars.tui.app.widgets.header import ScarsHeader
 from scars.tui.app.widgets.item_list import ItemList
 from tests.factories import LONG_TAIL, filter_shown, long_repo, report, wait_settled, wait_until, write_feature
 from tests.tui.app.test_app_pilot import (
@@ -502,6 +503,21 @@ async def test_gate_letters_choose_and_enter_in_the_reason_records(long_dir):
         log = long_dir / "iteration-log.yaml"
         await wait_until(pilot, lambda: "decision: stop" in log.read_text(), "the round recorded")
         assert 'decision_reason: "bugs left are owned"' in log.read_text()
+        await wait_settled(pilot, "the reload after the round shown")
+
+
+@aio
+async def test_a_load_that_lands_while_the_screen_is_taken_down_is_dropped(long_dir):
+    """Closing takes the main screen's widgets down one by one: a reload that lands then (the list
+    still there, the header gone) is dropped, not a crash on the missing header (seen on a loaded
+    machine after the round gate recorded and the test left)."""
+    app = ScarsApp(long_dir, user="alice")
+    async with app.run_test(size=SMALL) as pilot:
+        await start(app, pilot)
+        late = app._loaded_message(app.backend, True, "disk", None, object())
+        await app.screen.query_one(ScarsHeader).remove()
+        app.on_scars_app_loaded(late)  # raised NoMatches('ScarsHeader') before
+        assert app.screen.query(ItemList)
 
 
 @covers("scars.swap_driver", "scars.sign_off")
