@@ -47,6 +47,7 @@ import hashlib
 import io
 import os
 import pickle
+import re
 import stat
 import struct
 import sys
@@ -54,7 +55,7 @@ import time
 import weakref
 import zlib
 from collections.abc import Iterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -219,6 +220,7 @@ def load(feature_dir: Path, fp: dict[str, Any], also: dict[str, Any] | None = No
     )
     if header is None:
         return None
+    _touch(cache_file(feature_dir))
     _remember(feature, header.get("token"))
     return feature
 
@@ -528,6 +530,133 @@ def _sweep_stale_temps(directory: Path, now: float | None = None) -> list[str]:
     return [os.path.basename(p) for p in removed]
 
 
+# ----------------------------------------------------------------------------- the bound
+# The cache is bounded (issue 31: it grew to hundreds of files): an entry — a feature's file and
+# its parts — unused for MAX_AGE_SECONDS goes, then the least recently used go while the whole is
+# over MAX_TOTAL_BYTES. A load touches the file it used (its mtime is its last use). The bound is
+# applied once per process, at its first write into the folder (with the sweep of temporary
+# files killed writes left); `scars cache clean` applies it
+# (or removes every entry) on demand. Only files of the cache's own names are ever removed.
+MAX_AGE_SECONDS = 30 * 86400.0
+MAX_TOTAL_BYTES = 256 * 1024 * 1024
+_ENTRY_NAME = re.compile(r"feature-([0-9a-f]{32})(?:\.[A-Za-z0-9_-]+)?\.pickle")
+
+
+@dataclass(frozen=True, slots=True)
+class CacheEntry:
+    """One feature's files in the cache: its Feature file and its parts."""
+
+    key: str  # the hash of the feature directory's path
+    files: tuple[str, ...]  # names in the cache folder
+    size: int  # bytes, all files
+    used: float  # the latest mtime of its files (a load touches the file it used)
+
+
+@dataclass(frozen=True, slots=True)
+class CleanResult:
+    """What :func:`clean` removed (or, with ``dry_run``, would remove) and what it kept."""
+
+    directory: Path
+    removed: tuple[CacheEntry, ...]
+    kept: tuple[CacheEntry, ...]
+    temps: tuple[str, ...]  # temporary files of killed writes, removed
+    refused: str | None = None  # why nothing was touched (a folder not this user's alone)
+    dry_run: bool = False
+
+    @property
+    def removed_bytes(self) -> int:
+        return sum(e.size for e in self.removed)
+
+    @property
+    def kept_bytes(self) -> int:
+        return sum(e.size for e in self.kept)
+
+
+def entries(directory: Path | None = None) -> list[CacheEntry]:
+    """The cache's entries (regular files of its own names, links not followed), least recently
+    used first."""
+    directory = cache_dir() if directory is None else directory
+    groups: dict[str, list[tuple[str, os.stat_result]]] = {}
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return []
+    for name in names:
+        m = _ENTRY_NAME.fullmatch(name)
+        if m is None:
+            continue
+        try:
+            st = os.lstat(directory / name)
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode):
+            groups.setdefault(m.group(1), []).append((name, st))
+    out = [
+        CacheEntry(
+            key,
+            tuple(sorted(n for n, _ in files)),
+            sum(st.st_size for _, st in files),
+            max(st.st_mtime for _, st in files),
+        )
+        for key, files in groups.items()
+    ]
+    return sorted(out, key=lambda e: (e.used, e.key))
+
+
+def over_bound(
+    found: list[CacheEntry], *, now: float, max_age: float = MAX_AGE_SECONDS, max_bytes: int = MAX_TOTAL_BYTES
+) -> list[CacheEntry]:
+    """The entries the bound removes: every one unused for ``max_age`` seconds (exactly that age
+    stays), then the least recently used while the rest is over ``max_bytes`` (exactly at it
+    stays). ``found`` least recently used first (:func:`entries`)."""
+    gone = [e for e in found if now - e.used > max_age]
+    rest = [e for e in found if now - e.used <= max_age]
+    total = sum(e.size for e in rest)
+    for e in rest:
+        if total <= max_bytes:
+            break
+        gone.append(e)
+        total -= e.size
+    return gone
+
+
+def clean(
+    *,
+    everything: bool = False,
+    dry_run: bool = False,
+    max_age: float = MAX_AGE_SECONDS,
+    max_bytes: int = MAX_TOTAL_BYTES,
+    directory: Path | None = None,
+    now: float | None = None,
+) -> CleanResult:
+    """Apply the bound to the cache folder (``everything``: remove every entry), or with
+    ``dry_run`` say what it would remove. Temporary files of killed writes older than
+    STALE_TEMP_SECONDS go too. A folder that is not this user's alone is left untouched."""
+    directory = cache_dir() if directory is None else directory
+    now = time.time() if now is None else now
+    if not directory.exists():
+        return CleanResult(directory, (), (), (), dry_run=dry_run)
+    if not _folder_is_yours(directory):
+        return CleanResult(directory, (), (), (), refused="the cache folder is not this user's alone", dry_run=dry_run)
+    found = entries(directory)
+    gone = list(found) if everything else over_bound(found, now=now, max_age=max_age, max_bytes=max_bytes)
+    kept = tuple(e for e in found if e not in gone)
+    temps: list[str] = []
+    if not dry_run:
+        for e in gone:
+            for name in e.files:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(directory / name)
+        temps = _sweep_stale_temps(directory, now=now)
+    return CleanResult(directory, tuple(gone), kept, tuple(temps), dry_run=dry_run)
+
+
+def _touch(path: Path) -> None:
+    """Mark a cache file used now (the bound removes the least recently used)."""
+    with contextlib.suppress(OSError):
+        os.utime(path, None, follow_symlinks=False)
+
+
 def _temp_file(path: Path) -> tuple[Any, str]:
     """(a temporary file opened for writing beside ``path``, its path)."""
     # lazy: tempfile (~1.5 ms, it imports random) only when a cache file is written, not for a warm open
@@ -536,9 +665,9 @@ def _temp_file(path: Path) -> tuple[Any, str]:
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     if not _folder_is_yours(path.parent):  # a folder others can write: nothing of ours goes there
         raise PermissionError(errno.EACCES, "the cache folder is not this user's alone", str(path.parent))
-    if path.parent not in _swept:
+    if path.parent not in _swept:  # once per process: temporaries of killed writes, and the bound
         _swept.add(path.parent)
-        _sweep_stale_temps(path.parent)
+        clean(directory=path.parent)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=_TEMP_PREFIX, suffix=_TEMP_SUFFIX)
     return os.fdopen(fd, "wb"), tmp
 

@@ -212,6 +212,10 @@ COMMANDS = [
     Command(("watch", "check"), a_watched_accept, lambda w, p: ["watch", "check", str(p[F])], (0, 3)),
     Command(("export",), a_feature, lambda w, p: ["export", str(p[F]), "--format", "sarif"]),
     Command(("config",), a_feature, lambda w, p: ["config", "--json"]),
+    # scars cache: the user's cache folder only, never a file of the repository
+    Command(("cache",), a_feature, lambda w, p: ["cache"]),
+    Command(("cache", "info"), a_feature, lambda w, p: ["cache", "info", "--json"]),
+    Command(("cache", "clean"), a_feature, lambda w, p: ["cache", "clean", "--dry-run"]),
     Command(("completion",), a_feature, lambda w, p: ["completion", "bash"]),
     # scars init: the agents' files it reads and writes (.mcp.json, .claude/settings.json, …)
     Command(("init",), a_feature, lambda w, p: ["init", str(w.repo)]),
@@ -364,7 +368,14 @@ def _cli(case: Command) -> Callable[[World, dict[str, Any]], int]:
 def test_no_byte_outside_the_repository_changes_whatever_the_command(case: Command, tmp_path, monkeypatch, capsys):
     run = _cli(case)
     seen = observe(case, tmp_path / "plain", monkeypatch, capsys, run)
-    assert seen.files or case.key in {("demo",), ("config",), ("completion",)}, f"{case.name} read no file?"
+    assert seen.files or case.key in {
+        ("demo",),
+        ("config",),
+        ("completion",),
+        ("cache",),
+        ("cache", "info"),
+        ("cache", "clean"),
+    }, f"{case.name} read no file?"
     for kind, rels in variants(seen).items():
         if rels:
             check_hostile(case, kind, rels, tmp_path / kind.replace(" ", "-"), monkeypatch, capsys, run)

@@ -40,6 +40,7 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("export", "scars.tui.cli.commands.export", "export a samsara feature's scar items and decisions as SARIF 2.1.0, OpenVEX or JSON"),
     ("serve", "scars.tui.cli.commands.serve", "serve the triage app to a browser (localhost, a token, read-only unless --write)"),
     ("mcp", "scars.tui.cli.commands.mcp", "serve the human gate to coding agents over MCP (stdio): request_gate, wait_for_answer …"),
+    ("cache", "scars.tui.cli.commands.cache", "show the feature cache (where, entries, size) or clean it: the bound now, or --all"),
     ("config", "scars.tui.cli.commands.config", "show where the configuration lives (config.toml, keymap.toml, cache) and its values"),
     ("completion", "scars.tui.cli.commands.completion", "print a shell completion script (bash, zsh or fish)"),
     ("init", "scars.tui.cli.commands.init", "wire a repository for Claude Code, Codex CLI and Gemini CLI: MCP server, instructions, hook"),
@@ -80,6 +81,12 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "export": (f"scars export {F}", f"scars export {F} --format sarif -o scars.sarif"),
     "serve": (f"scars serve {F}", f"scars serve {F} --port 8765 --write --as bob"),
     "mcp": ("scars mcp", "scars mcp --root ~/src/app"),
+    "cache": (
+        "scars cache",
+        "scars cache clean --dry-run",
+        "scars cache clean --older-than 7",
+        "scars cache clean --all --json",
+    ),
     "config": ("scars config", "scars config --json"),
     "completion": (
         "scars completion bash > ~/.local/share/bash-completion/completions/scars",

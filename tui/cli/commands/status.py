@@ -135,10 +135,14 @@ def _run(args: argparse.Namespace, kind: str, target: Path, features: list[Path]
         if feature is None:
             # lazy: the reader (YAML, the log matcher, the possible patterns) only when the cache has not the feature
             from scars.core.samsara.feature import read_missed
+            from scars.tui.cli.progress import Reading, reports_label
+
+            progress = Reading(reports_label(where))
 
             def meanwhile(aggregated: Feature) -> None:
                 # while the possible patterns are computed beside: what does not show them
                 nonlocal encoded, around, summarised, gone
+                progress.stop()  # the output starts: the progress line goes
                 if one_line:
                     encoded = encode_items(aggregated)
                     around = json_line_around_patterns(aggregated, encoded)
@@ -151,25 +155,30 @@ def _run(args: argparse.Namespace, kind: str, target: Path, features: list[Path]
                     gone = exc
 
             gone: BrokenPipeError | None = None
-            feature = read_missed(where, root, fp, meanwhile if one_line or not args.json else None)
+            with progress:
+                feature = read_missed(where, root, fp, meanwhile if one_line or not args.json else None)
             if gone is not None:
                 raise gone
         feats = [feature]
     elif not args.json:
         # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
         from scars.core.samsara.feature import read_summaries
+        from scars.tui.cli.progress import Reading
 
         # lazy: rich output, loaded when this report is printed
         from scars.tui.cli.render.status import print_repo
 
-        summaries = read_summaries(features)  # one line per feature: no possible patterns, no log matches
+        with Reading(f"reading {len(features)} features…"):
+            summaries = read_summaries(features)  # one line per feature: no possible patterns, no log matches
         print_repo(target, summaries)
         return 3 if (args.strict and any(s.parse_failures for s in summaries)) else 0
     else:
         # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
         from scars.core.samsara.feature import read_features
+        from scars.tui.cli.progress import Reading
 
-        feats = read_features(features)
+        with Reading(f"reading {len(features)} features…"):
+            feats = read_features(features)
     failures = sum(len(f.parse_failures) for f in feats)
     if args.json:
         # Indented for a person at a terminal; one line for a pipe (json's C encoder only

@@ -1,0 +1,88 @@
+"""A progress line on stderr while a slow read runs: at a terminal only, never into a pipe.
+
+``scars status`` on a feature of thousands of reports left the terminal blank for seconds (issue
+31). :class:`Reading` shows Rich's status spinner with what is being read on stderr once the read
+has taken ``DELAY`` seconds (a fast read shows nothing), and clears it before the command prints
+(:meth:`Reading.stop`). Without a terminal on stderr (a pipe, a file, CI) or with ``TERM=dumb``
+nothing is shown and rich is not imported.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from typing import Any, TextIO
+
+from scars.core import settings
+from scars.core.sanitize import one_line
+
+DELAY = 0.3  # seconds a read runs before its progress line shows
+
+
+class Reading:
+    """``with Reading("reading 3000 scar reports of x…"):`` — the spinner on stderr while the
+    block runs (from ``DELAY`` on); :meth:`stop` clears it early (before the output starts)."""
+
+    def __init__(self, label: str, stream: TextIO | None = None, delay: float = DELAY) -> None:
+        self.label = one_line(label)
+        self.stream = sys.stderr if stream is None else stream
+        self.delay = delay
+        self._lock = threading.Lock()
+        self._timer: threading.Timer | None = None
+        self._status: Any = None
+        self._stopped = False
+
+    def shows(self) -> bool:
+        """Whether a progress line may show: stderr is a terminal that is not ``dumb``."""
+        try:
+            tty = self.stream.isatty()
+        except (AttributeError, OSError, ValueError):
+            return False
+        return tty and settings.current().term != "dumb"
+
+    def __enter__(self) -> Reading:
+        if self.shows():
+            self._timer = threading.Timer(self.delay, self.show)
+            self._timer.daemon = True
+            self._timer.start()
+        return self
+
+    def show(self) -> None:
+        """Show the spinner now (the timer's call), unless already stopped."""
+        # lazy: rich only when a read is slow enough to show its progress
+        from rich.console import Console
+        from rich.text import Text
+
+        with self._lock:
+            if self._stopped or self._status is not None:
+                return
+            console = Console(file=self.stream, markup=False, emoji=False, highlight=False, stderr=True)
+            self._status = console.status(Text(self.label), spinner="dots")
+            self._status.start()
+
+    def stop(self) -> None:
+        """Clear the spinner (it leaves no line behind) and never show it after this."""
+        with self._lock:
+            self._stopped = True
+            if self._timer is not None:
+                self._timer.cancel()
+            status, self._status = self._status, None
+        if status is not None:
+            status.stop()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def reports_label(feature_dir: Any) -> str:
+    """``reading 3000 scar reports of <feature>…`` (the reports counted by name, nothing read)."""
+    # lazy: os only here
+    import os
+
+    try:
+        with os.scandir(os.path.join(feature_dir, "scar-reports")) as it:
+            n = sum(1 for e in it if e.name.endswith((".yaml", ".yml")))
+    except OSError:
+        n = 0
+    name = os.path.basename(os.fspath(feature_dir).rstrip("/"))
+    return f"reading {n} scar report{'' if n == 1 else 's'} of {name}…"
