@@ -50,39 +50,46 @@ class Reading:
     def show(self) -> None:
         """Show the spinner now (the timer's call), unless already stopped."""
         # lazy: rich only when a read is slow enough to show its progress
-        from rich.console import Console
         from rich.text import Text
+
+        from scars.tui.cli.render.console import make_console
 
         with self._lock:
             if self._stopped or self._status is not None:
                 return
-            console = Console(file=self.stream, markup=False, emoji=False, highlight=False, stderr=True)
-            self._status = console.status(Text(self.label), spinner="dots")
+            self._status = make_console(file=self.stream).status(Text(self.label), spinner="dots")
             self._status.start()
 
     def stop(self) -> None:
         """Clear the spinner (it leaves no line behind) and never show it after this."""
         with self._lock:
             self._stopped = True
-            if self._timer is not None:
-                self._timer.cancel()
+            timer = self._timer
+            if timer is not None:
+                timer.cancel()
             status, self._status = self._status, None
         if status is not None:
             status.stop()
+        if timer is not None and timer is not threading.current_thread():
+            timer.join()  # a show() under way has seen the stop, or its spinner is stopped above
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
 
-def reports_label(feature_dir: Any) -> str:
-    """``reading 3000 scar reports of <feature>…`` (the reports counted by name, nothing read)."""
-    # lazy: os only here
+def reports_label(feature_dir: Any, root: Any = None) -> str:
+    """``reading 3000 scar reports of <feature>…``: the reports counted by name, listed by the
+    repository's read rule (``paths.list_dir``: a ``scar-reports/`` that leads out of ``root`` is
+    never listed); without a count when they cannot be listed."""
+    # lazy: os and the read rule only here
     import os
 
-    try:
-        with os.scandir(os.path.join(feature_dir, "scar-reports")) as it:
-            n = sum(1 for e in it if e.name.endswith((".yaml", ".yml")))
-    except OSError:
-        n = 0
+    from scars.core.storage.paths import Unreadable, list_dir
+
     name = os.path.basename(os.fspath(feature_dir).rstrip("/"))
+    try:
+        names = list_dir(os.path.join(feature_dir, "scar-reports"), root=root or feature_dir, what="scar-reports/")
+    except (Unreadable, OSError):
+        return f"reading {name}…"
+    n = sum(1 for e in names if e.endswith((".yaml", ".yml")))
     return f"reading {n} scar report{'' if n == 1 else 's'} of {name}…"

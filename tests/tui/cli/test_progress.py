@@ -55,7 +55,7 @@ def test_the_label_is_inert():
 def test_reports_label_counts_the_reports(tmp_path):
     f = samsara_feature(tmp_path)
     assert reports_label(f) == f"reading 2 scar reports of {f.name}…"
-    assert reports_label(tmp_path / "nowhere") == "reading 0 scar reports of nowhere…"
+    assert reports_label(tmp_path / "nowhere") == "reading nowhere…"  # no count: nothing listed
 
 
 def test_status_into_a_pipe_writes_nothing_on_stderr(tmp_path, monkeypatch, capsys):
@@ -65,3 +65,14 @@ def test_status_into_a_pipe_writes_nothing_on_stderr(tmp_path, monkeypatch, caps
         assert cli.main(argv) in (0, 3)
         out, err = capsys.readouterr()
         assert out and err == "", argv
+
+
+def test_reports_label_never_lists_a_folder_outside_the_repository(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "task-1-scar.yaml").write_text("task_id: task-1\n", encoding="utf-8")
+    repo = tmp_path / "repo"
+    f = repo / "changes" / "2026-01-01_x"
+    f.mkdir(parents=True)
+    (f / "scar-reports").symlink_to(outside)
+    assert reports_label(f, repo) == "reading 2026-01-01_x…"

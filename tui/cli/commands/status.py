@@ -137,7 +137,7 @@ def _run(args: argparse.Namespace, kind: str, target: Path, features: list[Path]
             from scars.core.samsara.feature import read_missed
             from scars.tui.cli.progress import Reading, reports_label
 
-            progress = Reading(reports_label(where))
+            progress = Reading(reports_label(where, root))
 
             def meanwhile(aggregated: Feature) -> None:
                 # while the possible patterns are computed beside: what does not show them

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 import sys
+from typing import TextIO
 
 from rich.console import Console
 
@@ -40,8 +41,9 @@ class _Console(Console):
         raise BrokenPipeError
 
 
-def make_console(stderr: bool = False, width: int | None = None) -> Console:
-    stream = sys.stderr if stderr else sys.stdout
+def make_console(stderr: bool = False, width: int | None = None, file: TextIO | None = None) -> Console:
+    """THE Console of the CLI (stdout, ``stderr``, or ``file``: a stream of the caller's)."""
+    stream = file if file is not None else (sys.stderr if stderr else sys.stdout)
     is_tty = stream.isatty()
     colour = styled(is_tty)
     return _Console(
