@@ -56,6 +56,7 @@ class Backend:
         self.feature = feature
         self.lock_holder = lock_holder
         self.round_override: str | None = None  # the reason to start a round past max_rounds
+        self._reopened: dict[str, dict[str, Any]] | None = None  # without a session: read once
         if read_only is None:
             read_only = session is None or session.read_only
         self.read_only = read_only
@@ -137,6 +138,18 @@ class Backend:
         if self.session is None:
             return {}
         return self.session.moved
+
+    def reopened(self) -> dict[str, dict[str, Any]]:
+        """Items a fired watch reopened (``FeatureSession.reopened_now``: the session's replay, no
+        disk read); a backend without a session reads them once, from disk."""
+        if self.session is not None:
+            return self.session.reopened_now()
+        if self._reopened is None:
+            # lazy: only a look at an already-read feature (no session) reads the journal here
+            from scars.core.samsara.decisions import reopened_now
+
+            self._reopened = reopened_now(self.feature.path)
+        return self._reopened
 
     def history(self, item_id: str) -> list[dict]:
         if self.session is None:

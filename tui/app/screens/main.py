@@ -153,11 +153,13 @@ class MainScreen(Screen[None]):
             pane.show_nothing()
             return
         view = app.state.views[row.item_id]
+        decision = app.decisions.get(row.item_id)
         pane.show_item(
             app.feature,
             view.item,
-            app.decisions.get(row.item_id),
+            decision,
             app.backend.history(row.item_id),
+            reopened=app.backend.reopened().get(row.item_id) if decision is None else None,
             group=row.group,
             tasks=app.state.tasks_of(view.item),
             stopped=app.backend.stopped() if app.write_refusal() is None else None,
