@@ -34,6 +34,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+import first_paint  # noqa: E402  (bench/first_paint.py, next to this file)
 import generate  # noqa: E402  (bench/generate.py, next to this file)
 
 PROBES = HERE / "probes.py"
@@ -517,6 +518,61 @@ class Bench:
         return [r1.judge(), r2.judge(), r2b.judge(), r3.judge()]
 
 
+DEMO_FEATURE = HERE.parent / "core" / "demo" / "repo" / "changes" / "2026-11-02_csv-export"
+INBOX_FEATURES = 15  # the repository root of the inbox figure: this many copies of the demo feature
+
+
+def m_first_paint(self: Bench) -> list[Result]:
+    """The first screen as a person sees it (issue 31): each command started in a pseudo-terminal
+    (bench/first_paint.py) until the frame that shows what it is for, against a bare Textual app
+    showing one Static, started the same way; the runs alternate and the least of each is kept."""
+    root = self.work / "inbox-repo"
+    for k in range(INBOX_FEATURES):
+        shutil.copytree(DEMO_FEATURE, root / "changes" / f"2026-11-{k + 1:02d}_demo-{k + 1}")
+    cases = [
+        (
+            f"first paint: scars triage ({self.items(self.sizes()['small']):,} items)",
+            lambda: (self.scars + ["triage", str(self.feature(self.sizes()["small"]))], None, "todo"),
+            "its rows (a row's state, `todo`)",
+        ),
+        (
+            f"first paint: scars at a repository root ({INBOX_FEATURES} features, Loops inbox)",
+            lambda: (self.scars, root, "waiting for a person"),
+            "the Loops inbox's title and rows",
+        ),
+        (
+            "first paint: scars demo",
+            lambda: (self.scars + ["demo", "--dir", tempfile.mkdtemp(dir=self.work, prefix="demo-")], None, "todo"),
+            "the demo's rows (after copying it)",
+        ),
+    ]
+    bare: list[float] = []
+    got: dict[str, list[float]] = {name: [] for name, _, _ in cases}
+    for _ in range(self.reps(5)):
+        bare.append(first_paint.bare_app(base_env(None)))
+        for name, make, _ in cases:
+            cmd, cwd, marker = make()
+            env = base_env(self.fresh_cache())
+            if cwd is not None:
+                cmd = ["sh", "-c", 'cd "$0" && exec "$@"', str(cwd), *cmd]
+            got[name].append(first_paint.first_paint(cmd, marker, env))
+    out = []
+    for name, _, shows in cases:
+        r = Result(
+            name,
+            min(got[name]),
+            "s",
+            baseline=min(bare),
+            target=1.5,
+            note=f"start in a 120x40 pseudo-terminal to the first frame showing {shows}, cache empty; "
+            "baseline: a bare Textual app showing one Static, to its first frame",
+            samples={"scars": got[name], "bare app": bare},
+        )
+        r.of_baseline()
+        out.append(r.judge())
+    return out
+
+
 def requests_probe(args: list[str], work: Path, timeout: float = 1800) -> dict:
     """bench/requests_probe.py (gate requests): one JSON object, or MeasureError."""
     env = base_env(None)
@@ -573,6 +629,7 @@ MEASURES = {
     "floor": Bench.m_floor,
     "decide": Bench.m_decide,
     "app": Bench.m_app,
+    "first_paint": m_first_paint,
     "requests": m_requests,
 }
 

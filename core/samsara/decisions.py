@@ -19,7 +19,7 @@ decisions, their history, the undo stack, the rounds, and the items a fired watc
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -540,10 +540,13 @@ def current_reopened(feature_dir: str | os.PathLike[str]) -> dict[str, dict[str,
 def reopened_now(feature_dir: str | os.PathLike) -> dict[str, dict[str, Any]]:
     """Items a fired watch reopened and nobody has decided since, each with its cause, watch,
     time and the number of its auto-decisions.md entry: journal reopen records, and fired
-    records of accepts that only iteration-log.yaml held (no journal decision to supersede)."""
+    records of accepts that only iteration-log.yaml held (no journal decision to supersede).
+    Read from disk; a session has them from its own replay (``FeatureSession.reopened_now``)."""
+    return reopened_from(feature_state(feature_dir), reopened_items(feature_dir))
 
-    state = feature_state(feature_dir)
-    fired = reopened_items(feature_dir)
+
+def reopened_from(state: JournalState, fired: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """:func:`reopened_now` of a replayed journal and the watch log's ``fired`` records."""
     out: dict[str, dict[str, Any]] = {}
     for item_id, rec in state.reopened.items():
         if item_id in state.decisions:

@@ -67,6 +67,7 @@ from scars.core.samsara.decisions import (
     check_items,
     format_errors,
     make_decision,
+    reopened_from,
     replay,
     resolve_user,
     with_carried,
@@ -124,6 +125,9 @@ class FeatureSession:
         self._index: tuple[Any, dict[str, Any]] | None = None  # (feature, item_id -> item)
         self._carried: tuple[Any, dict[str, Decision]] | None = None  # (feature, carried decisions)
         self._watch_reopened: set[str] = set()  # items .scars/watches.jsonl says a watch reopened
+        self._watch_fired: dict[str, dict[str, Any]] = {}  # those items' latest fired records
+        self._reopened_memo: tuple[Any, Any, dict[str, dict[str, Any]]] | None = None
+        self._state_version = 0  # moves on every record applied and every replay (the memo's key)
         # Where this session's changes come from (scars.core.provenance; set by the front end at
         # open, or for one answer by :meth:`answering`): kept in every journal record it writes.
         self.provenance: Provenance | None = None
@@ -214,6 +218,7 @@ class FeatureSession:
         """The state the journal gives, with decisions made on another item than the one
         holding their id now taken back (scars.core.samsara.decisions.check_items; README, Item ids)."""
         self._state = replay(self._records)
+        self._state_version += 1
         items = list(self.feature.items) + list(self.feature.resolved) if self.feature is not None else []
         self.moved_warnings = check_items(self._state, items)
 
@@ -351,6 +356,7 @@ class FeatureSession:
         journal = self._writable()
         rec = journal.append(type_, at=now_iso(), **self._stamp(scars_own=scars_own), **payload)
         apply(self._state, rec)
+        self._state_version += 1
         return rec
 
     def _write_entries(self, entries: Iterable[DecisionEntry], what: str) -> list[int]:
@@ -736,9 +742,19 @@ class FeatureSession:
 
     def _read_watch_reopened(self) -> None:
         try:
-            self._watch_reopened = set(reopened_items(self.path))
+            self._watch_fired = reopened_items(self.path)
         except (OSError, ValueError):  # advisory: an unreadable watch log reopens nothing
-            self._watch_reopened = set()
+            self._watch_fired = {}
+        self._watch_reopened = set(self._watch_fired)
+
+    def reopened_now(self) -> dict[str, dict[str, Any]]:
+        """:func:`scars.core.samsara.decisions.reopened_now` of this session's journal as replayed
+        and its watch log as read (nothing is read here): computed once per replay."""
+        memo = self._reopened_memo
+        if memo is None or memo[0] != self._state_version or memo[1] is not self._watch_fired:
+            found = reopened_from(self._state, self._watch_fired)
+            memo = self._reopened_memo = (self._state_version, self._watch_fired, found)
+        return memo[2]
 
     def _refresh_feature(self) -> None:
 

@@ -15,7 +15,7 @@ import os
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual import work
 from textual.app import App
@@ -28,7 +28,6 @@ from scars.core.model import Feature
 from scars.core.samsara.layout import repo_root_of
 from scars.core.samsara.locate import codeowners, git_authors, parse_location
 from scars.core.samsara.rounds import evaluate_valves
-from scars.core.samsara.session import FeatureSession
 from scars.core.sanitize import one_line
 from scars.core.settings import config_path
 from scars.core.storage import cache
@@ -38,15 +37,14 @@ from scars.core.storage.parallel import gc_paused
 from scars.tui.app.backend import Backend
 from scars.tui.app.keymap import keymap_path, load_keymap, save_config_value
 from scars.tui.app.palette import ScarsCommands
-from scars.tui.app.screens.confirm import ConfirmRoundStart, OverrideReason
-from scars.tui.app.screens.forms import AcceptForm, DeferForm
-from scars.tui.app.screens.gate import RoundGate
-from scars.tui.app.screens.loops import LoopsScreen
 from scars.tui.app.screens.main import MAIN_BINDINGS, NO_ITEMS, MainScreen
 from scars.tui.app.viewmodel import Filter, Row, TriageState, describe_changes, owners_in_logs, snapshot
 from scars.tui.app.widgets.detail import DetailPane
 from scars.tui.app.widgets.header import ScarsHeader
 from scars.tui.app.widgets.item_list import ItemList
+
+if TYPE_CHECKING:
+    from scars.core.samsara.session import FeatureSession
 
 
 def input_stamps(feature_dir: Path) -> tuple[Any, Any]:
@@ -321,6 +319,9 @@ class ScarsApp(App[int]):
         self.push_screen(MainScreen())
         if self.inbox is not None:
             states, root = self.inbox
+            # lazy: the screens a key opens load when first opened, not before the first paint (issue 31)
+            from scars.tui.app.screens.loops import LoopsScreen
+
             self.push_screen(LoopsScreen(states, root))
         if self.feature_dir is not None:
             self._load(keep_cursor=False)
@@ -647,6 +648,9 @@ class ScarsApp(App[int]):
 
         assert self.state is not None
         subjects = [self.state.views[i].line_text for i in item_ids]
+        # lazy: the screens a key opens load when first opened, not before the first paint (issue 31)
+        from scars.tui.app.screens.forms import AcceptForm
+
         self.push_screen(
             AcceptForm(subjects, self._validate, suggestions=self.owner_suggestions(item_ids)), callback=callback
         )
@@ -655,6 +659,9 @@ class ScarsApp(App[int]):
 
         assert self.state is not None
         subjects = [self.state.views[i].line_text for i in item_ids]
+        # lazy: the screens a key opens load when first opened, not before the first paint (issue 31)
+        from scars.tui.app.screens.forms import DeferForm
+
         self.push_screen(DeferForm(subjects, self._validate), callback=callback)
 
     @staticmethod
@@ -678,6 +685,9 @@ class ScarsApp(App[int]):
                 retry()
             finally:
                 self.backend.round_override = None
+
+        # lazy: the screens a key opens load when first opened, not before the first paint (issue 31)
+        from scars.tui.app.screens.confirm import OverrideReason
 
         self.push_screen(OverrideReason("Max rounds reached", str(exc)), callback=answered)
         return True
@@ -708,6 +718,9 @@ class ScarsApp(App[int]):
                 self.notify(f"Not recorded: round {number} was not started.", markup=False)
                 return
             self._start_round_then(then)
+
+        # lazy: the screens a key opens load when first opened, not before the first paint (issue 31)
+        from scars.tui.app.screens.confirm import ConfirmRoundStart
 
         self.push_screen(ConfirmRoundStart(title, note), callback=answered)
 
@@ -744,6 +757,9 @@ class ScarsApp(App[int]):
             if not self.ask_round_override(exc, retry=self.open_gate):
                 self.notify(one_line(str(exc), 300), title="Round gate", severity="error", markup=False)
             return
+        # lazy: the screens a key opens load when first opened, not before the first paint (issue 31)
+        from scars.tui.app.screens.gate import RoundGate
+
         self.push_screen(
             RoundGate(evidence, blocked), callback=lambda result: self._record_gate(result, evidence, blocked)
         )

@@ -10,11 +10,9 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from scars.core import gates
 from scars.core.errors import READ_ONLY, FieldError, LockHeld, ReadOnly, refuse_if_read_only
-from scars.core.gates.evidence import Evidence, GateResult
 from scars.core.model import Feature
 from scars.core.provenance import Provenance, provenance
 from scars.core.samsara.decisions import Decision, resolve_user, validate_decision
@@ -22,6 +20,9 @@ from scars.core.samsara.session import FeatureSession
 from scars.core.samsara.watches import validate_watch
 from scars.core.storage.durable import WriteFailed
 from scars.core.storage.lock import describe_holder
+
+if TYPE_CHECKING:
+    from scars.core.gates.evidence import Evidence, GateResult
 
 __all__ = ["Backend", "ReadOnly", "app_provenance"]  # ReadOnly: core's refusal of a write in a read-only session
 
@@ -55,6 +56,7 @@ class Backend:
         self.feature = feature
         self.lock_holder = lock_holder
         self.round_override: str | None = None  # the reason to start a round past max_rounds
+        self._reopened: dict[str, dict[str, Any]] | None = None  # without a session: read once
         if read_only is None:
             read_only = session is None or session.read_only
         self.read_only = read_only
@@ -136,6 +138,18 @@ class Backend:
         if self.session is None:
             return {}
         return self.session.moved
+
+    def reopened(self) -> dict[str, dict[str, Any]]:
+        """Items a fired watch reopened (``FeatureSession.reopened_now``: the session's replay, no
+        disk read); a backend without a session reads them once, from disk."""
+        if self.session is not None:
+            return self.session.reopened_now()
+        if self._reopened is None:
+            # lazy: only a look at an already-read feature (no session) reads the journal here
+            from scars.core.samsara.decisions import reopened_now
+
+            self._reopened = reopened_now(self.feature.path)
+        return self._reopened
 
     def history(self, item_id: str) -> list[dict]:
         if self.session is None:
@@ -238,6 +252,9 @@ class Backend:
         """The open round's gate Evidence and the blocked-fix Evidence of each fix awaiting its
         outcome. Looking writes nothing: with no round open, gathering refuses (UsageError) and
         the app asks first whether to start one (:meth:`start_round`)."""
+        # lazy: the gates (every loop's gatherers and writers) load at the first gate, not for the first paint
+        from scars.core import gates
+
         s = self._as(decided_by)
         # When a valve fired, the safety valve's gate: its warnings on screen, a continue there is
         # the explicit override (with its reason). Gathered once (it was gathered as round-continue,
@@ -256,6 +273,9 @@ class Backend:
         round_fields: dict[str, Any] | None = None,
     ) -> GateResult:
         """Record a gate's answer through the gates' one record path, under this session."""
+        # lazy: loaded with the gate's evidence already (round_gate)
+        from scars.core import gates
+
         s = self._as(decided_by)
         result = gates.record(
             evidence, answer, reason, user=s.user, source=app_provenance(), session=s, round_fields=round_fields

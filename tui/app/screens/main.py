@@ -21,13 +21,8 @@ from textual.widgets import Input, Static
 from textual.worker import get_current_worker
 
 from scars.core.errors import ChangedOnDisk, IterationStopped, ScarsError
-from scars.core.loops import discover_loops
 from scars.core.samsara.locate import parse_location, resolve_in_repo
 from scars.core.sanitize import one_line
-from scars.tui.app.screens.confirm import ConfirmBulk
-from scars.tui.app.screens.help import HelpScreen
-from scars.tui.app.screens.loops import LoopsScreen
-from scars.tui.app.screens.trends import TrendsScreen
 from scars.tui.app.viewmodel import FILTER_KEYS, FILTER_STATES, FilterError, Row, decision_state, parse_filter
 from scars.tui.app.widgets.detail import DetailPane
 from scars.tui.app.widgets.header import ScarsHeader
@@ -158,11 +153,13 @@ class MainScreen(Screen[None]):
             pane.show_nothing()
             return
         view = app.state.views[row.item_id]
+        decision = app.decisions.get(row.item_id)
         pane.show_item(
             app.feature,
             view.item,
-            app.decisions.get(row.item_id),
+            decision,
             app.backend.history(row.item_id),
+            reopened=app.backend.reopened().get(row.item_id) if decision is None else None,
             group=row.group,
             tasks=app.state.tasks_of(view.item),
             stopped=app.backend.stopped() if app.write_refusal() is None else None,
@@ -409,6 +406,9 @@ class MainScreen(Screen[None]):
             else:
                 app.open_defer_form(ids, callback=lambda fields: self._save("defer", ids, fields))
 
+        # lazy: the screens a key opens load when first opened, not before the first paint (issue 31)
+        from scars.tui.app.screens.confirm import ConfirmBulk
+
         app.push_screen(ConfirmBulk(action, lines), callback=confirmed)
 
     def action_sign_off(self) -> None:
@@ -529,6 +529,9 @@ class MainScreen(Screen[None]):
     def action_trends(self) -> None:
 
         if self.app.feature is not None:
+            # lazy: the screens a key opens load when first opened, not before the first paint (issue 31)
+            from scars.tui.app.screens.trends import TrendsScreen
+
             self.app.push_screen(TrendsScreen(self.app.feature, self.app.decisions))
 
     def action_gate(self) -> None:
@@ -540,6 +543,9 @@ class MainScreen(Screen[None]):
         refusal = self.app.write_refusal()
         if refusal is not None:  # what cannot be done is not offered, and why is said
             note = f"{refusal}: nothing is recorded here, so decisions, undo, sign-off and the round gate are not listed.\n{note}".strip()
+        # lazy: the screens a key opens load when first opened, not before the first paint (issue 31)
+        from scars.tui.app.screens.help import HelpScreen
+
         self.app.push_screen(HelpScreen([b for b in self.BINDINGS if self.offers(b.action)], note))
 
     def action_loops(self) -> None:
@@ -549,6 +555,10 @@ class MainScreen(Screen[None]):
         if not root:
             self.notify("No repository root: the Loops inbox needs a directory holding changes/.", markup=False)
             return
+
+        # lazy: the screens a key opens load when first opened, not before the first paint (issue 31)
+        from scars.core.loops import discover_loops
+        from scars.tui.app.screens.loops import LoopsScreen
 
         app.push_screen(LoopsScreen(discover_loops(root), Path(root)))
 

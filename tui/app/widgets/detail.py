@@ -19,9 +19,8 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from scars.core.model import CATEGORY_LABEL, REGISTRY_FILE, Feature, Problem, Registry, ScarItem
-from scars.core.samsara.decisions import Decision, describe_carried, reopened_now
+from scars.core.samsara.decisions import Decision, describe_carried
 from scars.core.samsara.locate import Excerpt, read_excerpt
-from scars.core.samsara.watches import watches_path
 from scars.core.sanitize import one_line, visible
 from scars.core.text import natural_key
 from scars.tui.app.viewmodel import ALL_GROUP_LABEL, decision_state, item_text
@@ -253,27 +252,6 @@ class DetailPane(BaseStyleCache, ScrollView, can_focus=True):
         ]
         self._update(Group(*parts))
 
-    def reopened_for(self, feature: Feature) -> dict[str, dict]:
-        """Items a fired watch reopened (scars.core.samsara.watches), re-read only when the journal or
-        the watch log changed on disk."""
-        from pathlib import Path
-
-        key_parts = []
-        for p in (Path(feature.path) / ".scars" / "journal.jsonl", watches_path(feature.path)):
-            try:
-                st = p.stat()
-                key_parts.append((st.st_mtime_ns, st.st_size))
-            except OSError:
-                key_parts.append(None)
-        key = (feature.path, tuple(key_parts))
-        if getattr(self, "_reopened_key", None) != key:
-            try:
-                self._reopened = reopened_now(feature.path)
-            except Exception:  # advisory display only; never break the pane
-                self._reopened = {}
-            self._reopened_key = key
-        return self._reopened
-
     def excerpt_for(self, feature: Feature, item: ScarItem) -> tuple[Excerpt | None, str | None]:
         if item.id not in self._excerpts:
             if len(self._excerpts) >= _EXCERPT_CACHE_MAX:
@@ -290,7 +268,10 @@ class DetailPane(BaseStyleCache, ScrollView, can_focus=True):
         group: str | None = None,
         tasks: Iterable[str] = (),
         stopped: tuple[int, str] | None = None,
+        reopened: dict | None = None,
     ) -> None:
+        """``reopened``: the record of the watch that reopened this undecided item (the backend's,
+        computed once per load or decision: a cursor step reads nothing from disk for it)."""
         parts: list[RenderableType] = []
         head = Text()
         head.append(CATEGORY_LABEL.get(item.category, item.category).upper(), style="bold")
@@ -301,10 +282,8 @@ class DetailPane(BaseStyleCache, ScrollView, can_focus=True):
         parts.append(Text(visible(item_text(item))))
         parts.append(Text(""))
         parts.append(describe_decision(decision, stopped))
-        if decision is None:
-            reopened = self.reopened_for(feature).get(item.id)
-            if reopened:
-                parts.append(describe_reopen(reopened))
+        if decision is None and reopened:
+            parts.append(describe_reopen(reopened))
         tasks = sorted(set(tasks) | ({item.task_id} if item.task_id else set()), key=natural_key)
         parts.append(_field("Task" + ("s" if len(tasks) > 1 else ""), ", ".join(tasks) if tasks else "—"))
         parts.append(_field("Source", item.file + (f":{item.line}" if item.line else "")))
