@@ -140,11 +140,15 @@ class LoopState:
     trend_label: str = ""
     points: tuple[TrendPoint, ...] = ()
     details: dict[str, Any] = field(default_factory=dict, compare=False)
+    # The points the trend joins when not all of ``points`` are one count (samsara: the loop's
+    # record and scars' recount are never joined; ``trend_label`` says which one it is).
+    trend_points: tuple[TrendPoint, ...] | None = None
 
     @property
     def trend(self) -> tuple[float, ...]:
-        """The measured values of :attr:`points`, oldest first (unmeasured points left out)."""
-        return make_points_trend(self.points)
+        """The measured values of :attr:`trend_points` (default :attr:`points`), oldest first
+        (unmeasured points left out)."""
+        return make_points_trend(self.points if self.trend_points is None else self.trend_points)
 
     def history(self) -> list[TrendPoint]:
         """Every point of the loop's history, oldest first (what a chart draws)."""

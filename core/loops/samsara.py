@@ -14,7 +14,14 @@ from scars.core.loops.base import Budget, LoopState, StopRule, TrendPoint, rel
 from scars.core.model import Feature, Problem
 from scars.core.samsara.feature import read_feature
 from scars.core.samsara.reconcile import reconcile
-from scars.core.samsara.rounds import DEFAULT_MAX_ROUNDS, evaluate_valves, rounds_done, signal_series, split_rounds
+from scars.core.samsara.rounds import (
+    DEFAULT_MAX_ROUNDS,
+    evaluate_valves,
+    one_basis_series,
+    rounds_done,
+    signal_series,
+    split_rounds,
+)
 from scars.core.samsara.session import FeatureSession
 from scars.core.text import join_clauses
 
@@ -69,6 +76,10 @@ def feature_state(
         )
         for p in series
     ]
+    span = one_basis_series(log, feature.signal_lost)  # the trend joins one count only
+    trend_label = f"signal_lost {span.label()}" + (f" ({span.apart()})" if span.apart() else "")
+    by_point = {(p.label, p.value, p.basis): t for p, t in zip(series, points)}
+    trend = tuple(by_point.get((p.label, p.value, p.basis), TrendPoint(p.label, float(p.value))) for p in span.points)
     rec = reconcile(feature)
 
     reasons = list(feature.entry.reasons) if feature.entry is not None else []
@@ -129,8 +140,9 @@ def feature_state(
         parse_failures=tuple(failures),
         raw=None,
         status=verdict,
-        trend_label="signal_lost",
+        trend_label=trend_label,
         points=tuple(points),
+        trend_points=trend,
         details=details,
     )
 

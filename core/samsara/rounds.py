@@ -150,6 +150,8 @@ BASIS_LABEL: dict[str, str] = {
     "recorded": "recorded by the loop (iteration-log.yaml)",
     "recounted": "recounted by scars (seed 002 Step 1 rules)",
 }
+# The basis said in a line of figures (the final transition, `scars loops`' trend).
+BASIS_SHORT: dict[str, str] = {"recorded": "recorded by the loop", "recounted": "recounted by scars"}
 # The key scars writes into every round it closes: its signal_lost figures are scars' recount.
 COUNTED_BY_KEY = "counted_by"
 COUNTED_BY_SCARS = "scars"
@@ -190,6 +192,8 @@ def signal_series(log: IterationLog | None, signal_now: int) -> list[SignalPoint
     done, _ = split_rounds(log)
     points: list[SignalPoint] = []
     first: Basis = "recounted" if done and counted_by_scars(done[0]) else "recorded"
+    if first == "recounted" and log is not None and log.signal_lost_initial not in (None, done[0].signal_lost_before):
+        first = "recorded"  # the loop's own start before scars' first round: another count
     if log is not None and log.signal_lost_initial is not None:
         points.append(SignalPoint("start", int(log.signal_lost_initial), None, "signal_lost_initial", basis=first))
     elif done and done[0].signal_lost_before is not None:
@@ -255,6 +259,54 @@ def advice_series(log: IterationLog | None, signal_now: int) -> list[SignalPoint
                 ),
             )
     return run
+
+
+@dataclass(frozen=True, slots=True)
+class OneBasis:
+    """signal_lost on one basis (:func:`one_basis_series`): the figures a person reads as one
+    count — ``scars loops``' trend, the app's sparkline, seed 002's final transition line."""
+
+    basis: Basis
+    points: tuple[SignalPoint, ...]  # oldest first: the first is N₀ of this basis, the last N_final
+    now: SignalPoint | None = None  # scars' recount now when it is the other basis (never joined)
+    from_round: int | None = None  # the round whose start begins the span, when it is not the series' start
+
+    @property
+    def first(self) -> int:
+        return self.points[0].value
+
+    @property
+    def last(self) -> int:
+        return self.points[-1].value
+
+    def label(self) -> str:
+        """The basis said: "recounted by scars, from round 2"."""
+        since = f", from round {self.from_round}" if self.from_round is not None else ""
+        return BASIS_SHORT[self.basis] + since
+
+    def apart(self) -> str:
+        """The other basis's point, said apart: "scars recounts 16 now" (or "")."""
+        return f"scars recounts {self.now.value} now" if self.now is not None else ""
+
+
+def one_basis_series(log: IterationLog | None, signal_now: int) -> OneBasis:
+    """THE one-basis span of signal_lost: the two bases are never joined (README, "recorded and
+    recounted"). It is :func:`advice_series`' run — the latest run of points of one basis, a run
+    of scars' rounds starting at its first round's own ``signal_lost_before`` — with scars'
+    recount now appended when the run is scars' recount and now is not already its last point;
+    when the run is the loop's record, now is kept apart (``now``), labelled, never a point of it.
+    With no round and no recorded start the span is the recount now alone."""
+    run = advice_series(log, signal_now)
+    current = SignalPoint("now", int(signal_now), None, "current signal_lost", basis="recounted")
+    if not run:
+        return OneBasis("recounted", (current,))
+    whole = [p for p in signal_series(log, signal_now) if p.label != "now"]
+    rounds = [p.round for p in run if p.round is not None]
+    from_round = rounds[0] if whole[0] != run[0] and rounds else None
+    if run[-1].basis == "recounted":
+        points = tuple(run) if run[-1].value == signal_now else (*run, current)
+        return OneBasis("recounted", points, None, from_round)
+    return OneBasis("recorded", tuple(run), current, from_round)
 
 
 def signal_before_round(log: IterationLog | None, round_no: int, signal_now: int) -> int:
@@ -952,22 +1004,33 @@ def transition_line(
     """Seed 002's final transition, said when the iteration ends with round ``round_no`` (stop or
     forced_stop): 「Iteration 完成。R 輪執行，signal_lost: N₀ → N_final。K items fixed, J items
     accepted, D items deferred。進入 Validate & Ship（Step 0 security gate）。」 R is ``round_no``;
-    N₀ the log's ``signal_lost_initial`` (else its first round's ``signal_lost_before``, else
-    ``signal_before``); K, J, D add up the log's done rounds before this one (K: ``fixes_applied``,
+    N₀ and N_final come from one basis (:func:`one_basis_series` of the log with this round closed
+    by scars): N_final is ``signal_after`` (scars' recount), N₀ the start of the run of scars'
+    counts that ends with it — the log's start when every round is scars', else the
+    ``signal_lost_before`` of scars' first round after the loop's own — and the line says which
+    basis, from which round; K, J, D add up the log's done rounds before this one (K: ``fixes_applied``,
     else the length of the fix list) and this round's ``fixed`` / ``accepted`` / ``deferred``.
     ``log`` is the log as it was before this round was written."""
     done, _ = split_rounds(log)
     earlier = [r for r in done if r.round < round_no]
-    n0: int | None = log.signal_lost_initial if log is not None else None
-    if n0 is None and earlier:
-        n0 = earlier[0].signal_lost_before
-    if n0 is None:
-        n0 = signal_before
+    if signal_after is None:
+        n0, n_final, said = signal_before, signal_after, ""
+    else:
+        closing = Round(
+            round=round_no,
+            signal_lost_before=signal_before,
+            signal_lost_after=signal_after,
+            decision="stop",
+            raw={COUNTED_BY_KEY: COUNTED_BY_SCARS},
+        )
+        base = log if log is not None else IterationLog(file="iteration-log.yaml")
+        span = one_basis_series(replace(base, rounds=(*earlier, closing)), signal_after)
+        n0, n_final, said = span.first, span.last, f"（{span.label()}）"
     k = sum(r.fixes_applied if r.fixes_applied is not None else len(r.fix) for r in earlier) + fixed
     j = sum(len(r.accept) for r in earlier) + accepted
     d = sum(len(r.defer) for r in earlier) + deferred
     return (
-        f"Iteration 完成。{round_no} 輪執行，signal_lost: {n0} → {signal_after}。"
+        f"Iteration 完成。{round_no} 輪執行，signal_lost: {n0} → {n_final}{said}。"
         f"{k} items fixed, {j} items accepted, {d} items deferred。"
         "進入 Validate & Ship（Step 0 security gate）。"
     )

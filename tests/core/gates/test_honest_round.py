@@ -377,7 +377,7 @@ def test_the_final_transition_line_counts_every_round(tmp_path, capsys):
     code, out, err = run_cli([*argv, "--feature", str(f), "--json"], capsys)
     assert code == 0, err
     line = (
-        "Iteration 完成。2 輪執行，signal_lost: 5 → 4。1 items fixed, 1 items accepted, 1 items deferred。"
+        "Iteration 完成。2 輪執行，signal_lost: 5 → 4（recounted by scars）。1 items fixed, 1 items accepted, 1 items deferred。"
         "進入 Validate & Ship（Step 0 security gate）。"
     )
     assert json.loads(out)["transition"] == line
@@ -393,7 +393,7 @@ def test_the_gate_prints_the_transition_when_the_iteration_stops(tmp_path, capsy
     code, out, err = run_cli(argv, capsys)
     assert code == 0, err
     assert out.splitlines()[-1] == (
-        "Iteration 完成。1 輪執行，signal_lost: 5 → 5。0 items fixed, 0 items accepted, 0 items deferred。"
+        "Iteration 完成。1 輪執行，signal_lost: 5 → 5（recounted by scars）。0 items fixed, 0 items accepted, 0 items deferred。"
         "進入 Validate & Ship（Step 0 security gate）。"
     )
 

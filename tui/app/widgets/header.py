@@ -10,7 +10,13 @@ from textual.widgets import Sparkline, Static
 
 from scars.core.model import Feature
 from scars.core.samsara.reconcile import reconcile
-from scars.core.samsara.rounds import BASIS_LABEL, DEFAULT_MAX_ROUNDS, advice_series, series_by_basis, signal_series
+from scars.core.samsara.rounds import (
+    BASIS_LABEL,
+    DEFAULT_MAX_ROUNDS,
+    one_basis_series,
+    series_by_basis,
+    signal_series,
+)
 from scars.core.sanitize import one_line
 
 
@@ -114,10 +120,7 @@ class ScarsHeader(Horizontal):
         self._widths = (facts.cell_len, signal_line.cell_len)
         self._fit()
         # The sparkline draws one count only: the loop's record, or scars' recount and now.
-        run = advice_series(feature.iteration_log, feature.signal_lost)
-        series = [p.value for p in run]
-        if not run or run[-1].basis == "recounted":
-            series.append(feature.signal_lost)
+        series = [p.value for p in one_basis_series(feature.iteration_log, feature.signal_lost).points]
         spark = self.query_one("#header-spark", Sparkline)
         spark.data = series if len(series) > 1 else series * 2
 
