@@ -106,6 +106,14 @@ class Decision:
     carried_round: int | None = None
     expiry_date: str | None = None
     matched: str | None = None
+    # A journal decision made in a round that is closed now: that round (never in the journal;
+    # :func:`with_closed_rounds`), so it is labelled as a decision the log carries is.
+    decided_round: int | None = None
+
+    @property
+    def round_label(self) -> int | None:
+        """The closed round the decision belongs to: carried from it, or made in scars in it."""
+        return self.carried_round if self.carried_round is not None else self.decided_round
 
     @property
     def carried(self) -> bool:
@@ -114,6 +122,7 @@ class Decision:
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
+        out.pop("decided_round", None)  # derived from the journal's round closes, never recorded
         for key in _CARRIED_FIELDS:  # only a carried decision has them (never a journal record)
             if out.get(key) is None:
                 out.pop(key, None)
@@ -442,6 +451,23 @@ def describe_carried(d: Decision) -> str:
             details.append(f"owner {d.owner}")
         text += " — " + ", ".join(details)
     return text
+
+
+def with_closed_rounds(state: JournalState) -> dict[str, Decision]:
+    """The journal's decisions, each made before a round close labelled with that round
+    (``decided_round``: the first round closed after the decision's last change): a round-2 fix
+    reads ``F fix r2`` after round 2 closed, as a round-1 accept the log carries reads ``A acc r1``."""
+    closes = sorted(
+        (rec["seq"], rec["round"])
+        for rec in state.closed_rounds
+        if type(rec.get("seq")) is int and type(rec.get("round")) is int
+    )
+    out: dict[str, Decision] = {}
+    for item, d in state.decisions.items():
+        seq = state.changed_at.get(item)
+        closed = next((rnd for close_seq, rnd in closes if isinstance(seq, int) and close_seq > seq), None)
+        out[item] = d if closed is None else d.with_(decided_round=closed)
+    return out
 
 
 def with_carried(journal: dict[str, Any], carried: dict[str, Decision], reopened: Iterable[str] = ()) -> dict[str, Any]:

@@ -71,6 +71,7 @@ from scars.core.samsara.decisions import (
     replay,
     resolve_user,
     with_carried,
+    with_closed_rounds,
 )
 from scars.core.samsara.feature import read_feature
 from scars.core.samsara.items import item_fingerprint
@@ -251,7 +252,7 @@ class FeatureSession:
     def decisions(self) -> dict[str, Decision]:
         """The decisions in force: a person's (the journal) over those earlier rounds of
         iteration-log.yaml carried (``Decision.carried``; re-deciding an item replaces it)."""
-        return with_carried(self._state.decisions, self.carried, self._reopened_ids())
+        return with_carried(with_closed_rounds(self._state), self.carried, self._reopened_ids())
 
     @property
     def journal_decisions(self) -> dict[str, Decision]:

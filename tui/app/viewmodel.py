@@ -80,12 +80,13 @@ _CARRIED_WORD = {"fix": "F fix", "accept": "A acc", "defer": "D def"}
 
 
 def decision_mark(decision: Any) -> str:
-    """The decision as the list shows it: ``DECISION_MARK``, or for a decision carried from an
-    earlier round of the log its letter, a short word and the round (``A acc r1``)."""
+    """The decision as the list shows it: ``DECISION_MARK``, or for a decision of a closed round
+    — carried from the log or made in scars before the round closed — its letter, a short word
+    and the round (``A acc r1``, ``F fix r2``): one label whichever way the round was recorded."""
     state = decision_state(decision)
-    carried = getattr(decision, "carried_round", None)
-    if carried is not None and state in _CARRIED_WORD:
-        return f"{_CARRIED_WORD[state]} r{carried}"
+    closed = getattr(decision, "round_label", None)
+    if closed is not None and state in _CARRIED_WORD:
+        return f"{_CARRIED_WORD[state]} r{closed}"
     return DECISION_MARK[state]
 
 

@@ -9,6 +9,7 @@ import pytest
 
 from scars.core.samsara.session import FeatureSession
 from scars.tui.app.app import ScarsApp
+from scars.tui.app.viewmodel import decision_mark
 from tests.core.samsara.test_carry_over import real_copy
 from tests.factories import wait_until
 from tests.tui.app.test_app_pilot import SIZE, aio, current_item, detail_text, filter_by, screen_text, start
@@ -64,3 +65,27 @@ async def test_the_detail_shows_the_evaluation_contract(tmp_path):
         # An item-level where is the item's location; the report's debt_location is the report's.
         assert "Where: reports/render_md.py:40" in detail
         assert "Report's debt_location: reports/render.py, reports/render_md.py" in detail
+
+
+@aio
+async def test_a_closed_rounds_decisions_carry_its_round_whoever_recorded_it(search):
+    """Round 1 is the loop's (carried: ``A acc r1``); round 2 is decided in scars and closed: after
+    reopening, its fix reads ``F fix r2`` — one label for a closed round's decision (issue 29)."""
+    with FeatureSession.open(search, user="alice") as s:
+        (depth,) = [i.id for i in s.feature.items if i.text.startswith("Crawl depth")]
+        s.start_round()
+        s.decide(depth, "fix")
+        s.close_round("continue", "round 3 takes the rest", budget_spent={}, evidence_gained=[], residual_risk=[])
+    app = ScarsApp(search, user="alice")
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        assert "A acc r1" in screen_text(app)
+        assert app.decisions[depth].round_label == 2 and not app.decisions[depth].carried
+        await filter_by(app, pilot, "crawl depth")
+        assert "F fix r2" in screen_text(app)
+    # Decided again in round 3 (open): a decision of the round in progress has no round label.
+    with FeatureSession.open(search, user="alice") as s:
+        s.start_round()
+        s.decide(depth, "defer", reason="the deep-site work moves to v2")
+        assert s.decisions[depth].round_label is None
+        assert decision_mark(s.decisions[depth]) == "D defer"
