@@ -108,7 +108,7 @@ class Decision:
     matched: str | None = None
     # A journal decision made in a round that is closed now: that round (never in the journal;
     # :func:`with_closed_rounds`), so it is labelled as a decision the log carries is.
-    decided_round: int | None = None
+    decided_round: int | None = field(default=None, compare=False)
 
     @property
     def round_label(self) -> int | None:
