@@ -54,6 +54,7 @@ from scars.core.gates.state_io import gate_result
 from scars.core.loops.samsara import feature_state
 from scars.core.model import GROUP_LABEL, GROUPS, REGISTRY_FILE, Feature, ScarItem
 from scars.core.provenance import Provenance, as_provenance
+from scars.core.samsara.aggregate import parse_failures_said
 from scars.core.samsara.decisions import validate_decision
 from scars.core.samsara.rounds import (
     RULE_3,
@@ -104,6 +105,12 @@ def _files_read(feature) -> list[str]:
     return files
 
 
+def _failures_figure(failures) -> str:
+    """The parse failures counted by file; said in full when a file failed more than once."""
+    files = len({f.file for f in failures})
+    return str(files) if files == len(failures) else parse_failures_said(failures)
+
+
 def _common(feature) -> list[tuple[str, str]]:
     counts = feature.counts or {}
     by_cat = ", ".join(f"{k} {v}" for k, v in counts.items())
@@ -111,7 +118,7 @@ def _common(feature) -> list[tuple[str, str]]:
         ("feature", feature.name),
         ("signal_lost", f"{feature.signal_lost}" + (f" ({by_cat})" if by_cat else "")),
         ("cross-task patterns", str(len(feature.cross_task_patterns))),
-        ("parse failures", str(len(feature.parse_failures))),
+        ("parse failures", _failures_figure(feature.parse_failures)),
     ]
 
 
@@ -208,7 +215,9 @@ def _gather_entry(gate: Gate, session: FeatureSession, **_: Any) -> Evidence:
     if current:
         figures.append(("skip record on file", current))
     warnings = _failure_warnings(feature)
-    if verdict == "unknown":
+    if verdict == "unknown" and not feature.parse_failures and feature.entry is not None and feature.entry.reasons:
+        warnings.insert(0, f"entry verdict unknown: {feature.entry.reasons[0]}")
+    elif verdict == "unknown":
         warnings.insert(
             0, "entry verdict unknown (an input file could not be used): never default-skip; the gate decides"
         )
@@ -217,10 +226,12 @@ def _gather_entry(gate: Gate, session: FeatureSession, **_: Any) -> Evidence:
         "skip": "the criterion does not hold: the loop would default-skip with a reversible record",
         "unknown": "parse failures make the verdict unknown: decide between iteration and validate-and-ship",
     }.get(verdict)
+    if verdict == "unknown" and not feature.parse_failures and feature.entry is not None and feature.entry.reasons:
+        advice = f"{feature.entry.reasons[0]}: decide between iteration and validate-and-ship once it has"
     prompt = gate.prompt.format(
         signal_lost=feature.signal_lost,
         patterns=len(feature.cross_task_patterns),
-        failures=len(feature.parse_failures),
+        failures=len({f.file for f in feature.parse_failures}),  # files, as the record counts them
         verdict=verdict,
     )
     ev = _base(
@@ -245,7 +256,7 @@ def _gather_entry(gate: Gate, session: FeatureSession, **_: Any) -> Evidence:
         record=feature.entry.record if feature.entry else "",
         signal_lost=feature.signal_lost,
         patterns=len(feature.cross_task_patterns),
-        failures=len(feature.parse_failures),
+        failures=parse_failures_said(feature.parse_failures),
     )
     return ev
 
@@ -732,7 +743,7 @@ def _apply_entry(
         else:
             line = (
                 f"signal_lost={ctx['signal_lost']}, {ctx['patterns']} cross-task pattern(s), "
-                f"{ctx['failures']} parse failure(s), iteration skipped by {user}: {reason} (reply to override)"
+                f"{ctx['failures']}, iteration skipped by {user}: {reason} (reply to override)"
             )
         extra = [f"index.yaml: {SKIP_KEY} written (reversible: answer enter to remove it)"]
     else:

@@ -12,6 +12,7 @@ from typing import Any
 
 from scars.core.loops.base import Budget, LoopState, StopRule, TrendPoint, rel
 from scars.core.model import Feature, Problem
+from scars.core.samsara.aggregate import parse_failures_said
 from scars.core.samsara.feature import read_feature
 from scars.core.samsara.reconcile import reconcile
 from scars.core.samsara.rounds import (
@@ -105,10 +106,12 @@ def feature_state(
         reason = f"needs a round decision: round {open_round} is open and every item is decided"
     elif stop.met:
         reason = join_clauses(stop.reasons[:1])
+    elif verdict == "unknown" and not feature.parse_failures and reasons:
+        reason = f"entry unknown: {reasons[0]}"  # e.g. implement has not run yet
     else:
         reason = f"entry {verdict}; signal_lost {feature.signal_lost}"
     if verdict == "unknown" and feature.parse_failures:
-        reason += f"; {len(feature.parse_failures)} parse failure(s)"
+        reason += f"; {parse_failures_said(feature.parse_failures)}"
     route = (
         "triage"
         if waiting and reason.startswith("needs triage")

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from scars.core.model import CATEGORIES, GROUPS, EntryVerdict, Feature, LogMatch, ScarItem
+from scars.core.model import CATEGORIES, GROUPS, EntryVerdict, Feature, LogMatch, Problem, ScarItem
 from scars.core.samsara.matching import match_log
 from scars.core.samsara.patterns import literal_patterns, possible_patterns
 from scars.core.storage import parallel
@@ -39,19 +39,60 @@ def evaluator_failed(index: Any) -> bool:
     return isinstance(value, str) and value.strip().casefold() == "fail"
 
 
-def entry_verdict(signal_lost: int, patterns: int, failures: int, evaluator_fails: bool = False) -> EntryVerdict:
+def parse_failures_said(failures: int | Sequence[Problem]) -> str:
+    """The parse failures counted by file, as every record and figure says them: "1 parse
+    failure(s)" when each failed file has one, else "2 file(s) failed to parse (4 parse
+    failures)" (a report fails once per unusable item or ref: the files are what failed)."""
+    if isinstance(failures, int):
+        return f"{failures} parse failure(s)"
+    n, files = len(failures), len({f.file for f in failures})
+    return f"{n} parse failure(s)" if files == n else f"{files} file(s) failed to parse ({n} parse failures)"
+
+
+NOT_IMPLEMENTED = (
+    "implement has not run yet: every task in index.yaml is pending and there is no scar report "
+    "(the entry is decided after implement: skills/implement/SKILL.md → Transition)"
+)
+
+
+def implement_pending(feature: Feature) -> bool:
+    """The feature is not implemented yet: no scar report at all and index.yaml lists tasks,
+    every one ``pending`` (seed 002: iteration is used "when implement is complete")."""
+    if feature.reports:
+        return False
+    tasks = feature.index.get("tasks") if isinstance(feature.index, dict) else None
+    if not isinstance(tasks, list) or not tasks:
+        return False
+    return all(isinstance(t, dict) and str(t.get("status", "")).strip().casefold() == "pending" for t in tasks)
+
+
+def entry_verdict(
+    signal_lost: int,
+    patterns: int,
+    failures: int | Sequence[Problem],
+    evaluator_fails: bool = False,
+    not_implemented: bool = False,
+) -> EntryVerdict:
     """formats.md §1.3: three states. ``record`` is the one-line reversible record.
 
     ``evaluator_fails``: seed 002 Step 1 adds a failing Primary evaluator to the remaining set as a
-    cross-task pattern, so it holds the entry criterion as a pattern does (never a default skip)."""
+    cross-task pattern, so it holds the entry criterion as a pattern does (never a default skip).
+    ``failures``: the parse failures (or their number), said by file (:func:`parse_failures_said`).
+    ``not_implemented`` (:func:`implement_pending`): the entry is not decided before implement has
+    run — ``unknown`` saying so, never a default skip of a feature with nothing written yet."""
     if evaluator_fails:
         patterns += 1
     if failures:
+        said = parse_failures_said(failures)
         return EntryVerdict(
             "unknown",
-            f"signal_lost={signal_lost}, {failures} parse failure(s), iteration entry unknown "
+            f"signal_lost={signal_lost}, {said}, iteration entry unknown "
             "(never default-skipped; the gate decides iteration vs validate-and-ship)",
-            (f"{failures} parse failure(s)",),
+            (said,),
+        )
+    if not_implemented:
+        return EntryVerdict(
+            "unknown", f"signal_lost={signal_lost}, {NOT_IMPLEMENTED}: iteration entry unknown", (NOT_IMPLEMENTED,)
         )
     if patterns or signal_lost >= ENTRY_THRESHOLD:
         reasons = []
@@ -152,6 +193,12 @@ def _aggregated(
         groups={g: tuple(v) for g, v in groups.items()},
         cross_task_patterns=tuple(literal),
         possible_patterns=(),
-        entry=entry_verdict(signal_lost, len(literal), len(feature.parse_failures), evaluator_failed(feature.index)),
+        entry=entry_verdict(
+            signal_lost,
+            len(literal),
+            feature.parse_failures,
+            evaluator_failed(feature.index),
+            implement_pending(feature),
+        ),
         log_matches=log_matches,
     )
