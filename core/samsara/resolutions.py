@@ -119,18 +119,43 @@ def resolve_across(reports: list[ScarReport], *, summary: bool = False) -> tuple
                     confidence="weak",
                     reason=f"{match.reason}; an entry that names no report needs {UNPOINTED_SIMILAR}",
                 )
-            results.append((r, n, section, match))
-            if results[-1][3].confidence in CONFIDENT and results[-1][3].target:
-                taken.append(results[-1][3].target)
+            pointed, said = _pointed(reports, section, position)
+            picked = None
+            if pointed is not None and pointed.id != match.target and not _excluded(pointed):
+                if match.confidence in CONFIDENT and match.target:
+                    if not summary:  # the text names another item than the number: the text wins, said
+                        warnings.append(
+                            Problem(
+                                r.file,
+                                None,
+                                f"resolved_items[{n}] points at {said} ({pointed.id}) but its text names "
+                                f"{match.target} ({match.confidence}, {match.score:.2f}): the text is taken",
+                                "warning",
+                            )
+                        )
+                elif any(cid == pointed.id for cid, _sc in match.candidates):
+                    picked = said  # the text is related but not confident alone: its pointer picks
+            elif pointed is None and said and not summary:
+                warnings.append(Problem(r.file, None, f"resolved_items[{n}] points at {said}: no such item", "warning"))
+            results.append((r, n, section, match, picked, pointed.id if picked else None))
+            target = results[-1][5] or (match.target if match.confidence in CONFIDENT else None)
+            if target:
+                taken.append(target)
         by_id = {it.id: it for r in reports for it in r.items}
-        for r, n, _section, match in results:
+        for r, n, _section, match, picked, picked_id in results:
             res = r.resolved_entries[n][2]
             where = f"{r.file} resolved_items[{n}]"
-            if match.confidence in CONFIDENT and match.target:
-                it = updates.get(match.target, by_id[match.target])
+            if picked_id is not None or (match.confidence in CONFIDENT and match.target):
+                it = updates.get(picked_id or match.target, by_id[picked_id or match.target])
                 if it.resolved:  # another entry took it first: the second resolves nothing more
                     continue
-                note = f"resolved by {where} ({match.confidence}, {match.score:.2f}: {match.reason})"
+                if picked_id is not None:
+                    note = (
+                        f"resolved by {where}: its pointer names {picked} (the text alone is "
+                        f"{match.confidence}: {match.reason})"
+                    )
+                else:
+                    note = f"resolved by {where} ({match.confidence}, {match.score:.2f}: {match.reason})"
                 updates[it.id] = replace(
                     it, resolved=True, resolution=res or None, notes=() if summary else (*it.notes, note)
                 )
@@ -187,6 +212,26 @@ def _may_paraphrase(r: ScarReport, original_section: str, desc: str) -> bool:
         return True
     name = r.file.rsplit("/", 1)[-1]
     return bool(_FIX_REPORT.match(name) or _FIX_REPORT.match(r.task_id or ""))
+
+
+def _pointed(reports: list[ScarReport], original_section: str, position: dict[str, int]) -> tuple[ScarItem | None, str]:
+    """The item an explicit ``(FILE item N)`` pointer names — item N (from 1, in the file's order)
+    of that section of that report — and the pointer said ("task-6-scar.yaml known_shortcuts
+    item 2"); (None, "") when it names no item number, report or section."""
+    section, file, task, number = pointer_of(original_section)
+    if number is None or section is None or not (file or task):
+        return None, ""
+    if file:
+        named = [r for r in reports if r.file.rsplit("/", 1)[-1].casefold() == file.casefold()]
+    else:
+        named = [r for r in reports if (r.task_id or "").casefold() == (task or "").casefold()]
+    said = f"{file or task} {section} item {number}"
+    if len(named) != 1:
+        return None, said if not named else ""
+    for it in named[0].items:
+        if SECTION_OF[it.category] == section and position.get(it.id) == number - 1:
+            return it, said
+    return None, said
 
 
 def _covers_own(r: ScarReport, section: str, desc: str) -> bool:
