@@ -30,7 +30,7 @@ from dataclasses import replace
 
 from scars.core.model import SECTION_OF, LogMatch, Problem, ScarItem, ScarReport, odd_normal
 from scars.core.samsara.items import claimed_resolution
-from scars.core.samsara.matching import _TASK_MENTION, Matcher, Target
+from scars.core.samsara.matching import _TASK_MENTION, Matcher, Target, description_of
 from scars.core.text import normalize
 
 CONFIDENT = ("exact", "normalized", "similar")
@@ -182,6 +182,8 @@ def resolve_across(reports: list[ScarReport], *, summary: bool = False) -> tuple
                             "so the item is still counted"
                         )
                         updates[cid] = replace(cand, notes=(*cand.notes, note))
+    if not summary:
+        _odd_deferral_lists(reports, position, updates, warnings)
     out: list[ScarReport] = []
     for r in reports:
         items = tuple(updates.get(it.id, it) for it in r.items)
@@ -212,6 +214,57 @@ def _may_paraphrase(r: ScarReport, original_section: str, desc: str) -> bool:
         return True
     name = r.file.rsplit("/", 1)[-1]
     return bool(_FIX_REPORT.match(name) or _FIX_REPORT.match(r.task_id or ""))
+
+
+ODD_DEFERRAL_KEY = "deferred_to_feature_iteration"  # as a top-level list: a key of no era
+
+
+def _odd_deferral_lists(
+    reports: list[ScarReport], position: dict[str, int], updates: dict[str, ScarItem], warnings: list[Problem]
+) -> None:
+    """A report's top-level ``deferred_to_feature_iteration:`` list (a fix report's, in real
+    features) is no Level-1 deferral (reports._odd_deferrals says so for the list): each entry is
+    matched with the one matcher against the remaining items of every report, and said — the
+    item it names gets a note (still not deferred: defer it in triage), an entry that names no
+    item confidently is a warning with its candidates. Never a silent skip."""
+    lists = [(r, v) for r in reports if isinstance(v := (r.extra or {}).get(ODD_DEFERRAL_KEY), list) and v]
+    if not lists:
+        return
+    remaining = [updates.get(it.id, it) for r in reports for it in r.items]
+    remaining = [it for it in remaining if not _excluded(it)]
+    m = Matcher(
+        [
+            Target(it.id, it.text, odd_normal(it.text, normalize(it.text)), it.task_id,
+                   SECTION_OF[it.category], it.file, position.get(it.id))
+            for it in remaining
+        ]
+    )  # fmt: skip
+    for r, entries in lists:
+        for n, entry in enumerate(entries):
+            where = f"{r.file} top-level {ODD_DEFERRAL_KEY}[{n}]"
+            match = m.match(entry)
+            if match.confidence in CONFIDENT and match.target:
+                it = updates.get(match.target) or next(i for i in remaining if i.id == match.target)
+                note = (
+                    f"named by {where} ({match.confidence}, {match.score:.2f}), a list no era defines: "
+                    "not read as deferred (only an item's own `deferred_to_feature_iteration: true` is); "
+                    "defer it in triage if that is meant"
+                )
+                updates[it.id] = replace(it, notes=(*it.notes, note))
+                warnings.append(
+                    Problem(r.file, None, f"{where} names {it.id}: not read as deferred (see its note)", "warning")
+                )
+            else:
+                names = ", ".join(f"{cid} ({sc:.2f})" for cid, sc in match.candidates) or "none"
+                warnings.append(
+                    Problem(
+                        r.file,
+                        None,
+                        f"{where} ({_quote(description_of(entry))}) names no item confidently "
+                        f"({match.confidence}: {match.reason}); candidates {names}: nothing is deferred",
+                        "warning",
+                    )
+                )
 
 
 def _pointed(reports: list[ScarReport], original_section: str, position: dict[str, int]) -> tuple[ScarItem | None, str]:

@@ -73,3 +73,35 @@ def test_a_pointer_to_no_such_item_is_said(tmp_path):
     f = _feature(tmp_path, "known_shortcuts (task-6-scar.yaml item 7)")
     assert any("item 7: no such item" in str(w) for w in f.warnings)
 
+
+FIX_WITH_DEFERRALS = """\
+task_id: iteration-fix-1
+completion_status: done
+known_shortcuts:
+  - description: "Backoff base delay is a constant half second"
+silent_failure_conditions: []
+assumptions_made: []
+deferred_to_feature_iteration:
+  - "The upload timeout is a hard-coded thirty seconds for every bucket"
+  - description: "Backoff base delay is a constant half second"
+    reason: "needs the scheduler rework"
+  - "Quota headers from the bucket are never read"
+"""
+
+
+def test_a_top_level_deferral_list_is_matched_and_said(tmp_path):
+    f = read_feature(
+        write_feature(tmp_path, {"task-6-scar.yaml": TASK6, "iteration-fix-1-scar.yaml": FIX_WITH_DEFERRALS})
+    )
+    by_text = {it.text: it for it in f.items}
+    timeout = by_text["The upload timeout is a hard-coded thirty seconds for every bucket"]
+    backoff = by_text["Backoff base delay is a constant half second"]
+    for it, n in ((timeout, 0), (backoff, 1)):
+        assert not it.deferred and it.counted  # not read as a deferral: said, never silently taken
+        (note,) = [x for x in it.notes if "top-level deferred_to_feature_iteration" in x]
+        assert f"iteration-fix-1-scar.yaml top-level deferred_to_feature_iteration[{n}]" in note
+        assert "not read as deferred" in note
+    said = [str(w) for w in f.warnings]
+    assert any(f"deferred_to_feature_iteration[0] names {timeout.id}" in w for w in said)
+    assert any("deferred_to_feature_iteration[2] ('Quota headers" in w and "names no item" in w for w in said)
+    assert not any("Retry" in n or "retries" in n for it in f.items for n in it.notes)  # the others: no note
