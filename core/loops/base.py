@@ -28,6 +28,7 @@ from scars.core.storage import safe_read
 # Loop kinds, in the order `scars loops` lists them when no one is waiting.
 KINDS: tuple[str, ...] = (
     "samsara",
+    "samsara-fast-track",
     "loop-spec",
     "mechanist",
     "aris",
@@ -38,6 +39,7 @@ KINDS: tuple[str, ...] = (
 )
 KIND_LABEL: dict[str, str] = {
     "samsara": "samsara",
+    "samsara-fast-track": "samsara fast-track",
     "loop-spec": "loop-spec",
     "mechanist": "Mechanist review",
     "aris": "ARIS review",

@@ -27,9 +27,9 @@ import scars.core.loops.loopspec as loopspec
 import scars.core.loops.review as review
 from scars.core.errors import PathNotFound
 from scars.core.loops.base import KINDS, LoopState
-from scars.core.loops.samsara import read_samsara_feature
+from scars.core.loops.samsara import fast_track_state, read_samsara_feature
 from scars.core.model import Problem
-from scars.core.samsara.layout import find_features
+from scars.core.samsara.layout import find_fast_tracks, find_features
 from scars.core.storage.intent import intent_path, mark_is_own, pending, pointer_path
 
 SKIP_DIRS = frozenset(
@@ -61,6 +61,13 @@ def sort_key(state: LoopState) -> tuple:
 def _samsara_features(repo: Path) -> list[Path]:
     try:
         return list(find_features(repo))
+    except Exception:  # a broken tree must not hide the other loops
+        return []
+
+
+def _fast_tracks(repo: Path) -> list[Path]:
+    try:
+        return list(find_fast_tracks(repo))
     except Exception:  # a broken tree must not hide the other loops
         return []
 
@@ -142,13 +149,16 @@ def discover_loops(path: str | os.PathLike[str], *, now: datetime | None = None)
     states = []
     review_dirs: set[Path] = set()
     samsara_dirs: list[Path] = []
+    fast_dirs: list[Path] = []
     if root.parent.name == "changes":  # a samsara feature directory given directly
         samsara_dirs.extend(p for p in _samsara_features(root.parent.parent) if p.resolve() == root.resolve())
+        fast_dirs.extend(p for p in _fast_tracks(root.parent.parent) if p.resolve() == root.resolve())
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
         here = Path(dirpath)
         dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
         if "changes" in dirnames:
             samsara_dirs.extend(_samsara_features(here))
+            fast_dirs.extend(_fast_tracks(here))
         files = set(filenames)
         if "feature.json" in files and here.parent.name == "features" and here.parent.parent.name == ".loop-spec":
             states.append(loopspec.read_feature(here / "feature.json", root))
@@ -179,4 +189,9 @@ def discover_loops(path: str | os.PathLike[str], *, now: datetime | None = None)
             continue
         seen.add(key)
         states.append(read_samsara_feature(Path(feature_dir), root))
+    for fast in fast_dirs:
+        key = Path(fast).resolve()
+        if key not in seen:
+            seen.add(key)
+            states.append(fast_track_state(Path(fast), root))
     return sorted(_interrupted(states, root), key=sort_key)

@@ -14,6 +14,7 @@ from scars.core.loops.base import Budget, LoopState, StopRule, TrendPoint, rel
 from scars.core.model import Feature, Problem
 from scars.core.samsara.aggregate import parse_failures_said
 from scars.core.samsara.feature import read_feature
+from scars.core.samsara.layout import FAST_TRACK_SAID
 from scars.core.samsara.reconcile import reconcile
 from scars.core.samsara.rounds import (
     DEFAULT_MAX_ROUNDS,
@@ -172,3 +173,19 @@ def read_samsara_feature(feature_dir: Path, root: Path) -> LoopState:
             status="unreadable",
         )
     return feature_state(feature, root, decisions=decisions, open_round=open_round, problems=problems)
+
+
+def fast_track_state(directory: Path, root: Path) -> LoopState:
+    """A ``changes/`` directory holding only fast-track artefacts, as what it is: samsara's side
+    route (no rounds, nothing to triage, no gate), listed so that it is never silently left out."""
+    return LoopState(
+        kind="samsara-fast-track",
+        name=directory.name,
+        path=rel(directory, root),
+        budget=Budget(None, None, "rounds"),
+        stop_rule=StopRule(None, (), None),
+        route=None,
+        waiting_for_human=False,
+        reason=FAST_TRACK_SAID,
+        status="fast-track",
+    )

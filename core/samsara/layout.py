@@ -30,6 +30,12 @@ FEATURE_MARKERS = (
 )
 
 
+# A changes/ directory holding this (and no feature marker) is a fast-track: samsara's side route
+# around implement and iteration (formats.md §1.1), listed as what it is, never silently left out.
+FAST_TRACK = "fast-track.yaml"
+FAST_TRACK_SAID = "fast-track (fast-track.yaml): side route, not iteration"
+
+
 def is_feature_dir(path: Path) -> bool:
     if not path.is_dir():
         return False
@@ -56,6 +62,27 @@ def find_features(root: str | os.PathLike[str]) -> list[Path]:
         return []
     check_inside(changes, root, "changes/")
     return sorted((p for p in changes.iterdir() if is_feature_dir(p)), key=lambda p: p.name)
+
+
+def find_fast_tracks(root: str | os.PathLike[str]) -> list[Path]:
+    """The directories under ``root/changes/`` that hold only fast-track artefacts (``fast-track.yaml``
+    and no feature marker), sorted by name: what :func:`find_features` leaves out, listed apart."""
+    changes = Path(root) / "changes"
+    if not changes.is_dir():
+        return []
+    check_inside(changes, root, "changes/")
+    return sorted(
+        (p for p in changes.iterdir() if p.is_dir() and not is_feature_dir(p) and (p / FAST_TRACK).is_file()),
+        key=lambda p: p.name,
+    )
+
+
+def fast_tracks_json(root: Path) -> list[dict[str, str]]:
+    """``scars status REPO --json``'s ``fast_tracks`` (the key only when there are some)."""
+    return [
+        {"name": p.name, "path": p.relative_to(root).as_posix(), "kind": "fast-track", "note": FAST_TRACK_SAID}
+        for p in find_fast_tracks(root)
+    ]
 
 
 def repo_root_of(feature_dir: Path) -> Path | None:

@@ -63,6 +63,8 @@ def next_step(state: Any, root: Path, read_only: str | None = None) -> str:
         if read_only:
             return f"enter: open this feature — {read_only_note(read_only, 'look only, no decision is recorded here')}"
         return "enter: triage this feature"
+    if state.kind == "samsara-fast-track":
+        return "a fast-track side route: no rounds, nothing to triage"
     call = gate_call(state, root)
     if call is not None:
         if read_only:

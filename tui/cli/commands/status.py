@@ -114,7 +114,7 @@ def _summary_json(args: argparse.Namespace, kind: str, target: Path) -> int:
 
 def _run(args: argparse.Namespace, kind: str, target: Path, features: list[Path]) -> int:
     # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
-    from scars.core.samsara.layout import cached_feature, repo_root_of
+    from scars.core.samsara.layout import cached_feature, fast_tracks_json, find_fast_tracks, repo_root_of
     from scars.core.samsara.status import (
         encode_items,
         feature_json_line,
@@ -170,7 +170,7 @@ def _run(args: argparse.Namespace, kind: str, target: Path, features: list[Path]
 
         with Reading(f"reading {len(features)} features…"):
             summaries = read_summaries(features)  # one line per feature: no possible patterns, no log matches
-        print_repo(target, summaries)
+        print_repo(target, summaries, find_fast_tracks(target))
         return 3 if (args.strict and any(s.parse_failures for s in summaries)) else 0
     else:
         # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
@@ -187,6 +187,8 @@ def _run(args: argparse.Namespace, kind: str, target: Path, features: list[Path]
         if not one_line:
             objs = [feature_to_json(f) for f in feats]
             out = objs[0] if kind == "feature" else {"root": str(target.absolute()), "features": objs}
+            if kind == "repo" and (fast := fast_tracks_json(target)):
+                out["fast_tracks"] = fast
             text = json.dumps(out, ensure_ascii=True, indent=2)
         elif kind == "feature" and around is not None:
             keep_encoded_items(feats[0], encoded)
@@ -198,7 +200,9 @@ def _run(args: argparse.Namespace, kind: str, target: Path, features: list[Path]
             text = feature_json_line(feats[0])
         else:
             root = json.dumps(str(target.absolute()), ensure_ascii=True)
-            text = f'{{"root": {root}, "features": [{", ".join(feature_json_line(f) for f in feats)}]}}'
+            fast = fast_tracks_json(target)
+            more = f', "fast_tracks": {json.dumps(fast, ensure_ascii=True)}' if fast else ""
+            text = f'{{"root": {root}, "features": [{", ".join(feature_json_line(f) for f in feats)}]{more}}}'
         sys.stdout.write(text)  # tens of megabytes at 50,000 items: not copied again for the newline
         sys.stdout.write("\n")
     else:

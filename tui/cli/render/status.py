@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from scars.core.model import GROUP_LABEL, GROUPS, Feature, FeatureSummary
 from scars.core.samsara.decisions import describe_carried
+from scars.core.samsara.layout import FAST_TRACK_SAID
 from scars.core.samsara.reconcile import reconcile
 from scars.core.samsara.rounds import BASIS_LABEL, series_by_basis, signal_series
 from scars.core.samsara.status import reopened_json
@@ -365,14 +366,34 @@ REPO_COLUMNS = [
 ]
 
 
-def print_repo(root: Path, features: list[FeatureSummary], console: Console | None = None) -> None:
+def print_repo(
+    root: Path, features: list[FeatureSummary], fast_tracks: list[Path] = (), console: Console | None = None
+) -> None:
+    """The repository's features, one line each, then the ``changes/`` directories that hold only
+    fast-track artefacts, listed as what they are (never silently left out)."""
     if not features:
         batch = _batch(console)
         try:
             _line(batch, f"No feature directories under {one_line(str(root / 'changes'), 200)}")
+            _fast_track_lines(batch, fast_tracks)
         finally:
             batch.flush()
         return
+    _print_features(root, features, console)
+    if fast_tracks:
+        batch = _batch(console)
+        try:
+            _fast_track_lines(batch, fast_tracks)
+        finally:
+            batch.flush()
+
+
+def _fast_track_lines(batch: Any, fast_tracks: list[Path]) -> None:
+    for p in fast_tracks:
+        _line(batch, f"{one_line(p.name)}  {FAST_TRACK_SAID}")
+
+
+def _print_features(root: Path, features: list[FeatureSummary], console: Console | None) -> None:
     rows = [
         (
             one_line(f.name),
