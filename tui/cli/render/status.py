@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from rich.text import Text
 
 MAX_ITEMS_PER_GROUP = 50
+ITEM_INDENT = 6  # an item's meta, decision and note lines
 TAG = {"known_shortcuts": "KS", "silent_failure_conditions": "SF", "unverified_assumptions": "UA"}
 VERDICT_STYLE = {"gate": "bold yellow", "skip": "green", "unknown": "bold red"}
 
@@ -272,10 +273,37 @@ def _possible_pattern_lines(c: Any, feature: Feature) -> None:
         _line(c, ("    ", ""), (one_line(str(p.get("reason", "")), 300), "dim"))
 
 
-def _wrap(text: str, width: int) -> list[str]:
-    import textwrap
+def _wrap(text: str, width: int, hyphens: bool = True) -> list[str]:
+    """``text`` in lines of at most ``width`` terminal cells (at least 20): a Chinese text (two cells
+    a character) wraps by cells, as the terminal shows it, so a hanging indent holds. A text of
+    one-cell characters wraps as textwrap does (its lines as they always were; ``hyphens`` False:
+    never inside a hyphenated word, as an item's text that must read whole once unwrapped)."""
+    # lazy: rich's cell widths and wrapping rules only (rich is the front end's, never core's)
+    from rich._wrap import divide_line
+    from rich.cells import cell_len
 
-    return textwrap.wrap(text, width=max(width, 20)) or [""]
+    width = max(width, 20)
+    if cell_len(text) == len(text):
+        import textwrap
+
+        return textwrap.wrap(text, width=width, break_on_hyphens=hyphens) or [""]
+    offsets = divide_line(text, width, fold=True)
+    lines = [text[a:b].strip() for a, b in zip([0, *offsets], [*offsets, len(text)], strict=True)]
+    return [ln for ln in lines if ln] or [""]
+
+
+def _hanging(c: Any, head: list[tuple[str, str] | str], text: str, width: int, indent: int) -> None:
+    """``head`` then ``text`` wrapped by cells to ``width``: its continuation lines start at
+    column ``indent`` (a hanging indent), never at column 0."""
+    from rich.cells import cell_len  # lazy: rich's cell widths only
+
+    used = sum(cell_len(p[0] if isinstance(p, tuple) else p) for p in head)
+    room = max(width - used, 20)
+    first, *rest = _wrap(text, room, hyphens=False) if text else [""]
+    _line(c, *head, first)
+    remainder = " ".join(rest)
+    for chunk in _wrap(remainder, width - indent, hyphens=False) if remainder else []:
+        _line(c, " " * indent + chunk)
 
 
 def _print_log_matches(c: Console, feature: Feature) -> None:
@@ -322,15 +350,10 @@ def _item_line(c: Console, it, width: int, decision=None) -> None:
     if it.status and it.status not in ("open",):
         flags.append(it.status)
     loc = it.file.rsplit("/", 1)[-1] + (f":{it.line}" if it.line else "")
-    _line(
-        c,
-        "  ",
-        (TAG[it.category], "bold"),
-        " ",
-        (it.id, "dim"),
-        " ",
-        one_line(it.text, 2000),
-    )
+    head: list[tuple[str, str] | str] = ["  ", (TAG[it.category], "bold"), " ", (it.id, "dim"), " "]
+    start = 2 + len(TAG[it.category]) + 1 + len(it.id) + 1
+    # Continuation lines hang under the text (under the meta line's indent when the id is long).
+    _hanging(c, head, one_line(it.text, 2000), width, start if width - start >= 40 else ITEM_INDENT)
     # Caps only against hostile sizes: a task id, a location or a flag is never cut in practice.
     meta = f"      {one_line(it.task_id or '-', 200)} · {one_line(loc, 300)}"
     if flags:
