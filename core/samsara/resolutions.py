@@ -96,7 +96,7 @@ def resolve_across(reports: list[ScarReport], *, summary: bool = False) -> tuple
         remaining = [it for r in reports for it in r.items if not _excluded(it)]
         matchers: dict[tuple, Matcher] = {}
         taken: list[str] = []
-        results: list[tuple[ScarReport, int, str, LogMatch]] = []
+        results: list[tuple[ScarReport, int, str, LogMatch, str | None, str | None]] = []
         for r, n, section, desc, _res in entries:
             pool_key, pool = _pool(reports, remaining, section)
             m = matchers.get(pool_key)
@@ -137,16 +137,18 @@ def resolve_across(reports: list[ScarReport], *, summary: bool = False) -> tuple
                     picked = said  # the text is related but not confident alone: its pointer picks
             elif pointed is None and said and not summary:
                 warnings.append(Problem(r.file, None, f"resolved_items[{n}] points at {said}: no such item", "warning"))
-            results.append((r, n, section, match, picked, pointed.id if picked else None))
-            target = results[-1][5] or (match.target if match.confidence in CONFIDENT else None)
+            picked_id = pointed.id if picked and pointed is not None else None
+            results.append((r, n, section, match, picked, picked_id))
+            target = picked_id or (match.target if match.confidence in CONFIDENT else None)
             if target:
                 taken.append(target)
         by_id = {it.id: it for r in reports for it in r.items}
         for r, n, _section, match, picked, picked_id in results:
             res = r.resolved_entries[n][2]
             where = f"{r.file} resolved_items[{n}]"
-            if picked_id is not None or (match.confidence in CONFIDENT and match.target):
-                it = updates.get(picked_id or match.target, by_id[picked_id or match.target])
+            chosen = picked_id or (match.target if match.confidence in CONFIDENT else None)
+            if chosen:
+                it = updates.get(chosen, by_id[chosen])
                 if it.resolved:  # another entry took it first: the second resolves nothing more
                     continue
                 if picked_id is not None:
