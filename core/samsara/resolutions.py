@@ -101,13 +101,7 @@ def resolve_across(reports: list[ScarReport], *, summary: bool = False) -> tuple
             pool_key, pool = _pool(reports, remaining, section)
             m = matchers.get(pool_key)
             if m is None:
-                m = matchers[pool_key] = Matcher(
-                    [
-                        Target(it.id, it.text, odd_normal(it.text, normalize(it.text)), it.task_id,
-                               SECTION_OF[it.category], it.file, position.get(it.id))
-                        for it in pool
-                    ]
-                )  # fmt: skip
+                m = matchers[pool_key] = _matcher(pool, position)
             # A task report's own item, removed from its section, lives in the entry alone: only
             # the same text (or a copy of it) names another report's item (_may_paraphrase).
             match = m.match(desc, taken=taken, similar=_may_paraphrase(r, section, desc))
@@ -221,6 +215,17 @@ def _may_paraphrase(r: ScarReport, original_section: str, desc: str) -> bool:
 ODD_DEFERRAL_KEY = "deferred_to_feature_iteration"  # as a top-level list: a key of no era
 
 
+def _matcher(items: list[ScarItem], position: dict[str, int]) -> Matcher:
+    """The one matcher over ``items`` (each with its position in its report's section)."""
+    return Matcher(
+        [
+            Target(it.id, it.text, odd_normal(it.text, normalize(it.text)), it.task_id,
+                   SECTION_OF[it.category], it.file, position.get(it.id))
+            for it in items
+        ]
+    )  # fmt: skip
+
+
 def _odd_deferral_lists(
     reports: list[ScarReport], position: dict[str, int], updates: dict[str, ScarItem], warnings: list[Problem]
 ) -> None:
@@ -234,13 +239,7 @@ def _odd_deferral_lists(
         return
     remaining = [updates.get(it.id, it) for r in reports for it in r.items]
     remaining = [it for it in remaining if not _excluded(it)]
-    m = Matcher(
-        [
-            Target(it.id, it.text, odd_normal(it.text, normalize(it.text)), it.task_id,
-                   SECTION_OF[it.category], it.file, position.get(it.id))
-            for it in remaining
-        ]
-    )  # fmt: skip
+    m = _matcher(remaining, position)
     for r, entries in lists:
         for n, entry in enumerate(entries):
             where = f"{r.file} top-level {ODD_DEFERRAL_KEY}[{n}]"
