@@ -130,6 +130,34 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(f"{command}: {message}" if command else message)
 
 
+class Wrapped(argparse.RawDescriptionHelpFormatter):
+    """Descriptions and epilogs wrapped to the terminal (argparse's width: ``COLUMNS``, else the
+    terminal's), at spaces only — never inside a word, a path or an option —, each line with the
+    indent it starts with; the line breaks a text gives (its examples) are kept."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        # lazy: only for --help
+        import textwrap
+
+        out: list[str] = []
+        for line in text.splitlines():
+            lead = line[: len(line) - len(line.lstrip(" "))]
+            if len(indent + line) <= width or not line.strip():
+                out.append(indent + line)
+                continue
+            out.extend(
+                textwrap.wrap(
+                    line.strip(),
+                    width=max(width, 20),
+                    initial_indent=indent + lead,
+                    subsequent_indent=indent + lead + ("    " if lead else ""),
+                    break_long_words=False,
+                    break_on_hyphens=False,
+                )
+            )
+        return "\n".join(out)
+
+
 class CommandModuleError(RuntimeError):
     """A command listed in ``COMMANDS`` cannot be imported: this installation is broken."""
 
@@ -164,7 +192,7 @@ def build_parser(load: Collection[str] | None = None) -> argparse.ArgumentParser
         prog="scars",
         description=DESCRIPTION,
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=Wrapped,
     )
     parser.add_argument("-V", "--version", action="version", version=f"scars {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -178,7 +206,7 @@ def build_parser(load: Collection[str] | None = None) -> argparse.ArgumentParser
             help=summary,
             description=getattr(module, "DESCRIPTION", summary),
             epilog=examples_text(name),
-            formatter_class=argparse.RawDescriptionHelpFormatter,
+            formatter_class=Wrapped,
         )
         module.add_arguments(p)
         p.set_defaults(_run=module.run)

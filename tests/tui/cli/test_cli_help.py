@@ -125,3 +125,25 @@ def test_a_missing_path_is_said_one_way_by_every_command(tmp_path, capsys):
         code = cli.main(argv)
         err = capsys.readouterr().err
         assert code == 2 and f"{gone} does not exist" in err, (argv, code, err)
+
+
+def _help(argv, capsys, monkeypatch, columns: int) -> str:
+    monkeypatch.setenv("COLUMNS", str(columns))
+    with pytest.raises(SystemExit) as exc:
+        cli.main([*argv, "--help"])
+    assert exc.value.code == 0
+    return capsys.readouterr().out
+
+
+@pytest.mark.parametrize("command", [*COMMANDS, "round close"])
+@pytest.mark.parametrize("columns", [80, 120])
+def test_help_is_wrapped_to_the_terminal_never_inside_a_word(command, columns, capsys, monkeypatch):
+    """Descriptions were one line of up to 1,335 characters that broke mid-word at 80 columns."""
+    out = _help(command.split(), capsys, monkeypatch, columns)
+    body = out.split("\n\n", 1)[1]  # after argparse's usage block (it keeps an option group whole)
+    too_long = [line for line in body.splitlines() if len(line) > columns and len(line.split()) > 1]
+    assert too_long == []
+    modules = {name: module for name, module, _ in cli.COMMANDS}
+    if command in modules:
+        description = cli._import_command(command, modules[command]).DESCRIPTION
+        assert " ".join(description.split()) in " ".join(out.split())  # every word whole, in order
