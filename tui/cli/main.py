@@ -158,6 +158,20 @@ class Wrapped(argparse.RawDescriptionHelpFormatter):
         return "\n".join(out)
 
 
+def unknown_command(word: str) -> str:
+    """The usage error of ``scars WORD`` when WORD names no command: the nearest commands by
+    spelling (did you mean), else the pointer to the list."""
+    # lazy: only for a mistyped command
+    import difflib
+
+    names = [name for name, _module, _summary in COMMANDS]
+    near = difflib.get_close_matches(word, names, n=3, cutoff=0.6)
+    if not near:
+        near = [n for n in names if n.startswith(word[:3])] if len(word) >= 3 else []
+    hint = f"; did you mean {' or '.join(repr(n) for n in near)}?" if near else ""
+    return f"unknown command {word!r}{hint} (`scars --help` lists the commands)"
+
+
 class CommandModuleError(RuntimeError):
     """A command listed in ``COMMANDS`` cannot be imported: this installation is broken."""
 
@@ -252,6 +266,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         command = command_word(words)
         parser = build_parser(load=() if command is None else (command,))
+        if command is None and words and not words[0].startswith("-"):
+            parser.error(unknown_command(words[0]))  # the usage line, then the error (exit 2)
         args = parser.parse_args(words)
         run = getattr(args, "_run", None)
         if run is None:  # bare `scars`

@@ -147,3 +147,19 @@ def test_help_is_wrapped_to_the_terminal_never_inside_a_word(command, columns, c
     if command in modules:
         description = cli._import_command(command, modules[command]).DESCRIPTION
         assert " ".join(description.split()) in " ".join(out.split())  # every word whole, in order
+
+
+@pytest.mark.parametrize(
+    ("word", "hint"),
+    [
+        ("stauts", "did you mean 'status'?"),
+        ("gates", "did you mean 'gate'?"),
+        ("xyzzy", None),
+        ("requets", "did you mean 'requests'?"),
+    ],
+)
+def test_an_unknown_command_says_what_it_may_have_meant(word, hint, capsys):
+    code, out, err = run_cli([word, "--json"], capsys)
+    assert code == 2 and f"unknown command {word!r}" in err and "`scars --help` lists the commands" in err
+    assert (hint in err) if hint else ("did you mean" not in err)
+    assert json.loads(out)["exit_code"] == 2
