@@ -130,6 +130,48 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(f"{command}: {message}" if command else message)
 
 
+class Wrapped(argparse.RawDescriptionHelpFormatter):
+    """Descriptions and epilogs wrapped to the terminal (argparse's width: ``COLUMNS``, else the
+    terminal's), at spaces only — never inside a word, a path or an option —, each line with the
+    indent it starts with; the line breaks a text gives (its examples) are kept."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        # lazy: only for --help
+        import textwrap
+
+        out: list[str] = []
+        for line in text.splitlines():
+            lead = line[: len(line) - len(line.lstrip(" "))]
+            if len(indent + line) <= width or not line.strip():
+                out.append(indent + line)
+                continue
+            out.extend(
+                textwrap.wrap(
+                    line.strip(),
+                    width=max(width, 20),
+                    initial_indent=indent + lead,
+                    subsequent_indent=indent + lead + ("    " if lead else ""),
+                    break_long_words=False,
+                    break_on_hyphens=False,
+                )
+            )
+        return "\n".join(out)
+
+
+def unknown_command(word: str) -> str:
+    """The usage error of ``scars WORD`` when WORD names no command: the nearest commands by
+    spelling (did you mean), else the pointer to the list."""
+    # lazy: only for a mistyped command
+    import difflib
+
+    names = [name for name, _module, _summary in COMMANDS]
+    near = difflib.get_close_matches(word, names, n=3, cutoff=0.6)
+    if not near:
+        near = [n for n in names if n.startswith(word[:3])] if len(word) >= 3 else []
+    hint = f"; did you mean {' or '.join(repr(n) for n in near)}?" if near else ""
+    return f"unknown command {word!r}{hint} (`scars --help` lists the commands)"
+
+
 class CommandModuleError(RuntimeError):
     """A command listed in ``COMMANDS`` cannot be imported: this installation is broken."""
 
@@ -164,7 +206,7 @@ def build_parser(load: Collection[str] | None = None) -> argparse.ArgumentParser
         prog="scars",
         description=DESCRIPTION,
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=Wrapped,
     )
     parser.add_argument("-V", "--version", action="version", version=f"scars {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -178,7 +220,7 @@ def build_parser(load: Collection[str] | None = None) -> argparse.ArgumentParser
             help=summary,
             description=getattr(module, "DESCRIPTION", summary),
             epilog=examples_text(name),
-            formatter_class=argparse.RawDescriptionHelpFormatter,
+            formatter_class=Wrapped,
         )
         module.add_arguments(p)
         p.set_defaults(_run=module.run)
@@ -224,6 +266,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         command = command_word(words)
         parser = build_parser(load=() if command is None else (command,))
+        if command is None and words and not words[0].startswith("-"):
+            parser.error(unknown_command(words[0]))  # the usage line, then the error (exit 2)
         args = parser.parse_args(words)
         run = getattr(args, "_run", None)
         if run is None:  # bare `scars`

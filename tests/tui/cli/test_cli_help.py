@@ -125,3 +125,41 @@ def test_a_missing_path_is_said_one_way_by_every_command(tmp_path, capsys):
         code = cli.main(argv)
         err = capsys.readouterr().err
         assert code == 2 and f"{gone} does not exist" in err, (argv, code, err)
+
+
+def _help(argv, capsys, monkeypatch, columns: int) -> str:
+    monkeypatch.setenv("COLUMNS", str(columns))
+    with pytest.raises(SystemExit) as exc:
+        cli.main([*argv, "--help"])
+    assert exc.value.code == 0
+    return capsys.readouterr().out
+
+
+@pytest.mark.parametrize("command", [*COMMANDS, "round close"])
+@pytest.mark.parametrize("columns", [80, 120])
+def test_help_is_wrapped_to_the_terminal_never_inside_a_word(command, columns, capsys, monkeypatch):
+    """Descriptions were one line of up to 1,335 characters that broke mid-word at 80 columns."""
+    out = _help(command.split(), capsys, monkeypatch, columns)
+    body = out.split("\n\n", 1)[1]  # after argparse's usage block (it keeps an option group whole)
+    too_long = [line for line in body.splitlines() if len(line) > columns and len(line.split()) > 1]
+    assert too_long == []
+    modules = {name: module for name, module, _ in cli.COMMANDS}
+    if command in modules:
+        description = cli._import_command(command, modules[command]).DESCRIPTION
+        assert " ".join(description.split()) in " ".join(out.split())  # every word whole, in order
+
+
+@pytest.mark.parametrize(
+    ("word", "hint"),
+    [
+        ("stauts", "did you mean 'status'?"),
+        ("gates", "did you mean 'gate'?"),
+        ("xyzzy", None),
+        ("requets", "did you mean 'requests'?"),
+    ],
+)
+def test_an_unknown_command_says_what_it_may_have_meant(word, hint, capsys):
+    code, out, err = run_cli([word, "--json"], capsys)
+    assert code == 2 and f"unknown command {word!r}" in err and "`scars --help` lists the commands" in err
+    assert (hint in err) if hint else ("did you mean" not in err)
+    assert json.loads(out)["exit_code"] == 2

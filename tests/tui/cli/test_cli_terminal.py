@@ -197,7 +197,7 @@ def test_every_rich_console_of_the_cli_comes_from_make_console():
 @pytest.mark.parametrize(
     ("argv", "said"),
     [
-        (["nosuchcmd"], "scars: argument COMMAND: invalid choice: 'nosuchcmd'"),
+        (["nosuchcmd"], "scars: unknown command 'nosuchcmd' (`scars --help` lists the commands)"),
         (["status", "--nosuchflag"], "scars: unrecognized arguments: --nosuchflag"),
         (["status", "--json", "--strict", "x", "y"], "scars: unrecognized arguments: y"),
         (["round", "start", "--feature"], "scars: round start: argument --feature: expected one argument"),

@@ -34,6 +34,9 @@ VALVES = ("max_rounds", "stagnation", "net_rot")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    # the CLI's --help formatter (main is loaded: it is what called this)
+    from scars.tui.cli.main import Wrapped
+
     sub = parser.add_subparsers(dest="round_command", metavar="{start,close,status,flush}", required=True)
     p = sub.add_parser(
         "start",
@@ -60,7 +63,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         epilog="Examples:\n"
         '  scars round close --decision continue --reason "two fix-class items left" --feature changes/2026-07-10_x\n'
         '  scars round close --decision forced_stop --trigger max_rounds --reason "max_rounds reached"',
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=Wrapped,
     )
     p.add_argument("--decision", required=True, choices=ROUND_DECISIONS, help="the round decision")
     p.add_argument("--reason", required=True, help="why (a forced stop must name its safety-valve trigger)")
