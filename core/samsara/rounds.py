@@ -1008,33 +1008,55 @@ def _count(value: Any) -> int | None:
     return None
 
 
+# The counts a round's ``budget_spent`` holds (formats.md §1.5), and the fix result's own name
+# for one of them (seed 002's "Fix result budget report": ``reviewer_retries_consumed``).
+BUDGET_SPENT_KEYS: tuple[str, ...] = (
+    "implementer_dispatches",
+    "reviewer_dispatches",
+    "reviewer_retries",
+    "validation_runs",
+)
+_FIX_RESULT_NAMES = {"reviewer_retries": ("reviewer_retries", "reviewer_retries_consumed")}
+
+
 def rule3_from_reports(reports: list[ScarReport]) -> dict[str, Any]:
     """The round's Rule-3 fields as the fix results report them (seed 002, "Fix result budget
-    report"): ``budget_spent`` sums the reports' ``validation_runs`` and
-    ``reviewer_retries_consumed`` (as ``reviewer_retries``) and counts one implementer dispatch
-    per fix report; ``evidence_gained`` and ``residual_risk`` are their lists, in report order.
-    Only the fields some report gives are returned."""
+    report"): ``budget_spent`` sums each count of the round's ``budget_spent`` (formats.md §1.5:
+    ``implementer_dispatches``, ``reviewer_dispatches``, ``reviewer_retries`` — a report's
+    ``reviewer_retries_consumed`` when it gives no ``reviewer_retries`` —, ``validation_runs``)
+    that some report gives, and only those: a count no report gives is not made up (an inline fix
+    dispatches no implementer; :func:`budget_spent_not_given` names them). ``evidence_gained`` and
+    ``residual_risk`` are their lists, in report order. Only the fields some report gives are
+    returned."""
     out: dict[str, Any] = {}
     spent: dict[str, int] = {}
-    dispatches = 0
+    given = False
     for r in reports:
         extra = r.extra or {}
         b = extra.get("budget_spent")
         if isinstance(b, Mapping):
-            dispatches += 1
-            for src, dst in (("validation_runs", "validation_runs"), ("reviewer_retries_consumed", "reviewer_retries")):
-                n = _count(b.get(src))
-                if n is not None:
-                    spent[dst] = spent.get(dst, 0) + n
+            given = True
+            for key in BUDGET_SPENT_KEYS:
+                for src in _FIX_RESULT_NAMES.get(key, (key,)):
+                    n = _count(b.get(src))
+                    if n is not None:
+                        spent[key] = spent.get(key, 0) + n
+                        break
         for key in ("evidence_gained", "residual_risk"):
             v = extra.get(key)
             if isinstance(v, list):
                 out.setdefault(key, []).extend(str(x) for x in v if isinstance(x, (str, int, float)) and str(x).strip())
             elif isinstance(v, str) and v.strip():
                 out.setdefault(key, []).append(v.strip())
-    if dispatches:
-        out["budget_spent"] = {"implementer_dispatches": dispatches, **spent}
+    if given:
+        out["budget_spent"] = {k: spent[k] for k in BUDGET_SPENT_KEYS if k in spent}
     return out
+
+
+def budget_spent_not_given(spent: Mapping[str, Any]) -> list[str]:
+    """The counts of formats.md §1.5's ``budget_spent`` that ``spent`` (taken from the round's fix
+    reports) lacks, named as ``rule3_not_given`` names them: ``budget_spent.<count>``."""
+    return [f"budget_spent.{k}" for k in BUDGET_SPENT_KEYS if k not in spent]
 
 
 def valves_after_round(feature: Feature, decisions: Mapping[str, Any], fig: RoundFigures) -> list[Valve]:

@@ -80,6 +80,7 @@ from scars.core.samsara.rounds import (
     COUNTED_BY_SCARS,
     RULE_3,
     RoundFigures,
+    budget_spent_not_given,
     round_figures,
     round_start_snapshot,
 )
@@ -932,12 +933,15 @@ class FeatureSession:
         """The round's Rule-3 fields: those given, else those its fix-round reports carry
         (seed 002's fix result budget report); and the names still missing."""
         out: dict[str, Any] = {}
+        partial: list[str] = []
         for key in RULE_3:
             if key in fields and fields[key] is not None:
                 out[key] = fields[key]
             elif key in fig.rule3:
                 out[key] = fig.rule3[key]
-        return out, [k for k in RULE_3 if k not in out]
+                if key == "budget_spent":  # the counts no fix report gave: not made up, said
+                    partial = budget_spent_not_given(out[key])
+        return out, [k for k in RULE_3 if k not in out] + partial
 
     def _describe(self, item_id: str) -> str:
         try:
