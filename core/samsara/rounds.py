@@ -52,7 +52,8 @@ Safety valves (advisory; gates decide), evaluated after the latest done round:
 Watch-fors (red flags, not stops), over the current decisions when given, else over the
 latest round's ``triage_result`` in the log:
 
-* ``accept_ratio``: accepts / triaged > 80 % (exactly 80 % does not fire) with zero fixes.
+* ``accept_ratio``: accepts / triaged > 80 % (exactly 80 % does not fire) with zero fixes; a fix
+  counts pending or applied (a fix decision whose item left the remaining set is a fix that landed).
 * ``level1_wholesale``: two or more Level-1 deferred items remain and every one of them is
   accepted.
 * ``same_files``: two or more fix items name the same file, read from every location a report
@@ -591,10 +592,12 @@ def files_named(x: ScarItem | str) -> dict[str, str]:
 def _triage_view(feature: Feature, decisions: Mapping[str, Any] | None) -> dict[str, Any]:
     """fix / accept / defer lists of ScarItem-or-text, from decisions, else the latest log round."""
     acted = _decisions_by_action(decisions, feature)
-    if any(acted.values()):
+    fixed = _applied_fixes(decisions, feature)
+    if any(acted.values()) or fixed:
         return {
             "source": "decisions",
             "fix": acted["fix"],
+            "fixed": fixed,
             "accept": acted["accept"],
             "defer": acted["defer"],
         }
@@ -608,6 +611,7 @@ def _triage_view(feature: Feature, decisions: Mapping[str, Any] | None) -> dict[
                 view: dict[str, Any] = {
                     "source": f"iteration-log round {r.round}",
                     "fix": [],
+                    "fixed": [],
                     "accept": [],
                     "defer": [],
                 }
@@ -616,7 +620,19 @@ def _triage_view(feature: Feature, decisions: Mapping[str, Any] | None) -> dict[
                         item = by_id.get(m.item_id) if m.item_id else None
                         view[m.action].append(item if item is not None else m.description)
                 return view
-    return {"source": None, "fix": [], "accept": [], "defer": []}
+    return {"source": None, "fix": [], "fixed": [], "accept": [], "defer": []}
+
+
+def _applied_fixes(decisions: Mapping[str, Any] | None, feature: Feature) -> list[str]:
+    """The ids of the fix decisions whose item left the remaining set (resolved in its report,
+    or gone from it): fixes applied, as ``fixes_applied`` counts them."""
+    listed = {it.id for it in feature.items}
+    out = []
+    for key, d in (decisions or {}).items():
+        item_id = _attr(d, "item_id") or key
+        if _attr(d, "action") == "fix" and item_id not in listed:
+            out.append(item_id)
+    return out
 
 
 def _label(x: ScarItem | str) -> str:
@@ -757,13 +773,15 @@ def evaluate_valves(feature: Feature, decisions: Mapping[str, Any] | None = None
     # watch-fors
     view = _triage_view(feature, decisions)
     n_fix, n_acc, n_def = len(view["fix"]), len(view["accept"]), len(view["defer"])
-    total = n_fix + n_acc + n_def
+    # A fix counts whether it is pending or applied (its item left the remaining set).
+    fixes = n_fix + len(view["fixed"])
+    total = fixes + n_acc + n_def
     ratio = (n_acc / total) if total else 0.0
-    active = total > 0 and n_fix == 0 and ratio > ACCEPT_RATIO_LIMIT
+    active = total > 0 and fixes == 0 and ratio > ACCEPT_RATIO_LIMIT
     msg = (
         f"{n_acc} of {total} triaged items accepted ({ratio:.0%}) with zero fixes: cargo-cult triage?"
         if active
-        else f"{n_acc} of {total} triaged items accepted ({ratio:.0%}), {n_fix} fixes."
+        else f"{n_acc} of {total} triaged items accepted ({ratio:.0%}), {fixes} fixes."
     )
     valves.append(
         Valve(
@@ -771,7 +789,8 @@ def evaluate_valves(feature: Feature, decisions: Mapping[str, Any] | None = None
             "accept_ratio",
             msg,
             {
-                "fix": n_fix,
+                "fix": fixes,
+                "fixes_applied": len(view["fixed"]),
                 "accept": n_acc,
                 "defer": n_def,
                 "ratio": round(ratio, 4),
