@@ -838,6 +838,11 @@ class FeatureSession:
             entry["undecided_outcome"] = undecided_outcome(decision, fig.round)
         if fig.fix_open:
             entry["fixes_not_applied"] = len(fig.fix_open)
+        blocked = self._blocked_fixes()
+        if blocked:
+            # Seed 002: "Log the outcome in iteration-log" (an extra key; a reclassified item is
+            # also under defer, a retried one under fix).
+            entry["blocked_fixes"] = blocked
         if self.provenance is not None:
             # Where the round's decision came from (an extra key; scars.core.provenance).
             entry["provenance"] = self.provenance.to_record()
@@ -942,6 +947,25 @@ class FeatureSession:
                 if key == "budget_spent":  # the counts no fix report gave: not made up, said
                     partial = budget_spent_not_given(out[key])
         return out, [k for k in RULE_3 if k not in out] + partial
+
+    def _blocked_fixes(self) -> list[dict[str, Any]]:
+        """The open round's blocked-fix outcomes (journal records not undone), oldest first, as the
+        round writes them: ``{description, outcome, reason, decided_by}``."""
+        since = self._state.last_close_seq
+        out = []
+        for rec in self._records:
+            seq = rec.get("seq")
+            if rec.get("type") != BLOCKED_FIX or not isinstance(seq, int) or seq <= since:
+                continue
+            if seq in self._state.undone or not isinstance(rec.get("item_id"), str):
+                continue
+            b: dict[str, Any] = {"description": self._describe(rec["item_id"]), "outcome": rec.get("outcome")}
+            if rec.get("reason"):
+                b["reason"] = rec["reason"]
+            if rec.get("decided_by"):
+                b["decided_by"] = rec["decided_by"]
+            out.append(b)
+        return out
 
     def _describe(self, item_id: str) -> str:
         try:

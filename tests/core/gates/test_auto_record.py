@@ -76,3 +76,45 @@ def test_accepting_all_with_no_fix_still_fires_and_is_recorded(tmp_path, capsys)
     assert v.active and v.message == "5 of 5 triaged items accepted (100%) with zero fixes: cargo-cult triage?"
     _close(f, capsys)
     assert "cargo-cult triage?" in (f / "auto-decisions.md").read_text(encoding="utf-8")
+
+
+# ---------------------------------------------------------------- blocked-fix outcomes in the log
+
+
+def test_a_blocked_fix_outcome_is_logged_with_its_round(tmp_path, capsys):
+    f = samsara_feature(tmp_path, auto=True)
+    retry, utf8 = item_id(f, RETRY), item_id(f, "Config is UTF-8")
+    with FeatureSession.open(f, user=USER) as s:
+        s.start_round()
+        s.decide(retry, "fix")
+        s.decide(utf8, "fix")
+    for item, answer, why in ((retry, "b", "the vendor API is unreachable from CI"), (utf8, "a", "the SDK docs came")):
+        argv = ["gate", "blocked-fix", str(f), "--item", item, "--answer", answer, "--reason", why]
+        assert run_cli(argv, capsys)[0] == 0
+    _close(f, capsys)
+    [r] = _log(f)["rounds"]
+    assert r["blocked_fixes"] == [
+        {
+            "description": RETRY,
+            "outcome": "reclassify_as_defer",
+            "reason": "the vendor API is unreachable from CI",
+            "decided_by": USER,
+        },
+        {"description": "Config is UTF-8", "outcome": "retry_with_context", "reason": "the SDK docs came", "decided_by": USER},
+    ]
+    assert r["triage_result"]["defer"] == [RETRY] and r["triage_result"]["fix"] == ["Config is UTF-8"]
+    code, out, _ = run_cli(["log", "verify", str(f)], capsys)
+    assert code == 0, out  # the loop's reading tolerates the key: scars' own verify included
+
+
+def test_an_undone_blocked_fix_outcome_is_not_logged(tmp_path, capsys):
+    f = samsara_feature(tmp_path)
+    retry = item_id(f, RETRY)
+    with FeatureSession.open(f, user=USER) as s:
+        s.start_round()
+        s.decide(retry, "fix")
+        s.record_blocked_fix(retry, "reclassify_as_defer", "the vendor API is unreachable")
+        s.undo()
+        s.close_round("stop", "nothing else this round")
+    [r] = _log(f)["rounds"]
+    assert "blocked_fixes" not in r and r["triage_result"]["fix"] == [RETRY]
