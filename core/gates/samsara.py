@@ -73,7 +73,6 @@ from scars.core.text import text_problem
 
 SKIP_KEY = "iteration_skip_record"
 MAX_FILES_NAMED = 20
-MAX_ITEMS_IN_PROMPT = 15
 
 
 # --------------------------------------------------------------------------------------------
@@ -513,7 +512,7 @@ def _gather_blocked(
         warnings.append(f"item {it.id} is not decided fix (a blocked-fix outcome applies to a fix item)")
     if d is not None and d.blocked_outcome:
         warnings.append(f"an outcome is already recorded for this item: {d.blocked_outcome}")
-    prompt = gate.prompt.format(description=it.text, reason=reason)
+    prompt = gate.prompt.format(description=it.description, reason=reason)
     facts = {
         "item": it.id,
         "description": it.text,
@@ -535,10 +534,10 @@ def _triage_groups(feature, decisions) -> tuple[str, dict[str, int]]:
     for g in GROUPS:
         ids = [i for i in (feature.groups or {}).get(g, ()) if i in by_id]
         parts.append(f"{GROUP_LABEL[g]}:")
-        for i in ids[:MAX_ITEMS_IN_PROMPT]:
-            parts.append(f"  - {one_line(by_id[i].text, 120)}")
-        if len(ids) > MAX_ITEMS_IN_PROMPT:
-            parts.append(f"  - … and {len(ids) - MAX_ITEMS_IN_PROMPT} more")
+        # Every item, its whole text (the entry preserves the original prompt: formats.md §1.6);
+        # a text of several lines keeps them, indented under its bullet.
+        for i in ids:
+            parts.append("  - " + by_id[i].description.replace("\n", "\n    "))
         parts.append("")
     counts = {"fix": 0, "accept": 0, "defer": 0}
     for it in feature.items:

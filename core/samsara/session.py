@@ -969,9 +969,9 @@ class FeatureSession:
 
     def _describe(self, item_id: str) -> str:
         try:
-            return self._item(item_id).text
+            return self._item(item_id).description
         except DecisionRefused:
-            return self._state.descriptions.get(item_id, item_id)
+            return self._state.descriptions.get(item_id, item_id).strip()
 
     def _rounds_missing(self) -> list[dict[str, Any]]:
         """The rounds the journal closed that iteration-log.yaml does not hold."""
