@@ -5,10 +5,11 @@ before a switch to auto mode; the triage prompt preserved."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import yaml
 
-from scars.core import gates
 from scars.core.formats.auto_decisions import parse_auto_decisions
 from scars.core.samsara.feature import read_feature
 from scars.core.samsara.rounds import evaluate_valves
@@ -40,7 +41,9 @@ def _others(f):
 
 
 def _close(f, capsys, decision="stop", reason="the accepted rest waits for v2"):
-    code, out, err = run_cli(["round", "close", "--decision", decision, "--reason", reason, "--feature", str(f)], capsys)
+    code, out, err = run_cli(
+        ["round", "close", "--decision", decision, "--reason", reason, "--feature", str(f)], capsys
+    )
     assert code == 0, err
     return out
 
@@ -100,7 +103,12 @@ def test_a_blocked_fix_outcome_is_logged_with_its_round(tmp_path, capsys):
             "reason": "the vendor API is unreachable from CI",
             "decided_by": USER,
         },
-        {"description": "Config is UTF-8", "outcome": "retry_with_context", "reason": "the SDK docs came", "decided_by": USER},
+        {
+            "description": "Config is UTF-8",
+            "outcome": "retry_with_context",
+            "reason": "the SDK docs came",
+            "decided_by": USER,
+        },
     ]
     assert r["triage_result"]["defer"] == [RETRY] and r["triage_result"]["fix"] == ["Config is UTF-8"]
     code, out, _ = run_cli(["log", "verify", str(f)], capsys)
@@ -118,3 +126,179 @@ def test_an_undone_blocked_fix_outcome_is_not_logged(tmp_path, capsys):
         s.close_round("stop", "nothing else this round")
     [r] = _log(f)["rounds"]
     assert "blocked_fixes" not in r and r["triage_result"]["fix"] == [RETRY]
+
+
+# ---------------------------------------------------------------- the triage entry, when decided
+
+
+def _decide(f, capsys, ids, *flags):
+    code, _, err = run_cli(["decide", *ids, *flags, "--feature", str(f)], capsys)
+    assert code == 0, err
+
+
+def _accept_flags():
+    return [
+        "--accept",
+        "--signal",
+        ACCEPT["re_review_signal"],
+        "--owner",
+        ACCEPT["owner"],
+        "--rationale",
+        ACCEPT["rationale"],
+    ]
+
+
+def _verify(f, capsys):
+    code, out, _ = run_cli(["log", "verify", str(f), "--json"], capsys)
+
+    return code, json.loads(out)
+
+
+def test_the_triage_entry_is_written_when_the_last_item_is_classified(tmp_path, capsys):
+    """Seed 002: the gatekeeper's triage is recorded before the classification is applied — so at
+    the `scars decide` that classifies the round's last item, not at the next gate."""
+    f = samsara_feature(tmp_path, auto=True)
+    retry, others = item_id(f, RETRY), _others(f)
+    _decide(f, capsys, [retry], "--fix")
+    _decide(f, capsys, others[:-1], *_accept_flags())
+    assert _entries(f) == []  # still being classified: no entry yet
+    _decide(f, capsys, others[-1:], *_accept_flags())
+    [e] = _entries(f)  # there now, before any fix is applied or gate answered
+    assert e.gate_id == "triage"
+    assert e.fields["gatekeeper_answer"].startswith(
+        "Triage recorded: round 1: fix 1, accept 4, defer 0 (5 items remaining)"
+    )
+    resolve_in_report(f, RETRY)  # the fix lands
+    _close(f, capsys)
+    assert [x.gate_id for x in _entries(f)] == ["triage", "round-continuation"]  # not written twice
+    [r] = _log(f)["rounds"]
+    assert (len(r["triage_result"]["fix"]), len(r["triage_result"]["accept"]), r["fixes_applied"]) == (1, 4, 1)
+    assert _verify(f, capsys)[1]["outcome"] != "failure"
+
+
+def test_a_human_mode_decision_writes_no_triage_entry(tmp_path, capsys):
+    f = samsara_feature(tmp_path)
+    _decide(f, capsys, [item_id(f, RETRY)], "--fix")
+    _decide(f, capsys, _others(f), *_accept_flags())
+    assert not (f / "auto-decisions.md").exists()
+
+
+def test_the_app_writes_the_triage_entry_when_its_triage_is_decided(tmp_path):
+    from scars.tui.app.backend import Backend
+
+    f = samsara_feature(tmp_path, auto=True)
+    b = Backend.open(f, user=USER)
+    try:
+        others = _others(f)
+        b.decide_many(others[:3], "accept", **ACCEPT)
+        b.decide(item_id(f, RETRY), "defer", reason="the scheduler rework comes first")
+        assert _entries(f) == []
+        b.decide_many(others[3:], "accept", **ACCEPT)
+        [e] = _entries(f)
+        assert "round 1: fix 0, accept 4, defer 1" in e.fields["gatekeeper_answer"]
+        b.decide(item_id(f, RETRY), "fix")  # the triage changed after its entry: a new one
+        e = _entries(f)[-1]
+        assert "round 1: fix 1, accept 4, defer 0" in e.fields["gatekeeper_answer"]
+    finally:
+        b.session.close()
+
+
+def test_a_later_rounds_triage_entry_counts_that_round_only(tmp_path, capsys):
+    """Round 2's entry says round 2's classification, not the remaining items' decisions summed
+    over the rounds (issue 29: "fix 0, accept 10, defer 2" beside fix 1 / accept 9 / defer 0)."""
+    f = samsara_feature(tmp_path, auto=True)
+    tz = item_id(f, "Timezone-naive timestamps compare as UTC")
+    rest = [i for i in _others(f) if i != tz]
+    _decide(f, capsys, [item_id(f, RETRY)], "--fix")
+    _decide(f, capsys, [tz], "--defer", "--reason", "needs the scheduler rework")
+    _decide(f, capsys, rest, *_accept_flags())
+    resolve_in_report(f, RETRY)
+    _close(f, capsys, "continue", "the deferred item can be decided now")
+    _decide(f, capsys, [tz], *_accept_flags())  # the round's only decision; the 3 accepts carry
+    e = _entries(f)[-1]
+    assert e.gate_id == "triage"
+    assert e.fields["gatekeeper_answer"].startswith("Triage recorded: round 2: fix 0, accept 1, defer 0")
+    _close(f, capsys)
+    r2 = _log(f)["rounds"][1]
+    assert (len(r2["triage_result"]["fix"]), len(r2["triage_result"]["accept"]), len(r2["triage_result"]["defer"])) == (
+        0,
+        1,
+        0,
+    )
+    assert _verify(f, capsys)[1]["outcome"] != "failure"
+
+
+def test_log_verify_catches_a_triage_entry_that_disagrees_with_its_round(tmp_path, capsys):
+    f = samsara_feature(tmp_path, auto=True)
+    _decide(f, capsys, [item_id(f, RETRY)], "--fix")
+    _decide(f, capsys, _others(f), *_accept_flags())
+    resolve_in_report(f, RETRY)
+    _close(f, capsys)
+    ad = f / "auto-decisions.md"
+    text = ad.read_text(encoding="utf-8")
+    assert _verify(f, capsys)[1]["outcome"] != "failure"
+    # the old summed-over-the-rounds figure: the fix that landed left the remaining set
+    ad.write_text(text.replace("round 1: fix 1, accept 4, defer 0", "round 1: fix 0, accept 4, defer 0"), "utf-8")
+    code, out = _verify(f, capsys)
+    assert code == 1
+    assert any(
+        "(iteration.triage) says fix 0, accept 4, defer 0 but iteration-log.yaml round 1 triaged fix 1, accept 4, "
+        "defer 0" in x["message"]
+        for x in out["reasons"]
+    )
+    # a hand-written answer naming no round: matched to the round whose continuation follows it
+    ad.write_text(text.replace("round 1: fix 1, accept 4, defer 0", "fix 1, accept 3, defer 1"), "utf-8")
+    code, out = _verify(f, capsys)
+    assert code == 1 and any("round 1 triaged fix 1, accept 4, defer 0" in x["message"] for x in out["reasons"])
+
+
+def test_a_blocked_fix_reclassified_after_the_triage_entry_is_no_disagreement(tmp_path, capsys):
+    f = samsara_feature(tmp_path, auto=True)
+    retry = item_id(f, RETRY)
+    _decide(f, capsys, [retry], "--fix")
+    _decide(f, capsys, _others(f), *_accept_flags())
+    _decide(f, capsys, [retry], "--blocked", "reclassify", "--reason", "the vendor API is unreachable from CI")
+    _close(f, capsys)
+    [r] = _log(f)["rounds"]
+    assert r["triage_result"]["defer"] == [RETRY]  # the entry said fix 1: the blocked-fix entry says why not
+    assert _verify(f, capsys)[1]["outcome"] != "failure"
+
+
+# ---------------------------------------------------------------- the prompt preserved
+
+
+LONG = (
+    "The export retries a failed upload three times with a fixed one-second sleep, so a "
+    "rate-limited bucket fails the whole export after three seconds without saying it was throttled"
+)
+
+
+def _folded_feature(tmp_path):
+    from tests.factories import report, write_feature
+
+    folded = "description: >\n  " + LONG[:80] + "\n  " + LONG[81:]  # a folded scalar: ends in a newline
+    return write_feature(
+        tmp_path,
+        {"task-1-scar.yaml": report("task-1", ks=[folded, 'description: "Shared cache key"'])},
+        files={"pre-thinking.md": "# Pre-thinking\n\nExecution mode: auto\n"},
+    )
+
+
+def test_the_triage_entry_keeps_every_item_text_whole(tmp_path, capsys):
+    f = _folded_feature(tmp_path)
+    items = read_feature(f).items
+    long = next(it for it in items if it.text.startswith("The export"))
+    assert long.text == LONG + "\n"  # as the report's folded scalar says it
+    _decide(f, capsys, [long.id], "--fix")
+    _decide(f, capsys, [it.id for it in items if it.id != long.id], "--defer", "--reason", "the cache rework")
+    [e] = _entries(f)
+    prompt = e.fields["workflow_prompt"]
+    assert f"  - {LONG}\n" in prompt and "…" not in prompt  # not cut at 120 characters
+    _decide(f, capsys, [long.id], "--blocked", "reclassify", "--reason", "the bucket is not reachable from CI")
+    blocked = _entries(f)[-1]
+    assert f'Fix item "{LONG}" 被 implementer' in blocked.fields["workflow_prompt"]
+    _close(f, capsys)
+    [r] = _log(f)["rounds"]
+    assert r["triage_result"]["defer"][0] == LONG  # no trailing newline from the folded scalar
+    assert r["blocked_fixes"][0]["description"] == LONG
+    assert all(t["description"] == t["description"].strip() for t in r["triaged_by"])
