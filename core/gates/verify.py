@@ -10,8 +10,9 @@ Outcome (formats.md §1.6, log-level states):
   one (the rule of `scars decide`: ``scars.core.text.text_problem``), a round without its required
   fields, a forced stop that names no safety-valve trigger, a round scars recorded that the
   log lacks or holds differently, an item scars decided that no report holds, in auto mode a
-  round without its round-continuation (or safety-valve) entry, a triage entry whose fix /
-  accept / defer counts are not its round's, an entry that contradicts its round — its decision,
+  round without its round-continuation (or safety-valve) entry (a round decided before the
+  feature went auto is a note), a triage entry whose fix / accept / defer counts are not its
+  round's, an entry that contradicts its round — its decision,
   or the choice its answer names ((A) / 繼續 / continue against a round that stopped, (B) /
   停止 / stop against one that continued), journal or not —, a round of a budget-era log
   without its Rule-3 fields (``budget_spent``, ``evidence_gained``, ``residual_risk``; an empty
@@ -47,6 +48,7 @@ from typing import Any, Literal
 
 import yaml
 
+from scars.core.clock import parse_time
 from scars.core.formats.auto_decisions import parse_auto_decisions
 from scars.core.formats.iteration_log import _plain_round, safe_load
 from scars.core.gates.catalog import DECISION_POINTS, FORMER_ENTRY_IDS, SEED_002_POINTS, point_of
@@ -551,6 +553,21 @@ def _check_triage_counts(log, triages: dict[int, list], v: Verification) -> None
         )
 
 
+def _first_auto_round(path: Path, triages: dict[int, list], entries: list, by_round: dict[int, list]) -> int | None:
+    """The first round of the log decided in auto mode: the first round an entry is about (its
+    round entry, its triage entry), or, by scars' journal, the first round closed after the
+    earliest entry was written. None: no entry is about a round (nothing tells when the feature
+    went auto)."""
+    named = set(by_round) | set(triages)
+    stamps = [t for t in (parse_time(e.fields.get("timestamp")) for e in entries) if t is not None]
+    if stamps:
+        first = min(stamps)
+        after = [n for n, at in _journal_close_times(path).items() if at > first]
+        if after:
+            named.add(min(after))
+    return min(named) if named else None
+
+
 def _journal_open_round(path: Path) -> int | None:
     jp = journal_path(path)
     if not jp.is_file():
@@ -560,9 +577,22 @@ def _journal_open_round(path: Path) -> int | None:
     return n if isinstance(n, int) else None
 
 
+def _journal_close_times(path: Path) -> dict[int, Any]:
+    jp = journal_path(path)
+    if not jp.is_file():
+        return {}
+    out = {}
+    for r in read_journal(jp).records:
+        at = parse_time(r.get("at"))
+        if r.get("type") == "round_close" and isinstance(r.get("round"), int) and at is not None:
+            out[r["round"]] = at
+    return out
+
+
 def _check_logs_agree(feature, log, entries: list, v: Verification, path: Path | None = None) -> None:
     """In auto mode every done round has a round-continuation (or safety-valve) entry that agrees
-    with it, and each round's triage entry states its counts."""
+    with it — but a round decided before the feature went auto (before the first round any entry
+    is about) needs none: a note —, and each round's triage entry states its counts."""
     auto = feature.auto_mode
     conts = [e for e in entries if entry_point(e) in ROUND_POINTS]
     by_round: dict[int, list] = {}
@@ -582,12 +612,20 @@ def _check_logs_agree(feature, log, entries: list, v: Verification, path: Path |
     open_round = _journal_open_round(path) if path is not None else None
     triages = _triage_rounds(entries, by_round, open_round or max((r.round for r in log.rounds), default=1))
     _check_triage_counts(log, triages, v)
+    first_auto = _first_auto_round(path, triages, entries, by_round) if auto and path is not None else None
     for r in log.rounds:
         if r.decision is None:
             continue
         found = by_round.get(r.round, [])
         if not found:
-            if auto:
+            if auto and first_auto is not None and r.round < first_auto:
+                v.add(
+                    "note",
+                    "auto-decisions.md",
+                    f"round {r.round} ({r.decision}) was decided before the feature went auto (its first auto "
+                    f"round is {first_auto}): no round-continuation entry needed",
+                )
+            elif auto:
                 v.add(
                     "failure",
                     "auto-decisions.md",

@@ -264,6 +264,45 @@ def test_a_blocked_fix_reclassified_after_the_triage_entry_is_no_disagreement(tm
     assert _verify(f, capsys)[1]["outcome"] != "failure"
 
 
+# ---------------------------------------------------------------- switched to auto mode
+
+
+def _switch_to_auto(f):
+    (f / "pre-thinking.md").write_text("# Pre-thinking\n\nExecution mode: auto\n", encoding="utf-8")
+
+
+def test_a_round_from_before_the_switch_to_auto_mode_is_a_note(tmp_path, capsys):
+    f = samsara_feature(tmp_path)  # human mode
+    _decide(f, capsys, [item_id(f, RETRY)], "--fix")
+    resolve_in_report(f, RETRY)
+    _close(f, capsys, "continue", "the rest next round")
+    _switch_to_auto(f)
+    _decide(f, capsys, _others(f), *_accept_flags())
+    _close(f, capsys)
+    code, out = _verify(f, capsys)
+    assert not [x for x in out["reasons"] if "round 1" in x["message"]], out["reasons"]
+    assert any("round 1 (continue) was decided before the feature went auto" in x["message"] for x in out["notes"])
+
+
+def test_an_auto_round_without_its_entry_still_fails(tmp_path, capsys):
+    f = samsara_feature(tmp_path, auto=True)
+    _decide(f, capsys, [item_id(f, RETRY)], "--fix")
+    resolve_in_report(f, RETRY)
+    _close(f, capsys, "continue", "the rest next round")
+    _decide(f, capsys, _others(f), *_accept_flags())
+    _close(f, capsys)
+    ad = f / "auto-decisions.md"
+    entries = _entries(f)
+    assert [e.gate_id for e in entries] == ["triage", "round-continuation", "triage", "round-continuation"]
+    lines = ad.read_text(encoding="utf-8").splitlines(keepends=True)
+    # round 1's continuation entry taken out (the numbering gap is a failure of its own)
+    ad.write_text("".join(lines[: entries[1].line - 1] + lines[entries[2].line - 1 :]), encoding="utf-8")
+    code, out = _verify(f, capsys)
+    assert code == 1
+    assert any("round 1 (continue) has no round-continuation" in x["message"] for x in out["reasons"])
+    assert not any("before the feature went auto" in x["message"] for x in out["notes"])
+
+
 # ---------------------------------------------------------------- the prompt preserved
 
 
