@@ -7,33 +7,15 @@ from __future__ import annotations
 
 import json
 
-import pytest
-import yaml
-
-from scars.core.formats.auto_decisions import parse_auto_decisions
 from scars.core.samsara.feature import read_feature
 from scars.core.samsara.rounds import evaluate_valves
 from scars.core.samsara.session import FeatureSession
-from tests.factories import clean_env, item_id, resolve_in_report, run_cli, samsara_feature
+from tests.core.gates.test_honest_round import _entries, _env, _log  # noqa: F401 (_env: the autouse fixture)
+from tests.factories import item_id, resolve_in_report, run_cli, samsara_feature
 
 USER = "alice"
 ACCEPT = {"re_review_signal": "a non-UTF-8 config is reported", "owner": "config team", "rationale": "all generated"}
 RETRY = "Retry count is hard-coded to 3"
-
-
-@pytest.fixture(autouse=True)
-def _env(monkeypatch):
-    clean_env(monkeypatch)
-
-
-def _log(feature):
-    p = feature / "iteration-log.yaml"
-    return yaml.safe_load(p.read_text(encoding="utf-8")) if p.is_file() else None
-
-
-def _entries(feature):
-    p = feature / "auto-decisions.md"
-    return parse_auto_decisions(p.read_text(encoding="utf-8")) if p.is_file() else []
 
 
 def _others(f):
@@ -137,15 +119,8 @@ def _decide(f, capsys, ids, *flags):
 
 
 def _accept_flags():
-    return [
-        "--accept",
-        "--signal",
-        ACCEPT["re_review_signal"],
-        "--owner",
-        ACCEPT["owner"],
-        "--rationale",
-        ACCEPT["rationale"],
-    ]
+    flags = {"--signal": "re_review_signal", "--owner": "owner", "--rationale": "rationale"}
+    return ["--accept", *(x for flag, key in flags.items() for x in (flag, ACCEPT[key]))]
 
 
 def _verify(f, capsys):
