@@ -135,6 +135,12 @@ class ScarItem:
         pattern matching ("" for an item of an unrecognised shape)."""
         return normal_of(self.text, self.odd_normal)
 
+    @property
+    def description(self) -> str:
+        """``text`` as a record or a prompt says it: without the whitespace around it (a folded
+        ``>`` or literal ``|`` block scalar ends in a newline that is no part of the text)."""
+        return self.text.strip()
+
     # Pickling (the read cache and the parse workers' results hold tens of thousands of items):
     # the fields' values as one tuple, read by a getter made once, given back to __init__ in
     # field order (half the time of a __setstate__ per item that sets the fields one by one).

@@ -35,6 +35,7 @@ _PUBLIC = {
     "close_round_result": "scars.core.gates.samsara",
     "round_fields": "scars.core.gates.samsara",
     "record_blocked": "scars.core.gates.samsara",
+    "record_triage_decided": "scars.core.gates.samsara",
     "reopen_fired": "scars.core.gates.samsara",
     "entries_wanted": "scars.core.gates.samsara",
     "DECISION_POINTS": "scars.core.gates.catalog",

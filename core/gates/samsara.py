@@ -18,9 +18,11 @@ point, built by ``scars.core.gates.evidence.build_entry`` with the point's catal
   ``safety-valve``, a stop at max rounds is a forced_stop) whichever of the two names asked.
 * ``blocked-fix`` — ``FeatureSession.record_blocked_fix`` (retry_with_context /
   reclassify_as_defer, logged with the round).
-* ``triage`` — the item decisions (``FeatureSession.decide``) and one entry summarising them. A
-  round's triage that has no entry yet gets it before the round's next decision point writes
-  its own (seed 002: triage is recorded before the classification is followed).
+* ``triage`` — the item decisions (``FeatureSession.decide``) and one entry summarising them
+  with the round's own counts, written when the triage is decided (seed 002: triage is recorded
+  before the classification is followed): the gate's answer, or the decision that leaves no
+  item undecided (:func:`record_triage_decided`); a round's triage still without an entry gets
+  it before the round's next decision point writes its own.
 * ``watch-reopen`` — a fired re-review watch sends the accepted item back to triage (always one
   entry: the decision is scars', not a person's).
 """
@@ -74,7 +76,6 @@ from scars.core.text import text_problem
 
 SKIP_KEY = "iteration_skip_record"
 MAX_FILES_NAMED = 20
-MAX_ITEMS_IN_PROMPT = 15
 
 
 # --------------------------------------------------------------------------------------------
@@ -524,7 +525,7 @@ def _gather_blocked(
         warnings.append(f"item {it.id} is not decided fix (a blocked-fix outcome applies to a fix item)")
     if d is not None and d.blocked_outcome:
         warnings.append(f"an outcome is already recorded for this item: {d.blocked_outcome}")
-    prompt = gate.prompt.format(description=it.text, reason=reason)
+    prompt = gate.prompt.format(description=it.description, reason=reason)
     facts = {
         "item": it.id,
         "description": it.text,
@@ -546,22 +547,23 @@ def _triage_groups(feature, decisions) -> tuple[str, dict[str, int]]:
     for g in GROUPS:
         ids = [i for i in (feature.groups or {}).get(g, ()) if i in by_id]
         parts.append(f"{GROUP_LABEL[g]}:")
-        for i in ids[:MAX_ITEMS_IN_PROMPT]:
-            parts.append(f"  - {one_line(by_id[i].text, 120)}")
-        if len(ids) > MAX_ITEMS_IN_PROMPT:
-            parts.append(f"  - … and {len(ids) - MAX_ITEMS_IN_PROMPT} more")
+        # Every item, its whole text (the entry preserves the original prompt: formats.md §1.6);
+        # a text of several lines keeps them, indented under its bullet.
+        for i in ids:
+            parts.append("  - " + by_id[i].description.replace("\n", "\n    "))
         parts.append("")
+    # The round's own triage (``decisions``: the open round's, FeatureSession.round_triage), as
+    # its iteration-log round lists it — a fix that landed is still this round's fix.
     counts = {"fix": 0, "accept": 0, "defer": 0}
-    for it in feature.items:
-        d = decisions.get(it.id)
-        if d is not None and d.action in counts:
+    for d in decisions.values():
+        if d.action in counts:
             counts[d.action] += 1
     return "\n".join(parts), counts
 
 
 def _gather_triage(gate: Gate, session: FeatureSession, **_: Any) -> Evidence:
     feature = session.feature
-    groups, counts = _triage_groups(feature, session.decisions)
+    groups, counts = _triage_groups(feature, session.round_triage())
     counted = [it for it in feature.items if it.counted]
     undecided = sum(1 for it in counted if it.id not in session.decisions)
     prompt = gate.prompt.format(count=len(counted), signal_lost=feature.signal_lost, groups=groups)
@@ -569,11 +571,11 @@ def _gather_triage(gate: Gate, session: FeatureSession, **_: Any) -> Evidence:
         ("decided", f"fix {counts['fix']}, accept {counts['accept']}, defer {counts['defer']}"),
         ("undecided", str(undecided)),
     ]
-    facts = {**counts, "undecided": undecided, "total": len(counted)}
+    facts = {**counts, "undecided": undecided, "total": len(counted), "round": session.current_round()}
     ev = _base(gate, session, prompt, figures, _failure_warnings(feature), default="done", facts=facts)
     if undecided:
         ev.decision_overrides[gate.answers[0].value] = "revise"  # triage re-runs until every item is classified
-    ev.context.update(counts=counts, undecided=undecided, total=len(counted))
+    ev.context.update(counts=counts, undecided=undecided, total=len(counted), round=session.current_round())
     return ev
 
 
@@ -707,7 +709,9 @@ def _triage_entry(session: FeatureSession, user: str, reason: str | None = None)
     ev = gather(TRIAGE, session.path, session=session)
     c = ev.context["counts"]
     undecided = ev.context["undecided"]
-    summary = f"fix {c['fix']}, accept {c['accept']}, defer {c['defer']} of {ev.context['total']} items"
+    # The round's own counts, said in the form `scars log verify` checks against the round
+    # (scars.core.gates.verify.triage_counts).
+    summary = triage_summary(ev.context.get("round"), c) + f" ({ev.context['total']} items remaining)"
     done = TRIAGE.answers[0]
     answer = replace(
         done,
@@ -717,6 +721,25 @@ def _triage_entry(session: FeatureSession, user: str, reason: str | None = None)
     return build_entry(
         ev, answer, reason, user=user, rationale=reason or f"{user} triaged the remaining items: {summary}"
     )
+
+
+def triage_summary(round_no: int | None, counts: Mapping[str, int]) -> str:
+    """How a triage entry names its round's classification: "round R: fix F, accept A, defer D"."""
+    head = f"round {round_no}: " if round_no else ""
+    return f"{head}fix {counts.get('fix', 0)}, accept {counts.get('accept', 0)}, defer {counts.get('defer', 0)}"
+
+
+def record_triage_decided(session: FeatureSession, *, auto_entry: bool | None = None) -> int | None:
+    """The triage decision point's entry, written the moment the triage is decided (seed 002: the
+    gatekeeper's decision is recorded before the classification is applied): after the decision
+    that leaves no counted item undecided, when no entry covers the open round's triage as it now
+    stands. Called by the fronts that record item decisions one by one (`scars decide`, the app).
+    Returns the entry's number (None: not wanted, or not decided yet)."""
+    if session.read_only or not entries_wanted(session.feature, auto_entry) or not _triage_due(session):
+        return None
+    if gather(TRIAGE, session.path, session=session).context["undecided"]:
+        return None  # still being classified: the entry comes when it is, or before the next decision point
+    return session.append_auto_decision(_triage_entry(session, session.decided_by()), source=None)
 
 
 def _triage_due(session: FeatureSession) -> bool:
@@ -899,7 +922,9 @@ def _apply_triage(
 ) -> GateResult:
     number = None
     recorded = [JOURNAL]
-    if want:
+    if want and (_triage_due(session) or reason):
+        # Written once per triage: not again when its entry was written as it was decided
+        # (record_triage_decided), unless the answer gives a reason of its own.
         number = session.append_auto_decision(_triage_entry(session, user, reason), source=source)
         recorded.insert(0, AD)
     c = ev.context["counts"]

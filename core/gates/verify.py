@@ -10,11 +10,13 @@ Outcome (formats.md §1.6, log-level states):
   one (the rule of `scars decide`: ``scars.core.text.text_problem``), a round without its required
   fields, a forced stop that names no safety-valve trigger, a round scars recorded that the
   log lacks or holds differently, an item scars decided that no report holds, in auto mode a
-  round without its round-continuation (or safety-valve) entry, an entry that contradicts its
-  round — its decision, or the choice its answer names ((A) / 繼續 / continue against a round
-  that stopped, (B) / 停止 / stop against one that continued), journal or not —, a round of a
-  budget-era log without its Rule-3 fields (``budget_spent``, ``evidence_gained``,
-  ``residual_risk``; an empty list says none), or an iteration entry whose gate-id is a gate of
+  round without its round-continuation (or safety-valve) entry (a round decided before the
+  feature went auto is a note), a triage entry whose fix / accept / defer counts are not its
+  round's, an entry that contradicts its round — its decision,
+  or the choice its answer names ((A) / 繼續 / continue against a round that stopped, (B) /
+  停止 / stop against one that continued), journal or not —, a round of a budget-era log
+  without its Rule-3 fields (``budget_spent``, ``evidence_gained``, ``residual_risk``; an empty
+  list says none), or an iteration entry whose gate-id is a gate of
   another loop.
 * ``unknown`` — nothing contradicts, but something cannot be decided: no log at all, a
   hand-written triage description the one matcher (``scars.core.samsara.matching``) ties to no
@@ -46,6 +48,7 @@ from typing import Any, Literal
 
 import yaml
 
+from scars.core.clock import parse_time
 from scars.core.formats.auto_decisions import parse_auto_decisions
 from scars.core.formats.iteration_log import _plain_round, safe_load
 from scars.core.gates.catalog import DECISION_POINTS, FORMER_ENTRY_IDS, SEED_002_POINTS, point_of
@@ -462,7 +465,7 @@ def _check_iteration_log(path: Path, feature, v: Verification, entries: list) ->
     v.checked["accepts"] = accepts
     v.checked["matched_descriptions"] = matched
     v.checked["unmatched_descriptions"] = unmatched
-    _check_logs_agree(feature, log, entries, v)
+    _check_logs_agree(feature, log, entries, v, path)
 
 
 # The round gate's options as the loop words them: (A) 繼續下一輪 / (B) 停止，進入 Validation, and
@@ -486,8 +489,110 @@ def answer_choice(entry) -> str | None:
     return None
 
 
-def _check_logs_agree(feature, log, entries: list, v: Verification) -> None:
-    """In auto mode every done round has a round-continuation (or safety-valve) entry that agrees with it."""
+# How a triage entry's answer states its round's classification (scars writes it as
+# ``gates.samsara.triage_summary`` does: "round R: fix F, accept A, defer D").
+_TRIAGE_COUNTS = re.compile(r"\bfix\s+(\d+),\s*accept\s+(\d+),\s*defer\s+(\d+)", re.I)
+_ROUND_IN_ANSWER = re.compile(r"\bround\s+(\d+)\s*:", re.I)
+TRIAGE_POINT = SEED_002_POINTS["triage"]
+
+
+def triage_counts(entry) -> tuple[int, int, int] | None:
+    """(fix, accept, defer) a triage entry's gatekeeper_answer states (None: it states none)."""
+    m = _TRIAGE_COUNTS.search(str(entry.fields.get("gatekeeper_answer") or ""))
+    return (int(m.group(1)), int(m.group(2)), int(m.group(3))) if m else None
+
+
+def _triage_rounds(entries: list, by_round: dict[int, list], open_round: int) -> dict[int, list]:
+    """round -> its triage entries: the round the answer names ("round R:"), else the round of
+    the next round-continuation / safety-valve entry (seed 002: a round's triage comes before its
+    continuation), else — after every round entry — the round after the last one named, or
+    ``open_round`` when no entry names a round."""
+    round_of = {id(e): n for n, es in by_round.items() for e in es}
+    out: dict[int, list] = {}
+    waiting: list = []
+    last = 0
+    for e in entries:
+        if id(e) in round_of:
+            last = round_of[id(e)]
+            for t in waiting:
+                out.setdefault(last, []).append(t)
+            waiting = []
+        elif entry_point(e) == TRIAGE_POINT:
+            m = _ROUND_IN_ANSWER.search(str(e.fields.get("gatekeeper_answer") or ""))
+            if m:
+                out.setdefault(int(m.group(1)), []).append(e)
+            else:
+                waiting.append(e)
+    for t in waiting:
+        out.setdefault(last + 1 if last else open_round, []).append(t)
+    return out
+
+
+def _check_triage_counts(log, triages: dict[int, list], v: Verification) -> None:
+    """The latest triage entry of each round states that round's own counts (the round's
+    triage_result; a blocked fix reclassified as defer after the entry counts as the fix it was)."""
+    for r in log.rounds:
+        found = triages.get(r.round)
+        if not found:
+            continue
+        e = found[-1]
+        said = triage_counts(e)
+        if said is None:
+            continue
+        logged = (len(r.fix), len(r.accept), len(r.defer))
+        blocked = r.raw.get("blocked_fixes") if isinstance(r.raw, dict) else None
+        k = sum(1 for b in blocked or () if isinstance(b, dict) and b.get("outcome") == "reclassify_as_defer")
+        if said in (logged, (logged[0] + k, logged[1], logged[2] - k)):
+            continue
+        v.add(
+            "failure",
+            "auto-decisions.md",
+            f"decision {e.number:03d} (iteration.triage) says fix {said[0]}, accept {said[1]}, defer {said[2]} but "
+            f"iteration-log.yaml round {r.round} triaged fix {logged[0]}, accept {logged[1]}, defer {logged[2]}",
+            e.line,
+        )
+
+
+def _first_auto_round(path: Path, triages: dict[int, list], entries: list, by_round: dict[int, list]) -> int | None:
+    """The first round of the log decided in auto mode: the first round an entry is about (its
+    round entry, its triage entry), or, by scars' journal, the first round closed after the
+    earliest entry was written. None: no entry is about a round (nothing tells when the feature
+    went auto)."""
+    named = set(by_round) | set(triages)
+    stamps = [t for t in (parse_time(e.fields.get("timestamp")) for e in entries) if t is not None]
+    if stamps:
+        first = min(stamps)
+        after = [n for n, at in _journal_close_times(path).items() if at > first]
+        if after:
+            named.add(min(after))
+    return min(named) if named else None
+
+
+def _journal_open_round(path: Path) -> int | None:
+    jp = journal_path(path)
+    if not jp.is_file():
+        return None
+    start = replay(read_journal(jp).records).open_round
+    n = start.get("round") if start else None
+    return n if isinstance(n, int) else None
+
+
+def _journal_close_times(path: Path) -> dict[int, Any]:
+    jp = journal_path(path)
+    if not jp.is_file():
+        return {}
+    out = {}
+    for r in read_journal(jp).records:
+        at = parse_time(r.get("at"))
+        if r.get("type") == "round_close" and isinstance(r.get("round"), int) and at is not None:
+            out[r["round"]] = at
+    return out
+
+
+def _check_logs_agree(feature, log, entries: list, v: Verification, path: Path | None = None) -> None:
+    """In auto mode every done round has a round-continuation (or safety-valve) entry that agrees
+    with it — but a round decided before the feature went auto (before the first round any entry
+    is about) needs none: a note —, and each round's triage entry states its counts."""
     auto = feature.auto_mode
     conts = [e for e in entries if entry_point(e) in ROUND_POINTS]
     by_round: dict[int, list] = {}
@@ -502,12 +607,25 @@ def _check_logs_agree(feature, log, entries: list, v: Verification) -> None:
                 f"decision {e.number:03d} cannot be matched to a round (its prompt names none)",
                 e.line,
             )
+    # A triage entry after every round entry, naming no round: the round scars' journal has open,
+    # else the log's last round (unsure which: the one whose entries are checked).
+    open_round = _journal_open_round(path) if path is not None else None
+    triages = _triage_rounds(entries, by_round, open_round or max((r.round for r in log.rounds), default=1))
+    _check_triage_counts(log, triages, v)
+    first_auto = _first_auto_round(path, triages, entries, by_round) if auto and path is not None else None
     for r in log.rounds:
         if r.decision is None:
             continue
         found = by_round.get(r.round, [])
         if not found:
-            if auto:
+            if auto and first_auto is not None and r.round < first_auto:
+                v.add(
+                    "note",
+                    "auto-decisions.md",
+                    f"round {r.round} ({r.decision}) was decided before the feature went auto (its first auto "
+                    f"round is {first_auto}): no round-continuation entry needed",
+                )
+            elif auto:
                 v.add(
                     "failure",
                     "auto-decisions.md",

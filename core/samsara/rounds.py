@@ -52,7 +52,8 @@ Safety valves (advisory; gates decide), evaluated after the latest done round:
 Watch-fors (red flags, not stops), over the current decisions when given, else over the
 latest round's ``triage_result`` in the log:
 
-* ``accept_ratio``: accepts / triaged > 80 % (exactly 80 % does not fire) with zero fixes.
+* ``accept_ratio``: accepts / triaged > 80 % (exactly 80 % does not fire) with zero fixes; a fix
+  counts pending or applied (a fix decision whose item left the remaining set is a fix that landed).
 * ``level1_wholesale``: two or more Level-1 deferred items remain and every one of them is
   accepted.
 * ``same_files``: two or more fix items name the same file, read from every location a report
@@ -643,10 +644,12 @@ def files_named(x: ScarItem | str) -> dict[str, str]:
 def _triage_view(feature: Feature, decisions: Mapping[str, Any] | None) -> dict[str, Any]:
     """fix / accept / defer lists of ScarItem-or-text, from decisions, else the latest log round."""
     acted = _decisions_by_action(decisions, feature)
-    if any(acted.values()):
+    fixed = _applied_fixes(decisions, feature)
+    if any(acted.values()) or fixed:
         return {
             "source": "decisions",
             "fix": acted["fix"],
+            "fixed": fixed,
             "accept": acted["accept"],
             "defer": acted["defer"],
         }
@@ -660,6 +663,7 @@ def _triage_view(feature: Feature, decisions: Mapping[str, Any] | None) -> dict[
                 view: dict[str, Any] = {
                     "source": f"iteration-log round {r.round}",
                     "fix": [],
+                    "fixed": [],
                     "accept": [],
                     "defer": [],
                 }
@@ -668,7 +672,19 @@ def _triage_view(feature: Feature, decisions: Mapping[str, Any] | None) -> dict[
                         item = by_id.get(m.item_id) if m.item_id else None
                         view[m.action].append(item if item is not None else m.description)
                 return view
-    return {"source": None, "fix": [], "accept": [], "defer": []}
+    return {"source": None, "fix": [], "fixed": [], "accept": [], "defer": []}
+
+
+def _applied_fixes(decisions: Mapping[str, Any] | None, feature: Feature) -> list[str]:
+    """The ids of the fix decisions whose item left the remaining set (resolved in its report,
+    or gone from it): fixes applied, as ``fixes_applied`` counts them."""
+    listed = {it.id for it in feature.items}
+    out = []
+    for key, d in (decisions or {}).items():
+        item_id = _attr(d, "item_id") or key
+        if _attr(d, "action") == "fix" and item_id not in listed:
+            out.append(item_id)
+    return out
 
 
 def _label(x: ScarItem | str) -> str:
@@ -809,13 +825,15 @@ def evaluate_valves(feature: Feature, decisions: Mapping[str, Any] | None = None
     # watch-fors
     view = _triage_view(feature, decisions)
     n_fix, n_acc, n_def = len(view["fix"]), len(view["accept"]), len(view["defer"])
-    total = n_fix + n_acc + n_def
+    # A fix counts whether it is pending or applied (its item left the remaining set).
+    fixes = n_fix + len(view["fixed"])
+    total = fixes + n_acc + n_def
     ratio = (n_acc / total) if total else 0.0
-    active = total > 0 and n_fix == 0 and ratio > ACCEPT_RATIO_LIMIT
+    active = total > 0 and fixes == 0 and ratio > ACCEPT_RATIO_LIMIT
     msg = (
         f"{n_acc} of {total} triaged items accepted ({ratio:.0%}) with zero fixes: cargo-cult triage?"
         if active
-        else f"{n_acc} of {total} triaged items accepted ({ratio:.0%}), {n_fix} fixes."
+        else f"{n_acc} of {total} triaged items accepted ({ratio:.0%}), {fixes} fixes."
     )
     valves.append(
         Valve(
@@ -823,7 +841,8 @@ def evaluate_valves(feature: Feature, decisions: Mapping[str, Any] | None = None
             "accept_ratio",
             msg,
             {
-                "fix": n_fix,
+                "fix": fixes,
+                "fixes_applied": len(view["fixed"]),
                 "accept": n_acc,
                 "defer": n_def,
                 "ratio": round(ratio, 4),
@@ -1071,33 +1090,55 @@ def _count(value: Any) -> int | None:
     return None
 
 
+# The counts a round's ``budget_spent`` holds (formats.md §1.5), and the fix result's own name
+# for one of them (seed 002's "Fix result budget report": ``reviewer_retries_consumed``).
+BUDGET_SPENT_KEYS: tuple[str, ...] = (
+    "implementer_dispatches",
+    "reviewer_dispatches",
+    "reviewer_retries",
+    "validation_runs",
+)
+_FIX_RESULT_NAMES = {"reviewer_retries": ("reviewer_retries", "reviewer_retries_consumed")}
+
+
 def rule3_from_reports(reports: list[ScarReport]) -> dict[str, Any]:
     """The round's Rule-3 fields as the fix results report them (seed 002, "Fix result budget
-    report"): ``budget_spent`` sums the reports' ``validation_runs`` and
-    ``reviewer_retries_consumed`` (as ``reviewer_retries``) and counts one implementer dispatch
-    per fix report; ``evidence_gained`` and ``residual_risk`` are their lists, in report order.
-    Only the fields some report gives are returned."""
+    report"): ``budget_spent`` sums each count of the round's ``budget_spent`` (formats.md §1.5:
+    ``implementer_dispatches``, ``reviewer_dispatches``, ``reviewer_retries`` — a report's
+    ``reviewer_retries_consumed`` when it gives no ``reviewer_retries`` —, ``validation_runs``)
+    that some report gives, and only those: a count no report gives is not made up (an inline fix
+    dispatches no implementer; :func:`budget_spent_not_given` names them). ``evidence_gained`` and
+    ``residual_risk`` are their lists, in report order. Only the fields some report gives are
+    returned."""
     out: dict[str, Any] = {}
     spent: dict[str, int] = {}
-    dispatches = 0
+    given = False
     for r in reports:
         extra = r.extra or {}
         b = extra.get("budget_spent")
         if isinstance(b, Mapping):
-            dispatches += 1
-            for src, dst in (("validation_runs", "validation_runs"), ("reviewer_retries_consumed", "reviewer_retries")):
-                n = _count(b.get(src))
-                if n is not None:
-                    spent[dst] = spent.get(dst, 0) + n
+            given = True
+            for key in BUDGET_SPENT_KEYS:
+                for src in _FIX_RESULT_NAMES.get(key, (key,)):
+                    n = _count(b.get(src))
+                    if n is not None:
+                        spent[key] = spent.get(key, 0) + n
+                        break
         for key in ("evidence_gained", "residual_risk"):
             v = extra.get(key)
             if isinstance(v, list):
                 out.setdefault(key, []).extend(str(x) for x in v if isinstance(x, (str, int, float)) and str(x).strip())
             elif isinstance(v, str) and v.strip():
                 out.setdefault(key, []).append(v.strip())
-    if dispatches:
-        out["budget_spent"] = {"implementer_dispatches": dispatches, **spent}
+    if given:
+        out["budget_spent"] = {k: spent[k] for k in BUDGET_SPENT_KEYS if k in spent}
     return out
+
+
+def budget_spent_not_given(spent: Mapping[str, Any]) -> list[str]:
+    """The counts of formats.md §1.5's ``budget_spent`` that ``spent`` (taken from the round's fix
+    reports) lacks, named as ``rule3_not_given`` names them: ``budget_spent.<count>``."""
+    return [f"budget_spent.{k}" for k in BUDGET_SPENT_KEYS if k not in spent]
 
 
 def valves_after_round(feature: Feature, decisions: Mapping[str, Any], fig: RoundFigures) -> list[Valve]:

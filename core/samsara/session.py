@@ -81,6 +81,7 @@ from scars.core.samsara.rounds import (
     COUNTED_BY_SCARS,
     RULE_3,
     RoundFigures,
+    budget_spent_not_given,
     round_figures,
     round_start_snapshot,
 )
@@ -838,6 +839,11 @@ class FeatureSession:
             entry["undecided_outcome"] = undecided_outcome(decision, fig.round)
         if fig.fix_open:
             entry["fixes_not_applied"] = len(fig.fix_open)
+        blocked = self._blocked_fixes()
+        if blocked:
+            # Seed 002: "Log the outcome in iteration-log" (an extra key; a reclassified item is
+            # also under defer, a retried one under fix).
+            entry["blocked_fixes"] = blocked
         if self.provenance is not None:
             # Where the round's decision came from (an extra key; scars.core.provenance).
             entry["provenance"] = self.provenance.to_record()
@@ -933,18 +939,40 @@ class FeatureSession:
         """The round's Rule-3 fields: those given, else those its fix-round reports carry
         (seed 002's fix result budget report); and the names still missing."""
         out: dict[str, Any] = {}
+        partial: list[str] = []
         for key in RULE_3:
             if key in fields and fields[key] is not None:
                 out[key] = fields[key]
             elif key in fig.rule3:
                 out[key] = fig.rule3[key]
-        return out, [k for k in RULE_3 if k not in out]
+                if key == "budget_spent":  # the counts no fix report gave: not made up, said
+                    partial = budget_spent_not_given(out[key])
+        return out, [k for k in RULE_3 if k not in out] + partial
+
+    def _blocked_fixes(self) -> list[dict[str, Any]]:
+        """The open round's blocked-fix outcomes (journal records not undone), oldest first, as the
+        round writes them: ``{description, outcome, reason, decided_by}``."""
+        since = self._state.last_close_seq
+        out = []
+        for rec in self._records:
+            seq = rec.get("seq")
+            if rec.get("type") != BLOCKED_FIX or not isinstance(seq, int) or seq <= since:
+                continue
+            if seq in self._state.undone or not isinstance(rec.get("item_id"), str):
+                continue
+            b: dict[str, Any] = {"description": self._describe(rec["item_id"]), "outcome": rec.get("outcome")}
+            if rec.get("reason"):
+                b["reason"] = rec["reason"]
+            if rec.get("decided_by"):
+                b["decided_by"] = rec["decided_by"]
+            out.append(b)
+        return out
 
     def _describe(self, item_id: str) -> str:
         try:
-            return self._item(item_id).text
+            return self._item(item_id).description
         except DecisionRefused:
-            return self._state.descriptions.get(item_id, item_id)
+            return self._state.descriptions.get(item_id, item_id).strip()
 
     def _rounds_missing(self) -> list[dict[str, Any]]:
         """The rounds the journal closed that iteration-log.yaml does not hold."""

@@ -227,11 +227,19 @@ class Backend:
     # `scars decide` and an answers file do: refused after a stop (IterationStopped: the app asks
     # to start the next round, ``start_round``) and past max_rounds until ``round_override`` gives
     # the reason to go on anyway (the app asks for it: ``OverrideReason``).
+    # In auto mode the decision that completes the round's triage writes its entry then (core's
+    # gates.record_triage_decided, as `scars decide`).
     def decide(self, item_id: str, action: str, *, decided_by: str | None = None, **fields: Any) -> Any:
-        return self._as(decided_by).decide(item_id, action, override_max_rounds=self.round_override, **fields)
+        s = self._as(decided_by)
+        saved = s.decide(item_id, action, override_max_rounds=self.round_override, **fields)
+        _triage_decided(s)
+        return saved
 
     def decide_many(self, item_ids: list[str], action: str, *, decided_by: str | None = None, **fields: Any) -> list:
-        return self._as(decided_by).decide_many(item_ids, action, override_max_rounds=self.round_override, **fields)
+        s = self._as(decided_by)
+        saved = s.decide_many(item_ids, action, override_max_rounds=self.round_override, **fields)
+        _triage_decided(s)
+        return saved
 
     def start_round(self, *, decided_by: str | None = None) -> dict[str, Any]:
         """Start the next round explicitly (the person confirmed it, as `scars round start`): after
@@ -295,3 +303,13 @@ class Backend:
                 self.session.close()
             finally:
                 self.session = None
+
+
+def _triage_decided(session: FeatureSession) -> None:
+    """The triage entry, when this decision completed the round's triage (auto mode only: a
+    human-mode decision never loads the gates)."""
+    if session.feature is not None and session.feature.auto_mode:
+        # lazy: the gates (every loop's gatherers and writers) load at the first gate, not for the first paint
+        from scars.core import gates
+
+        gates.record_triage_decided(session)

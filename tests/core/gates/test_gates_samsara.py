@@ -534,7 +534,9 @@ def test_terminal_triage_opens_the_app_then_records_the_gate(tmp_path, monkeypat
     obj = json.loads(out)
     assert obj["counts"] == {"fix": 1, "accept": 0, "defer": 0} and obj["undecided"] == 4
     [e] = _entries(f)
-    assert e.gate_id == "triage" and "fix 1, accept 0, defer 0 of 5 items" in e.fields["gatekeeper_answer"]
+    assert e.gate_id == "triage" and e.fields["gatekeeper_answer"].startswith(
+        "Triage recorded: round 1: fix 1, accept 0, defer 0 (5 items remaining); 4 undecided"
+    )
 
 
 def test_answers_file_like_the_readme_example(tmp_path, capsys):

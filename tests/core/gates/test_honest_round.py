@@ -319,7 +319,8 @@ residual_risk: ["other limits are still hard-coded"]
 
 def test_rule_3_is_taken_from_the_rounds_fix_reports(tmp_path, capsys):
     """Seed 002's fix result budget report: a fix-round report written during the round gives
-    the round's Rule-3 fields when the answer does not (one implementer dispatch per report)."""
+    the round's Rule-3 fields when the answer does not; a count of formats.md §1.5's
+    budget_spent that no report gives is not made up but named in rule3_not_given."""
     f = samsara_feature(tmp_path)
     with FeatureSession.open(f, user=USER) as s:
         s.start_round()
@@ -334,10 +335,41 @@ def test_rule_3_is_taken_from_the_rounds_fix_reports(tmp_path, capsys):
     argv = ["gate", "round-continue", str(f), "--answer", "stop", "--reason", "the rest waits for v2"]
     assert run_cli([*argv, "--residual-risk", "the scheduler limits"], capsys)[0] == 0
     [r] = _log(f)["rounds"]
-    assert r["budget_spent"] == {"implementer_dispatches": 1, "validation_runs": 2, "reviewer_retries": 1}
+    # The upstream fix report's shape (validation_runs, reviewer_retries_consumed): no implementer
+    # dispatch is invented (a real inline fix dispatched none), none of reviewers either.
+    assert r["budget_spent"] == {"reviewer_retries": 1, "validation_runs": 2}
     assert r["evidence_gained"] == ["test_retry_limit red before the fix, green after"]
     assert r["residual_risk"] == ["the scheduler limits"]  # given with the answer: it wins
-    assert "rule3_not_given" not in r
+    assert r["rule3_not_given"] == ["budget_spent.implementer_dispatches", "budget_spent.reviewer_dispatches"]
+    code, out, _ = run_cli(["log", "verify", str(f)], capsys)
+    assert code != 1, out  # a note, not a failure (the unknown is the flag answer's provenance)
+    assert "budget_spent.implementer_dispatches, budget_spent.reviewer_dispatches not given" in out
+
+
+def test_the_counts_fix_reports_give_are_summed_and_kept(tmp_path, capsys):
+    f = samsara_feature(tmp_path)
+    with FeatureSession.open(f, user=USER) as s:
+        s.start_round()
+        s.decide(item_id(f, "Retry count is hard-coded to 3"), "fix")
+    dispatched = FIX_REPORT.replace(
+        "{validation_runs: 2, reviewer_retries_consumed: 1}",
+        "{implementer_dispatches: 1, reviewer_dispatches: 2, reviewer_retries: 0, reviewer_retries_consumed: 5, "
+        "validation_runs: 3}",
+    )
+    (f / "scar-reports" / "iteration-fix-1-scar.yaml").write_text(FIX_REPORT, encoding="utf-8")
+    second = dispatched.replace("iteration-fix-1", "iteration-fix-2").replace("read once", "read twice")
+    (f / "scar-reports" / "iteration-fix-2-scar.yaml").write_text(second, encoding="utf-8")
+    argv = ["round", "close", "--decision", "stop", "--reason", "the rest waits for v2", "--feature", str(f)]
+    assert run_cli(argv, capsys)[0] == 0
+    [r] = _log(f)["rounds"]
+    # reviewer_dispatches kept; the round's own name (reviewer_retries) before the fix result's
+    assert r["budget_spent"] == {
+        "implementer_dispatches": 1,
+        "reviewer_dispatches": 2,
+        "reviewer_retries": 1,
+        "validation_runs": 5,
+    }
+    assert "rule3_not_given" not in r  # every count given by some report, the lists too
 
 
 def test_a_report_there_at_round_start_is_no_fix_report(tmp_path, capsys):

@@ -38,3 +38,17 @@ def test_files_name_their_feature_and_several_features_verify_together(tmp_path,
 def test_a_missing_path_is_a_usage_error(tmp_path, capsys):
     assert main(["log", "verify", str(tmp_path / "nope")]) == 2
     capsys.readouterr()
+
+
+def test_each_finding_is_labelled_by_its_level_in_words(tmp_path, capsys):
+    f = real_copy(tmp_path, "2026-08-18_audit-trail")
+    log = f / "iteration-log.yaml"
+    text = log.read_text(encoding="utf-8")
+    log.write_text(text.replace('"Log shipper assumed to keep the written order"', '"shipping is fine"'), "utf-8")
+    assert main(["log", "verify", str(f)]) == 3
+    lines = [ln for ln in capsys.readouterr().out.splitlines() if "name no item confidently" in ln]
+    assert lines and all(ln.startswith("  UNKNOWN  iteration-log.yaml") for ln in lines)
+    log.write_text(text.replace("    decision: stop\n", "    decision: done\n"), "utf-8")
+    assert main(["log", "verify", str(f)]) == 1
+    out = capsys.readouterr().out
+    assert "????" not in out and "\n  FAIL     iteration-log.yaml" in out

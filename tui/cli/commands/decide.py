@@ -24,7 +24,8 @@ DESCRIPTION = (
     "it back) — unless the iteration stopped (its last round's decision was stop or forced_stop): then "
     "it is refused (exit 4) until `scars round start` opens the next round explicitly. "
     "--blocked answers the blocked-fix gate (as `scars gate blocked-fix`: a reason is required; in "
-    "auto mode its auto-decisions.md entry is appended). "
+    "auto mode its auto-decisions.md entry is appended). In auto mode the decision that leaves no item "
+    "undecided appends the round's triage entry. "
     "Exit 0 saved; 2 usage / unknown path; 4 refused; 5 another writer holds the lock."
 )
 
@@ -100,10 +101,16 @@ def _run(args: argparse.Namespace) -> int:
             # The blocked-fix gate's answer: the same record (and, in auto mode, entry) as `scars gate blocked-fix`.
             record_blocked(session, args.item_ids[0], BLOCKED[args.blocked], args.reason)
             saved = [session.decisions[args.item_ids[0]]]
-        elif len(args.item_ids) == 1:
-            saved = [session.decide(args.item_ids[0], args.action, **_fields(args))]
         else:
-            saved = session.decide_many(args.item_ids, args.action, **_fields(args))
+            if len(args.item_ids) == 1:
+                saved = [session.decide(args.item_ids[0], args.action, **_fields(args))]
+            else:
+                saved = session.decide_many(args.item_ids, args.action, **_fields(args))
+            # lazy: the gates load their loops' modules
+            from scars.core.gates import record_triage_decided
+
+            # In auto mode, the decision that completes the round's triage writes its entry now.
+            record_triage_decided(session)
         descriptions = {}
         for d in saved:
             try:

@@ -70,6 +70,10 @@ def _targets(paths: list[str]) -> tuple[list[Path], bool]:
     return out, False
 
 
+# How a finding's level is shown: one word each, padded to one width (`--json` says the level).
+FINDING_LABEL = {"failure": "FAIL", "unknown": "UNKNOWN", "note": "note"}
+
+
 def run(args: argparse.Namespace) -> int:
     # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
     from scars.core.gates.verify import verify_feature
@@ -102,8 +106,7 @@ def run(args: argparse.Namespace) -> int:
             if checked:
                 print(f"  checked: {checked}")
             for f in result.findings:
-                mark = {"failure": "FAIL", "unknown": "????", "note": "note"}.get(f.severity, f.severity)
-                print(f"  {mark}  {f.where}  {one_line(f.message, 160)}")
+                print(f"  {FINDING_LABEL.get(f.severity, f.severity):<7}  {f.where}  {one_line(f.message, 160)}")
         if outcome == "unknown" and args.hook and not args.strict:
             print("unknown is not a failure: the hook lets the commit through (--strict refuses it)")
     if outcome == "success":
