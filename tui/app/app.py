@@ -553,14 +553,15 @@ class ScarsApp(App[int]):
         return None
 
     def open_in_editor(self, path: Path, line: int | None) -> None:
-        """$VISUAL / $EDITOR (else vi) on ``path`` at ``line``; the app steps aside while it runs."""
-        import shlex
+        """$VISUAL / $EDITOR (else vi) on ``path`` at ``line``, in the editor's own line syntax
+        (:func:`scars.tui.app.editor.editor_argv`); the app steps aside while it runs."""
         import subprocess
 
         from textual.app import SuspendNotSupported
 
-        editor = shlex.split(settings.current().editor or "vi")
-        argv = [*editor, *([f"+{line}"] if line else []), str(path)]
+        from scars.tui.app.editor import editor_argv
+
+        argv = editor_argv(settings.current().editor, str(path), line)
         try:
             with self.suspend():
                 code = subprocess.call(argv)

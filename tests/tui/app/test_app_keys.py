@@ -878,7 +878,8 @@ async def test_e_opens_the_location_in_the_editor(long_dir, tmp_path, monkeypatc
     from scars.core import settings
 
     called = tmp_path / "editor-args"
-    editor = tmp_path / "fake-editor"
+    editor = tmp_path / "bin" / "vim"  # a vi: the line as +LINE (scars.tui.app.editor)
+    editor.parent.mkdir()
     editor.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" > {called}\n', encoding="utf-8")
     editor.chmod(0o755)
     monkeypatch.setenv("VISUAL", str(editor))
