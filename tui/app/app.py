@@ -35,7 +35,7 @@ from scars.core.storage.journal import journal_path
 from scars.core.storage.lock import describe_holder
 from scars.core.storage.parallel import gc_paused
 from scars.tui.app.backend import Backend
-from scars.tui.app.keymap import keymap_path, load_keymap, save_config_value
+from scars.tui.app.keymap import keymap_path, load_keymap, refuse_conflicts, save_config_value
 from scars.tui.app.palette import ScarsCommands
 from scars.tui.app.screens.main import MAIN_BINDINGS, NO_ITEMS, MainScreen
 from scars.tui.app.viewmodel import Filter, Row, TriageState, describe_changes, owners_in_logs, snapshot
@@ -357,6 +357,8 @@ class ScarsApp(App[int]):
             keymap = {k: v for k, v in keymap.items() if k in known}
         else:
             keymap, problems = load_keymap(src if isinstance(src, Path) else None, known)
+        keymap, clashes = refuse_conflicts(keymap, [*MAIN_BINDINGS, *self.BINDINGS])
+        problems += clashes
         self._keymap_problems = problems
         if keymap:
             self.set_keymap(keymap)
