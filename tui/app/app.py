@@ -35,7 +35,7 @@ from scars.core.storage.journal import journal_path
 from scars.core.storage.lock import describe_holder
 from scars.core.storage.parallel import gc_paused
 from scars.tui.app.backend import Backend
-from scars.tui.app.keymap import keymap_path, load_keymap, save_config_value
+from scars.tui.app.keymap import keymap_path, load_keymap, refuse_conflicts, save_config_value
 from scars.tui.app.palette import ScarsCommands
 from scars.tui.app.screens.main import MAIN_BINDINGS, NO_ITEMS, MainScreen
 from scars.tui.app.viewmodel import Filter, Row, TriageState, describe_changes, owners_in_logs, snapshot
@@ -357,6 +357,8 @@ class ScarsApp(App[int]):
             keymap = {k: v for k, v in keymap.items() if k in known}
         else:
             keymap, problems = load_keymap(src if isinstance(src, Path) else None, known)
+        keymap, clashes = refuse_conflicts(keymap, [*MAIN_BINDINGS, *self.BINDINGS])
+        problems += clashes
         self._keymap_problems = problems
         if keymap:
             self.set_keymap(keymap)
@@ -553,14 +555,15 @@ class ScarsApp(App[int]):
         return None
 
     def open_in_editor(self, path: Path, line: int | None) -> None:
-        """$VISUAL / $EDITOR (else vi) on ``path`` at ``line``; the app steps aside while it runs."""
-        import shlex
+        """$VISUAL / $EDITOR (else vi) on ``path`` at ``line``, in the editor's own line syntax
+        (:func:`scars.tui.app.editor.editor_argv`); the app steps aside while it runs."""
         import subprocess
 
         from textual.app import SuspendNotSupported
 
-        editor = shlex.split(settings.current().editor or "vi")
-        argv = [*editor, *([f"+{line}"] if line else []), str(path)]
+        from scars.tui.app.editor import editor_argv
+
+        argv = editor_argv(settings.current().editor, str(path), line)
         try:
             with self.suspend():
                 code = subprocess.call(argv)

@@ -16,7 +16,9 @@ from __future__ import annotations
 import json
 import re
 import tomllib
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 from scars.core import settings
 from scars.core.storage import safe_read
@@ -74,3 +76,35 @@ def load_keymap(path: Path | None = None, known_ids: set[str] | None = None) -> 
             continue
         keymap[bid] = keys.strip()
     return keymap, problems
+
+
+def _keys(text: str) -> list[str]:
+    return [k.strip() for k in text.split(",") if k.strip()]
+
+
+def refuse_conflicts(keymap: Mapping[str, str], bindings: Iterable[Any]) -> tuple[dict[str, str], list[str]]:
+    """(the rebindings kept, the problems) of ``keymap`` over ``bindings`` (Textual bindings
+    with an ``id``): a rebinding that gives a key another binding also has — a default one, or
+    another rebinding's — is refused by name, so that no key does two things (``"scars.fix" =
+    "q"`` would fix on q and leave Ctrl-C the only way out). Entries are judged in file order;
+    the defaults they would shadow stay."""
+    defaults = {b.id: _keys(b.key) for b in bindings if getattr(b, "id", None)}
+    kept: dict[str, str] = {}
+    problems: list[str] = []
+    for bid, text in keymap.items():
+        if bid not in defaults:
+            kept[bid] = text
+            continue
+        taken: dict[str, str] = {}
+        for other, keys in defaults.items():
+            if other == bid:
+                continue
+            for k in _keys(kept[other]) if other in kept else keys:
+                taken.setdefault(k, other)
+        clash = [(k, taken[k]) for k in _keys(text) if k in taken]
+        if clash:
+            said = ", ".join(f"{k} is {other}'s key" for k, other in clash)
+            problems.append(f"'{bid}' = {json.dumps(text)} is refused: {said} (bind that one elsewhere first)")
+            continue
+        kept[bid] = text
+    return kept, problems

@@ -754,6 +754,11 @@ async def test_z_gives_the_detail_the_whole_screen_and_the_cursor_keys_still_mov
         assert set(on_disk(long_dir)) == {items(app).rows[2].item_id}
         await pilot.press("z")
         await wait_until(pilot, lambda: items(app).display and pane.region.height == small, "the list back")
+        # the focus is the list's again: an arrow moves its cursor, not the detail's scroll
+        assert app.focused is items(app)
+        before = items(app).cursor
+        await pilot.press("down")
+        await wait_until(pilot, lambda: items(app).cursor == before + 1, "the arrow moved the list")
 
 
 @pytest.mark.parametrize("size", [(60, 20), (80, 24), (120, 40)], ids=["60x20", "80x24", "120x40"])
@@ -878,7 +883,8 @@ async def test_e_opens_the_location_in_the_editor(long_dir, tmp_path, monkeypatc
     from scars.core import settings
 
     called = tmp_path / "editor-args"
-    editor = tmp_path / "fake-editor"
+    editor = tmp_path / "bin" / "vim"  # a vi: the line as +LINE (scars.tui.app.editor)
+    editor.parent.mkdir()
     editor.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" > {called}\n', encoding="utf-8")
     editor.chmod(0o755)
     monkeypatch.setenv("VISUAL", str(editor))

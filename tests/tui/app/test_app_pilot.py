@@ -355,6 +355,20 @@ async def test_user_keymap_rebinds_a_binding_id(feature_dir):
 
 
 @aio
+async def test_a_keymap_conflict_is_refused_and_said(feature_dir):
+    app = ScarsApp(feature_dir, user="alice", keymap={"scars.fix": "q"})
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        assert any("'scars.fix' = \"q\" is refused" in p for p in app._keymap_problems)
+        assert "is refused: q is scars.quit's key" in app.keymap_note()
+        item = current_item(app)
+        await pilot.press("f")  # the default stays
+        await wait_until(pilot, lambda: item in app.decisions, "the fix recorded")
+        await pilot.press("q")
+        await wait_until(pilot, lambda: not app.is_running, "q still quits")
+
+
+@aio
 async def test_help_lists_binding_ids(feature_dir):
     app = ScarsApp(feature_dir, user="alice")
     async with app.run_test(size=(120, 60)) as pilot:  # the whole list in view (it scrolls when shorter)

@@ -11,7 +11,7 @@ import pytest
 from scars.core.samsara.decisions import Decision
 from scars.core.samsara.feature import read_feature
 from scars.core.samsara.locate import codeowners, parse_location, read_excerpt
-from scars.tui.app.keymap import load_keymap
+from scars.tui.app.keymap import load_keymap, refuse_conflicts
 from scars.tui.app.viewmodel import FilterError, TriageState, parse_filter
 from scars.tui.app.widgets.chart import BarChart, Series
 from tests.factories import sample_feature  # noqa: E402
@@ -116,6 +116,39 @@ def test_keymap_file(tmp_path):
     km, problems = load_keymap(p, set())
     assert km == {} and "not valid TOML" in problems[0]
     assert load_keymap(tmp_path / "missing.toml") == ({}, [])
+
+
+def test_keymap_values_of_the_wrong_type_are_refused_by_name(tmp_path):
+    p = tmp_path / "keymap.toml"
+    p.write_text('"scars.fix" = 5\n"scars.quit" = ""\n"scars.undo" = ["u", 3]\n')
+    km, problems = load_keymap(p, {"scars.fix", "scars.quit", "scars.undo"})
+    assert km == {} and len(problems) == 3
+    assert all("must be a key string" in m for m in problems)
+    assert [m.split("'")[1] for m in problems] == ["scars.fix", "scars.quit", "scars.undo"]
+
+
+def test_a_rebinding_onto_another_bindings_key_is_refused():
+    """`"scars.fix" = "q"` was accepted: q fixed, the hints said `q Fix … q Quit`, only Ctrl-C left."""
+    from scars.tui.app.screens.main import MAIN_BINDINGS
+
+    kept, problems = refuse_conflicts({"scars.fix": "q"}, MAIN_BINDINGS)
+    assert kept == {} and problems == [
+        "'scars.fix' = \"q\" is refused: q is scars.quit's key (bind that one elsewhere first)"
+    ]
+    # moving quit away first frees q (file order)
+    assert refuse_conflicts({"scars.quit": "Q", "scars.fix": "q"}, MAIN_BINDINGS) == (
+        {"scars.quit": "Q", "scars.fix": "q"},
+        [],
+    )
+    # two rebindings onto one new key: the first wins, the second is refused
+    kept, problems = refuse_conflicts({"scars.fix": "x", "scars.undo": "x,ctrl+z"}, MAIN_BINDINGS)
+    assert kept == {"scars.fix": "x"} and problems[0].startswith(
+        "'scars.undo' = \"x,ctrl+z\" is refused: x is scars.fix's"
+    )
+    # a key list: one clashing key refuses the entry; its own old keys are no clash
+    assert refuse_conflicts({"scars.fix": "f,F"}, MAIN_BINDINGS) == ({"scars.fix": "f,F"}, [])
+    kept, problems = refuse_conflicts({"scars.fix": "F,j"}, MAIN_BINDINGS)
+    assert kept == {} and "j is scars.down's key" in problems[0]
 
 
 def test_chart_draws_axis_labels_and_values():

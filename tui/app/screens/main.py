@@ -247,8 +247,13 @@ class MainScreen(Screen[None]):
         items, the detail follows); z again brings the list back."""
         self.toggle_class("-zoom")
         zoomed = self.has_class("-zoom")
-        self.query_one(ItemList).display = not zoomed
+        items = self.query_one(ItemList)
+        items.display = not zoomed
         self.query_one(DetailPane).set_class(zoomed, "-zoomed")
+        if not zoomed:
+            # Hiding the list moved the focus to the detail: back to the list, or the arrows would
+            # scroll the detail while f / a / d act on the list's row.
+            items.focus()
 
     def action_first(self) -> None:
         self.items.move_to(0)
