@@ -146,8 +146,8 @@ def test_a_rebinding_onto_another_bindings_key_is_refused():
         "'scars.undo' = \"x,ctrl+z\" is refused: x is scars.fix's"
     )
     # a key list: one clashing key refuses the entry; its own old keys are no clash
-    assert refuse_conflicts({"scars.fix": "f,F"}, MAIN_BINDINGS) == ({"scars.fix": "f,F"}, [])
-    kept, problems = refuse_conflicts({"scars.fix": "F,j"}, MAIN_BINDINGS)
+    assert refuse_conflicts({"scars.fix": "f,x"}, MAIN_BINDINGS) == ({"scars.fix": "f,x"}, [])
+    kept, problems = refuse_conflicts({"scars.fix": "x,j"}, MAIN_BINDINGS)
     assert kept == {} and "j is scars.down's key" in problems[0]
 
 
