@@ -2,8 +2,8 @@
 
 ``bench/patterns_labels.yaml`` names groups of texts (one group per feature) and labels pairs
 of them. This module reads the texts a group names from where they live (the bundled demo,
-``../shared/fixtures/upstream`` or a checkout of the upstream samsara repository), never from a
-copy, and resolves every label's text prefix to exactly one text (a label that matches none or
+``../shared/fixtures/upstream``, the real-shaped test fixtures or a checkout of the upstream
+samsara repository), never from a copy, and resolves every label's text prefix to exactly one text (a label that matches none or
 several is an error, so a label cannot silently stop measuring anything).
 
 A group's texts are:
@@ -84,8 +84,9 @@ def _text_of(entry: Any) -> str | None:
 
 
 def resolve_root(spec: str, samsara: Path | None) -> Path | None:
-    """``demo:PATH``, ``upstream:PATH`` or ``samsara:PATH`` (a checkout given with --samsara,
-    else the same path under the upstream fixtures' samsara/ when it is there)."""
+    """``demo:PATH``, ``upstream:PATH``, ``ours:PATH`` (a path of this repository) or
+    ``samsara:PATH`` (a checkout given with --samsara, else the same path under the upstream
+    fixtures' samsara/ when it is there)."""
     kind, _, rel = spec.partition(":")
     if kind == "registry":
         return UPSTREAM / rel
@@ -93,12 +94,14 @@ def resolve_root(spec: str, samsara: Path | None) -> Path | None:
         return DEMO / rel
     if kind == "upstream":
         return UPSTREAM / rel
+    if kind == "ours":
+        return ROOT / rel
     if kind == "samsara":
         for base in ([samsara] if samsara else []) + [UPSTREAM / "samsara"]:
             if (base / rel).is_dir():
                 return base / rel
         return None
-    raise CorpusError(f"unknown source {spec!r}: use demo:, upstream: or samsara:")
+    raise CorpusError(f"unknown source {spec!r}: use demo:, upstream:, ours:, registry: or samsara:")
 
 
 def _report_texts(root: Path) -> list[Text]:

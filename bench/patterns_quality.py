@@ -40,6 +40,18 @@ fixture groups: every method tuned there fell apart on multi-platform-support's 
 so that feature moved to tune and
 gemini-cli-integration, labelled before any method was scored on it, became the held-out one.
 
+Issue 29 (target: precision ≥ 0.85 at recall ≥ 0.6 on the held-out split, printed as its own
+line). Two shapes the wording misses were added, each decided from its shape and its tests, not
+from the labelled figures: an item citing a task is paired with that task's closest item, and a
+pair across scripts is scored on the CJK item's terms outside CJK. Without a checkout, the
+held-out groups on disk held one same pair, so the three real-shaped features (ours) were
+labelled in full and held out before any method was scored on them. Held out here (817 pairs,
+31 same): the rule before issue 29 0.97 / 0.94, with the two shapes 0.97 / 1.00 (its two gains:
+log entries that cite their task). Tune here unchanged (0.89 / 0.89). Seen but not changed: the
+one held-out false positive, two Chinese log summaries sharing "failure budget review" (a
+summary of several items pairs with one of them; a rule for that shape would have been chosen
+after seeing its only held-out instance).
+
 Time. ``possible_patterns`` on the first 5,000 and on all 50,000 item texts (remaining and
 resolved) of the generated ``large`` feature (``bench/generate.py``, seed 0), and on as many
 long items (four generated texts joined: multi-sentence prose like real reports), each
@@ -68,7 +80,7 @@ from scars.core.model import ScarItem, odd_normal  # noqa: E402
 from scars.core.samsara import patterns  # noqa: E402
 from scars.core.text import normalize, tokens  # noqa: E402
 
-TARGET_PRECISION = 0.8
+TARGET_PRECISION = 0.85  # issue 29: on the held-out split, at recall ≥ TARGET_RECALL
 TARGET_RECALL = 0.6
 
 # The two pairs issue 14 names (multi-platform-support): group, two labels of the group.
@@ -227,6 +239,24 @@ def named_scores(groups: list[corpus.Group]) -> list[dict[str, Any]]:
     return out
 
 
+def heldout_verdict(split: dict[str, Any], missing: list[str]) -> dict[str, Any]:
+    """The held-out figures and whether they meet the target (precision ≥ TARGET_PRECISION at
+    recall ≥ TARGET_RECALL), with the held-out groups that are not here."""
+    new = split["new"]
+    p, r = new["precision"], new["recall"]
+    met = p is not None and r is not None and p >= TARGET_PRECISION and r >= TARGET_RECALL
+    return {
+        "precision": p,
+        "recall": r,
+        "same": new["tp"] + new["fn"],  # the labelled same pairs scored
+        "groups": len(split["groups"]),
+        "target": {"precision": TARGET_PRECISION, "recall": TARGET_RECALL},
+        "met": met,
+        "verdict": "met" if met else "NOT met",
+        "skipped": [m.split(" (")[0] for m in missing if "(heldout)" in m],
+    }
+
+
 # --- time ---------------------------------------------------------------------------------
 
 
@@ -321,6 +351,7 @@ def main(argv: list[str] | None = None) -> int:
             "new": score(gs, patterns.possible_patterns),
             "old": score(gs, baseline_patterns),
         }
+    result["heldout"] = heldout_verdict(result["splits"]["heldout"], missing)
     result["named"] = named_scores(groups)
     if not args.no_time:
         result["time"] = time_at_scale(args.repeat)
@@ -331,7 +362,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(result, indent=2, ensure_ascii=False))
         return 0
     print("Possible patterns on the labelled set (bench/patterns_labels.yaml)")
-    print(f"  target: precision ≥ {TARGET_PRECISION}, recall ≥ {TARGET_RECALL}\n")
+    print(f"  target: precision ≥ {TARGET_PRECISION} at recall ≥ {TARGET_RECALL} on the held-out split\n")
     print(
         f"  {'split':8s} {'texts':>5s} {'pairs':>6s} {'same':>5s}   {'new P':>6s} {'new R':>6s}   {'old P':>6s} {'old R':>6s}"
     )
@@ -345,6 +376,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"           groups: {', '.join(s['groups'])}")
     for m in missing:
         print(f"  skipped: {m}")
+    h = result["heldout"]
+    print(
+        f"\n  HELD OUT (never tuned on): precision {fmt(h['precision'])}, recall {fmt(h['recall'])}"
+        f" on {h['same']} labelled same pair(s) of {h['groups']} group(s): target {h['verdict']}"
+    )
+    if h["skipped"]:
+        print(f"  (held-out groups not here: {', '.join(h['skipped'])}; the figure covers the groups here only)")
     print("\nThe pairs issue 14 names")
     for nm in result["named"]:
         if not nm["present"]:

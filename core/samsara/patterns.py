@@ -61,6 +61,28 @@ LINK_THRESHOLD = 0.15
 MAX_LINK_CHECKS = 100
 
 
+# An item that cites a task ("same as task-3's scar", "(task-1 scar)", "inherits … from task-2",
+# "Task 2/3") is paired with the one item of that task's reports (never its own report) it
+# resembles most, when their similarity is at least CITED_THRESHOLD and they share at least
+# CITED_MIN_SHARED words: the writer's own pointer stands for the rest of the evidence, so the pair
+# counts as similar at SIMILARITY_THRESHOLD (its own score when higher). A cited task with more
+# than CITE_LIMIT items is not searched (a pointer into that many items names none of them).
+CITED_THRESHOLD = 0.1
+
+
+CITED_MIN_SHARED = 2
+
+
+CITE_LIMIT = 200
+
+
+# A pair across scripts (one text with CJK, the other without) can share only the terms written
+# outside CJK (identifiers, English words, paths): the CJK text's weight is that of those terms
+# alone, and the pair needs CROSS_MIN_SHARED shared words (one more than MIN_SHARED: those words
+# are all the CJK text has to match with).
+CROSS_MIN_SHARED = 4
+
+
 _K = TypeVar("_K")
 _V = TypeVar("_V")
 
@@ -128,6 +150,7 @@ class _IdTerms:
 
     words: frozenset[int]
     terms: frozenset[int]
+    latin: frozenset[int] | None = None  # a CJK text's terms written outside CJK (None: no CJK term)
 
 
 # The key of the pair of adjacent words numbered a, b while it is looked up: a * _PAIR + b (no run
@@ -172,8 +195,11 @@ class _Vocabulary:
         """The words and terms of a text (stop words break a run of adjacent words)."""
         folded = text.casefold()
         if not folded.isascii() and cjk_re().search(folded):
-            words, out = _cjk_terms(folded, self._word)
-            return _IdTerms(frozenset(map(self._id, words)), frozenset(map(self._id, out)))
+            words, latin, cjk = _cjk_terms(folded, self._word)
+            outside = frozenset(map(self._id, latin))
+            if not cjk:
+                return _IdTerms(frozenset(map(self._id, words)), outside)
+            return _IdTerms(frozenset(map(self._id, words)), outside.union(map(self._id, cjk)), outside)
         # A text without CJK: every token is a word or none (a stop word, a number, a letter),
         # which breaks a run of adjacent words.
         ws = list(map(self._token.__getitem__, _WORD.findall(folded)))
@@ -185,19 +211,20 @@ class _Vocabulary:
         return _IdTerms(frozenset(ids), frozenset(pairs))
 
 
-def _cjk_terms(folded: str, word: Callable[[str], str]) -> tuple[set[str], set[str]]:
+def _cjk_terms(folded: str, word: Callable[[str], str]) -> tuple[set[str], set[str], set[str]]:
     """:meth:`_Vocabulary.analyse` of a case-folded text that may hold CJK, as strings: (its
-    words, its terms)."""
+    words, its terms written outside CJK, its CJK terms — CJK characters and bigrams)."""
     words: set[str] = set()
     out: set[str] = set()
+    chars_out: set[str] = set()
     prev: str | None = None
     cjk = cjk_re()
     for w in _WORD.findall(folded):
         if cjk.search(w):
             chars = [c for c in w if cjk.match(c)]
-            out.update(a + b for a, b in zip(chars, chars[1:]))
+            chars_out.update(a + b for a, b in zip(chars, chars[1:]))
             if len(chars) == 1:
-                out.add(chars[0])
+                chars_out.add(chars[0])
             prev = None
             for rest in cjk.sub(" ", w).split():
                 if r := word(rest):
@@ -212,7 +239,7 @@ def _cjk_terms(folded: str, word: Callable[[str], str]) -> tuple[set[str], set[s
             out.add(prev + " " + s)
         prev = s
     out |= words
-    return words, out
+    return words, out, chars_out
 
 
 # A thread's vocabulary (_vocabulary) starts afresh once it numbers more terms than this: it
@@ -350,6 +377,33 @@ def identifiers(text: str) -> list[str]:
     return list(seen)
 
 
+# A task named in a case-folded text: "task-3", "task 2/3", "tasks 4 and 5", "task_6".
+_CITE = re.compile(r"\btasks?[\s_-]*(\d+)((?:\s*(?:/|,|&|\band\b)\s*(?:tasks?[\s_-]*)?\d+)*)")
+_TASK_FILE = re.compile(r"task[-_]?(\d+)\b", re.IGNORECASE)
+
+
+def cited_tasks(text: str) -> frozenset[int]:
+    """The task numbers a text names ("same as task-3's scar": 3; "Task 2/3": 2 and 3)."""
+    folded = text.casefold()
+    if "task" not in folded:
+        return frozenset()
+    out: set[int] = set()
+    for m in _CITE.finditer(folded):
+        out.add(int(m.group(1)))
+        out.update(int(d) for d in re.findall(r"\d+", m.group(2)))
+    return frozenset(out)
+
+
+def task_of(it: ScarItem) -> int | None:
+    """The task an item's report is of: its ``task_id``'s number, else its file's ("task-3-scar.yaml")."""
+    if it.task_id:
+        m = re.fullmatch(r"(?:task)?[\s_-]*(\d+)", it.task_id.strip(), re.IGNORECASE)
+        if m:
+            return int(m.group(1))
+    m = _TASK_FILE.match(it.file.rsplit("/", 1)[-1])
+    return int(m.group(1)) if m else None
+
+
 _NO_KEY = -1  # hash() never gives -1 (CPython): the hash of an item without a key
 
 
@@ -401,12 +455,19 @@ class _Index:
     depends on its document frequency only (computed once per frequency); a sum of weights is
     ``math.fsum`` (exact, so the same in any order)."""
 
-    def __init__(self, analysed: Sequence[_Analysed]):
+    def __init__(self, analysed: Sequence[_Analysed], latin: Mapping[int, frozenset[Any]] | None = None):
         self.df: Counter[Hashable] = Counter(chain.from_iterable(t.terms for t in analysed))
         n = sum(1 for t in analysed if t.terms)
         by_df = {d: max(0.0, math.log((n + 1) / (d + 0.5))) for d in set(self.df.values())}
         self._idf = {k: by_df[d] for k, d in self.df.items()}
         self.mass = [self.weight(t.terms) for t in analysed]
+        # each text's weight in a pair across scripts: a CJK text's terms written outside CJK
+        # (``latin``: those terms, by text), every term of another text
+        self.across_mass = self.mass
+        if latin:
+            self.across_mass = list(self.mass)
+            for n, x in latin.items():
+                self.across_mass[n] = self.weight(x)
 
     def idf(self, term: Hashable) -> float:
         return self._idf[term]
@@ -423,19 +484,38 @@ class _Index:
             return 0.0
         return math.fsum(map(self._idf.__getitem__, ta.terms & tb.terms)) / low
 
+    def score_across(self, a: int, b: int, ta: _Analysed, tb: _Analysed) -> float:
+        """:meth:`score` of a pair across scripts (one text with CJK terms, the other without):
+        the CJK text weighs its terms written outside CJK only."""
+        ma, mb = self.across_mass[a], self.across_mass[b]
+        low = ma if ma < mb else mb
+        if low <= 0:
+            return 0.0
+        return math.fsum(map(self._idf.__getitem__, ta.terms & tb.terms)) / low
+
 
 def similarity(texts: Sequence[str]) -> list[list[float]]:
     """Every pairwise similarity of a few texts, weighted by their own term frequencies
     (0 where the pair shares fewer than MIN_SHARED words). For tools and tests; the feature
     rule is :func:`possible_patterns`."""
     analysed = [terms(t) for t in texts]
-    index = _Index(analysed)
+    latin = {n: x for n, t in enumerate(analysed) if (x := _latin(t.terms, str)) is not None}
+    index = _Index(analysed, latin)
     out = [[0.0] * len(texts) for _ in texts]
     for a, ta in enumerate(analysed):
         for b, tb in enumerate(analysed):
-            if a != b and len(ta.words & tb.words) >= MIN_SHARED:
-                out[a][b] = index.score(a, b, ta, tb)
+            across = (a in latin) != (b in latin)
+            if a != b and len(ta.words & tb.words) >= (CROSS_MIN_SHARED if across else MIN_SHARED):
+                out[a][b] = (index.score_across if across else index.score)(a, b, ta, tb)
     return out
+
+
+def _latin(keys: frozenset[_K], text: Callable[[_K], str]) -> frozenset[_K] | None:
+    """The terms of a text written outside CJK, or None when it has no CJK term (``text``: a term's
+    text; a CJK term is a CJK character or bigram, and no other term holds one)."""
+    cjk = cjk_re().search
+    latin = frozenset(k for k in keys if not cjk(text(k)))
+    return None if len(latin) == len(keys) else latin
 
 
 def candidates(
@@ -490,7 +570,9 @@ def possible_patterns(items: list[ScarItem], literal: list[tuple[str, ...]]) -> 
     or the same literal pattern are skipped. Similar pairs join into clusters, most similar
     first, by average linkage (``LINK_THRESHOLD``); a cluster is reported when it spans two or
     more reports and is not wholly one literal pattern, with its best pair's similarity and
-    what that pair shares.
+    what that pair shares. Two shapes the wording misses: an item citing a task is paired with
+    that task's item most like it (``CITED_THRESHOLD``), and a pair across scripts is scored on
+    the CJK item's terms written outside CJK (``CROSS_MIN_SHARED``).
 
     A text repeated is analysed once; its terms are ints of this thread's :class:`_Vocabulary`.
     """
@@ -501,13 +583,19 @@ def possible_patterns(items: list[ScarItem], literal: list[tuple[str, ...]]) -> 
     vocabulary = _vocabulary()
     by_text: dict[str, _IdTerms] = {}
     analysed: list[_IdTerms] = []
-    for it in items:
+    latin: dict[int, frozenset[int]] = {}  # a CJK item -> its terms written outside CJK
+    cites: dict[int, frozenset[int]] = {}  # an item naming tasks -> their numbers
+    for n, it in enumerate(items):
         key = it.normalized  # computed from the text (ScarItem.odd_normal): once per item
         t = by_text.get(key)
         if t is None:
             t = by_text[key] = vocabulary.analyse(it.text)
         analysed.append(t)
-    index = _Index(analysed)
+        if t.latin is not None:
+            latin[n] = t.latin
+        if "task" in key and (c := cited_tasks(key)):
+            cites[n] = c
+    index = _Index(analysed, latin)
     files = [it.file for it in items]
     lits = [in_literal.get(it.id) for it in items]
 
@@ -518,14 +606,62 @@ def possible_patterns(items: list[ScarItem], literal: list[tuple[str, ...]]) -> 
     size = len(items)
     few = [len(t.words) < MIN_TOKENS for t in analysed]
 
+    cjk = bytearray(size)  # 1: the item has CJK terms (a pair across scripts: one 1, one 0)
+    for n in latin:
+        cjk[n] = 1
+
+    def shares(a: int, b: int, need: int) -> bool:
+        """The pair shares ``need`` words (CROSS_MIN_SHARED - MIN_SHARED more across scripts)."""
+        extra = CROSS_MIN_SHARED - MIN_SHARED if cjk[a] != cjk[b] else 0
+        return len(analysed[a].words & analysed[b].words) >= need + extra
+
+    def raw(a: int, b: int) -> float:
+        """The pair's score (across scripts, the CJK item's terms outside CJK)."""
+        return (index.score_across if cjk[a] != cjk[b] else index.score)(a, b, analysed[a], analysed[b])
+
     def sim(a: int, b: int) -> float:
         key = a * size + b if a < b else b * size + a
         got = memo.get(key)
         if got is None:
-            ta, tb = analysed[a], analysed[b]
-            short = few[a] or few[b] or len(ta.words & tb.words) < MIN_SHARED
-            got = memo[key] = 0.0 if short else index.score(a, b, ta, tb)
+            if few[a] or few[b]:
+                got = memo[key] = 0.0
+            else:  # shares(a, b, MIN_SHARED) and raw(a, b), inline: the most scored pairs
+                ta, tb = analysed[a], analysed[b]
+                if cjk[a] == cjk[b]:
+                    got = index.score(a, b, ta, tb) if len(ta.words & tb.words) >= MIN_SHARED else 0.0
+                else:
+                    across = len(ta.words & tb.words) >= CROSS_MIN_SHARED
+                    got = index.score_across(a, b, ta, tb) if across else 0.0
+                memo[key] = got
         return got
+
+    # Citations: each cited task's item most like the citing one (memo: counted similar).
+    cited: dict[int, int] = {}  # the key of a cited pair -> the task cited
+    if cites:
+        tasks = _tasks(items)
+        by_task: dict[int, list[int]] = defaultdict(list)
+        for n, task in enumerate(tasks):
+            if task is not None:
+                by_task[task].append(n)
+        for n in sorted(cites):
+            if few[n]:
+                continue
+            for task in sorted(cites[n]):
+                pool = by_task.get(task, [])
+                if len(pool) > CITE_LIMIT:
+                    continue
+                closest: tuple[float, int] | None = None
+                for m in pool:
+                    if few[m] or m == n or not comparable(n, m) or not shares(n, m, CITED_MIN_SHARED):
+                        continue
+                    s = raw(n, m)
+                    if s >= CITED_THRESHOLD and (closest is None or s > closest[0]):
+                        closest = (s, m)
+                if closest is not None:
+                    m = closest[1]
+                    pair = n * size + m if n < m else m * size + n
+                    memo[pair] = max(memo.get(pair, 0.0), closest[0], SIMILARITY_THRESHOLD)
+                    cited.setdefault(pair, task)
 
     def linked(ca: list[int], cb: list[int]) -> bool:
         """The mean similarity of the comparable pairs across two clusters is at least
@@ -543,9 +679,9 @@ def possible_patterns(items: list[ScarItem], literal: list[tuple[str, ...]]) -> 
                 return True
         return sum(cross) / len(cross) >= LINK_THRESHOLD
 
-    edges: list[tuple[float, int, int]] = []
+    edges = [(memo[key], *divmod(key, size)) for key in cited]
     for n, m in candidates(analysed, index.df, vocabulary.text):
-        if comparable(n, m):
+        if comparable(n, m) and n * size + m not in cited:
             s = sim(n, m)
             if s >= SIMILARITY_THRESHOLD:
                 edges.append((s, n, m))
@@ -578,14 +714,28 @@ def possible_patterns(items: list[ScarItem], literal: list[tuple[str, ...]]) -> 
         top = max(members, key=lambda m: (best[m][0], -m))
         top_sim, other = best[top]
         shared = sorted((-index.idf(k), vocabulary.text(k)) for k in analysed[top].terms & analysed[other].terms)
+        reason = _reason(items[top].text, items[other].text, [k for _, k in shared], stem_of)
+        task = cited.get(top * size + other if top < other else other * size + top)
         out.append(
             {
                 "ids": [items[m].id for m in members],
                 "similarity": round(top_sim, 2),
-                "reason": _reason(items[top].text, items[other].text, [k for _, k in shared], stem_of),
+                "reason": reason if task is None else f"one cites task-{task}; {reason}",
             }
         )
     out.sort(key=lambda p: (-len(p["ids"]), p["ids"]))
+    return out
+
+
+def _tasks(items: Sequence[ScarItem]) -> list[int | None]:
+    """:func:`task_of` of each item (once per report)."""
+    of: dict[tuple[str | None, str], int | None] = {}
+    out: list[int | None] = []
+    for it in items:
+        k = (it.task_id, it.file)
+        if k not in of:
+            of[k] = task_of(it)
+        out.append(of[k])
     return out
 
 

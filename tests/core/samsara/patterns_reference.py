@@ -85,6 +85,17 @@ def identifiers(text: str) -> list[str]:
     return list(seen)
 
 
+def latin(t: Terms) -> frozenset[str] | None:
+    """The terms of a text written outside CJK; None when it has no CJK term."""
+    out = frozenset(k for k in t.terms if not cjk_re().search(k))
+    return None if out == t.terms else out
+
+
+def across_scripts(ta: Terms, tb: Terms) -> bool:
+    """One text has CJK terms, the other none."""
+    return (latin(ta) is None) != (latin(tb) is None)
+
+
 class _Index:
     """Document frequencies and IDF weights of the terms of a list of texts."""
 
@@ -96,11 +107,18 @@ class _Index:
         n = sum(1 for t in analysed if t.terms)
         self.df = df
         self.idf = {k: max(0.0, math.log((n + 1) / (d + 0.5))) for k, d in df.items()}
+        # a text's weight, and a CJK text's weight of its terms outside CJK (for a pair across scripts)
         self.mass = [math.fsum([self.idf[k] for k in t.terms]) for t in analysed]
+        self.latin = [math.fsum([self.idf[k] for k in lt]) if (lt := latin(t)) is not None else None for t in analysed]
 
     def score(self, a: int, b: int, ta: Terms, tb: Terms) -> float:
-        """IDF-weighted containment: the weight of the shared terms over the lighter text's."""
-        low = min(self.mass[a], self.mass[b])
+        """IDF-weighted containment: the weight of the shared terms over the lighter text's; across
+        scripts, the CJK text weighs its terms outside CJK only."""
+        ma, mb = self.mass[a], self.mass[b]
+        if across_scripts(ta, tb):
+            ma = self.latin[a] if self.latin[a] is not None else ma
+            mb = self.latin[b] if self.latin[b] is not None else mb
+        low = min(ma, mb)
         if low <= 0:
             return 0.0
         idf = self.idf
@@ -178,23 +196,48 @@ def possible_patterns(
     def comparable(a: int, b: int) -> bool:
         return files[a] != files[b] and (lits[a] is None or lits[a] != lits[b])
 
+    def enough_words(a: int, b: int, need: int) -> bool:
+        ta, tb = analysed[a], analysed[b]
+        if len(ta.words) < P.MIN_TOKENS or len(tb.words) < P.MIN_TOKENS:
+            return False
+        extra = P.CROSS_MIN_SHARED - P.MIN_SHARED if across_scripts(ta, tb) else 0
+        return len(ta.words & tb.words) >= need + extra
+
+    # citations: for each task an item names, that task's item most like it (in another report)
+    cited: dict[tuple[int, int], int] = {}
+    boosted: dict[tuple[int, int], float] = {}
+    tasks = [P.task_of(it) for it in items]
+    for n, it in enumerate(items):
+        for task in sorted(P.cited_tasks(it.normalized)):
+            pool = [m for m in range(len(items)) if tasks[m] == task]
+            if len(pool) > P.CITE_LIMIT:
+                continue
+            scored = [
+                (index.score(n, m, analysed[n], analysed[m]), m)
+                for m in pool
+                if m != n and comparable(n, m) and enough_words(n, m, P.CITED_MIN_SHARED)
+            ]
+            scored = [(s, m) for s, m in scored if s >= P.CITED_THRESHOLD]
+            if scored:
+                s, m = max(scored, key=lambda e: (e[0], -e[1]))
+                key = (min(n, m), max(n, m))
+                boosted[key] = max(boosted.get(key, 0.0), s, P.SIMILARITY_THRESHOLD)
+                cited.setdefault(key, task)
+
     memo: dict[tuple[int, int], float] = {}
 
     def sim(a: int, b: int) -> float:
         key = (a, b) if a < b else (b, a)
         got = memo.get(key)
         if got is None:
-            ta, tb = analysed[a], analysed[b]
-            if len(ta.words) < P.MIN_TOKENS or len(tb.words) < P.MIN_TOKENS or len(ta.words & tb.words) < P.MIN_SHARED:
-                got = 0.0
-            else:
-                got = index.score(a, b, ta, tb)
+            plain = index.score(a, b, analysed[a], analysed[b]) if enough_words(a, b, P.MIN_SHARED) else 0.0
+            got = max(plain, boosted[key]) if key in boosted else plain
             memo[key] = got
         return got
 
-    edges: list[tuple[float, int, int]] = []
+    edges: list[tuple[float, int, int]] = [(sim(a, b), a, b) for a, b in cited]
     for n, m in candidates(analysed, index.df):
-        if comparable(n, m):
+        if comparable(n, m) and (n, m) not in cited:
             s = sim(n, m)
             if s >= P.SIMILARITY_THRESHOLD:
                 edges.append((s, n, m))
@@ -226,11 +269,13 @@ def possible_patterns(
             continue
         top = max(members, key=lambda m: (best[m][0], -m))
         top_sim, other = best[top]
+        reason = _reason(items[top].text, items[other].text, analysed[top], analysed[other], index)
+        task = cited.get((min(top, other), max(top, other)))
         out.append(
             {
                 "ids": [items[m].id for m in members],
                 "similarity": round(top_sim, 2),
-                "reason": _reason(items[top].text, items[other].text, analysed[top], analysed[other], index),
+                "reason": reason if task is None else f"one cites task-{task}; {reason}",
             }
         )
     out.sort(key=lambda p: (-len(p["ids"]), p["ids"]))

@@ -60,7 +60,7 @@ def _item(n: int, text: str, report: int) -> ScarItem:
         category="known_shortcuts",
         text=text,
         task_id=None,
-        file=f"scar-reports/r{report}.yaml",
+        file=f"scar-reports/task-{report}-scar.yaml",
         line=None,
         form="gen1",
         odd_normal=odd_normal(text, normalize(text)),
@@ -69,10 +69,12 @@ def _item(n: int, text: str, report: int) -> ScarItem:
 
 def _random_items(rng: random.Random) -> list[ScarItem]:
     """Texts over a small vocabulary with a long tail, stop words and numbers between them, some
-    repeated word for word (literal patterns), some CJK, over a few reports."""
+    repeated word for word (literal patterns), some CJK, some citing other tasks, over a few
+    reports (of tasks 1 to 5)."""
     vocab = [f"w{chr(97 + i % 26)}{i}" for i in range(rng.randrange(12, 80))]
     weights = [1 / (i + 1) for i in range(len(vocab))]
     extra = ["the", "of", "7", "x", "retries", "retried", "parsing", "shutil.move", "snake_case", "缓存键", "値の"]
+    extra += ["task-2", "(task-4 scar)", "Task 1/3", "系統性", "測試"]
     texts: list[str] = []
     for _ in range(rng.randrange(30, 160)):
         if texts and rng.random() < 0.1:
@@ -98,6 +100,10 @@ def test_random_texts_give_the_patterns_of_the_rule_as_it_was(seed, monkeypatch)
     monkeypatch.setattr(patterns, "LINK_THRESHOLD", rng.choice([0.0, 0.05, 0.15, 0.3, 1.0]))
     monkeypatch.setattr(patterns, "MAX_LINK_CHECKS", rng.choice([1, 4, 100]))
     monkeypatch.setattr(patterns, "MIN_SHARED", rng.choice([1, 2, 3]))
+    monkeypatch.setattr(patterns, "CROSS_MIN_SHARED", rng.choice([1, 3, 4]))
+    monkeypatch.setattr(patterns, "CITED_THRESHOLD", rng.choice([0.0, 0.05, 0.1, 0.3]))
+    monkeypatch.setattr(patterns, "CITED_MIN_SHARED", rng.choice([0, 1, 2]))
+    monkeypatch.setattr(patterns, "CITE_LIMIT", rng.choice([0, 5, 200]))
     _same(items)
 
 
