@@ -273,11 +273,16 @@ def round_headline(facts: Mapping[str, Any]) -> str:
     """The round gate's first line, from its figures (``RoundFigures.to_dict``), as the app's modal
     and ``scars gate`` show it: formats.md §1.4's "Round R done. signal_lost N → N'. Fixed K, J
     remaining." once something was decided in the round; an open round in which nothing was decided
-    yet is not "done", and the line says so."""
+    yet is not "done", and the line says so. Fixes decided whose items are still listed are said
+    beside "Fixed K" (right after `f` the line said "Fixed 0" and nothing of the fix)."""
     r = facts["round"]
+    open_fixes = facts.get("fix_open") or 0
+    pending = f" ({open_fixes} fix decided, not applied yet)" if open_fixes == 1 else ""
+    if open_fixes > 1:
+        pending = f" ({open_fixes} fixes decided, not applied yet)"
     figures = (
         f"signal_lost {facts['signal_lost_before']} → {facts['signal_lost_after']}. "
-        f"Fixed {facts['fixed']}, {facts['remaining']} remaining."
+        f"Fixed {facts['fixed']}{pending}, {facts['remaining']} remaining."
     )
     if not facts["triaged"] and not facts["fixed"]:
         return f"Round {r} is open and nothing was decided in it yet. {figures}"

@@ -350,7 +350,8 @@ def test_the_round_gate_modal_shows_the_cli_figures(tmp_path, capsys):
         title = modal_text(app, "#gate-title")
         assert ev["headline"] == (
             f"Round {facts['round']} done. signal_lost {facts['signal_lost_before']} → "
-            f"{facts['signal_lost_after']}. Fixed {facts['fixed']}, {facts['remaining']} remaining."
+            f"{facts['signal_lost_after']}. Fixed {facts['fixed']} (1 fix decided, not applied yet), "
+            f"{facts['remaining']} remaining."
         )
         assert title.strip() == ev["headline"]
         shown = modal_text(app, "#gate-figures")

@@ -16,7 +16,7 @@ from scars.core import gates
 from scars.core.formats.auto_decisions import parse_auto_decisions
 from scars.core.gates.verify import verify_feature
 from scars.core.samsara.session import FeatureSession
-from tests.factories import clean_env, item_id, run_cli, samsara_feature
+from tests.factories import clean_env, item_id, resolve_in_report, run_cli, samsara_feature
 
 USER = "alice"
 ACCEPT = {"re_review_signal": "a non-UTF-8 config is reported", "owner": "config team", "rationale": "all generated"}
@@ -481,7 +481,16 @@ def test_an_open_round_with_nothing_decided_is_not_called_done(tmp_path):
     assert ev.as_json()["headline"] == ev.headline
     with FeatureSession.open(f, user=USER) as s:  # one decision: the round's work is done
         s.decide(item_id(f, "Retry count is hard-coded to 3"), "fix")
-    assert gates.gather("round-continue", f).headline == "Round 1 done. signal_lost 5 → 5. Fixed 0, 5 remaining."
+    assert gates.gather("round-continue", f).headline == (
+        "Round 1 done. signal_lost 5 → 5. Fixed 0 (1 fix decided, not applied yet), 5 remaining."
+    )
+    with FeatureSession.open(f, user=USER) as s:  # two: plural; once applied, no longer said
+        s.decide(item_id(f, "Config is UTF-8"), "fix")
+    assert "Fixed 0 (2 fixes decided, not applied yet), 5 remaining." in gates.gather("round-continue", f).headline
+    resolve_in_report(f, "Retry count is hard-coded to 3")
+    assert gates.gather("round-continue", f).headline == (
+        "Round 1 done. signal_lost 5 → 4. Fixed 1 (1 fix decided, not applied yet), 4 remaining."
+    )
 
 
 def _rounds_continued(f, n):

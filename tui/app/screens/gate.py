@@ -62,7 +62,20 @@ class RoundGate(ModalScreen[dict | None]):
     # The letters are the gate's own (catalog: a continue, b stop) and only mark a choice while the
     # choices have the focus (Choices); Enter records. In a text field they type; Enter there
     # records the answer last tried and refused for want of that text (or moves to the choices).
-    BINDINGS = [Binding("escape", "cancel", "Cancel", id="gate.cancel")]
+    BINDINGS = [
+        Binding("escape", "cancel", "Cancel", id="gate.cancel"),
+        # The body scrolls whatever has the focus (the choices, a field): PgDn / PgUp reach what
+        # is below the fold.
+        Binding("pagedown", "scroll_body(1)", "Scroll down", id="gate.page_down", show=False),
+        Binding("pageup", "scroll_body(-1)", "Scroll up", id="gate.page_up", show=False),
+    ]
+
+    def action_scroll_body(self, direction: int) -> None:
+        body = self.query_one("#gate-body", VerticalScroll)
+        if direction > 0:
+            body.scroll_page_down(animate=False)
+        else:
+            body.scroll_page_up(animate=False)
 
     def __init__(self, evidence: Evidence, blocked: list[Evidence]) -> None:
         super().__init__()
@@ -75,19 +88,27 @@ class RoundGate(ModalScreen[dict | None]):
         with Vertical(id="gate", classes="form"):
             yield Label(Text(visible(ev.headline or ""), style="bold"), id="gate-title")
             with VerticalScroll(id="gate-body"):
-                yield Static(figures_text(ev), id="gate-figures")
+                # The decision-relevant parts first (issue 32: at 80x24 and 120x40 the advice and
+                # the valve warnings were below the fold): the warnings, the advice, what needs an
+                # answer (each blocked fix's outcome), then the figures and Rule 3.
                 if ev.warnings:
                     yield Static(
                         Text("\n").join(Text("⚠ " + visible(w)) for w in ev.warnings),
                         id="gate-warnings",
                     )
-                # What needs an answer first (each blocked fix's outcome), then the advice.
+                if ev.advice:
+                    lines = visible(ev.advice).splitlines()
+                    advice = Text(lines[0], style="bold")
+                    for line in lines[1:]:
+                        advice.append("\n  " + line)
+                    yield Static(advice, id="gate-advice")
                 for n, b in enumerate(self.blocked):
                     yield Static(Text(f"Blocked fix {b.facts['item']}", style="bold"), classes="gate-blocked-label")
                     yield Static(figures_text(b), id=f"blocked-figures-{n}", classes="gate-blocked-figures")
                     with RadioSet(id=f"blocked-{n}", classes="gate-blocked"):
                         for k, a in enumerate(b.gate.answers):
                             yield RadioButton(Text(one_line(a.label)), value=(k == 0))
+                yield Static(figures_text(ev), id="gate-figures")
                 # Rule 3 of the iteration log: asked, prefilled from this round's fix reports.
                 spent = ev.facts.get("rule3_from_reports") or {}
                 yield Label(
@@ -101,12 +122,6 @@ class RoundGate(ModalScreen[dict | None]):
                         classes="gate-rule3",
                         compact=True,
                     )
-                if ev.advice:
-                    lines = visible(ev.advice).splitlines()
-                    advice = Text(lines[0], style="bold")
-                    for line in lines[1:]:
-                        advice.append("\n  " + line)
-                    yield Static(advice, id="gate-advice")
             yield Label("Reason (recorded as decision_reason; Tab to type it)", classes="form-label")
             yield Input(placeholder="why continue or stop", id="gate-reason", compact=True)
             yield Static("", id="gate-error", classes="form-error")
@@ -114,7 +129,7 @@ class RoundGate(ModalScreen[dict | None]):
             fields = "the blocked fixes, Rule 3 and the reason" if self.blocked else "Rule 3 and the reason"
             keys = " · ".join(f"{c.key} {c.value}" for c in self._choices())
             yield Static(
-                Text(f"{keys} · Enter records the marked choice · Tab: {fields} · esc cancels"),
+                Text(f"{keys} · Enter records the marked choice · Tab: {fields} · PgDn more · esc cancels"),
                 id="gate-hint",
                 classes="form-hint",
             )
