@@ -123,17 +123,34 @@ def _check_installed(bin_dir: Path, tmp_path: Path) -> str:
     return r.stdout.strip()
 
 
+def _tracked(*folders: str) -> list[str]:
+    files = subprocess.run(["git", "ls-files", "-z", *folders], cwd=ROOT, capture_output=True, check=True).stdout
+    return [rel for rel in files.decode().split("\0") if rel and (ROOT / rel).is_file()]
+
+
 def test_wheel_install(tmp_path):
     src = _source_copy(tmp_path)
     wheels = tmp_path / "wheels"
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(wheels), str(src)],
-        check=True,
+    # -v: the build backend's own output, where setuptools prints its warnings
+    built = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-v", "--no-deps", "-w", str(wheels), str(src)],
+        capture_output=True,
+        text=True,
         timeout=300,
         cwd=tmp_path,
     )
+    assert built.returncode == 0, built.stdout[-4000:] + built.stderr[-4000:]
+    # Issue 32: the data folders with importable names (core/demo/repo, core/schemas …) were
+    # taken in by include-package-data with a "Package would be ignored" warning each.
+    build_output = built.stdout + built.stderr
+    for warning in ("is absent from the `packages` configuration", "Package would be ignored", "_Warning:"):
+        assert warning not in build_output, warning
     (wheel,) = wheels.glob("scars-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
+    # Every file of the two packages' folders (the code, the demo repository, the schemas, the
+    # stylesheet) is in the wheel, under the package its folder is mapped to.
+    for rel in _tracked("core", "tui"):
+        assert "scars/" + rel in names, rel
     assert "scars/core/demo/repo/.samsara/systemic-scars.yaml" in names
     assert "scars/core/demo/repo/changes/2026-11-02_csv-export/scar-reports/task-1-scar.yaml" in names
     assert "scars/core/demo/repo/src/export.py" in names
