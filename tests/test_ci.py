@@ -50,8 +50,20 @@ def test_ci_and_make_check_run_the_same_checks():
 
 
 def _requirements() -> list[Requirement]:
+    """Every requirement of the project and of each extra; an extra's `scars[...]` (the test
+    extra includes the serve extra that way) is the project itself, whose extras are all here."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-    return [Requirement(r) for r in project["dependencies"] + project["optional-dependencies"]["test"]]
+    lines = list(project["dependencies"])
+    for extra in project["optional-dependencies"].values():
+        lines += extra
+    return [req for req in map(Requirement, lines) if canonicalize_name(req.name) != "scars"]
+
+
+def test_the_test_extra_includes_the_serve_extra():
+    """CI installs `.[test]`: the serve tests need textual-serve, which a plain install lacks."""
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+    assert "scars[serve]" in extras["test"]
+    assert not any(r.startswith("textual-serve") for r in extras["test"])  # one place: the serve extra
 
 
 def test_every_requirement_and_test_extra_is_pinned_within_its_range():
