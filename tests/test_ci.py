@@ -116,3 +116,30 @@ def test_the_suite_searches_the_same_examples_unless_told_otherwise():
     assert _profile({"HYPOTHESIS_PROFILE": "dev"}) == ["dev", "False", "False", "3"]
     assert _profile({"HYPOTHESIS_PROFILE": "thorough"}) == ["thorough", "False", "False", "30"]
     assert _profile({"HYPOTHESIS_PROFILE": "nope"})[0] == "HYPOTHESIS_PROFILE='nope':"
+
+
+def test_the_pre_commit_config_runs_make_check_with_no_network():
+    """.pre-commit-config.yaml (issue 32) runs what `make check` runs — .ci/check itself, so the
+    two cannot drift — as local hooks of the active environment (nothing to download)."""
+    import yaml
+
+    config = yaml.safe_load((ROOT / ".pre-commit-config.yaml").read_text(encoding="utf-8"))
+    assert [repo["repo"] for repo in config["repos"]] == ["local"]
+    hooks = [hook for repo in config["repos"] for hook in repo["hooks"]]
+    assert all(hook["language"] == "system" for hook in hooks)
+    assert [hook["entry"] for hook in hooks] == ["bash .ci/check"]
+    (hook,) = hooks
+    assert hook["pass_filenames"] is False and hook["always_run"] is True  # the whole tree, every commit
+    assert "\ncheck:\n\tbash .ci/check\n" in (ROOT / "Makefile").read_text(encoding="utf-8")
+    try:
+        import pre_commit  # noqa: F401
+    except ImportError:
+        return
+    checked = subprocess.run(
+        [sys.executable, "-m", "pre_commit", "validate-config", ".pre-commit-config.yaml"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
