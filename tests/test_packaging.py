@@ -225,6 +225,9 @@ def test_sdist_holds_what_the_test_suite_needs_and_the_licence(tmp_path):
         "tests/fixtures/real_shaped/changes/2026-08-11_report-cache/iteration-log.yaml",
         "constraints/test.txt",
         "Makefile",
+        "CHANGELOG.md",
+        "CONTRIBUTING.md",
+        ".pre-commit-config.yaml",
     ):
         assert needed in names, needed
     assert "License-Expression: MIT" in pkg_info and "Classifier: Environment :: Console" in pkg_info
