@@ -143,7 +143,14 @@ def test_wheel_install(tmp_path):
     # Issue 32: the data folders with importable names (core/demo/repo, core/schemas …) were
     # taken in by include-package-data with a "Package would be ignored" warning each.
     build_output = built.stdout + built.stderr
-    for warning in ("is absent from the `packages` configuration", "Package would be ignored", "_Warning:"):
+    for warning in (
+        "is absent from the `packages` configuration",
+        "Package would be ignored",
+        "_Warning:",
+        # MANIFEST.in patterns that match nothing (read for the wheel too)
+        "warning: no files found matching",
+        "warning: no previously-included files",
+    ):
         assert warning not in build_output, warning
     (wheel,) = wheels.glob("scars-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
@@ -205,6 +212,7 @@ def test_sdist_holds_what_the_test_suite_needs_and_the_licence(tmp_path):
     import tarfile
 
     src = _source_copy(tmp_path)
+    clone = {p.relative_to(src).as_posix() for p in src.rglob("*") if p.is_file()}  # before the build writes
     out = tmp_path / "dist"
     subprocess.run(
         [sys.executable, "-m", "build", "--sdist", "--outdir", str(out), str(src)],
@@ -216,7 +224,12 @@ def test_sdist_holds_what_the_test_suite_needs_and_the_licence(tmp_path):
     (sdist,) = out.glob("scars-*.tar.gz")
     with tarfile.open(sdist) as tar:
         names = {n.split("/", 1)[1] for n in tar.getnames() if "/" in n}
+        files = {m.name.split("/", 1)[1] for m in tar.getmembers() if m.isfile()}
         pkg_info = tar.extractfile(next(n for n in tar.getnames() if n.endswith("/PKG-INFO"))).read().decode()
+    # Issue 32: every file of a clean clone but .gitignore (MANIFEST.in's patterns each match
+    # some, or the build warns), no cache, and what the build itself writes.
+    built = {f for f in files if f not in ("PKG-INFO", "setup.cfg") and not f.startswith("scars.egg-info/")}
+    assert built == clone - {".gitignore"}, sorted(built ^ (clone - {".gitignore"}))
     for needed in (
         "LICENSE",
         "tests/conftest.py",
