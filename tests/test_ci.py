@@ -50,8 +50,20 @@ def test_ci_and_make_check_run_the_same_checks():
 
 
 def _requirements() -> list[Requirement]:
+    """Every requirement of the project and of each extra; an extra's `scars[...]` (the test
+    extra includes the serve extra that way) is the project itself, whose extras are all here."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-    return [Requirement(r) for r in project["dependencies"] + project["optional-dependencies"]["test"]]
+    lines = list(project["dependencies"])
+    for extra in project["optional-dependencies"].values():
+        lines += extra
+    return [req for req in map(Requirement, lines) if canonicalize_name(req.name) != "scars"]
+
+
+def test_the_test_extra_includes_the_serve_extra():
+    """CI installs `.[test]`: the serve tests need textual-serve, which a plain install lacks."""
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+    assert "scars[serve]" in extras["test"]
+    assert not any(r.startswith("textual-serve") for r in extras["test"])  # one place: the serve extra
 
 
 def test_every_requirement_and_test_extra_is_pinned_within_its_range():
@@ -104,3 +116,30 @@ def test_the_suite_searches_the_same_examples_unless_told_otherwise():
     assert _profile({"HYPOTHESIS_PROFILE": "dev"}) == ["dev", "False", "False", "3"]
     assert _profile({"HYPOTHESIS_PROFILE": "thorough"}) == ["thorough", "False", "False", "30"]
     assert _profile({"HYPOTHESIS_PROFILE": "nope"})[0] == "HYPOTHESIS_PROFILE='nope':"
+
+
+def test_the_pre_commit_config_runs_make_check_with_no_network():
+    """.pre-commit-config.yaml (issue 32) runs what `make check` runs — .ci/check itself, so the
+    two cannot drift — as local hooks of the active environment (nothing to download)."""
+    import yaml
+
+    config = yaml.safe_load((ROOT / ".pre-commit-config.yaml").read_text(encoding="utf-8"))
+    assert [repo["repo"] for repo in config["repos"]] == ["local"]
+    hooks = [hook for repo in config["repos"] for hook in repo["hooks"]]
+    assert all(hook["language"] == "system" for hook in hooks)
+    assert [hook["entry"] for hook in hooks] == ["bash .ci/check"]
+    (hook,) = hooks
+    assert hook["pass_filenames"] is False and hook["always_run"] is True  # the whole tree, every commit
+    assert "\ncheck:\n\tbash .ci/check\n" in (ROOT / "Makefile").read_text(encoding="utf-8")
+    try:
+        import pre_commit  # noqa: F401
+    except ImportError:
+        return
+    checked = subprocess.run(
+        [sys.executable, "-m", "pre_commit", "validate-config", ".pre-commit-config.yaml"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr

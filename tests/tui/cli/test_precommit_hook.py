@@ -1,6 +1,6 @@
 """The published pre-commit hook runs `scars log verify --hook` on staged loop logs; run for real
-with pre-commit in a test repository (a `repo: local` hook built from the published definition,
-so no network is needed)."""
+with pre-commit in a test repository, through the README's `repo: local` snippet as written (the
+published definition run by the installed scars, so no network is needed)."""
 
 from __future__ import annotations
 
@@ -31,6 +31,51 @@ def test_hook_definition():
     assert ("log", "scars.tui.cli.commands.log") in {(name, module) for name, module, _summary in COMMANDS}
     # The console script the entry names is the one the package installs.
     assert 'scars = "scars.tui.cli.main:entry"' in (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+
+
+def _documented_snippets() -> list[tuple[str, str, str]]:
+    """Every YAML snippet of the docs (README.md, docs/) that uses the hook: (file, the text
+    before it, the snippet)."""
+    out = []
+    for doc in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]:
+        text = doc.read_text(encoding="utf-8")
+        for found in re.finditer(r"```yaml\n(.*?)```", text, re.S):
+            if "scars-log-verify" in found.group(1):
+                out.append((doc.name, text[: found.start()], found.group(1)))
+    return out
+
+
+def _local_snippet() -> str:
+    (local,) = [snippet for _doc, _before, snippet in _documented_snippets() if "repo: local" in snippet]
+    return local
+
+
+def test_the_documented_local_hook_is_the_published_one_run_by_the_installed_scars():
+    """Issue 32: the snippet said `rev: <tag>` and no tag exists. The one to copy is a local hook:
+    the published definition, run by the `scars` installed (language: system)."""
+    (repo,) = yaml.safe_load(_local_snippet())["repos"]
+    assert repo["repo"] == "local" and "rev" not in repo
+    (hook,) = repo["hooks"]
+    (published,) = _hooks()
+    assert hook == {key: value for key, value in {**published, "language": "system"}.items() if key != "description"}
+
+
+def test_the_remote_form_waits_for_a_release_and_the_hook_file_says_the_same():
+    remote = [(before, snippet) for _doc, before, snippet in _documented_snippets() if "repo: local" not in snippet]
+    assert remote
+    for before, snippet in remote:
+        assert "rev:" in snippet
+        assert "once there is a release" in before[-400:].lower(), snippet
+    # The hook file's own comment shows the same local snippet, commented out.
+    comment = [
+        line[2:] if line.startswith("# ") else line[1:]
+        for line in (ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8").splitlines()
+        if line.startswith("#")
+    ]
+    local = "\n".join(comment)
+    hooks = _local_snippet().split("  - repo: local\n", 1)[1]
+    assert "  - repo: local\n" + hooks in local + "\n"
+    assert "once there is a release" in local.lower() and "<tag>" not in local
 
 
 def test_hook_file_filter():
@@ -84,10 +129,8 @@ def hook_repo(tmp_path: Path):
     # The feature's history, committed before the hook existed (its era-A accepts included).
     assert run("git", "add", "-A").returncode == 0
     assert run("git", "commit", "-q", "-m", "history").returncode == 0
-    (hook,) = _hooks()
-    local = {**hook, "language": "system"}  # the scars of this environment, nothing to install
-    config = {"repos": [{"repo": "local", "hooks": [local]}]}
-    (repo / ".pre-commit-config.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    # The README's local hook, as written: the scars of this environment, nothing to install.
+    (repo / ".pre-commit-config.yaml").write_text(_local_snippet(), encoding="utf-8")
     installed = run(sys.executable, "-m", "pre_commit", "install")
     assert installed.returncode == 0, installed.stderr
     return repo, run

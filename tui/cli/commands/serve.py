@@ -14,6 +14,9 @@ web driver). Three guards, all on by default:
   the path without its query and no Referer);
 * the app is read-only (``--write`` to record: decisions then go through the same lock and
   journal as at a terminal, and a second writer is refused as usual).
+
+textual-serve (and aiohttp, Jinja2 … which only it needs) is the optional ``serve`` extra: without
+it the command says how to install it (:data:`INSTALL_HINT`, exit 2) before anything else.
 """
 
 from __future__ import annotations
@@ -26,13 +29,22 @@ import secrets
 import shlex
 import socket
 import sys
+from importlib.util import find_spec
 from pathlib import Path
 from typing import NamedTuple
 
 DESCRIPTION = (
     "Serve the triage app of FEATURE_DIR (default: as `scars triage` picks it) to a web browser through "
     "textual-serve, e.g. for a pairing partner. Listens on 127.0.0.1 only unless --host says otherwise; every "
-    "request needs the random token of the printed URL; the app is read-only unless --write. Stop with Ctrl-C."
+    "request needs the random token of the printed URL; the app is read-only unless --write. Stop with Ctrl-C. "
+    "Needs the optional serve extra: pip install 'scars[serve]'."
+)
+# The modules make_server imports: textual-serve and the two of its requirements used directly.
+NEEDS = ("textual_serve", "aiohttp", "aiohttp_jinja2")
+INSTALL_HINT = (
+    "serve needs textual-serve (the optional serve extra), which is not installed; install scars with it: "
+    "pip install 'scars[serve]' (or pipx install --force 'scars[serve]', uv tool install 'scars[serve]'; "
+    "from a checkout, '.[serve]' in place of 'scars[serve]')"
 )
 COOKIE = "scars_serve_token"
 WILDCARDS = ("0.0.0.0", "::", "")  # listen on every address: the URL printed names the machine instead
@@ -138,6 +150,11 @@ def app_command(feature_dir: Path, *, write: bool, user: str | None) -> str:
     return shlex.join(words)
 
 
+def missing_modules() -> list[str]:
+    """The modules of :data:`NEEDS` this environment lacks (looked up, not imported)."""
+    return [name for name in NEEDS if find_spec(name) is None]
+
+
 def make_server(command: str, *, host: str, port: int, token: str, title: str):  # noqa: ANN201 - textual-serve
     # lazy: textual-serve (aiohttp) loads only for this command
     import asyncio
@@ -231,6 +248,8 @@ def run(args: argparse.Namespace) -> int:
     from scars.core.errors import UsageError
     from scars.tui.cli.commands.triage import resolve_feature
 
+    if missing_modules():
+        raise UsageError(INSTALL_HINT)
     if not 0 < args.port < 65536:
         raise UsageError(f"--port {args.port}: give a port between 1 and 65535")
     if args.as_user and not args.write:
