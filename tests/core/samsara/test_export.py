@@ -272,7 +272,9 @@ def test_export_command_to_file_and_stdout(tmp_path, capsys, monkeypatch):
     assert len(doc["runs"][0]["results"]) == 2
     # src/app.py is not in the checkout: no link to it; each item at its own line of its report.
     places = [r["locations"][0]["physicalLocation"] for r in doc["runs"][0]["results"]]
-    assert [p["artifactLocation"]["uri"] for p in places] == ["changes/2026-01-02_demo/scar-reports/task-1-scar.yaml"] * 2
+    assert [p["artifactLocation"]["uri"] for p in places] == [
+        "changes/2026-01-02_demo/scar-reports/task-1-scar.yaml"
+    ] * 2
     assert [p["region"] for p in places] == [{"startLine": 5}, {"startLine": 6}]
     assert not any("relatedLocations" in r for r in doc["runs"][0]["results"])
     capsys.readouterr()
@@ -509,7 +511,11 @@ def test_rules_have_help_and_the_tool_an_information_uri(tmp_path):
     doc = ex.to_sarif(sample(tmp_path), {})
     validate_sarif(doc)
     driver = doc["runs"][0]["tool"]["driver"]
-    assert [r["id"] for r in driver["rules"]] == ["known_shortcuts", "silent_failure_conditions", "unverified_assumptions"]
+    assert [r["id"] for r in driver["rules"]] == [
+        "known_shortcuts",
+        "silent_failure_conditions",
+        "unverified_assumptions",
+    ]
     for rule in driver["rules"]:
         assert rule["help"]["text"] == rule["help"]["markdown"] and "accept" in rule["help"]["text"]
     assert driver["informationUri"] == "https://pypi.org/project/scars/"
@@ -544,7 +550,7 @@ def two_features(root: Path) -> tuple[Path, Path]:
     g = root / "changes" / "2026-01-03_other"
     (g / "scar-reports").mkdir(parents=True)
     (g / "scar-reports" / "task-1-scar.yaml").write_text(
-        "task_id: task-1\nknown_shortcuts: []\nsilent_failure_conditions:\n  - \"a timeout is swallowed\"\n"
+        'task_id: task-1\nknown_shortcuts: []\nsilent_failure_conditions:\n  - "a timeout is swallowed"\n'
         "assumptions_made: []\n"
     )
     return f, g
@@ -575,7 +581,9 @@ def test_a_whole_repository_exports_one_run_per_feature_each_its_own_category(tm
         "pkg:generic/2026-01-03_other",
     ]
     # The upstream repository, whole: four runs, GitHub's rules hold.
-    entries = [ex.FeatureExport(read_feature(d), {}, {}, None) for d in sorted((upstream / "samsara" / "changes").iterdir())]
+    entries = [
+        ex.FeatureExport(read_feature(d), {}, {}, None) for d in sorted((upstream / "samsara" / "changes").iterdir())
+    ]
     whole = ex.export_many(entries, "sarif")
     validate_sarif(whole)
     assert len(whole["runs"]) == 4 and github_rule_violations(whole) == []
@@ -626,16 +634,24 @@ def test_every_result_has_an_alert_key_of_its_own_and_a_true_place(tmp_path):
     assert ex.alert_key(by_text["cache is global"])[1] == report  # the line is taken: at its report
     related = by_text["no retry"]["relatedLocations"]
     assert [r["physicalLocation"]["artifactLocation"]["uri"] for r in related] == ["src/app.py", "src/app.py"]
-    assert "region" not in related[0]["physicalLocation"] and related[1]["physicalLocation"]["region"] == {"startLine": 10}
+    assert "region" not in related[0]["physicalLocation"] and related[1]["physicalLocation"]["region"] == {
+        "startLine": 10
+    }
     first, second = (by_text[t] for t in ("first on a line", "second on that line"))
     assert ex.alert_key(first)[2] == ex.alert_key(second)[2]  # one line, two columns
-    assert ex.alert_key(first)[3] is None and ex.alert_key(second)[3] == lines[ex.alert_key(second)[2] - 1].index("second") + 1
+    assert (
+        ex.alert_key(first)[3] is None
+        and ex.alert_key(second)[3] == lines[ex.alert_key(second)[2] - 1].index("second") + 1
+    )
 
 
 def test_alert_keys_stay_distinct_across_the_features_of_one_export(tmp_path):
     touch(tmp_path, "src/db.py")
     for name in ("2026-01-02_a", "2026-01-03_b"):
-        _report(tmp_path / "changes" / name, "known_shortcuts:\n  - {what: shared, bites_when: load, where: 'src/db.py:7'}\n")
+        _report(
+            tmp_path / "changes" / name,
+            "known_shortcuts:\n  - {what: shared, bites_when: load, where: 'src/db.py:7'}\n",
+        )
     entries = [ex.FeatureExport(read_feature(d), {}, {}, None) for d in sorted((tmp_path / "changes").iterdir())]
     doc = ex.export_many(entries, "sarif")
     validate_sarif(doc)
@@ -646,7 +662,7 @@ def test_alert_keys_stay_distinct_across_the_features_of_one_export(tmp_path):
 
 @pytest.mark.parametrize(
     "where",
-    ["src/missing.py:3", "src/missing.py", "link/secret.py:1", "src:4"],
+    ["src/missing.py:3", "src/missing.py", "link/secret.py:1", "src/:4"],
 )
 def test_a_path_the_checkout_does_not_have_is_never_a_location(tmp_path, where):
     """Before: 75 of 344 result URIs named files that do not exist in the checkout."""
@@ -660,7 +676,10 @@ def test_a_path_the_checkout_does_not_have_is_never_a_location(tmp_path, where):
     doc = ex.to_sarif(read_feature(f), {})
     validate_sarif(doc)
     (result,) = doc["runs"][0]["results"]
-    uris = [loc["physicalLocation"]["artifactLocation"]["uri"] for loc in result["locations"] + result.get("relatedLocations", [])]
+    uris = [
+        loc["physicalLocation"]["artifactLocation"]["uri"]
+        for loc in result["locations"] + result.get("relatedLocations", [])
+    ]
     assert uris == ["changes/2026-01-02_demo/scar-reports/task-1-scar.yaml"]
     assert ex.alert_key(result)[2] == 2
     assert result["properties"]["where"] == where  # the text is kept, as text
@@ -812,3 +831,27 @@ def test_openvex_documents_validate_and_an_empty_feature_is_refused(tmp_path, ca
     # SARIF and JSON of it are fine (no result is a valid run)
     assert main(["export", str(empty), "--format", "sarif"]) == 0
     validate_sarif(json.loads(capsys.readouterr().out))
+
+
+def test_the_documented_upload_workflow_uploads_what_it_exports_and_dismisses_from_it():
+    """The README's (or, once moved, docs/'s) GitHub workflow: the file scars writes is the one
+    uploaded and the one dismiss-alerts reads, by the upload step's sarif-id, on the default branch."""
+    import shlex
+
+    import yaml
+
+    root = Path(__file__).resolve().parents[3]
+    pages = [root / "README.md", *sorted((root / "docs").rglob("*.md"))]
+    blocks = [b for page in pages if page.is_file() for b in re.findall(r"```yaml\n(.*?)```", page.read_text(), re.S)]
+    (snippet,) = [yaml.safe_load(b) for b in blocks if "advanced-security/dismiss-alerts" in b]
+    assert snippet["permissions"]["security-events"] == "write"
+    assert snippet[True]["push"]["branches"] == ["main"]  # YAML 1.1 reads the key `on` as True
+    steps = snippet["jobs"]["scars"]["steps"]
+    (export,) = [shlex.split(s["run"]) for s in steps if "scars export" in s.get("run", "")]
+    assert export[:2] == ["scars", "export"] and export[export.index("--format") + 1] == "sarif"
+    written = export[export.index("-o") + 1]
+    (upload,) = [s for s in steps if s.get("uses", "").startswith("github/codeql-action/upload-sarif@")]
+    (dismiss,) = [s for s in steps if s.get("uses", "").startswith("advanced-security/dismiss-alerts@")]
+    assert upload["with"]["sarif_file"] == dismiss["with"]["sarif-file"] == written
+    assert dismiss["with"]["sarif-id"] == "${{ steps." + upload["id"] + ".outputs.sarif-id }}"
+    assert upload["with"]["wait-for-processing"] is True
