@@ -214,8 +214,18 @@ class _Places:
     def take(self, rule: str, uri: str, line: int, col: int | None) -> None:
         self.used.add((rule, uri, line, col))
 
+    def has_line(self, repo_root: Path | None, uri: str, line: int) -> bool:
+        """Whether a file of the checkout has that line (one over 5 MiB is not read: trusted)."""
+        target = (repo_root / uri).resolve() if repo_root is not None else None
+        try:
+            if target is not None and target.stat().st_size > _REPORT_READ_LIMIT:
+                return True
+        except OSError:
+            return False
+        return line <= len(self.report_lines(repo_root, uri))
+
     def report_lines(self, repo_root: Path | None, uri: str) -> list[str]:
-        """The lines of a scar report inside the repository (none when unreadable or outside)."""
+        """The lines of a file (a scar report) inside the repository (none when unreadable or outside)."""
         if uri not in self._lines:
             lines: list[str] = []
             if _existing_file(repo_root, uri):
@@ -267,7 +277,7 @@ def _location(feature: Feature, item: ScarItem, places: _Places) -> tuple[dict[s
     """(the result's location, its related locations); records the alert key it takes.
 
     The item's own ``where`` is the location when it names a line of a file that exists in the
-    checkout and no earlier result holds that line; else the scar report at the item's line. A
+    checkout (and has that line) and no earlier result holds that line; else the scar report at the item's line. A
     file named without a line (or by the report's ``debt_location``) that exists is a related
     location; a path the checkout does not have is never a location (it would be a broken link)."""
     repo_root = Path(feature.repo_root) if feature.repo_root else None
@@ -278,6 +288,8 @@ def _location(feature: Feature, item: ScarItem, places: _Places) -> tuple[dict[s
             continue
         path, line, col = found
         col = col if line else None
+        if line and not places.has_line(repo_root, path, line):
+            line = col = None  # past the file's end: not a true line, the file alone is related
         if n == 0 and line and places.free(item.category, path, line, col):
             places.take(item.category, path, line, col)
             return {"physicalLocation": _physical(path, line, col)}, related

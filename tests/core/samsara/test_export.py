@@ -696,6 +696,24 @@ def test_an_existing_file_named_with_a_line_is_the_location(tmp_path):
     }
 
 
+def test_a_line_past_the_files_end_is_not_a_location(tmp_path):
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "short.py").write_text("a\nb\nc\n")  # three lines
+    f = tmp_path / "changes" / "2026-01-02_demo"
+    _report(
+        f,
+        "known_shortcuts:\n"
+        "  - {what: last, bites_when: load, where: 'src/short.py:3'}\n"
+        "  - {what: past, bites_when: load, where: 'src/short.py:4'}\n",
+    )
+    last, past = ex.to_sarif(read_feature(f), {})["runs"][0]["results"]
+    assert ex.alert_key(last)[1:] == ("src/short.py", 3, None)
+    assert ex.alert_key(past)[1:] == ("changes/2026-01-02_demo/scar-reports/task-1-scar.yaml", 3, None)
+    assert past["relatedLocations"][0]["physicalLocation"] == {
+        "artifactLocation": {"uri": "src/short.py", "uriBaseId": "SRCROOT"}
+    }
+
+
 def _runs(*sizes: int) -> dict:
     return {"runs": [{"properties": {"feature": f"f{n}"}, "results": [{}] * size} for n, size in enumerate(sizes)]}
 
