@@ -82,7 +82,15 @@ DEFER = Decision(
 FIX = Decision("ks-0000000003", "fix", decided_by="bob", decided_at="2026-01-02T10:02:00Z")
 
 
+def touch(root: Path, *paths: str) -> None:
+    """Files of the checkout (a location names only files that exist)."""
+    for rel in paths:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text("x\n" * 50)
+
+
 def sample(tmp_path):
+    touch(tmp_path, "core/cache.py")
     items = [
         item(1, where="core/cache.py:42"),
         item(2, category="silent_failure_conditions"),
@@ -156,11 +164,14 @@ def test_sarif_uses_report_debt_location_and_survives_hostile_text(tmp_path):
         line=None,
         form="gen1",
     )
+    touch(tmp_path, "agents/reviewer.md")
     doc = ex.to_sarif(feature(tmp_path, [hostile], debt_location="agents/reviewer.md Step 2 + prose"))
     validate_sarif(doc)
     result = doc["runs"][0]["results"][0]
     assert result["message"]["text"] == hostile.text  # data is kept exactly; JSON escapes it
-    assert result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "agents/reviewer.md"
+    # The report's debt_location is the whole report's: a related location, the item stays at its report.
+    assert result["relatedLocations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "agents/reviewer.md"
+    assert result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].endswith("task-1-scar.yaml")
     assert "\x1b" not in json.dumps(doc, ensure_ascii=True)
 
 
@@ -259,7 +270,13 @@ def test_export_command_to_file_and_stdout(tmp_path, capsys, monkeypatch):
     doc = json.loads(out.read_text())
     validate_sarif(doc)
     assert len(doc["runs"][0]["results"]) == 2
-    assert doc["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "src/app.py"
+    # src/app.py is not in the checkout: no link to it; each item at its own line of its report.
+    places = [r["locations"][0]["physicalLocation"] for r in doc["runs"][0]["results"]]
+    assert [p["artifactLocation"]["uri"] for p in places] == [
+        "changes/2026-01-02_demo/scar-reports/task-1-scar.yaml"
+    ] * 2
+    assert [p["region"] for p in places] == [{"startLine": 5}, {"startLine": 6}]
+    assert not any("relatedLocations" in r for r in doc["runs"][0]["results"])
     capsys.readouterr()
     # From the repository root, the only feature is found.
     monkeypatch.chdir(tmp_path)
@@ -275,8 +292,6 @@ def test_export_command_errors(tmp_path, capsys):
     make_repo(tmp_path)
     g = tmp_path / "changes" / "2026-01-03_other"
     (g / "scar-reports").mkdir(parents=True)
-    assert main(["export", str(tmp_path), "--format", "json"]) == 2
-    assert "2 features found" in capsys.readouterr().err
     assert main(["export", str(tmp_path), "--format", "xml"]) == 2  # a usage error, as every other
 
 
@@ -412,6 +427,7 @@ def test_code_scanning_gets_fingerprints_regions_and_a_declared_srcroot(tmp_path
         item(2, line=None),  # the scar report, no line known
         item(3, where="docs/x.md line 4"),
     ]
+    touch(tmp_path, "core/cache.py", "docs/x.md")
     doc = ex.to_sarif(feature(tmp_path, items, failures=[Problem("scar-reports/bad.yaml", None, "not YAML")]), {})
     validate_sarif(doc)
     run = doc["runs"][0]
@@ -421,11 +437,16 @@ def test_code_scanning_gets_fingerprints_regions_and_a_declared_srcroot(tmp_path
         physical = r["locations"][0]["physicalLocation"]
         assert physical["region"]["startLine"] >= 1
         assert physical["artifactLocation"]["uriBaseId"] in declared
+    # A file named without a line is a related location (its line 1 would not be true): the item
+    # is shown at its report line; an item with no known line, at line 1 of its report.
     assert [r["locations"][0]["physicalLocation"]["region"] for r in run["results"]] == [
-        {"startLine": 1},
+        {"startLine": 3},
         {"startLine": 1},
         {"startLine": 4},
     ]
+    assert run["results"][0]["relatedLocations"][0]["physicalLocation"] == {
+        "artifactLocation": {"uri": "core/cache.py", "uriBaseId": "SRCROOT"}
+    }
     note = run["invocations"][0]["toolExecutionNotifications"][0]["locations"][0]["physicalLocation"]
     assert note["region"] == {"startLine": 1} and note["artifactLocation"]["uriBaseId"] in declared
 
@@ -445,3 +466,410 @@ def test_accepted_items_are_dismissed_and_deferred_items_stay_open(tmp_path):
         "ks-0000000003": "open",  # fix decided
         "ks-0000000004": "open",  # undecided
     }
+
+
+# --------------------------------------------------------------------------- GitHub code scanning (issue 32)
+
+ABSOLUTE_URI = re.compile(r"^[a-z][a-z0-9+.-]*://[^\s/]+/\S*$")
+
+
+def github_rule_violations(doc: dict) -> list[str]:
+    """The rules the SARIF multitool checks with ``--rule-kind "Gh;Sarif"`` that a scars log can
+    break, checked here (the multitool itself runs in the next test when it is installed):
+    GH2012 every rule has ``help``; SARIF2005 the tool has an ``informationUri``; GH1001 / GH1003
+    / GH1005 every result has a physical location with a relative uri and a ``startLine``;
+    and GitHub's own: one category per run, no two results with one dismiss-alerts key."""
+    out: list[str] = []
+    categories = set()
+    keys: dict[tuple, int] = {}
+    for n, run in enumerate(doc["runs"]):
+        driver = run["tool"]["driver"]
+        if not ABSOLUTE_URI.match(driver.get("informationUri") or ""):
+            out.append(f"SARIF2005 runs[{n}].tool.driver has no informationUri")
+        for rule in driver.get("rules") or []:
+            if not (rule.get("help") or {}).get("text", "").strip():
+                out.append(f"GH2012 rule {rule['id']} has no help")
+        cat = (run.get("automationDetails") or {}).get("id")
+        if not cat or cat in categories:
+            out.append(f"run {n}: category {cat!r} missing or shared")
+        categories.add(cat)
+        for r in run["results"]:
+            physical = (r.get("locations") or [{}])[0].get("physicalLocation")
+            if not physical or "://" in physical["artifactLocation"]["uri"]:
+                out.append(f"GH1001/GH1005 {r['ruleId']}: no relative physical location")
+            elif not (physical.get("region") or {}).get("startLine"):
+                out.append(f"GH1003 {r['ruleId']}: no startLine")
+            else:
+                key = ex.alert_key(r)
+                keys[key] = keys.get(key, 0) + 1
+    out += [f"alert key {k} held by {n} results" for k, n in keys.items() if n > 1]
+    return out
+
+
+def test_rules_have_help_and_the_tool_an_information_uri(tmp_path):
+    """Before: the multitool's GH2012 failed three times (no rule had ``help``), SARIF2005 once."""
+    doc = ex.to_sarif(sample(tmp_path), {})
+    validate_sarif(doc)
+    driver = doc["runs"][0]["tool"]["driver"]
+    assert [r["id"] for r in driver["rules"]] == [
+        "known_shortcuts",
+        "silent_failure_conditions",
+        "unverified_assumptions",
+    ]
+    for rule in driver["rules"]:
+        assert rule["help"]["text"] == rule["help"]["markdown"] and "accept" in rule["help"]["text"]
+    assert driver["informationUri"] == "https://pypi.org/project/scars/"
+    assert github_rule_violations(doc) == []
+    broken = json.loads(json.dumps(doc))
+    del broken["runs"][0]["tool"]["driver"]["rules"][1]["help"]
+    assert github_rule_violations(broken) == ["GH2012 rule silent_failure_conditions has no help"]
+
+
+def test_the_sarif_multitool_finds_nothing_in_a_whole_repository_export(upstream, tmp_path):
+    """Microsoft's SARIF multitool with GitHub's rules, when it is installed (``SARIF_MULTITOOL``
+    names it, or ``Sarif.Multitool`` is on PATH; npm: @microsoft/sarif-multitool-linux)."""
+    import os
+    import shutil
+    import subprocess
+
+    tool = os.environ.get("SARIF_MULTITOOL") or shutil.which("Sarif.Multitool")
+    if not tool:
+        pytest.skip("the SARIF multitool is not installed")
+    repo = tmp_path / "repo"
+    shutil.copytree(upstream / "samsara", repo)
+    out, report = tmp_path / "all.sarif", tmp_path / "validation.sarif"
+    assert main(["export", str(repo), "--format", "sarif", "-o", str(out)]) == 0
+    cmd = [tool, "validate", "--rule-kind", "Gh;Sarif", str(out), "-o", str(report)]
+    subprocess.run(cmd, check=True, capture_output=True, timeout=300)
+    found = json.loads(report.read_text())["runs"][0]["results"]
+    assert [(r["ruleId"], r["message"].get("arguments")) for r in found] == []
+
+
+def two_features(root: Path) -> tuple[Path, Path]:
+    f = make_repo(root)
+    g = root / "changes" / "2026-01-03_other"
+    (g / "scar-reports").mkdir(parents=True)
+    (g / "scar-reports" / "task-1-scar.yaml").write_text(
+        'task_id: task-1\nknown_shortcuts: []\nsilent_failure_conditions:\n  - "a timeout is swallowed"\n'
+        "assumptions_made: []\n"
+    )
+    return f, g
+
+
+def test_a_whole_repository_exports_one_run_per_feature_each_its_own_category(tmp_path, capsys, upstream):
+    """Before: ``scars export REPO`` said "2 features found", exit 2; no run had a category."""
+    two_features(tmp_path)
+    out = tmp_path / "all.sarif"
+    assert main(["export", str(tmp_path), "--format", "sarif", "-o", str(out)]) == 0
+    assert "wrote 3 item(s) of 2 features as sarif" in capsys.readouterr().err
+    doc = json.loads(out.read_text())
+    validate_sarif(doc)
+    runs = doc["runs"]
+    assert [r["automationDetails"]["id"] for r in runs] == ["scars/2026-01-02_demo/", "scars/2026-01-03_other/"]
+    assert [len(r["results"]) for r in runs] == [2, 1]
+    assert github_rule_violations(doc) == []
+    assert main(["export", str(tmp_path), "--format", "json"]) == 0
+    assert [f["feature"] for f in json.loads(capsys.readouterr().out)["features"]] == [
+        "2026-01-02_demo",
+        "2026-01-03_other",
+    ]
+    assert main(["export", str(tmp_path), "--format", "openvex", "--author", "dave"]) == 0
+    vex = json.loads(capsys.readouterr().out)
+    validate_openvex(vex)
+    assert sorted({s["products"][0]["@id"] for s in vex["statements"]}) == [
+        "pkg:generic/2026-01-02_demo",
+        "pkg:generic/2026-01-03_other",
+    ]
+    # The upstream repository, whole: four runs, GitHub's rules hold.
+    entries = [
+        ex.FeatureExport(read_feature(d), {}, {}, None) for d in sorted((upstream / "samsara" / "changes").iterdir())
+    ]
+    whole = ex.export_many(entries, "sarif")
+    validate_sarif(whole)
+    assert len(whole["runs"]) == 4 and github_rule_violations(whole) == []
+
+
+def _report(feature_dir: Path, body: str) -> None:
+    (feature_dir / "scar-reports").mkdir(parents=True, exist_ok=True)
+    (feature_dir / "scar-reports" / "task-1-scar.yaml").write_text(body)
+
+
+def test_every_result_has_an_alert_key_of_its_own_and_a_true_place(tmp_path):
+    """Before: items whose ``where`` named a file without a line, or shared the report's
+    ``debt_location``, were all at "file, line 1" (248 of 344 results of a real repository
+    shared a dismiss-alerts key)."""
+    touch(tmp_path, "src/app.py", "src/db.py")
+    f = tmp_path / "changes" / "2026-01-02_demo"
+    _report(
+        f,
+        "task_id: task-1\ndebt_location: src/app.py:10\n"
+        "known_shortcuts:\n"
+        "  - {what: no retry, bites_when: load, where: src/app.py}\n"  # a file, no line
+        "  - {what: no backoff, bites_when: load, where: src/app.py}\n"  # the same file, no line
+        "  - {what: cache never evicts, bites_when: load, where: 'src/db.py:7'}\n"  # a true line
+        "  - {what: cache is global, bites_when: load, where: 'src/db.py:7'}\n"  # the same line again
+        "silent_failure_conditions: [first on a line, second on that line]\n"
+        "assumptions_made: []\n",
+    )
+    feat = read_feature(f)
+    doc = ex.to_sarif(feat, {})
+    validate_sarif(doc)
+    results = doc["runs"][0]["results"]
+    assert len(results) == len(feat.items) == 6
+    assert github_rule_violations(doc) == []
+    report = "changes/2026-01-02_demo/scar-reports/task-1-scar.yaml"
+    lines = (f / "scar-reports" / "task-1-scar.yaml").read_text().splitlines()
+    for r in results:
+        _, uri, line, col = ex.alert_key(r)
+        if uri == report:
+            # true: the item's text is on that line of its report (at that column, when one is given)
+            head = r["message"]["text"].split()[0]
+            assert head in lines[line - 1], (r["message"]["text"], line)
+            if col is not None:
+                assert lines[line - 1][col - 1 :].startswith(r["message"]["text"][:5]), (r["message"]["text"], col)
+        else:
+            assert (uri, line) == ("src/db.py", 7)
+    by_text = {r["message"]["text"]: r for r in results}
+    assert ex.alert_key(by_text["cache never evicts"])[1:] == ("src/db.py", 7, None)
+    assert ex.alert_key(by_text["cache is global"])[1] == report  # the line is taken: at its report
+    related = by_text["no retry"]["relatedLocations"]
+    assert [r["physicalLocation"]["artifactLocation"]["uri"] for r in related] == ["src/app.py", "src/app.py"]
+    assert "region" not in related[0]["physicalLocation"] and related[1]["physicalLocation"]["region"] == {
+        "startLine": 10
+    }
+    first, second = (by_text[t] for t in ("first on a line", "second on that line"))
+    assert ex.alert_key(first)[2] == ex.alert_key(second)[2]  # one line, two columns
+    assert (
+        ex.alert_key(first)[3] is None
+        and ex.alert_key(second)[3] == lines[ex.alert_key(second)[2] - 1].index("second") + 1
+    )
+
+
+def test_alert_keys_stay_distinct_across_the_features_of_one_export(tmp_path):
+    touch(tmp_path, "src/db.py")
+    for name in ("2026-01-02_a", "2026-01-03_b"):
+        _report(
+            tmp_path / "changes" / name,
+            "known_shortcuts:\n  - {what: shared, bites_when: load, where: 'src/db.py:7'}\n",
+        )
+    entries = [ex.FeatureExport(read_feature(d), {}, {}, None) for d in sorted((tmp_path / "changes").iterdir())]
+    doc = ex.export_many(entries, "sarif")
+    validate_sarif(doc)
+    keys = [ex.alert_key(r) for run in doc["runs"] for r in run["results"]]
+    assert keys[0][1:] == ("src/db.py", 7, None) and keys[1][1] == "changes/2026-01-03_b/scar-reports/task-1-scar.yaml"
+    assert github_rule_violations(doc) == []
+
+
+@pytest.mark.parametrize(
+    "where",
+    ["src/missing.py:3", "src/missing.py", "link/secret.py:1", "src/:4"],
+)
+def test_a_path_the_checkout_does_not_have_is_never_a_location(tmp_path, where):
+    """Before: 75 of 344 result URIs named files that do not exist in the checkout."""
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "secret.py").write_text("s\n")
+    (tmp_path / "repo").mkdir()
+    (tmp_path / "repo" / "link").symlink_to(tmp_path / "outside")
+    (tmp_path / "repo" / "src").mkdir()  # a directory is no file
+    f = tmp_path / "repo" / "changes" / "2026-01-02_demo"
+    _report(f, f"known_shortcuts:\n  - {{what: gone, bites_when: load, where: '{where}'}}\n")
+    doc = ex.to_sarif(read_feature(f), {})
+    validate_sarif(doc)
+    (result,) = doc["runs"][0]["results"]
+    uris = [
+        loc["physicalLocation"]["artifactLocation"]["uri"]
+        for loc in result["locations"] + result.get("relatedLocations", [])
+    ]
+    assert uris == ["changes/2026-01-02_demo/scar-reports/task-1-scar.yaml"]
+    assert ex.alert_key(result)[2] == 2
+    assert result["properties"]["where"] == where  # the text is kept, as text
+
+
+def test_an_existing_file_named_with_a_line_is_the_location(tmp_path):
+    touch(tmp_path, "src/there.py")
+    f = tmp_path / "changes" / "2026-01-02_demo"
+    _report(f, "known_shortcuts:\n  - {what: here, bites_when: load, where: 'src/there.py:3:5'}\n")
+    (result,) = ex.to_sarif(read_feature(f), {})["runs"][0]["results"]
+    assert result["locations"][0]["physicalLocation"] == {
+        "artifactLocation": {"uri": "src/there.py", "uriBaseId": "SRCROOT"},
+        "region": {"startLine": 3, "startColumn": 5},
+    }
+
+
+def test_a_line_past_the_files_end_is_not_a_location(tmp_path):
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "short.py").write_text("a\nb\nc\n")  # three lines
+    f = tmp_path / "changes" / "2026-01-02_demo"
+    _report(
+        f,
+        "known_shortcuts:\n"
+        "  - {what: last, bites_when: load, where: 'src/short.py:3'}\n"
+        "  - {what: past, bites_when: load, where: 'src/short.py:4'}\n",
+    )
+    last, past = ex.to_sarif(read_feature(f), {})["runs"][0]["results"]
+    assert ex.alert_key(last)[1:] == ("src/short.py", 3, None)
+    assert ex.alert_key(past)[1:] == ("changes/2026-01-02_demo/scar-reports/task-1-scar.yaml", 3, None)
+    assert past["relatedLocations"][0]["physicalLocation"] == {
+        "artifactLocation": {"uri": "src/short.py", "uriBaseId": "SRCROOT"}
+    }
+
+
+def _runs(*sizes: int) -> dict:
+    return {"runs": [{"properties": {"feature": f"f{n}"}, "results": [{}] * size} for n, size in enumerate(sizes)]}
+
+
+def test_github_limits_at_the_boundary():
+    assert ex.GITHUB_RESULTS_PER_RUN == 25_000 and ex.GITHUB_RUNS_PER_FILE == 20
+    # the real limits, both sides
+    assert ex.github_limit_warnings(_runs(25_000)) == []
+    (warning,) = ex.github_limit_warnings(_runs(25_001))
+    assert warning == (
+        "feature f0: 25,001 results exceed GitHub code scanning's limit of 25,000 results per run: "
+        "GitHub will not keep 1 of them (the file holds them all)"
+    )
+    assert ex.github_limit_warnings(_runs(*[1] * 20)) == []
+    (warning,) = ex.github_limit_warnings(_runs(*[1] * 21))
+    assert warning.startswith("21 runs (features) in one file exceed GitHub code scanning's limit of 20 runs")
+    # an injected limit
+    assert ex.github_limit_warnings(_runs(3, 4), results_per_run=3) == [
+        "feature f1: 4 results exceed GitHub code scanning's limit of 3 results per run: "
+        "GitHub will not keep 1 of them (the file holds them all)"
+    ]
+
+
+def test_the_command_warns_when_an_export_exceeds_githubs_limit(tmp_path, capsys, monkeypatch):
+    """Before: a 27,000-item export went out without a word. The log is still written whole."""
+    f = make_repo(tmp_path)  # two items
+    out = tmp_path / "x.sarif"
+    monkeypatch.setattr(ex.github_limit_warnings, "__kwdefaults__", {"results_per_run": 2, "runs_per_file": 20})
+    assert main(["export", str(f), "--format", "sarif", "-o", str(out)]) == 0
+    assert "warning" not in capsys.readouterr().err
+    monkeypatch.setattr(ex.github_limit_warnings, "__kwdefaults__", {"results_per_run": 1, "runs_per_file": 20})
+    assert main(["export", str(f), "--format", "sarif", "-o", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "scars: warning: feature 2026-01-02_demo: 2 results exceed GitHub code scanning's limit of 1 results" in err
+    assert len(json.loads(out.read_text())["runs"][0]["results"]) == 2
+
+
+def test_warnings_reach_the_terminal_inert(tmp_path, capsys, monkeypatch):
+    f = tmp_path / "changes" / "2026-01-02_demo\x1b]0;pwned\x07"
+    _report(f, "known_shortcuts: [a, b]\n")
+    monkeypatch.setattr(ex.github_limit_warnings, "__kwdefaults__", {"results_per_run": 1, "runs_per_file": 20})
+    assert main(["export", str(f), "--format", "sarif", "-o", str(tmp_path / "o.sarif")]) == 0
+    err = capsys.readouterr().err
+    assert "scars: warning: feature 2026-01-02_demo\u241b]0;pwned\u2407: 2 results exceed" in err
+    assert "\x1b" not in err and "\x07" not in err
+
+
+# OpenVEX 0.2.0's rules (openvex/spec, openvex_json_schema.json) that a scars document can break,
+# written out here: required fields, statements non-empty and unique, the status enum, an
+# affected statement's action_statement, no field the spec does not define.
+OPENVEX_SCHEMA = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "required": ["@context", "@id", "author", "timestamp", "version", "statements"],
+    "additionalProperties": False,
+    "properties": {
+        "@context": {"type": "string", "format": "uri"},
+        "@id": {"type": "string", "format": "uri"},
+        "author": {"type": "string"},
+        "role": {"type": "string"},
+        "timestamp": {"type": "string", "format": "date-time"},
+        "last_updated": {"type": "string", "format": "date-time"},
+        "version": {"type": "integer", "minimum": 1},
+        "tooling": {"type": "string"},
+        "statements": {
+            "type": "array",
+            "uniqueItems": True,
+            "minItems": 1,
+            "items": {
+                "type": "object",
+                "required": ["vulnerability", "status"],
+                "additionalProperties": False,
+                "properties": {
+                    "@id": {"type": "string"},
+                    "version": {"type": "integer", "minimum": 1},
+                    "vulnerability": {
+                        "type": "object",
+                        "required": ["name"],
+                        "additionalProperties": False,
+                        "properties": {
+                            "@id": {"type": "string"},
+                            "name": {"type": "string"},
+                            "description": {"type": "string"},
+                            "aliases": {"type": "array", "uniqueItems": True, "items": {"type": "string"}},
+                        },
+                    },
+                    "timestamp": {"type": "string", "format": "date-time"},
+                    "last_updated": {"type": "string", "format": "date-time"},
+                    "products": {
+                        "type": "array",
+                        "uniqueItems": True,
+                        "items": {"type": "object", "properties": {"@id": {"type": "string"}}},
+                    },
+                    "status": {"enum": ["not_affected", "affected", "fixed", "under_investigation"]},
+                    "supplier": {"type": "string"},
+                    "status_notes": {"type": "string"},
+                    "justification": {"type": "string"},
+                    "impact_statement": {"type": "string"},
+                    "action_statement": {"type": "string"},
+                    "action_statement_timestamp": {"type": "string", "format": "date-time"},
+                },
+                "allOf": [
+                    {
+                        "if": {"properties": {"status": {"const": "affected"}}},
+                        "then": {"required": ["action_statement"]},
+                    }
+                ],
+            },
+        },
+    },
+}
+
+
+def validate_openvex(doc: dict) -> None:
+    jsonschema.Draft202012Validator(OPENVEX_SCHEMA, format_checker=jsonschema.FormatChecker()).validate(doc)
+
+
+def test_openvex_documents_validate_and_an_empty_feature_is_refused(tmp_path, capsys):
+    """Before: a feature with no items gave ``statements: []``, which the schema rejects."""
+    decisions = {d.item_id: d for d in (ACCEPT, DEFER, FIX)}
+    validate_openvex(ex.to_openvex(sample(tmp_path), decisions, timestamp="2026-01-03T00:00:00Z"))
+    with pytest.raises(jsonschema.ValidationError):
+        validate_openvex({**ex.to_openvex(sample(tmp_path), decisions), "statements": []})
+    with pytest.raises(ex.NothingToState, match="needs at least one statement"):
+        ex.to_openvex(feature(tmp_path, []), {})
+    # one resolved item is one statement: enough
+    validate_openvex(ex.to_openvex(feature(tmp_path, [], resolved=[item(9, resolved=True)]), {}))
+    empty = tmp_path / "changes" / "2026-01-02_empty"
+    _report(empty, "task_id: task-1\nknown_shortcuts: []\nsilent_failure_conditions: []\nassumptions_made: []\n")
+    out = tmp_path / "x.vex.json"
+    assert main(["export", str(empty), "--format", "openvex", "-o", str(out)]) == 1
+    assert "needs at least one statement" in capsys.readouterr().err and not out.exists()
+    # SARIF and JSON of it are fine (no result is a valid run)
+    assert main(["export", str(empty), "--format", "sarif"]) == 0
+    validate_sarif(json.loads(capsys.readouterr().out))
+
+
+def test_the_documented_upload_workflow_uploads_what_it_exports_and_dismisses_from_it():
+    """The README's (or, once moved, docs/'s) GitHub workflow: the file scars writes is the one
+    uploaded and the one dismiss-alerts reads, by the upload step's sarif-id, on the default branch."""
+    import shlex
+
+    import yaml
+
+    root = Path(__file__).resolve().parents[3]
+    pages = [root / "README.md", *sorted((root / "docs").rglob("*.md"))]
+    blocks = [b for page in pages if page.is_file() for b in re.findall(r"```yaml\n(.*?)```", page.read_text(), re.S)]
+    (snippet,) = [yaml.safe_load(b) for b in blocks if "advanced-security/dismiss-alerts" in b]
+    assert snippet["permissions"]["security-events"] == "write"
+    assert snippet[True]["push"]["branches"] == ["main"]  # YAML 1.1 reads the key `on` as True
+    steps = snippet["jobs"]["scars"]["steps"]
+    (export,) = [shlex.split(s["run"]) for s in steps if "scars export" in s.get("run", "")]
+    assert export[:2] == ["scars", "export"] and export[export.index("--format") + 1] == "sarif"
+    written = export[export.index("-o") + 1]
+    (upload,) = [s for s in steps if s.get("uses", "").startswith("github/codeql-action/upload-sarif@")]
+    (dismiss,) = [s for s in steps if s.get("uses", "").startswith("advanced-security/dismiss-alerts@")]
+    assert upload["with"]["sarif_file"] == dismiss["with"]["sarif-file"] == written
+    assert dismiss["with"]["sarif-id"] == "${{ steps." + upload["id"] + ".outputs.sarif-id }}"
+    assert upload["with"]["wait-for-processing"] is True

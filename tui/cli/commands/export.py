@@ -11,12 +11,14 @@ from scars.core import __version__
 from scars.core.errors import PathNotFound, UsageError
 
 DESCRIPTION = (
-    "Export a samsara feature's remaining scar items with their decisions. SARIF: every item a "
-    "result (ruleId = category), accept → suppression status accepted (kind external, rationale as "
-    "justification, owner / re-review signal / round in properties), defer → underReview, fix → no "
-    "suppression. OpenVEX: one statement per item with status_notes. JSON: items, decisions and "
-    "parse failures. FEATURE_DIR defaults to the current directory (or the only feature of the "
-    "repository). Reads decisions without taking the lock."
+    "Export a samsara feature's remaining scar items with their decisions, or every feature of a "
+    "repository. SARIF (for GitHub code scanning): every item a result (ruleId = category), one "
+    "run per feature with its own category (runAutomationDetails.id scars/<feature>/), each result "
+    "at a location of its own; accept → suppression status accepted (kind external, rationale as "
+    "justification, owner / re-review signal / round in properties), defer and fix → no "
+    "suppression (an open alert). OpenVEX: one statement per item with status_notes. JSON: items, "
+    "decisions and parse failures. FEATURE_DIR defaults to the current directory (or the features "
+    "of its repository). Reads decisions without taking the lock."
 )
 
 
@@ -26,7 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         nargs="?",
         default=".",
         metavar="FEATURE_DIR",
-        help="the feature directory changes/<date>_<name>/ (default: .)",
+        help="the feature directory changes/<date>_<name>/, or a repository: all its features (default: .)",
     )
     parser.add_argument(
         "--format",
@@ -40,8 +42,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--author", help="OpenVEX author (default: the resolved scars user)")
 
 
-def resolve_feature_dir(path: str) -> Path:
-    """The feature directory named by ``path``, or the only feature of its repository."""
+def resolve_feature_dirs(path: str) -> list[Path]:
+    """The feature directory named by ``path``, or every feature of its repository."""
     # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
     from scars.core.samsara.layout import find_features, find_repo_root, is_feature_dir
 
@@ -49,15 +51,12 @@ def resolve_feature_dir(path: str) -> Path:
     if not target.exists():
         raise PathNotFound(f"{path}: no such file or directory")
     if is_feature_dir(target):
-        return target
+        return [target]
     repo = find_repo_root(target)
     features = find_features(repo) if repo is not None else []
-    if len(features) == 1:
-        return features[0]
     if not features:
         raise PathNotFound(f"{path}: not a samsara feature directory and no feature found under changes/")
-    names = ", ".join(f.name for f in features[:8]) + (" …" if len(features) > 8 else "")
-    raise UsageError(f"{path}: {len(features)} features found ({names}); name one as FEATURE_DIR")
+    return features
 
 
 def load_decisions(feature_dir: Path):
@@ -79,9 +78,15 @@ def load_decisions(feature_dir: Path):
 def run(args: argparse.Namespace) -> int:
     # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
     from scars.core.samsara import export as ex
+    from scars.core.sanitize import visible
 
-    feature_dir = resolve_feature_dir(args.feature_dir)
-    feature, decisions, rounds, round_number, problems = load_decisions(feature_dir)
+    feature_dirs = resolve_feature_dirs(args.feature_dir)
+    entries: list[ex.FeatureExport] = []
+    problems = []
+    for feature_dir in feature_dirs:
+        feature, decisions, rounds, round_number, found = load_decisions(feature_dir)
+        entries.append(ex.FeatureExport(feature, decisions, rounds, round_number))
+        problems += found
     author = args.author
     if args.format == "openvex" and not author:
         # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
@@ -89,18 +94,27 @@ def run(args: argparse.Namespace) -> int:
 
         author = resolve_user()
     tool_version = __version__
-    document = ex.export(
-        feature,
-        decisions,
-        args.format,
-        round_number=round_number,
-        author=author,
-        tool_version=tool_version,
-        item_rounds=rounds,
-    )
+    if len(entries) == 1:
+        (one,) = entries
+        document = ex.export(
+            one.feature,
+            one.decisions,
+            args.format,
+            round_number=one.round_number,
+            author=author,
+            tool_version=tool_version,
+            item_rounds=one.item_rounds,
+        )
+    else:
+        document = ex.export_many(
+            entries, args.format, name=Path(args.feature_dir).absolute().name, tool_version=tool_version, author=author
+        )
     data = (json.dumps(document, indent=2, ensure_ascii=True) + "\n").encode("utf-8")
-    for problem in problems:
-        print(f"scars: warning: {problem}", file=sys.stderr)
+    warnings = [str(p) for p in problems]
+    if args.format == "sarif":
+        warnings += ex.github_limit_warnings(document)
+    for warning in warnings:
+        print(visible(f"scars: warning: {warning}"), file=sys.stderr)  # names and text from the repository: inert
     if args.output:
         # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
         from scars.core.storage.durable import atomic_write
@@ -111,7 +125,9 @@ def run(args: argparse.Namespace) -> int:
         if not out.parent.exists():
             raise PathNotFound(f"{out.parent}: no such directory for --output")
         atomic_write(out, data)
-        print(f"scars: wrote {len(feature.items)} item(s) as {args.format} to {args.output}", file=sys.stderr)
+        items = sum(len(e.feature.items) for e in entries)
+        where = f" of {len(entries)} features" if len(entries) > 1 else ""
+        print(visible(f"scars: wrote {items} item(s){where} as {args.format} to {args.output}"), file=sys.stderr)
     else:
         sys.stdout.buffer.write(data) if hasattr(sys.stdout, "buffer") else sys.stdout.write(data.decode())
         sys.stdout.flush()
