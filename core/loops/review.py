@@ -304,8 +304,10 @@ _MARKED_STATE = re.compile(
 _COUNT_BEFORE = re.compile(r"(\d+)\s+(PASS|FAIL|INCONCLUSIVE|ZERO_ELIGIBLE_VARIANTS|INTEGRITY_ONLY)\b")
 _COUNT_AFTER = re.compile(r"\b(PASS|FAIL|INCONCLUSIVE|ZERO_ELIGIBLE_VARIANTS|INTEGRITY_ONLY)\s*:\s*(\d+)\b")
 _TABLE_SEPARATOR = re.compile(r"^\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
-# Headers of the column holding a claim's final state (the template's "State"; a plain "verdict").
-_STATE_HEADERS = ("state", "verdict", "final state", "final verdict")
+# Headers of the column holding a claim's final state: the template's "State", a plain "verdict",
+# and real reports' "Final" (beside an "Integrity" column: `PASS | INTEGRITY_ONLY`) and
+# "Terminal state". A table with two of them reads each; when they disagree the row is unresolved.
+_STATE_HEADERS = ("state", "verdict", "final state", "final verdict", "final", "terminal state", "terminal")
 # "- C3 (short text): … — ❌ FAIL" / "- claim_1: INCONCLUSIVE" — a claim id, then a colon.
 _CLAIM_ITEM = re.compile(r"^\s*[-*+]\s+(?:\*\*|`)?(?P<id>[A-Za-z][\w.\-]*)(?:\*\*|`)?\s*(?:\([^)]*\))?\s*:")
 
@@ -375,7 +377,9 @@ def _claim_id(text: str) -> str:
 def read_verify_claims(text: str) -> VerifyClaims:
     """Each claim's state in a VERIFY_REPORT.md (Mechanist ``skills/auto-verify`` Phase 11).
 
-    A table row's state is its ``State`` (or ``verdict``) column; a row of a table without one,
+    A table row's state is its ``State`` (or ``verdict``, ``Final``, ``Terminal state``) column —
+    real reports put ``Integrity | Final`` side by side (``PASS | INTEGRITY_ONLY``): the Final
+    column decides, and two state columns that disagree leave the row unresolved; a row of a table without one,
     or a list item ``- <claim>: …``, takes the state after a state marker (✅ ❌ 🟡 🟠 ⬛ ⚪), else
     its only state token. The Summary table of the template carries several tokens per row
     (``FAIL (exp FAIL / mech N/A) … 🟡 INCONCLUSIVE``): the State column decides. A row naming
@@ -390,7 +394,7 @@ def read_verify_claims(text: str) -> VerifyClaims:
     declared: dict[str, int] = {}
     fenced = False
     header: list[str] | None = None
-    state_col: int | None = None
+    state_cols: list[int] = []
     in_table = False
 
     def settle(claim: str, state: str, number: int, line: str) -> None:
@@ -413,19 +417,21 @@ def read_verify_claims(text: str) -> VerifyClaims:
             nxt = lines[index + 1].strip() if index + 1 < len(lines) else ""
             if not in_table and _TABLE_SEPARATOR.match(nxt):
                 header = [c.lower().strip("*` ") for c in _cells(stripped)]
-                state_col = next((i for i, h in enumerate(header) if h in _STATE_HEADERS), None)
+                state_cols = [i for i, h in enumerate(header) if h in _STATE_HEADERS]
                 in_table = True
                 continue
             in_table = True
             cells = _cells(stripped)
             claim = _claim_id(cells[0]) if cells else ""
-            if state_col is not None:
-                cell = cells[state_col] if state_col < len(cells) else ""
-                state, _ = _state_of(cell)
-                if state is None:
+            if state_cols:
+                states = {_state_of(cells[i] if i < len(cells) else "")[0] for i in state_cols}
+                if None in states:
                     unresolved.append((number, f"claim {claim or '?'} has no state in its State column: {stripped}"))
+                elif len(states) > 1:
+                    named = " and ".join(header[i] for i in state_cols) if header else "state"
+                    unresolved.append((number, f"claim {claim or '?'}: its {named} columns disagree: {stripped}"))
                 else:
-                    settle(claim, state, number, stripped)
+                    settle(claim, states.pop(), number, stripped)  # type: ignore[arg-type]
                 continue
             state, several = _state_of(stripped)
             if state is not None:
@@ -434,7 +440,7 @@ def read_verify_claims(text: str) -> VerifyClaims:
                 ambiguous.append((claim, number, stripped))
             continue
         in_table = False
-        header, state_col = None, None
+        header, state_cols = None, []
         counted = _COUNT_AFTER.findall(stripped) if stripped.startswith(("-", "*", "+")) else []
         if stripped.lower().lstrip("*_ ").startswith("counts"):
             for n, bucket in _COUNT_BEFORE.findall(stripped):
