@@ -250,9 +250,15 @@ def apply_review(
         if ans.value == "stop":
             # Only what the gate decides: the loop is completed, and why — in the loop's own words
             # (Mechanist's termination_reason ∈ positive_verdict | iterations_exhausted |
-            # claim_reentry_exhausted). A person's stop that is none of those writes no reason: the
+            # claim_reentry_exhausted | stalled). A person's stop that is none of those writes no reason: the
             # auto-decisions.md entry next to the state holds it.
             data["status"] = "completed"
+            # Mechanist writes `timestamp` at every state write and its resume checks it first (older
+            # than 24 h: the state is archived and the loop starts fresh), so a stop keeping the old
+            # one would be thrown away as stale. ARIS's resume deletes a state older than 24 h: its
+            # timestamp is renewed too where the state keeps one (a state without one stays so).
+            if ctx["mechanist"] or "timestamp" in data:
+                data["timestamp"] = now
             reason_value = None
             if ctx["mechanist"]:
                 if ctx["stop_met"]:

@@ -41,8 +41,10 @@ MECHANIST_MAX_CLAIM_REENTRIES = 2
 TARGET_SCORE = 6.0
 STALL_LIMIT = 2
 STALE_AFTER = timedelta(hours=24)
-# The termination reasons Mechanist writes (auto-iteration-loop SKILL.md, Termination step 2).
-MECHANIST_TERMINATIONS = ("positive_verdict", "iterations_exhausted", "claim_reentry_exhausted")
+# The termination reasons Mechanist writes (auto-iteration-loop SKILL.md, Termination step 2), and
+# `stalled`: the stall guard's termination ("status 'stalled'" in its final report), which real
+# runs write as their termination_reason too.
+MECHANIST_TERMINATIONS = ("positive_verdict", "iterations_exhausted", "claim_reentry_exhausted", "stalled")
 # ARIS auto-review-loop constant.
 ARIS_MAX_ROUNDS = 4
 

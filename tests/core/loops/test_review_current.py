@@ -115,3 +115,61 @@ def test_the_stop_rule_is_met_and_a_stop_records_positive_verdict(tmp_path, scor
     data = written(stage)
     assert data["status"] == "completed"
     assert data.get("termination_reason") == ("positive_verdict" if met else None)
+
+
+# --------------------------------------------------------------------------- what a stop writes
+
+
+@pytest.mark.parametrize("lineage", ["mechanist", "aris"])
+def test_a_stop_writes_the_timestamp(tmp_path, lineage):
+    """Before: the stale timestamp stayed; Mechanist's resume archived the state scars had just
+    completed (ARIS's deletes it)."""
+    if lineage == "mechanist":
+        stage = mechanist(tmp_path, INTEGRITY_FINAL, timestamp=stamp(30))
+    else:
+        stage = tmp_path / "review-stage"
+        stage.mkdir()
+        (stage / "REVIEW_STATE.json").write_text(
+            json.dumps({"round": 2, "status": "in_progress", "last_score": 5, "timestamp": stamp(30)})
+        )
+    before = datetime.now(UTC).replace(microsecond=0)
+    gates.record(gates.gather("review-continue", stage), "stop", "enough for the workshop", user="alice")
+    written_at = parse_time(written(stage)["timestamp"])
+    assert written_at is not None and before <= written_at <= datetime.now(UTC) + timedelta(seconds=1)
+    assert written_at.utcoffset() is not None  # ISO 8601 with its zone: no reader has to guess it
+    assert review.read_review_dir(stage, tmp_path).details["stale"] is False
+
+
+def test_an_aris_state_without_a_timestamp_keeps_its_shape(tmp_path):
+    stage = tmp_path / "review-stage"
+    stage.mkdir()
+    (stage / "REVIEW_STATE.json").write_text(json.dumps({"round": 2, "status": "in_progress", "last_score": 5}))
+    gates.record(gates.gather("review-continue", stage), "stop", "enough for the workshop", user="alice")
+    assert written(stage) == {"round": 2, "status": "completed", "last_score": 5}
+
+
+def test_a_continue_writes_no_state(tmp_path):
+    stage = mechanist(tmp_path, INTEGRITY_FINAL + "| C3 | x | PASS | FAIL |\n", last_score=5)
+    before = (stage / "REVIEW_STATE.json").read_bytes()
+    gates.record(gates.gather("review-continue", stage), "continue", None, user="alice")
+    assert (stage / "REVIEW_STATE.json").read_bytes() == before
+
+
+@pytest.mark.parametrize("noop, reason", [(2, "stalled"), (1, None)])
+def test_a_stall_guard_stop_writes_stalled(tmp_path, noop, reason):
+    """Before: no termination_reason; real runs write `stalled`, which the reader takes as the outcome."""
+    stage = mechanist(
+        tmp_path, INTEGRITY_FINAL + "| C3 | x | PASS | FAIL |\n", consecutive_noop_count=noop, last_score=5
+    )
+    gates.record(gates.gather("review-continue", stage), "stop", "the reviewer is going round in circles", user="a")
+    data = written(stage)
+    assert data.get("termination_reason") == reason
+    if reason:
+        state = review.read_review_dir(stage, tmp_path)
+        assert state.stop_rule.outcome == "stalled" and state.route == "done" and not state.waiting_for_human
+
+
+def test_the_stop_rule_outranks_the_stall_guard(tmp_path):
+    stage = mechanist(tmp_path, INTEGRITY_FINAL, consecutive_noop_count=2)
+    gates.record(gates.gather("review-continue", stage), "stop", "the reviewer and the claims agree", user="alice")
+    assert written(stage)["termination_reason"] == "positive_verdict"
