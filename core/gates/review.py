@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +69,17 @@ def _buckets_figure(buckets: dict[str, int] | None, source: str, unresolved: int
     return f"{counts}: {verdict}" + ("" if source == VERIFY_REPORT else f" ({source})")
 
 
+@dataclass
+class ReviewEvidence(Evidence):
+    """The review gate's evidence, naming the loop it is about: one gate serves both lineages,
+    and a Mechanist loop's evidence says ``mechanist`` (``loop`` of :meth:`as_json`)."""
+
+    loop: str = "aris"
+
+    def as_json(self) -> dict[str, Any]:
+        return {**super().as_json(), "loop": self.loop}
+
+
 def gather_review(gate: Gate, path: Path, **_: Any) -> Evidence:
     """The evidence of the review gate: every budget, limit and rule is the review reader's
     (scars.core.loops.review), so `scars loops` and this gate never disagree."""
@@ -111,8 +123,8 @@ def gather_review(gate: Gate, path: Path, **_: Any) -> Evidence:
             warnings.append(f"{source} — unknown is never success")
             uncertainty = ("high", "the claim buckets could not be read")
         elif unresolved:
+            # Each unreadable claim state is already a parse failure of the reader (with its line).
             files.append(display_path(root / VERIFY_REPORT, root))
-            warnings.extend(f"{VERIFY_REPORT}: claim state unknown: {why}" for why in unresolved)
             uncertainty = ("high", "a claim state in VERIFY_REPORT.md could not be read: unknown is never success")
         elif source == VERIFY_REPORT:
             files.append(display_path(root / VERIFY_REPORT, root))
@@ -202,7 +214,13 @@ def gather_review(gate: Gate, path: Path, **_: Any) -> Evidence:
         stop="met" if stop_met else "not met",
         budget=budget_text,
     )
-    return Evidence(
+    if "continue" in refused:
+        # No next iteration is offered where continue cannot be given.
+        prompt = prompt.replace(
+            f"(A) continue to {unit.lower()} {number + 1}", f"(A) continue (refused: {refused['continue']})"
+        )
+    return ReviewEvidence(
+        loop=loop.kind,
         gate=gate,
         target=stage_dir,
         state_file=sf,
@@ -225,7 +243,7 @@ def gather_review(gate: Gate, path: Path, **_: Any) -> Evidence:
         decision_overrides=overrides,
         refused=refused,
         advice=advice,
-        default="stop" if stop_met else "continue",
+        default="stop" if stop_met or "continue" in refused else "continue",
         uncertainty=uncertainty,
     )
 

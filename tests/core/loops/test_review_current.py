@@ -173,3 +173,40 @@ def test_the_stop_rule_outranks_the_stall_guard(tmp_path):
     stage = mechanist(tmp_path, INTEGRITY_FINAL, consecutive_noop_count=2)
     gates.record(gates.gather("review-continue", stage), "stop", "the reviewer and the claims agree", user="alice")
     assert written(stage)["termination_reason"] == "positive_verdict"
+
+
+# --------------------------------------------------------------------------- the gate's evidence
+
+
+def test_the_evidence_names_the_mechanist_loop(tmp_path):
+    stage = mechanist(tmp_path, INTEGRITY_FINAL)
+    assert gates.gather("review-continue", stage).as_json()["loop"] == "mechanist"
+    aris = tmp_path / "aris" / "review-stage"
+    aris.mkdir(parents=True)
+    (aris / "REVIEW_STATE.json").write_text(json.dumps({"round": 1, "status": "in_progress", "last_score": 5}))
+    assert gates.gather("review-continue", aris).as_json()["loop"] == "aris"
+
+
+@pytest.mark.parametrize("used, spent", [(6, True), (5, False)])
+def test_a_spent_budget_neither_defaults_to_nor_offers_continue(tmp_path, used, spent):
+    """Before: "default": "continue" while continue was refused, and "(A) continue to iteration 7"."""
+    stage = mechanist(tmp_path, INTEGRITY_FINAL + "| C3 | x | PASS | FAIL |\n", iterations_consumed=used, last_score=4)
+    (stage / "AUTO_REVIEW.md").write_text(f"## Iteration {used}\n- Score: 4/10\n- Verdict: not ready\n")
+    ev = gates.gather("review-continue", stage)
+    out = ev.as_json()
+    assert ("continue" in ev.refused) is spent
+    assert out["default"] == ("stop" if spent else "continue")
+    assert (f"continue to iteration {used + 1}" in ev.workflow_prompt) is not spent
+    if spent:
+        assert "(A) continue (refused: the iteration budget is spent" in ev.workflow_prompt
+
+
+def test_each_unknown_claim_warning_is_listed_once(tmp_path):
+    text = (
+        "| claim | audit | variants |\n|---|---|---|\n"
+        "| C0 | PASS | PASS |\n| C1 | PASS | FAIL |\n| C2 | PASS | INCONCLUSIVE |\n"
+    )
+    ev = gates.gather("review-continue", mechanist(tmp_path, text))
+    unknown = [w for w in ev.warnings if "claim state unknown" in w]
+    assert len(unknown) == 2 and len({w.split("claim state unknown: ")[1] for w in unknown}) == 2
+    assert all("VERIFY_REPORT.md:" in w for w in unknown)  # with its line
