@@ -31,6 +31,7 @@ from scars.core.loops.review import (
     project_of,
     read_review_dir,
     score_met,
+    verdict_parts,
 )
 from scars.core.samsara.session import FeatureSession
 from scars.core.storage.intent import Plan
@@ -92,7 +93,8 @@ def gather_review(gate: Gate, path: Path, **_: Any) -> Evidence:
     mechanist = loop.kind == "mechanist"
     score = d["last_score"]
     raw_verdict = d["last_verdict"]
-    verdict = d["canonical_verdict"] or "not ready"
+    compound = verdict_parts(raw_verdict) if d["canonical_verdict"] is None else []
+    verdict = d["canonical_verdict"] or ("unknown (a compound verdict)" if compound else "not ready")
     score_ok = score_met(score)
     verdict_ok = verdict in POSITIVE
     stop_met = loop.stop_rule.met is True

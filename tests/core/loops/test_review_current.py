@@ -210,3 +210,130 @@ def test_each_unknown_claim_warning_is_listed_once(tmp_path):
     unknown = [w for w in ev.warnings if "claim state unknown" in w]
     assert len(unknown) == 2 and len({w.split("claim state unknown: ")[1] for w in unknown}) == 2
     assert all("VERIFY_REPORT.md:" in w for w in unknown)  # with its line
+
+
+# --------------------------------------------------------------------------- AUTO_REVIEW.md shapes
+
+
+def one(text: str) -> dict:
+    [run] = review.parse_auto_review(text)
+    return run["sections"][-1]
+
+
+@pytest.mark.parametrize(
+    "line, score, verdict",
+    [
+        ("- Score: 6.4/10 (was 5.8). Verdict: almost.", 6.4, "almost"),
+        ("Verdict: READY | Score: ~8/10", 8.0, "ready"),
+        ("- Score 6.8/10", 6.8, None),
+        ("- Score **7.3/10**, verdict **Almost**", 7.3, "almost"),
+        ("- **Average Score: 5.25/10**", 5.25, None),
+        ("- Score: 7/10", 7.0, None),
+        ("- **Verdict** (canonical): `almost`", None, "almost"),
+    ],
+)
+def test_assessment_lines(line, score, verdict):
+    section = one(f"## Round 1\n### Assessment (Summary)\n{line}\n")
+    assert (section["score"], section["verdict"]) == (score, verdict)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "- Score tables are in the appendix",
+        "- Scores below 6 mean another round",
+        "- Score improved from 5/10 to 6/10 once the ablation ran",
+        "- Verdict unchanged: see above",
+    ],
+)
+def test_prose_that_starts_with_a_label_word_is_no_figure(line):
+    section = one(f"## Round 1\n{line}\n")
+    assert section["score"] is None and section["verdict"] is None
+
+
+def test_an_average_replaces_a_reviewers_score_but_not_the_reverse():
+    assert one("## Round 1\n- Score: 6/10\n- **Average Score: 5.25/10**\n")["score"] == 5.25
+    assert one("## Round 1\n- **Average Score: 5.25/10**\n- Score: 6/10\n")["score"] == 5.25
+    assert one("## Round 1\n- Average Score: 5.25/10\n- Overall score: 6/10\n")["score"] == 5.25  # the first summary
+
+
+def test_the_score_in_the_heading():
+    section = one("## Round 1 (score: 7/10)\n- Key criticisms: none\n")
+    assert section["score"] == 7.0 and section["number"] == 1
+    assert one("## Round 2 — Score: 6/10, Verdict: almost\n")["verdict"] == "almost"
+
+
+def test_loop_slash_round_headings_start_a_run():
+    """Before: `## Loop 2 / Round 1` was no section: the loop's last run was lost."""
+    runs = review.parse_auto_review(
+        "# Review log\n## Round 1\n- Score: 4/10\n- Verdict: not ready\n"
+        "## Loop 2 / Round 1\n- Score: 5/10\n- Verdict: not ready\n"
+        "## Loop 2 / Round 2\n- Score: 7/10\n- Verdict: ready\n"
+    )
+    assert [(r["title"], [s["number"] for s in r["sections"]]) for r in runs] == [
+        ("Review log", [1]),
+        ("Loop 2", [1, 2]),
+    ]
+    assert runs[-1]["sections"][-1]["score"] == 7.0
+
+
+def test_feedback_loop_extension_round(tmp_path):
+    text = (
+        "## Round 4\n- Score: 5/10\n- Verdict: not ready\n"
+        "## Feedback Loop Extension / Round 1\n- Score: 6.5/10\n- Verdict: almost\n"
+    )
+    runs = review.parse_auto_review(text)
+    assert runs[-1]["title"] == "Feedback Loop Extension" and runs[-1]["sections"][0]["score"] == 6.5
+    stage = tmp_path / "review-stage"
+    stage.mkdir()
+    (stage / "AUTO_REVIEW.md").write_text(text)
+    state = review.read_review_dir(stage, tmp_path, now=NOW)
+    assert state.kind == "aris" and state.stop_rule.met is True  # before: round 4's 5/10, not met
+
+
+def test_a_plain_round_heading_with_a_dash_is_not_a_run_name():
+    runs = review.parse_auto_review("## Round 1 — first pass\n- Score: 4/10\n## Round 2 — fixes\n- Score: 6/10\n")
+    assert len(runs) == 1 and [s["score"] for s in runs[0]["sections"]] == [4.0, 6.0]
+
+
+COMPOUND = "Ready (workshop track); Almost (short paper); Not ready (main-track submission)"
+
+
+def test_a_compound_verdict_is_parsed_into_its_parts_and_not_guessed():
+    """Before: `not ready` (the loop had recorded a positive stop)."""
+    assert review.verdict_parts(COMPOUND) == [
+        ("ready", "Ready (workshop track)"),
+        ("almost", "Almost (short paper)"),
+        ("not ready", "Not ready (main-track submission)"),
+    ]
+    assert review.canonical_verdict(COMPOUND) is None
+    assert review.canonical_verdict("Almost (venue A); almost (venue B)") == "almost"  # parts agree
+    assert review.canonical_verdict("Almost; two nits remain") == "almost"  # one verdict, then prose
+    assert review.canonical_verdict("not ready / almost") == "not ready"
+
+
+@pytest.mark.parametrize("lineage", ["mechanist", "aris"])
+def test_a_compound_verdict_leaves_the_stop_rule_unknown(tmp_path, lineage):
+    if lineage == "mechanist":
+        stage = mechanist(tmp_path, INTEGRITY_FINAL, last_verdict=COMPOUND, last_score=7)
+    else:
+        stage = tmp_path / "review-stage"
+        stage.mkdir()
+        (stage / "REVIEW_STATE.json").write_text(
+            json.dumps({"round": 2, "status": "in_progress", "last_score": 7, "last_verdict": COMPOUND})
+        )
+    state = review.read_review_dir(stage, tmp_path, now=NOW)
+    assert state.stop_rule.met is None
+    assert any("compound verdict" in r and "not ready: Not ready (main-track" in r for r in state.stop_rule.reasons)
+    ev = gates.gather("review-continue", stage)
+    assert "a compound verdict" in dict(ev.figures)["verdict"]
+    # Below the score threshold the rule is simply not met.
+    data = written(stage)
+    data["last_score"] = 5
+    (stage / "REVIEW_STATE.json").write_text(json.dumps(data))
+    assert review.read_review_dir(stage, tmp_path, now=NOW).stop_rule.met is False
+
+
+def test_a_compound_verdict_in_the_log_is_kept_whole():
+    section = one(f"## Round 3\n- Score: 7/10\n- Verdict: {COMPOUND}\n")
+    assert section["verdict_text"] == COMPOUND and section["verdict"] is None
