@@ -17,7 +17,7 @@ import pytest
 from scars.core import gates
 from scars.core.clock import parse_time
 from scars.core.loops import review
-from tests.factories import clean_env
+from tests.factories import clean_env, mechanist_stage
 
 NOW = datetime(2026, 3, 16, 12, 0, tzinfo=UTC)
 
@@ -47,24 +47,7 @@ def stamp(hours_ago: float = 0.0) -> str:
 
 
 def mechanist(root: Path, verify: str | None, **state) -> Path:
-    stage = root / "review-stage"
-    stage.mkdir(parents=True, exist_ok=True)
-    data = {
-        "iterations_consumed": 2,
-        "claim_reentries_consumed": 0,
-        "status": "in_progress",
-        "last_score": 6.4,
-        "last_verdict": "almost",
-        "consecutive_noop_count": 0,
-        "iteration_breakdown": [],
-        "timestamp": stamp(),
-    }
-    data.update(state)
-    (stage / "REVIEW_STATE.json").write_text(json.dumps(data, indent=2) + "\n")
-    if verify is not None:
-        (root / "verify").mkdir(exist_ok=True)
-        (root / "verify" / "VERIFY_REPORT.md").write_text(verify)
-    return stage
+    return mechanist_stage(root, verify, **{"last_score": 6.4, "last_verdict": "almost", **state})
 
 
 def written(stage: Path) -> dict:
