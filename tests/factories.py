@@ -452,6 +452,29 @@ def mechanist_state(
     return stage
 
 
+def mechanist_stage(root: Path, verify: str | None, **state: Any) -> Path:
+    """review-stage/REVIEW_STATE.json of a Mechanist loop — 2 iterations, score 8, ready, written
+    now; ``state`` overrides its keys — and, when given, ``verify`` as verify/VERIFY_REPORT.md."""
+    stage = root / "review-stage"
+    stage.mkdir(parents=True, exist_ok=True)
+    data = {
+        "iterations_consumed": 2,
+        "claim_reentries_consumed": 0,
+        "status": "in_progress",
+        "last_score": 8,
+        "last_verdict": "ready",
+        "consecutive_noop_count": 0,
+        "iteration_breakdown": [],
+        "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()),
+    }
+    data.update(state)
+    (stage / "REVIEW_STATE.json").write_text(json.dumps(data, indent=2) + "\n")
+    if verify is not None:
+        (root / "verify").mkdir(exist_ok=True)
+        (root / "verify" / "VERIFY_REPORT.md").write_text(verify)
+    return stage
+
+
 def bkit_project(root: Path, *, rate=82, count=2, history=(70, 78, 82)) -> Path:
     """.bkit/state/pdca-status.json with one feature in `check`, and a sprint iterateHistory."""
     state = root / ".bkit" / "state"

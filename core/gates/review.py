@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,7 @@ from scars.core.loops.review import (
     project_of,
     read_review_dir,
     score_met,
+    verdict_parts,
 )
 from scars.core.samsara.session import FeatureSession
 from scars.core.storage.intent import Plan
@@ -68,6 +70,17 @@ def _buckets_figure(buckets: dict[str, int] | None, source: str, unresolved: int
     return f"{counts}: {verdict}" + ("" if source == VERIFY_REPORT else f" ({source})")
 
 
+@dataclass
+class ReviewEvidence(Evidence):
+    """The review gate's evidence, naming the loop it is about: one gate serves both lineages,
+    and a Mechanist loop's evidence says ``mechanist`` (``loop`` of :meth:`as_json`)."""
+
+    loop: str = "aris"
+
+    def as_json(self) -> dict[str, Any]:
+        return {**super().as_json(), "loop": self.loop}
+
+
 def gather_review(gate: Gate, path: Path, **_: Any) -> Evidence:
     """The evidence of the review gate: every budget, limit and rule is the review reader's
     (scars.core.loops.review), so `scars loops` and this gate never disagree."""
@@ -80,7 +93,8 @@ def gather_review(gate: Gate, path: Path, **_: Any) -> Evidence:
     mechanist = loop.kind == "mechanist"
     score = d["last_score"]
     raw_verdict = d["last_verdict"]
-    verdict = d["canonical_verdict"] or "not ready"
+    compound = verdict_parts(raw_verdict) if d["canonical_verdict"] is None else []
+    verdict = d["canonical_verdict"] or ("unknown (a compound verdict)" if compound else "not ready")
     score_ok = score_met(score)
     verdict_ok = verdict in POSITIVE
     stop_met = loop.stop_rule.met is True
@@ -111,8 +125,8 @@ def gather_review(gate: Gate, path: Path, **_: Any) -> Evidence:
             warnings.append(f"{source} — unknown is never success")
             uncertainty = ("high", "the claim buckets could not be read")
         elif unresolved:
+            # Each unreadable claim state is already a parse failure of the reader (with its line).
             files.append(display_path(root / VERIFY_REPORT, root))
-            warnings.extend(f"{VERIFY_REPORT}: claim state unknown: {why}" for why in unresolved)
             uncertainty = ("high", "a claim state in VERIFY_REPORT.md could not be read: unknown is never success")
         elif source == VERIFY_REPORT:
             files.append(display_path(root / VERIFY_REPORT, root))
@@ -202,7 +216,13 @@ def gather_review(gate: Gate, path: Path, **_: Any) -> Evidence:
         stop="met" if stop_met else "not met",
         budget=budget_text,
     )
-    return Evidence(
+    if "continue" in refused:
+        # No next iteration is offered where continue cannot be given.
+        prompt = prompt.replace(
+            f"(A) continue to {unit.lower()} {number + 1}", f"(A) continue (refused: {refused['continue']})"
+        )
+    return ReviewEvidence(
+        loop=loop.kind,
         gate=gate,
         target=stage_dir,
         state_file=sf,
@@ -225,7 +245,7 @@ def gather_review(gate: Gate, path: Path, **_: Any) -> Evidence:
         decision_overrides=overrides,
         refused=refused,
         advice=advice,
-        default="stop" if stop_met else "continue",
+        default="stop" if stop_met or "continue" in refused else "continue",
         uncertainty=uncertainty,
     )
 
@@ -250,9 +270,15 @@ def apply_review(
         if ans.value == "stop":
             # Only what the gate decides: the loop is completed, and why — in the loop's own words
             # (Mechanist's termination_reason ∈ positive_verdict | iterations_exhausted |
-            # claim_reentry_exhausted). A person's stop that is none of those writes no reason: the
+            # claim_reentry_exhausted | stalled). A person's stop that is none of those writes no reason: the
             # auto-decisions.md entry next to the state holds it.
             data["status"] = "completed"
+            # Mechanist writes `timestamp` at every state write and its resume checks it first (older
+            # than 24 h: the state is archived and the loop starts fresh), so a stop keeping the old
+            # one would be thrown away as stale. ARIS's resume deletes a state older than 24 h: its
+            # timestamp is renewed too where the state keeps one (a state without one stays so).
+            if ctx["mechanist"] or "timestamp" in data:
+                data["timestamp"] = now
             reason_value = None
             if ctx["mechanist"]:
                 if ctx["stop_met"]:

@@ -41,8 +41,10 @@ MECHANIST_MAX_CLAIM_REENTRIES = 2
 TARGET_SCORE = 6.0
 STALL_LIMIT = 2
 STALE_AFTER = timedelta(hours=24)
-# The termination reasons Mechanist writes (auto-iteration-loop SKILL.md, Termination step 2).
-MECHANIST_TERMINATIONS = ("positive_verdict", "iterations_exhausted", "claim_reentry_exhausted")
+# The termination reasons Mechanist writes (auto-iteration-loop SKILL.md, Termination step 2), and
+# `stalled`: the stall guard's termination ("status 'stalled'" in its final report), which real
+# runs write as their termination_reason too.
+MECHANIST_TERMINATIONS = ("positive_verdict", "iterations_exhausted", "claim_reentry_exhausted", "stalled")
 # ARIS auto-review-loop constant.
 ARIS_MAX_ROUNDS = 4
 
@@ -106,13 +108,43 @@ def canonical_status(value: Any) -> str | None:
     return _STATUS_SYNONYMS.get(key, _STATUS_SYNONYMS.get(key.replace(" ", "_"), value.strip()))
 
 
+def verdict_parts(text: Any) -> list[tuple[str, str]]:
+    """The parts of a compound verdict — one verdict per target, ``;``-separated: ``Ready
+    (workshop…); Almost (…); Not ready (main-track…)`` — as (canonical verdict, the part as
+    written); [] for a verdict of one part, or parts that do not each start with a verdict."""
+    if not isinstance(text, str) or ";" not in text:
+        return []
+    parts = [p.strip().strip("*_` ").strip() for p in text.split(";")]
+    parts = [p for p in parts if p]
+    out = []
+    for part in parts:
+        head = re.split(r"\s+[—–-]\s+|\s*\(|:", part, maxsplit=1)[0]
+        if _single_verdict(head, strict=True) is None:
+            return []
+        out.append((_single_verdict(head) or "not ready", part))
+    return out if len(out) > 1 else []
+
+
 def canonical_verdict(text: Any) -> str | None:
     """A reviewer's free-form verdict as ``ready`` / ``almost`` / ``not ready``.
 
     Lowercase, trim, strip markdown and punctuation, look the phrase up in the synonym
     tables, then test substrings — ``not ready`` *before* ``ready`` (it contains it).
-    Anything else is ``not ready``; None when there is no verdict at all.
+    Anything else is ``not ready``; None when there is no verdict at all — or when it is a
+    compound verdict whose parts disagree (:func:`verdict_parts`: which target the loop's STOP
+    was about is not written, so scars does not guess).
     """
+    if text is None:
+        return None
+    parts = verdict_parts(text)
+    if parts:
+        kinds = {kind for kind, _ in parts}
+        return kinds.pop() if len(kinds) == 1 else None
+    return _single_verdict(text)
+
+
+def _single_verdict(text: Any, *, strict: bool = False) -> str | None:
+    """One verdict phrase canonicalised; with ``strict``, None unless it names a verdict."""
     if text is None:
         return None
     if not isinstance(text, str):
@@ -135,14 +167,15 @@ def canonical_verdict(text: Any) -> str | None:
         return "almost"  # "needs minor revision", "almost there", "nearly ready (two nits)"
     if re.search(r"\bready\b", t) or any(t.startswith(term + " ") for term in _READY_TERMS - {"yes"}):
         return "ready"
-    return "not ready"
+    return None if strict else "not ready"
 
 
 # --------------------------------------------------------------------------- AUTO_REVIEW.md
 
-# "## Iteration 2 (…)", "## Round 3 — …", and a run prefix: "## Loop 2 — Round 1", "## Night 3 Round 1".
+# "## Iteration 2 (…)", "## Round 3 — …", and a run prefix: "## Loop 2 — Round 1", "## Night 3 Round 1",
+# "## Loop 2 / Round 1", or any name before a slash or a dash: "## Feedback Loop Extension / Round 1".
 _REVIEW_SECTION = re.compile(
-    r"^##\s+(?:(?P<prefix>(?:Loop|Night|Run|Pass|Session)\s+\d+)\s*[—–:\-]?\s*)?"
+    r"^##\s+(?:(?P<prefix>(?:Loop|Night|Run|Pass|Session)\s+\d+|[^#/—–\s][^#/—–]*?(?=\s*[/—–]))\s*[—–:/\-]?\s*)?"
     r"(?P<kind>Iteration|Round)\s+(?P<n>\d+)\b(?P<rest>.*)$",
     re.IGNORECASE,
 )
@@ -151,12 +184,14 @@ _REVIEW_SECTION = re.compile(
 _BUDGET_LINE = re.compile(r"budget after this iteration\W+iterations\s+(\d+)\s*/\s*(\d+)", re.IGNORECASE)
 _REENTRY_LINE = re.compile(r"claim[- ]re-?entries\s+(\d+)\s*/\s*(\d+)", re.IGNORECASE)
 _FENCE = re.compile(r"^\s*(```|~~~)")
-# "- Score: 7/10", "**Verdict**: almost", "- **Verdict** (canonical): `almost`".
-_LABEL = re.compile(
-    r"^\s*(?:[-*+]\s+)?(?:\*\*|__)?\s*(?P<label>score|verdict)\s*(?:\([^)]*\))?\s*(?:\*\*|__)?"
-    r"\s*(?:\([^)]*\))?\s*:\s*(?:\*\*|__)?(?P<value>.*)$",
-    re.IGNORECASE,
-)
+# A labelled figure of an assessment: "- Score: 7/10", "**Verdict**: almost", "- **Verdict**
+# (canonical): `almost`", "- Score 6.8/10" (no colon), "- **Average Score: 5.25/10**".
+_LABEL_WORD = r"(?:(?:average|overall|mean|final)\s+)?(?:score|verdict)\b"
+_LABEL = re.compile(r"(?P<label>" + _LABEL_WORD + r")\s*(?:\([^)]*\))?\s*(?P<colon>:)?\s*(?P<value>.*)$", re.IGNORECASE)
+# Several figures on one line: "- Score: 6.4/10 (was 5.8). Verdict: almost.", "Verdict: READY |
+# Score: ~8/10", "- Score **7.3/10**, verdict **Almost**" — split where the next one's label starts.
+_LABEL_SPLIT = re.compile(r"\s*(?:\||;|,|\.(?=\s))\s*(?=" + _LABEL_WORD + r")", re.IGNORECASE)
+_BARE_SCORE = re.compile(r"~?\d+(?:\.\d+)?(?:\s*[-–—]\s*\d+(?:\.\d+)?)?\s*/\s*10(?!\d)")
 
 
 def _unfenced_lines(text: str):
@@ -172,9 +207,37 @@ def _unfenced_lines(text: str):
 
 def _verdict_value(value: str) -> str:
     value = value.strip().strip("*_` ").strip()
+    if len(verdict_parts(value)) > 1:
+        return value.rstrip(". ")  # a compound verdict is kept whole ("Ready (workshop); Not ready (main)")
     # Cut commentary after the verdict words: "Almost (minor fixes)", "`ready` — …".
     value = re.split(r"\s+[—–-]\s+|\s*\(", value, maxsplit=1)[0]
-    return value.strip("*_` ").strip()
+    return value.strip("*_` ").rstrip(".").strip()
+
+
+def assessment_figures(line: str, *, heading: bool = False) -> list[tuple[str, str]]:
+    """The (label, value) figures of one assessment line, in order: ``score`` (or ``average
+    score`` …) and ``verdict``. The line starts with a label (after a list bullet; markdown
+    emphasis ignored), with a colon — or, for a score, its ``N/10`` right after; later figures on
+    the line need no colon. A heading's rest (``(score: 7/10)``) may hold them anywhere."""
+    text = line.replace("**", "").replace("__", "")
+    if heading:
+        found = re.search(_LABEL_WORD, text, re.IGNORECASE)
+        if found is None:
+            return []
+        text = text[found.start() :]
+    else:
+        text = re.sub(r"^\s*(?:[-*+]\s+)?", "", text)
+    figures: list[tuple[str, str]] = []
+    for index, segment in enumerate(_LABEL_SPLIT.split(text)):
+        m = _LABEL.match(segment)
+        if m is None:
+            break
+        label = " ".join(m.group("label").lower().split())
+        value = m.group("value").strip().strip(")").strip() if heading else m.group("value").strip()
+        if m.group("colon") is None and index == 0 and not (label.endswith("score") and _BARE_SCORE.match(value)):
+            break  # "- Score tables below": no figure
+        figures.append((label, value))
+    return figures
 
 
 def parse_auto_review(text: str) -> list[dict[str, Any]]:
@@ -233,6 +296,7 @@ def parse_auto_review(text: str) -> list[dict[str, Any]]:
                 "claim_reentries_limit": None,
             }
             run["sections"].append(current)
+            _take_figures(current, assessment_figures(m.group("rest"), heading=True))  # "## Round 1 (score: 7/10)"
             continue
         if line.startswith("## "):
             current = None
@@ -249,17 +313,28 @@ def parse_auto_review(text: str) -> list[dict[str, Any]]:
                     int(reentry.group(2)),
                 )
             continue
-        lm = _LABEL.match(line)
-        if not lm:
-            continue
-        if lm.group("label").lower() == "score" and current["score"] is None:
-            current["score"] = score_out_of_ten(lm.group("value")) or as_number(lm.group("value").replace("*", ""))
-        elif lm.group("label").lower() == "verdict" and current["verdict_text"] is None:
-            raw_value = _verdict_value(lm.group("value"))
-            if raw_value:
-                current["verdict_text"] = raw_value
-                current["verdict"] = canonical_verdict(raw_value)
+        _take_figures(current, assessment_figures(line))
     return [r for r in runs if r["sections"]]
+
+
+def _take_figures(section: dict[str, Any], figures: list[tuple[str, str]]) -> None:
+    """A section's score and verdict: the first of each, except that an average / overall score
+    (a summary of several reviewers) replaces a plain one."""
+    for label, value in figures:
+        if label.endswith("score"):
+            summary = label != "score"
+            if section["score"] is not None and not (summary and not section.get("score_summary")):
+                continue
+            score = score_out_of_ten(value)
+            if score is None:
+                score = as_number(value.replace("*", "").strip())
+            if score is not None:
+                section["score"], section["score_summary"] = score, summary
+        elif section["verdict_text"] is None:
+            raw_value = _verdict_value(value)
+            if raw_value:
+                section["verdict_text"] = raw_value
+                section["verdict"] = canonical_verdict(raw_value)
 
 
 # --------------------------------------------------------------------------- REVIEWER_MEMORY.md
@@ -304,8 +379,10 @@ _MARKED_STATE = re.compile(
 _COUNT_BEFORE = re.compile(r"(\d+)\s+(PASS|FAIL|INCONCLUSIVE|ZERO_ELIGIBLE_VARIANTS|INTEGRITY_ONLY)\b")
 _COUNT_AFTER = re.compile(r"\b(PASS|FAIL|INCONCLUSIVE|ZERO_ELIGIBLE_VARIANTS|INTEGRITY_ONLY)\s*:\s*(\d+)\b")
 _TABLE_SEPARATOR = re.compile(r"^\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
-# Headers of the column holding a claim's final state (the template's "State"; a plain "verdict").
-_STATE_HEADERS = ("state", "verdict", "final state", "final verdict")
+# Headers of the column holding a claim's final state: the template's "State", a plain "verdict",
+# and real reports' "Final" (beside an "Integrity" column: `PASS | INTEGRITY_ONLY`) and
+# "Terminal state". A table with two of them reads each; when they disagree the row is unresolved.
+_STATE_HEADERS = ("state", "verdict", "final state", "final verdict", "final", "terminal state", "terminal")
 # "- C3 (short text): … — ❌ FAIL" / "- claim_1: INCONCLUSIVE" — a claim id, then a colon.
 _CLAIM_ITEM = re.compile(r"^\s*[-*+]\s+(?:\*\*|`)?(?P<id>[A-Za-z][\w.\-]*)(?:\*\*|`)?\s*(?:\([^)]*\))?\s*:")
 
@@ -375,7 +452,9 @@ def _claim_id(text: str) -> str:
 def read_verify_claims(text: str) -> VerifyClaims:
     """Each claim's state in a VERIFY_REPORT.md (Mechanist ``skills/auto-verify`` Phase 11).
 
-    A table row's state is its ``State`` (or ``verdict``) column; a row of a table without one,
+    A table row's state is its ``State`` (or ``verdict``, ``Final``, ``Terminal state``) column —
+    real reports put ``Integrity | Final`` side by side (``PASS | INTEGRITY_ONLY``): the Final
+    column decides, and two state columns that disagree leave the row unresolved; a row of a table without one,
     or a list item ``- <claim>: …``, takes the state after a state marker (✅ ❌ 🟡 🟠 ⬛ ⚪), else
     its only state token. The Summary table of the template carries several tokens per row
     (``FAIL (exp FAIL / mech N/A) … 🟡 INCONCLUSIVE``): the State column decides. A row naming
@@ -390,7 +469,7 @@ def read_verify_claims(text: str) -> VerifyClaims:
     declared: dict[str, int] = {}
     fenced = False
     header: list[str] | None = None
-    state_col: int | None = None
+    state_cols: list[int] = []
     in_table = False
 
     def settle(claim: str, state: str, number: int, line: str) -> None:
@@ -413,19 +492,21 @@ def read_verify_claims(text: str) -> VerifyClaims:
             nxt = lines[index + 1].strip() if index + 1 < len(lines) else ""
             if not in_table and _TABLE_SEPARATOR.match(nxt):
                 header = [c.lower().strip("*` ") for c in _cells(stripped)]
-                state_col = next((i for i, h in enumerate(header) if h in _STATE_HEADERS), None)
+                state_cols = [i for i, h in enumerate(header) if h in _STATE_HEADERS]
                 in_table = True
                 continue
             in_table = True
             cells = _cells(stripped)
             claim = _claim_id(cells[0]) if cells else ""
-            if state_col is not None:
-                cell = cells[state_col] if state_col < len(cells) else ""
-                state, _ = _state_of(cell)
-                if state is None:
+            if state_cols:
+                states = {_state_of(cells[i] if i < len(cells) else "")[0] for i in state_cols}
+                if None in states:
                     unresolved.append((number, f"claim {claim or '?'} has no state in its State column: {stripped}"))
+                elif len(states) > 1:
+                    named = " and ".join(header[i] for i in state_cols) if header else "state"
+                    unresolved.append((number, f"claim {claim or '?'}: its {named} columns disagree: {stripped}"))
                 else:
-                    settle(claim, state, number, stripped)
+                    settle(claim, states.pop(), number, stripped)  # type: ignore[arg-type]
                 continue
             state, several = _state_of(stripped)
             if state is not None:
@@ -434,7 +515,7 @@ def read_verify_claims(text: str) -> VerifyClaims:
                 ambiguous.append((claim, number, stripped))
             continue
         in_table = False
-        header, state_col = None, None
+        header, state_cols = None, []
         counted = _COUNT_AFTER.findall(stripped) if stripped.startswith(("-", "*", "+")) else []
         if stripped.lower().lstrip("*_ ").startswith("counts"):
             for n, bucket in _COUNT_BEFORE.findall(stripped):
@@ -591,6 +672,7 @@ def _stop(
     buckets: dict[str, int] | None,
     buckets_source: str,
     unresolved: tuple[tuple[int, str], ...] = (),
+    verdict_text: str | None = None,
 ) -> StopRule:
     """The STOP rule: score ≥ 6, verdict ready/almost, no blocking claim. ``buckets`` None = the
     claim states are unknown (``buckets_source`` says why); ``unresolved`` lines of the report
@@ -604,8 +686,20 @@ def _stop(
         else "no score yet"
     )
     met_verdict = verdict in POSITIVE
-    reasons.append(f"verdict {verdict or 'unknown'} {'is' if met_verdict else 'is not'} ready/almost")
+    parts = verdict_parts(verdict_text) if verdict is None else []
     met: bool | None = met_score and met_verdict
+    if parts:
+        # "Ready (workshop…); Not ready (main-track…)": one verdict per target, and the target the
+        # loop stopped for is not written. Unknown, never read as either.
+        reasons.append(
+            "compound verdict ("
+            + "; ".join(f"{kind}: {part}" for kind, part in parts)
+            + "): which target the STOP rule is about is not written, so it cannot be evaluated"
+        )
+        if met_score:
+            met = None
+    else:
+        reasons.append(f"verdict {verdict or 'unknown'} {'is' if met_verdict else 'is not'} ready/almost")
     blocking = {b: buckets.get(b, 0) for b in BLOCKING_BUCKETS if buckets.get(b, 0)} if buckets else {}
     if blocking:
         met = False
@@ -761,7 +855,7 @@ def _mechanist(
         source = f"the loop terminated on a positive verdict ({VERIFY_REPORT} not found)"
     else:
         source = f"claim buckets unknown: {VERIFY_REPORT} not found"
-    stop = _stop(score, verdict, buckets, source, unresolved)
+    stop = _stop(score, verdict, buckets, source, unresolved, verdict_text)
 
     # MAX_ITERATIONS is overridable upstream (the `MAX_ITERATIONS:` argument); a state that
     # records `max_iterations` is read with it.
@@ -950,7 +1044,7 @@ def _aris(
         score, verdict_text, _ = _last_from_runs(runs)
         source = "AUTO_REVIEW.md"
     verdict = canonical_verdict(verdict_text)
-    stop = _stop(score, verdict, None, "")
+    stop = _stop(score, verdict, None, "", verdict_text=verdict_text)
 
     # Trend: AUTO_REVIEW.md's current run, else rounds[], else score_trajectory.
     points = _points_from_runs(runs)
@@ -989,6 +1083,8 @@ def _aris(
         reason = f"STOP rule not met and the round budget is spent ({used}/{limit}): a person decides"
     elif stop.met:
         reason = f"positive: score {fmt_number(score)}, verdict {verdict}"
+    elif stop.met is None:
+        reason = "STOP rule cannot be evaluated: " + stop.reasons[-1]
     elif state is None and not runs:
         reason = "no review state or log could be read"
     else:

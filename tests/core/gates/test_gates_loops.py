@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from scars.core import gates
+from scars.core.clock import parse_time
 from scars.core.errors import DecisionRefused, LockHeld, PathNotFound, UsageError
 from scars.core.loops.loopspec import gap_id
 from scars.core.storage.lock import FeatureLock
@@ -212,7 +214,11 @@ def test_mechanist_stop_rule_met_and_stop_records_positive_verdict(tmp_path):
     assert res.decision == "proceed"
     new = json.loads((stage / "REVIEW_STATE.json").read_text())
     assert new.pop("status") == "completed" and new.pop("termination_reason") == "positive_verdict"
+    # Mechanist writes `timestamp` at every state write: the stop renews it.
+    written_at = parse_time(new.pop("timestamp"))
+    assert written_at is not None and abs(datetime.now(UTC) - written_at) < timedelta(minutes=5)
     old.pop("status")
+    old.pop("timestamp")
     assert new == old
     assert res.recorded == ["review-stage/auto-decisions.md", "review-stage/REVIEW_STATE.json"]
 

@@ -10,6 +10,7 @@ import pytest
 
 from scars.core.loops import review
 from scars.core.loops.review import canonical_verdict, parse_auto_review, parse_reviewer_memory, parse_verify_buckets
+from tests.factories import mechanist_stage
 
 NOW = datetime(2026, 3, 16, 12, 0, tzinfo=UTC)
 
@@ -112,23 +113,8 @@ def test_verify_buckets():
 
 
 def mechanist(tmp_path: Path, verify: str | None = None, **state) -> Path:
-    stage = tmp_path / "review-stage"
-    stage.mkdir(parents=True, exist_ok=True)
-    data = {
-        "iterations_consumed": 2,
-        "claim_reentries_consumed": 0,
-        "status": "in_progress",
-        "last_score": 5.0,
-        "last_verdict": "not ready",
-        "consecutive_noop_count": 0,
-        "timestamp": "2026-03-16T10:00:00",
-    }
-    data.update(state)
-    (stage / "REVIEW_STATE.json").write_text(json.dumps(data))
-    if verify is not None:
-        (tmp_path / "verify").mkdir(exist_ok=True)
-        (tmp_path / "verify" / "VERIFY_REPORT.md").write_text(verify)
-    return stage
+    defaults = {"last_score": 5.0, "last_verdict": "not ready", "timestamp": "2026-03-16T10:00:00"}
+    return mechanist_stage(tmp_path, verify, **{**defaults, **state})
 
 
 def test_mechanist_in_progress(tmp_path):

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
 
@@ -19,6 +18,7 @@ from scars.core.errors import DecisionRefused
 from scars.core.loops import discover_loops, review
 from scars.core.loops.base import Budget
 from tests.factories import clean_env
+from tests.factories import mechanist_stage as mechanist
 
 NOW = datetime(2026, 3, 16, 12, 0, tzinfo=UTC)
 
@@ -47,27 +47,6 @@ def report(*states: str, extra: str = "") -> str:
 @pytest.fixture(autouse=True)
 def _env(monkeypatch):
     clean_env(monkeypatch)
-
-
-def mechanist(root: Path, verify: str | None, **state) -> Path:
-    stage = root / "review-stage"
-    stage.mkdir(parents=True, exist_ok=True)
-    data = {
-        "iterations_consumed": 2,
-        "claim_reentries_consumed": 0,
-        "status": "in_progress",
-        "last_score": 8,
-        "last_verdict": "ready",
-        "consecutive_noop_count": 0,
-        "iteration_breakdown": [],
-        "timestamp": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S"),
-    }
-    data.update(state)
-    (stage / "REVIEW_STATE.json").write_text(json.dumps(data, indent=2) + "\n")
-    if verify is not None:
-        (root / "verify").mkdir(exist_ok=True)
-        (root / "verify" / "VERIFY_REPORT.md").write_text(verify)
-    return stage
 
 
 # --------------------------------------------------------------------------- point 1
