@@ -37,7 +37,7 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("budget-context", "scars.tui.cli.commands.budget_context", "print the iteration_budget_context envelope for the next dispatch, with the safety valves"),
     ("advise", "scars.tui.cli.commands.advise", "advise on the next iteration: budget matrix, fixability, failure modes, convergence trend"),
     ("watch", "scars.tui.cli.commands.watch", "check the machine-checkable watches of accepted items; a fired watch reopens its item"),
-    ("export", "scars.tui.cli.commands.export", "export a samsara feature's scar items and decisions as SARIF 2.1.0, OpenVEX or JSON"),
+    ("export", "scars.tui.cli.commands.export", "export a feature's (or every feature's) scar items and decisions as SARIF 2.1.0, OpenVEX or JSON"),
     ("serve", "scars.tui.cli.commands.serve", "serve the triage app to a browser (localhost, a token, read-only unless --write)"),
     ("mcp", "scars.tui.cli.commands.mcp", "serve the human gate to coding agents over MCP (stdio): request_gate, wait_for_answer …"),
     ("cache", "scars.tui.cli.commands.cache", "show the feature cache (where, entries, size) or clean it: the bound now, or --all"),
