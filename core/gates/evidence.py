@@ -54,13 +54,18 @@ class Evidence:
     def decision_for(self, answer: Answer) -> str:
         return self.decision_overrides.get(answer.value, answer.decision)
 
+    def loop_name(self) -> str:
+        """The loop this evidence is about, as every front end names it: the gate's loop, unless
+        the gate serves several lineages (the review gate: ``mechanist`` or ``aris``)."""
+        return self.gate.loop
+
     def as_json(self) -> dict[str, Any]:
         """What the gate shows, for scripts (`scars gate … --json`)."""
         gate = self.gate
         return {
             "gate": gate.id,
             "entry_id": gate.entry_id,
-            "loop": gate.loop,
+            "loop": self.loop_name(),
             "workflow_prompt": self.workflow_prompt,
             **({"headline": self.headline} if self.headline is not None else {}),
             "figures": [[label, value] for label, value in self.figures],

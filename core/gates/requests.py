@@ -64,6 +64,8 @@ LOCK_TIMEOUT = 30.0  # seconds an answerer or applier waits for another one to f
 POLL_SECONDS = 0.1  # a waiter's stat interval: the answer is seen within this (+ the read)
 # Directories marking the root a loop's requests go to, nearest first (after samsara's own rule).
 ROOT_MARKERS = (".git", ".loop-spec", ".bkit", str(INBOX))
+# The loops a gate's evidence may name besides the gate's own (one review gate serves both).
+LINEAGES: dict[str, tuple[str, ...]] = {"aris": ("aris", "mechanist")}
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]{2,60}$")
 _MAX_BYTES = 4 * 1024 * 1024
 
@@ -215,6 +217,14 @@ class Request:
     def loop_path(self, root: Path) -> Path:
         p = Path(self.path)
         return p if p.is_absolute() else Path(root) / p
+
+    @property
+    def loop_label(self) -> str:
+        """The loop as the request's evidence named it (``Evidence.loop_name``: a review gate's
+        ``mechanist``), only where the gate serves that lineage; else the gate's loop. A request
+        file names no other loop than its gate's."""
+        named = self.evidence.get("loop") if isinstance(self.evidence, dict) else None
+        return named if isinstance(named, str) and named in LINEAGES.get(self.loop, ()) else self.loop
 
     def as_json(self) -> dict[str, Any]:
         return {

@@ -77,8 +77,8 @@ class ReviewEvidence(Evidence):
 
     loop: str = "aris"
 
-    def as_json(self) -> dict[str, Any]:
-        return {**super().as_json(), "loop": self.loop}
+    def loop_name(self) -> str:
+        return self.loop
 
 
 def gather_review(gate: Gate, path: Path, **_: Any) -> Evidence:

@@ -108,7 +108,7 @@ def request_detail(view: Any, read_only: str | None = None) -> Text:
     """The detail pane of a request row (core's lines of it), inert."""
     r = view.request
     t = Text()
-    t.append(one_line(f"gate request {r.id}: {r.gate} ({r.loop}) — {view.state}", 120), style="bold")
+    t.append(one_line(f"gate request {r.id}: {r.gate} ({r.loop_label}) — {view.state}", 120), style="bold")
     t.append("\n" + one_line(f"path: {r.path}", 160))
     for line in view.lines(steps=not read_only):
         t.append("\n" + one_line(line, 300))

@@ -87,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
 def describe(view: Any) -> list[str]:
     """Inert lines per request: id, state, gate, path; then core's lines of it, indented."""
     r = view.request
-    head = one_line(f"{r.id}  {view.state:<9} {r.gate} ({r.loop})  {r.path}", 200)
+    head = one_line(f"{r.id}  {view.state:<9} {r.gate} ({r.loop_label})  {r.path}", 200)
     return [head] + ["    " + one_line(line, 300) for line in view.lines()]
 
 

@@ -33,7 +33,7 @@ def _fit(text: str, cells: int) -> str:
 def render_evidence(console: Console, evidence: Evidence) -> None:
     gate = evidence.gate
     console.print(Text(f"scars gate {gate.id} — {gate.title}", style="bold"))
-    console.print(Text(f"loop: {gate.loop}   from: {gate.source}", style="dim"))
+    console.print(Text(f"loop: {evidence.loop_name()}   from: {gate.source}", style="dim"))
     console.print()
     if evidence.headline:
         console.print(Text(visible(evidence.headline), style="bold"))
