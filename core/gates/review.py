@@ -109,6 +109,7 @@ def gather_review(gate: Gate, path: Path, **_: Any) -> Evidence:
     warnings = [str(p) for p in loop.parse_failures]
     refused: dict[str, str] = {}
     reason_required: set[str] = set()
+    ends: list[str] = []  # what makes the loop itself end here although continue may be given (a reason)
     uncertainty = ("low", "")
     score_text = f"{'?' if score is None else f'{score:g}'}/10 (target >= {fmt_number(TARGET_SCORE)})"
     figures = [
@@ -166,9 +167,11 @@ def gather_review(gate: Gate, path: Path, **_: Any) -> Evidence:
                 "the loop terminates as stalled"
             )
             reason_required.add("continue")
+            ends.append("the stall guard fired (the loop terminates as stalled)")
         if loop.stop_rule.outcome == "claim_reentry_exhausted":
             warnings.append("only type ③ could help the open claims and the claim re-entry sub-budget is spent")
             reason_required.add("continue")
+            ends.append("the claim re-entry sub-budget is spent")
         if d["status"] == "awaiting_upstream":
             warnings.append("status awaiting_upstream: the pending upstream calls run before the loop resumes")
     else:
@@ -204,6 +207,8 @@ def gather_review(gate: Gate, path: Path, **_: Any) -> Evidence:
         advice = "STOP rule met: the loop would stop here"
     elif "continue" in refused:
         advice = f"STOP rule not met and {refused['continue']}: the loop closes out"
+    elif ends:
+        advice = f"STOP rule not met, but {ends[0]}: the loop would stop here (continuing needs a reason)"
     else:
         advice = f"STOP rule not met: the loop would continue ({budget_text} left)"
     prompt = gate.prompt.format(
@@ -245,7 +250,7 @@ def gather_review(gate: Gate, path: Path, **_: Any) -> Evidence:
         decision_overrides=overrides,
         refused=refused,
         advice=advice,
-        default="stop" if stop_met or "continue" in refused else "continue",
+        default="stop" if stop_met or "continue" in refused or ends else "continue",
         uncertainty=uncertainty,
     )
 

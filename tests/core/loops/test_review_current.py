@@ -320,3 +320,19 @@ def test_a_compound_verdict_leaves_the_stop_rule_unknown(tmp_path, lineage):
 def test_a_compound_verdict_in_the_log_is_kept_whole():
     section = one(f"## Round 3\n- Score: 7/10\n- Verdict: {COMPOUND}\n")
     assert section["verdict_text"] == COMPOUND and section["verdict"] is None
+
+
+@pytest.mark.parametrize("noop", [2, 1])
+def test_after_the_stall_guard_the_advice_and_default_say_stop(tmp_path, noop):
+    """The stall guard (continue needs a reason there, it is not refused) left the advice saying
+    "the loop would continue" and the default on continue; at one no-op short of it they still do."""
+    stage = mechanist(
+        tmp_path, INTEGRITY_FINAL + "| C3 | x | PASS | FAIL |\n", consecutive_noop_count=noop, last_score=5
+    )
+    ev = gates.gather("review-continue", stage)
+    assert "continue" not in ev.refused
+    if noop == 2:
+        assert ev.default == "stop" and "continue" in ev.reason_required
+        assert ev.advice.startswith("STOP rule not met, but the stall guard fired")
+    else:
+        assert ev.default == "continue" and ev.advice.startswith("STOP rule not met: the loop would continue")
