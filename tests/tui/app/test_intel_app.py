@@ -20,19 +20,21 @@ def _detail(app: ScarsApp) -> str:
     return cap.get()
 
 
+async def _first_row(fdir) -> str:  # noqa: ANN001
+    """The item of the row the app starts on."""
+    app = ScarsApp(fdir, user="alice")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.wait_loaded()
+        await wait_settled(pilot, "the load shown and laid out")
+        return app.screen.query_one(ItemList).current_row.item_id
+
+
 def test_detail_pane_shows_the_reopen_cause(tmp_path):
     root = tmp_path / "repo"
     root.mkdir()
     fdir = app_repo(root)
 
-    async def first_item() -> str:
-        app = ScarsApp(fdir, user="alice")
-        async with app.run_test(size=(120, 40)) as pilot:
-            await app.wait_loaded()
-            await wait_settled(pilot, "the load shown and laid out")
-            return app.screen.query_one(ItemList).current_row.item_id
-
-    item_id = asyncio.run(first_item())
+    item_id = asyncio.run(_first_row(fdir))
     with FeatureSession.open(fdir, user="alice") as s:
         s.decide(
             item_id,
@@ -67,14 +69,7 @@ def test_a_cursor_step_reads_nothing_from_disk_for_the_reopen(tmp_path, monkeypa
     root.mkdir()
     fdir = app_repo(root)
 
-    async def first_row() -> str:
-        app = ScarsApp(fdir, user="alice")
-        async with app.run_test(size=(120, 40)) as pilot:
-            await app.wait_loaded()
-            await wait_settled(pilot, "the load shown and laid out")
-            return app.screen.query_one(ItemList).current_row.item_id
-
-    first = asyncio.run(first_row())  # the row the app starts on (it is undecided again after the reopen)
+    first = asyncio.run(_first_row(fdir))  # the row the app starts on (it is undecided again after the reopen)
     with FeatureSession.open(fdir, user="alice") as s:
         s.decide(first, "accept", re_review_signal="retries start", owner="bob", rationale="one path today")
         s.reopen(first, cause="src/export.py changed since 0123456789ab", watch="path-changed: src/*.py")
