@@ -41,11 +41,13 @@ from scars.core.loops.base import LoopState, as_number, fmt_number, parse_time
 from scars.core.loops.bkit import (
     AUTO_PAUSE_ACTIONS,
     GATE_HISTORY_ACTION,
+    LEGACY_NOTICE,
     NO_IMPROVEMENT_LIMIT,
     PHASE_NUMBERS,
     SPRINT_NEXT_PHASE,
     SPRINTS_DIR,
     can_iterate,
+    is_legacy_status,
     no_improvement_run,
     project_of,
     read_sprint,
@@ -109,7 +111,7 @@ def _pick_feature(sf: Path, data: dict[str, Any], feature: str | None) -> str:
                 f for f, v in features.items() if isinstance(v, dict) and v.get("phase") in ("do", "check", "act")
             ]
             if len(active) != 1:
-                raise UsageError(f"{sf}: name the feature with --feature (features: {', '.join(features) or 'none'})")
+                raise UsageError(f"{sf}: name the feature with --bkit-feature (features: {', '.join(features) or 'none'})")
             feature = active[0]
     if feature not in features or not isinstance(features[feature], dict):
         raise UsageError(f"{sf}: no feature {feature!r} (features: {', '.join(features) or 'none'})")
@@ -123,6 +125,11 @@ def gather_pdca(gate: Gate, path: Path, *, feature: str | None = None, **options
     if gate.id == "sprint-pause":
         return gather_sprint(gate, path, **options)
     sf, root = locate_pdca(path)
+    if is_legacy_status(sf):
+        raise UsageError(
+            f"{display_path(sf, root)}: {LEGACY_NOTICE}. `scars loops` shows it; a gate is answered "
+            "in the file the current bkit reads"
+        )
     data, meta = load_json_state(sf, root)
     feature = _pick_feature(sf, data, feature)
     states = read_status(sf, root)
@@ -136,7 +143,9 @@ def gather_pdca(gate: Gate, path: Path, *, feature: str | None = None, **options
     rate, count, passes, phase = d["match_rate"], state.budget.used or 0, d["match_rate_met"], d["phase"]
     config_file = root / "bkit.config.json"
     files = [display_path(sf, root)] + (["bkit.config.json"] if config_file.is_file() else [])
-    warnings: list[str] = [str(p) for p in state.parse_failures]
+    # the file's own problems, which the reader says once (with its first feature), and this feature's
+    problems = list(dict.fromkeys([*d.get("file_problems", ()), *state.parse_failures]))
+    warnings: list[str] = [str(p) for p in problems]
     sprint = _sprint_of(root, feature)
     trend: list[float | None] = [p.value for p in sprint.points] if sprint is not None else []
     if sprint is not None:

@@ -47,6 +47,8 @@ def gate_call(state: Any, root: Path) -> GateCall | None:
         gate = "escalate" if getattr(state, "route", None) == "escalate" else "spec"
     elif kind in ("mechanist", "aris"):
         gate = "review-continue"
+    elif kind == "bkit" and d.get("format"):  # bkit's v1.5–2.0 file: shown, never written (no gate)
+        gate = None
     elif kind == "bkit":
         options["feature"] = getattr(state, "name", None)
         spent = getattr(getattr(state, "budget", None), "spent", False)

@@ -15,6 +15,7 @@ actions in ``autoPause``) or when one of bkit's armed auto-pause triggers fires.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -171,10 +172,26 @@ def sprint_files(project: Path) -> list[Path]:
     return sorted(p for p in (directory / n for n in names if n.endswith(".json")) if p.is_file() or p.is_symlink())
 
 
+# bkit up to v2.0 kept its status at docs/.pdca-status.json; the current lib (core/paths.js
+# STATE_PATHS.pdcaStatus) reads only .bkit/state/pdca-status.json and neither reads nor migrates
+# the old file (LEGACY_PATHS, "deprecated"). scars shows such a file, marked, and writes no gate
+# into it: an answer written there is one bkit never reads back.
+LEGACY_FORMAT = "bkit v1.5–2.0 (docs/.pdca-status.json)"
+LEGACY_NOTICE = (
+    "bkit v1.5–2.0 status file: the current bkit neither reads nor migrates docs/.pdca-status.json "
+    "(it reads .bkit/state/pdca-status.json); shown read-only, no gate is written into it"
+)
+
+
+def is_legacy_status(path: Path) -> bool:
+    """True for bkit's v1.5–2.0 status file (``docs/.pdca-status.json``), by where it lives."""
+    return path.name == LEGACY_STATUS.name and path.parent.name == LEGACY_STATUS.parent.name
+
+
 def project_of(path: Path) -> Path:
     """The project directory of a status or sprint file."""
     parts = path.parts
-    if path.name == ".pdca-status.json" and path.parent.name == "docs":
+    if is_legacy_status(path):
         return path.parent.parent
     if ".bkit" in parts:
         index = len(parts) - 1 - parts[::-1].index(".bkit")
@@ -258,7 +275,10 @@ def read_status(path: Path, root: Path | None = None) -> list[LoopState]:
     threshold, iterator_max = pdca_settings(as_dict(config.get("pdca")))
     limit = loop_breaker_limit(config)
     legacy = project / LEGACY_STATUS
-    if path == project / CURRENT_STATUS and (legacy.is_file() or legacy.is_symlink()):
+    is_legacy = is_legacy_status(path)
+    if is_legacy:
+        failures.append(Problem(name, None, LEGACY_NOTICE, severity="warning"))
+    elif path == project / CURRENT_STATUS and (legacy.is_file() or legacy.is_symlink()):
         failures.append(
             Problem(
                 rel(legacy, root),
@@ -267,9 +287,22 @@ def read_status(path: Path, root: Path | None = None) -> list[LoopState]:
             )
         )
     states = []
-    for feature, entry in data["features"].items():
-        states.append(_feature_state(str(feature), entry, name, threshold, limit, iterator_max, failures, data))
+    for index, (feature, entry) in enumerate(data["features"].items()):
+        # The file's own problems are said once, with its first feature (not once per feature);
+        # every feature keeps them in ``details["file_problems"]`` for its gate.
+        shown = failures if index == 0 else []
+        state = _feature_state(str(feature), entry, name, threshold, limit, iterator_max, shown, data)
+        state.details["file_problems"] = tuple(failures)
+        if is_legacy:
+            state = _as_legacy(state)
+        states.append(state)
     return states
+
+
+def _as_legacy(state: LoopState) -> LoopState:
+    """A feature of a v1.5–2.0 file: marked, waiting for nobody (no gate writes there)."""
+    state.details["format"] = LEGACY_FORMAT
+    return replace(state, waiting_for_human=False, reason=f"{LEGACY_FORMAT}, read-only: {state.reason}")
 
 
 def _feature_state(

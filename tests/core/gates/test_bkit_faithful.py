@@ -138,6 +138,63 @@ def test_a_legacy_status_beside_the_current_one_is_reported(tmp_path):
     assert any(p.file == "docs/.pdca-status.json" and "not read" in p.message for p in state.parse_failures)
 
 
+def many_features(path: Path, n: int) -> None:
+    """A status file of ``n`` features in check, 72 %, at the limit (5 of 5): each would wait."""
+    features = {f"f{i:02d}": {"phase": "check", "matchRate": 72, "iterationCount": 5} for i in range(n)}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"features": features}), encoding="utf-8")
+
+
+def test_the_legacy_notice_is_said_once_for_a_file_of_many_features(tmp_path):
+    """Before: "the legacy status file is not read" was repeated with each of the 42 features."""
+    many_features(tmp_path / ".bkit/state/pdca-status.json", 42)
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / ".pdca-status.json").write_text(json.dumps({"features": {}}))
+    states = [s for s in discover_loops(tmp_path) if s.kind == "bkit"]
+    assert len(states) == 42
+    notices = [p for s in states for p in s.parse_failures if "not read" in p.message]
+    assert len(notices) == 1
+    # the gate of a feature other than the first still says it (the file's problems are its too)
+    ev = gates.gather("pdca-max-iterations", tmp_path, feature="f41")
+    assert sum("legacy status file is not read" in w for w in ev.warnings) == 1
+
+
+def test_a_v1_legacy_file_is_shown_marked_and_never_written(tmp_path, capsys):
+    """bkit v1.5's docs/.pdca-status.json (v1.0 shape: currentFeature, no phaseNumber), which the
+    current bkit neither reads nor migrates: shown, marked, waiting for nobody, no gate."""
+    legacy = tmp_path / "docs" / ".pdca-status.json"
+    legacy.parent.mkdir()
+    legacy.write_text(
+        json.dumps(
+            {
+                "version": "1.0",
+                "currentFeature": "login",
+                "features": {
+                    "login": {"phase": "check", "matchRate": 72, "iterationCount": 5},
+                    "signup": {"phase": "act", "matchRate": 80, "iterationCount": 1},
+                },
+            }
+        )
+    )
+    before = legacy.read_bytes()
+    states = [s for s in discover_loops(tmp_path) if s.kind == "bkit"]
+    assert {s.name for s in states} == {"login", "signup"}
+    assert all(s.details["format"] == bkit.LEGACY_FORMAT and not s.waiting_for_human for s in states)
+    # at the limit below the threshold a current file waits for a person; this one does not
+    assert next(s for s in states if s.name == "login").stop_rule.outcome == "failure"
+    assert cli.main(["loops", str(tmp_path), "--json"]) == 0
+    obj = json.loads(capsys.readouterr().out)
+    assert [loop["gate"] for loop in obj["loops"]] == [None, None]
+    assert obj["waiting"] == 0
+    assert cli.main(["loops", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert out.count(bkit.LEGACY_NOTICE) == 1 and out.count(bkit.LEGACY_FORMAT + ", read-only") == 2
+    for gate in ("pdca-continue", "pdca-max-iterations"):
+        assert cli.main(["gate", gate, str(tmp_path), "--bkit-feature", "login", "--answer", "accept"]) == 2
+        assert "neither reads nor migrates" in capsys.readouterr().err
+    assert legacy.read_bytes() == before and not (tmp_path / "docs" / "auto-decisions.md").exists()
+
+
 # --------------------------------------------------------------------------- sprints (point 8)
 
 

@@ -346,8 +346,20 @@ def test_pdca_no_improvement_needs_a_reason_to_iterate_and_the_limit_refuses(tmp
         gates.record(gates.gather("pdca-continue", other), "iterate", "one more", user=USER)
 
 
-def test_pdca_on_the_real_legacy_status_file(upstream, tmp_path):
+def test_pdca_never_writes_into_the_real_legacy_status_file(upstream, tmp_path):
+    """Before: the gate recorded into docs/.pdca-status.json, which the current bkit never reads."""
     root = copy_upstream(upstream, "bkit-claude-code", tmp_path)
+    before = tree_hashes(root)
+    for gate in ("pdca-continue", "pdca-max-iterations"):
+        with pytest.raises(UsageError, match=r"neither reads nor migrates docs/\.pdca-status\.json"):
+            gates.gather(gate, root)
+    assert tree_hashes(root) == before
+
+
+def test_pdca_on_the_real_status_file_where_the_current_bkit_reads_it(upstream, tmp_path):
+    root = copy_upstream(upstream, "bkit-claude-code", tmp_path)
+    (root / ".bkit" / "state").mkdir(parents=True)
+    (root / "docs/.pdca-status.json").rename(root / ".bkit/state/pdca-status.json")
     ev = gates.gather("pdca-continue", root)
     figs = dict(ev.figures)
     assert figs["feature"] == "bkit-v1.5.7-comprehensive-test"
@@ -356,10 +368,10 @@ def test_pdca_on_the_real_legacy_status_file(upstream, tmp_path):
     assert ev.decision_for(ev.gate.answer("stop")) == "proceed"
     res = gates.record(ev, "stop", "95% passes the threshold; stop iterating", user=USER)
     assert res.extra["transitions"] == ["ANALYZE_DONE (act → check)", "MATCH_PASS (check → qa)"]
-    data = json.loads((root / "docs/.pdca-status.json").read_text())
+    data = json.loads((root / ".bkit/state/pdca-status.json").read_text())
     f = data["features"]["bkit-v1.5.7-comprehensive-test"]
     assert (f["phase"], f["phaseNumber"], f["lastIterationStatus"]) == ("qa", 6, "completed")
-    assert res.recorded == ["docs/auto-decisions.md", "docs/.pdca-status.json"]
+    assert res.recorded == [".bkit/state/auto-decisions.md", ".bkit/state/pdca-status.json"]
     with pytest.raises(UsageError, match="no feature"):
         gates.gather("pdca-continue", root, feature="nope")
 

@@ -109,6 +109,12 @@ def test_bkit_legacy_status(upstream):
     assert test.trend == (95.0,)
     sync = states["bkit-v1.5.7-doc-sync"]
     assert sync.route == "done" and sync.details["match_rate"] == 100 and sync.budget.used == 0
+    # The current bkit neither reads nor migrates docs/.pdca-status.json: every feature is marked
+    # (its note and details), the file's notice is said once (with the first feature), not per feature.
+    assert all(s.details["format"] == bkit.LEGACY_FORMAT for s in states.values())
+    assert all(s.reason.startswith(bkit.LEGACY_FORMAT + ", read-only: ") for s in states.values())
+    notices = [p for s in states.values() for p in s.parse_failures]
+    assert [(p.message, p.severity) for p in notices] == [(bkit.LEGACY_NOTICE, "warning")]
 
 
 def test_discover_finds_every_upstream_loop(upstream):
@@ -121,4 +127,5 @@ def test_discover_finds_every_upstream_loop(upstream):
         ("bkit", "bkit-v1.5.7-comprehensive-test"),
         ("bkit", "bkit-v1.5.7-doc-sync"),
     } <= found
-    assert all(not s.parse_failures for s in states if s.kind != "samsara")
+    problems = [(s.kind, p.message) for s in states if s.kind != "samsara" for p in s.parse_failures]
+    assert problems == [("bkit", bkit.LEGACY_NOTICE)]
