@@ -19,6 +19,7 @@ _PUBLIC = {
     "Answer": "scars.core.gates.catalog",
     "Gate": "scars.core.gates.catalog",
     "answers_hint": "scars.core.gates.catalog",
+    "answer_hint": "scars.core.gates.evidence",
     "get_gate": "scars.core.gates.catalog",
     "Evidence": "scars.core.gates.evidence",
     "GateResult": "scars.core.gates.evidence",

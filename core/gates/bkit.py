@@ -111,7 +111,9 @@ def _pick_feature(sf: Path, data: dict[str, Any], feature: str | None) -> str:
                 f for f, v in features.items() if isinstance(v, dict) and v.get("phase") in ("do", "check", "act")
             ]
             if len(active) != 1:
-                raise UsageError(f"{sf}: name the feature with --bkit-feature (features: {', '.join(features) or 'none'})")
+                raise UsageError(
+                    f"{sf}: name the feature with --bkit-feature (features: {', '.join(features) or 'none'})"
+                )
             feature = active[0]
     if feature not in features or not isinstance(features[feature], dict):
         raise UsageError(f"{sf}: no feature {feature!r} (features: {', '.join(features) or 'none'})")

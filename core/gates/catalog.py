@@ -14,6 +14,7 @@ environment variables that answer a gate without a terminal.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -773,8 +774,15 @@ def answers_hint(gate: Gate, path: str | None, item: str | None = None) -> str:
     item = f" --item {shell_word(item) if item else 'ITEM_ID'}" if gate.needs_item else ""
     reason = ' --reason "WHY"' if a.needs_reason else ""
     cmd = f"scars gate {gate.id}{where}{item} --answer {a.value}{reason}"
-    extra = f" (answers: {', '.join(gate.values)}"
-    if needs:
-        extra += f"; --reason needed for {', '.join(x.value for x in needs)}"
-    extra += f"; or set {env_var(gate.id)})"
-    return cmd + extra
+    return cmd + hint_tail(gate, gate.values, [x.value for x in needs])
+
+
+def hint_tail(gate: Gate, answers: Sequence[str], need_reason: Sequence[str], refused: Sequence[str] = ()) -> str:
+    """The parenthesis after an answer command: the answers, which need a reason, which are
+    refused here, and the gate's environment variable."""
+    extra = f" (answers: {', '.join(answers)}"
+    if need_reason:
+        extra += f"; --reason needed for {', '.join(need_reason)}"
+    if refused:
+        extra += f"; refused here: {', '.join(refused)}"
+    return extra + f"; or set {env_var(gate.id)})"

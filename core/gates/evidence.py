@@ -12,8 +12,9 @@ from typing import Any
 from scars.core.clock import now_iso
 from scars.core.errors import DecisionRefused, FieldError
 from scars.core.formats.auto_decisions import DecisionEntry
-from scars.core.gates.catalog import Answer, Gate
+from scars.core.gates.catalog import Answer, Gate, hint_tail
 from scars.core.provenance import Provenance
+from scars.core.sanitize import shell_join
 from scars.core.text import text_problem
 
 # How every front end introduces a gate's ``workflow_prompt``: the loop's own words, kept verbatim
@@ -87,6 +88,34 @@ class Evidence:
             "files_read": list(self.files_read),
             **({"selector": selector(self)} if gate.selects else {}),
         }
+
+
+# The `scars gate` flag of each selector key (``Gate.selects``); a sprint is its file, the path.
+SELECTOR_FLAGS = {"item": "--item", "feature": "--bkit-feature"}
+
+
+def answer_hint(evidence: Evidence, path: str | None) -> str:
+    """The exact `scars gate` command that answers this gate without a terminal, as its evidence
+    stands (for exit 3): on what the evidence selected (the item, the bkit feature, the sprint's
+    file), with an answer the gate takes here (its default unless refused, else the first not
+    refused) and ``--reason "WHY"`` exactly when that answer needs one here. Run as printed, it
+    fails only for the reason it names (WHY is a placeholder, refused as a reason)."""
+    gate = evidence.gate
+    chosen = selector(evidence)
+    where = path
+    if "sprint" in chosen and evidence.state_file is not None:
+        where = str(evidence.state_file)
+    words = ["scars", "gate", gate.id] + ([where] if where else [])
+    for key, flag in SELECTOR_FLAGS.items():
+        if key in chosen:
+            words += [flag, chosen[key]]
+    allowed = [a for a in gate.answers if a.value not in evidence.refused]
+    by_value = {a.value: a for a in allowed}
+    ans = by_value.get(evidence.default or "") or (allowed[0] if allowed else gate.answers[0])
+    words += ["--answer", ans.value]
+    cmd = shell_join(words) + (' --reason "WHY"' if evidence.needs_reason(ans) else "")
+    need = [a.value for a in allowed if evidence.needs_reason(a)]
+    return cmd + hint_tail(gate, [a.value for a in allowed], need, [a.value for a in gate.answers if a not in allowed])
 
 
 def selector(evidence: Evidence) -> dict[str, str]:

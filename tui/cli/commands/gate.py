@@ -23,7 +23,7 @@ from scars.core import settings
 from scars.core.errors import HumanNeeded, ScarsError, UsageError
 from scars.core.gates.answers import ROUND_GATES
 from scars.core.gates.catalog import GATES, answers_hint, get_gate
-from scars.core.sanitize import one_line
+from scars.core.sanitize import one_line, shell_join
 from scars.tui.cli.commands._feature import (
     add_auto_entry_arguments,
     add_rule3_arguments,
@@ -241,7 +241,7 @@ def _run(args, gate, shown: list) -> int:
         if not _is_interactive():
             raise HumanNeeded(
                 f"gate {gate.id} needs a human: no terminal and no answer given. Answer it with:\n  "
-                + answers_hint(gate, args.path, args.item)
+                + core.answer_hint(evidence, args.path)
             )
         answer, reason = _ask(evidence)
         source = answered_here("prompt", "terminal")
@@ -333,7 +333,7 @@ def _post_and_wait(args, gate, path: str, options: dict[str, Any], evidence):
             raise UsageError(f"request {req.id} is for gate {req.gate}, not {gate.id}")
     else:
         req = rq.post_request(evidence, path, user=user, options=options, root=root)
-    again = f"scars gate {gate.id} {path} --wait --request {req.id}"
+    again = shell_join(["scars", "gate", gate.id, str(path), "--wait", "--request", req.id])
     try:
         # The wait lock is held before the id is printed: whoever reads the id sees a waiter.
         with rq.waiting(root, req.id, user):
