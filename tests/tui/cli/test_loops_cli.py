@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from scars.tui.cli.main import main
+from tests.factories import bkit_project, loop_spec_feature, mechanist_state
 
 
 def scars(*args: str) -> subprocess.CompletedProcess:
@@ -137,3 +139,23 @@ def test_strict_fails_on_a_parse_failure_not_on_a_warning(tmp_path, run):
     assert run("loops", "--strict", str(tmp_path)).returncode == 0  # an interrupted record: a warning
     (tmp_path / ".bkit/state/pdca-status.json").write_text("{")
     assert run("loops", "--strict", str(tmp_path)).returncode == 3
+
+
+@pytest.mark.parametrize("loop", ["bkit", "loop-spec", "review"])
+def test_status_on_another_loops_directory_points_to_scars_loops(loop, tmp_path, capsys):
+    """Before: exit 2 "neither a samsara feature directory …" and no word of `scars loops`."""
+    if loop == "bkit":
+        bkit_project(tmp_path)
+        where = tmp_path
+    elif loop == "loop-spec":
+        loop_spec_feature(tmp_path)
+        where = tmp_path
+    else:
+        where = mechanist_state(tmp_path)
+    assert main(["status", str(where)]) == 2
+    err = capsys.readouterr().err
+    pointer = err.rsplit("see ", 1)[1].strip()
+    words = shlex.split(pointer)
+    assert words == ["scars", "loops", str(where)]
+    assert main(words[1:] + ["--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["count"] >= 1

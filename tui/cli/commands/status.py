@@ -61,7 +61,19 @@ def resolve_target(path: str) -> tuple[str, Path, list[Path]]:
         return "repo", p, find_features(p)
     raise PathNotFound(
         f"{path} is neither a samsara feature directory (changes/<feature>/ with scar-reports/, "
-        "index.yaml …) nor a repository root holding changes/"
+        "index.yaml …) nor a repository root holding changes/" + _other_loops_hint(path)
+    )
+
+
+def _other_loops_hint(path: str) -> str:
+    """The pointer to `scars loops` for a path that is not samsara's: the other loops' state
+    (loop-spec, bkit, review loops, DAG reports) is shown there. Said without walking the tree
+    (an error path stays instant on a large directory)."""
+    # lazy: loaded only on this error path
+    from scars.core.sanitize import shell_join
+
+    return "; `scars status` reads samsara features: for loop-spec, bkit, review or DAG loop state, see " + shell_join(
+        ["scars", "loops", path]
     )
 
 
