@@ -365,3 +365,20 @@ def text_problem(value: Any, *, question: _AnswerSet | None = None, specific: bo
 def is_meaningful(value: Any) -> bool:
     """``text_problem(value) is None``: the text says something a person can act on."""
     return text_problem(value) is None
+
+
+SPARK_BARS = "▁▂▃▄▅▆▇█"
+
+
+def sparkline(values: Sequence[float], last: int | None = None) -> str:
+    """Block characters for ``values`` (its ``last`` ones when given), scaled between their
+    min and max; a flat series is drawn at mid height. The one sparkline of `scars loops` and
+    the app's Loops inbox."""
+    shown = list(values)[-last:] if last else list(values)
+    if not shown:
+        return ""
+    lo, hi = min(shown), max(shown)
+    if hi == lo:
+        return SPARK_BARS[len(SPARK_BARS) // 2] * len(shown)
+    top = len(SPARK_BARS) - 1
+    return "".join(SPARK_BARS[round((v - lo) / (hi - lo) * top)] for v in shown)

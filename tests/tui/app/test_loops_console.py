@@ -165,3 +165,38 @@ async def test_the_new_gates_open_in_the_app(tmp_path, monkeypatch):
             assert title in screen_text(app)
             await pilot.press("escape")
             await on_screen(app, pilot, "LoopsScreen")
+
+
+def _wide_inbox(tmp_path: Path) -> tuple[list, Path]:
+    root = _project(tmp_path)
+    review = root / "a-research-project-with-a-long-name"
+    mechanist_state(review, score=5, verdict="not ready")
+    return discover_loops(root), root
+
+
+async def _fits(app: ScarsApp, pilot, width: int) -> None:  # noqa: ANN001
+    """Every column of the inbox within the table (no sideways scroll), the trend column drawn."""
+    table = app.screen.query_one("#loops-table")
+    await wait_until(pilot, lambda: table.row_count == len(app.screen.states), "the inbox's rows")
+    await wait_until(pilot, lambda: table.size.width == width, f"the table at {width} columns")
+    assert table.max_scroll_x == 0, (width, table.virtual_size.width, table.size.width)
+    assert table.ordered_columns[-1].label.plain == "trend"
+
+
+@aio
+async def test_the_inbox_fits_its_width_and_refits_on_resize(tmp_path, monkeypatch):
+    """Before: at 120 columns the table was wider than the screen: budget cut, the trend column
+    and its sparklines pushed off, a sideways scrollbar's thumb left as a stray block."""
+    clean_env(monkeypatch)
+    states, root = _wide_inbox(tmp_path)
+    app = ScarsApp(None, inbox=(states, root), user="alice")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await on_screen(app, pilot, "LoopsScreen")
+        await _fits(app, pilot, 120)
+        await pilot.resize_terminal(80, 24)
+        await _fits(app, pilot, 80)
+        await pilot.resize_terminal(160, 40)
+        await _fits(app, pilot, 160)
+        # at 160 nothing gives up room: every name is whole
+        names = {str(table_row[2]) for table_row in map(app.screen.query_one("#loops-table").get_row_at, range(3))}
+        assert all(not n.endswith("…") for n in names)

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
@@ -37,20 +38,19 @@ from scars.core.gates.inbox import gate_call
 from scars.core.loops import discover_loops
 from scars.core.samsara.decisions import resolve_user
 from scars.core.sanitize import one_line
-from scars.core.text import join_clauses
+from scars.core.text import join_clauses, sparkline
 from scars.tui.app.backend import app_provenance
 from scars.tui.app.screens.loop_gate import LoopGate
 
-_BARS = "▁▂▃▄▅▆▇█"
-
-
-def spark(values: Sequence[float]) -> str:
-    if not values:
-        return ""
-    lo, hi = min(values), max(values)
-    if hi == lo:
-        return _BARS[3] * len(values)
-    return "".join(_BARS[round((v - lo) / (hi - lo) * (len(_BARS) - 1))] for v in values[-12:])
+# The inbox's columns; "why" before the budget and the trend: on 80 columns it is the column a
+# person reads first, and the detail below repeats it whole. Its width is what the others leave
+# (rows are cut to the width, never scrolled sideways: no part of a column is pushed off screen).
+COLUMNS = ("", "kind", "name", "why", "budget", "trend")
+WHY = COLUMNS.index("why")
+WHY_MIN = 20  # narrower columns give up room for it, then the table scrolls sideways
+# The columns that give up room for why, in this order, each down to its floor (an ellipsis cuts).
+SHRINK = (("name", 14), ("budget", 12), ("kind", 8))
+TREND_POINTS = 12  # the sparkline's last points
 
 
 # What Enter does on a row when this session records nothing (``read_only``: why), said with THE
@@ -94,14 +94,14 @@ def read_requests(root: Path, read_only: str | None = None) -> list:
     return rq.open_requests(root, read_only=read_only)[0]
 
 
-def request_why(view: Any) -> Text:
+def request_why(view: Any, width: int = 60) -> Text:
     """The "why" cell of a request row: who asks, since when, whether a process waits."""
     r = view.request
     ago = how_long_ago(r.asked_at)
     waits = "waiting" if view.waiter is not None else "nobody waits"
     if r.answer:
         waits = f"answered by {r.answer.get('by', '?')}; " + waits
-    return Text(one_line(f"{r.asked_by} asks{f', {ago} ago' if ago else ''}; {waits}", 60))
+    return Text(one_line(f"{r.asked_by} asks{f', {ago} ago' if ago else ''}; {waits}", width))
 
 
 def request_detail(view: Any, read_only: str | None = None) -> Text:
@@ -140,6 +140,8 @@ class LoopsScreen(Screen[None]):
         self.requests: list[rq.RequestView] = []  # the open gate requests, listed before the loops
         self._requests_stamp: object = None
         self._announced: set[str] = set()  # request ids already rung for
+        self._why_width = 60  # the why column's width, fitted to the table at each fill
+        self._why_column: Any = None
 
     def compose(self) -> ComposeResult:
         yield Static(self._title(), id="loops-title")
@@ -150,9 +152,6 @@ class LoopsScreen(Screen[None]):
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
-        # "why" before the budget and the trend: on 80 columns it is the column a person reads first,
-        # and the detail below repeats it whole.
-        self._why_column = table.add_columns("", "kind", "name", "why", "budget", "trend")[3]
         stamp = inbox_stamp(self.requests_root)
         self._requests_stamp = stamp
         self.requests = read_requests(self.requests_root, self._read_only)
@@ -181,7 +180,7 @@ class LoopsScreen(Screen[None]):
         table = self.query_one(DataTable)
         for v in self.requests:
             with contextlib.suppress(Exception):  # a row being replaced meanwhile
-                table.update_cell(f"request:{v.request.id}", self._why_column, request_why(v))
+                table.update_cell(f"request:{v.request.id}", self._why_column, request_why(v, self._why_width))
 
     def _requests_read(self, stamp: object, views: list) -> None:
         if not self.query(DataTable):  # left meanwhile: the worker's result has nowhere to go
@@ -243,30 +242,70 @@ class LoopsScreen(Screen[None]):
             style="bold",
         )
 
-    def _fill(self) -> None:
-        table = self.query_one(DataTable)
-        table.clear()
+    def _rows(self) -> list[tuple[str, list[Text], str | None]]:
+        """(key, the cells but why, the why text — None for a request: request_why) of every row."""
+        rows: list[tuple[str, list[Text], str | None]] = []
         for v in self.requests:
             r = v.request
-            table.add_row(
+            cells = [
                 Text(v.state.upper(), style="bold" if v.state == "pending" else ""),
                 Text("request"),
                 Text(one_line(f"{r.gate} {Path(r.path).name}", 28)),
-                request_why(v),
                 Text(""),
                 Text(""),
-                key=f"request:{r.id}",
-            )
+            ]
+            rows.append((f"request:{r.id}", cells, None))
         for n, s in enumerate(self.states):
-            table.add_row(
+            cells = [
                 Text("WAITING" if s.waiting_for_human else "—", style="bold" if s.waiting_for_human else ""),
                 Text(one_line(s.kind, 16)),
                 Text(one_line(s.name, 28)),
-                Text(one_line(s.reason or "", 60)),
                 Text(one_line(s.budget.describe(), 30)),
-                Text(spark(s.trend)),
-                key=str(n),
-            )
+                Text(sparkline(s.trend, TREND_POINTS)),
+            ]
+            rows.append((str(n), cells, s.reason or ""))
+        return rows
+
+    def _widths(self, rows: list[tuple[str, list[Text], str | None]], width: int) -> list[int]:
+        """Each column's width: its widest cell or label; why gets what the others leave of the
+        table's width (less each column's padding and the vertical scrollbar), and where that is
+        under WHY_MIN the SHRINK columns give up room first."""
+        others = [label for n, label in enumerate(COLUMNS) if n != WHY]
+        widths = [max([cell_len(label)] + [r[1][n].cell_len for r in rows]) for n, label in enumerate(others)]
+        padding = 2 * len(COLUMNS)  # DataTable's cell padding, one column each side
+        why = width - sum(widths) - padding - 2
+        for label, floor in SHRINK:
+            n = others.index(label)
+            give = max(0, min(widths[n] - floor, WHY_MIN - why))
+            widths[n] -= give
+            why += give
+        return widths[:WHY] + [max(WHY_MIN, why)] + widths[WHY:]
+
+    def _fill(self) -> None:
+        table = self.query_one(DataTable)
+        rows = self._rows()
+        widths = self._widths(rows, self.size.width or self.app.size.width)
+        self._why_width = widths[WHY]
+        table.clear(columns=True)
+        keys = [table.add_column(label, width=w) for label, w in zip(COLUMNS, widths, strict=True)]
+        self._why_column = keys[WHY]
+        views = {f"request:{v.request.id}": v for v in self.requests}
+        fitted = widths[:WHY] + widths[WHY + 1 :]
+        for key, cells, why in rows:
+            for cell, w in zip(cells, fitted, strict=True):
+                cell.truncate(w, overflow="ellipsis")
+            text = request_why(views[key], self._why_width) if why is None else Text(one_line(why, self._why_width))
+            table.add_row(*cells[:WHY], text, *cells[WHY:], key=key)
+
+    def on_resize(self) -> None:
+        """A new width gives the why column what the others leave (the cursor stays on its row)."""
+        if not self.query(DataTable):
+            return
+        table = self.query_one(DataTable)
+        row = table.cursor_row
+        self._fill()
+        if row:
+            table.move_cursor(row=row)
 
     def _show(self, index: int) -> None:
         row = self._row(index)

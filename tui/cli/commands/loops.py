@@ -18,8 +18,6 @@ DESCRIPTION = (
     "edited), which is never answered or applied here. A state file may be given instead of a directory."
 )
 
-_BARS = "▁▂▃▄▅▆▇█"
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
@@ -30,16 +28,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--strict", action="store_true", help="exit 3 when any loop has a parse failure (after printing)"
     )
-
-
-def sparkline(values: list[float] | tuple[float, ...]) -> str:
-    """Block characters for ``values`` (scaled between their min and max)."""
-    if not values:
-        return ""
-    lo, hi = min(values), max(values)
-    if hi == lo:
-        return _BARS[len(_BARS) // 2] * len(values)
-    return "".join(_BARS[round((v - lo) / (hi - lo) * (len(_BARS) - 1))] for v in values)
 
 
 def _fmt(value: float) -> str:
@@ -132,6 +120,7 @@ def _print_report(states, path: str, waiting: int, calls: dict) -> None:
 
     # lazy: rich output, loaded when this report is printed
     from scars.core.loops.base import KIND_LABEL
+    from scars.core.text import sparkline
     from scars.tui.cli.render.console import make_console
 
     console = make_console()
