@@ -5,7 +5,7 @@
 setup:
 	PIP_CONSTRAINT=constraints/test.txt python -m pip install -e '.[test]'
 
-# import-linter contracts, ruff check, ruff format --check, mypy on scars.core (.ci/check)
+# import-linter contracts, ruff check, ruff format --check, mypy on scars.core and scars.tui (.ci/check)
 check:
 	bash .ci/check
 

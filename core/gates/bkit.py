@@ -146,8 +146,8 @@ def gather_pdca(gate: Gate, path: Path, *, feature: str | None = None, **options
     config_file = root / "bkit.config.json"
     files = [display_path(sf, root)] + (["bkit.config.json"] if config_file.is_file() else [])
     # the file's own problems, which the reader says once (with its first feature), and this feature's
-    problems = list(dict.fromkeys([*d.get("file_problems", ()), *state.parse_failures]))
-    warnings: list[str] = [str(p) for p in problems]
+    said = list(dict.fromkeys([*d.get("file_problems", ()), *state.parse_failures]))
+    warnings: list[str] = [str(p) for p in said]
     sprint = _sprint_of(root, feature)
     trend: list[float | None] = [p.value for p in sprint.points] if sprint is not None else []
     if sprint is not None:

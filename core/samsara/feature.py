@@ -11,7 +11,7 @@ from the cache (``scars.core.storage.cache``).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -152,13 +152,13 @@ def read_missed(
     return feature
 
 
-def read_features(paths: list[str | os.PathLike[str]], *, workers: int | None = None) -> list[Feature]:
+def read_features(paths: Sequence[str | os.PathLike[str]], *, workers: int | None = None) -> list[Feature]:
     """``[read_feature(p) for p in paths]``, across processes for many features
     (``scars.core.storage.parallel``: from 64 features, or ``SCARS_WORKERS``)."""
     return parallel.read_features(paths, read_feature, workers=workers)
 
 
-def read_summaries(paths: list[str | os.PathLike[str]], *, workers: int | None = None) -> list[FeatureSummary]:
+def read_summaries(paths: Sequence[str | os.PathLike[str]], *, workers: int | None = None) -> list[FeatureSummary]:
     """``[read_summary(p) for p in paths]``, across processes as :func:`read_features`."""
     return parallel.read_features(paths, read_summary, workers=workers)
 

@@ -218,6 +218,24 @@ class ScarsApp(App[int]):
     def feature(self) -> Feature | None:
         return self.backend.feature if self.backend is not None else None
 
+    # The feature screen's view of the open feature (it exists only while one is loaded): typed
+    # without None, raising if used with none open rather than failing later on an attribute.
+    @property
+    def loaded_backend(self) -> Backend:
+        if self.backend is None:
+            raise RuntimeError("no feature is open")
+        return self.backend
+
+    @property
+    def loaded_state(self) -> TriageState:
+        if self.state is None:
+            raise RuntimeError("no feature is loaded")
+        return self.state
+
+    @property
+    def loaded_feature(self) -> Feature:
+        return self.loaded_backend.feature
+
     @property
     def decisions(self) -> dict:
         return self.backend.decisions if self.backend is not None else {}

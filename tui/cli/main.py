@@ -119,7 +119,7 @@ EPILOG = (
 class Parser(argparse.ArgumentParser):
     """argparse whose usage errors are UsageError (exit 2, and a JSON error object with --json)."""
 
-    def error(self, message: str):  # type: ignore[override]  # noqa: ANN201 - never returns
+    def error(self, message: str):  # noqa: ANN201 - never returns
         try:
             self.print_usage(sys.stderr)
             sys.stderr.flush()

@@ -41,6 +41,7 @@ from scars.core.sanitize import one_line
 from scars.core.text import join_clauses, sparkline
 from scars.tui.app.backend import app_provenance
 from scars.tui.app.screens.loop_gate import LoopGate
+from scars.tui.app.typed import scars_app
 
 # The inbox's columns; "why" before the budget and the trend: on 80 columns it is the column a
 # person reads first, and the detail below repeats it whole. Its width is what the others leave
@@ -145,7 +146,7 @@ class LoopsScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Static(self._title(), id="loops-title")
-        table = DataTable(id="loops-table", cursor_type="row", zebra_stripes=False)
+        table: DataTable[Text] = DataTable(id="loops-table", cursor_type="row", zebra_stripes=False)
         yield table
         yield Static("", id="loops-detail")
         yield Static(Text("enter open · j/k move · q back"), classes="form-hint")
@@ -168,10 +169,10 @@ class LoopsScreen(Screen[None]):
         stamp = inbox_stamp(self.requests_root)
         if stamp == self._requests_stamp:
             if self.requests:
-                self.app.call_from_thread(self._tick)
+                scars_app(self).call_from_thread(self._tick)
             return
         views = read_requests(self.requests_root, self._read_only)
-        self.app.call_from_thread(self._requests_read, stamp, views)
+        scars_app(self).call_from_thread(self._requests_read, stamp, views)
 
     def _tick(self) -> None:
         """The requests' ages go on: their "why" cells say it again."""
@@ -202,7 +203,7 @@ class LoopsScreen(Screen[None]):
         new = [v for v in views if v.request.id not in self._announced and v.state == "pending"]
         self._announced |= {v.request.id for v in views}
         if new:
-            self.app.bell()
+            scars_app(self).bell()
             who = ", ".join(one_line(f"{v.request.asked_by} asks {v.request.gate}", 60) for v in new[:3])
             self.notify(
                 one_line(f"{len(new)} new gate request{'s' if len(new) > 1 else ''}: {who}", 200),
@@ -214,7 +215,7 @@ class LoopsScreen(Screen[None]):
     def _read_only(self) -> str | None:
         """Why this session writes no loop's files and answers no request (None: it may); handed
         into core with every write (core refuses it there: ``refuse_if_read_only``)."""
-        return self.app.write_refusal(feature=False)
+        return scars_app(self).write_refusal(feature=False)
 
     def _row(self, index: int) -> Any:
         """The request view or the loop state shown in row ``index`` (None past the end)."""
@@ -284,7 +285,7 @@ class LoopsScreen(Screen[None]):
     def _fill(self) -> None:
         table = self.query_one(DataTable)
         rows = self._rows()
-        widths = self._widths(rows, self.size.width or self.app.size.width)
+        widths = self._widths(rows, self.size.width or scars_app(self).size.width)
         self._why_width = widths[WHY]
         table.clear(columns=True)
         keys = [table.add_column(label, width=w) for label, w in zip(COLUMNS, widths, strict=True)]
@@ -359,7 +360,7 @@ class LoopsScreen(Screen[None]):
             self._open_request(s.request.id)
             return
         if s.kind == "samsara":
-            self.app.open_feature(self.root / s.path)
+            scars_app(self).open_feature(self.root / s.path)
             return
         call = gate_call(s, self.root)
         if call is None:
@@ -380,7 +381,7 @@ class LoopsScreen(Screen[None]):
             )
             self._open_request(asked.request.id)
             return
-        self.app.push_screen(
+        scars_app(self).push_screen(
             LoopGate(evidence, read_only=self._read_only), callback=lambda res: self._record(call, res)
         )
 
@@ -397,7 +398,7 @@ class LoopsScreen(Screen[None]):
                 evidence,
                 res["answer"],
                 res["reason"],
-                user=resolve_user(self.app.driver),
+                user=resolve_user(scars_app(self).driver),
                 source=app_provenance(),
                 read_only=self._read_only,
             )
@@ -434,7 +435,7 @@ class LoopsScreen(Screen[None]):
             return
         if r.gate == "triage" and not self._holds(r):
             # Triage is answered item by item: open the feature; back here, Enter sends "triage done".
-            self.app.open_feature(r.loop_path(self.requests_root))
+            scars_app(self).open_feature(r.loop_path(self.requests_root))
             if self._read_only:
                 self.notify(one_line(read_only_note(self._read_only, NOT_RECORDED), 300), title=rid, markup=False)
                 return
@@ -456,7 +457,7 @@ class LoopsScreen(Screen[None]):
                 f"The loop's files changed since this request was posted ({', '.join(view.changed)}): "
                 "the gate below is read again from them" + ("." if self._read_only else "; your answer applies to it.")
             )
-        self.app.push_screen(
+        scars_app(self).push_screen(
             LoopGate(view.evidence, asked=asked, note=note, read_only=self._read_only),
             callback=lambda res: self._answer_request(view, res),
         )
@@ -472,7 +473,7 @@ class LoopsScreen(Screen[None]):
                 rid,
                 res["answer"],
                 res["reason"],
-                user=resolve_user(self.app.driver),
+                user=resolve_user(scars_app(self).driver),
                 source=app_provenance("request-app", "app"),
                 value=res.get("value"),
                 shown=view.fingerprint,
@@ -492,13 +493,13 @@ class LoopsScreen(Screen[None]):
             # session (the waiter could not take the lock) and the waiter prints what was recorded.
             try:
                 result = rq.apply_request(
-                    self.requests_root, rid, session=self.app.backend.session, read_only=self._read_only
+                    self.requests_root, rid, session=scars_app(self).loaded_backend.session, read_only=self._read_only
                 )
             except ScarsError as exc:
                 self.notify(one_line(str(exc), 300), title=rid, severity="error", markup=False)
                 return
             then = f"recorded ({', '.join(result.recorded) or 'nothing'}); the waiting loop goes on"
-            self.app.reload(why="request")
+            scars_app(self).reload(why="request")
         self.notify(
             one_line(f"{rid}: {(req.answer or {}).get('answer')} — {then}", 300), title="Answered", markup=False
         )
@@ -507,7 +508,7 @@ class LoopsScreen(Screen[None]):
 
     def _holds(self, req: Any) -> bool:
         """True when this app has the request's samsara feature open for writing."""
-        backend = getattr(self.app, "backend", None)
+        backend = getattr(scars_app(self), "backend", None)
         session = getattr(backend, "session", None)
         if req.loop != "samsara" or session is None or getattr(backend, "read_only", False):
             return False
@@ -525,7 +526,7 @@ class LoopsScreen(Screen[None]):
         self._show(self.query_one(DataTable).cursor_row)
 
     def action_leave(self) -> None:
-        if self.app.feature_dir is None:
-            self.app.exit()
+        if scars_app(self).feature_dir is None:
+            scars_app(self).exit()
         else:
-            self.app.pop_screen()
+            scars_app(self).pop_screen()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from rich.text import Text
 from textual import on, work
@@ -23,6 +23,7 @@ from textual.worker import get_current_worker
 from scars.core.errors import ChangedOnDisk, IterationStopped, ScarsError
 from scars.core.samsara.locate import parse_location, resolve_in_repo
 from scars.core.sanitize import one_line
+from scars.tui.app.typed import scars_app
 from scars.tui.app.viewmodel import FILTER_KEYS, FILTER_STATES, FilterError, Row, decision_state, parse_filter
 from scars.tui.app.widgets.detail import DetailPane
 from scars.tui.app.widgets.header import ScarsHeader
@@ -30,7 +31,7 @@ from scars.tui.app.widgets.item_list import ItemList
 from scars.tui.app.widgets.key_hints import KeyHints
 from scars.tui.app.widgets.warning_bar import WarningBar
 
-MAIN_BINDINGS = [
+MAIN_BINDINGS: list[Binding] = [
     Binding("j,down", "cursor_down", "Down", id="scars.down", show=False),
     Binding("k,up", "cursor_up", "Up", id="scars.up", show=False),
     Binding("pagedown", "page_down", "Page down", id="scars.page_down", show=False),
@@ -77,7 +78,7 @@ PATTERNS_PENDING = "The possible patterns are still being computed: decide once 
 
 
 class MainScreen(Screen[None]):
-    BINDINGS = MAIN_BINDINGS
+    BINDINGS: ClassVar[list[Binding | tuple[str, str] | tuple[str, str, str]]] = [*MAIN_BINDINGS]
     # The actions that write (a decision, an undo, a sign-off, the round gate): in a session that
     # cannot write they are not offered (key hints, help, palette) and a key says why.
     WRITE_ACTIONS = frozenset({"fix", "accept", "defer", "undo", "undo_item", "bulk", "gate", "sign_off"})
@@ -116,7 +117,7 @@ class MainScreen(Screen[None]):
         """Redraw header, warnings, list and detail from the app's state (``detail=False``: the
         caller's ``set_rows`` posted the ``Highlighted`` that shows it, after the list is drawn;
         ``valves=False``: ``app.valves`` are those of the decisions shown, as the load's are)."""
-        app = self.app
+        app = scars_app(self)
         if app.state is None:
             return
         if rebuild:
@@ -124,27 +125,28 @@ class MainScreen(Screen[None]):
         if valves:
             app.refresh_valves()
         self.query_one(ScarsHeader).show(
-            app.feature,
+            app.loaded_feature,
             round_no=app.round_no,
-            progress=app.state.progress(app.decisions),
+            progress=app.loaded_state.progress(app.decisions),
             driver=app.driver_label(),
-            read_only=app.backend.read_only_reason if app.backend.read_only else None,
-            stopped=app.backend.stopped(),
-            round_open=app.backend.session is not None and app.backend.session.current_round() is not None,
+            read_only=app.loaded_backend.read_only_reason if app.loaded_backend.read_only else None,
+            stopped=app.loaded_backend.stopped(),
+            round_open=app.loaded_backend.session is not None
+            and app.loaded_backend.session.current_round() is not None,
         )
-        self.query_one(WarningBar).show(app.feature, app.valves, app.backend.moved)
+        self.query_one(WarningBar).show(app.loaded_feature, app.valves, app.loaded_backend.moved)
         self.query_one(KeyHints).refresh_hints()  # a session found read-only on load offers no writes
         self.items.refresh()
         if detail:
             self.show_detail(self.current())
 
     def show_detail(self, row: Row | None) -> None:
-        app = self.app
+        app = scars_app(self)
         pane = self.query_one(DetailPane)
         if app.state is None:
             return
         if row is None:
-            pane.show_nothing("No items." if not app.state.order else "No item matches the filter.")
+            pane.show_nothing("No items." if not app.loaded_state.order else "No item matches the filter.")
             return
         if row.kind == "failure" and row.failure is not None:
             pane.show_failure(row.failure)
@@ -152,31 +154,31 @@ class MainScreen(Screen[None]):
         if row.item_id is None:
             pane.show_nothing()
             return
-        view = app.state.views[row.item_id]
+        view = app.loaded_state.views[row.item_id]
         decision = app.decisions.get(row.item_id)
         pane.show_item(
-            app.feature,
+            app.loaded_feature,
             view.item,
             decision,
-            app.backend.history(row.item_id),
-            reopened=app.backend.reopened().get(row.item_id) if decision is None else None,
+            app.loaded_backend.history(row.item_id),
+            reopened=app.loaded_backend.reopened().get(row.item_id) if decision is None else None,
             group=row.group,
-            tasks=app.state.tasks_of(view.item),
-            stopped=app.backend.stopped() if app.write_refusal() is None else None,
+            tasks=app.loaded_state.tasks_of(view.item),
+            stopped=app.loaded_backend.stopped() if app.write_refusal() is None else None,
         )
 
     def offers(self, action: str) -> bool:
         """False for a write action (:attr:`WRITE_ACTIONS`) when this session cannot write."""
-        return action.split("(")[0] not in self.WRITE_ACTIONS or self.app.write_refusal() is None
+        return action.split("(")[0] not in self.WRITE_ACTIONS or scars_app(self).write_refusal() is None
 
     @on(ItemList.Highlighted)
     def _highlighted(self, event: ItemList.Highlighted) -> None:
         self.show_detail(event.row)
 
     def _refuse_if_read_only(self) -> bool:
-        if self.app.refuse_if_read_only("this decision is not recorded"):
+        if scars_app(self).refuse_if_read_only("this decision is not recorded"):
             return True
-        if self.app.patterns_pending:
+        if scars_app(self).patterns_pending:
             # A round's first decision reads the feature again: with the read still on, that would
             # compute the possible patterns a second time, holding the screen.
             self.notify(PATTERNS_PENDING, title="Not recorded yet", severity="warning", markup=False)
@@ -184,7 +186,7 @@ class MainScreen(Screen[None]):
         return False
 
     def _after_decision(self, item_ids: list[str], *, advance: bool) -> None:
-        app = self.app
+        app = scars_app(self)
         needs_rebuild = app.filter is not None and bool(app.filter.states)
         if needs_rebuild:
             self.items.set_rows(app.build_rows())
@@ -213,10 +215,10 @@ class MainScreen(Screen[None]):
 
             if isinstance(exc, IterationStopped):
                 # After a stop, iterating again is the person's explicit act: asked, then retried.
-                self.app.ask_round_start((exc.round, exc.decision), then=retry)
+                scars_app(self).ask_round_start((exc.round, exc.decision), then=retry)
                 return None
             # The max-rounds valve: said, and overridden only with a reason the person gives.
-            if not self.app.ask_round_override(exc, retry=retry):
+            if not scars_app(self).ask_round_override(exc, retry=retry):
                 self.notify(one_line(str(exc), 300), title="Not recorded", severity="error", markup=False)
             return None
         if then is not None:
@@ -262,10 +264,10 @@ class MainScreen(Screen[None]):
         self.items._move_to(self.items._nearest_selectable(len(self.items.rows) - 1, -1))
 
     def action_next_undecided(self) -> None:
-        app = self.app
+        app = scars_app(self)
         if app.state is None:
             return
-        idx = app.state.first_undecided(self.items.rows, app.decisions, self.items.cursor + 1)
+        idx = app.loaded_state.first_undecided(self.items.rows, app.decisions, self.items.cursor + 1)
         if idx is None:
             self.notify("Every listed item is decided.", markup=False)
             return
@@ -282,19 +284,19 @@ class MainScreen(Screen[None]):
         item_id = self.current_item_id()
         if item_id is None or self._refuse_if_read_only():
             return
-        self.app.open_accept_form([item_id], callback=lambda fields: self._save("accept", [item_id], fields))
+        scars_app(self).open_accept_form([item_id], callback=lambda fields: self._save("accept", [item_id], fields))
 
     def action_defer(self) -> None:
         item_id = self.current_item_id()
         if item_id is None or self._refuse_if_read_only():
             return
-        self.app.open_defer_form([item_id], callback=lambda fields: self._save("defer", [item_id], fields))
+        scars_app(self).open_defer_form([item_id], callback=lambda fields: self._save("defer", [item_id], fields))
 
     def _save(self, action: str, item_ids: list[str], fields: dict | None) -> None:
         """Record ``action`` on one item, or on a marked batch (one undo reverts the batch)."""
         if fields is None:  # the form was cancelled
             return
-        app = self.app
+        app = scars_app(self)
         fields = {k: v for k, v in fields.items() if v is not None}
         if action == "accept" and app.require_second_accept:
             fields["pending_review"] = True
@@ -305,21 +307,21 @@ class MainScreen(Screen[None]):
             self._after_decision(item_ids, advance=len(item_ids) == 1)
 
         if len(item_ids) == 1:
-            self._record(app.backend.decide, item_ids[0], action, decided_by=app.driver, then=done, **fields)
+            self._record(app.loaded_backend.decide, item_ids[0], action, decided_by=app.driver, then=done, **fields)
         else:
-            self._record(app.backend.decide_many, item_ids, action, decided_by=app.driver, then=done, **fields)
+            self._record(app.loaded_backend.decide_many, item_ids, action, decided_by=app.driver, then=done, **fields)
 
     def action_undo(self) -> None:
         if self._refuse_if_read_only():
             return
-        before = dict(self.app.decisions)
-        reverted = self._record(self.app.backend.undo, decided_by=self.app.driver)
+        before = dict(scars_app(self).decisions)
+        reverted = self._record(scars_app(self).loaded_backend.undo, decided_by=scars_app(self).driver)
         if reverted is None:
             return
         if not reverted:
             self.notify("Nothing to undo.", markup=False)
             return
-        self.notify(undo_message(list(reverted), before, self.app.state), title="Undone", markup=False)
+        self.notify(undo_message(list(reverted), before, scars_app(self).state), title="Undone", markup=False)
         self._after_decision(list(reverted), advance=False)
         first = reverted[0]
         for idx, row in enumerate(self.items.rows):
@@ -332,29 +334,34 @@ class MainScreen(Screen[None]):
         item_id = self.current_item_id()
         if item_id is None or self._refuse_if_read_only():
             return
-        before = dict(self.app.decisions)
-        reverted = self._record(self.app.backend.undo_item, item_id, decided_by=self.app.driver)
+        before = dict(scars_app(self).decisions)
+        reverted = self._record(scars_app(self).loaded_backend.undo_item, item_id, decided_by=scars_app(self).driver)
         if reverted is None:
             return
         if not reverted:
             self.notify(one_line(f"{item_id} has no decision of this round to undo.", 200), markup=False)
             return
-        self.notify(undo_message(list(reverted), before, self.app.state), title="Undone", markup=False)
+        self.notify(undo_message(list(reverted), before, scars_app(self).state), title="Undone", markup=False)
         self._after_decision(list(reverted), advance=False)
 
     def action_same_task(self, direction: int) -> None:
         """] / [: the next (previous) item of the same task, wrapping."""
-        app = self.app
+        app = scars_app(self)
         item_id = self.current_item_id()
         if item_id is None or app.state is None:
             return
-        task = app.state.views[item_id].item.task_id
+        task = app.loaded_state.views[item_id].item.task_id
         rows = self.items.rows
         n = len(rows)
         for k in range(1, n):
             idx = (self.items.cursor + direction * k) % n
             row = rows[idx]
-            if row.kind == "item" and row.item_id != item_id and app.state.views[row.item_id].item.task_id == task:
+            if (
+                row.kind == "item"
+                and row.item_id is not None
+                and row.item_id != item_id
+                and app.loaded_state.views[row.item_id].item.task_id == task
+            ):
                 self.items.move_to(idx)
                 return
         self.notify(one_line(f"No other item of {task or 'this task'} is listed.", 200), markup=False)
@@ -364,16 +371,16 @@ class MainScreen(Screen[None]):
         item_id = self.current_item_id()
         if item_id is None:
             return
-        self.app.copy_to_clipboard(item_id)
+        scars_app(self).copy_to_clipboard(item_id)
         self.notify(f"Copied {item_id}", title="Clipboard", markup=False)
 
     def action_edit(self) -> None:
         """e: the item's location (its `where`, else its line in the scar report) in $VISUAL / $EDITOR."""
         item_id = self.current_item_id()
-        app = self.app
+        app = scars_app(self)
         if item_id is None or app.feature is None:
             return
-        target = edit_target(app.feature, app.state.views[item_id].item)
+        target = edit_target(app.loaded_feature, app.loaded_state.views[item_id].item)
         if isinstance(target, str):
             self.notify(one_line(target, 300), title="Not opened", severity="warning", markup=False)
             return
@@ -383,7 +390,7 @@ class MainScreen(Screen[None]):
         item_id = self.current_item_id()
         if item_id is None:
             return
-        marked = self.app.marked
+        marked = scars_app(self).marked
         if item_id in marked:
             marked.discard(item_id)
         else:
@@ -392,14 +399,14 @@ class MainScreen(Screen[None]):
         self.items.move(1)
 
     def action_bulk(self, action: str) -> None:
-        app = self.app
+        app = scars_app(self)
         if self._refuse_if_read_only():
             return
-        ids = [i for i in app.state.order if i in app.marked] if app.state else []
+        ids = [i for i in app.loaded_state.order if i in app.marked] if app.state else []
         if not ids:
             self.notify("Mark items with space first; F/A/D then decide all marked items.", markup=False)
             return
-        lines = [f"{i}  {app.state.views[i].line_text}" for i in ids]
+        lines = [f"{i}  {app.loaded_state.views[i].line_text}" for i in ids]
 
         def confirmed(ok: bool | None) -> None:
             if not ok:
@@ -417,7 +424,7 @@ class MainScreen(Screen[None]):
         app.push_screen(ConfirmBulk(action, lines), callback=confirmed)
 
     def action_sign_off(self) -> None:
-        app = self.app
+        app = scars_app(self)
         item_id = self.current_item_id()
         if item_id is None or self._refuse_if_read_only():
             return
@@ -433,11 +440,11 @@ class MainScreen(Screen[None]):
                 markup=False,
             )
             return
-        if self._record(app.backend.sign_off, item_id, reviewer) is not None:
+        if self._record(app.loaded_backend.sign_off, item_id, reviewer) is not None:
             self._after_decision([item_id], advance=True)
 
     def action_swap_driver(self) -> None:
-        app = self.app
+        app = scars_app(self)
         if not app.pair:
             self.notify("Not pairing: start with --pair NAME1,NAME2.", markup=False)
             return
@@ -462,7 +469,7 @@ class MainScreen(Screen[None]):
         self.apply_filter(event.value)
 
     def apply_filter(self, text: str) -> None:
-        app = self.app
+        app = scars_app(self)
         status = self.query_one("#filter-status", Static)
         try:
             flt = parse_filter(text)
@@ -484,21 +491,21 @@ class MainScreen(Screen[None]):
     def refilter(self) -> None:
         """The rows built again for the filter in force, off the event loop (the app's state is
         new: the possible patterns arrived)."""
-        if self.app.state is not None:
-            self._filter_rows(self.app.filter)
+        if scars_app(self).state is not None:
+            self._filter_rows(scars_app(self).filter)
 
     @work(thread=True, exclusive=True, group="filter")
     def _filter_rows(self, flt) -> None:  # noqa: ANN001
         """Build the filtered rows off the event loop; a newer keystroke supersedes this one."""
-        app = self.app
+        app = scars_app(self)
         worker = get_current_worker()
-        rows = app.state.rows(flt, app.decisions, app.marked, cancelled=lambda: worker.is_cancelled)
+        rows = app.loaded_state.rows(flt, app.decisions, app.marked, cancelled=lambda: worker.is_cancelled)
         if worker.is_cancelled:  # its rows may be incomplete, and they are stale
             return
         app.call_from_thread(self._show_filtered, flt, rows)
 
     def _show_filtered(self, flt, rows: list[Row]) -> None:  # noqa: ANN001
-        if flt is not self.app.filter:  # superseded meanwhile
+        if flt is not scars_app(self).filter:  # superseded meanwhile
             return
         if self._filter_error is not None:
             # A filter being typed does not parse: the rows of the last one that did (built again
@@ -524,7 +531,7 @@ class MainScreen(Screen[None]):
         self.items.focus()
 
     def action_clear_filter(self) -> None:
-        if self.query_one("#filter", Input).has_focus or self.app.filter is not None:
+        if self.query_one("#filter", Input).has_focus or scars_app(self).filter is not None:
             self.query_one("#filter", Input).value = ""
             self.apply_filter("")
             self.query_one("#filter-bar").display = False
@@ -533,29 +540,29 @@ class MainScreen(Screen[None]):
     # -- other screens ----------------------------------------------------------------
     def action_trends(self) -> None:
 
-        if self.app.feature is not None:
+        if scars_app(self).feature is not None:
             # lazy: the screens a key opens load when first opened, not before the first paint (issue 31)
             from scars.tui.app.screens.trends import TrendsScreen
 
-            self.app.push_screen(TrendsScreen(self.app.feature, self.app.decisions))
+            scars_app(self).push_screen(TrendsScreen(scars_app(self).loaded_feature, scars_app(self).decisions))
 
     def action_gate(self) -> None:
-        self.app.open_gate()
+        scars_app(self).open_gate()
 
     def action_help(self) -> None:
 
-        note = self.app.keymap_note()
-        refusal = self.app.write_refusal()
+        note = scars_app(self).keymap_note()
+        refusal = scars_app(self).write_refusal()
         if refusal is not None:  # what cannot be done is not offered, and why is said
             note = f"{refusal}: nothing is recorded here, so decisions, undo, sign-off and the round gate are not listed.\n{note}".strip()
         # lazy: the screens a key opens load when first opened, not before the first paint (issue 31)
         from scars.tui.app.screens.help import HelpScreen
 
-        self.app.push_screen(HelpScreen([b for b in self.BINDINGS if self.offers(b.action)], note))
+        scars_app(self).push_screen(HelpScreen([b for b in MAIN_BINDINGS if self.offers(b.action)], note))
 
     def action_loops(self) -> None:
         """The Loops inbox of the repository this feature belongs to."""
-        app = self.app
+        app = scars_app(self)
         root = app.feature.repo_root if app.feature is not None else None
         if not root:
             self.notify("No repository root: the Loops inbox needs a directory holding changes/.", markup=False)
@@ -568,10 +575,10 @@ class MainScreen(Screen[None]):
         app.push_screen(LoopsScreen(discover_loops(root), Path(root)))
 
     def action_reload(self) -> None:
-        self.app.reload()
+        scars_app(self).reload()
 
     def action_quit(self) -> None:
-        self.app.exit()
+        scars_app(self).exit()
 
 
 def edit_target(feature: Any, item: Any) -> tuple[Path, int | None] | str:

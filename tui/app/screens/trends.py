@@ -39,7 +39,7 @@ def trend_charts(feature: Feature, decisions: Mapping[str, Any]) -> list[BarChar
         height=6,
         y_label="items",
     )
-    counts = [int(feature.counts.get(c, 0)) for c in CATEGORIES]
+    counts: list[int | None] = [int(feature.counts.get(c, 0)) for c in CATEGORIES]
     cats = BarChart(
         "Remaining items per category (now)",
         [CATEGORY_LABEL[c] for c in CATEGORIES],
@@ -47,7 +47,10 @@ def trend_charts(feature: Feature, decisions: Mapping[str, Any]) -> list[BarChar
         height=5,
         y_label="items",
     )
-    fix, acc, dfr, x = [], [], [], []
+    fix: list[int | None] = []
+    acc: list[int | None] = []
+    dfr: list[int | None] = []
+    x: list[str] = []
     for r in rounds:
         x.append(f"R{r.round}")
         fix.append(len(r.fix))

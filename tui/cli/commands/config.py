@@ -7,6 +7,7 @@ import json
 import stat
 import sys
 from pathlib import Path
+from typing import Any
 
 DESCRIPTION = (
     "Print the files scars reads its configuration from — $XDG_CONFIG_HOME/scars/config.toml (user, theme, "
@@ -60,7 +61,13 @@ def run(args: argparse.Namespace) -> int:
     env = settings.current()
     config = settings.config_path(env.config_home)
     keymap = config.with_name("keymap.toml")
-    out = {
+    values: dict[str, Any] = {
+        "user": env.user or env.config_user,
+        "user_from": "SCARS_USER" if env.user else ("config.toml" if env.config_user else "git user.name or login"),
+        "theme": env.theme or "textual-dark",
+        "columns": list(env.columns),
+    }
+    out: dict[str, Any] = {
         "config_file": str(config),
         "config_file_exists": config.is_file(),
         "config_file_kind": file_kind(config),
@@ -68,12 +75,7 @@ def run(args: argparse.Namespace) -> int:
         "keymap_file_exists": keymap.is_file(),
         "keymap_file_kind": file_kind(keymap),
         "cache_dir": str(env.cache_dir) if env.cache_enabled else None,
-        "values": {
-            "user": env.user or env.config_user,
-            "user_from": "SCARS_USER" if env.user else ("config.toml" if env.config_user else "git user.name or login"),
-            "theme": env.theme or "textual-dark",
-            "columns": list(env.columns),
-        },
+        "values": values,
         "problems": list(env.config_problems),
     }
     if args.json:
@@ -82,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"config.toml  {one_line(str(config))}{_KIND_NOTE[out['config_file_kind']]}")
     print(f"keymap.toml  {one_line(str(keymap))}{_KIND_NOTE[out['keymap_file_kind']]}")
     print(f"cache        {out['cache_dir'] or 'off (SCARS_NO_CACHE)'}")
-    v = out["values"]
+    v = values
     print(
         f"user         {v['user'] or '(from ' + v['user_from'] + ')'}" + (f"  [{v['user_from']}]" if v["user"] else "")
     )

@@ -150,6 +150,7 @@ def _run(args: argparse.Namespace, kind: str, target: Path, features: list[Path]
             from scars.tui.cli.progress import Reading, reports_label
 
             progress = Reading(reports_label(where, root))
+            gone: BrokenPipeError | None = None
 
             def meanwhile(aggregated: Feature) -> None:
                 # while the possible patterns are computed beside: what does not show them
@@ -166,7 +167,6 @@ def _run(args: argparse.Namespace, kind: str, target: Path, features: list[Path]
                 except BrokenPipeError as exc:  # the reader left: ends the command once the read is done (and cached)
                     gone = exc
 
-            gone: BrokenPipeError | None = None
             with progress:
                 feature = read_missed(where, root, fp, meanwhile if one_line or not args.json else None)
             if gone is not None:
@@ -211,10 +211,10 @@ def _run(args: argparse.Namespace, kind: str, target: Path, features: list[Path]
         elif kind == "feature":
             text = feature_json_line(feats[0])
         else:
-            root = json.dumps(str(target.absolute()), ensure_ascii=True)
+            root_json = json.dumps(str(target.absolute()), ensure_ascii=True)
             fast = fast_tracks_json(target)
             more = f', "fast_tracks": {json.dumps(fast, ensure_ascii=True)}' if fast else ""
-            text = f'{{"root": {root}, "features": [{", ".join(feature_json_line(f) for f in feats)}]{more}}}'
+            text = f'{{"root": {root_json}, "features": [{", ".join(feature_json_line(f) for f in feats)}]{more}}}'
         sys.stdout.write(text)  # tens of megabytes at 50,000 items: not copied again for the newline
         sys.stdout.write("\n")
     else:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import Any
 
 from scars.core.errors import LockHeld
 
@@ -49,7 +50,8 @@ def run(args: argparse.Namespace) -> int:
 
     kind, target, features = resolve_target(args.path)
     dirs = [target] if kind == "feature" else features
-    reports, held = [], None
+    reports: list[dict[str, Any]] = []
+    held = None
     for d in dirs:
         f = read_feature(d)
         decisions = current_decisions(d, f)

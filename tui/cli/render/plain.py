@@ -19,7 +19,8 @@ from __future__ import annotations
 import os
 import re
 import sys
-from typing import TextIO
+from collections.abc import Sequence
+from typing import IO, TextIO
 
 from scars.core import settings
 
@@ -79,7 +80,7 @@ def _rstrip_end(text: str, width: int) -> str:
     return text[: len(text) - min(len(space.group(0)), len(text) - width)]
 
 
-def table(columns: list[tuple[str, str, int]], rows: list[tuple[str, ...]], width: int = WIDTH) -> str | None:
+def table(columns: list[tuple[str, str, int]], rows: Sequence[tuple[str, ...]], width: int = WIDTH) -> str | None:
     """What an unstyled rich console ``width`` columns wide prints for ``Table(box=None,
     show_edge=False, pad_edge=False, padding=(0, 1, 0, 0))`` with ``columns`` (header, justify
     "left" or "right", min_width) and ``rows`` of plain ``Text`` cells; None when rich would do
@@ -121,7 +122,7 @@ def write(stream: TextIO, text: str) -> None:
         raise
 
 
-def quiet_after_broken_pipe(stream: TextIO) -> None:
+def quiet_after_broken_pipe(stream: IO[str]) -> None:
     """Point ``stream``'s descriptor (stdout's when it has none) at /dev/null: the reader left."""
     try:
         fd = stream.fileno()

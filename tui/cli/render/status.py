@@ -7,6 +7,7 @@ object, never as markup. Meaning is carried by words, not colour alone.
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -245,15 +246,15 @@ def _feature_lines(c: Any, feature: Feature, decisions: dict) -> None:
             for chunk in _wrap(one_line(rec.summary(), 4000), w - 2):
                 _line(c, "  " + chunk)
         _line(c, ("Rounds ", "bold"), f"({len(log.rounds)} of max {log.max_rounds})")
-        for r in log.rounds:
-            before = "?" if r.signal_lost_before is None else str(r.signal_lost_before)
-            after = "?" if r.signal_lost_after is None else str(r.signal_lost_after)
+        for rnd in log.rounds:
+            before = "?" if rnd.signal_lost_before is None else str(rnd.signal_lost_before)
+            after = "?" if rnd.signal_lost_after is None else str(rnd.signal_lost_after)
             _line(
                 c,
-                f"  round {r.round}: signal_lost {before} → {after}; fix {len(r.fix)}, accept {len(r.accept)}, "
-                f"defer {len(r.defer)}; ",
-                (one_line(r.decision or "no decision", 20), "bold"),
-                (" — " + one_line(r.decision_reason, 2000)) if r.decision_reason else "",
+                f"  round {rnd.round}: signal_lost {before} → {after}; fix {len(rnd.fix)}, "
+                f"accept {len(rnd.accept)}, defer {len(rnd.defer)}; ",
+                (one_line(rnd.decision or "no decision", 20), "bold"),
+                (" — " + one_line(rnd.decision_reason, 2000)) if rnd.decision_reason else "",
             )
 
 
@@ -390,7 +391,7 @@ REPO_COLUMNS = [
 
 
 def print_repo(
-    root: Path, features: list[FeatureSummary], fast_tracks: list[Path] = (), console: Console | None = None
+    root: Path, features: list[FeatureSummary], fast_tracks: Sequence[Path] = (), console: Console | None = None
 ) -> None:
     """The repository's features, one line each, then the ``changes/`` directories that hold only
     fast-track artefacts, listed as what they are (never silently left out)."""
@@ -411,7 +412,7 @@ def print_repo(
             batch.flush()
 
 
-def _fast_track_lines(batch: Any, fast_tracks: list[Path]) -> None:
+def _fast_track_lines(batch: Any, fast_tracks: Sequence[Path]) -> None:
     for p in fast_tracks:
         _line(batch, f"{one_line(p.name)}  {FAST_TRACK_SAID}")
 
