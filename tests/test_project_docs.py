@@ -55,7 +55,7 @@ def test_contributing_names_only_what_exists():
     sources = {
         "core/loops/base.py": ("KINDS", "KIND_LABEL", "LoopState"),
         "core/advice/advisor.py": ("def loop_history",),
-        "core/gates/evidence.py": ("def build_entry",),
+        "core/gatekit/evidence.py": ("def build_entry",),
         "tui/app/screens/main.py": ("MAIN_BINDINGS", "WRITE_ACTIONS"),
         "tests/tui/app/test_app_keys.py": ("def covers", "def readme_key_table", "test_every_binding_has_a_key_test"),
         "tests/factories.py": ("def wait_until", "def wait_settled"),

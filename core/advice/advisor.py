@@ -1049,7 +1049,7 @@ def loop_history(state: Any) -> tuple[list[QualityPoint], float, float] | None:
 
 
 def report_triggers_as(items: Sequence[Mapping[str, Any]]) -> list[Trigger]:
-    """A DAG report's triggers (as scars.core.loops.dag reads them: type, index, severity, the
+    """A DAG report's triggers (as scars.core.loops.dag.reader reads them: type, index, severity, the
     seed's fixable, cause) as the advisor's :class:`Trigger`; a missing severity counts as 1."""
     return [
         Trigger(

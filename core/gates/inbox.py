@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from scars.core.gates.catalog import GATES
+from scars.core.gatekit.catalog import GATES
 from scars.core.sanitize import shell_join
 
 

@@ -2,7 +2,7 @@
 (:func:`gather`), check and record an answer (:func:`apply_answer`, :func:`record`), replay a
 whole answers file (:func:`replay_answers_file`).
 
-Each loop's module (``scars.core.gates.samsara``, ``loopspec``, ``review``, ``bkit``) reads the
+Each loop's module (``scars.core.loops.samsara.gates``, ``loopspec``, ``review``, ``bkit``) reads the
 loop's files and writes the answer into the loop's own state, plus its auto-decisions.md entry
 (built by ``evidence.build_entry``): samsara's in auto mode or with ``auto_entry=True`` (one per
 decision point), the other loops' always, next to their state file. Pure core: no terminal
@@ -18,15 +18,15 @@ from typing import Any
 
 from scars.core.clock import now_iso
 from scars.core.errors import DecisionRefused, FieldError, UsageError, refuse_if_read_only
-from scars.core.gates import samsara as samsara_gate
-from scars.core.gates.answers import load_answers
-from scars.core.gates.bkit import apply_pdca, gather_pdca
-from scars.core.gates.catalog import GATES, get_gate
-from scars.core.gates.dag import apply_dag, gather_dag
-from scars.core.gates.evidence import Evidence, GateResult, validate_answer
-from scars.core.gates.loopspec import apply_loop_spec, gather_loop_spec
-from scars.core.gates.review import apply_review, gather_review
-from scars.core.gates.state_io import complete_interrupted
+from scars.core.gatekit.answers import load_answers
+from scars.core.gatekit.catalog import GATES, get_gate
+from scars.core.gatekit.evidence import Evidence, GateResult, validate_answer
+from scars.core.gatekit.state_io import complete_interrupted
+from scars.core.loops.bkit.gates import apply_pdca, gather_pdca
+from scars.core.loops.dag.gates import apply_dag, gather_dag
+from scars.core.loops.loopspec.gates import apply_loop_spec, gather_loop_spec
+from scars.core.loops.review.gates import apply_review, gather_review
+from scars.core.loops.samsara import gates as samsara_gate
 from scars.core.provenance import Provenance, as_provenance, decided_by, provenance
 from scars.core.samsara.session import FeatureSession
 
@@ -134,7 +134,7 @@ def record(
 ) -> GateResult:
     """Record an answer: samsara gates under the feature's writer session (``session``, or one
     opened for this answer), the other loops' directly. ``round_fields``: a samsara round gate's
-    Rule-3 fields (``scars.core.gates.samsara.round_fields``). ``read_only``: the caller's session
+    Rule-3 fields (``scars.core.loops.samsara.gates.round_fields``). ``read_only``: the caller's session
     is read-only (its reason): refused, nothing written."""
     refuse_if_read_only(read_only, _what(evidence))
     _entry_option(evidence.gate.loop, auto_entry)

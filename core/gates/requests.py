@@ -44,9 +44,9 @@ from scars.core.errors import (
     UsageError,
     refuse_if_read_only,
 )
+from scars.core.gatekit.catalog import GATES
+from scars.core.gatekit.evidence import Evidence, GateResult, selector, validate_answer
 from scars.core.gates import signing
-from scars.core.gates.catalog import GATES
-from scars.core.gates.evidence import Evidence, GateResult, selector, validate_answer
 from scars.core.gates.recording import gather, human_mode, proof_file, record
 from scars.core.provenance import Provenance, as_provenance, decided_by
 from scars.core.samsara.layout import find_repo_root

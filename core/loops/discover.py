@@ -21,13 +21,13 @@ from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
-import scars.core.loops.bkit as bkit
-import scars.core.loops.dag as dag
-import scars.core.loops.loopspec as loopspec
-import scars.core.loops.review as review
+import scars.core.loops.bkit.reader as bkit
+import scars.core.loops.dag.reader as dag
+import scars.core.loops.loopspec.reader as loopspec
+import scars.core.loops.review.reader as review
 from scars.core.errors import PathNotFound
 from scars.core.loops.base import KINDS, LoopState
-from scars.core.loops.samsara import fast_track_state, read_samsara_feature
+from scars.core.loops.samsara.reader import fast_track_state, read_samsara_feature
 from scars.core.model import Problem
 from scars.core.samsara.layout import find_fast_tracks, find_features
 from scars.core.storage.intent import intent_path, mark_is_own, pending, pointer_path

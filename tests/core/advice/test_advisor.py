@@ -348,8 +348,9 @@ def test_loop_spec_gaps_become_triggers_and_strategies():
 
 def test_loop_goals_are_the_readers(tmp_path):
     """The advisor's target for a loop is the goal its reader evaluated, never a second copy."""
-    from scars.core.loops import loopspec, review
-    from scars.core.loops.review import read_review_dir
+    from scars.core.loops.loopspec import reader as loopspec
+    from scars.core.loops.review import reader as review
+    from scars.core.loops.review.reader import read_review_dir
     from tests.factories import mechanist_state
 
     stage = mechanist_state(tmp_path)

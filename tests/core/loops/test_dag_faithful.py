@@ -14,7 +14,8 @@ from scars.core import gates
 from scars.core.advice import advisor
 from scars.core.advice.advisor import QualityPoint, Trigger, failure_modes, improvement_assessment, strategy_tree
 from scars.core.advice.trend import trend_analysis
-from scars.core.loops import dag, discover_loops
+from scars.core.loops import discover_loops
+from scars.core.loops.dag import reader as dag
 from scars.tui.cli import main as cli
 from tests.factories import clean_env
 
