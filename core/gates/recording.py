@@ -114,7 +114,7 @@ def apply_answer(
     user = decided_by(user, prov, human_mode=human_mode(evidence))  # refused before anything is written
     evidence.context["provenance"] = prov  # build_entry says it in the entry
     label = prov.via or prov.channel
-    result = APPLY[gate.loop](evidence, ans, reason, user=user, session=session, source=label, now=now or now_iso())
+    result = APPLY[gate.loop](evidence, ans, reason, user=user, source=label, now=now or now_iso())
     result.source = label
     result.extra["provenance"] = prov.to_record()
     return result

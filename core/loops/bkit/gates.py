@@ -55,7 +55,6 @@ from scars.core.loops.bkit.reader import (
     status_files,
     transition_path,
 )
-from scars.core.samsara.session import FeatureSession
 from scars.core.storage import safe_read
 from scars.core.storage.intent import Plan
 from scars.core.values import as_dict, as_list
@@ -302,7 +301,6 @@ def apply_pdca(
     reason: str | None,
     *,
     user: str,
-    session: FeatureSession | None,
     source: str,
     now: str,
 ) -> GateResult:

@@ -52,7 +52,6 @@ from scars.core.loops.loopspec.reader import (
     project_of,
     read_feature,
 )
-from scars.core.samsara.session import FeatureSession
 from scars.core.storage import safe_read
 from scars.core.storage.intent import Plan
 from scars.core.values import as_list
@@ -366,7 +365,6 @@ def apply_loop_spec(
     reason: str | None,
     *,
     user: str,
-    session: FeatureSession | None,
     source: str,
     now: str,
 ) -> GateResult:

@@ -33,7 +33,6 @@ from scars.core.loops.review.reader import (
     score_met,
     verdict_parts,
 )
-from scars.core.samsara.session import FeatureSession
 from scars.core.storage.intent import Plan
 
 
@@ -261,7 +260,6 @@ def apply_review(
     reason: str | None,
     *,
     user: str,
-    session: FeatureSession | None,
     source: str,
     now: str,
 ) -> GateResult:
