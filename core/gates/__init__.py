@@ -29,7 +29,7 @@ _PUBLIC = {
     "apply_answer": "scars.core.gates.recording",
     "gather": "scars.core.gates.recording",
     "record": "scars.core.gates.recording",
-    "record_triage": "scars.core.gates.recording",
+    "record_triage": "scars.core.loops.samsara.gates",
     "replay_answers_file": "scars.core.gates.recording",
     "close_round": "scars.core.loops.samsara.gates",
     "close_round_result": "scars.core.loops.samsara.gates",
