@@ -24,6 +24,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
 
+from scars.core.advice.advisor import Trigger, advise_scored, scored_history
 from scars.core.clock import now_iso
 from scars.core.errors import DecisionRefused, FieldError, UsageError
 from scars.core.gatekit.answers import AnswersFile
@@ -162,8 +163,19 @@ class StateFileSystem:
     def goal(self, kind: str, details: Mapping[str, Any]) -> tuple[float, float] | None:
         return None
 
-    def advise(self, state: LoopState, *, token_budget: float | None, tokens_used: float | None) -> Any:
+    def point_facts(self, state: LoopState) -> list[tuple[tuple[Trigger, ...] | None, str | None]] | None:
+        """Per measured point, the triggers and strategy the loop recorded (None: none)."""
         return None
+
+    def advise(self, state: LoopState, *, token_budget: float | None, tokens_used: float | None) -> Any:
+        """The advisor's rules over the state's measured scores, each divided by its kind's scale,
+        against the goal its reader evaluated; None without a goal or a score."""
+        scale = next((k.scale for k in self.kinds if k.kind == state.kind), None)
+        goal = self.goal(state.kind, state.details or {})
+        points = scored_history(state, scale, self.point_facts(state)) if scale else []
+        if goal is None or not points:
+            return None
+        return advise_scored(state, points, *goal, token_budget=token_budget, tokens_used=tokens_used)
 
     def gather(self, gate: Gate, where: Path, *, read_only: str | bool | None = None, **options: Any) -> Evidence:
         """The evidence; a record of this loop that a kill interrupted (its intent file) is

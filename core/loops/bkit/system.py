@@ -9,7 +9,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from scars.core.advice.advisor import Advice, advise_scored, number, scored_history
+from scars.core.advice.advisor import number
 from scars.core.gatekit.catalog import Answer, Gate
 from scars.core.gatekit.evidence import Evidence, GateResult
 from scars.core.loops.base import LoopState
@@ -64,13 +64,6 @@ class Bkit(StateFileSystem):
             return None if t is None or m is None else (t / SCALE, m / SCALE)
         t = number(details.get("threshold"))
         return None if t is None else (t / SCALE, t / SCALE)
-
-    def advise(self, state: LoopState, *, token_budget: float | None, tokens_used: float | None) -> Advice | None:
-        goal = self.goal(state.kind, state.details or {})
-        points = scored_history(state, SCALE)
-        if goal is None or not points:
-            return None
-        return advise_scored(state, points, *goal, token_budget=token_budget, tokens_used=tokens_used)
 
     def _gather(self, gate: Gate, where: Path, **options: Any) -> Evidence:
         return gather_pdca(gate, where, **options)

@@ -8,7 +8,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from scars.core.advice.advisor import Advice, Trigger, advise_scored, number, scored_history
+from scars.core.advice.advisor import Trigger, number
 from scars.core.gatekit.catalog import Answer, Gate
 from scars.core.gatekit.evidence import Evidence, GateResult
 from scars.core.loops.base import LoopState
@@ -80,12 +80,8 @@ class LoopSpec(StateFileSystem):
         t = number(details.get("criterion_converged"))
         return None if t is None else (t / SCALE, ACCEPTABLE)
 
-    def advise(self, state: LoopState, *, token_budget: float | None, tokens_used: float | None) -> Advice | None:
-        goal = self.goal(state.kind, state.details or {})
-        points = scored_history(state, SCALE, verdict_facts(state.raw))
-        if goal is None or not points:
-            return None
-        return advise_scored(state, points, *goal, token_budget=token_budget, tokens_used=tokens_used)
+    def point_facts(self, state: LoopState) -> list[tuple[tuple[Trigger, ...] | None, str | None]] | None:
+        return verdict_facts(state.raw)
 
     def human_mode(self, evidence: Evidence) -> bool:
         """A person answers unless the feature runs autonomous (``autonomous: true`` or

@@ -9,7 +9,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from scars.core.advice.advisor import Advice, advise_scored, number, scored_history
+from scars.core.advice.advisor import number
 from scars.core.gatekit.catalog import Answer, Gate
 from scars.core.gatekit.evidence import Evidence, GateResult
 from scars.core.loops.base import LoopState
@@ -45,13 +45,6 @@ class Review(StateFileSystem):
     def goal(self, kind: str, details: Mapping[str, Any]) -> tuple[float, float] | None:
         t = number(details.get("target_score"))
         return None if t is None else (t / SCALE, t / SCALE)
-
-    def advise(self, state: LoopState, *, token_budget: float | None, tokens_used: float | None) -> Advice | None:
-        goal = self.goal(state.kind, state.details or {})
-        points = scored_history(state, SCALE)
-        if goal is None or not points:
-            return None
-        return advise_scored(state, points, *goal, token_budget=token_budget, tokens_used=tokens_used)
 
     def _gather(self, gate: Gate, where: Path, **options: Any) -> Evidence:
         return gather_review(gate, where, **options)
