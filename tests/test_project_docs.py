@@ -53,9 +53,10 @@ def test_contributing_names_only_what_exists():
         assert name in text and (ROOT / name).exists(), name
     # The names it tells a contributor to use.
     sources = {
-        "core/loops/base.py": ("KINDS", "KIND_LABEL", "LoopState"),
-        "core/advice/advisor.py": ("def loop_history",),
-        "core/gates/evidence.py": ("def build_entry",),
+        "core/loops/base.py": ("LoopState",),
+        "core/loops/registry.py": ("REGISTRY",),
+        "core/loops/system.py": ("class LoopSystem", "class StateFileSystem"),
+        "core/gatekit/evidence.py": ("def build_entry",),
         "tui/app/screens/main.py": ("MAIN_BINDINGS", "WRITE_ACTIONS"),
         "tests/tui/app/test_app_keys.py": ("def covers", "def readme_key_table", "test_every_binding_has_a_key_test"),
         "tests/factories.py": ("def wait_until", "def wait_settled"),

@@ -933,123 +933,29 @@ def trigger_counts_by_category(feature: Feature) -> dict[str, int]:
     return {c: sum(1 for it in feature.items if it.counted and it.category == c) for c in CATEGORIES}
 
 
-# kind -> the divisor that maps the loop's score to 0..1 (review scores /10, match rates %, …)
-LOOP_SCALES: dict[str, float] = {
-    "loop-spec": 10.0,
-    "mechanist": 10.0,
-    "aris": 10.0,
-    "bkit": 100.0,
-    "bkit-sprint": 100.0,
-    "dag-convergence": 1.0,
-}
-
-
-# Ours: loop-spec has no "acceptable" level below its converged criterion score; 7 of 10.
-LOOP_SPEC_ACCEPTABLE = 0.7
-
-
-def _number(value: Any) -> float | None:
+def number(value: Any) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
-def loop_goal(kind: str, details: Mapping[str, Any]) -> tuple[float, float] | None:
-    """(target, acceptable) on 0..1, from the goal the loop's reader evaluated (its details):
-    the review STOP score, loop-spec's converged criterion score, bkit's threshold, a sprint's
-    target and minimum, a DAG report's goal. None when the reader gave none."""
-    div = LOOP_SCALES[kind]
-    if kind in ("mechanist", "aris"):
-        t = _number(details.get("target_score"))
-        return None if t is None else (t / div, t / div)
-    if kind == "loop-spec":
-        t = _number(details.get("criterion_converged"))
-        return None if t is None else (t / div, LOOP_SPEC_ACCEPTABLE)
-    if kind == "bkit":
-        t = _number(details.get("threshold"))
-        return None if t is None else (t / div, t / div)
-    if kind == "bkit-sprint":
-        t, m = _number(details.get("target")), _number(details.get("min_acceptable"))
-        return None if t is None or m is None else (t / div, m / div)
-    goal = details.get("goal")
-    if not isinstance(goal, Mapping):
-        return None
-    t, a = _number(goal.get("targetQuality")), _number(goal.get("acceptableQuality"))
-    return None if t is None or a is None else (t / div, a / div)
-
-
-def _gap_triggers(verdict: Any) -> tuple[Trigger, ...] | None:
-    """loop-spec verdict -> triggers: its gap and remaining gaps (type gap_<type>, key fix_first)."""
-    if not isinstance(verdict, Mapping):
-        return None
-    gaps = []
-    if isinstance(verdict.get("gap"), Mapping):
-        gaps.append(verdict["gap"])
-    if isinstance(verdict.get("remaining_gaps"), list):
-        gaps.extend(g for g in verdict["remaining_gaps"] if isinstance(g, Mapping))
-    out = []
-    for g in gaps:
-        key = _norm(g.get("fix_first") or g.get("description") or "gap")
-        out.append(
-            Trigger(
-                f"gap_{g.get('type') or 'execute'}", key, 1.0, g.get("needs_operator") is not True, "loop-spec verdict"
-            )
-        )
-    return tuple(out)
-
-
-def loop_history(state: Any) -> tuple[list[QualityPoint], float, float] | None:
-    """(points, target, acceptable) of a :class:`scars.core.loops.base.LoopState`; None for kinds
-    without a quality history (samsara is advised through its feature; DAG iteration reports
-    hold trigger severities, not qualities)."""
-    kind = getattr(state, "kind", None)
-    if kind not in LOOP_SCALES:
-        return None
-    div = LOOP_SCALES[kind]
-    details = getattr(state, "details", None) or {}
-    goal = loop_goal(kind, details)
-    if goal is None:
-        return None
-    target, acceptable = goal
-    verdicts: list[Any] = []
-    raw = getattr(state, "raw", None)
-    if kind == "loop-spec" and isinstance(raw, Mapping) and isinstance(raw.get("iterate"), Mapping):
-        hist = raw["iterate"].get("history")
-        verdicts = [v for v in hist if isinstance(v, Mapping)] if isinstance(hist, list) else []
-    points: list[QualityPoint] = []
-    if kind == "dag-convergence" and isinstance(details.get("history"), list) and details["history"]:
-        # The monitor's QualityPoints as the report has them: the open improvements are the
-        # history's trigger counts (a cascade shows as 3 → 4 → 6 → 9), with their strategies.
-        for h in details["history"]:
-            left = h.get("improvements_remaining")
-            points.append(
-                QualityPoint(
-                    int(h["iteration"]),
-                    max(0.0, min(1.0, float(h["quality"]) / div)),
-                    None,
-                    left,
-                    h.get("strategy"),
-                    left,
-                    h.get("improvements_resolved"),
-                    label=f"iteration {h['iteration']}",
-                )
-            )
-        return points, target, acceptable
+def scored_history(
+    state: Any,
+    scale: float,
+    facts: Sequence[tuple[tuple[Trigger, ...] | None, str | None]] | None = None,
+) -> list[QualityPoint]:
+    """A loop state's measured trend points (``LoopState.points`` with a value) as the advisor's
+    QualityPoints, each score divided by the loop's ``scale``; ``facts``: per point, the triggers
+    and the strategy its loop recorded (used when there is one per measured point)."""
     measured = [p for p in getattr(state, "points", ()) if getattr(p, "value", None) is not None]
+    points: list[QualityPoint] = []
     for i, p in enumerate(measured, 1):
-        trig = None
-        strategy = None
-        if kind == "loop-spec" and len(verdicts) == len(measured):
-            trig = _gap_triggers(verdicts[i - 1])
-            gap = verdicts[i - 1].get("gap")
-            strategy = str(gap.get("type")) if isinstance(gap, Mapping) and gap.get("type") else None
-        q = max(0.0, min(1.0, float(p.value) / div))
+        trig, strategy = facts[i - 1] if facts is not None and len(facts) == len(measured) else (None, None)
+        q = max(0.0, min(1.0, float(p.value) / scale))
         points.append(QualityPoint(i, q, trig, None if trig is None else len(trig), strategy, label=p.label))
-    if not points:
-        return None
-    return points, target, acceptable
+    return points
 
 
 def report_triggers_as(items: Sequence[Mapping[str, Any]]) -> list[Trigger]:
-    """A DAG report's triggers (as scars.core.loops.dag reads them: type, index, severity, the
+    """A DAG report's triggers (as scars.core.loops.dag.reader reads them: type, index, severity, the
     seed's fixable, cause) as the advisor's :class:`Trigger`; a missing severity counts as 1."""
     return [
         Trigger(
@@ -1136,18 +1042,18 @@ def advise_decision(state: Any, *, token_budget: float | None = None, tokens_use
     )
 
 
-def advise_loop_state(
-    state: Any, *, token_budget: float | None = None, tokens_used: float | None = None
-) -> Advice | None:
-    """Advice for another loop's history (loop-spec judge scores, ARIS/Mechanist review
-    scores, bkit match rates, DAG convergence reports) or a DAG iteration decision; None when it
-    has no quality history."""
-    if getattr(state, "kind", None) == "dag-iteration":
-        return advise_decision(state, token_budget=token_budget, tokens_used=tokens_used)
-    h = loop_history(state)
-    if h is None:
-        return None
-    points, target, acceptable = h
+def advise_scored(
+    state: Any,
+    points: list[QualityPoint],
+    target: float,
+    acceptable: float,
+    *,
+    token_budget: float | None = None,
+    tokens_used: float | None = None,
+) -> Advice:
+    """Advice for another loop's quality history (loop-spec judge scores, ARIS/Mechanist review
+    scores, bkit match rates, DAG convergence reports): its points, the goal its reader
+    evaluated, its budget."""
     budget = getattr(state, "budget", None)
     limit = getattr(budget, "limit", None)
     used = getattr(budget, "used", None)

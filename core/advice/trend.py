@@ -2,7 +2,7 @@
 
 Pure functions over numbers (and points that have an ``iteration`` and a ``quality``), used by
 the advisor (``scars.core.advice.advisor``) and by the DAG convergence reports
-(``scars.core.loops.dag``). The thresholds are those of seed 000 and formats.md §5.2; where the
+(``scars.core.loops.dag.reader``). The thresholds are those of seed 000 and formats.md §5.2; where the
 two former copies disagreed the monitor's own rule was kept:
 
 * slope: least squares over the points' iteration numbers (the monitor's index when iterations

@@ -1,11 +1,11 @@
 """What `scars init` tells the agents, in CLAUDE.md / AGENTS.md / GEMINI.md: every human gate of
-the loops is asked through scars. Built from the gates catalog (``scars.core.gates.catalog``), so
+the loops is asked through scars. Built from the gates catalog (``scars.core.gatekit.catalog``), so
 the gate named for each step of each loop is the one `scars gate` answers; the MCP tools are named
 here once (``MCP_TOOLS``: the names `scars mcp` serves and clients call)."""
 
 from __future__ import annotations
 
-from scars.core.gates.catalog import GATES
+from scars.core.gatekit.catalog import GATES
 
 # The tools of `scars mcp` (issue 28), by name, with what each does: the instructions name them,
 # the README lists them. The server's own module serves these names.

@@ -1,10 +1,11 @@
 """Which gate answers a loop the inbox lists: :func:`gate_call` (one place for `scars loops`,
 bare `scars` and the app's Loops inbox).
 
-A loop state (``scars.core.loops``) names its own human gate: loop-spec its SPEC gate or its
-escalate route, a review loop `review-continue`, a bkit feature `pdca-max-iterations` once the
-limit is spent below the threshold (else `pdca-continue`), a bkit sprint `sprint-pause`, a DAG
-report `dag-escalate`, a samsara feature its `triage`. The call carries the path and options
+A loop state (``scars.core.loops``) names its own human gate through its loop system's
+``gate_call`` (``loops.registry``): loop-spec its SPEC gate or its escalate route, a review loop
+`review-continue`, a bkit feature `pdca-max-iterations` once the limit is spent below the
+threshold (else `pdca-continue`), a bkit sprint `sprint-pause`, a DAG report `dag-escalate`, a
+samsara feature its `triage`. The call carries the path and options
 `scars gate` takes, so every front end gathers the same Evidence.
 """
 
@@ -14,7 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from scars.core.gates.catalog import GATES
+from scars.core.gatekit.catalog import GATES
+from scars.core.loops.registry import system_of_kind
 from scars.core.sanitize import shell_join
 
 
@@ -36,29 +38,9 @@ class GateCall:
 
 def gate_call(state: Any, root: Path) -> GateCall | None:
     """The gate of ``state`` (a LoopState found under ``root``), or None when it has none."""
-    kind = getattr(state, "kind", None)
-    path = Path(root) / str(getattr(state, "path", ""))
-    d = getattr(state, "details", None) or {}
-    gate: str | None
-    options: dict[str, Any] = {}
-    if kind == "samsara":
-        gate = "triage"
-    elif kind == "loop-spec":
-        gate = "escalate" if getattr(state, "route", None) == "escalate" else "spec"
-    elif kind in ("mechanist", "aris"):
-        gate = "review-continue"
-    elif kind == "bkit" and d.get("format"):  # bkit's v1.5–2.0 file: shown, never written (no gate)
-        gate = None
-    elif kind == "bkit":
-        options["feature"] = getattr(state, "name", None)
-        spent = getattr(getattr(state, "budget", None), "spent", False)
-        gate = "pdca-max-iterations" if spent and not d.get("match_rate_met") else "pdca-continue"
-    elif kind == "bkit-sprint":
-        gate = "sprint-pause"
-    elif kind in ("dag-iteration", "dag-convergence"):
-        gate = "dag-escalate"
-    else:
-        gate = None
-    if gate is None or gate not in GATES:
+    system = system_of_kind(getattr(state, "kind", None))
+    call = None if system is None else system.gate_call(state)
+    if call is None or call[0] not in GATES:
         return None
-    return GateCall(gate, path, options)
+    gate, options = call
+    return GateCall(gate, Path(root) / str(getattr(state, "path", "")), options)

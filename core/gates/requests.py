@@ -44,10 +44,11 @@ from scars.core.errors import (
     UsageError,
     refuse_if_read_only,
 )
+from scars.core.gatekit.catalog import GATES
+from scars.core.gatekit.evidence import Evidence, GateResult, selector, validate_answer
 from scars.core.gates import signing
-from scars.core.gates.catalog import GATES
-from scars.core.gates.evidence import Evidence, GateResult, selector, validate_answer
 from scars.core.gates.recording import gather, human_mode, proof_file, record
+from scars.core.loops.registry import lineage, loop_system, root_markers
 from scars.core.provenance import Provenance, as_provenance, decided_by
 from scars.core.samsara.layout import find_repo_root
 from scars.core.samsara.session import FeatureSession
@@ -62,10 +63,6 @@ STATUSES = ("pending", "answered", "applied", "refused", "withdrawn")
 OPEN = ("pending", "answered")  # still waiting for a person or for its record
 LOCK_TIMEOUT = 30.0  # seconds an answerer or applier waits for another one to finish
 POLL_SECONDS = 0.1  # a waiter's stat interval: the answer is seen within this (+ the read)
-# Directories marking the root a loop's requests go to, nearest first (after samsara's own rule).
-ROOT_MARKERS = (".git", ".loop-spec", ".bkit", str(INBOX))
-# The loops a gate's evidence may name besides the gate's own (one review gate serves both).
-LINEAGES: dict[str, tuple[str, ...]] = {"aris": ("aris", "mechanist")}
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]{2,60}$")
 _MAX_BYTES = 4 * 1024 * 1024
 
@@ -88,8 +85,9 @@ def requests_root(path: str | os.PathLike[str], cwd: str | os.PathLike[str] | No
     root = find_repo_root(p)
     if root is not None:
         return root
+    markers = (".git", *root_markers(), str(INBOX))
     for candidate in (p, *p.parents):
-        if any((candidate / m).exists() for m in ROOT_MARKERS):
+        if any((candidate / m).exists() for m in markers):
             return candidate
     here = Path(cwd if cwd is not None else Path.cwd()).absolute()
     if p == here or here in p.parents:
@@ -115,13 +113,7 @@ def loop_files(evidence: Evidence, root: Path) -> list[Path]:
     decisions_dir = evidence.context.get("decisions_dir")
     if decisions_dir is not None:
         files.add(Path(decisions_dir) / "auto-decisions.md")
-    if evidence.gate.loop == "samsara":
-        target = Path(evidence.target)
-        for directory in (target, target / "scar-reports"):
-            with contextlib.suppress(OSError, safe_read.Unreadable):
-                names = safe_read.list_dir(directory, root=root)
-                files.update(p for p in (directory / n for n in names) if p.is_file() and not p.is_symlink())
-        files.update(target / ".scars" / name for name in ("journal.jsonl", "watches.jsonl"))
+    files.update(loop_system(evidence.gate.loop).loop_files(evidence, root))
     return sorted(files)
 
 
@@ -224,7 +216,7 @@ class Request:
         ``mechanist``), only where the gate serves that lineage; else the gate's loop. A request
         file names no other loop than its gate's."""
         named = self.evidence.get("loop") if isinstance(self.evidence, dict) else None
-        return named if isinstance(named, str) and named in LINEAGES.get(self.loop, ()) else self.loop
+        return named if isinstance(named, str) and named in lineage(self.loop) else self.loop
 
     def as_json(self) -> dict[str, Any]:
         return {

@@ -34,7 +34,7 @@ rationale alone. Notes too: iteration entries under a gate-id the catalog does n
 (formats.md §1.6 leaves the id free: upstream may name other decision points, e.g. the final
 transition) and entries under an id an earlier scars wrote (``iteration.round-continue``, read as ``round-continuation``).
 
-Gate-ids are checked against ``scars.core.gates.catalog``: each decision point has one entry id,
+Gate-ids are checked against ``scars.core.gatekit.catalog``: each decision point has one entry id,
 and the entries of the round's decision point (``round-continuation``, ``safety-valve``) are
 matched to the rounds by the round their workflow prompt names.
 """
@@ -51,7 +51,7 @@ import yaml
 from scars.core.clock import parse_time
 from scars.core.formats.auto_decisions import parse_auto_decisions
 from scars.core.formats.iteration_log import _plain_round, safe_load
-from scars.core.gates.catalog import DECISION_POINTS, FORMER_ENTRY_IDS, SEED_002_POINTS, point_of
+from scars.core.gatekit.catalog import DECISION_POINTS, FORMER_ENTRY_IDS, SEED_002_POINTS, point_of
 from scars.core.git import GitUnavailable, git_toplevel, run_git
 from scars.core.model import Problem
 from scars.core.provenance import Provenance

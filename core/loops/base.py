@@ -25,30 +25,6 @@ from scars.core.clock import parse_time  # noqa: F401 - the loop readers take it
 from scars.core.model import Problem
 from scars.core.storage import safe_read
 
-# Loop kinds, in the order `scars loops` lists them when no one is waiting.
-KINDS: tuple[str, ...] = (
-    "samsara",
-    "samsara-fast-track",
-    "loop-spec",
-    "mechanist",
-    "aris",
-    "bkit",
-    "bkit-sprint",
-    "dag-iteration",
-    "dag-convergence",
-)
-KIND_LABEL: dict[str, str] = {
-    "samsara": "samsara",
-    "samsara-fast-track": "samsara fast-track",
-    "loop-spec": "loop-spec",
-    "mechanist": "Mechanist review",
-    "aris": "ARIS review",
-    "bkit": "bkit PDCA",
-    "bkit-sprint": "bkit sprint",
-    "dag-iteration": "DAG iteration",
-    "dag-convergence": "DAG convergence",
-}
-
 
 @dataclass(frozen=True, slots=True)
 class Budget:

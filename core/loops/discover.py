@@ -1,17 +1,9 @@
 """Find every loop state under a path: ``discover_loops(root) -> list[LoopState]``.
 
 One walk of the tree (symlinked directories are not followed; ``.git``, virtual
-environments, ``node_modules`` and caches are skipped) recognises:
-
-* loop-spec: ``.loop-spec/features/<slug>/feature.json``;
-* review loops: a directory holding ``REVIEW_STATE.json`` or ``AUTO_REVIEW.md``;
-* bkit: ``.bkit/state/pdca-status.json`` (else the legacy ``docs/.pdca-status.json``) and
-  ``.bkit/state/sprints/*.json``;
-* DAG reports: ``*.yaml`` / ``*.yml`` with an ``iterationDecision:`` or ``convergenceReport:``
-  root key, under a path with ``dag`` in a name;
-* samsara features under every ``changes/`` directory (through ``scars.core.samsara.feature``).
-
-A file given directly is read as whatever its name says it is. Waiting loops come first.
+environments, ``node_modules`` and caches are skipped); each registered loop system
+(``loops.registry``) recognises its own files in it (its ``find``), and a file given directly
+is read by the first system whose ``read_path`` knows its name. Waiting loops come first.
 """
 
 from __future__ import annotations
@@ -21,15 +13,11 @@ from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
-import scars.core.loops.bkit as bkit
-import scars.core.loops.dag as dag
-import scars.core.loops.loopspec as loopspec
-import scars.core.loops.review as review
 from scars.core.errors import PathNotFound
-from scars.core.loops.base import KINDS, LoopState
-from scars.core.loops.samsara import fast_track_state, read_samsara_feature
+from scars.core.loops.base import LoopState
+from scars.core.loops.registry import kind_order, system_of_kind, systems
+from scars.core.loops.system import WalkedDir
 from scars.core.model import Problem
-from scars.core.samsara.layout import find_fast_tracks, find_features
 from scars.core.storage.intent import intent_path, mark_is_own, pending, pointer_path
 
 SKIP_DIRS = frozenset(
@@ -50,52 +38,37 @@ SKIP_DIRS = frozenset(
         ".scars",
     }
 )
-YAML_SUFFIXES = (".yaml", ".yml")
 
 
-def sort_key(state: LoopState) -> tuple:
-    kind = KINDS.index(state.kind) if state.kind in KINDS else len(KINDS)
+def sort_key(state: LoopState, order: tuple[str, ...] | None = None) -> tuple:
+    kinds = kind_order() if order is None else order
+    kind = kinds.index(state.kind) if state.kind in kinds else len(kinds)
     return (not state.waiting_for_human, kind, state.path, state.name)
 
 
-def _samsara_features(repo: Path) -> list[Path]:
-    try:
-        return list(find_features(repo))
-    except Exception:  # a broken tree must not hide the other loops
-        return []
-
-
-def _fast_tracks(repo: Path) -> list[Path]:
-    try:
-        return list(find_fast_tracks(repo))
-    except Exception:  # a broken tree must not hide the other loops
-        return []
+def _sorted(states: list[LoopState]) -> list[LoopState]:
+    order = kind_order()
+    return sorted(states, key=lambda s: sort_key(s, order))
 
 
 def _read_file(path: Path, root: Path, now: datetime | None) -> list[LoopState]:
-    name = path.name
-    if name == "feature.json":
-        return [loopspec.read_feature(path, root)]
-    if name in ("REVIEW_STATE.json", "AUTO_REVIEW.md", "REVIEWER_MEMORY.md"):
-        return [review.read_review_dir(path.parent, root, now=now)]
-    if name in ("pdca-status.json", ".pdca-status.json"):
-        return bkit.read_status(path, root)
-    if path.suffix == ".json" and path.parent.name == "sprints":
-        return [bkit.read_sprint(path, root)]
-    if path.suffix in YAML_SUFFIXES:
-        return [dag.read_report(path, root)]
+    for system in systems():
+        states = system.read_path(path, root, now)
+        if states is not None:
+            return states
     return []
 
 
 def _record_dir(state: LoopState, root: Path) -> Path | None:
     """The directory a gate of this loop records in (its lock and its intent file: the gates'
-    ``decisions_dir``); None for samsara, whose records are its journal's."""
-    if state.kind == "samsara":
-        return None
-    p = root / state.path
-    if p.is_dir():
-        return p
-    return p.parent.parent if state.kind == "bkit-sprint" and p.parent.name == "sprints" else p.parent
+    ``decisions_dir``); None for a loop whose records are not there (samsara's are its journal's)."""
+    system = system_of_kind(state.kind)
+    return None if system is None else system.record_dir(state, root)
+
+
+def _file_names() -> str:
+    names = [s.file_names for s in systems() if s.file_names]
+    return ", ".join(names[:-1]) + " or " + names[-1] if len(names) > 1 else "".join(names)
 
 
 def _interrupted(states: list[LoopState], root: Path) -> list[LoopState]:
@@ -140,58 +113,13 @@ def discover_loops(path: str | os.PathLike[str], *, now: datetime | None = None)
         root = start.parent
         states = _read_file(start, root, now)
         if not states:
-            raise PathNotFound(
-                f"{path}: not a loop state file (feature.json, REVIEW_STATE.json, AUTO_REVIEW.md, "
-                "pdca-status.json, a sprint .json or a DAG report .yaml)"
-            )
-        return sorted(_interrupted(states, root), key=sort_key)
+            raise PathNotFound(f"{path}: not a loop state file ({_file_names()})")
+        return _sorted(_interrupted(states, root))
     root = start
-    states = []
-    review_dirs: set[Path] = set()
-    samsara_dirs: list[Path] = []
-    fast_dirs: list[Path] = []
-    if root.parent.name == "changes":  # a samsara feature directory given directly
-        samsara_dirs.extend(p for p in _samsara_features(root.parent.parent) if p.resolve() == root.resolve())
-        fast_dirs.extend(p for p in _fast_tracks(root.parent.parent) if p.resolve() == root.resolve())
+    walk: list[WalkedDir] = []
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
         here = Path(dirpath)
         dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
-        if "changes" in dirnames:
-            samsara_dirs.extend(_samsara_features(here))
-            fast_dirs.extend(_fast_tracks(here))
-        files = set(filenames)
-        if "feature.json" in files and here.parent.name == "features" and here.parent.parent.name == ".loop-spec":
-            states.append(loopspec.read_feature(here / "feature.json", root))
-        if "REVIEW_STATE.json" in files or "AUTO_REVIEW.md" in files:
-            review_dirs.add(here)
-        if here.name == "state" and here.parent.name == ".bkit" and "pdca-status.json" in files:
-            states.extend(bkit.read_status(here / "pdca-status.json", root))
-        if here.name == "docs" and ".pdca-status.json" in files:
-            current = here.parent / bkit.CURRENT_STATUS
-            if not current.is_file():
-                states.extend(bkit.read_status(here / ".pdca-status.json", root))
-        if here.name == "sprints" and here.parent.name == "state" and here.parent.parent.name == ".bkit":
-            for f in sorted(files):
-                if f.endswith(".json"):
-                    states.append(bkit.read_sprint(here / f, root))
-        relative = here.relative_to(root)
-        for f in sorted(files):
-            if f.endswith(YAML_SUFFIXES) and dag.is_dag_path(relative / f):
-                candidate = here / f
-                if candidate.is_file() and not candidate.is_symlink() and dag.root_key(candidate):
-                    states.append(dag.read_report(candidate, root))
-    for directory in sorted(review_dirs):
-        states.append(review.read_review_dir(directory, root, now=now))
-    seen: set[Path] = set()
-    for feature_dir in samsara_dirs:
-        key = Path(feature_dir).resolve()
-        if key in seen:
-            continue
-        seen.add(key)
-        states.append(read_samsara_feature(Path(feature_dir), root))
-    for fast in fast_dirs:
-        key = Path(fast).resolve()
-        if key not in seen:
-            seen.add(key)
-            states.append(fast_track_state(Path(fast), root))
-    return sorted(_interrupted(states, root), key=sort_key)
+        walk.append(WalkedDir(here, tuple(dirnames), frozenset(filenames), here.relative_to(root)))
+    states = [state for system in systems() for state in system.find(root, walk, now)]
+    return _sorted(_interrupted(states, root))

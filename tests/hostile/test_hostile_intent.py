@@ -30,8 +30,8 @@ import yaml
 
 from scars.core import gates
 from scars.core.errors import ChangedOnDisk, UsageError
-from scars.core.gates import bkit as bkit_gate
-from scars.core.gates import state_io
+from scars.core.gatekit import state_io
+from scars.core.loops.bkit import gates as bkit_gate
 from scars.core.loops.discover import discover_loops
 from scars.core.storage import intent
 from scars.core.storage.intent import intent_path, pending

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from scars.core import gates
-from scars.core.loops import bkit as reader
 from scars.core.loops import discover_loops
+from scars.core.loops.bkit import reader
 from tests.factories import bkit_project, clean_env
 from tests.oracles.conftest import need
 

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from scars.core import gates
-from scars.core.loops.loopspec import gap_id, read_feature
+from scars.core.loops.loopspec.reader import gap_id, read_feature
 from tests.factories import clean_env
 from tests.oracles.conftest import need
 

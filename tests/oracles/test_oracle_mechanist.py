@@ -12,7 +12,7 @@ import re
 from datetime import UTC, datetime
 
 from scars.core import gates
-from scars.core.loops import review
+from scars.core.loops.review import reader as review
 
 TEMPLATE = "mechanist/skills/auto-verify/SKILL.md"
 

@@ -22,7 +22,7 @@ from scars.core.storage.durable import WriteFailed
 from scars.core.storage.lock import describe_holder
 
 if TYPE_CHECKING:
-    from scars.core.gates.evidence import Evidence, GateResult
+    from scars.core.gatekit.evidence import Evidence, GateResult
 
 __all__ = ["Backend", "ReadOnly", "app_provenance"]  # ReadOnly: core's refusal of a write in a read-only session
 

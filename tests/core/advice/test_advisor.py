@@ -19,6 +19,8 @@ from scars.core.advice.advisor import (
     samsara_history,
 )
 from scars.core.advice.trend import trend_analysis, variance
+from scars.core.loops.advise import advise_loop_state, loop_goal
+from scars.core.loops.loopspec import system as loopspec_system
 from tests.factories import decisions, feature, item, log, rnd
 from tests.hypothesis_profiles import examples
 
@@ -325,14 +327,14 @@ def _state(kind, values, used, limit, **kw):
 
 
 def test_loop_scores_are_scaled_and_unmeasured_points_skipped():
-    a = adv.advise_loop_state(
+    a = advise_loop_state(
         _state("bkit-sprint", [60.0, None, 70.0, 71.0], 4, 5, details={"target": 100, "min_acceptable": 90})
     )
     assert [p.quality for p in a.history] == [0.6, 0.7, 0.71]
     assert a.trend["target"] == 1.0
     # A DAG decision is advised from its triggers and budget (before: skipped).
-    assert adv.advise_loop_state(_state("dag-iteration", [0.7], 1, 5)).source == "dag-iteration"
-    assert adv.advise_loop_state(_state("loop-spec", [], 0, 10)) is None
+    assert advise_loop_state(_state("dag-iteration", [0.7], 1, 5)).source == "dag-iteration"
+    assert advise_loop_state(_state("loop-spec", [], 0, 10)) is None
 
 
 def test_loop_spec_gaps_become_triggers_and_strategies():
@@ -340,7 +342,7 @@ def test_loop_spec_gaps_become_triggers_and_strategies():
     hist = [{"iteration": i, "converged": False, "gap": dict(gap), "remaining_gaps": []} for i in (1, 2, 3)]
     raw = {"iterate": {"history": hist}}
     s = _state("loop-spec", [6.0, 6.0, 6.0], 3, 10, raw=raw, details={"criterion_converged": 8.0})
-    a = adv.advise_loop_state(s)
+    a = advise_loop_state(s)
     assert mode(a.failure_modes, "infinite_loop").active  # the same fix_first three times
     assert mode(a.failure_modes, "strategy_mismatch").figures["failed_strategy"] == "execute"
     assert a.action == "ESCALATE"
@@ -348,26 +350,27 @@ def test_loop_spec_gaps_become_triggers_and_strategies():
 
 def test_loop_goals_are_the_readers(tmp_path):
     """The advisor's target for a loop is the goal its reader evaluated, never a second copy."""
-    from scars.core.loops import loopspec, review
-    from scars.core.loops.review import read_review_dir
+    from scars.core.loops.loopspec import reader as loopspec
+    from scars.core.loops.review import reader as review
+    from scars.core.loops.review.reader import read_review_dir
     from tests.factories import mechanist_state
 
     stage = mechanist_state(tmp_path)
-    a = adv.advise_loop_state(read_review_dir(stage, tmp_path))
+    a = advise_loop_state(read_review_dir(stage, tmp_path))
     assert a.trend["target"] == review.TARGET_SCORE / 10
     s = _state("loop-spec", [6.0, 7.0], 2, 10, details={"criterion_converged": loopspec.CRITERION_CONVERGED})
-    assert adv.advise_loop_state(s).trend["target"] == 0.8
-    assert adv.advise_loop_state(_state("aris", [6.0, 7.0], 2, 4)) is None  # no goal from a reader: no advice
+    assert advise_loop_state(s).trend["target"] == 0.8
+    assert advise_loop_state(_state("aris", [6.0, 7.0], 2, 4)) is None  # no goal from a reader: no advice
 
 
 @pytest.mark.parametrize(("last", "accepted"), [(6.9, False), (7.0, True), (7.1, True)])
 def test_loop_spec_is_acceptable_from_seven_of_ten(last, accepted):
     """loop-spec has no acceptable level of its own: scars takes 7 of 10 (LOOP_SPEC_ACCEPTABLE), so
     with one iteration left the monitor accepts a last score of 7.0 and not of 6.9."""
-    assert adv.LOOP_SPEC_ACCEPTABLE == 0.7
+    assert loopspec_system.ACCEPTABLE == 0.7
     s = _state("loop-spec", [6.0, last], 9, 10, details={"criterion_converged": 8.0})
-    assert adv.loop_goal("loop-spec", s.details) == (0.8, 0.7)
-    (monitor,) = [r for r in adv.advise_loop_state(s).recommendations if r.rule == "convergence_monitor"]
+    assert loop_goal("loop-spec", s.details) == (0.8, 0.7)
+    (monitor,) = [r for r in advise_loop_state(s).recommendations if r.rule == "convergence_monitor"]
     assert (monitor.action == "ACCEPT") is accepted
     if accepted:
         assert f"acceptable quality ({last / 10:g} ≥ 0.7) with 1 iteration(s) left" in monitor.message

@@ -14,7 +14,8 @@ import pytest
 from scars.core.advice import trend
 from scars.core.advice.advisor import QualityPoint
 from scars.core.advice.trend import monitor_recommendation, trend_analysis, variance
-from scars.core.loops import dag, loopspec
+from scars.core.loops.dag import reader as dag
+from scars.core.loops.loopspec import reader as loopspec
 
 STEP = 1 / 64  # 0.015625: below the slope epsilon 0.02, exact in binary
 

@@ -10,7 +10,8 @@ import pytest
 
 from scars.core import gates
 from scars.core.errors import DecisionRefused
-from scars.core.loops import bkit, discover_loops
+from scars.core.loops import discover_loops
+from scars.core.loops.bkit import reader as bkit
 from scars.tui.cli import main as cli
 from tests.factories import bkit_project, clean_env
 

@@ -1,7 +1,7 @@
 """bkit rules at their boundaries: exactly at each threshold and on both sides.
 
-Both paths are checked: the reader (`scars loops`, scars.core.loops.bkit) and the
-`pdca-continue` gate (scars.core.gates.state_io), which must agree on every configured threshold
+Both paths are checked: the reader (`scars loops`, scars.core.loops.bkit.reader) and the
+`pdca-continue` gate (scars.core.gatekit.state_io), which must agree on every configured threshold
 (fractional, or 0) because the gate calls the reader's rule.
 """
 
@@ -14,7 +14,8 @@ import pytest
 
 from scars.core import gates
 from scars.core.errors import DecisionRefused
-from scars.core.loops import bkit, discover_loops
+from scars.core.loops import discover_loops
+from scars.core.loops.bkit import reader as bkit
 from scars.tui.cli import main as cli
 from tests.factories import bkit_project, clean_env
 

@@ -1,7 +1,7 @@
 """ARIS / Mechanist rules at their boundaries, on both paths.
 
-The reader (`scars loops`, scars.core.loops.review) and the `review-continue` gate
-(scars.core.gates.state_io) evaluate the same STOP rule: score >= 6 exactly at 6 and just below,
+The reader (`scars loops`, scars.core.loops.review.reader) and the `review-continue` gate
+(scars.core.gatekit.state_io) evaluate the same STOP rule: score >= 6 exactly at 6 and just below,
 the budgets at their last unit, the stall guard, the claim re-entry sub-budget, blocking claim
 buckets and the 24 h staleness.
 """
@@ -16,7 +16,7 @@ import pytest
 
 from scars.core import gates
 from scars.core.errors import DecisionRefused
-from scars.core.loops import review
+from scars.core.loops.review import reader as review
 from tests.factories import clean_env, mechanist_state
 
 NOW = datetime(2026, 3, 16, 12, 0, tzinfo=UTC)

@@ -11,7 +11,7 @@ import pytest
 from scars.core import gates
 from scars.core.clock import parse_time
 from scars.core.errors import DecisionRefused, LockHeld, PathNotFound, UsageError
-from scars.core.loops.loopspec import gap_id
+from scars.core.loops.loopspec.reader import gap_id
 from scars.core.storage.lock import FeatureLock
 from tests.factories import SPEC_GAP, bkit_project, copy_upstream, loop_spec_feature, mechanist_state, tree_hashes
 

@@ -10,7 +10,7 @@ import pytest
 from scars.core import gates
 from scars.core.errors import DecisionRefused
 from scars.core.loops import discover_loops
-from scars.core.loops.loopspec import posix_cksum, read_feature
+from scars.core.loops.loopspec.reader import posix_cksum, read_feature
 from tests.factories import SPEC_GAP, clean_env, loop_spec_feature
 
 USER = "alice"
@@ -177,7 +177,7 @@ def test_the_harvest_preview_is_shown_when_the_limit_is_spent(tmp_path):
     ]
     assert any(r.startswith("harvest would write: iterate-budget-spent:") for r in state.stop_rule.reasons)
     # The same gap a second time: the terminal rule.
-    from scars.core.loops.loopspec import gap_id
+    from scars.core.loops.loopspec.reader import gap_id
 
     edit(fdir, backlogEntryId=gap_id(SPEC_GAP["fix_first"]))
     state = read_feature(fdir / "feature.json")

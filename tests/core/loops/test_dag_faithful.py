@@ -14,7 +14,9 @@ from scars.core import gates
 from scars.core.advice import advisor
 from scars.core.advice.advisor import QualityPoint, Trigger, failure_modes, improvement_assessment, strategy_tree
 from scars.core.advice.trend import trend_analysis
-from scars.core.loops import dag, discover_loops
+from scars.core.loops import discover_loops
+from scars.core.loops.advise import advise_loop_state
+from scars.core.loops.dag import reader as dag
 from scars.tui.cli import main as cli
 from tests.factories import clean_env
 
@@ -90,7 +92,7 @@ def test_example_2_budget_insufficient(tmp_path):
     state = dag.read_report(decision(tmp_path, [unmet] * 3, budget), tmp_path)
     assert state.details["budget_insufficient"] and state.waiting_for_human
     assert "BUDGET_INSUFFICIENT: 8000 tokens left, the next iteration needs 12000" in state.reason
-    [advice] = [advisor.advise_loop_state(s) for s in discover_loops(tmp_path)]
+    [advice] = [advise_loop_state(s) for s in discover_loops(tmp_path)]
     assert advice.action == "ESCALATE" and "budget_insufficient" in [r.rule for r in advice.recommendations]
 
 
@@ -122,13 +124,13 @@ def test_failure_modes_on_a_convergence_history(tmp_path):
     """Before: infinite loop and cascade were 'not evaluated' though improvementsRemaining grew."""
     convergence(tmp_path, [(0.5, 3), (0.55, 4), (0.6, 6), (0.62, 9)])
     [state] = discover_loops(tmp_path)
-    advice = advisor.advise_loop_state(state)
+    advice = advise_loop_state(state)
     modes = {m.id: m for m in advice.failure_modes}
     assert modes["trigger_cascade"].evaluated and modes["trigger_cascade"].active  # 9 > 1.2 × 6
     assert modes["infinite_loop"].evaluated and not modes["infinite_loop"].active
     convergence(tmp_path / "b", [(0.5, 4), (0.5, 4), (0.5, 4)])
     [state] = discover_loops(tmp_path / "b")
-    assert {m.id: m for m in advisor.advise_loop_state(state).failure_modes}["infinite_loop"].active
+    assert {m.id: m for m in advise_loop_state(state).failure_modes}["infinite_loop"].active
 
 
 # --------------------------------------------------------------------------- point 11
@@ -177,7 +179,7 @@ def test_advise_and_loops_agree_on_convergence(tmp_path):
     convergence(tmp_path, [(0.8, 4), (0.9, 2)])
     [state] = discover_loops(tmp_path)
     assert state.route == "continue" and state.stop_rule.outcome is None
-    advice = advisor.advise_loop_state(state)
+    advice = advise_loop_state(state)
     assert advice.action != "ACCEPT" and advice.gate_choice == "continue"
 
 

@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from scars.core.loops import bkit, dag, discover_loops
+from scars.core.loops import discover_loops
+from scars.core.loops.bkit import reader as bkit
+from scars.core.loops.dag import reader as dag
 
 
 def status(root: Path, features: dict, legacy: bool = False, config: dict | None = None) -> Path:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from scars.core.loops import loopspec
-from scars.core.loops.loopspec import (
+from scars.core.loops.loopspec import reader as loopspec
+from scars.core.loops.loopspec.reader import (
     converged_floor,
     extract_verdict,
     gap_id,

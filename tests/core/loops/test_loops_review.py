@@ -8,8 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from scars.core.loops import review
-from scars.core.loops.review import canonical_verdict, parse_auto_review, parse_reviewer_memory, parse_verify_buckets
+from scars.core.loops.review import reader as review
+from scars.core.loops.review.reader import (
+    canonical_verdict,
+    parse_auto_review,
+    parse_reviewer_memory,
+    parse_verify_buckets,
+)
 from tests.factories import mechanist_stage
 
 NOW = datetime(2026, 3, 16, 12, 0, tzinfo=UTC)

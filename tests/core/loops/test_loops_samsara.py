@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from scars.core.loops import discover_loops
-from scars.core.loops.samsara import feature_state
+from scars.core.loops.samsara.reader import feature_state
 from scars.core.samsara.feature import read_feature
 
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from scars.core.loops import bkit, discover_loops, loopspec, review
+from scars.core.loops import discover_loops
+from scars.core.loops.bkit import reader as bkit
+from scars.core.loops.loopspec import reader as loopspec
+from scars.core.loops.review import reader as review
 
 
 def test_loopspec_gdd_feature(upstream):

@@ -16,7 +16,7 @@ import pytest
 
 from scars.core import gates
 from scars.core.clock import parse_time
-from scars.core.loops import review
+from scars.core.loops.review import reader as review
 from tests.factories import clean_env, mechanist_stage
 
 NOW = datetime(2026, 3, 16, 12, 0, tzinfo=UTC)

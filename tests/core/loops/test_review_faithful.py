@@ -15,8 +15,9 @@ import pytest
 
 from scars.core import gates
 from scars.core.errors import DecisionRefused
-from scars.core.loops import discover_loops, review
+from scars.core.loops import discover_loops
 from scars.core.loops.base import Budget
+from scars.core.loops.review import reader as review
 from tests.factories import clean_env
 from tests.factories import mechanist_stage as mechanist
 

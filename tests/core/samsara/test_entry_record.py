@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from scars.core.loops.samsara import read_samsara_feature
+from scars.core.loops.samsara.reader import read_samsara_feature
 from scars.core.samsara.aggregate import entry_verdict, parse_failures_said
 from scars.core.samsara.feature import read_feature
 from tests.factories import report, write_feature

@@ -10,7 +10,7 @@ from pathlib import Path
 from textual.widgets import Input, RadioButton
 
 from scars.core import gates
-from scars.core.gates.evidence import PROMPT_LABEL
+from scars.core.gatekit.evidence import PROMPT_LABEL
 from scars.core.gates.inbox import gate_call
 from scars.core.loops import discover_loops
 from scars.tui.app.app import ScarsApp

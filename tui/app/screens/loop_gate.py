@@ -22,7 +22,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Static
 
 from scars.core.errors import DecisionRefused, ReadOnly, read_only_note, refuse_if_read_only
-from scars.core.gates.evidence import LOOK_ONLY_PROMPT_LABEL, PROMPT_LABEL, Evidence, validate_answer
+from scars.core.gatekit.evidence import LOOK_ONLY_PROMPT_LABEL, PROMPT_LABEL, Evidence, validate_answer
 from scars.core.sanitize import one_line, visible
 from scars.tui.app.screens.gate import figures_text
 

@@ -119,7 +119,7 @@ def _print_report(states, path: str, waiting: int, calls: dict) -> None:
     from rich.text import Text
 
     # lazy: rich output, loaded when this report is printed
-    from scars.core.loops.base import KIND_LABEL
+    from scars.core.loops.registry import kind_label
     from scars.core.text import sparkline
     from scars.tui.cli.render.console import make_console
 
@@ -144,7 +144,7 @@ def _print_report(states, path: str, waiting: int, calls: dict) -> None:
             "WAITING " if state.waiting_for_human else "        ",
             style="bold reverse" if state.waiting_for_human else "",
         )
-        title.append(f"{KIND_LABEL.get(state.kind, state.kind):<16} ", style="bold")
+        title.append(f"{kind_label(state.kind):<16} ", style="bold")
         title.append(one_line(state.name))
         print_(title)
         indent = "    "

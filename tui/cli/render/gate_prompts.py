@@ -14,7 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from scars.core.errors import DecisionRefused
-from scars.core.gates.evidence import PROMPT_LABEL, Evidence
+from scars.core.gatekit.evidence import PROMPT_LABEL, Evidence
 from scars.core.sanitize import one_line, visible
 from scars.core.text import text_problem
 from scars.tui.cli.render.console import make_console

@@ -15,11 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from scars.core.errors import PathNotFound, UsageError
-from scars.core.gates.catalog import Answer, Gate
-from scars.core.gates.evidence import Evidence, GateResult
-from scars.core.gates.state_io import check_unchanged, display_path, gate_result, record_entry, state_lock
-from scars.core.loops.dag import ANSWERS_KEY, read_report, root_key
-from scars.core.samsara.session import FeatureSession
+from scars.core.gatekit.catalog import Answer, Gate
+from scars.core.gatekit.evidence import Evidence, GateResult
+from scars.core.gatekit.state_io import check_unchanged, display_path, gate_result, record_entry, state_lock
+from scars.core.loops.dag.reader import ANSWERS_KEY, read_report, root_key
 from scars.core.storage import safe_read
 from scars.core.storage.durable import Fingerprint
 from scars.core.storage.intent import Plan
@@ -148,7 +147,6 @@ def apply_dag(
     reason: str | None,
     *,
     user: str,
-    session: FeatureSession | None,
     source: str,
     now: str,
 ) -> GateResult:

@@ -22,9 +22,9 @@ from typing import Any
 
 from scars.core import settings
 from scars.core.errors import OutsideRepository, PathNotFound, UsageError
-from scars.core.gates.catalog import Answer, Gate
-from scars.core.gates.evidence import Evidence, GateResult
-from scars.core.gates.state_io import (
+from scars.core.gatekit.catalog import Answer, Gate
+from scars.core.gatekit.evidence import Evidence, GateResult
+from scars.core.gatekit.state_io import (
     check_unchanged,
     display_path,
     gate_result,
@@ -36,7 +36,7 @@ from scars.core.gates.state_io import (
     utc_now_z,
 )
 from scars.core.git import current_commit
-from scars.core.loops.loopspec import (
+from scars.core.loops.loopspec.reader import (
     ESCALATE_GATE,
     GRAPH_LEDGER,
     GRAPH_PAUSE,
@@ -52,7 +52,6 @@ from scars.core.loops.loopspec import (
     project_of,
     read_feature,
 )
-from scars.core.samsara.session import FeatureSession
 from scars.core.storage import safe_read
 from scars.core.storage.intent import Plan
 from scars.core.values import as_list
@@ -366,7 +365,6 @@ def apply_loop_spec(
     reason: str | None,
     *,
     user: str,
-    session: FeatureSession | None,
     source: str,
     now: str,
 ) -> GateResult:

@@ -30,8 +30,8 @@ from typing import Any
 
 from scars.core.errors import ChangedOnDisk, DecisionRefused, FieldError, LockHeld, PathNotFound, ScarsError, UsageError
 from scars.core.formats.auto_decisions import FILE_NAME, entry_bytes
-from scars.core.gates.catalog import Answer
-from scars.core.gates.evidence import Evidence, GateResult, build_entry
+from scars.core.gatekit.catalog import Answer
+from scars.core.gatekit.evidence import Evidence, GateResult, build_entry
 from scars.core.storage import safe_read
 from scars.core.storage.durable import Fingerprint
 from scars.core.storage.intent import Plan, complete_pending, pending

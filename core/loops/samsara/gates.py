@@ -7,7 +7,7 @@ the advisor's advice. Every front end — the app's round gate, ``scars gate``, 
 ``scars round close``, ``scars decide --blocked`` — records through :func:`apply` /
 :func:`close_round` under the feature's writer lock: the loop's own state first, then, in auto
 mode (``Execution mode: auto``) or with ``--auto-entry``, one auto-decisions.md entry per decision
-point, built by ``scars.core.gates.evidence.build_entry`` with the point's catalog entry id:
+point, built by ``scars.core.gatekit.evidence.build_entry`` with the point's catalog entry id:
 
 * ``entry`` — ``skip`` writes ``iteration_skip_record: "<one-line record>"`` at the top level of
   index.yaml; ``enter`` removes it (the record is reversible). A text edit of that one line,
@@ -40,8 +40,8 @@ from typing import Any
 from scars.core.advice.advisor import advise_feature
 from scars.core.errors import ChangedOnDisk, DecisionRefused, FieldError, UsageError
 from scars.core.formats.auto_decisions import DecisionEntry
-from scars.core.gates.answers import ROUND_GATE_KEYS, ROUND_GATES, AnswersFile
-from scars.core.gates.catalog import (
+from scars.core.gatekit.answers import ROUND_GATE_KEYS, ROUND_GATES, AnswersFile
+from scars.core.gatekit.catalog import (
     DECISION_POINTS,
     GATES,
     ROUND_INTERRUPTED,
@@ -51,9 +51,9 @@ from scars.core.gates.catalog import (
     Answer,
     Gate,
 )
-from scars.core.gates.evidence import Evidence, GateResult, build_entry, validate_answer
-from scars.core.gates.state_io import gate_result
-from scars.core.loops.samsara import feature_state
+from scars.core.gatekit.evidence import Evidence, GateResult, build_entry, validate_answer
+from scars.core.gatekit.state_io import gate_result
+from scars.core.loops.samsara.reader import feature_state
 from scars.core.model import GROUP_LABEL, GROUPS, REGISTRY_FILE, Feature, ScarItem
 from scars.core.provenance import Provenance, as_provenance
 from scars.core.samsara.aggregate import parse_failures_said

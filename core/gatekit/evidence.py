@@ -12,7 +12,7 @@ from typing import Any
 from scars.core.clock import now_iso
 from scars.core.errors import DecisionRefused, FieldError
 from scars.core.formats.auto_decisions import DecisionEntry
-from scars.core.gates.catalog import Answer, Gate, hint_tail
+from scars.core.gatekit.catalog import Answer, Gate, hint_tail
 from scars.core.provenance import Provenance
 from scars.core.sanitize import shell_join
 from scars.core.text import text_problem

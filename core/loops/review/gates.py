@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from scars.core.errors import PathNotFound, UsageError
-from scars.core.gates.catalog import Answer, Gate
-from scars.core.gates.evidence import Evidence, GateResult
-from scars.core.gates.state_io import (
+from scars.core.gatekit.catalog import Answer, Gate
+from scars.core.gatekit.evidence import Evidence, GateResult
+from scars.core.gatekit.state_io import (
     check_unchanged,
     display_path,
     gate_result,
@@ -20,7 +20,7 @@ from scars.core.gates.state_io import (
     state_lock,
 )
 from scars.core.loops.base import Budget, fmt_number
-from scars.core.loops.review import (
+from scars.core.loops.review.reader import (
     BLOCKING_BUCKETS,
     MECHANIST_TERMINATIONS,
     POSITIVE,
@@ -33,7 +33,6 @@ from scars.core.loops.review import (
     score_met,
     verdict_parts,
 )
-from scars.core.samsara.session import FeatureSession
 from scars.core.storage.intent import Plan
 
 
@@ -83,7 +82,7 @@ class ReviewEvidence(Evidence):
 
 def gather_review(gate: Gate, path: Path, **_: Any) -> Evidence:
     """The evidence of the review gate: every budget, limit and rule is the review reader's
-    (scars.core.loops.review), so `scars loops` and this gate never disagree."""
+    (scars.core.loops.review.reader), so `scars loops` and this gate never disagree."""
     sf = locate_review_state(path)
     stage_dir = sf.parent
     root = project_of(stage_dir)
@@ -261,7 +260,6 @@ def apply_review(
     reason: str | None,
     *,
     user: str,
-    session: FeatureSession | None,
     source: str,
     now: str,
 ) -> GateResult:

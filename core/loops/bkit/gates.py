@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from scars.core.errors import OutsideRepository, PathNotFound, UsageError
-from scars.core.gates.catalog import Answer, Gate
-from scars.core.gates.evidence import Evidence, GateResult
-from scars.core.gates.state_io import (
+from scars.core.gatekit.catalog import Answer, Gate
+from scars.core.gatekit.evidence import Evidence, GateResult
+from scars.core.gatekit.state_io import (
     check_unchanged,
     display_path,
     gate_result,
@@ -38,7 +38,7 @@ from scars.core.gates.state_io import (
     state_lock,
 )
 from scars.core.loops.base import LoopState, as_number, fmt_number, parse_time
-from scars.core.loops.bkit import (
+from scars.core.loops.bkit.reader import (
     AUTO_PAUSE_ACTIONS,
     GATE_HISTORY_ACTION,
     LEGACY_NOTICE,
@@ -57,7 +57,6 @@ from scars.core.loops.bkit import (
     status_files,
     transition_path,
 )
-from scars.core.samsara.session import FeatureSession
 from scars.core.storage import safe_read
 from scars.core.storage.intent import Plan
 from scars.core.values import as_dict, as_list
@@ -313,7 +312,6 @@ def apply_pdca(
     reason: str | None,
     *,
     user: str,
-    session: FeatureSession | None,
     source: str,
     now: str,
 ) -> GateResult:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from scars.core.errors import DecisionRefused, FieldError, UsageError
-from scars.core.gates.catalog import GATES
+from scars.core.gatekit.catalog import GATES
 from scars.core.storage import safe_read
 
 ITEM_ID = re.compile(r"^(ks|sf|ua)-[0-9a-f]{10}$")

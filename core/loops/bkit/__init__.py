@@ -1,0 +1,1 @@
+"""The bkit loop: its reader (``reader``) and its gates (``gates``)."""

@@ -1,0 +1,1 @@
+"""The dag loop: its reader (``reader``) and its gates (``gates``)."""

@@ -1,0 +1,1 @@
+"""The loopspec loop: its reader (``reader``) and its gates (``gates``)."""

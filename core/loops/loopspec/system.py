@@ -1,0 +1,101 @@
+"""loop-spec as a loop system: ``.loop-spec/features/<slug>/feature.json``, its SPEC and escalate
+gates, the judge scores the advisor reads (/10, the converged criterion score its goal)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from scars.core.advice.advisor import Trigger, number
+from scars.core.gatekit.catalog import Answer, Gate
+from scars.core.gatekit.evidence import Evidence, GateResult
+from scars.core.loops.base import LoopState
+from scars.core.loops.loopspec.gates import apply_loop_spec, gather_loop_spec
+from scars.core.loops.loopspec.reader import read_feature
+from scars.core.loops.system import LoopKind, LoopSystem, StateFileSystem, WalkedDir
+from scars.core.samsara.rounds import norm
+
+SCALE = 10.0
+# Ours: loop-spec has no "acceptable" level below its converged criterion score; 7 of 10.
+ACCEPTABLE = 0.7
+
+
+def gap_triggers(verdict: Any) -> tuple[Trigger, ...] | None:
+    """A loop-spec verdict -> triggers: its gap and remaining gaps (type gap_<type>, key fix_first)."""
+    if not isinstance(verdict, Mapping):
+        return None
+    gaps = []
+    if isinstance(verdict.get("gap"), Mapping):
+        gaps.append(verdict["gap"])
+    if isinstance(verdict.get("remaining_gaps"), list):
+        gaps.extend(g for g in verdict["remaining_gaps"] if isinstance(g, Mapping))
+    out = []
+    for g in gaps:
+        key = norm(g.get("fix_first") or g.get("description") or "gap")
+        out.append(
+            Trigger(
+                f"gap_{g.get('type') or 'execute'}", key, 1.0, g.get("needs_operator") is not True, "loop-spec verdict"
+            )
+        )
+    return tuple(out)
+
+
+def verdict_facts(raw: Any) -> list[tuple[tuple[Trigger, ...] | None, str | None]] | None:
+    """Per judged iteration, its verdict's gaps as triggers and the gap's type as the strategy."""
+    if not (isinstance(raw, Mapping) and isinstance(raw.get("iterate"), Mapping)):
+        return None
+    hist = raw["iterate"].get("history")
+    verdicts = [v for v in hist if isinstance(v, Mapping)] if isinstance(hist, list) else []
+    out: list[tuple[tuple[Trigger, ...] | None, str | None]] = []
+    for v in verdicts:
+        gap = v.get("gap")
+        out.append((gap_triggers(v), str(gap.get("type")) if isinstance(gap, Mapping) and gap.get("type") else None))
+    return out
+
+
+class LoopSpec(StateFileSystem):
+    loop = "loop-spec"
+    kinds: tuple[LoopKind, ...] = (LoopKind("loop-spec", "loop-spec", SCALE),)
+    root_markers: tuple[str, ...] = (".loop-spec",)
+    file_names = "feature.json"
+
+    def find(self, root: Path, walk: Sequence[WalkedDir], now: datetime | None) -> list[LoopState]:
+        return [
+            read_feature(d.path / "feature.json", root)
+            for d in walk
+            if "feature.json" in d.files
+            and d.path.parent.name == "features"
+            and d.path.parent.parent.name == ".loop-spec"
+        ]
+
+    def read_path(self, path: Path, root: Path, now: datetime | None) -> list[LoopState] | None:
+        return [read_feature(path, root)] if path.name == "feature.json" else None
+
+    def gate_call(self, state: LoopState) -> tuple[str, dict[str, Any]] | None:
+        return ("escalate" if state.route == "escalate" else "spec"), {}
+
+    def goal(self, kind: str, details: Mapping[str, Any]) -> tuple[float, float] | None:
+        t = number(details.get("criterion_converged"))
+        return None if t is None else (t / SCALE, ACCEPTABLE)
+
+    def point_facts(self, state: LoopState) -> list[tuple[tuple[Trigger, ...] | None, str | None]] | None:
+        return verdict_facts(state.raw)
+
+    def human_mode(self, evidence: Evidence) -> bool:
+        """A person answers unless the feature runs autonomous (``autonomous: true`` or
+        ``execStyle: auto``)."""
+        data = evidence.context.get("data")
+        return not (isinstance(data, dict) and (data.get("autonomous") is True or data.get("execStyle") == "auto"))
+
+    def _gather(self, gate: Gate, where: Path, **options: Any) -> Evidence:
+        return gather_loop_spec(gate, where, **options)
+
+    def _apply(
+        self, evidence: Evidence, ans: Answer, reason: str | None, *, user: str, source: str, now: str
+    ) -> GateResult:
+        return apply_loop_spec(evidence, ans, reason, user=user, source=source, now=now)
+
+
+SYSTEM: LoopSystem = LoopSpec()

@@ -1,0 +1,1 @@
+"""The review loop: its reader (``reader``) and its gates (``gates``)."""

@@ -1,0 +1,1 @@
+"""The samsara loop: its reader (``reader``) and its gates (``gates``)."""
