@@ -49,7 +49,9 @@ def test_the_slug_is_githubs():
         "a-loop-without-a-terminal-waits-for-a-person---wait-scars-requests-scars-answer"
     )
     assert slug("Parse failures — nothing is dropped silently") == "parse-failures--nothing-is-dropped-silently"
-    assert slug("`iteration_budget_context` (`scars budget-context`)") == "iteration_budget_context-scars-budget-context"
+    assert (
+        slug("`iteration_budget_context` (`scars budget-context`)") == "iteration_budget_context-scars-budget-context"
+    )
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.relative_to(ROOT).as_posix())
@@ -60,9 +62,8 @@ def test_every_relative_link_resolves_to_a_file_and_its_heading(page):
             continue
         path, _, anchor = href.partition("#")
         target = (page.parent / path).resolve() if path else page
-        if not target.exists() or ROOT.resolve() not in target.parents:
-            broken.append(href)
-        elif anchor and (target.suffix != ".md" or anchor not in anchors(target)):
+        missing = not target.exists() or ROOT.resolve() not in target.parents
+        if missing or (anchor and (target.suffix != ".md" or anchor not in anchors(target))):
             broken.append(href)
     assert broken == []
 
