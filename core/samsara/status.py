@@ -181,7 +181,7 @@ def _feature_object(feature: Feature) -> tuple[dict[str, Any], dict[str, Any]]:
 
     log = feature.iteration_log
     # Decisions and rounds recorded by scars (.scars/journal.jsonl); a decision made on another
-    # item than the one holding its id now is taken back and listed (README, Item ids).
+    # item than the one holding its id now is taken back and listed (docs/commands.md, Item ids).
     state = feature_state(feature.path, items=_every_item(feature))
     moved = [
         {
