@@ -28,7 +28,7 @@ from pathlib import Path
 
 REASON = "offline sync is v2 scope; the backlog entry keeps it"
 
-# The loop-spec feature waiting at its SPEC gate that the README screenshots use.
+# The loop-spec feature waiting at its SPEC gate that the screenshots in docs/ use.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "screenshots"))
 from make_screenshots import LOOP_SPEC_FEATURE as FEATURE  # noqa: E402
 

@@ -4,7 +4,7 @@
     python bench/run.py                  # generate small/large/wide, measure all, print a table
     python bench/run.py --json           # the same as a JSON list of
                                          #   {name, value, unit, baseline, ratio, target, ok, ...}
-    python bench/run.py --markdown       # the table as markdown (the README's Performance section)
+    python bench/run.py --markdown       # the table as markdown (docs/performance.md)
     python bench/run.py --smoke          # CI: `small` only, each measurement once; asserts nothing
                                          #   about time, fails only when a measured command fails
     python bench/run.py --data DIR       # keep the generated repositories in DIR (reused next run)

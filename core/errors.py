@@ -1,6 +1,6 @@
 """Errors a user can cause. Each is typed; the CLI edge maps them to exit codes.
 
-Exit codes (documented in the README):
+Exit codes (documented in docs/commands.md, "Exit codes"):
   0  done (for reads: read, failures listed)
   2  usage error or path not found
   3  ``--strict`` and a parse failure exists; for gates: a human is needed

@@ -1,5 +1,5 @@
-"""Every environment variable scars reads, and its config file, read once, in one place (the
-README lists them).
+"""Every environment variable scars reads, and its config file, read once, in one place (docs/configuration.md
+lists them).
 
 :func:`load` reads the environment into a frozen :class:`Settings`; :func:`current` returns that
 snapshot (taking it on first use). The command line takes it once at the start of each command

@@ -5,7 +5,7 @@
 * :func:`tokens` — the token set of the near-duplicate (possible pattern) rule;
 * :func:`text_problem` — THE judge of "does this text say anything" (every decision field, every
   gate reason, every auto-decisions answer, ``scars log verify``); :func:`is_meaningful` is its
-  yes/no form. The rules are listed in its docstring and in the README.
+  yes/no form. The rules are listed in its docstring and in docs/decisions.md.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Make the README screenshots from the real app on a fresh copy of the bundled demo.
+"""Make the screenshots (README, docs/) from the real app on a fresh copy of the bundled demo.
 
     python screenshots/make_screenshots.py [--out screenshots]
 

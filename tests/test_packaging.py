@@ -111,6 +111,16 @@ def _check_installed(bin_dir: Path, tmp_path: Path) -> str:
     assert r.returncode == 0, r.stderr
     (feat,) = json.loads(r.stdout)["features"]
     assert feat["registry"] == "present" and feat["counts"]["unverified_assumptions"] == 2
+    # The JSON Schema of that output is package data (issue 32): the installed scars prints it.
+    r = subprocess.run(
+        [str(bin_dir / "scars"), "status", "--schema"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert r.returncode == 0 and json.loads(r.stdout)["title"] == "scars status --json", r.stderr
     # The installed package is the one we built, not the development tree.
     r = subprocess.run(
         [str(bin_dir / "python"), "-c", "import scars.core.samsara.feature as m; print(m.__file__)"],

@@ -8,7 +8,7 @@ loop-spec judge scores, ARIS/Mechanist review scores and bkit match rates. Every
 recommendation carries the rule that produced it and the figures it used; the advice is shown
 beside the human's choice, never instead of it.
 
-Rules (the README section "Budget context, advice and watches" repeats them):
+Rules (docs/advice.md repeats them):
 
 * **Budget matrix** (R = remaining iterations, T = share of the token budget left, optional;
   G = quality gap = max(0, target − latest quality); target 0.85):

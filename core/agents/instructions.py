@@ -8,7 +8,7 @@ from __future__ import annotations
 from scars.core.gatekit.catalog import GATES
 
 # The tools of `scars mcp` (issue 28), by name, with what each does: the instructions name them,
-# the README lists them. The server's own module serves these names.
+# docs/agents.md lists them. The server's own module serves these names.
 MCP_TOOLS: tuple[tuple[str, str], ...] = (
     ("list_waiting", "the loops and gates under a path that wait for a person, with the gate to ask"),
     ("feature_status", "a compact status of a samsara feature or a loop's state, sized for an agent"),

@@ -249,7 +249,7 @@ BLOCKED_FIX = "blocked_fix"  # {"item_id", "outcome", "reason"}
 
 
 # {"round", "signal_lost_before", "budget_context", "item_ids"}; "opened_by": "decision" when a
-# decision opened it (README, "When a round opens"), absent when it was started explicitly.
+# decision opened it (docs/decisions.md, "When a round opens"), absent when it was started explicitly.
 ROUND_START = "round_start"
 OPENED_BY_DECISION = "decision"
 
@@ -482,7 +482,7 @@ def check_items(state: JournalState, items: Iterable[Any]) -> list[str]:
     """Take back every decision made on a different item than the one holding its id now.
 
     An item's id counts the occurrence of its text in its report and category, so an item
-    with the same text inserted *before* it takes over its id (README, "Item ids"). Each
+    with the same text inserted *before* it takes over its id (docs/commands.md, "Item ids"). Each
     decision records the fingerprint of the item it was made on
     (:func:`scars.core.samsara.items.item_fingerprint`); when the item holding the id now has
     another fingerprint, the decision leaves ``state.decisions`` for ``state.moved`` — the
@@ -548,7 +548,7 @@ def current_decisions(feature_dir: str | os.PathLike[str], feature: Feature | No
     iteration-log.yaml carried (:func:`carried_from_log`, with the read ``feature``).
 
     With the read ``feature``, a decision made on another item than the one holding its id
-    now is left out (scars.core.samsara.decisions.check_items; README, "Item ids").
+    now is left out (scars.core.samsara.decisions.check_items; docs/commands.md, "Item ids").
     """
     items = None if feature is None else list(feature.items) + list(feature.resolved)
     state = feature_state(feature_dir, items=items)

@@ -1,6 +1,6 @@
 """Export a samsara feature's scar items and decisions: SARIF 2.1.0, OpenVEX 0.2.0, JSON.
 
-Mapping (the README section "Other loops and export" documents it):
+Mapping (docs/exporting.md documents it):
 
 * every remaining item is one SARIF result; ``ruleId`` is its category; the message is its
   text; the location is the item's ``where`` (Gen 3) or the report's ``debt_location`` when
@@ -59,7 +59,7 @@ CATEGORY_PREFIX = "scars"  # runAutomationDetails.id = "scars/<feature>/": GitHu
 # GitHub code scanning's limits of one upload (docs: "SARIF support for code scanning", upload limits).
 GITHUB_RESULTS_PER_RUN = 25_000
 GITHUB_RUNS_PER_FILE = 20
-_REPORT_READ_LIMIT = 5 * 1024 * 1024  # a report larger than this is not read for an item's line (README "Reading")
+_REPORT_READ_LIMIT = 5 * 1024 * 1024  # a report larger than this is not read for an item's line (docs/reading.md)
 
 RULES: dict[str, dict[str, str]] = {
     "known_shortcuts": {

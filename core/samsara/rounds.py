@@ -4,7 +4,7 @@ Pure functions over what is on disk — an :class:`~scars.core.model.IterationLo
 the current ``signal_lost`` and, where given, the current decisions — so every figure of the
 ``iteration_budget_context`` envelope (formats.md §1.4) is computed, never a placeholder.
 
-Definitions (the README section "Budget context, advice and watches" repeats them):
+Definitions (docs/advice.md repeats them):
 
 * A round is *done* when it carries a ``decision`` (continue / stop / forced_stop /
   interrupted); the last round without one is the *open* round (in progress).
@@ -291,7 +291,7 @@ class OneBasis:
 
 
 def one_basis_series(log: IterationLog | None, signal_now: int) -> OneBasis:
-    """THE one-basis span of signal_lost: the two bases are never joined (README, "recorded and
+    """THE one-basis span of signal_lost: the two bases are never joined (docs/app.md, "Recorded vs
     recounted"). It is :func:`advice_series`' run — the latest run of points of one basis, a run
     of scars' rounds starting at its first round's own ``signal_lost_before`` — with scars'
     recount now appended when the run is scars' recount and now is not already its last point;

@@ -218,7 +218,7 @@ class FeatureSession:
 
     def _replay(self) -> None:
         """The state the journal gives, with decisions made on another item than the one
-        holding their id now taken back (scars.core.samsara.decisions.check_items; README, Item ids)."""
+        holding their id now taken back (scars.core.samsara.decisions.check_items; docs/commands.md, Item ids)."""
         self._state = replay(self._records)
         self._state_version += 1
         items = list(self.feature.items) + list(self.feature.resolved) if self.feature is not None else []
@@ -458,7 +458,7 @@ class FeatureSession:
         rec = d.to_dict()
         rec["description"] = item.text
 
-        rec["fingerprint"] = item_fingerprint(item)  # what the decision was made on (README, Item ids)
+        rec["fingerprint"] = item_fingerprint(item)  # what the decision was made on (docs/commands.md, Item ids)
         return rec
 
     def decide(self, item_id: str, action: str, *, override_max_rounds: str | None = None, **fields: Any) -> Decision:
@@ -531,7 +531,7 @@ class FeatureSession:
 
     def _round_left_empty_by_undo(self, target: int) -> int | None:
         """The seq of the open round's start when undoing ``target`` leaves that round holding
-        nothing and a decision opened it (README, "When a round opens"): the undo takes the round
+        nothing and a decision opened it (docs/decisions.md, "When a round opens"): the undo takes the round
         start back with it, so deciding and undoing leaves no round open. None otherwise: a round
         started explicitly (`scars round start`, the app's confirmed start) stays open, and so does
         one where anything else is in force (another decision, a sign-off, a gate answer)."""
@@ -652,7 +652,7 @@ class FeatureSession:
         self._max_rounds_override(self._next_round_number(), override_max_rounds)
 
     def open_round_for_decision(self, *, override_max_rounds: str | None = None) -> dict[str, Any] | None:
-        """THE rule of when a round opens (README, "When a round opens"), the same for every
+        """THE rule of when a round opens (docs/decisions.md, "When a round opens"), the same for every
         front end that records a decision (the app, `scars decide`, an answers file's items):
         a decision made while no round is open opens the next one first — marked as opened by a
         decision, so that undoing what it holds takes it back — unless the iteration stopped,

@@ -1,4 +1,5 @@
-"""The JSON views of a feature: ``scars status --json`` (README, section commands) and its parts."""
+"""The JSON views of a feature: ``scars status --json`` (docs/commands.md; its JSON Schema is
+``core/schemas/status.schema.json``) and its parts."""
 
 from __future__ import annotations
 
@@ -19,6 +20,17 @@ from scars.core.samsara.decisions import (
 from scars.core.samsara.reconcile import reconcile
 from scars.core.samsara.rounds import signal_series
 from scars.core.storage import cache as feature_cache
+
+# The JSON Schema of `scars status --json` (a feature's object, or a repository's), package data
+# beside the SARIF schema; docs/commands.md lists its fields and a test holds the two together.
+STATUS_SCHEMA = "status.schema.json"
+
+
+def status_schema_text() -> str:
+    """The JSON Schema of `scars status --json`, as the package holds it (`scars status --schema`)."""
+    # the package's own file beside this module's package (importlib.resources would import
+    # tempfile on every `scars status`: tests/tui/cli/test_startup_imports.py)
+    return (Path(__file__).resolve().parent.parent / "schemas" / STATUS_SCHEMA).read_text(encoding="utf-8")
 
 
 def item_to_json(it: ScarItem) -> dict[str, Any]:
@@ -68,7 +80,7 @@ def round_to_json(r) -> dict[str, Any]:
 
 
 def feature_to_json(feature: Feature) -> dict[str, Any]:
-    """The object `scars status --json` prints for one feature (README, section commands)."""
+    """The object `scars status --json` prints for one feature (docs/commands.md, the schema's ``feature``)."""
     out, decisions = _feature_object(feature)
     out["items"] = [dict(item_to_json(it), decision=_decision_json(decisions, it.id)) for it in feature.items]
     out["resolved"] = [dict(item_to_json(it), decision=_decision_json(decisions, it.id)) for it in feature.resolved]
@@ -169,7 +181,7 @@ def _feature_object(feature: Feature) -> tuple[dict[str, Any], dict[str, Any]]:
 
     log = feature.iteration_log
     # Decisions and rounds recorded by scars (.scars/journal.jsonl); a decision made on another
-    # item than the one holding its id now is taken back and listed (README, Item ids).
+    # item than the one holding its id now is taken back and listed (docs/commands.md, Item ids).
     state = feature_state(feature.path, items=_every_item(feature))
     moved = [
         {

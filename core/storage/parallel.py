@@ -15,7 +15,7 @@ process goes on (the possible patterns beside the rest of the read and the log m
 
 The cyclic garbage collector is paused during the bulk read (it would otherwise scan the
 growing heap of parsed objects again and again: the largest single cost on big inputs, see
-the README section "Performance") and frozen objects are released afterwards.
+docs/performance.md) and frozen objects are released afterwards.
 """
 
 from __future__ import annotations

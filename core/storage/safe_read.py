@@ -33,7 +33,7 @@ The walk checks:
   whatever walks the data; self-referencing (cyclic) aliases are rejected too;
 * nesting depth above ``MAX_DEPTH``.
 
-Limits (documented in the README, section "How scars reads a feature"):
+Limits (documented in docs/reading.md, "Limits: one read policy"):
 
 * ``YAML_MAX_BYTES`` = 5 MiB per file;
 * ``MAX_DEPTH`` = 64 levels of nesting;

@@ -114,7 +114,7 @@ class ScarsApp(App[int]):
     # the inputs' stat fingerprint is compared (a thread, no file read) and a change reloads in
     # place, keeping the cursor and the marks, and says what changed.
     POLL_SECONDS = 2.0
-    # Ctrl-C leaves from anywhere, a form included, with exit code 130 (README "Exit codes"): what
+    # Ctrl-C leaves from anywhere, a form included, with exit code 130 (docs/commands.md, "Exit codes"): what
     # the screen showed as saved is on disk; an open form records nothing.
     BINDINGS = [Binding("ctrl+c", "interrupt", "Interrupt", id="scars.interrupt", priority=True, show=False)]
 

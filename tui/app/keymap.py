@@ -32,7 +32,7 @@ def save_config_value(path: Path, key: str, value: str) -> None:
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except FileNotFoundError:
-        lines = ["# scars settings (README: Configuration)"]
+        lines = ["# scars settings (docs/configuration.md)"]
     pattern = re.compile(rf"^\s*{re.escape(key)}\s*=")
     for n, old in enumerate(lines):
         if pattern.match(old):

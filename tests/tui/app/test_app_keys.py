@@ -2,7 +2,7 @@
 (84 items at 80x24), with what it leaves on disk.
 
 Each test names the binding ids it covers (``@covers``); ``test_every_binding_has_a_key_test``
-fails when a binding of ``MAIN_BINDINGS`` (the one list the README table, ``?`` and the palette
+fails when a binding of ``MAIN_BINDINGS`` (the one list docs/app.md's key table, ``?`` and the palette
 come from) has none. Keys are pressed by their key name (``down``, ``pagedown`` …), never by
 calling the action: the arrows once scrolled the view without moving the cursor (ScrollView's own
 bindings won over the screen's) on lists longer than the screen only.
@@ -698,7 +698,7 @@ async def test_form_and_gate_buttons_are_on_a_small_screen(long_dir, size):
 
 
 def readme_key_table() -> str:
-    """The README's key table as MAIN_BINDINGS gives it: key names as `?` shows them, the description."""
+    """The key table of docs/app.md as MAIN_BINDINGS gives it: key names as `?` shows them, the description."""
     from textual.app import App
     from textual.binding import Binding
 
@@ -716,13 +716,13 @@ def readme_key_table() -> str:
 
 
 @aio
-async def test_readme_help_and_palette_list_the_same_bindings(long_dir):
-    """The README table, `?` and the command palette all come from MAIN_BINDINGS."""
+async def test_the_key_table_help_and_palette_list_the_same_bindings(long_dir):
+    """The key table (docs/app.md, "Keys"), `?` and the command palette all come from MAIN_BINDINGS."""
     from scars.tui.app.palette import _commands
     from tests.factories import ROOT
 
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert readme_key_table() in readme
+    page = (ROOT / "docs" / "app.md").read_text(encoding="utf-8")  # moved from the README (issue 32)
+    assert readme_key_table() in page.split("\n## Keys\n", 1)[1].split("\n## ", 1)[0]
     app = ScarsApp(long_dir, user="alice")
     async with app.run_test(size=(120, 60)) as pilot:
         await start(app, pilot)

@@ -136,8 +136,9 @@ def test_a_flush_on_a_still_full_disk_says_so_and_exits_8(failing, tmp_path, mon
     assert (code, out) == (0, said[failing])
 
 
-def test_every_exit_code_is_in_the_readme_and_the_help():
-    """The codes the errors carry are the codes README's Exit codes table and `scars --help` list."""
+def test_every_exit_code_is_in_the_docs_and_the_help():
+    """The codes the errors carry are the codes the Exit codes table (docs/commands.md) and `scars
+    --help` list."""
     from pathlib import Path
 
     import scars.core.gates  # noqa: F401 - loads every error class
@@ -152,7 +153,7 @@ def test_every_exit_code_is_in_the_readme_and_the_help():
 
     codes = {ScarsError.exit_code} | {c.exit_code for c in every(ScarsError)}
     assert 8 in codes
-    readme = (Path(__file__).parents[3] / "README.md").read_text(encoding="utf-8")
-    table = readme.split("## Exit codes", 1)[1].split("\n\n", 2)[1]
+    page = (Path(__file__).parents[3] / "docs" / "commands.md").read_text(encoding="utf-8")
+    table = page.split("\n## Exit codes\n\n", 1)[1].split("\n\n", 1)[0]
     assert codes <= {int(c) for c in re.findall(r"^\| (\d+) \|", table, re.M)}
     assert codes - {1} <= {int(c) for c in re.findall(r"(\d+) [a-z]", EPILOG)}

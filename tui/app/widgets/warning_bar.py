@@ -50,7 +50,7 @@ def warning_lines(feature: Feature, valves: Iterable[Valve], moved: dict[str, An
         t.append(one_line("; ".join(said), 300))
         lines.append(t)
     if moved:
-        # Decisions made on another item than the one holding their id now (README, Item ids).
+        # Decisions made on another item than the one holding their id now (docs/commands.md, Item ids).
         t = Text()
         t.append(f"⚠ DECIDE AGAIN: {_plural(len(moved), 'decision')} ", style="bold")
         t.append(

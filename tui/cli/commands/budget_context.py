@@ -12,7 +12,7 @@ DESCRIPTION = (
     "remaining_rounds, signal_lost_before, stagnation_count, net_rot_previous_round, "
     "reviewer_retry_budget_remaining, expected_signal_reduction and strategy_hint; and the "
     "safety valves and watch-fors with their figures. On a repository root, one envelope per "
-    "feature. The rules are in the README (section 'Budget context, advice and watches')."
+    "feature. The rules are in docs/advice.md."
 )
 
 

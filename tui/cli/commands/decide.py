@@ -17,7 +17,7 @@ DESCRIPTION = (
     "Record a decision for one scar item (or several: one batch, reverted by one `scars undo`). "
     "Item ids are those `scars status --json` prints. An accept needs --signal, --owner and "
     "--rationale, each saying something (empty, placeholder or generic values such as n/a, tbd, "
-    'none, <owner>, ok, approved are refused, exit 4; see the README\'s "Texts that say nothing"). '
+    'none, <owner>, ok, approved are refused, exit 4; see docs/decisions.md, "Texts that say nothing"). '
     "The decision is written to the feature's journal (.scars/journal.jsonl) and fsynced before "
     "`saved` is printed; iteration-log.yaml is written when the round closes. Made while no round is "
     "open, the decision opens the next round first (as in the app; `scars undo` of all it holds takes "

@@ -1,4 +1,4 @@
-"""`scars status [PATH] [--json] [--strict]`: what a feature (or a repository) holds."""
+"""`scars status [PATH] [--json] [--strict] [--schema]`: what a feature (or a repository) holds."""
 
 from __future__ import annotations
 
@@ -37,6 +37,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="with --json: an agent-sized object (counts, rounds, decisions counted, the undecided items) "
         "instead of the full one; a feature directory only",
+    )
+    parser.add_argument(
+        "--schema",
+        action="store_true",
+        help="print the JSON Schema of --json's output (core/schemas/status.schema.json in the package) and exit",
     )
     parser.add_argument(
         "--fields",
@@ -82,6 +87,12 @@ def run(args: argparse.Namespace) -> int:
     from scars.core.storage import cache as feature_cache
     from scars.core.storage.parallel import gc_paused
 
+    if getattr(args, "schema", False):  # another command's Namespace has none
+        # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
+        from scars.core.samsara.status import status_schema_text
+
+        sys.stdout.write(status_schema_text())
+        return 0
     kind, target, features = resolve_target(args.path)
     if getattr(args, "summary", False) or getattr(args, "fields", None):  # another command's Namespace has neither
         return _summary_json(args, kind, target)
