@@ -9,18 +9,21 @@ from typing import Any
 
 
 def public_face(
-    package: str, namespace: dict[str, Any], public: Mapping[str, str]
+    package: str, namespace: dict[str, Any], public: Mapping[str, str | tuple[str, str]]
 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """``(__getattr__, __dir__)`` for ``package``: ``public`` maps each public name to the module
-    that defines it; a name that is itself a module (``public[name] == f"{package}.{name}"``) is
-    that module. A loaded name is kept in ``namespace`` (the package's globals)."""
+    that defines it, or to ``(module, attribute)`` where the public name is another (two modules
+    define a ``fingerprint``); a name that is itself a module (``public[name] ==
+    f"{package}.{name}"``) is that module. A loaded name is kept in ``namespace`` (the package's
+    globals)."""
 
     def getattr_(name: str) -> Any:
-        module = public.get(name)
-        if module is None:
+        where = public.get(name)
+        if where is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        module, attribute = where if isinstance(where, tuple) else (where, name)
         loaded = importlib.import_module(module)
-        value = loaded if module == f"{package}.{name}" else getattr(loaded, name)
+        value = loaded if module == f"{package}.{name}" else getattr(loaded, attribute)
         namespace[name] = value
         return value
 

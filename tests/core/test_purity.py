@@ -58,22 +58,34 @@ def test_the_public_face_is_cheap_to_import_and_resolves_every_name():
     code = (
         "import sys, scars.core\n"
         "print(','.join(sorted(m for m in sys.modules if m.startswith('scars.core'))))\n"
-        "import scars.core.gates, scars.core.loops\n"
+        "import scars.core.gates, scars.core.loops, scars.core.storage\n"
         "print(','.join(sorted(m for m in sys.modules if m.startswith('scars.core'))))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     first, second = out.stdout.strip().splitlines()
     assert first.split(",") == ["scars.core", "scars.core.lazy"]  # nothing is read at import
-    assert set(second.split(",")) == {"scars.core", "scars.core.lazy", "scars.core.gates", "scars.core.loops"}
+    assert set(second.split(",")) == {
+        "scars.core",
+        "scars.core.lazy",
+        "scars.core.gates",
+        "scars.core.loops",
+        "scars.core.storage",
+    }
     import scars.core
     import scars.core.gates
     import scars.core.loops
+    import scars.core.storage
 
-    for package in (scars.core, scars.core.gates, scars.core.loops):
+    for package in (scars.core, scars.core.gates, scars.core.loops, scars.core.storage):
         for name in package.__all__:
             assert getattr(package, name) is not None, (package.__name__, name)
         assert set(package.__all__) <= set(dir(package))
     assert scars.core.gates.record.__module__ == "scars.core.gates.recording"  # the function, not a module
+    # a name of the face that is another name in its module (two modules define a fingerprint)
+    from scars.core.storage import cache
+
+    assert scars.core.storage.feature_fingerprint is cache.fingerprint
+    assert scars.core.storage.CACHE_MAX_TOTAL_BYTES == cache.MAX_TOTAL_BYTES
     with pytest.raises(AttributeError):
         scars.core.nothing_of_that_name  # noqa: B018
 

@@ -30,10 +30,7 @@ from scars.core.samsara.locate import codeowners, git_authors, parse_location
 from scars.core.samsara.rounds import evaluate_valves
 from scars.core.sanitize import one_line
 from scars.core.settings import config_path
-from scars.core.storage import cache
-from scars.core.storage.journal import journal_path
-from scars.core.storage.lock import describe_holder
-from scars.core.storage.parallel import gc_paused
+from scars.core.storage import describe_holder, feature_fingerprint, gc_paused, journal_path
 from scars.tui.app.backend import Backend
 from scars.tui.app.keymap import keymap_path, load_keymap, refuse_conflicts, save_config_value
 from scars.tui.app.palette import ScarsCommands
@@ -51,7 +48,7 @@ def input_stamps(feature_dir: Path) -> tuple[Any, Any]:
     """(the inputs' stat fingerprint, the journal's stat) of an absolute feature directory, by stat
     only; (None, None) when it cannot be listed."""
     try:
-        fp = cache.fingerprint(feature_dir, repo_root_of(feature_dir))
+        fp = feature_fingerprint(feature_dir, repo_root_of(feature_dir))
     except OSError:
         return None, None
     try:

@@ -18,8 +18,7 @@ from scars.core.provenance import Provenance, provenance
 from scars.core.samsara.decisions import Decision, resolve_user, validate_decision
 from scars.core.samsara.session import FeatureSession
 from scars.core.samsara.watches import validate_watch
-from scars.core.storage.durable import WriteFailed
-from scars.core.storage.lock import describe_holder
+from scars.core.storage import WriteFailed, describe_holder
 
 if TYPE_CHECKING:
     from scars.core.gatekit.evidence import Evidence, GateResult

@@ -21,8 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from scars.core import settings
-from scars.core.storage import safe_read
-from scars.core.storage.durable import atomic_write
+from scars.core.storage import Unreadable, atomic_write, read_text
 
 
 def save_config_value(path: Path, key: str, value: str) -> None:
@@ -52,10 +51,10 @@ def load_keymap(path: Path | None = None, known_ids: set[str] | None = None) -> 
     """(binding id -> keys, problems). A missing file is not a problem."""
     path = path or keymap_path()
     try:
-        data = tomllib.loads(safe_read.read_text(path, what="the keymap"))
+        data = tomllib.loads(read_text(path, what="the keymap"))
     except FileNotFoundError:
         return {}, []
-    except safe_read.Unreadable as exc:
+    except Unreadable as exc:
         return {}, [f"{path}: cannot read ({exc})"]
     except tomllib.TOMLDecodeError as exc:
         return {}, [f"{path}: not valid TOML ({exc})"]

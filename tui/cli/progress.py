@@ -84,7 +84,7 @@ def reports_label(feature_dir: Any, root: Any = None) -> str:
     # lazy: os and the read rule only here
     import os
 
-    from scars.core.storage.paths import Unreadable, list_dir
+    from scars.core.storage import Unreadable, list_dir
 
     name = os.path.basename(os.fspath(feature_dir).rstrip("/"))
     try:

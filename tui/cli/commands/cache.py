@@ -68,8 +68,8 @@ def size_text(n: int) -> str:
 
 def run(args: argparse.Namespace) -> int:
     # lazy: loaded when the command runs, not for its --help or completion
+    from scars.core import storage
     from scars.core.sanitize import one_line
-    from scars.core.storage import cache
 
     if args.cache_command == "clean":
         kwargs: dict[str, Any] = {"everything": args.all, "dry_run": args.dry_run}
@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
             kwargs["max_age"] = args.older_than * 86400.0
         if args.max_size is not None:
             kwargs["max_bytes"] = int(args.max_size * 1024 * 1024)
-        res = cache.clean(**kwargs)
+        res = storage.clean_cache(**kwargs)
         if args.json:
             out = {
                 "cache_dir": str(res.directory),
@@ -100,26 +100,29 @@ def run(args: argparse.Namespace) -> int:
                     + (f"; {len(res.temps)} temporary file(s) of killed writes removed" if res.temps else "")
                 )
         return 1 if res.refused else 0
-    found = cache.entries()
+    found = storage.cache_entries()
     from scars.core import settings
 
     env = settings.current()
     total = sum(e.size for e in found)
     if getattr(args, "json", False):  # `scars cache` alone has no --json: `scars cache info --json`
         out = {
-            "cache_dir": str(cache.cache_dir()),
+            "cache_dir": str(storage.cache_dir()),
             "enabled": env.cache_enabled,
             "entries": len(found),
             "bytes": total,
-            "bound": {"max_age_days": cache.MAX_AGE_SECONDS / 86400, "max_bytes": cache.MAX_TOTAL_BYTES},
+            "bound": {
+                "max_age_days": storage.CACHE_MAX_AGE_SECONDS / 86400,
+                "max_bytes": storage.CACHE_MAX_TOTAL_BYTES,
+            },
         }
         sys.stdout.write(json.dumps(out, ensure_ascii=True, indent=2) + "\n")
         return 0
     state = "" if env.cache_enabled else "  (off: SCARS_NO_CACHE)"
-    print(f"cache    {one_line(str(cache.cache_dir()))}{state}")
+    print(f"cache    {one_line(str(storage.cache_dir()))}{state}")
     print(f"holds    {len(found)} entr{'y' if len(found) == 1 else 'ies'}, {size_text(total)}")
     print(
-        f"bound    unused for {cache.MAX_AGE_SECONDS / 86400:g} days, then least recently used over "
-        f"{size_text(cache.MAX_TOTAL_BYTES)} (`scars cache clean` applies it now)"
+        f"bound    unused for {storage.CACHE_MAX_AGE_SECONDS / 86400:g} days, then least recently used over "
+        f"{size_text(storage.CACHE_MAX_TOTAL_BYTES)} (`scars cache clean` applies it now)"
     )
     return 0

@@ -97,8 +97,9 @@ def run(args: argparse.Namespace) -> int:
     status_args = argparse.Namespace(path=str(feature), json=bool(args.json), strict=False)
     # lazy: another command's module (it starts the app), loaded when this command runs
     from scars.tui.cli.commands import triage
+    from scars.tui.cli.commands._app import interactive
 
-    if not args.json and triage.interactive():
+    if not args.json and interactive():
         parser = argparse.ArgumentParser(prog="scars triage")
         triage.add_arguments(parser)
         code = int(triage.run(parser.parse_args([str(feature)])) or 0)

@@ -117,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
         print(visible(f"scars: warning: {warning}"), file=sys.stderr)  # names and text from the repository: inert
     if args.output:
         # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
-        from scars.core.storage.durable import atomic_write
+        from scars.core.storage import atomic_write
 
         out = Path(args.output)
         if out.exists() and out.is_dir():

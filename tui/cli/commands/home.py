@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from scars.core.sanitize import one_line, shell_word
+from scars.tui.cli.commands._app import interactive, launch, launch_inbox, pick_feature, refuse_without_tty
 
 HELP = "open the most recent feature that still needs triage"
 
@@ -32,32 +33,6 @@ EXPLAIN = (
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:  # bare `scars` takes no arguments
     return None
-
-
-def needs_triage(feature_dir: Path) -> bool:
-    """True when the feature has a counted item without a decision (read-only, never locks)."""
-    # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
-    from scars.core.samsara.session import FeatureSession
-
-    try:
-        with FeatureSession.open(feature_dir, read_only=True) as session:
-            decided = session.decisions
-            return any(it.counted and it.id not in decided for it in session.feature.items)
-    except Exception:  # noqa: BLE001 - an unreadable feature is skipped here; `scars status` explains it
-        return False
-
-
-def pick_feature(start: Path) -> tuple[Path | None, list[Path]]:
-    """(newest feature needing triage or None, every feature needing triage, newest first)."""
-    # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
-    from scars.core.samsara.layout import find_features, find_repo_root
-
-    root = find_repo_root(start)
-    if root is None:
-        return None, []
-    features = sorted(find_features(root), key=lambda p: p.name, reverse=True)
-    waiting = [f for f in features if needs_triage(f)]
-    return (waiting[0] if waiting else None), waiting
 
 
 def other_waiting_loops(root: Path) -> list:
@@ -106,9 +81,8 @@ def _commands(others: list, root: Path) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    # lazy: home and triage call each other
+    # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
     from scars.core.samsara.layout import find_repo_root
-    from scars.tui.cli.commands.triage import interactive, launch, refuse_without_tty
 
     cwd = Path.cwd()
     root = find_repo_root(cwd)
@@ -151,13 +125,3 @@ def run(args: argparse.Namespace) -> int:
     if asks or len(waiting) + len(others) > 1 or picked is None:
         return launch_inbox(root)
     return launch(picked)
-
-
-def launch_inbox(root: Path) -> int:
-    """The app on the Loops inbox (every loop of the repository, waiting ones first)."""
-    # lazy: Textual loads only when the app starts (the CLI never imports the app at module level)
-    from scars.core.loops import discover_loops
-    from scars.tui.app.app import ScarsApp
-
-    app = ScarsApp(None, inbox=(discover_loops(root), root))
-    return int(app.run() or 0)

@@ -84,8 +84,7 @@ def _other_loops_hint(path: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
-    from scars.core.storage import cache as feature_cache
-    from scars.core.storage.parallel import gc_paused
+    from scars.core.storage import cache_written_after, gc_paused
 
     if getattr(args, "schema", False):  # another command's Namespace has none
         # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
@@ -100,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
     # The cyclic GC stays off for the whole command, the cache writes included (not only for the
     # read): re-enabled after the read, its first collection scanned every object the read made
     # (~0.07 s at 50,000 items), and another one ran in the cache writes.
-    with gc_paused(), feature_cache.written_after():
+    with gc_paused(), cache_written_after():
         code = _run(args, kind, target, features)
         sys.stdout.flush()
     return code

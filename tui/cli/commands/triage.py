@@ -3,24 +3,16 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
-from scars.core import settings
 from scars.core.errors import PathNotFound, UsageError
+from scars.tui.cli.commands._app import interactive, launch, pick_feature, refuse_without_tty
 
 DESCRIPTION = (
     "Open the full-screen triage app on a samsara feature directory (changes/<date>_<name>/). "
     "Without FEATURE_DIR: the current directory when it is a feature, else the most recent feature "
     "of the repository that still needs triage. Every decision is on disk the moment it is shown; "
     "reopening resumes with the cursor on the first undecided item. Needs an interactive terminal."
-)
-
-NON_INTERACTIVE = (
-    "Without a terminal use the non-interactive commands:\n"
-    "  scars status FEATURE_DIR                         items, their ids and decisions\n"
-    "  scars decide ITEM --fix --feature FEATURE_DIR    record one decision (--accept / --defer: see --help)\n"
-    "  scars gate triage FEATURE_DIR --answers FILE     answer the triage gate from a file"
 )
 
 
@@ -55,34 +47,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def why_not_interactive() -> str | None:
-    """Why a full-screen app cannot run here, or None when it can (stdin, stdout and stderr are
-    terminals and the terminal can draw it)."""
-    if settings.current().textual_driver.endswith("web_driver:WebDriver"):
-        return None  # `scars serve`: a browser draws the app through textual-serve's pipes
-    try:
-        ttys = sys.stdin.isatty() and sys.stdout.isatty() and sys.stderr.isatty()
-    except (AttributeError, ValueError):
-        ttys = False
-    if not ttys:
-        return "needs an interactive terminal (stdin and stdout are not both a TTY)"
-    if settings.current().term == "dumb":
-        return "TERM=dumb cannot draw the full-screen app"
-    return None
-
-
-def interactive() -> bool:
-    """True when a full-screen app can run (see why_not_interactive)."""
-    return why_not_interactive() is None
-
-
-def refuse_without_tty(command: str = "") -> int:
-    name = f"scars {command}" if command else "scars"
-    why = why_not_interactive() or "needs an interactive terminal"
-    print(f"{name}: {why}; the app was not started.\n{NON_INTERACTIVE}", file=sys.stderr)
-    return 2
-
-
 def parse_pair(value: str | None) -> list[str]:
     if not value:
         return []
@@ -110,9 +74,6 @@ def resolve_feature(arg: str | None) -> Path:
     cwd = Path.cwd()
     if is_feature_dir(cwd):
         return cwd
-    # lazy: home and triage call each other
-    from scars.tui.cli.commands.home import pick_feature
-
     picked, _ = pick_feature(cwd)
     if picked is None:
         raise PathNotFound(
@@ -139,22 +100,3 @@ def run(args: argparse.Namespace) -> int:
         user=args.as_user,
         keymap=args.keymap,
     )
-
-
-def launch(
-    feature_dir: Path,
-    *,
-    read_only: bool = False,
-    pair=(),
-    require_second=(),
-    user=None,  # noqa: ANN001
-    keymap: Path | None = None,
-) -> int:
-    # lazy: Textual loads only when the app starts (the CLI never imports the app at module level)
-    from scars.tui.app.app import ScarsApp
-
-    if keymap is not None and not keymap.is_file():
-        raise PathNotFound(f"{keymap}: keymap file not found")
-    app = ScarsApp(feature_dir, read_only=read_only, pair=pair, require_second=require_second, user=user, keymap=keymap)
-    rc = app.run()
-    return int(rc or 0)

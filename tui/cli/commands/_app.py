@@ -1,0 +1,103 @@
+"""Opening the app from the CLI, the one place: whether a full-screen app can run here (and what
+to say when not), which feature bare `scars` / `scars triage` open, and starting the app on a
+feature or on the Loops inbox. Bare `scars` (home) and `scars triage` both use it; before, they
+imported each other. The only CLI module that imports the Textual app (lazily, when it starts).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from scars.core import settings
+from scars.core.errors import PathNotFound
+
+NON_INTERACTIVE = (
+    "Without a terminal use the non-interactive commands:\n"
+    "  scars status FEATURE_DIR                         items, their ids and decisions\n"
+    "  scars decide ITEM --fix --feature FEATURE_DIR    record one decision (--accept / --defer: see --help)\n"
+    "  scars gate triage FEATURE_DIR --answers FILE     answer the triage gate from a file"
+)
+
+
+def why_not_interactive() -> str | None:
+    """Why a full-screen app cannot run here, or None when it can (stdin, stdout and stderr are
+    terminals and the terminal can draw it)."""
+    if settings.current().textual_driver.endswith("web_driver:WebDriver"):
+        return None  # `scars serve`: a browser draws the app through textual-serve's pipes
+    try:
+        ttys = sys.stdin.isatty() and sys.stdout.isatty() and sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        ttys = False
+    if not ttys:
+        return "needs an interactive terminal (stdin and stdout are not both a TTY)"
+    if settings.current().term == "dumb":
+        return "TERM=dumb cannot draw the full-screen app"
+    return None
+
+
+def interactive() -> bool:
+    """True when a full-screen app can run (see why_not_interactive)."""
+    return why_not_interactive() is None
+
+
+def refuse_without_tty(command: str = "") -> int:
+    name = f"scars {command}" if command else "scars"
+    why = why_not_interactive() or "needs an interactive terminal"
+    print(f"{name}: {why}; the app was not started.\n{NON_INTERACTIVE}", file=sys.stderr)
+    return 2
+
+
+def needs_triage(feature_dir: Path) -> bool:
+    """True when the feature has a counted item without a decision (read-only, never locks)."""
+    # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
+    from scars.core.samsara.session import FeatureSession
+
+    try:
+        with FeatureSession.open(feature_dir, read_only=True) as session:
+            decided = session.decisions
+            return any(it.counted and it.id not in decided for it in session.feature.items)
+    except Exception:  # noqa: BLE001 - an unreadable feature is skipped here; `scars status` explains it
+        return False
+
+
+def pick_feature(start: Path) -> tuple[Path | None, list[Path]]:
+    """(newest feature needing triage or None, every feature needing triage, newest first)."""
+    # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
+    from scars.core.samsara.layout import find_features, find_repo_root
+
+    root = find_repo_root(start)
+    if root is None:
+        return None, []
+    features = sorted(find_features(root), key=lambda p: p.name, reverse=True)
+    waiting = [f for f in features if needs_triage(f)]
+    return (waiting[0] if waiting else None), waiting
+
+
+def launch(
+    feature_dir: Path,
+    *,
+    read_only: bool = False,
+    pair=(),
+    require_second=(),
+    user=None,  # noqa: ANN001
+    keymap: Path | None = None,
+) -> int:
+    # lazy: Textual loads only when the app starts (the CLI never imports the app at module level)
+    from scars.tui.app.app import ScarsApp
+
+    if keymap is not None and not keymap.is_file():
+        raise PathNotFound(f"{keymap}: keymap file not found")
+    app = ScarsApp(feature_dir, read_only=read_only, pair=pair, require_second=require_second, user=user, keymap=keymap)
+    rc = app.run()
+    return int(rc or 0)
+
+
+def launch_inbox(root: Path) -> int:
+    """The app on the Loops inbox (every loop of the repository, waiting ones first)."""
+    # lazy: Textual loads only when the app starts (the CLI never imports the app at module level)
+    from scars.core.loops import discover_loops
+    from scars.tui.app.app import ScarsApp
+
+    app = ScarsApp(None, inbox=(discover_loops(root), root))
+    return int(app.run() or 0)
