@@ -53,6 +53,32 @@ _GATE_PREFIXES = ("SCARS_ANSWER_", "SCARS_REASON_")
 
 # The item list's optional columns, in their order on screen (the text is always shown).
 COLUMNS: tuple[str, ...] = ("decision", "category", "task")
+# The app's themes: Textual's built-in ones (textual is pinned exactly; a test checks this list
+# against the app's ``available_themes``), so `scars config` can check a theme without Textual.
+DEFAULT_THEME = "textual-dark"
+THEMES: tuple[str, ...] = (
+    "ansi-dark",
+    "ansi-light",
+    "atom-one-dark",
+    "atom-one-light",
+    "catppuccin-frappe",
+    "catppuccin-latte",
+    "catppuccin-macchiato",
+    "catppuccin-mocha",
+    "dracula",
+    "flexoki",
+    "gruvbox",
+    "monokai",
+    "nord",
+    "rose-pine",
+    "rose-pine-dawn",
+    "rose-pine-moon",
+    "solarized-dark",
+    "solarized-light",
+    "textual-dark",
+    "textual-light",
+    "tokyo-night",
+)
 CONFIG_MAX_BYTES = 64 * 1024
 
 
@@ -85,6 +111,11 @@ def read_config(path: Path) -> dict:
             out["config_user"] = value.strip()
         elif key == "theme" and isinstance(value, str) and value.strip():
             out["theme"] = value.strip()
+            if out["theme"] not in THEMES:
+                problems.append(
+                    f"{path}: unknown theme '{out['theme']}': the app uses {DEFAULT_THEME} "
+                    f"(themes: {', '.join(THEMES)})"
+                )
         elif key == "columns" and isinstance(value, list) and all(v in COLUMNS for v in value):
             out["columns"] = tuple(c for c in COLUMNS if c in value)
         elif key == "allow_agent_answers" and isinstance(value, bool):

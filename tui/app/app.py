@@ -322,12 +322,11 @@ class ScarsApp(App[int]):
     # -- lifecycle --------------------------------------------------------------------
     def on_mount(self) -> None:
         # The theme of config.toml, else textual-dark; one chosen in the palette is written back.
+        # An unknown one is among the config problems (core's settings.THEMES), said here once.
         wanted = settings.current().theme
-        self.theme = wanted if wanted in self.available_themes else "textual-dark"
+        self.theme = wanted if wanted in self.available_themes else settings.DEFAULT_THEME
         for problem in settings.current().config_problems:
             self.notify(one_line(problem, 300), title="config.toml", severity="warning", markup=False)
-        if wanted and wanted not in self.available_themes:
-            self.notify(one_line(f"unknown theme '{wanted}' in config.toml", 200), title="config.toml", markup=False)
         self._theme_ready = True
         self._apply_keymap()
 

@@ -44,3 +44,25 @@ def test_each_path_is_said_as_what_it_is(config_home, capsys, make, kind, said):
     lines = {line.split()[0]: line for line in out.splitlines()}
     for name in ("config.toml", "keymap.toml"):
         assert lines[name].endswith(said) if said else lines[name].endswith(name)
+
+
+@pytest.mark.parametrize(("theme", "known"), [("nord", True), ("Nord", False), ("no-such-theme", False)])
+def test_an_unknown_theme_is_flagged_by_name(config_home, capsys, theme, known):
+    """Before: `scars config` showed any theme as set; only the app said it was unknown."""
+    (config_home / "config.toml").write_text(f'theme = "{theme}"\n')
+    settings.clear()
+    code, out, _ = run_cli(["config", "--json"], capsys)
+    got = json.loads(out)
+    assert code == 0 and got["values"]["theme"] == theme
+    flagged = [p for p in got["problems"] if f"unknown theme '{theme}'" in p]
+    assert bool(flagged) is not known
+    code, _out, err = run_cli(["config"], capsys)
+    assert (f"unknown theme '{theme}': the app uses textual-dark" in err) is not known
+
+
+def test_the_theme_list_is_the_apps():
+    """core's list (the CLI may not import Textual) is the app's: textual is pinned exactly."""
+    from scars.tui.app.app import ScarsApp
+
+    assert set(settings.THEMES) == set(ScarsApp(None).available_themes)
+    assert settings.DEFAULT_THEME in settings.THEMES

@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     values: dict[str, Any] = {
         "user": env.user or env.config_user,
         "user_from": "SCARS_USER" if env.user else ("config.toml" if env.config_user else "git user.name or login"),
-        "theme": env.theme or "textual-dark",
+        "theme": env.theme or settings.DEFAULT_THEME,
         "columns": list(env.columns),
     }
     out: dict[str, Any] = {
