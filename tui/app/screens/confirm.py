@@ -23,6 +23,12 @@ from scars.tui.app.widgets.choices import Choice, Choices
 YES_NO_HINT = "y yes · n no · Enter records the marked choice · esc no"
 
 
+def subject_line(text: str) -> Text:
+    """One item a dialog is about, on one line (its ``form-subject`` class cuts it with an
+    ellipsis at the dialog's width, never wrapped: each listed item takes one row of its list)."""
+    return Text("• " + one_line(text, 200))
+
+
 class YesNo(ModalScreen[bool]):
     """``True`` when "yes" is marked and Enter pressed (or clicked); esc and "no" are False."""
 
@@ -65,7 +71,7 @@ class ConfirmBulk(YesNo):
             )
             with VerticalScroll(id="confirm-list"):
                 for line in self.lines[:500]:
-                    yield Static(Text("• " + one_line(line, 200)))
+                    yield Static(subject_line(line), classes="form-subject")
                 if n > 500:
                     yield Static(Text(f"… and {n - 500} more"))
             yield Static(Text(self.note or "One undo (u) reverts the whole batch."), classes="form-hint")

@@ -19,6 +19,7 @@ from textual.suggester import SuggestFromList
 from textual.widgets import Button, Input, Label, Static
 
 from scars.core.sanitize import one_line
+from scars.tui.app.screens.confirm import subject_line
 
 Validator = Callable[[str, dict], list]  # (action, fields) -> [FieldError(field, message)]
 
@@ -65,7 +66,7 @@ class DecisionForm(ModalScreen[dict | None]):
             yield Label(Text(self.title_text(), style="bold"), id="form-title")
             with VerticalScroll(id="form-subjects"):
                 for s in self.subjects[:50]:
-                    yield Static(Text("• " + one_line(s, 200)), classes="form-subject")
+                    yield Static(subject_line(s), classes="form-subject")
                 if len(self.subjects) > 50:
                     yield Static(Text(f"… and {len(self.subjects) - 50} more"), classes="form-subject")
             # The fields scroll on a short terminal; Save and Cancel stay in view below them.

@@ -108,8 +108,19 @@ class BarChart:
         return out
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        # Segments, not Text: a wrapping renderer would strip the axis's leading spaces.
-        for line in self.lines():
+        # Segments, not Text: a wrapping renderer would strip the axis's leading spaces. The grid
+        # is cropped at the width; the title and the legend (words) wrap, so none of them is cut.
+        lines = self.lines()
+        prose = {0, len(lines) - 1} if self.legend and len(self.series) > 1 and self.x_labels else {0}
+        for n, line in enumerate(lines):
+            if n in prose and line.cell_len > options.max_width:
+                indent = len(line.plain) - len(line.plain.lstrip(" "))
+                for part in line.wrap(console, max(options.max_width - indent, 1)):
+                    yield from (
+                        (Text(" " * indent) + part).render(console, end="") if n else part.render(console, end="")
+                    )
+                    yield Segment.line()
+                continue
             line.truncate(options.max_width, overflow="crop")
             yield from line.render(console, end="")
             yield Segment.line()
