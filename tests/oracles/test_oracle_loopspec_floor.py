@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from scars.core.loops.loopspec import converged_floor
+from scars.core.loops.loopspec.reader import converged_floor
 from tests.oracles.conftest import awk_env, gawk_env, need
 
 SPEC = """# Sync

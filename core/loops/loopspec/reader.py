@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from scars.core.loops import loopspec_versions as versions
 from scars.core.loops.base import (
     Budget,
     LoopState,
@@ -30,6 +29,7 @@ from scars.core.loops.base import (
     read_text,
     rel,
 )
+from scars.core.loops.loopspec import versions
 from scars.core.model import Problem
 from scars.core.storage import safe_read
 from scars.core.storage.durable import read_upto
@@ -346,7 +346,7 @@ def converged_floor(
     """4.x's ``lib/converged-floor.sh`` (the oracle, 4.3.0): (exit code, FLOOR lines, worded as it
     prints them; ``verification_name`` is the path they name). 0 = the floor holds. Fail-open on
     the SPEC side: no SPEC or no Good Enough criteria skips the floor. 6.x's is
-    ``loopspec_versions.converged_floor_v6``."""
+    ``loopspec.versions.converged_floor_v6``."""
     if spec_text is None:
         return 0, []
     criteria = good_enough_criteria(spec_text)
@@ -443,7 +443,7 @@ def parse_backlog(
     text: str, file: str = ".loop-spec/BACKLOG.md", types: tuple[str, ...] = BACKLOG_TYPES
 ) -> tuple[list[BacklogEntry], list[Problem]]:
     """BACKLOG.md's entries. ``types``: the ones the feature's loop-spec defines
-    (``loopspec_versions.backlog_types``); any other is kept and noted (backlog.sh takes any)."""
+    (``loopspec.versions.backlog_types``); any other is kept and noted (backlog.sh takes any)."""
     entries: list[BacklogEntry] = []
     failures: list[Problem] = []
     for number, line in enumerate(text.splitlines(), 1):

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from scars.core.loops import loopspec_versions as v
-from scars.core.loops.loopspec import parse_backlog, read_feature
+from scars.core.loops.loopspec import versions as v
+from scars.core.loops.loopspec.reader import converged_floor, parse_backlog, read_feature
 
 SPEC = """# Sync
 
@@ -54,8 +54,6 @@ def test_the_6x_floor_fails_closed_on_the_spec_side():
     assert floor6(None, OK) == (1, ["FLOOR spec is not readable: SPEC.md"])
     assert floor6("# Sync\n- [ ] x\n", OK) == (1, ["FLOOR no Good Enough checkbox criteria in SPEC.md"])
     # 4.x skips both (fail-open): the rule that changed.
-    from scars.core.loops.loopspec import converged_floor
-
     assert converged_floor(None, OK) == (0, []) and converged_floor("# Sync\n- [ ] x\n", OK) == (0, [])
 
 
@@ -74,8 +72,6 @@ def test_a_criterion_needs_exactly_one_pass_row():
     na = verification("| GE-001 | a | PASS | ok |", "| GE-002 | b | N/A | not applicable |")
     assert floor6(SPEC, na)[1] == ["FLOOR GE-002 acceptance result is non-PASS (N/A) in VERIFICATION.md"]
     # The same record holds under 4.x: no row requirement there (what scars missed on real pairs).
-    from scars.core.loops.loopspec import converged_floor
-
     assert converged_floor(SPEC, missing) == (0, []) and converged_floor(SPEC, na) == (0, [])
 
 

@@ -12,7 +12,7 @@ loop-spec's feature state has had three shapes on disk, and real repositories ho
   Enough checkboxes, is a violation) and needs exactly one PASS row per criterion in
   ``## Acceptance criteria`` (the table grammar of the 6.x floor with ``--shape``, the one the
   seed's VERIFY exit runs; read at index commit 2485c00 and the later ``--shape`` version).
-* **7.x** — state outside the repository (``scars.core.loops.loopspec_v7``).
+* **7.x** — state outside the repository (``scars.core.loops.loopspec.v7``).
 
 A feature.json says which line wrote it only by what it holds (formats.md §6.1: detect by shape):
 a ``result.json`` beside it names ``loopSpecVersion``; ``iterate.lastJudgeHash`` is written only
@@ -26,6 +26,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from scars.core.values import as_dict
 
 LINE_4 = "4.x"
 LINE_6 = "6.x"
@@ -76,7 +78,7 @@ def feature_line(data: dict[str, Any], result: Any = None) -> Assumed:
         if line is not None and line != LINE_7:
             version = str(result["loopSpecVersion"]).strip()
             return Assumed(line, f"result.json: loopSpecVersion {version}", version)
-    block = data.get("iterate") if isinstance(data.get("iterate"), dict) else {}
+    block = as_dict(data.get("iterate"))
     if "lastJudgeHash" in block:
         return Assumed(LINE_6, "iterate.lastJudgeHash: written only by 6.x's lib/iterate-judged.sh record")
     if "requirementsContract" in data:
