@@ -53,6 +53,7 @@ CASES = {
     "a grounding row across a line break": (SPEC, GROUNDED.replace("criterion: GE-002", "criterion:\nGE-002")),
     "no Good Enough section (fail-open)": ("# Sync\n- [ ] x\n", None),
     "an indented heading is not the section": ("  ### Good Enough\n- [ ] x\n", None),
+    "an indented heading does not end it": (SPEC.replace("### Exceptional", "   ### Exceptional"), GROUNDED),
     "verification unreadable": (SPEC, None),
     "a CR at line ends": (SPEC.replace("\n", "\r\n"), GROUNDED.replace("\n", "\r\n")),
 }

@@ -153,7 +153,7 @@ def answered(fj: Path, tmp_path: Path) -> dict:
 
 def test_the_answer_is_what_loop_spec_answer_writes(tmp_path):
     repo = git_repo(tmp_path / "app")
-    fj = loop_spec_7_run(repo, question=BLOCKED_QUESTION)
+    fj = loop_spec_7_run(repo, question=BLOCKED_QUESTION, request={"text": "Größe der Ausgabe", "digest": "sha256:0"})
     state = answered(fj, tmp_path)
     qid = BLOCKED_QUESTION["questionId"]
     record = state["questions"]["answered"][qid]
@@ -175,9 +175,12 @@ def test_the_answer_is_what_loop_spec_answer_writes(tmp_path):
         "answeredAt": record["answeredAt"],
         "by": "human",
     }
-    # Written as 7.x writes it, with its digest: the program opens it as its own.
-    assert fj.read_bytes() == v7.program_json(state)
-    assert (fj.parent / "state.digest").read_text() == v7.state_digest(state) + "\n"
+    # Written as 7.x writes it (jsonio.atomic_write_json: key-sorted, indent 2, non-ASCII as itself),
+    # with its digest (ids.digest: sha256 of the compact key-sorted JSON): the program opens it.
+    assert fj.read_bytes() == (json.dumps(state, sort_keys=True, indent=2, ensure_ascii=False) + "\n").encode()
+    compact = json.dumps(state, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    assert (fj.parent / "state.digest").read_text() == "sha256:" + hashlib.sha256(compact).hexdigest() + "\n"
+    assert "Größe" in fj.read_text() and "\\u00f6" not in fj.read_text()
     [after] = discover_loops(repo)
     assert not after.waiting_for_human and after.parse_failures == ()
     assert "## Decision 001 - iteration.question" in (fj.parent / "auto-decisions.md").read_text()
