@@ -93,8 +93,8 @@ class LoopSpec(StateFileSystem):
         if (d.get("loop_spec_version") or {}).get("line") == versions.LINE_7:
             if not d.get("question"):
                 return None  # 7.x asks through question.json only
-            # The repository names its waiting run (a request's root is the repository).
-            return "question", ({"path": d["project_root"]} if d.get("project_root") else {})
+            # The repository while it names one waiting run (a request's root), else its state.json.
+            return "question", ({"path": d["gate_path"]} if d.get("gate_path") else {})
         return ("escalate" if state.route == "escalate" else "spec"), {}
 
     def goal(self, kind: str, details: Mapping[str, Any]) -> tuple[float, float] | None:

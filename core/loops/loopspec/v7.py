@@ -145,6 +145,12 @@ def project_states(project_root: Path) -> list[LoopState]:
             out.append(read_state(folder / STATE_FILE, project_root=project_root, repo_id_how=how))
     if problems and out:
         out[0] = _with_problems(out[0], problems)
+    # What names a waiting run for its gate: the repository while it is the only one asking (a
+    # request's root is the repository), else its own state.json.
+    asking = [s for s in out if s.waiting_for_human]
+    for n, s in enumerate(out):
+        if s.waiting_for_human:
+            out[n] = replace(s, details={**s.details, "gate_path": str(project_root) if len(asking) == 1 else s.path})
     return out
 
 

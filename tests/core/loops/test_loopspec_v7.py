@@ -111,6 +111,11 @@ def test_an_open_question_waits_and_names_its_gate(tmp_path):
     call = gate_call(state, repo)
     assert (call.gate, call.path) == ("question", repo)  # the repository names its one waiting run
     assert gates.gather(call.gate, call.path).state_file == fj
+    # Two runs asking: each gate call names its own state.json (the repository would be ambiguous).
+    other = loop_spec_7_run(repo, "other", question=BLOCKED_QUESTION)
+    calls = {s.name: gate_call(s, repo) for s in discover_loops(repo)}
+    assert {n: c.path for n, c in calls.items()} == {"add-a-json-flag": fj, "other": other}
+    assert gates.gather("question", calls["other"].path).state_file == other
 
 
 def test_an_edited_state_is_said_and_its_question_refused(tmp_path):
