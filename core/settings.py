@@ -22,7 +22,8 @@ in ``scars`` reads ``os.environ``:
 * ``NO_COLOR`` (set, not empty) — plain text, no colour and no bold; ``FORCE_COLOR`` (set, not empty)
   — colour even into a pipe (``NO_COLOR`` wins when both are set);
 * loop-spec's own ``LOOP_SPEC_BACKLOG_FILE``, ``LOOP_SPEC_NON_INTERACTIVE`` and
-  ``LOOP_SPEC_ANSWER_ITERATE_SPEC``, honoured as loop-spec does;
+  ``LOOP_SPEC_ANSWER_ITERATE_SPEC`` (4.x–6.x), ``LOOP_SPEC_HOME`` and ``LOOP_SPEC_REWIND_BUDGET``
+  (7.x: its state home, else ``~/.loop-spec``; the rewind budget's limit), honoured as loop-spec does;
 * the agent session a command runs in (``scars.core.provenance``): Claude Code's ``CLAUDECODE=1``
   (``CLAUDE_CODE_SESSION_ID``, ``CLAUDE_CODE_ENTRYPOINT``), Codex CLI's ``CODEX_THREAD_ID`` (codex-rs
   ``core/src/exec_env.rs``; its sandbox's ``CODEX_SANDBOX``, ``CODEX_SANDBOX_NETWORK_DISABLED=1``),
@@ -158,6 +159,8 @@ class Settings:
     loop_spec_backlog_file: str | None = None  # LOOP_SPEC_BACKLOG_FILE
     loop_spec_non_interactive: bool = False  # LOOP_SPEC_NON_INTERACTIVE set and not 0
     loop_spec_iterate_spec_answer: str = ""  # LOOP_SPEC_ANSWER_ITERATE_SPEC
+    loop_spec_home: Path = Path(".loop-spec")  # LOOP_SPEC_HOME, else ~/.loop-spec (7.x's state home)
+    loop_spec_rewind_budget: str | None = None  # LOOP_SPEC_REWIND_BUDGET (7.0–7.8: the rewind limit)
     git_env: Mapping[str, str] = field(default_factory=dict)  # the environment of a git command
     term: str = ""  # TERM ("dumb": no full-screen app)
     no_color: bool = False  # NO_COLOR set and not empty
@@ -258,6 +261,8 @@ def from_environ(environ: Mapping[str, str]) -> Settings:
         loop_spec_backlog_file=get("LOOP_SPEC_BACKLOG_FILE"),
         loop_spec_non_interactive=(get("LOOP_SPEC_NON_INTERACTIVE") or "") not in ("", "0"),
         loop_spec_iterate_spec_answer=get("LOOP_SPEC_ANSWER_ITERATE_SPEC") or "",
+        loop_spec_home=Path(get("LOOP_SPEC_HOME") or Path.home() / ".loop-spec"),
+        loop_spec_rewind_budget=get("LOOP_SPEC_REWIND_BUDGET"),
         git_env=MappingProxyType(git_env),
         term=get("TERM") or "",
         no_color=bool(get("NO_COLOR")),

@@ -30,6 +30,8 @@ os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="scars-test-config-")
 # Nor into ~/.local/state/scars (the intents of interrupted gate records, scars.core.storage.intent).
 os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="scars-test-state-")
 os.environ.pop("SCARS_STATE_DIR", None)
+# Nor into ~/.loop-spec: loop-spec 7.x's state home (scars.core.loops.loopspec.v7) is the tests' own.
+os.environ["LOOP_SPEC_HOME"] = tempfile.mkdtemp(prefix="scars-test-loop-spec-home-")
 os.environ["SCARS_USER"] = os.environ.get("SCARS_TEST_USER", "test-user")
 # Tests read their inputs afresh: the feature cache (scars.core.storage.cache) stays off unless a test
 # turns it on for itself (tests/core/storage/test_cache.py), so no test writes into ~/.cache.

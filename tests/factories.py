@@ -25,6 +25,7 @@ from typing import Any
 
 import yaml
 
+from scars.core.loops.loopspec.v7 import program_json, repo_id, state_digest, state_home
 from scars.core.model import (
     CATEGORIES,
     EvaluationContract,
@@ -750,6 +751,10 @@ def gate_state(gate: str, tmp_path: Path) -> tuple[Path, Path, dict]:
         data["iterate"]["lastRoute"] = "escalate"
         (d / "feature.json").write_text(json.dumps(data))
         return d, d, {}
+    if gate == "question":  # loop-spec 7.x: the run of tmp_path (no git: keyed by its path)
+        tmp_path.mkdir(parents=True, exist_ok=True)
+        fj = loop_spec_7_run(tmp_path, question=BLOCKED_QUESTION)
+        return tmp_path, fj.parent, {}  # the project names its one waiting run
     if gate == "review-continue":
         stage = mechanist_state(tmp_path, score=5, verdict="not ready")
         return stage, stage, {}
@@ -788,6 +793,7 @@ GATE_ANSWERS = {
     "pdca-max-iterations": ("accept", "generate the report with the two empty states flagged"),
     "sprint-pause": ("carry-over", "84% is what this sprint reaches; login moves on"),
     "dag-escalate": ("retry", "emit the field as a string, as the schema says"),
+    "question": ("fix-and-re-enter", "the judge's result schema is fixed in this branch now"),
 }
 
 
@@ -858,8 +864,8 @@ def scars_in_pty(*args: str, env: dict | None = None, cwd: Path | None = None) -
 def clean_env(monkeypatch, user: str = "alice") -> None:
     """No answer variables inherited from the environment; a fixed deciding user."""
     for name in list(os.environ):
-        if name.startswith(("SCARS_ANSWER_", "SCARS_REASON_", "LOOP_SPEC_")):
-            monkeypatch.delenv(name)
+        if name.startswith(("SCARS_ANSWER_", "SCARS_REASON_", "LOOP_SPEC_")) and name != "LOOP_SPEC_HOME":
+            monkeypatch.delenv(name)  # LOOP_SPEC_HOME stays the tests' own (tests/conftest.py)
     monkeypatch.setenv("SCARS_USER", user)
 
 
@@ -1049,3 +1055,93 @@ async def filter_shown(pilot, text: str) -> None:  # noqa: ANN001
         return (flt.source if flt is not None else "") == text.strip() and all(w.is_finished for w in app.workers)
 
     await wait_until(pilot, shown, f"the rows of the filter {text!r}")
+
+
+# ============================================================================ loop-spec 7.x runs
+
+
+def git_repo(path: Path, message: str | None = None) -> Path:
+    """A git repository at ``path`` with one commit (its root commit keys 7.x's state: the message
+    is the path by default, so two repositories made in the same second are two ids)."""
+    message = message or str(path)
+    path.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e", "GIT_COMMITTER_NAME": "t"}
+    env["GIT_COMMITTER_EMAIL"] = "t@e"
+    for args in (["init", "-q"], ["commit", "-q", "--allow-empty", "-m", message]):
+        subprocess.run(["git", "-C", str(path), *args], check=True, env=env, capture_output=True)
+    return path
+
+
+def loop_spec_7_state(**changes) -> dict:
+    """A 7.x ``state.json`` as ``StateStore.create`` writes it (aztechead/loop-spec
+    ``skills/loop-spec/program/loop_spec/state.py`` @06a9ffa, ``loopSpecVersion`` and
+    ``stateFormat`` 2), in ITERATE after an unmet judgment (``iterate.py``: ``state.iterate``)."""
+    gap = {"target": "execute", "text": "the export ignores --json"}
+    state = {
+        "schema": 1,
+        "loopSpecVersion": "7.8.2",
+        "stateFormat": 2,
+        "run": {"id": "run-0a1b2c3d4e5f", "entry": "cycle"},
+        "request": {"text": "add a --json flag", "digest": "sha256:" + "0" * 64},
+        "phase": {"current": "iterate", "attemptId": "attempt-aa11bb22cc33", "entry": "fresh", "entryPayload": None},
+        "products": {k: None for k in ("spec", "plan", "execute", "verify", "iterate", "deliver", "debug")},
+        "revisions": {"requirements": "r1", "plan": "p1"},
+        "approval": None,
+        "baseline": None,
+        "ledger": {"findings": [], "reviewedRanges": [], "reviews": []},
+        "budget": {"limit": 2, "spent": 1, "transitions": []},
+        "repos": None,
+        "questions": {"open": None, "answered": {}, "retired": [], "policy": None, "policyAnswered": []},
+        "steps": {"open": [], "retired": [], "quarantined": [], "submissions": {}},
+        "implementations": {"phases": {}, "roles": {}},
+        "attempts": [],
+        "result": None,
+        "iterate": {
+            "priorGaps": [gap],
+            "judgeStep": "step-ddeeff001122",
+            "judge": {"verdict": "unmet", "gaps": [gap], "caveats": []},
+            "boundShas": {"app": "c0ffee"},
+            "inputs": None,
+        },
+    }
+    state.update(changes)
+    return state
+
+
+BLOCKED_QUESTION = {
+    "questionId": "question-112233445566",
+    "attempt": "attempt-aa11bb22cc33",
+    "phase": "iterate",
+    "text": "The judge step was rejected 3 times. Stop, or fix and re-enter?",
+    "options": [{"value": "stop", "label": "Stop"}, {"value": "fix-and-re-enter", "label": "Fix and re-enter"}],
+    "defaultValue": "stop",
+    "kind": "blocked",
+    "payload": None,
+    "askedAt": "2026-10-01T12:00:00+00:00",
+}
+
+
+def loop_spec_7_run(project: Path, slug: str = "add-a-json-flag", *, question: dict | None = None, **changes) -> Path:
+    """A 7.x run of ``project`` where 7.x puts it: ``$LOOP_SPEC_HOME/<repo id>/<slug>/state.json``
+    (with its ``state.digest``), and ``question``'s ``question.json`` opened as ``questions.ask``
+    records it. Returns the state.json."""
+    rid, _ = repo_id(project)
+    folder = state_home() / str(rid) / slug
+    folder.mkdir(parents=True, exist_ok=True)
+    state = loop_spec_7_state(**changes)
+    if question is not None:
+        qpath = folder / "attempts" / question["attempt"] / "question.json"
+        qpath.parent.mkdir(parents=True, exist_ok=True)
+        qpath.write_bytes(program_json(question))
+        state["questions"]["open"] = {
+            "questionId": question["questionId"],
+            "attempt": question["attempt"],
+            "phase": question["phase"],
+            "kind": question["kind"],
+            "askedAt": question["askedAt"],
+            "path": str(qpath),
+            "defaultValue": question["defaultValue"],
+        }
+    (folder / "state.json").write_bytes(program_json(state))
+    (folder / "state.digest").write_text(state_digest(state) + "\n")
+    return folder / "state.json"

@@ -430,6 +430,36 @@ _register(
         prompt=LOOP_SPEC_ESCALATE_PROMPT,
     )
 )
+# loop-spec 7.x asks through question.json (its options are the question's own: the gate takes them
+# from the file, ``loops.loopspec.questions.question_gate``); the two below are its blocked question's
+# (``questions.BLOCKED_OPTIONS``: stop first, the default, so a headless answerer ends the run).
+_register(
+    Gate(
+        id="question",
+        entry_id="question",
+        loop="loop-spec",
+        title="loop-spec 7.x asks a question",
+        stage="iteration",
+        prompt_type="question",
+        answers=(
+            _a(
+                "stop", "s", "Stop", "reject", False, "loop-spec records 'stop'; the run ends at its next launcher call"
+            ),
+            _a(
+                "fix-and-re-enter",
+                "f",
+                "Fix and re-enter",
+                "revise",
+                False,
+                "loop-spec records 'fix-and-re-enter'; the next launcher call re-enters the phase",
+            ),
+        ),
+        principle="7.x ends an entry at a question and resumes when `loop-spec answer` recorded one; a policy "
+        "answers only a question with a default",
+        source="loop-spec 7.x skills/loop-spec/program/loop_spec/questions.py (ask / answer), cli.py `answer`",
+        prompt="{question}",
+    )
+)
 _register(
     Gate(
         id="review-continue",

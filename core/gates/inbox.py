@@ -43,4 +43,5 @@ def gate_call(state: Any, root: Path) -> GateCall | None:
     if call is None or call[0] not in GATES:
         return None
     gate, options = call
-    return GateCall(gate, Path(root) / str(getattr(state, "path", "")), options)
+    where = options.pop("path", None)  # a system may name another path than the state's (loop-spec 7.x)
+    return GateCall(gate, Path(where) if where else Path(root) / str(getattr(state, "path", "")), options)

@@ -29,6 +29,7 @@ from scars.core.loops.base import (
     read_text,
     rel,
 )
+from scars.core.loops.loopspec import versions
 from scars.core.model import Problem
 from scars.core.storage import safe_read
 from scars.core.storage.durable import read_upto
@@ -331,49 +332,49 @@ def harvest_warnings(last_verdict: Any, slug: str, backlog_entry_id: str | None)
 
 # --------------------------------------------------------------------------- converged floor
 
-_HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
-_GOOD_ENOUGH = re.compile(r"^\s{0,3}###\s+Good Enough")
-_CHECKBOX = re.compile(r"^\s*- \[( |x|X)\]")
-
 
 def good_enough_criteria(spec_text: str) -> int:
-    """Checkbox lines inside the ``### Good Enough…`` section of SPEC.md."""
-    count = 0
-    inside_section = False
-    for line in spec_text.splitlines():
-        if _HEADING.match(line):
-            inside_section = bool(_GOOD_ENOUGH.match(line))
-            continue
-        if inside_section and _CHECKBOX.match(line):
-            count += 1
-    return count
+    """Checkbox lines inside the ``### Good Enough…`` section of SPEC.md (every version's count)."""
+    return versions.good_enough_count(spec_text)
 
 
-def converged_floor(spec_text: str | None, verification_text: str | None) -> tuple[int, list[str]]:
-    """``lib/converged-floor.sh``: (exit code, FLOOR lines). 0 = the floor holds."""
+def converged_floor(
+    spec_text: str | None,
+    verification_text: str | None,
+    verification_name: str = "VERIFICATION.md",
+) -> tuple[int, list[str]]:
+    """4.x's ``lib/converged-floor.sh`` (the oracle, 4.3.0): (exit code, FLOOR lines, worded as it
+    prints them; ``verification_name`` is the path they name). 0 = the floor holds. Fail-open on
+    the SPEC side: no SPEC or no Good Enough criteria skips the floor. 6.x's is
+    ``loopspec.versions.converged_floor_v6``."""
     if spec_text is None:
         return 0, []
     criteria = good_enough_criteria(spec_text)
     if criteria == 0:
         return 0, []
     if verification_text is None:
-        return 1, [f"FLOOR VERIFICATION.md unreadable with {criteria} Good-Enough criteria to verify"]
+        return 1, [
+            f"FLOOR VERIFICATION.md is not readable ({verification_name}) — a converged verdict needs the "
+            "verification record"
+        ]
     lines: list[str] = []
     for n in range(1, criteria + 1):
         ge = f"GE-{n:03d}"
-        if not re.search(rf"^\s*- criterion:\s*{ge}\b", verification_text, re.MULTILINE):
-            lines.append(f"FLOOR {ge} has no grounding row (- criterion: {ge}) in VERIFICATION.md")
-    for line in verification_text.splitlines():
+        if not versions.has_grounding_row(verification_text, ge):
+            lines.append(
+                f"FLOOR {ge} has no grounding row in {verification_name} — unverified Good Enough scope cannot converge"
+            )
+    for line in versions.awk_lines(verification_text):
         if line.startswith("|"):
             fields = line.split("|")
-            if len(fields) > 3 and fields[3].strip() == "FAIL":
-                lines.append(f"FLOOR acceptance table row still FAIL: {line.strip()}")
+            if len(fields) > 3 and re.sub(r"^[ \t]+|[ \t]+$", "", fields[3]) == "FAIL":
+                lines.append(f"FLOOR acceptance table row still FAIL: {line}")
     return (1 if lines else 0), lines
 
 
 # --------------------------------------------------------------------------- backlog
 
-BACKLOG_TYPES = ("verify-deferred", "iterate-gap", "manual", "watch-regression")
+BACKLOG_TYPES = versions.backlog_types(versions.LINE_6)
 _BACKLOG_LINE = re.compile(
     r"^- \[(?P<mark>[ xX])\] \((?P<date>\d{4}-\d{2}-\d{2}) (?P<slug>\S+) (?P<type>\S+?)"
     r"(?: id=(?P<id>[0-9a-f]{8}))?\) (?P<text>.*)$"
@@ -438,7 +439,11 @@ class BacklogEntry:
         }
 
 
-def parse_backlog(text: str, file: str = ".loop-spec/BACKLOG.md") -> tuple[list[BacklogEntry], list[Problem]]:
+def parse_backlog(
+    text: str, file: str = ".loop-spec/BACKLOG.md", types: tuple[str, ...] = BACKLOG_TYPES
+) -> tuple[list[BacklogEntry], list[Problem]]:
+    """BACKLOG.md's entries. ``types``: the ones the feature's loop-spec defines
+    (``loopspec.versions.backlog_types``); any other is kept and noted (backlog.sh takes any)."""
     entries: list[BacklogEntry] = []
     failures: list[Problem] = []
     for number, line in enumerate(text.splitlines(), 1):
@@ -453,8 +458,12 @@ def parse_backlog(text: str, file: str = ".loop-spec/BACKLOG.md") -> tuple[list[
         note = None
         if terminal:
             body, note = body.split(" -- TERMINAL: ", 1)
-        if m.group("type") not in BACKLOG_TYPES:
-            failures.append(Problem(file, number, f"unknown backlog type {m.group('type')!r} (kept)"))
+        if m.group("type") not in types:
+            failures.append(
+                Problem(
+                    file, number, f"backlog type {m.group('type')!r} is not one loop-spec defines (kept)", "warning"
+                )
+            )
         entries.append(
             BacklogEntry(
                 number,
@@ -614,13 +623,27 @@ def read_feature(feature_json: Path, root: Path | None = None) -> LoopState:
             failures.append(fail)
         return text
 
+    # Which loop-spec wrote the feature decides the floor (and says so): 4.x fails open on SPEC;
+    # 6.x's `iterate record` fails closed and reads the default docs path, never artifacts.*.
+    result_path = feature_dir / "result.json"
+    result_data = read_json(result_path, root)[0] if result_path.is_file() else None
+    assumed = versions.feature_line(data, result_data)
     floor_lines: list[str] = []
     floor_checked = False
     if verdict_converged(last):
-        spec_text = optional_text(spec_path)
-        verif_text = optional_text(verif_path)
-        _, floor_lines = converged_floor(spec_text, verif_text)
-        floor_checked = spec_text is not None
+        if assumed.line == versions.LINE_6:
+            docs = versions.docs_dir(project, slug)
+            spec_text = optional_text(docs / "SPEC.md")
+            verif_text = optional_text(docs / "VERIFICATION.md")
+            _, floor_lines = versions.converged_floor_v6(
+                spec_text, verif_text, rel(docs / "SPEC.md", root), rel(docs / "VERIFICATION.md", root)
+            )
+            floor_checked = True
+        else:
+            spec_text = optional_text(spec_path)
+            verif_text = optional_text(verif_path)
+            _, floor_lines = converged_floor(spec_text, verif_text, rel(verif_path, root) if verif_path else "")
+            floor_checked = spec_text is not None
 
     # The judge output on disk: a malformed one is listed (never converged).
     judge_out = feature_dir / ".iterate-judge.out"
@@ -776,11 +799,13 @@ def read_feature(feature_json: Path, root: Path | None = None) -> LoopState:
     if backlog_path.exists() or backlog_path.is_symlink():
         text = optional_text(backlog_path)
         if text is not None:
-            entries, bfails = parse_backlog(text, rel(backlog_path, root))
+            entries, bfails = parse_backlog(text, rel(backlog_path, root), versions.backlog_types(assumed.line))
             failures.extend(bfails)
             backlog = [e.to_dict() for e in entries if e.slug == slug]
 
+    reasons.append(assumed.describe())
     details = {
+        "loop_spec_version": assumed.to_dict(),
         "slug": slug,
         "feature_title": data.get("feature_title"),
         "current_phase": phase,

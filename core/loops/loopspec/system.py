@@ -1,5 +1,7 @@
-"""loop-spec as a loop system: ``.loop-spec/features/<slug>/feature.json``, its SPEC and escalate
-gates, the judge scores the advisor reads (/10, the converged criterion score its goal)."""
+"""loop-spec as a loop system: ``.loop-spec/features/<slug>/feature.json`` (4.x–6.x, each read by
+the rules of the line that wrote it: ``versions``), its SPEC and escalate gates, the judge scores
+the advisor reads (/10, the converged criterion score its goal); and 7.x's runs in its state home
+outside the repository (``v7``) with their ``question`` gate (``questions``)."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from scars.core.advice.advisor import Trigger, number
 from scars.core.gatekit.catalog import Answer, Gate
 from scars.core.gatekit.evidence import Evidence, GateResult
 from scars.core.loops.base import LoopState
+from scars.core.loops.loopspec import questions, v7, versions
 from scars.core.loops.loopspec.gates import apply_loop_spec, gather_loop_spec
 from scars.core.loops.loopspec.reader import read_feature
 from scars.core.loops.system import LoopKind, LoopSystem, StateFileSystem, WalkedDir
@@ -59,21 +62,39 @@ class LoopSpec(StateFileSystem):
     loop = "loop-spec"
     kinds: tuple[LoopKind, ...] = (LoopKind("loop-spec", "loop-spec", SCALE),)
     root_markers: tuple[str, ...] = (".loop-spec",)
-    file_names = "feature.json"
+    file_names = "feature.json, loop-spec 7.x's state.json"
 
     def find(self, root: Path, walk: Sequence[WalkedDir], now: datetime | None) -> list[LoopState]:
-        return [
+        states = [
             read_feature(d.path / "feature.json", root)
             for d in walk
             if "feature.json" in d.files
             and d.path.parent.name == "features"
             and d.path.parent.parent.name == ".loop-spec"
         ]
+        # 7.x's runs of a repository: the root holding .git, or a folder holding 7.x's
+        # .loop-spec/results/ (where it puts its workers' results); only that repository's own
+        # state folder in the state home is read (v7.project_states).
+        projects = [root] if (root / ".git").exists() else []
+        for d in walk:
+            if d.path.name == ".loop-spec" and "results" in d.dirnames and d.path.parent not in projects:
+                projects.append(d.path.parent)
+        for project in projects:
+            states.extend(v7.project_states(project))
+        return states
 
     def read_path(self, path: Path, root: Path, now: datetime | None) -> list[LoopState] | None:
-        return [read_feature(path, root)] if path.name == "feature.json" else None
+        if path.name == "feature.json":
+            return [read_feature(path, root)]
+        return [v7.read_state(path)] if v7.is_state_file(path) else None
 
     def gate_call(self, state: LoopState) -> tuple[str, dict[str, Any]] | None:
+        d = state.details or {}
+        if (d.get("loop_spec_version") or {}).get("line") == versions.LINE_7:
+            if not d.get("question"):
+                return None  # 7.x asks through question.json only
+            # The repository while it names one waiting run (a request's root), else its state.json.
+            return "question", ({"path": d["gate_path"]} if d.get("gate_path") else {})
         return ("escalate" if state.route == "escalate" else "spec"), {}
 
     def goal(self, kind: str, details: Mapping[str, Any]) -> tuple[float, float] | None:
@@ -90,11 +111,15 @@ class LoopSpec(StateFileSystem):
         return not (isinstance(data, dict) and (data.get("autonomous") is True or data.get("execStyle") == "auto"))
 
     def _gather(self, gate: Gate, where: Path, **options: Any) -> Evidence:
+        if gate.id == "question":
+            return questions.gather_question(gate, where, **options)
         return gather_loop_spec(gate, where, **options)
 
     def _apply(
         self, evidence: Evidence, ans: Answer, reason: str | None, *, user: str, source: str, now: str
     ) -> GateResult:
+        if evidence.gate.id == "question":
+            return questions.apply_question(evidence, ans, reason, user=user, source=source, now=now)
         return apply_loop_spec(evidence, ans, reason, user=user, source=source, now=now)
 
 

@@ -27,6 +27,7 @@ def test_every_gate_has_single_distinct_keys_and_known_decisions():
         "blocked-fix",
         "spec",
         "escalate",
+        "question",
         "review-continue",
         "pdca-continue",
         "pdca-max-iterations",

@@ -195,7 +195,7 @@ def test_floor_fails_open_on_spec_and_closed_on_verification():
     assert converged_floor(None, None) == (0, [])
     assert converged_floor("# no section\n- [ ] x\n", None) == (0, [])
     code, lines = converged_floor(SPEC, None)
-    assert code == 1 and len(lines) == 1 and "unreadable" in lines[0]
+    assert code == 1 and len(lines) == 1 and "not readable" in lines[0]
 
 
 # --------------------------------------------------------------------------- backlog / ITERATION.md
