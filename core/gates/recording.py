@@ -98,7 +98,7 @@ def record(
 ) -> GateResult:
     """Record an answer: samsara gates under the feature's writer session (``session``, or one
     opened for this answer), the other loops' directly. ``round_fields``: a samsara round gate's
-    Rule-3 fields (``scars.core.loops.samsara.gates.round_fields``). ``read_only``: the caller's
+    Rule-3 fields (``scars.core.loops.samsara.rule3.round_fields``). ``read_only``: the caller's
     session is read-only (its reason): refused, nothing written."""
     system = loop_system(evidence.gate.loop)
     refuse_if_read_only(read_only, _what(evidence))
