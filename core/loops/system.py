@@ -24,7 +24,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from scars.core.advice.advisor import Trigger, advise_scored, scored_history
+from scars.core.advice.advisor import advise_scored, scored_history
+from scars.core.advice.model import Trigger
 from scars.core.clock import now_iso
 from scars.core.errors import DecisionRefused, FieldError, UsageError
 from scars.core.gatekit.answers import AnswersFile

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from scars.core.advice.advisor import advise_feature
+from scars.core.advice.feature import advise_feature
 from scars.core.errors import UsageError
 from scars.core.formats.index_yaml import read_skip_record
 from scars.core.gatekit.catalog import (

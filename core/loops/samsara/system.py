@@ -86,7 +86,7 @@ class Samsara:
         return None
 
     def advise(self, state: LoopState, *, token_budget: float | None, tokens_used: float | None) -> Any:
-        return None  # a samsara feature is advised through its Feature (advice.advisor.advise_feature)
+        return None  # a samsara feature is advised through its Feature (advice.feature.advise_feature)
 
     def gather(self, gate: Gate, where: Path, *, read_only: str | bool | None = None, **options: Any) -> Evidence:
         return gather_evidence(gate, where, **options)
