@@ -346,13 +346,13 @@ def test_loop_spec_gaps_become_triggers_and_strategies():
 def test_loop_goals_are_the_readers(tmp_path):
     """The advisor's target for a loop is the goal its reader evaluated, never a second copy."""
     from scars.core.loops.loopspec import reader as loopspec
-    from scars.core.loops.review import reader as review
     from scars.core.loops.review.reader import read_review_dir
+    from scars.core.loops.review.shared import TARGET_SCORE
     from tests.factories import mechanist_state
 
     stage = mechanist_state(tmp_path)
     a = advise_loop_state(read_review_dir(stage, tmp_path))
-    assert a.trend["target"] == review.TARGET_SCORE / 10
+    assert a.trend["target"] == TARGET_SCORE / 10
     s = _state("loop-spec", [6.0, 7.0], 2, 10, details={"criterion_converged": loopspec.CRITERION_CONVERGED})
     assert advise_loop_state(s).trend["target"] == 0.8
     assert advise_loop_state(_state("aris", [6.0, 7.0], 2, 4)) is None  # no goal from a reader: no advice
