@@ -26,7 +26,7 @@ from scars.core.loops.samsara.reader import feature_state
 from scars.core.model import GROUP_LABEL, GROUPS, REGISTRY_FILE, Feature, ScarItem
 from scars.core.samsara.aggregate import parse_failures_said
 from scars.core.samsara.rounds import RULE_3, RoundFigures, Valve, remaining_items_listed, valves_after_round
-from scars.core.samsara.session import FeatureSession
+from scars.core.samsara.session import FeatureSession, HeldFigures
 from scars.core.sanitize import one_line
 
 MAX_FILES_NAMED = 20
@@ -114,14 +114,17 @@ def gather(
     item: str | None = None,
     blocked: str | None = None,
     follow_state: bool = False,
+    known_figures: HeldFigures | None = None,
     **_: Any,
 ) -> Evidence:
     """``follow_state``: the round's decision point whichever it is now (the safety valve's when
-    a valve fired, continue there being the override), not the gate asked for."""
+    a valve fired, continue there being the override), not the gate asked for. ``known_figures``: a
+    round gate's figures gathered before (its evidence's ``held``), used while they hold."""
+    kw: dict[str, Any] = {"item": item, "blocked": blocked, "follow_state": follow_state, "known": known_figures}
     if session is not None:
-        return _GATHER[gate.id](gate, session, item=item, blocked=blocked, follow_state=follow_state)
+        return _GATHER[gate.id](gate, session, **kw)
     with open_read_only(Path(path)) as own:
-        return _GATHER[gate.id](gate, own, item=item, blocked=blocked, follow_state=follow_state)
+        return _GATHER[gate.id](gate, own, **kw)
 
 
 def _base(gate: Gate, session: FeatureSession, prompt: str, figures, warnings=None, **kw) -> Evidence:
@@ -248,9 +251,17 @@ def undecided_warning(fig: RoundFigures, counted: int) -> str:
     )
 
 
-def _gather_round(gate: Gate, session: FeatureSession, *, follow_state: bool = False, **_: Any) -> Evidence:
+def _gather_round(
+    gate: Gate,
+    session: FeatureSession,
+    *,
+    follow_state: bool = False,
+    known: HeldFigures | None = None,
+    **_: Any,
+) -> Evidence:
     feature = session.feature
-    fig = session.round_figures()
+    held = session.held_figures(known)
+    fig = held.figures
     valves = valves_after_round(feature, session.decisions, fig)
     active = [v for v in valves if v.kind == "safety_valve" and v.active]
     if gate.id == "safety-valve" and not active:
@@ -337,7 +348,7 @@ def _gather_round(gate: Gate, session: FeatureSession, *, follow_state: bool = F
     if pending:
         for a in point.answers:
             ev.refused[a.value] = f"{len(pending)} accept(s) wait for a second person's sign-off"
-    ev.context.update(fig=fig, valves=[v.id for v in active], blocked=[it.id for it in blocked])
+    ev.context.update(fig=fig, held=held, valves=[v.id for v in active], blocked=[it.id for it in blocked])
     return ev
 
 

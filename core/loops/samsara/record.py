@@ -352,7 +352,13 @@ def writable(path: Path, user: str, provenance: Provenance | None = None) -> Fea
 
 
 def _options_for(evidence: Evidence) -> dict[str, Any]:
-    return {"item": evidence.context.get("item"), "blocked": evidence.context.get("blocked")}
+    """The gather options that re-read ``evidence`` (a round gate's figures ride along: computed
+    again only when what they were computed from changed meanwhile)."""
+    return {
+        "item": evidence.context.get("item"),
+        "blocked": evidence.context.get("blocked"),
+        "known_figures": evidence.context.get("held"),
+    }
 
 
 def record(
