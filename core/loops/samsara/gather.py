@@ -14,14 +14,15 @@ from typing import Any
 from scars.core.advice.feature import advise_feature
 from scars.core.errors import UsageError
 from scars.core.formats.index_yaml import read_skip_record
-from scars.core.gatekit.catalog import (
-    GATES,
+from scars.core.gatekit.catalog import Gate
+from scars.core.gatekit.evidence import Evidence
+from scars.core.loops.samsara.catalog import (
+    ROUND_CONTINUE,
+    SAFETY_VALVE,
     SAMSARA_MAX_ROUNDS_REACHED,
     SAMSARA_NET_ROT_WARNING,
     SAMSARA_STAGNATION_WARNING,
-    Gate,
 )
-from scars.core.gatekit.evidence import Evidence
 from scars.core.loops.samsara.reader import feature_state
 from scars.core.model import GROUP_LABEL, GROUPS, REGISTRY_FILE, Feature, ScarItem
 from scars.core.samsara.aggregate import parse_failures_said
@@ -269,7 +270,7 @@ def _gather_round(
             f"{feature.name}: no safety valve is active for round {fig.round}; answer `scars gate round-continue` instead"
         )
     # The decision point follows the state: a fired valve makes it the safety valve's.
-    point = GATES["safety-valve"] if active else GATES["round-continue"]
+    point = SAFETY_VALVE if active else ROUND_CONTINUE
     if follow_state:
         gate = point  # asked at the decision point itself: no refusal for having asked the other
     before = fig.signal_lost_before

@@ -34,9 +34,10 @@ from scars.core.errors import DecisionRefused, FieldError, UsageError
 from scars.core.formats.auto_decisions import DecisionEntry
 from scars.core.formats.index_yaml import SKIP_KEY, read_skip_record, write_skip_record
 from scars.core.gatekit.answers import ROUND_GATES
-from scars.core.gatekit.catalog import GATES, ROUND_INTERRUPTED, Answer
+from scars.core.gatekit.catalog import Answer
 from scars.core.gatekit.evidence import Evidence, GateResult, build_entry, validate_answer
 from scars.core.gatekit.state_io import gate_result
+from scars.core.loops.samsara.catalog import BLOCKED_FIX, ROUND_CONTINUE, ROUND_INTERRUPTED, SAFETY_VALVE, TRIAGE
 from scars.core.loops.samsara.gather import feature_root, gather
 from scars.core.model import Feature
 from scars.core.provenance import Provenance, as_provenance
@@ -52,7 +53,6 @@ def entries_wanted(feature: Feature, auto_entry: bool | None) -> bool:
 
 AD = "auto-decisions.md"
 JOURNAL = ".scars/journal.jsonl"
-TRIAGE = GATES["triage"]
 
 
 def _triage_entry(session: FeatureSession, user: str, reason: str | None = None) -> DecisionEntry:
@@ -439,14 +439,14 @@ def close_round_result(
     (its ``extra["transition"]``: seed 002's final transition line, when the iteration ends) and
     the round written. ``override``: the safety valves a ``continue`` goes past on purpose (each
     must be named)."""
-    ev = gather(GATES["round-continue"], session.path, session=session)
+    ev = gather(ROUND_CONTINUE, session.path, session=session)
     if ev.facts.get("pending_review"):
         raise DecisionRefused(
             f"round close refused: {len(ev.facts['pending_review'])} accept(s) wait for a second person's sign-off",
             [FieldError("pending_review", "accepts not signed off")],
         )
     if decision == "forced_stop" and ev.gate.id != "safety-valve":
-        ev.gate = GATES["safety-valve"]  # a forced stop is the safety valve's decision point
+        ev.gate = SAFETY_VALVE  # a forced stop is the safety valve's decision point
     ans = (
         ROUND_INTERRUPTED
         if decision == "interrupted"
@@ -475,6 +475,6 @@ def record_blocked(
     session: FeatureSession, item: str, outcome: str, reason: str | None, *, auto_entry: bool | None = None
 ) -> GateResult:
     """`scars decide ITEM --blocked retry|reclassify`: the blocked-fix gate's answer."""
-    ev = gather(GATES["blocked-fix"], session.path, session=session, item=item)
+    ev = gather(BLOCKED_FIX, session.path, session=session, item=item)
     answer = "retry" if outcome == "retry_with_context" else "defer"
     return _record_in(session, ev, answer, reason, user=session.user, source=None, auto_entry=auto_entry)

@@ -8,14 +8,12 @@ from pathlib import Path
 from typing import Any
 
 from scars.core.formats.auto_decisions import DecisionEntry
-from scars.core.gatekit.catalog import DECISION_POINTS
 from scars.core.gatekit.evidence import Evidence, build_entry
+from scars.core.loops.samsara.catalog import WATCH_REOPEN
 from scars.core.model import Feature
 from scars.core.provenance import Provenance
 from scars.core.samsara.session import FeatureSession
 from scars.core.samsara.watches import WatchResult, _append, already_reopened, read_watch_log
-
-WATCH_REOPEN = DECISION_POINTS["watch-reopen"]
 
 
 def _reopen_entry(r: WatchResult, feature: Feature, user: str, prov: Provenance | None) -> DecisionEntry:

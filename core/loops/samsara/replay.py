@@ -9,8 +9,8 @@ from typing import Any
 
 from scars.core.errors import DecisionRefused, FieldError, UsageError
 from scars.core.gatekit.answers import ROUND_GATES, AnswersFile
-from scars.core.gatekit.catalog import GATES
 from scars.core.gatekit.evidence import GateResult, validate_answer
+from scars.core.loops.samsara.catalog import BY_ID as GATES
 from scars.core.loops.samsara.gather import gather, open_read_only
 from scars.core.loops.samsara.record import apply, writable
 from scars.core.loops.samsara.rule3 import given_round_fields

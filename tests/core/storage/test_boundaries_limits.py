@@ -14,6 +14,7 @@ import pytest
 from scars.core.errors import UsageError
 from scars.core.gatekit.answers import load_answers
 from scars.core.loops.base import read_json
+from scars.core.loops.registry import GATES
 from scars.core.samsara.decisions import validate_decision
 from scars.core.samsara.watches import WatchSyntaxError, parse_watch
 from scars.core.storage import durable, safe_read
@@ -164,10 +165,10 @@ def test_answers_file_limit_is_1_000_000_bytes(tmp_path, size, ok):
     p.write_text(head + "#" + "x" * (size - len(head) - 2) + "\n")
     assert p.stat().st_size == size
     if ok:
-        assert load_answers(p) is not None
+        assert load_answers(p, GATES) is not None
     else:
         with pytest.raises(UsageError, match="over the 1,000,000-byte limit"):
-            load_answers(p)
+            load_answers(p, GATES)
 
 
 @pytest.mark.parametrize("n, ok", [(2_000, True), (2_001, False)])

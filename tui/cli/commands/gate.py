@@ -22,7 +22,8 @@ from typing import Any
 from scars.core import settings
 from scars.core.errors import HumanNeeded, ScarsError, UsageError
 from scars.core.gatekit.answers import ROUND_GATES
-from scars.core.gatekit.catalog import GATES, answers_hint, get_gate
+from scars.core.gatekit.catalog import answers_hint
+from scars.core.loops.registry import GATES, get_gate
 from scars.core.sanitize import one_line, shell_join
 from scars.tui.cli.commands._feature import (
     add_auto_entry_arguments,
