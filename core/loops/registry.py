@@ -121,6 +121,11 @@ GATES: Mapping[str, Gate] = _Gates(0, "the gates scars gate answers, by id")
 DECISION_POINTS: Mapping[str, Gate] = _Gates(1, "every decision point scars writes, by entry id")
 
 
+def gate_paths() -> list[str]:
+    """What PATH names for each registered loop's gates (its catalog's ``WHERE``), in order."""
+    return [w for loop in REGISTRY if (w := getattr(importlib.import_module(catalog_module(loop)), "WHERE", ""))]
+
+
 def get_gate(gate_id: str) -> Gate:
     try:
         return GATES[gate_id]

@@ -15,6 +15,10 @@ PDCA_MAX_PROMPT = "Maximum iterations reached ({rate}). How to proceed? ({count}
 SPRINT_PAUSE_PROMPT = "Sprint {sprint} auto-paused by {trigger}: {message}. {actions}?"
 
 
+# What PATH names for its gates (`scars gate --help`).
+WHERE = "bkit's .bkit/state/pdca-status.json (or the project holding .bkit/)"
+
+
 # Every decision point of the loop (its gates, and any it decides itself): the registry gathers
 # them into GATES and DECISION_POINTS (scars.core.loops.registry).
 POINTS: tuple[Gate, ...] = (

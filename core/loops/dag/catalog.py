@@ -7,6 +7,10 @@ from scars.core.gatekit.catalog import Gate, answer_of
 DAG_ESCALATE_PROMPT = "{task}: ESCALATE to a person — {why}. Take over, retry with guidance, accept as-is, or abort?"
 
 
+# What PATH names for its gates (`scars gate --help`).
+WHERE = "a DAG report .yaml"
+
+
 # Every decision point of the loop (its gates, and any it decides itself): the registry gathers
 # them into GATES and DECISION_POINTS (scars.core.loops.registry).
 POINTS: tuple[Gate, ...] = (

@@ -36,6 +36,10 @@ LOOP_SPEC_ESCALATE_PROMPT = (
 )
 
 
+# What PATH names for its gates (`scars gate --help`).
+WHERE = "loop-spec's .loop-spec/features/<slug> (or its feature.json)"
+
+
 # Every decision point of the loop (its gates, and any it decides itself): the registry gathers
 # them into GATES and DECISION_POINTS (scars.core.loops.registry).
 POINTS: tuple[Gate, ...] = (

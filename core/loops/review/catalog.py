@@ -10,6 +10,10 @@ REVIEW_PROMPT = (
 )
 
 
+# What PATH names for its gates (`scars gate --help`).
+WHERE = "a review loop's review-stage/ (or its REVIEW_STATE.json)"
+
+
 # Every decision point of the loop (its gates, and any it decides itself): the registry gathers
 # them into GATES and DECISION_POINTS (scars.core.loops.registry).
 POINTS: tuple[Gate, ...] = (

@@ -45,6 +45,10 @@ WATCH_REOPEN_PROMPT = (
 )
 
 
+# What PATH names for its gates (`scars gate --help`).
+WHERE = "a samsara feature directory (changes/<date>_<feature>/)"
+
+
 # Every decision point of the loop (its gates, and any it decides itself): the registry gathers
 # them into GATES and DECISION_POINTS (scars.core.loops.registry).
 POINTS: tuple[Gate, ...] = (

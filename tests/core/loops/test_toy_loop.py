@@ -99,6 +99,8 @@ TOY_CATALOG = '''
 
 from scars.core.gatekit.catalog import Gate, answer_of
 
+WHERE = "the toy's .toy/state.json"
+
 POINTS = (
     Gate(
         id="toy-go",
@@ -156,6 +158,17 @@ def test_scars_loops_lists_the_toy_loop_in_text_and_json(toy, capsys):
     assert main(["loops", str(toy)]) == 0
     text = capsys.readouterr().out
     assert "Toy loop" in text and "widget" in text and "scars gate toy-go" in text
+
+
+def test_scars_gate_help_names_the_toy_gate_and_its_path(toy, capsys):
+    """`scars gate --help` lists the toy's gate (the GATE choices, the description) and what its
+    PATH is, read from the toy's catalog: tui/cli names no loop of its own."""
+    with pytest.raises(SystemExit) as exc:
+        main(["gate", "--help"])
+    assert exc.value.code == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "toy-go (toy: go, halt)" in out and "the toy's .toy/state.json" in out
+    assert "toy-go" in out.split("positional arguments:")[1]  # the GATE argument's choices
 
 
 def test_a_state_file_given_directly_is_read_by_its_system(toy):
