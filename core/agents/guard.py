@@ -28,9 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from scars.core.gatekit.catalog import GATES
 from scars.core.gates import recording
 from scars.core.gates import requests as rq
+from scars.core.loops.registry import GATES
 
 EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit"})
 SHELL_TOOLS = frozenset({"Bash"})

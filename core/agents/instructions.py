@@ -5,7 +5,7 @@ here once (``MCP_TOOLS``: the names `scars mcp` serves and clients call)."""
 
 from __future__ import annotations
 
-from scars.core.gatekit.catalog import GATES
+from scars.core.loops.registry import GATES
 
 # The tools of `scars mcp` (issue 28), by name, with what each does: the instructions name them,
 # docs/agents.md lists them. The server's own module serves these names.

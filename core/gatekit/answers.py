@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from scars.core.errors import DecisionRefused, FieldError, UsageError
-from scars.core.gatekit.catalog import GATES
+from scars.core.gatekit.catalog import Gate
 from scars.core.storage import safe_read
 
 ITEM_ID = re.compile(r"^(ks|sf|ua)-[0-9a-f]{10}$")
@@ -32,11 +33,13 @@ class AnswersFile:
     gates: dict[str, list[dict[str, Any]]]  # gate id -> answers (blocked-fix may hold several)
     items: dict[str, dict[str, Any]]  # item id -> {action, fields…}
     source: str
+    catalog: Mapping[str, Gate]  # the gates it was read against, by id (the registry's GATES)
 
 
-def load_answers(path: str | os.PathLike) -> AnswersFile:
-    """Read and check the shape of an answers file. Raises UsageError (cannot read) or
-    DecisionRefused (every shape problem listed)."""
+def load_answers(path: str | os.PathLike, catalog: Mapping[str, Gate]) -> AnswersFile:
+    """Read and check the shape of an answers file against ``catalog`` (the gates, by id: the
+    registry's ``GATES``). Raises UsageError (cannot read) or DecisionRefused (every shape problem
+    listed)."""
     p = Path(path)
     try:  # the one read policy (storage/safe_read); the file was named on the command line
         text = safe_read.read_text(p, limit=ANSWERS_MAX_BYTES, what="the answers file")
@@ -75,7 +78,7 @@ def load_answers(path: str | os.PathLike) -> AnswersFile:
             flat.append((key, value))
     for key, value in flat:
         k = str(key)
-        if k in GATES:
+        if k in catalog:
             entries = value if isinstance(value, list) else [value]
             for v in entries:
                 if isinstance(v, (str, int)) and not isinstance(v, bool):
@@ -111,11 +114,11 @@ def load_answers(path: str | os.PathLike) -> AnswersFile:
                 errors.append(f"{k}: the decision must be fix / accept / defer or a mapping with action and its fields")
         else:
             errors.append(
-                f"{k!s}: neither a gate id ({', '.join(GATES)}) nor an item id (ks-/sf-/ua- and 10 hex digits)"
+                f"{k!s}: neither a gate id ({', '.join(catalog)}) nor an item id (ks-/sf-/ua- and 10 hex digits)"
             )
     if errors:
         raise DecisionRefused(
             f"{p}: invalid answers file, nothing was recorded:\n  " + "\n  ".join(errors),
             [FieldError("answers", e) for e in errors],
         )
-    return AnswersFile(gates=gates, items=items, source=str(p))
+    return AnswersFile(gates=gates, items=items, source=str(p), catalog=catalog)

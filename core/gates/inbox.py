@@ -15,8 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from scars.core.gatekit.catalog import GATES
-from scars.core.loops.registry import system_of_kind
+from scars.core.loops.registry import GATES, system_of_kind
 from scars.core.sanitize import shell_join
 
 

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from scars.core.errors import DecisionRefused, HumanNeeded, LockHeld
-from scars.core.gatekit.catalog import GATES
 from scars.core.gates import requests as rq
+from scars.core.loops.registry import GATES
 from scars.core.samsara.decisions import current_decisions
 from scars.core.samsara.feature import read_feature
 

@@ -18,9 +18,8 @@ from typing import Any
 
 from scars.core.errors import refuse_if_read_only
 from scars.core.gatekit.answers import load_answers
-from scars.core.gatekit.catalog import GATES, get_gate
 from scars.core.gatekit.evidence import Evidence, GateResult, validate_answer
-from scars.core.loops.registry import loop_system
+from scars.core.loops.registry import GATES, get_gate, loop_system
 from scars.core.loops.system import refused
 from scars.core.provenance import Provenance, provenance
 
@@ -98,7 +97,7 @@ def record(
 ) -> GateResult:
     """Record an answer: samsara gates under the feature's writer session (``session``, or one
     opened for this answer), the other loops' directly. ``round_fields``: a samsara round gate's
-    Rule-3 fields (``scars.core.loops.samsara.gates.round_fields``). ``read_only``: the caller's
+    Rule-3 fields (``scars.core.loops.samsara.rule3.round_fields``). ``read_only``: the caller's
     session is read-only (its reason): refused, nothing written."""
     system = loop_system(evidence.gate.loop)
     refuse_if_read_only(read_only, _what(evidence))
@@ -144,7 +143,7 @@ def replay_answers_file(
     gate = get_gate(named_gate)
     system = loop_system(gate.loop)
     system.entry_option(auto_entry)
-    af = load_answers(answers_path)
+    af = load_answers(answers_path, GATES)
     options = {k: v for k, v in (options or {}).items() if v is not None}
     errors: list[str] = []
     for gid in af.gates:

@@ -44,11 +44,10 @@ from scars.core.errors import (
     UsageError,
     refuse_if_read_only,
 )
-from scars.core.gatekit.catalog import GATES
 from scars.core.gatekit.evidence import Evidence, GateResult, selector, validate_answer
 from scars.core.gates import signing
 from scars.core.gates.recording import gather, human_mode, proof_file, record
-from scars.core.loops.registry import lineage, loop_system, root_markers
+from scars.core.loops.registry import GATES, lineage, loop_system, root_markers
 from scars.core.provenance import Provenance, as_provenance, decided_by
 from scars.core.samsara.layout import find_repo_root
 from scars.core.samsara.session import FeatureSession

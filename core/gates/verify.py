@@ -51,8 +51,9 @@ import yaml
 from scars.core.clock import parse_time
 from scars.core.formats.auto_decisions import parse_auto_decisions
 from scars.core.formats.iteration_log import _plain_round, safe_load
-from scars.core.gatekit.catalog import DECISION_POINTS, FORMER_ENTRY_IDS, SEED_002_POINTS, point_of
 from scars.core.git import GitUnavailable, git_toplevel, run_git
+from scars.core.loops.registry import DECISION_POINTS, point_of
+from scars.core.loops.samsara.catalog import FORMER_ENTRY_IDS, SEED_002_POINTS
 from scars.core.model import Problem
 from scars.core.provenance import Provenance
 from scars.core.samsara.decisions import ACCEPT_REQUIRED, replay

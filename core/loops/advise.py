@@ -1,13 +1,13 @@
 """The advice of any loop state, through its loop system (``loops.registry``): each system says
 how its scores map to 0..1, the goal its reader evaluated and which of the advisor's rules apply
-(``advice.advisor`` holds the rules, over any history)."""
+(``advice`` holds the rules, over any history)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
-from scars.core.advice.advisor import Advice
+from scars.core.advice.model import Advice
 from scars.core.loops.registry import system_of_kind
 
 

@@ -24,11 +24,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from scars.core.advice.advisor import Trigger, advise_scored, scored_history
+from scars.core.advice.advisor import advise_scored, scored_history
+from scars.core.advice.model import Trigger
 from scars.core.clock import now_iso
 from scars.core.errors import DecisionRefused, FieldError, UsageError
 from scars.core.gatekit.answers import AnswersFile
-from scars.core.gatekit.catalog import GATES, Answer, Gate
+from scars.core.gatekit.catalog import Answer, Gate
 from scars.core.gatekit.evidence import Evidence, GateResult, validate_answer
 from scars.core.gatekit.state_io import complete_interrupted
 from scars.core.loops.base import LoopState
@@ -257,7 +258,7 @@ class StateFileSystem:
             e = entries[0]
             # An entry's own `value` (sprint-pause: the new budget or timeout) is a gather option too.
             extra = {"value": str(e["value"])} if e.get("value") is not None else {}
-            ev = self.gather(GATES[gid], Path(path), **(options | extra))
+            ev = self.gather(af.catalog[gid], Path(path), **(options | extra))
             try:
                 validate_answer(ev, e.get("answer"), e.get("reason"))
             except DecisionRefused as exc:

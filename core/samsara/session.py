@@ -25,6 +25,7 @@ import os
 import re
 import uuid
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -87,6 +88,7 @@ from scars.core.samsara.rounds import (
 )
 from scars.core.samsara.watches import reopened_items
 from scars.core.sanitize import shell_word
+from scars.core.storage import cache as feature_cache
 from scars.core.storage.confine import check_inside
 from scars.core.storage.durable import WriteFailed, clean_stale_temps
 from scars.core.storage.journal import Journal, journal_path, read_journal
@@ -103,6 +105,19 @@ VALVE_TRIGGERS = {
     "net_rot": re.compile(r"net[\s_-]*rot", re.I),
     "reviewer_retry_limit": re.compile(r"(reviewer|re-?dispatch)[\s_-]*(retr|limit)", re.I),
 }
+
+
+@dataclass(frozen=True, slots=True)
+class HeldFigures:
+    """The open round's figures with what they were computed from (``basis``: the cache token of
+    the Feature read — the files it was read from, by the cache's own rule — the round's start, its
+    triage and the decisions in force; None: not known to be current, so never reused). A gate
+    hands them from its evidence to its record and the round's close, which use them while the
+    basis holds and compute them again when any of it changed (:meth:`FeatureSession.held_figures`;
+    the session keeps the ones it computed last, which its round's close uses the same way)."""
+
+    figures: RoundFigures
+    basis: tuple[Any, ...] | None
 
 
 class FeatureSession:
@@ -130,6 +145,7 @@ class FeatureSession:
         self._watch_fired: dict[str, dict[str, Any]] = {}  # those items' latest fired records
         self._reopened_memo: tuple[Any, Any, dict[str, dict[str, Any]]] | None = None
         self._state_version = 0  # moves on every record applied and every replay (the memo's key)
+        self._figures: HeldFigures | None = None  # the open round's figures computed last
         # Where this session's changes come from (scars.core.provenance; set by the front end at
         # open, or for one answer by :meth:`answering`): kept in every journal record it writes.
         self.provenance: Provenance | None = None
@@ -777,7 +793,8 @@ class FeatureSession:
         ``fields`` may hold ``budget_spent`` (mapping of ints), ``evidence_gained`` and
         ``residual_risk`` (lists of texts) and ``trigger`` (the safety valve of a forced stop);
         ``entries`` are the auto-decisions.md entries of the round's decision points (built by
-        the gates). Returns the round as written. The round and its entries are durable in the
+        the gates). The round's figures are those its gate computed (:meth:`held_figures`) while
+        they hold after the feature is read again, else computed again. Returns the round as written. The round and its entries are durable in the
         journal before auto-decisions.md and iteration-log.yaml are touched; if either cannot be
         written the error says so and the round is kept.
         """
@@ -808,7 +825,7 @@ class FeatureSession:
                 "pending review is never written as a plain accept",
                 [FieldError("pending_review", f"{len(pending)} accept(s) not signed off")],
             )
-        fig = round_figures(self.feature, start, triage, self.decisions)
+        fig = self._held_figures(start, triage, None).figures
         rule3, missing = self._rule3(fields, fig)
         entry: dict[str, Any] = {
             "round": fig.round,
@@ -872,13 +889,36 @@ class FeatureSession:
     def round_figures(self) -> RoundFigures:
         """The open round's figures now (:func:`scars.core.samsara.rounds.round_figures`);
         raises UsageError when no round is open."""
+        return self.held_figures().figures
+
+    def held_figures(self, known: HeldFigures | None = None) -> HeldFigures:
+        """:meth:`round_figures` with their basis. ``known``: figures computed earlier (by this
+        session or another, e.g. the read-only one a gate's evidence was gathered in), used as
+        they are while their basis is this session's; computed again when any of it changed."""
         start = self._state.open_round
         if not start:
             raise UsageError(
                 f"{self.feature.name}: no round is open — there is nothing to continue or stop "
                 "(start one with `scars round start`)"
             )
-        return round_figures(self.feature, start, self.round_triage(), self.decisions)
+        return self._held_figures(start, self.round_triage(), known)
+
+    def _held_figures(
+        self, start: dict[str, Any], triage: dict[str, Decision], known: HeldFigures | None
+    ) -> HeldFigures:
+        """The round figures over the feature as the session holds it (THE staleness check: the
+        cache token says the files are those the known figures were computed from, the round's
+        start, triage and decisions are compared by value). Without a token (the cache is off,
+        or a file changed less than the cache's racy window ago) nothing is reused."""
+        decisions = self.decisions
+        token = feature_cache.token_of(self.feature)
+        basis = (token, start, triage, decisions) if token is not None else None
+        for held in (known, self._figures):
+            if basis is not None and held is not None and held.basis == basis:
+                self._figures = held
+                return held
+        self._figures = HeldFigures(round_figures(self.feature, start, triage, decisions), basis)
+        return self._figures
 
     def last_entry_seq(self, gate_id: str) -> int:
         """The journal position of the open round's latest auto-decisions entry with

@@ -729,6 +729,13 @@ def _token_of(feature: Any) -> str | None:
     return held[1] if held is not None and held[0]() is feature else None
 
 
+def token_of(feature: Any) -> str | None:
+    """The token this process stored or loaded ``feature`` with (None: a Feature the cache did not
+    store or load, e.g. with the cache off or its files changed within ``RACY_NS``). Two Features
+    with one token are the one stored Feature: read from the very same files."""
+    return _token_of(feature)
+
+
 def _part_file(feature_dir: Path, name: str) -> Path:
     return cache_file(feature_dir).with_suffix(f".{name}.pickle")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from scars.core.gatekit.catalog import GATES
+from scars.core.loops.registry import GATES
 from scars.core.text import MIN_REASON_WIDTH, is_meaningful, text_problem
 
 ROUND = GATES["round-continue"]

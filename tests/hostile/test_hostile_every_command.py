@@ -40,8 +40,8 @@ import pytest
 import yaml
 
 from scars.core import settings
-from scars.core.gatekit.catalog import GATES
 from scars.core.gates import requests as rq
+from scars.core.loops.registry import GATES
 from scars.core.samsara.session import FeatureSession
 from scars.tui.cli import main as cli
 from scars.tui.cli.main import build_parser

@@ -17,7 +17,7 @@ import pytest
 
 from scars.core.formats.auto_decisions import DecisionEntry, parse_auto_decisions, unquote
 from scars.core.formats.iteration_log import read_iteration_log
-from scars.core.loops.samsara.gates import close_round
+from scars.core.loops.samsara.record import close_round
 from scars.core.samsara.session import FeatureSession
 from tests.hostile.faults import ACCEPT, make_fault_feature
 from tests.hostile.injection import PAYLOADS, forbidden_in, write_injection_report

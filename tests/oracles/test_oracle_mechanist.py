@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 
 from scars.core import gates
 from scars.core.loops.review import reader as review
+from scars.core.loops.review.verify import BUCKETS, read_verify_claims
 
 TEMPLATE = "mechanist/skills/auto-verify/SKILL.md"
 
@@ -45,8 +46,8 @@ def expected_states(table: str) -> dict[str, str]:
 def test_template_rows_block_the_stop(oracles, tmp_path):
     table = template_summary(oracles)
     expected = expected_states(table)
-    assert set(expected.values()) == set(review.BUCKETS)  # all five states are in the template
-    claims = review.read_verify_claims("# Verification Report\n\n## Summary\n\n" + table)
+    assert set(expected.values()) == set(BUCKETS)  # all five states are in the template
+    claims = read_verify_claims("# Verification Report\n\n## Summary\n\n" + table)
     assert claims.claims == expected and claims.known
 
     stage = tmp_path / "review-stage"

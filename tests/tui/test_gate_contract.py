@@ -23,8 +23,9 @@ from rich.console import Console
 from textual.widgets import RadioButton
 
 from scars.core.formats.auto_decisions import parse_auto_decisions
-from scars.core.gatekit.catalog import DECISION_POINTS, SEED_002_POINTS, point_of
 from scars.core.gatekit.evidence import PROMPT_LABEL
+from scars.core.loops.registry import DECISION_POINTS, point_of
+from scars.core.loops.samsara.catalog import SEED_002_POINTS
 from scars.tui.app.app import ScarsApp
 from scars.tui.cli import main as cli
 from tests.factories import (

@@ -14,15 +14,10 @@ import re
 from pathlib import Path
 from typing import Any
 
-from scars.core.advice.advisor import (
-    FIXABILITY_MIN,
-    QualityPoint,
-    budget_matrix,
-    fixability,
-    improvement_assessment,
-    report_triggers_as,
-    seed_fixable,
-)
+from scars.core.advice.advisor import report_triggers_as
+from scars.core.advice.budget import budget_matrix
+from scars.core.advice.fixable import FIXABILITY_MIN, fixability, improvement_assessment, seed_fixable
+from scars.core.advice.model import QualityPoint
 from scars.core.advice.trend import ACCEPTABLE_QUALITY, TARGET_QUALITY, below, monitor_recommendation, trend_analysis
 from scars.core.loops.base import (
     Budget,

@@ -10,7 +10,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from scars.core.advice.advisor import Advice, QualityPoint, advise_decision, advise_scored, number, scored_history
+from scars.core.advice.advisor import advise_decision, advise_scored, number, scored_history
+from scars.core.advice.model import Advice, QualityPoint
 from scars.core.gatekit.catalog import Answer, Gate
 from scars.core.gatekit.evidence import Evidence, GateResult
 from scars.core.loops.base import LoopState

@@ -10,7 +10,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from scars.core.advice.advisor import Trigger, number
+from scars.core.advice.advisor import number
+from scars.core.advice.model import Trigger
 from scars.core.gatekit.catalog import Answer, Gate
 from scars.core.gatekit.evidence import Evidence, GateResult
 from scars.core.loops.base import LoopState

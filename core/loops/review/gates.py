@@ -20,19 +20,11 @@ from scars.core.gatekit.state_io import (
     state_lock,
 )
 from scars.core.loops.base import Budget, fmt_number
-from scars.core.loops.review.reader import (
-    BLOCKING_BUCKETS,
-    MECHANIST_TERMINATIONS,
-    POSITIVE,
-    STAGE_DIR,
-    STALL_LIMIT,
-    TARGET_SCORE,
-    VERIFY_REPORT,
-    project_of,
-    read_review_dir,
-    score_met,
-    verdict_parts,
-)
+from scars.core.loops.review.mechanist import MECHANIST_TERMINATIONS, STALL_LIMIT
+from scars.core.loops.review.reader import read_review_dir
+from scars.core.loops.review.shared import STAGE_DIR, TARGET_SCORE, project_of, score_met
+from scars.core.loops.review.verdicts import POSITIVE, verdict_parts
+from scars.core.loops.review.verify import BLOCKING_BUCKETS, VERIFY_REPORT
 from scars.core.storage.intent import Plan
 
 

@@ -15,8 +15,11 @@ from scars.core.gatekit.answers import AnswersFile
 from scars.core.gatekit.catalog import Answer, Gate
 from scars.core.gatekit.evidence import Evidence, GateResult
 from scars.core.loops.base import LoopState
-from scars.core.loops.samsara import gates
+from scars.core.loops.samsara.gather import gather as gather_evidence
 from scars.core.loops.samsara.reader import fast_track_state, read_samsara_feature
+from scars.core.loops.samsara.record import apply as apply_answer
+from scars.core.loops.samsara.record import record as record_answer
+from scars.core.loops.samsara.replay import replay as replay_answers
 from scars.core.loops.system import LoopKind, LoopSystem, WalkedDir
 from scars.core.provenance import Provenance
 from scars.core.samsara.layout import find_fast_tracks, find_features
@@ -83,10 +86,10 @@ class Samsara:
         return None
 
     def advise(self, state: LoopState, *, token_budget: float | None, tokens_used: float | None) -> Any:
-        return None  # a samsara feature is advised through its Feature (advice.advisor.advise_feature)
+        return None  # a samsara feature is advised through its Feature (advice.feature.advise_feature)
 
     def gather(self, gate: Gate, where: Path, *, read_only: str | bool | None = None, **options: Any) -> Evidence:
-        return gates.gather(gate, where, **options)
+        return gather_evidence(gate, where, **options)
 
     def human_mode(self, evidence: Evidence) -> bool:
         """A person answers unless pre-thinking.md says ``Execution mode: auto`` (the feature's
@@ -108,7 +111,7 @@ class Samsara:
         now: str | None = None,
         auto_entry: bool | None = None,
     ) -> GateResult:
-        return gates.apply(evidence, ans, reason, user=user, session=session, source=source, auto_entry=auto_entry)
+        return apply_answer(evidence, ans, reason, user=user, session=session, source=source, auto_entry=auto_entry)
 
     def record(
         self,
@@ -122,7 +125,7 @@ class Samsara:
         auto_entry: bool | None = None,
         round_fields: dict[str, Any] | None = None,
     ) -> GateResult:
-        return gates.record(
+        return record_answer(
             evidence,
             answer_text,
             reason,
@@ -143,7 +146,7 @@ class Samsara:
         source: Provenance,
         auto_entry: bool | None = None,
     ) -> list[GateResult]:
-        return gates.replay(path, af, user=user, options=options, source=source, auto_entry=auto_entry)
+        return replay_answers(path, af, user=user, options=options, source=source, auto_entry=auto_entry)
 
     def proof_file(self, evidence: Evidence) -> Path | None:
         return None  # its record writes its entry only in auto mode

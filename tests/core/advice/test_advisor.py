@@ -6,18 +6,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scars.core.advice import advisor as adv
-from scars.core.advice import trend
-from scars.core.advice.advisor import (
-    QualityPoint,
-    Trigger,
-    advise_feature,
-    advise_history,
-    budget_matrix,
-    failure_modes,
-    fixability,
-    samsara_history,
-)
+from scars.core.advice import failures, trend
+from scars.core.advice.advisor import advise_history
+from scars.core.advice.budget import budget_matrix
+from scars.core.advice.failures import failure_modes
+from scars.core.advice.feature import advise_feature, samsara_history
+from scars.core.advice.fixable import fixability
+from scars.core.advice.model import QualityPoint, Trigger
 from scars.core.advice.trend import trend_analysis, variance
 from scars.core.loops.advise import advise_loop_state, loop_goal
 from scars.core.loops.loopspec import system as loopspec_system
@@ -140,9 +135,9 @@ def test_budget_burn_boundaries():
 def test_false_improvement_strictly_below_threshold(monkeypatch):
     qs = [0.5, 0.75, 0.5]  # flat (slope 0): only the variance decides
     v = variance(qs)
-    monkeypatch.setattr(adv, "FALSE_IMPROVEMENT_VARIANCE", v)
+    monkeypatch.setattr(failures, "FALSE_IMPROVEMENT_VARIANCE", v)
     assert not mode(failure_modes(pts(*qs), token_budget=None, tokens_used=None), "false_improvement").active
-    monkeypatch.setattr(adv, "FALSE_IMPROVEMENT_VARIANCE", v + 1e-9)
+    monkeypatch.setattr(failures, "FALSE_IMPROVEMENT_VARIANCE", v + 1e-9)
     assert mode(failure_modes(pts(*qs), token_budget=None, tokens_used=None), "false_improvement").active
 
 
@@ -351,13 +346,13 @@ def test_loop_spec_gaps_become_triggers_and_strategies():
 def test_loop_goals_are_the_readers(tmp_path):
     """The advisor's target for a loop is the goal its reader evaluated, never a second copy."""
     from scars.core.loops.loopspec import reader as loopspec
-    from scars.core.loops.review import reader as review
     from scars.core.loops.review.reader import read_review_dir
+    from scars.core.loops.review.shared import TARGET_SCORE
     from tests.factories import mechanist_state
 
     stage = mechanist_state(tmp_path)
     a = advise_loop_state(read_review_dir(stage, tmp_path))
-    assert a.trend["target"] == review.TARGET_SCORE / 10
+    assert a.trend["target"] == TARGET_SCORE / 10
     s = _state("loop-spec", [6.0, 7.0], 2, 10, details={"criterion_converged": loopspec.CRITERION_CONVERGED})
     assert advise_loop_state(s).trend["target"] == 0.8
     assert advise_loop_state(_state("aris", [6.0, 7.0], 2, 4)) is None  # no goal from a reader: no advice

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from scars.core.advice import trend
-from scars.core.advice.advisor import QualityPoint
+from scars.core.advice.model import QualityPoint
 from scars.core.advice.trend import monitor_recommendation, trend_analysis, variance
 from scars.core.loops.dag import reader as dag
 from scars.core.loops.loopspec import reader as loopspec

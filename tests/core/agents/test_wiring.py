@@ -13,7 +13,7 @@ import pytest
 from scars.core.agents import jsonedit, wiring
 from scars.core.agents.instructions import BEGIN, END, MCP_TOOLS, section
 from scars.core.errors import OutsideRepository, UsageError
-from scars.core.gatekit.catalog import GATES
+from scars.core.loops.registry import GATES
 
 ALL_FILES = {t.rel for t in wiring.TARGETS}
 

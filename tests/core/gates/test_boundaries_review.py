@@ -17,6 +17,7 @@ import pytest
 from scars.core import gates
 from scars.core.errors import DecisionRefused
 from scars.core.loops.review import reader as review
+from scars.core.loops.review.shared import score_met
 from tests.factories import clean_env, mechanist_state
 
 NOW = datetime(2026, 3, 16, 12, 0, tzinfo=UTC)
@@ -82,8 +83,8 @@ def test_aris_score_boundary_both_paths(tmp_path, score, met):
 
 
 def test_score_met_is_the_one_rule():
-    assert review.score_met(6) and review.score_met(6.0) and not review.score_met(5.999)
-    assert not review.score_met(None)
+    assert score_met(6) and score_met(6.0) and not score_met(5.999)
+    assert not score_met(None)
 
 
 @pytest.mark.parametrize("verdict, met", [("almost", True), ("ready", True), ("not ready", False), ("revise", False)])

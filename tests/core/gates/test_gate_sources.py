@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from scars.core.formats.auto_decisions import parse_auto_decisions
-from scars.core.gatekit.catalog import GATES
+from scars.core.loops.registry import GATES
 from scars.tui.cli import main as cli
 from tests.factories import GATE_ANSWERS, clean_env, gate_state
 

@@ -9,11 +9,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scars.core.errors import DecisionRefused
-from scars.core.gatekit.catalog import DECISIONS, GATES
+from scars.core.formats.index_yaml import edit_skip_record
+from scars.core.gatekit.catalog import DECISIONS
 from scars.core.gatekit.evidence import Evidence, validate_answer
 from scars.core.loops.loopspec.reader import gap_id
-from scars.core.loops.review.reader import canonical_verdict
-from scars.core.loops.samsara.gates import edit_skip_record
+from scars.core.loops.registry import GATES
+from scars.core.loops.review.verdicts import canonical_verdict
 from scars.core.settings import env_var
 from tests.hypothesis_profiles import examples
 

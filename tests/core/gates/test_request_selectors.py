@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from scars.core.errors import DecisionRefused
-from scars.core.gatekit.catalog import GATES
 from scars.core.gatekit.evidence import selector
 from scars.core.gates import gather
 from scars.core.gates import requests as rq
+from scars.core.loops.registry import GATES
 from scars.core.samsara.session import FeatureSession
 from scars.tui.cli import main as cli
 from tests.factories import bkit_project, clean_env, item_id, samsara_feature

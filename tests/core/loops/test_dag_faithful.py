@@ -11,8 +11,11 @@ import pytest
 import yaml
 
 from scars.core import gates
-from scars.core.advice import advisor
-from scars.core.advice.advisor import QualityPoint, Trigger, failure_modes, improvement_assessment, strategy_tree
+from scars.core.advice.budget import budget_matrix
+from scars.core.advice.failures import failure_modes
+from scars.core.advice.fixable import improvement_assessment
+from scars.core.advice.model import QualityPoint, Trigger
+from scars.core.advice.strategy import strategy_tree
 from scars.core.advice.trend import trend_analysis
 from scars.core.loops import discover_loops
 from scars.core.loops.advise import advise_loop_state
@@ -168,7 +171,7 @@ def test_plateau_is_flat():
 def test_a_gain_of_exactly_0_1_is_not_below_0_1():
     burn = {m.id: m for m in failure_modes(pts(0.5, 0.6), token_budget=100, tokens_used=90)}["budget_burn"]
     assert not burn.active  # 0.6 - 0.5 = 0.09999999999999998
-    assert advisor.budget_matrix(5, 0.85 - 0.75, None)[0] == "REFINE"  # a gap of exactly 0.1 is medium
+    assert budget_matrix(5, 0.85 - 0.75, None)[0] == "REFINE"  # a gap of exactly 0.1 is medium
 
 
 # --------------------------------------------------------------------------- point 12

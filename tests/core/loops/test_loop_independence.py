@@ -27,14 +27,17 @@ def _loaded(code: str) -> list[str]:
 @pytest.mark.parametrize(
     "code",
     [
-        "import scars.core.loops.samsara.gates",
+        "import scars.core.loops.samsara.gather",
+        "import scars.core.loops.samsara.record",
+        "import scars.core.loops.samsara.replay",
+        "import scars.core.loops.samsara.reopen",
         "import scars.core.loops.samsara.system",
         "from scars.core.gates import recording\nfrom scars.core.loops.registry import loop_system\nloop_system('samsara')",
     ],
 )
 def test_the_samsara_gate_path_loads_no_other_loop(code):
     loaded = _loaded(code)
-    assert "scars.core.loops.samsara.gates" in loaded or "scars.core.gates.recording" in loaded
+    assert "scars.core.loops.samsara.gather" in loaded or "scars.core.loops.samsara.reopen" in loaded
     others = [m for m in loaded if any(m.startswith(f"scars.core.loops.{o}") for o in OTHERS)]
     assert others == []
 

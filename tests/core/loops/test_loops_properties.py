@@ -6,12 +6,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scars.core.loops.loopspec.reader import converged_floor, extract_verdict, gap_id, parse_backlog, parse_iteration_md
-from scars.core.loops.review.reader import (
-    canonical_verdict,
-    parse_auto_review,
-    parse_reviewer_memory,
-    parse_verify_buckets,
-)
+from scars.core.loops.review.auto_review import parse_auto_review, parse_reviewer_memory
+from scars.core.loops.review.verdicts import canonical_verdict
+from scars.core.loops.review.verify import parse_verify_buckets
 from tests.hypothesis_profiles import examples
 
 TEXT = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=400)

@@ -9,12 +9,9 @@ from pathlib import Path
 import pytest
 
 from scars.core.loops.review import reader as review
-from scars.core.loops.review.reader import (
-    canonical_verdict,
-    parse_auto_review,
-    parse_reviewer_memory,
-    parse_verify_buckets,
-)
+from scars.core.loops.review.auto_review import parse_auto_review, parse_reviewer_memory
+from scars.core.loops.review.verdicts import canonical_verdict
+from scars.core.loops.review.verify import parse_verify_buckets
 from tests.factories import mechanist_stage
 
 NOW = datetime(2026, 3, 16, 12, 0, tzinfo=UTC)

@@ -17,6 +17,9 @@ import pytest
 from scars.core import gates
 from scars.core.clock import parse_time
 from scars.core.loops.review import reader as review
+from scars.core.loops.review.auto_review import parse_auto_review
+from scars.core.loops.review.verdicts import canonical_verdict, verdict_parts
+from scars.core.loops.review.verify import read_verify_claims
 from tests.factories import clean_env, mechanist_stage
 
 NOW = datetime(2026, 3, 16, 12, 0, tzinfo=UTC)
@@ -59,28 +62,28 @@ def written(stage: Path) -> dict:
 
 def test_integrity_and_final_columns_read_the_final_one():
     """Before: "several states and no State column" for each row, and nothing known."""
-    claims = review.read_verify_claims(INTEGRITY_FINAL)
+    claims = read_verify_claims(INTEGRITY_FINAL)
     assert claims.claims == {"C1": "INTEGRITY_ONLY", "C2": "INTEGRITY_ONLY"}
     assert claims.known and claims.blocking == {}
 
 
 def test_terminal_state_column():
-    claims = review.read_verify_claims(TERMINAL_STATE)
+    claims = read_verify_claims(TERMINAL_STATE)
     assert claims.claims == {"C1": "PASS", "C2": "INTEGRITY_ONLY"} and claims.known
 
 
 def test_a_blocking_final_state_still_blocks():
     text = INTEGRITY_FINAL + "| C3 | gains hold at 7B | PASS | FAIL |\n"
-    assert review.read_verify_claims(text).blocking == {"FAIL": 1}
+    assert read_verify_claims(text).blocking == {"FAIL": 1}
 
 
 def test_two_state_columns_that_disagree_are_unknown():
     """A table with both a State and a Final column that name two states: not guessed."""
     text = "| Claim | State | Final |\n|---|---|---|\n| C1 | PASS | FAIL |\n"
-    claims = review.read_verify_claims(text)
+    claims = read_verify_claims(text)
     assert claims.claims == {} and "columns disagree" in claims.unresolved[0][1]
     agree = "| Claim | State | Final |\n|---|---|---|\n| C1 | PASS | ✅ PASS |\n"
-    assert review.read_verify_claims(agree).claims == {"C1": "PASS"}
+    assert read_verify_claims(agree).claims == {"C1": "PASS"}
 
 
 @pytest.mark.parametrize("score, met", [(6.0, True), (5.9, False)])
@@ -199,7 +202,7 @@ def test_each_unknown_claim_warning_is_listed_once(tmp_path):
 
 
 def one(text: str) -> dict:
-    [run] = review.parse_auto_review(text)
+    [run] = parse_auto_review(text)
     return run["sections"][-1]
 
 
@@ -248,7 +251,7 @@ def test_the_score_in_the_heading():
 
 def test_loop_slash_round_headings_start_a_run():
     """Before: `## Loop 2 / Round 1` was no section: the loop's last run was lost."""
-    runs = review.parse_auto_review(
+    runs = parse_auto_review(
         "# Review log\n## Round 1\n- Score: 4/10\n- Verdict: not ready\n"
         "## Loop 2 / Round 1\n- Score: 5/10\n- Verdict: not ready\n"
         "## Loop 2 / Round 2\n- Score: 7/10\n- Verdict: ready\n"
@@ -265,7 +268,7 @@ def test_feedback_loop_extension_round(tmp_path):
         "## Round 4\n- Score: 5/10\n- Verdict: not ready\n"
         "## Feedback Loop Extension / Round 1\n- Score: 6.5/10\n- Verdict: almost\n"
     )
-    runs = review.parse_auto_review(text)
+    runs = parse_auto_review(text)
     assert runs[-1]["title"] == "Feedback Loop Extension" and runs[-1]["sections"][0]["score"] == 6.5
     stage = tmp_path / "review-stage"
     stage.mkdir()
@@ -275,7 +278,7 @@ def test_feedback_loop_extension_round(tmp_path):
 
 
 def test_a_plain_round_heading_with_a_dash_is_not_a_run_name():
-    runs = review.parse_auto_review("## Round 1 — first pass\n- Score: 4/10\n## Round 2 — fixes\n- Score: 6/10\n")
+    runs = parse_auto_review("## Round 1 — first pass\n- Score: 4/10\n## Round 2 — fixes\n- Score: 6/10\n")
     assert len(runs) == 1 and [s["score"] for s in runs[0]["sections"]] == [4.0, 6.0]
 
 
@@ -284,15 +287,15 @@ COMPOUND = "Ready (workshop track); Almost (short paper); Not ready (main-track 
 
 def test_a_compound_verdict_is_parsed_into_its_parts_and_not_guessed():
     """Before: `not ready` (the loop had recorded a positive stop)."""
-    assert review.verdict_parts(COMPOUND) == [
+    assert verdict_parts(COMPOUND) == [
         ("ready", "Ready (workshop track)"),
         ("almost", "Almost (short paper)"),
         ("not ready", "Not ready (main-track submission)"),
     ]
-    assert review.canonical_verdict(COMPOUND) is None
-    assert review.canonical_verdict("Almost (venue A); almost (venue B)") == "almost"  # parts agree
-    assert review.canonical_verdict("Almost; two nits remain") == "almost"  # one verdict, then prose
-    assert review.canonical_verdict("not ready / almost") == "not ready"
+    assert canonical_verdict(COMPOUND) is None
+    assert canonical_verdict("Almost (venue A); almost (venue B)") == "almost"  # parts agree
+    assert canonical_verdict("Almost; two nits remain") == "almost"  # one verdict, then prose
+    assert canonical_verdict("not ready / almost") == "not ready"
 
 
 @pytest.mark.parametrize("lineage", ["mechanist", "aris"])

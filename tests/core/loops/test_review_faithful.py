@@ -18,6 +18,10 @@ from scars.core.errors import DecisionRefused
 from scars.core.loops import discover_loops
 from scars.core.loops.base import Budget
 from scars.core.loops.review import reader as review
+from scars.core.loops.review.auto_review import parse_auto_review
+from scars.core.loops.review.mechanist import claim_actions
+from scars.core.loops.review.verdicts import canonical_status, canonical_verdict
+from scars.core.loops.review.verify import read_verify_claims
 from tests.factories import clean_env
 from tests.factories import mechanist_stage as mechanist
 
@@ -54,7 +58,7 @@ def _env(monkeypatch):
 
 
 def test_template_rows_count_by_their_state_column():
-    claims = review.read_verify_claims(report(*ROWS))
+    claims = read_verify_claims(report(*ROWS))
     assert claims.claims == {
         "C1": "PASS",
         "C2": "FAIL",
@@ -104,19 +108,19 @@ def test_per_claim_lines_of_the_verify_agent():
         "🟡 INCONCLUSIVE: main-experiment integrity broken\n"
         "**Counts:** 1 PASS, 1 FAIL, 1 INCONCLUSIVE, 0 ZERO_ELIGIBLE_VARIANTS, 0 INTEGRITY_ONLY (of 3 target claims)\n"
     )
-    claims = review.read_verify_claims(text)
+    claims = read_verify_claims(text)
     assert claims.claims == {"C1": "PASS", "C2": "FAIL", "C3": "INCONCLUSIVE"} and claims.known
 
 
 def test_status_block_lines_are_counts_not_claims():
     text = report("PASS") + "\n- ✅ PASS: 1\n- ❌ FAIL: 0\n- 🟡 INCONCLUSIVE: 0\n"
-    claims = review.read_verify_claims(text)
+    claims = read_verify_claims(text)
     assert claims.claims == {"C1": "PASS"} and claims.known
 
 
 def test_counts_that_contradict_the_rows_are_unknown(tmp_path):
     text = report("PASS") + "\n**Counts:** 1 PASS, 1 FAIL, 0 INCONCLUSIVE\n"
-    claims = review.read_verify_claims(text)
+    claims = read_verify_claims(text)
     assert not claims.known and "differ from its claim rows" in claims.unresolved[0][1]
     state = review.read_review_dir(mechanist(tmp_path, text), tmp_path, now=NOW)
     assert state.stop_rule.met is None
@@ -124,7 +128,7 @@ def test_counts_that_contradict_the_rows_are_unknown(tmp_path):
 
 def test_a_row_with_several_states_and_no_state_column_is_unknown(tmp_path):
     text = "| claim | audit | variants |\n|---|---|---|\n| C1 | PASS | FAIL |\n"
-    claims = review.read_verify_claims(text)
+    claims = read_verify_claims(text)
     assert claims.claims == {} and len(claims.unresolved) == 1
     state = review.read_review_dir(mechanist(tmp_path, text), tmp_path, now=NOW)
     assert state.stop_rule.met is None  # unknown, never success
@@ -136,7 +140,7 @@ def test_a_row_with_several_states_and_no_state_column_is_unknown(tmp_path):
 
 def test_a_state_cell_without_a_state_is_unknown():
     text = HEADER + "| C1 | x | supported | PASS (exp PASS / mech PASS) | clean | 3/3 | 0.67 | pending | |\n"
-    claims = review.read_verify_claims(text)
+    claims = read_verify_claims(text)
     assert claims.claims == {} and "no state in its State column" in claims.unresolved[0][1]
 
 
@@ -147,7 +151,7 @@ def test_a_report_without_any_claim_is_unknown(tmp_path):
 
 
 def test_one_claim_two_states_is_unknown():
-    claims = review.read_verify_claims("| C1 | PASS |\n| C1 | FAIL |\n")
+    claims = read_verify_claims("| C1 | PASS |\n| C1 | FAIL |\n")
     assert not claims.known and "two states" in claims.unresolved[0][1]
 
 
@@ -217,7 +221,7 @@ DRIFT = """# Auto review
 
 
 def test_auto_review_drift():
-    runs = review.parse_auto_review(DRIFT)
+    runs = parse_auto_review(DRIFT)
     assert [r["title"] for r in runs] == ["Auto review", "Loop 2"]  # before: Loop 2's round skipped
     first = runs[0]["sections"]
     assert [s["score"] for s in first] == [5.0, 6.0]  # a range is its lower end, never −6.5
@@ -237,7 +241,7 @@ def test_auto_review_drift():
     ],
 )
 def test_verdict_phrases(text, canonical):
-    assert review.canonical_verdict(text) == canonical
+    assert canonical_verdict(text) == canonical
 
 
 def test_budget_override_of_the_log_is_the_limit(tmp_path):
@@ -255,7 +259,7 @@ def test_budget_override_of_the_log_is_the_limit(tmp_path):
 
 @pytest.mark.parametrize("status", ["COMPLETE", "Completed", "done", "completed"])
 def test_status_spellings(status):
-    assert review.canonical_status(status) == "completed"
+    assert canonical_status(status) == "completed"
 
 
 # --------------------------------------------------------------------------- seed: action types
@@ -268,18 +272,18 @@ def budget(used, limit):
 def test_type_3_is_never_legal_on_inconclusive_and_type_2_twice_at_most():
     claims = {"C3": "INCONCLUSIVE"}
     once = [{"i": 1, "type": "main_experiment_fix", "target_claims": ["C3"]}]
-    acts = review.claim_actions(claims, once, budget(1, 6), budget(0, 2))
+    acts = claim_actions(claims, once, budget(1, 6), budget(0, 2))
     assert acts["C3"]["legal"] == ["②"] and "③" in acts["C3"]["refused"]
     twice = once + [{"i": 2, "type": "②", "target_claims": ["C3"]}]
-    acts = review.claim_actions(claims, twice, budget(2, 6), budget(0, 2))
+    acts = claim_actions(claims, twice, budget(2, 6), budget(0, 2))
     assert acts["C3"]["legal"] == [] and "manual main-experiment repair" in acts["C3"]["refused"]["②"]
 
 
 def test_integrity_only_takes_no_action_and_fail_takes_3_within_the_sub_budget():
-    acts = review.claim_actions({"C5": "INTEGRITY_ONLY", "C2": "FAIL"}, [], budget(1, 6), budget(1, 2))
+    acts = claim_actions({"C5": "INTEGRITY_ONLY", "C2": "FAIL"}, [], budget(1, 6), budget(1, 2))
     assert acts["C5"]["legal"] == [] and set(acts["C5"]["refused"]) == {"①", "②", "③"}
     assert acts["C2"]["legal"] == ["①", "③"]
-    acts = review.claim_actions({"C2": "FAIL"}, [], budget(1, 6), budget(2, 2))
+    acts = claim_actions({"C2": "FAIL"}, [], budget(1, 6), budget(2, 2))
     assert acts["C2"]["legal"] == ["①"] and "sub-budget spent" in acts["C2"]["refused"]["③"]
 
 

@@ -1,7 +1,8 @@
 """A new loop is one folder and one registry line (issue 30): a toy loop written into a temporary
-package and registered for the test only is picked up by every surface — `scars loops` (text and
-JSON), the app's Loops inbox and its gate screen, `scars gate` (show and answer), a gate request
-(`scars requests`, `scars answer`, applied through the record path)."""
+package (its system and its catalog) and registered for the test only (one registry line; no
+catalog is patched) is picked up by every surface: `scars loops` (text and JSON), the app's Loops
+inbox and its gate screen, `scars gate` (show and answer), a gate request (`scars requests`,
+`scars answer`, applied through the record path)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from scars.core.gatekit import catalog
 from scars.core.gates import requests as rq
 from scars.core.loops import discover_loops, registry
 from scars.tui.cli.main import main
@@ -94,36 +94,45 @@ class Toy(StateFileSystem):
 SYSTEM = Toy()
 '''
 
-TOY_GATE = catalog.Gate(
-    id="toy-go",
-    entry_id="toy-go",
-    loop="toy",
-    title="The toy loop asks whether to go on",
-    stage="iteration",
-    prompt_type="question",
-    answers=(
-        catalog._a("go", "g", "(A) go on", "proceed", False, "the toy runs another round"),
-        catalog._a("halt", "h", "(B) halt", "reject", True, "the toy stops"),
+TOY_CATALOG = '''
+"""The toy loop's gate as data."""
+
+from scars.core.gatekit.catalog import Gate, answer_of
+
+WHERE = "the toy's .toy/state.json"
+
+POINTS = (
+    Gate(
+        id="toy-go",
+        entry_id="toy-go",
+        loop="toy",
+        title="The toy loop asks whether to go on",
+        stage="iteration",
+        prompt_type="question",
+        answers=(
+            answer_of("go", "g", "(A) go on", "proceed", False, "the toy runs another round"),
+            answer_of("halt", "h", "(B) halt", "reject", True, "the toy stops"),
+        ),
+        principle="the toy's rule",
+        source="the toy loop",
+        prompt="Toy {name}: go on or halt?",
     ),
-    principle="the toy's rule",
-    source="the toy loop",
-    prompt="Toy {name}: go on or halt?",
 )
+'''
 
 
 @pytest.fixture
 def toy(tmp_path, monkeypatch):
-    """The toy loop's folder written as a package of its own and registered for this test only
-    (one line in the registry, its gate in the catalog)."""
+    """The toy loop's folder written as a package of its own (its system and its catalog) and
+    registered for this test only: one line in the registry, nothing else."""
     name = f"toyloop_{uuid.uuid4().hex[:8]}"
     pkg = tmp_path / "pkgs" / name
     pkg.mkdir(parents=True)
     (pkg / "__init__.py").write_text('"""A toy loop."""\n')
     (pkg / "system.py").write_text(textwrap.dedent(TOY_SYSTEM))
+    (pkg / "catalog.py").write_text(textwrap.dedent(TOY_CATALOG))
     monkeypatch.syspath_prepend(str(tmp_path / "pkgs"))
     monkeypatch.setitem(registry.REGISTRY, "toy", f"{name}.system")
-    monkeypatch.setitem(catalog.GATES, TOY_GATE.id, TOY_GATE)
-    monkeypatch.setitem(catalog.DECISION_POINTS, TOY_GATE.entry_id, TOY_GATE)
     root = tmp_path / "proj"
     (root / ".toy").mkdir(parents=True)
     (root / ".git").mkdir()
@@ -131,6 +140,7 @@ def toy(tmp_path, monkeypatch):
     (root / ".toy" / "state.json").write_text(json.dumps(state))
     yield root
     sys.modules.pop(f"{name}.system", None)
+    sys.modules.pop(f"{name}.catalog", None)
     sys.modules.pop(name, None)
 
 
@@ -148,6 +158,17 @@ def test_scars_loops_lists_the_toy_loop_in_text_and_json(toy, capsys):
     assert main(["loops", str(toy)]) == 0
     text = capsys.readouterr().out
     assert "Toy loop" in text and "widget" in text and "scars gate toy-go" in text
+
+
+def test_scars_gate_help_names_the_toy_gate_and_its_path(toy, capsys):
+    """`scars gate --help` lists the toy's gate (the GATE choices, the description) and what its
+    PATH is, read from the toy's catalog: tui/cli names no loop of its own."""
+    with pytest.raises(SystemExit) as exc:
+        main(["gate", "--help"])
+    assert exc.value.code == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "toy-go (toy: go, halt)" in out and "the toy's .toy/state.json" in out
+    assert "toy-go" in out.split("positional arguments:")[1]  # the GATE argument's choices
 
 
 def test_a_state_file_given_directly_is_read_by_its_system(toy):

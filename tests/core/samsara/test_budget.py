@@ -492,7 +492,7 @@ _opt_int = st.one_of(st.none(), st.integers(-5, 60))
     st.integers(0, 40),
 )
 def test_envelope_and_valves_total_on_any_log(rows, max_rounds, retry_limit, signal):
-    from scars.core.advice.advisor import advise_feature
+    from scars.core.advice.feature import advise_feature
 
     rounds = [rnd(n, b, a, new=new, decision=d) for n, b, a, new, d in rows]
     f = feature(

@@ -7,7 +7,7 @@ import json
 import pytest
 import yaml
 
-from scars.core.advice.advisor import advise_feature, samsara_history
+from scars.core.advice.feature import advise_feature, samsara_history
 from scars.core.samsara.feature import read_feature
 from scars.core.samsara.reconcile import reconcile
 from scars.core.samsara.rounds import (

@@ -508,7 +508,7 @@ def test_accept_with_watch_records_its_base_and_refuses_a_bad_watch(repo):
 
 @needs_git
 def test_iteration_log_accept_reopens_once(repo):
-    from scars.core.loops.samsara.gates import reopen_fired
+    from scars.core.loops.samsara.reopen import reopen_fired
     from scars.core.samsara.feature import read_feature
 
     d = _feature_on_disk(repo)

@@ -14,6 +14,7 @@ import pytest
 from scars.core.errors import UsageError
 from scars.core.gatekit.answers import load_answers
 from scars.core.loops.base import read_json
+from scars.core.loops.registry import GATES
 from scars.core.samsara.decisions import validate_decision
 from scars.core.samsara.watches import WatchSyntaxError, parse_watch
 from scars.core.storage import durable, safe_read
@@ -164,10 +165,10 @@ def test_answers_file_limit_is_1_000_000_bytes(tmp_path, size, ok):
     p.write_text(head + "#" + "x" * (size - len(head) - 2) + "\n")
     assert p.stat().st_size == size
     if ok:
-        assert load_answers(p) is not None
+        assert load_answers(p, GATES) is not None
     else:
         with pytest.raises(UsageError, match="over the 1,000,000-byte limit"):
-            load_answers(p)
+            load_answers(p, GATES)
 
 
 @pytest.mark.parametrize("n, ok", [(2_000, True), (2_001, False)])
@@ -208,7 +209,7 @@ def _feature_with(tmp_path, reports: dict[str, str]):
 
 @pytest.mark.parametrize("n, more", [(20, None), (21, "and 1 more scar reports in scar-reports/")])
 def test_a_samsara_gate_names_at_most_20_report_files(tmp_path, n, more):
-    from scars.core.loops.samsara.gates import _files_read
+    from scars.core.loops.samsara.gather import _files_read
     from tests.factories import report
 
     f = _feature_with(tmp_path, {f"t{i:02d}.yaml": report(f"t{i}", ks=[f'"item {i}"']) for i in range(n)})
@@ -221,7 +222,7 @@ def test_a_samsara_gate_names_at_most_20_report_files(tmp_path, n, more):
 @pytest.mark.parametrize("n", [15, 16, 40])
 def test_the_triage_prompt_lists_every_item_of_a_group(tmp_path, n):
     """The entry preserves the original prompt (formats.md §1.6): no item left out (issue 29)."""
-    from scars.core.loops.samsara.gates import _triage_groups
+    from scars.core.loops.samsara.gather import _triage_groups
     from tests.factories import report
 
     f = _feature_with(tmp_path, {"t.yaml": report("t", ks=[f'"distinct shortcut number {i}"' for i in range(n)])})
@@ -233,7 +234,7 @@ def test_the_triage_prompt_lists_every_item_of_a_group(tmp_path, n):
 
 @pytest.mark.parametrize("n, more", [(10, None), (11, "and 1 more parse failures")])
 def test_a_samsara_gate_lists_at_most_10_parse_failures(tmp_path, n, more):
-    from scars.core.loops.samsara.gates import _failure_warnings
+    from scars.core.loops.samsara.gather import _failure_warnings
 
     f = _feature_with(tmp_path, {f"bad{i:02d}.yaml": "- not a mapping\n" for i in range(n)})
     assert len(f.parse_failures) == n

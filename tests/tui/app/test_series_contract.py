@@ -16,7 +16,7 @@ import re
 
 from textual.widgets import Sparkline
 
-from scars.core.advice.advisor import samsara_history
+from scars.core.advice.feature import samsara_history
 from scars.core.samsara.feature import read_feature
 from scars.core.samsara.rounds import signal_before_round, signal_series
 from scars.tui.app.app import ScarsApp

@@ -296,7 +296,8 @@ def test_terminal_review_continue_one_key(tmp_path, monkeypatch, capsys):
 
 def test_the_blocked_fix_hint_names_the_item_asked_about(tmp_path, capsys):
     """Issue 16: the exit-3 hint printed `--item ITEM_ID` where the item was given."""
-    from scars.core.gatekit.catalog import answers_hint, get_gate
+    from scars.core.gatekit.catalog import answers_hint
+    from scars.core.loops.registry import get_gate
 
     gate = get_gate("blocked-fix")
     assert "--item ks-0123456789 --answer retry" in answers_hint(gate, "changes/x", "ks-0123456789")

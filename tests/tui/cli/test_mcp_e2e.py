@@ -19,10 +19,10 @@ from mcp.types import Implementation
 from textual.widgets import DataTable
 
 from scars.core.formats.auto_decisions import parse_auto_decisions
-from scars.core.gatekit.catalog import GATES
 from scars.core.gates import requests as rq
 from scars.core.gates.inbox import gate_call
 from scars.core.loops import discover_loops
+from scars.core.loops.registry import GATES
 from scars.core.provenance import PERSON_CHANNELS, Provenance
 from scars.core.samsara.feature import read_feature
 from scars.core.storage.journal import journal_path, read_journal

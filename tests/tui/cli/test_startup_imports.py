@@ -125,3 +125,17 @@ def test_no_other_command_loads_the_mcp_sdk_and_mcp_help_does_not_either():
         assert code == 0, argv
         assert loaded(modules, *MCP_SDK) == [], argv
     assert "request_gate, wait_for_answer" in out  # `scars mcp --help` names its tools
+
+
+def test_gate_help_loads_the_loop_catalogs_and_no_reader():
+    """`scars gate --help` names every gate (the registry gathers the loops' catalogs) and loads no
+    loop's reader, gates or system, no terminal library and no samsara feature reader."""
+    code, out, modules = imported_by("gate", "--help")
+    assert code == 0 and "round-continue" in out and "dag-escalate" in out
+    folders = ("samsara", "loopspec", "review", "bkit", "dag")
+    assert loaded(modules, "scars.core.loops") == sorted(
+        ["scars.core.loops", "scars.core.loops.registry"]
+        + [m for f in folders for m in (f"scars.core.loops.{f}", f"scars.core.loops.{f}.catalog")]
+    )
+    assert loaded(modules, "scars.core.gates", "scars.core.advice", "scars.core.samsara") == []
+    assert loaded(modules, "rich", "textual", "questionary") == []

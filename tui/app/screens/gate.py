@@ -27,7 +27,7 @@ from textual.widgets import Input, Label, RadioButton, RadioSet, Static
 
 from scars.core.errors import DecisionRefused
 from scars.core.gatekit.evidence import Evidence, validate_answer
-from scars.core.loops.samsara.gates import round_fields
+from scars.core.loops.samsara.rule3 import round_fields
 from scars.core.sanitize import one_line, visible
 from scars.tui.app.widgets.choices import Choice, Choices
 

@@ -49,7 +49,7 @@ def advices_for(path: str, *, token_budget=None, tokens_used=None) -> tuple[str,
     """(kind, target, [Advice], [skipped loops]) for a feature directory, or every loop under a
     directory (samsara features through their rounds, the other loops through their scores)."""
     # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
-    from scars.core.advice.advisor import advise_feature
+    from scars.core.advice.feature import advise_feature
     from scars.core.loops.advise import advise_loop_state
     from scars.core.samsara.decisions import current_decisions
     from scars.core.samsara.feature import is_feature_dir, read_feature

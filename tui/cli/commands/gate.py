@@ -22,7 +22,8 @@ from typing import Any
 from scars.core import settings
 from scars.core.errors import HumanNeeded, ScarsError, UsageError
 from scars.core.gatekit.answers import ROUND_GATES
-from scars.core.gatekit.catalog import GATES, answers_hint, get_gate
+from scars.core.gatekit.catalog import answers_hint
+from scars.core.loops.registry import GATES, gate_paths, get_gate
 from scars.core.sanitize import one_line, shell_join
 from scars.tui.cli.commands._feature import (
     add_auto_entry_arguments,
@@ -32,20 +33,33 @@ from scars.tui.cli.commands._feature import (
     rule3_from_args,
 )
 
-DESCRIPTION = (
-    "Answer one human gate of an iteration loop. Gates: "
-    + "; ".join(
+
+def description() -> str:
+    """The command's --help text, from the registered loops' catalogs (a loop's gates and what its
+    PATH is appear without a change here)."""
+    gates = "; ".join(
         f"{g.id} ({g.loop}: {', '.join(g.values) if g.id != 'triage' else 'item decisions'})" for g in GATES.values()
     )
-    + ". PATH is the samsara feature directory, or the loop's state directory or file "
-    "(.loop-spec/features/<slug>, review-stage/, .bkit/state/pdca-status.json …); default: the "
-    "current directory. samsara gates write auto-decisions.md entries (one per decision point) in "
-    "auto mode only, unless --auto-entry / --no-auto-entry says otherwise; the other loops' gates "
-    "always write theirs. Exit codes: 0 answered; 2 usage error; 3 a human is needed (no TTY, no "
-    "answer; --json prints the evidence; with --wait: still pending at --timeout, default 540 s); 4 invalid answer (or a "
-    "request's answer refused: the loop moved on); 5 lock held; 130 interrupted (nothing recorded; a --wait "
-    "request stays pending unless --withdraw-on-exit)."
-)
+    return f"Answer one human gate of an iteration loop. Gates: {gates}. PATH is {'; or '.join(gate_paths())}" + (
+        "; default: the current directory. samsara gates write auto-decisions.md entries (one per decision point) in "
+        "auto mode only, unless --auto-entry / --no-auto-entry says otherwise; the other loops' gates "
+        "always write theirs. Exit codes: 0 answered; 2 usage error; 3 a human is needed (no TTY, no "
+        "answer; --json prints the evidence; with --wait: still pending at --timeout, default 540 s); 4 invalid answer (or a "
+        "request's answer refused: the loop moved on); 5 lock held; 130 interrupted (nothing recorded; a --wait "
+        "request stays pending unless --withdraw-on-exit)."
+    )
+
+
+def __getattr__(name: str) -> str:
+    """``DESCRIPTION`` (what main's parser shows) read from the registry whenever it is built."""
+    if name == "DESCRIPTION":
+        return description()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _selecting(key: str) -> str:
+    """The gates that take the option selecting ``key`` (a catalog Gate's ``selects``)."""
+    return ", ".join(g.id for g in GATES.values() if key in g.selects)
 
 
 # `--wait`'s default: under the 600 s an agent's shell tool allows a command (Claude Code's Bash tool).
@@ -68,7 +82,7 @@ def add_arguments(parser) -> None:
         metavar="FILE",
         help="YAML file mapping gate ids and item ids to answers; validated entirely, then replayed",
     )
-    parser.add_argument("--item", metavar="ID", help="the scar item of blocked-fix")
+    parser.add_argument("--item", metavar="ID", help=f"{_selecting('item')}: the scar item")
     parser.add_argument(
         "--blocked", metavar="TEXT", help="blocked-fix: the implementer's BLOCKED / NEEDS_CONTEXT reason"
     )
@@ -76,7 +90,7 @@ def add_arguments(parser) -> None:
         "--bkit-feature",
         dest="feature",
         metavar="NAME",
-        help="pdca-continue: the bkit feature (default: the primary feature)",
+        help=f"{_selecting('feature')}: the bkit feature (default: the primary feature)",
     )
     parser.add_argument(
         "--value",

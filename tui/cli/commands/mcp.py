@@ -109,8 +109,8 @@ class Tools:
     ) -> dict[str, Any]:
         from scars.core import gates as core
         from scars.core.errors import UsageError
-        from scars.core.gatekit.catalog import GATES
         from scars.core.gates import requests as rq
+        from scars.core.loops.registry import GATES
         from scars.core.samsara.decisions import resolve_user
 
         if gate not in GATES:
