@@ -210,7 +210,7 @@ def app_probe(feature_dir: str, steps: int) -> None:
         painted: list[float] = []
         display = app._display
 
-        def timed_display(screen, update):  # noqa: ANN001, ANN202
+        def timed_display(screen, update):
             painted.append(time.perf_counter())
             return display(screen, update)
 
@@ -225,7 +225,7 @@ def app_probe(feature_dir: str, steps: int) -> None:
             assert isinstance(screen, MainScreen), type(screen)
             items = screen.items
 
-            async def to_last_frame(act) -> float:  # noqa: ANN001
+            async def to_last_frame(act) -> float:
                 """Seconds from ``act()`` to the last frame the app wrote for it. The app settles as in
                 ``pilot.pause()`` (its messages processed, then no CPU for one 20 ms sleep) but without
                 the pause's own forced screen update at the end, which would paint after the idle
@@ -246,7 +246,7 @@ def app_probe(feature_dir: str, steps: int) -> None:
             landed: list[float] = []
             set_rows = items.set_rows
 
-            def timed_set_rows(rows, **kwargs):  # noqa: ANN001, ANN003, ANN202
+            def timed_set_rows(rows, **kwargs):
                 set_rows(rows, **kwargs)
                 landed.append(time.perf_counter())
 

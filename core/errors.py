@@ -65,7 +65,7 @@ class IterationStopped(DecisionRefused):
     the next round is started explicitly first (``scars round start``; the app asks). ``round``
     and ``decision``: the round that stopped it and how."""
 
-    def __init__(self, message: str, *, round: int, decision: str):  # noqa: A002 - the round's number
+    def __init__(self, message: str, *, round: int, decision: str):  # the round's number
         super().__init__(message, [FieldError("round", f"the iteration stopped after round {round} ({decision})")])
         self.round = round
         self.decision = decision

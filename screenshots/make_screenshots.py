@@ -21,7 +21,7 @@ from pathlib import Path
 SIZE = (120, 40)
 
 
-async def _settle(app, pilot) -> None:  # noqa: ANN001
+async def _settle(app, pilot) -> None:
     await app.wait_loaded()
     await app.workers.wait_for_complete()
     await pilot.pause()
@@ -35,7 +35,7 @@ async def shoot(feature: Path, out: Path) -> list[Path]:
 
     written: list[Path] = []
 
-    def save(app, name: str) -> None:  # noqa: ANN001
+    def save(app, name: str) -> None:
         app.save_screenshot(filename=f"{name}.svg", path=str(out))
         written.append(out / f"{name}.svg")
 

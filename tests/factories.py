@@ -806,7 +806,7 @@ def tree_hashes(root: Path) -> dict[str, str]:
     }
 
 
-def run_cli(argv: list[str], capsys) -> tuple[int, str, str]:  # noqa: ANN001
+def run_cli(argv: list[str], capsys) -> tuple[int, str, str]:
     """``scars ARGV`` in this process: (exit code, stdout, stderr)."""
     from scars.tui.cli import main as cli
 
@@ -991,7 +991,7 @@ def _fd_path(fd: int) -> str:
 # ============================================================================ waiting for the app (Pilot)
 
 
-async def wait_until(pilot, condition: Callable[[], object], what: str, timeout: float = 30.0) -> None:  # noqa: ANN001
+async def wait_until(pilot, condition: Callable[[], object], what: str, timeout: float = 30.0) -> None:
     """Let the app work until ``condition()`` holds: a state the app reaches, never a fixed time.
 
     Each round lets the app process its pending messages (``pilot.pause()``); ``timeout`` only
@@ -1004,7 +1004,7 @@ async def wait_until(pilot, condition: Callable[[], object], what: str, timeout:
         await pilot.pause()
 
 
-def laid_out(app) -> bool:  # noqa: ANN001
+def laid_out(app) -> bool:
     """Nothing the app's widgets asked for is still to be done: no message queued at the app, the
     screen or any widget (scrollbars too: they are outside the DOM), no layout, scroll, repaint,
     style refresh or recompose asked and not done, no widget waiting for the screen's update and
@@ -1030,19 +1030,19 @@ def laid_out(app) -> bool:  # noqa: ANN001
     return not (screen._dirty_widgets or screen._callbacks or screen._compositor._dirty_regions)
 
 
-def settled(app) -> bool:  # noqa: ANN001
+def settled(app) -> bool:
     """What a start, a reload or a step of the app set off is done: the load shown and its
     filter prepared (or the load failed), every worker finished and the screen laid out."""
     ready = app.load_error is not None or app.filter_ready
     return ready and all(w.is_finished for w in app.workers) and laid_out(app)
 
 
-async def wait_settled(pilot, what: str = "the app settled") -> None:  # noqa: ANN001
+async def wait_settled(pilot, what: str = "the app settled") -> None:
     """Wait until :func:`settled` holds."""
     await wait_until(pilot, lambda: settled(pilot.app), what)
 
 
-async def filter_shown(pilot, text: str) -> None:  # noqa: ANN001
+async def filter_shown(pilot, text: str) -> None:
     """Wait until the filter ``text`` ("" for none) is applied and its rows are shown.
 
     The rows are built in a thread worker started when the filter is applied; once the app's

@@ -88,7 +88,7 @@ def human_mode_of_gate(gate: str, path: str | os.PathLike[str], **options: Any) 
     for gate_id, opts in tries:
         try:
             return recording.human_mode(recording.gather(gate_id, path, read_only=True, **opts))
-        except Exception:  # an unreadable or missing loop: human mode, every loop's default
+        except Exception:  # noqa: BLE001 - an unreadable or missing loop: human mode, every loop's default
             continue
     return True
 
@@ -98,7 +98,7 @@ def human_mode_of_request(rid: str, path: str | os.PathLike[str], cwd: str | os.
         root = rq.requests_root(path, cwd)
         req = rq.load_request(root, rid)
         return recording.human_mode(rq.current_evidence(req, root, read_only=True))
-    except Exception:
+    except Exception:  # noqa: BLE001 - an unreadable request: human mode, every loop's default
         return True
 
 
@@ -108,7 +108,7 @@ def human_mode_of_dir(folder: str | os.PathLike[str]) -> bool:
     for gate in ("entry", "spec"):
         try:
             return recording.human_mode(recording.gather(gate, folder, read_only=True))
-        except Exception:
+        except Exception:  # noqa: BLE001 - not this loop's folder, or unreadable: try the next
             continue
     return True
 

@@ -452,7 +452,7 @@ def _check_iteration_log(path: Path, feature, v: Verification, entries: list) ->
                 disk_r = next((x for x in disk if isinstance(x, dict) and x.get("round") == r.round), None)
                 if disk_r != _plain_round(j_rounds[r.round]):
                     v.add("failure", f.name, f"{where} differs from the round scars recorded in .scars/journal.jsonl")
-            except Exception:  # unreadable: reported above through the reader's warnings
+            except Exception:  # noqa: BLE001 - unreadable: reported above through the reader's warnings
                 pass
     for num in sorted(set(j_rounds) - set(numbers)):
         v.add(

@@ -1042,7 +1042,7 @@ class FeatureSession:
                 max_rounds=self._max_rounds(),
                 reviewer_retry_limit=log.reviewer_retry_limit if log is not None else 2,
             )
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - returned to the caller, who reports it; the journal keeps the round
             return [], exc
         return written, None
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from scars.tui.app.app import ScarsApp
-from tests.factories import filter_shown  # noqa: E402
+from tests.factories import filter_shown
 from tests.hostile.corpus import REPORT_CASES, build_all, build_base, restore_permissions
 from tests.hostile.injection import VISIBLE, write_injection_report
 from tests.hostile.test_hostile_injection import _run_in_pty

@@ -337,7 +337,7 @@ def variants(seen: Observed) -> dict[str, list[str]]:
     }
 
 
-def check_hostile(case: Command, kind: str, rels: list[str], tmp: Path, monkeypatch, capsys, run) -> None:  # noqa: ANN001
+def check_hostile(case: Command, kind: str, rels: list[str], tmp: Path, monkeypatch, capsys, run) -> None:
     w, paths = _world(tmp, monkeypatch, case)
     for rel in rels:
         path = w.repo / rel
@@ -434,7 +434,7 @@ TRIAGE_KEYS = (
 TRIAGE = Command(("triage",), a_request, lambda w, p: ["triage", str(p[F]), "--as", "alice"])
 
 
-def _triage(monkeypatch) -> Callable[[World, dict[str, Any]], int]:  # noqa: ANN001
+def _triage(monkeypatch) -> Callable[[World, dict[str, Any]], int]:
     """``scars triage FEATURE`` as the CLI starts it (its own command line parsed and launched), then
     driven by Pilot through :data:`TRIAGE_KEYS`; the exit code of the CLI."""
     from scars.tui.app.app import ScarsApp

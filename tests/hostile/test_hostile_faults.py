@@ -341,7 +341,7 @@ class _Events:
     def __init__(self, fd: int) -> None:
         self.fd, self.events, self._rest = fd, [], b""
 
-    def read_until(self, done) -> None:  # noqa: ANN001
+    def read_until(self, done) -> None:
         """Read until ``done(events)`` holds or the writer closed its end."""
         while not done(self.events):
             chunk = os.read(self.fd, 65536)

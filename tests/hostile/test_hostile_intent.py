@@ -44,7 +44,7 @@ REASON = "the remaining gaps are v2 scope; the backlog keeps them"
 
 class _Frozen(datetime):
     @classmethod
-    def now(cls, tz=None):  # noqa: ANN001, ANN206
+    def now(cls, tz=None):
         return datetime(2026, 11, 30, 12, 0, 0, 123000, tzinfo=UTC).astimezone(tz) if tz else cls(2026, 11, 30, 12)
 
 
@@ -151,7 +151,7 @@ def made(tmp_path_factory):
             writes: list[str] = []
             real = intent._apply
 
-            def counted(step, target, writes=writes, real=real):  # noqa: ANN001, ANN202
+            def counted(step, target, writes=writes, real=real):
                 writes.append(step.op)
                 real(step, target)
 
@@ -378,7 +378,7 @@ def _sigkill_trial(
             if stop_before is not None:
                 apply, applied = intent._apply, [0]
 
-                def stop_there(step, target):  # noqa: ANN001, ANN202
+                def stop_there(step, target):
                     if applied[0] == stop_before:
                         os.write(wfd, b"S")
                         while True:  # held here until the kill

@@ -21,7 +21,7 @@ NAME = "feat\x1b[2J\x07\u202ex"
 
 
 @pytest.fixture
-def hostile_spec(tmp_path: Path, monkeypatch) -> Path:  # noqa: ANN001
+def hostile_spec(tmp_path: Path, monkeypatch) -> Path:
     clean_env(monkeypatch)
     root = tmp_path / "repo"
     (root / ".git").mkdir(parents=True)

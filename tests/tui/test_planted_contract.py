@@ -20,7 +20,7 @@ from tests.tui.app.test_app_pilot import SIZE
 from tests.tui.app.test_read_only_app import _to_loops as to_loops
 
 
-def _inbox(tmp_path: Path, monkeypatch) -> tuple[Path, Path, str, str]:  # noqa: ANN001
+def _inbox(tmp_path: Path, monkeypatch) -> tuple[Path, Path, str, str]:
     """(root, samsara feature, the id of a request posted here, the id of one copied in from
     another checkout of the same repository)."""
     clean_env(monkeypatch, user="bob")

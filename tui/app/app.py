@@ -561,7 +561,7 @@ class ScarsApp(App[int]):
         code = message.error.exit_code if isinstance(message.error, ScarsError) else 1
         self.exit(code, message=one_line(f"scars: {text}", 400))
 
-    def _main_screen(self):  # noqa: ANN202
+    def _main_screen(self):
 
         for screen in self.screen_stack:
             if isinstance(screen, MainScreen):

@@ -12,7 +12,7 @@ from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 
-def _commands(screen) -> list[tuple[str, str, str]]:  # noqa: ANN001 - textual Screen
+def _commands(screen) -> list[tuple[str, str, str]]:  # textual Screen
     out = []
     app = screen.app
     keymap = getattr(app, "_keymap", {}) or {}

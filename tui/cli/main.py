@@ -119,7 +119,7 @@ EPILOG = (
 class Parser(argparse.ArgumentParser):
     """argparse whose usage errors are UsageError (exit 2, and a JSON error object with --json)."""
 
-    def error(self, message: str):  # noqa: ANN201 - never returns
+    def error(self, message: str):  # never returns
         try:
             self.print_usage(sys.stderr)
             sys.stderr.flush()
@@ -176,7 +176,7 @@ class CommandModuleError(RuntimeError):
     """A command listed in ``COMMANDS`` cannot be imported: this installation is broken."""
 
 
-def _import_command(name: str, module_name: str):  # noqa: ANN202 - a module
+def _import_command(name: str, module_name: str):  # a module
     try:
         return importlib.import_module(module_name)
     except Exception as exc:  # missing or broken: never a command silently left out

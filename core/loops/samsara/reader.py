@@ -39,11 +39,11 @@ def _session_view(feature_dir: Path) -> tuple[Feature | None, dict[str, Any], in
             decisions = dict(session.decisions)
             try:
                 open_round = session.current_round()
-            except Exception:  # a log the session cannot read: no round is shown as open
+            except Exception:  # noqa: BLE001 - a log the session cannot read: no round is shown as open
                 open_round = None
             problems = list(session.problems)
             return session.feature, decisions, open_round, problems
-    except Exception as exc:  # a journal that cannot be replayed must not hide the feature
+    except Exception as exc:  # noqa: BLE001 - a journal that cannot be replayed must not hide the feature
         return None, {}, None, [f"decisions unreadable: {exc}"]
 
 
@@ -89,7 +89,7 @@ def feature_state(
     valves: list[str] = []
     try:
         valves = [v.message for v in evaluate_valves(feature, decisions) if v.active]
-    except Exception as exc:  # advisory only; a failure is listed, never fatal
+    except Exception as exc:  # noqa: BLE001 - advisory only; a failure is listed, never fatal
         failures.append(Problem(path, None, f"safety valves not evaluated: {exc}"))
     if last is not None and last.decision in ("stop", "forced_stop"):
         stop = StopRule(True, tuple([f"round {last.round} decided {last.decision}"] + reasons), last.decision)
@@ -159,7 +159,7 @@ def read_samsara_feature(feature_dir: Path, root: Path) -> LoopState:
     try:
         if feature is None:
             feature = read_feature(feature_dir)
-    except Exception as exc:  # the reader's typed errors (PathNotFound …) and anything unforeseen
+    except Exception as exc:  # noqa: BLE001 - the reader's typed errors (PathNotFound …) and anything unforeseen
         return LoopState(
             kind="samsara",
             name=Path(feature_dir).name,

@@ -29,14 +29,14 @@ from scars.core.storage import safe_read
 def _samsara_features(repo: Path) -> list[Path]:
     try:
         return list(find_features(repo))
-    except Exception:  # a broken tree must not hide the other loops
+    except Exception:  # noqa: BLE001 - a broken tree must not hide the other loops
         return []
 
 
 def _fast_tracks(repo: Path) -> list[Path]:
     try:
         return list(find_fast_tracks(repo))
-    except Exception:  # a broken tree must not hide the other loops
+    except Exception:  # noqa: BLE001 - a broken tree must not hide the other loops
         return []
 
 

@@ -16,7 +16,7 @@ import time
 import pytest
 import yaml
 
-import scars.core.samsara.feature  # noqa: F401 - imported before forking so the writer starts at once
+import scars.core.samsara.feature  # imported before forking so the writer starts at once
 import scars.core.samsara.rounds  # noqa: F401
 from scars.core.formats.auto_decisions import parse_auto_decisions
 from scars.core.samsara.decisions import DECISION, UNDO, replay

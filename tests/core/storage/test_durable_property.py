@@ -58,7 +58,7 @@ def test_journal_replay_equals_state_and_model(ops):
         # a fourth round passes the max-rounds valve (3): started with the override it asks for
         past = "the property test runs past the valve"
 
-        def decided(record, *args, **fields) -> bool:  # noqa: ANN001, ANN002, ANN003
+        def decided(record, *args, **fields) -> bool:
             """One decision (or batch), recorded (True) or refused after a stop (False, nothing
             written); it opens a round when none is open."""
             nonlocal is_open, by_decision

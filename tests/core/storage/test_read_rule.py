@@ -51,7 +51,7 @@ def test_a_file_swapped_in_after_the_check_is_refused(repo: Path, monkeypatch):
     other.write_text("planted\n", encoding="utf-8")
     checked = paths._checked
 
-    def check_then_swap(path, root, what):  # noqa: ANN001, ANN202
+    def check_then_swap(path, root, what):
         got = checked(path, root, what)
         os.replace(other, repo / "d" / "f.txt")  # another file under the name checked
         return got
@@ -67,7 +67,7 @@ def test_a_link_swapped_in_for_a_checked_file_is_not_followed(repo: Path, monkey
     kept = repo / "d" / "kept.txt"
     checked = paths._checked
 
-    def check_then_link(path, root, what):  # noqa: ANN001, ANN202
+    def check_then_link(path, root, what):
         got = checked(path, root, what)
         os.rename(path, kept)
         os.symlink(kept, path)
@@ -83,7 +83,7 @@ def test_a_folder_swapped_after_the_check_is_not_listed(repo: Path, monkeypatch,
     calls = []
     real_refusal = paths.folder_refusal
 
-    def refusal_then_swap(path, root):  # noqa: ANN001, ANN202
+    def refusal_then_swap(path, root):
         got = real_refusal(path, root)
         calls.append(path)
         os.rename(repo / "d", repo / "d-moved")

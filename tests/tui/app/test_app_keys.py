@@ -97,7 +97,7 @@ def shown_item(app: ScarsApp) -> str:
     return found.group(0) if found else ""
 
 
-async def decide_here_with_f(app: ScarsApp, pilot, feature: Path) -> str:  # noqa: ANN001
+async def decide_here_with_f(app: ScarsApp, pilot, feature: Path) -> str:
     """`f` decides the item the cursor and the detail show: the one on disk afterwards."""
     item = current_item(app)
     assert item is not None and shown_item(app) == item and cursor_in_view(app)
@@ -407,7 +407,7 @@ async def test_a_cursor_step_between_short_and_long_details_lays_nothing_out_aga
         layouts: list[object] = []
         refresh_layout = screen._refresh_layout
 
-        def counted(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        def counted(*args, **kwargs):
             # where the layout came from (the last frames), shown if the assertion below fails
             layouts.append([f"{Path(f.filename).name}:{f.name}" for f in traceback.extract_stack(limit=14)])
             return refresh_layout(*args, **kwargs)

@@ -15,7 +15,7 @@ from textual.widgets import Button, Input
 from scars.core.samsara.session import FeatureSession
 from scars.tui.app.app import ScarsApp
 from scars.tui.app.widgets.item_list import ItemList
-from tests.factories import filter_shown, report, wait_settled, wait_until, write_feature  # noqa: E402
+from tests.factories import filter_shown, report, wait_settled, wait_until, write_feature
 
 SIZE = (120, 40)
 
@@ -50,7 +50,7 @@ def record_notes(app: ScarsApp) -> list[tuple[str, str]]:
     notes: list[tuple[str, str]] = []
     notify = app.notify
 
-    def recording(message, *, title="", **kw):  # noqa: ANN001, ANN003, ANN202
+    def recording(message, *, title="", **kw):
         notes.append((title, str(message)))
         return notify(message, title=title, **kw)
 
@@ -58,7 +58,7 @@ def record_notes(app: ScarsApp) -> list[tuple[str, str]]:
     return notes
 
 
-async def on_screen(app: ScarsApp, pilot, name: str) -> None:  # noqa: ANN001
+async def on_screen(app: ScarsApp, pilot, name: str) -> None:
     await wait_until(pilot, lambda: type(app.screen).__name__ == name, f"the {name} screen on top")
 
 
@@ -93,26 +93,26 @@ def fill(app: ScarsApp, **values: str) -> None:
         app.screen.query_one(f"#field-{name}").value = value
 
 
-async def start(app: ScarsApp, pilot) -> None:  # noqa: ANN001
+async def start(app: ScarsApp, pilot) -> None:
     """Wait until the app shows its feature and the work its load set off is done (the filter
     prepared, the workers finished, the screen laid out)."""
     await app.wait_loaded()
     await wait_settled(pilot, "the load shown, its filter prepared and the screen laid out")
 
 
-async def confirm_round_start(app: ScarsApp, pilot) -> None:  # noqa: ANN001
+async def confirm_round_start(app: ScarsApp, pilot) -> None:
     """The app asks before it starts a round (`g` with no round open, a decision after a stop):
     y marks yes, Enter records the start."""
     await on_screen(app, pilot, "ConfirmRoundStart")
     await pilot.press("y", "enter")
 
 
-async def type_text(pilot, text: str) -> None:  # noqa: ANN001
+async def type_text(pilot, text: str) -> None:
     for ch in text:
         await pilot.press("space" if ch == " " else ch)
 
 
-async def filter_by(app: ScarsApp, pilot, text: str) -> None:  # noqa: ANN001
+async def filter_by(app: ScarsApp, pilot, text: str) -> None:
     """Type a filter and wait until the list shows its rows (they are built in a thread worker)."""
     await pilot.press("slash")
     await type_text(pilot, text)
@@ -629,7 +629,7 @@ async def test_a_report_written_while_the_app_first_reads_the_feature_is_shown(f
 
     real = backend_module.FeatureSession.open
 
-    def open_then_written(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+    def open_then_written(*args, **kwargs):
         session = real(*args, **kwargs)  # read; the loop writes a report now
         (feature_dir / "scar-reports" / "task-9-scar.yaml").write_text(
             'task_id: task-9\ncompletion_status: done\nknown_shortcuts:\n  - "Written while scars read"\n'

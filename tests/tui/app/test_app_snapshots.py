@@ -14,13 +14,13 @@ from __future__ import annotations
 import pytest
 
 from scars.tui.app.app import ScarsApp
-from tests.factories import wait_settled, wait_until  # noqa: E402
+from tests.factories import wait_settled, wait_until
 
 SIZES = [(60, 20), (80, 24), (120, 40)]
 IDS = ["60x20", "80x24", "120x40"]
 
 
-async def _settle(pilot) -> None:  # noqa: ANN001
+async def _settle(pilot) -> None:
     """The load shown, its filter prepared, every worker done and what the last step set off
     (layout, focus, styles) done in every widget."""
     await pilot.app.wait_loaded()
@@ -29,7 +29,7 @@ async def _settle(pilot) -> None:  # noqa: ANN001
     await wait_settled(pilot, "the app settled")
 
 
-async def _on_screen(pilot, name: str) -> None:  # noqa: ANN001
+async def _on_screen(pilot, name: str) -> None:
     await wait_until(pilot, lambda: type(pilot.app.screen).__name__ == name, f"the {name} screen on top")
 
 

@@ -14,7 +14,7 @@ from scars.core.samsara.locate import codeowners, parse_location, read_excerpt
 from scars.tui.app.keymap import load_keymap, refuse_conflicts
 from scars.tui.app.viewmodel import FilterError, TriageState, parse_filter
 from scars.tui.app.widgets.chart import BarChart, Series
-from tests.factories import sample_feature  # noqa: E402
+from tests.factories import sample_feature
 
 
 def test_rows_follow_group_order_with_counts(tmp_path):

@@ -18,13 +18,13 @@ from tests.factories import long_repo, wait_settled, wait_until
 from tests.tui.app.test_app_pilot import SIZE, aio, confirm_round_start, current_item, on_screen, record_notes, start
 
 
-def _counting(monkeypatch, module, name: str) -> list:  # noqa: ANN001
+def _counting(monkeypatch, module, name: str) -> list:
     """Every call of ``module.name`` from now on, by its arguments (it still does its work);
     without ``monkeypatch``, ``module`` is an object whose method is counted for its life."""
     calls: list = []
     real = getattr(module, name)
 
-    def counted(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+    def counted(*args, **kwargs):
         calls.append(args)
         return real(*args, **kwargs)
 
@@ -90,7 +90,7 @@ async def test_the_detail_pane_checks_its_width_and_style_once_per_repaint(tmp_p
         passes: list[tuple[int, int]] = []  # (lines drawn, checks made) in each pass that drew
         render_lines = pane.render_lines
 
-        def one_pass(crop):  # noqa: ANN001, ANN202
+        def one_pass(crop):
             lines, made = len(drawn), len(checks)
             strips = render_lines(crop)
             if len(drawn) > lines:

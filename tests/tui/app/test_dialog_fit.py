@@ -23,7 +23,7 @@ ITEMS = [
 ]
 
 
-def _no_errors(action, fields):  # noqa: ANN001, ANN202
+def _no_errors(action, fields):
     return []
 
 

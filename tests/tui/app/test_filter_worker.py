@@ -44,7 +44,7 @@ async def test_typed_fast_the_list_ends_on_the_last_filter_and_no_stale_rows_lan
         began = {TYPED[:k]: threading.Event() for k in range(1, len(TYPED) + 1)}
         last_built = threading.Event()
 
-        def slow_rows(flt, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+        def slow_rows(flt, *args, **kwargs):
             source = flt.source if flt is not None else ""
             started.add(source)
             if source in began:
@@ -63,7 +63,7 @@ async def test_typed_fast_the_list_ends_on_the_last_filter_and_no_stale_rows_lan
         landed: list[list] = []
         set_rows = items.set_rows
 
-        def recording(rows, **kwargs):  # noqa: ANN001, ANN003, ANN202
+        def recording(rows, **kwargs):
             landed.append(list(rows))
             return set_rows(rows, **kwargs)
 

@@ -47,7 +47,7 @@ def open_round(feature_dir: Path) -> tuple[ScarsApp, dict[str, bytes | None], li
     return app, recorded(feature_dir), editor_runs(app)
 
 
-async def gate_shown(app: ScarsApp, pilot):  # noqa: ANN001, ANN201
+async def gate_shown(app: ScarsApp, pilot):
     """The app started, `g` pressed, the round gate drawn: the gate."""
     await start(app, pilot)
     await pilot.press("g")
@@ -56,12 +56,12 @@ async def gate_shown(app: ScarsApp, pilot):  # noqa: ANN001, ANN201
     return app.screen
 
 
-async def type_sentence(pilot) -> None:  # noqa: ANN001
+async def type_sentence(pilot) -> None:
     for ch in SENTENCE:
         await pilot.press("space" if ch == " " else ch)
 
 
-async def nothing_happened(app: ScarsApp, pilot, feature_dir: Path, before: dict, runs: list) -> None:  # noqa: ANN001
+async def nothing_happened(app: ScarsApp, pilot, feature_dir: Path, before: dict, runs: list) -> None:
     await on_screen(app, pilot, "MainScreen")
     await wait_settled(pilot, "the main screen back")
     assert app.is_running
@@ -104,7 +104,7 @@ async def test_a_whole_sentence_at_any_button_of_any_modal_records_nothing(featu
             if type(app.screen).__name__ != modal:  # a key reached past the modal
                 raise AssertionError(f"{modal} left after typing at {widget!r}")
             widget.focus()
-            await wait_until(pilot, lambda w=widget: w.has_focus, f"the focus on {widget!r}")  # noqa: B023
+            await wait_until(pilot, lambda w=widget: w.has_focus, f"the focus on {widget!r}")
             await type_sentence(pilot)
             assert type(app.screen).__name__ == modal, f"{modal}: typing at {widget!r} left it"
             assert recorded(feature_dir) == before, f"{modal}: typing at {widget!r} recorded"
@@ -164,7 +164,7 @@ async def test_a_whole_sentence_at_any_button_of_a_loops_gate_records_nothing(tm
         chosen = answers.pressed_button
         for widget in [w for w in gate.focus_chain if not isinstance(w, (Input, RadioSet))]:
             widget.focus()
-            await wait_until(pilot, lambda w=widget: w.has_focus, f"the focus on {widget!r}")  # noqa: B023
+            await wait_until(pilot, lambda w=widget: w.has_focus, f"the focus on {widget!r}")
             await type_sentence(pilot)
             assert type(app.screen).__name__ == "LoopGate", f"typing at {widget!r} left the gate"
             assert answers.pressed_button is chosen, f"a letter typed at {widget!r} picked an answer"

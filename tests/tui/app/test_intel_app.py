@@ -8,7 +8,7 @@ from pathlib import Path
 from scars.core.samsara.session import FeatureSession
 from scars.tui.app.app import ScarsApp
 from scars.tui.app.widgets.item_list import ItemList
-from tests.factories import app_repo, wait_settled  # noqa: E402
+from tests.factories import app_repo, wait_settled
 
 
 def _detail(app: ScarsApp) -> str:
@@ -20,7 +20,7 @@ def _detail(app: ScarsApp) -> str:
     return cap.get()
 
 
-async def _first_row(fdir) -> str:  # noqa: ANN001
+async def _first_row(fdir) -> str:
     """The item of the row the app starts on."""
     app = ScarsApp(fdir, user="alice")
     async with app.run_test(size=(120, 40)) as pilot:

@@ -32,7 +32,7 @@ def _project(tmp_path: Path) -> Path:
     return root
 
 
-async def _open(app: ScarsApp, pilot, kind: str) -> None:  # noqa: ANN001
+async def _open(app: ScarsApp, pilot, kind: str) -> None:
     await on_screen(app, pilot, "LoopsScreen")
     screen = app.screen
     row = next(i for i, s in enumerate(screen.states) if s.kind == kind)
@@ -41,7 +41,7 @@ async def _open(app: ScarsApp, pilot, kind: str) -> None:  # noqa: ANN001
     await on_screen(app, pilot, "LoopGate")
 
 
-async def _answer(app: ScarsApp, pilot, value: str, reason: str) -> None:  # noqa: ANN001
+async def _answer(app: ScarsApp, pilot, value: str, reason: str) -> None:
     gate = app.screen
     gate.query_one(f"#ans-{value}", RadioButton).value = True
     gate.query_one("#gate-reason", Input).value = reason
@@ -174,7 +174,7 @@ def _wide_inbox(tmp_path: Path) -> tuple[list, Path]:
     return discover_loops(root), root
 
 
-async def _fits(app: ScarsApp, pilot, width: int) -> None:  # noqa: ANN001
+async def _fits(app: ScarsApp, pilot, width: int) -> None:
     """Every column of the inbox within the table (no sideways scroll), the trend column drawn."""
     table = app.screen.query_one("#loops-table")
     await wait_until(pilot, lambda: table.row_count == len(app.screen.states), "the inbox's rows")

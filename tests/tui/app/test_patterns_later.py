@@ -14,7 +14,7 @@ from tests.factories import bench_feature, laid_out, wait_until
 from tests.tui.app.test_app_pilot import SIZE, aio, current_item, record_notes
 
 
-def _held_patterns(tmp_path, monkeypatch):  # noqa: ANN001, ANN202
+def _held_patterns(tmp_path, monkeypatch):
     """A feature with "many" counted items (this one's) whose possible patterns, once started, are
     held until the test sets ``release``; ``started`` is set when they are. (dir, release, started)"""
     feature_dir = bench_feature(tmp_path / "repo")
@@ -22,7 +22,7 @@ def _held_patterns(tmp_path, monkeypatch):  # noqa: ANN001, ANN202
     release, started = threading.Event(), threading.Event()
     real = aggregate.possible_patterns
 
-    def held(*args):  # noqa: ANN002, ANN202
+    def held(*args):
         started.set()
         assert release.wait(60), "never released"
         return real(*args)
@@ -31,7 +31,7 @@ def _held_patterns(tmp_path, monkeypatch):  # noqa: ANN001, ANN202
     return feature_dir, release, started
 
 
-async def shown_early(app: ScarsApp, pilot) -> None:  # noqa: ANN001
+async def shown_early(app: ScarsApp, pilot) -> None:
     """The list shown before its possible patterns (the load still on, held): the early Loaded
     handled and the screen laid out (the test helpers' start waits for the patterns too)."""
     await app.wait_loaded()

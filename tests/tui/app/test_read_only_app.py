@@ -59,7 +59,7 @@ def changed(before: dict, after: dict) -> list[str]:
     return sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
 
 
-def _repo(tmp_path: Path, monkeypatch, *, request: bool = True) -> tuple[Path, Path, Path, Path]:  # noqa: ANN001
+def _repo(tmp_path: Path, monkeypatch, *, request: bool = True) -> tuple[Path, Path, Path, Path]:
     """(root, samsara feature, loop-spec feature, state dir): every loop kind, one pending request
     on the loop-spec gate (``request``; without it Enter on the loop-spec row opens its own gate)."""
     clean_env(monkeypatch, user="bob")
@@ -87,7 +87,7 @@ def _gate_refused(app: ScarsApp) -> bool:
     return READ_ONLY in str(app.screen.query_one("#gate-error", Static).render())
 
 
-async def _answer_in_gate(app: ScarsApp, pilot, value: str, reason: str) -> None:  # noqa: ANN001
+async def _answer_in_gate(app: ScarsApp, pilot, value: str, reason: str) -> None:
     """Answer the LoopGate on top; read-only, where its answer and reason are disabled (a person
     cannot pick or type them), the values are set past them and its Record path is run anyway."""
     gate = app.screen
@@ -102,7 +102,7 @@ async def _answer_in_gate(app: ScarsApp, pilot, value: str, reason: str) -> None
     await wait_until(pilot, lambda: _gate_refused(app), "the answer refused or taken")
 
 
-async def _inbox_row(app: ScarsApp, pilot, want) -> None:  # noqa: ANN001
+async def _inbox_row(app: ScarsApp, pilot, want) -> None:
     """On the Loops inbox, Enter on the first row ``want(row)`` holds: its LoopGate on top."""
     await on_screen(app, pilot, "LoopsScreen")
     screen = app.screen
@@ -115,11 +115,11 @@ async def _inbox_row(app: ScarsApp, pilot, want) -> None:  # noqa: ANN001
     await on_screen(app, pilot, "LoopGate")
 
 
-def _is_spec_loop(row) -> bool:  # noqa: ANN001
+def _is_spec_loop(row) -> bool:
     return getattr(row, "kind", None) == "loop-spec"
 
 
-def _is_request(row) -> bool:  # noqa: ANN001
+def _is_request(row) -> bool:
     return isinstance(row, rq.RequestView)
 
 
@@ -212,7 +212,7 @@ async def test_scars_serve_without_write_runs_the_read_only_app(tmp_path, monkey
 INVITES = ("enter: answer", "answer it here", "triage this feature", "recorded with", "scars answer", "apply")
 
 
-async def _inbox_details(app: ScarsApp, pilot) -> dict[str, str]:  # noqa: ANN001
+async def _inbox_details(app: ScarsApp, pilot) -> dict[str, str]:
     """The Loops screen's detail line of every row, by the row's kind (a request: "request")."""
     screen = app.screen
     table = screen.query_one("#loops-table", DataTable)
@@ -292,39 +292,39 @@ def screen_classes() -> dict[str, type]:
     return out
 
 
-async def _to_main(app, pilot) -> None:  # noqa: ANN001
+async def _to_main(app, pilot) -> None:
     await start(app, pilot)
 
 
-async def _to_loops(app, pilot) -> None:  # noqa: ANN001
+async def _to_loops(app, pilot) -> None:
     await start(app, pilot)  # a key pressed before the load is shown is the loading screen's
     await pilot.press("L")
     await on_screen(app, pilot, "LoopsScreen")
 
 
-async def _to_spec_gate(app, pilot) -> None:  # noqa: ANN001
+async def _to_spec_gate(app, pilot) -> None:
     await _to_loops(app, pilot)
     await _inbox_row(app, pilot, _is_spec_loop)
 
 
-async def _to_request_gate(app, pilot) -> None:  # noqa: ANN001
+async def _to_request_gate(app, pilot) -> None:
     await _to_loops(app, pilot)
     await _inbox_row(app, pilot, _is_request)
 
 
-async def _to_trends(app, pilot) -> None:  # noqa: ANN001
+async def _to_trends(app, pilot) -> None:
     await start(app, pilot)
     await pilot.press("t")
     await on_screen(app, pilot, "TrendsScreen")
 
 
-async def _to_help(app, pilot) -> None:  # noqa: ANN001
+async def _to_help(app, pilot) -> None:
     await start(app, pilot)
     await pilot.press("question_mark")
     await on_screen(app, pilot, "HelpScreen")
 
 
-async def _settled_if_running(app, pilot) -> None:  # noqa: ANN001
+async def _settled_if_running(app, pilot) -> None:
     """What the key set off is done (a key that quits leaves nothing to wait for)."""
     if app.is_running:
         await wait_until(pilot, lambda: not app.is_running or settled(app), "the key's work done")
@@ -375,7 +375,7 @@ async def test_every_binding_of_every_screen_writes_nothing_read_only(
     opened: list[str] = []
     push = app.push_screen
 
-    def pushed(screen, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+    def pushed(screen, *args, **kwargs):
         opened.append(type(screen).__name__)
         return push(screen, *args, **kwargs)
 

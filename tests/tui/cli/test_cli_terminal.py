@@ -57,7 +57,7 @@ def unwritable(monkeypatch):
     by someone else (the tests run as root, who may write anywhere: the refusal is injected)."""
     from scars.core.storage import lock
 
-    def refuse(path, *a, **k):  # noqa: ANN001, ANN002, ANN003
+    def refuse(path, *a, **k):
         raise PermissionError(13, "Permission denied", str(path))
 
     monkeypatch.setattr(lock, "ensure_private_dir", refuse)

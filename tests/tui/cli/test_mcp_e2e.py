@@ -44,7 +44,7 @@ AGENT_PREFIXES = ("CLAUDE_CODE_", "CODEX_")
 CLIENT = Implementation(name="test-agent", version="9.9.1")
 
 
-def no_agent_env(monkeypatch) -> None:  # noqa: ANN001
+def no_agent_env(monkeypatch) -> None:
     """The person's side: no agent session in this process's environment (the machine may set one)."""
     for name in list(os.environ):
         if name in AGENT_VARS or name.startswith(AGENT_PREFIXES):
@@ -71,14 +71,14 @@ def _row_keys(app: ScarsApp) -> list[str]:
     return [str(k.value) for k in app.screen.query_one("#loops-table", DataTable).rows]
 
 
-async def _open_request(app: ScarsApp, pilot, rid: str) -> None:  # noqa: ANN001
+async def _open_request(app: ScarsApp, pilot, rid: str) -> None:
     await on_screen(app, pilot, "LoopsScreen")
     await wait_until(pilot, lambda: f"request:{rid}" in _row_keys(app), f"request {rid} in the inbox")
     app.screen.query_one("#loops-table", DataTable).move_cursor(row=_row_keys(app).index(f"request:{rid}"))
     await pilot.press("enter")
 
 
-async def answered_in_app(agent: ClientSession, app: ScarsApp, pilot, rid: str, answer: str, reason: str) -> dict:  # noqa: ANN001
+async def answered_in_app(agent: ClientSession, app: ScarsApp, pilot, rid: str, answer: str, reason: str) -> dict:
     """The agent waits on ``rid`` while the person opens it in the Loops inbox and answers it; what
     ``wait_for_answer`` returned."""
     pending = asyncio.ensure_future(call(agent, "wait_for_answer", request_id=rid, timeout_s=120))

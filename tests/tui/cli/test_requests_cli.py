@@ -56,7 +56,7 @@ def _waiter(*args: str, cwd: Path, ctrl_c: bool = False) -> subprocess.Popen:
     Ctrl-C delivers it, even where the test runner's workers ignore it)."""
     return subprocess.Popen(
         [sys.executable, "-m", "scars.tui", "gate", *args],
-        preexec_fn=(lambda: signal.signal(signal.SIGINT, signal.SIG_DFL)) if ctrl_c else None,  # noqa: PLW1509
+        preexec_fn=(lambda: signal.signal(signal.SIGINT, signal.SIG_DFL)) if ctrl_c else None,
         cwd=cwd,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
@@ -257,13 +257,13 @@ def test_fifty_kills_of_the_waiter_at_random_moments_lose_no_request_and_apply_n
     _kill_trials(tmp_path, 50, seed=1850)
 
 
-def _racer(root: str, rid: str, answer: str, reason: str, user: str, conn) -> None:  # noqa: ANN001
+def _racer(root: str, rid: str, answer: str, reason: str, user: str, conn) -> None:
     try:
         rq.answer_request(Path(root), rid, answer, reason, user=user, source="race")
         conn.send(("answered", rq.apply_request(Path(root), rid).answer))
     except DecisionRefused as exc:
         conn.send(("refused", str(exc)))
-    except BaseException as exc:  # noqa: BLE001 - reported to the test
+    except BaseException as exc:  # reported to the test
         conn.send(("error", repr(exc)))
     conn.close()
     os._exit(0)
@@ -427,8 +427,8 @@ _DISK_CALLS = ("open", "write", "replace", "rename", "unlink", "ftruncate", "fsy
 def _apply_killed_at(root: str, rid: str, k: int) -> None:
     count = [0]
 
-    def stop_before(fn):  # noqa: ANN001, ANN202
-        def call(*a, **kw):  # noqa: ANN002, ANN003, ANN202
+    def stop_before(fn):
+        def call(*a, **kw):
             if count[0] == k:
                 os._exit(137)
             count[0] += 1

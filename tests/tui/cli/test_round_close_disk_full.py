@@ -28,11 +28,11 @@ def no_space_in(monkeypatch, *names: str) -> None:
     """Every durable write of a file named in ``names`` fails as a full disk fails it (os.write
     raises ENOSPC inside the durable layer: its cut-back and cleanup run as they would)."""
 
-    def full(fd, data):  # noqa: ANN001, ANN202 - os.write's
+    def full(fd, data):  # os.write's
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-    def wrap(real):  # noqa: ANN001, ANN202
-        def write(where, *args, **kwargs):  # noqa: ANN001, ANN202
+    def wrap(real):
+        def write(where, *args, **kwargs):
             if where.name not in names:
                 return real(where, *args, **kwargs)
             with pytest.MonkeyPatch.context() as m:
@@ -141,12 +141,12 @@ def test_every_exit_code_is_in_the_docs_and_the_help():
     --help` list."""
     from pathlib import Path
 
-    import scars.core.gates  # noqa: F401 - loads every error class
+    import scars.core.gates  # loads every error class
     import scars.core.storage.intent  # noqa: F401
     from scars.core.errors import ScarsError
     from scars.tui.cli.main import EPILOG
 
-    def every(cls):  # noqa: ANN001, ANN202
+    def every(cls):
         for sub in cls.__subclasses__():
             yield sub
             yield from every(sub)

@@ -13,7 +13,7 @@ from textual.widgets import Static
 from scars.tui.app.viewmodel import FILTER_KEYS, FILTER_STATES
 
 
-def bindings_table(app, bindings) -> Table:  # noqa: ANN001 - textual objects
+def bindings_table(app, bindings) -> Table:  # textual objects
     table = Table(box=None, show_header=True, header_style="bold", pad_edge=False)
     table.add_column("key")
     table.add_column("action")
@@ -31,7 +31,7 @@ def bindings_table(app, bindings) -> Table:  # noqa: ANN001 - textual objects
 class HelpScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,q,question_mark", "dismiss_help", "Close", id="help.close")]
 
-    def __init__(self, bindings, keymap_note: str = "") -> None:  # noqa: ANN001
+    def __init__(self, bindings, keymap_note: str = "") -> None:
         super().__init__()
         self.bindings_list = list(bindings)
         self.keymap_note = keymap_note

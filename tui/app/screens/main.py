@@ -197,7 +197,7 @@ class MainScreen(Screen[None]):
             self.items.move(1)
         self.refresh_all()
 
-    def _record(self, fn, *args, then: Callable[[Any], None] | None = None, **kwargs) -> Any:  # noqa: ANN001
+    def _record(self, fn, *args, then: Callable[[Any], None] | None = None, **kwargs) -> Any:
         """Run a backend write; show a refusal or a conflict as a message, never crash.
         ``then(result)`` draws what it recorded: at once, or after the max-rounds override."""
         try:
@@ -495,7 +495,7 @@ class MainScreen(Screen[None]):
             self._filter_rows(scars_app(self).filter)
 
     @work(thread=True, exclusive=True, group="filter")
-    def _filter_rows(self, flt) -> None:  # noqa: ANN001
+    def _filter_rows(self, flt) -> None:
         """Build the filtered rows off the event loop; a newer keystroke supersedes this one."""
         app = scars_app(self)
         worker = get_current_worker()
@@ -504,7 +504,7 @@ class MainScreen(Screen[None]):
             return
         app.call_from_thread(self._show_filtered, flt, rows)
 
-    def _show_filtered(self, flt, rows: list[Row]) -> None:  # noqa: ANN001
+    def _show_filtered(self, flt, rows: list[Row]) -> None:
         if flt is not scars_app(self).filter:  # superseded meanwhile
             return
         if self._filter_error is not None:

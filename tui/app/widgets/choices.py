@@ -66,7 +66,7 @@ class Choices(Horizontal, can_focus=True):
     class Unavailable(_About):
         """The key (or a click) of a choice that is shown but not available."""
 
-    def __init__(self, choices: Sequence[Choice], *, value: str | None = None, id: str | None = None) -> None:  # noqa: A002
+    def __init__(self, choices: Sequence[Choice], *, value: str | None = None, id: str | None = None) -> None:
         super().__init__(id=id)
         self.choices = list(choices)
         usable = [c.value for c in self.choices if not c.disabled]

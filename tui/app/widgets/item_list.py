@@ -188,7 +188,7 @@ class ItemList(BaseStyleCache, ScrollView, can_focus=True, inherit_bindings=Fals
                 self.refresh_row(idx)
 
     # -- events -----------------------------------------------------------------------
-    def on_click(self, event) -> None:  # noqa: ANN001 - textual event
+    def on_click(self, event) -> None:  # textual event
         idx = int(self.scroll_offset.y) + event.y
         if 0 <= idx < len(self.rows) and self.rows[idx].selectable:
             self._move_to(idx)

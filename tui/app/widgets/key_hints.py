@@ -19,7 +19,7 @@ def short_label(description: str) -> str:
     return head if len(head) <= 12 else head.split()[0]
 
 
-def hints_text(  # noqa: ANN001 - textual App
+def hints_text(  # textual App
     app, bindings: Iterable[Binding], width: int | None = None, offers: Callable[[str], bool] | None = None
 ) -> Text:
     """The shown bindings as `` key  Name`` pairs; within ``width`` cells only the pairs that fit
@@ -56,7 +56,7 @@ def hints_text(  # noqa: ANN001 - textual App
 
 
 class KeyHints(Static):
-    def __init__(self, bindings: Iterable[Binding], **kwargs) -> None:  # noqa: ANN003
+    def __init__(self, bindings: Iterable[Binding], **kwargs) -> None:
         super().__init__("", **kwargs)
         self.bindings_list = list(bindings)
 

@@ -80,7 +80,7 @@ def launch(
     read_only: bool = False,
     pair=(),
     require_second=(),
-    user=None,  # noqa: ANN001
+    user=None,
     keymap: Path | None = None,
 ) -> int:
     # lazy: Textual loads only when the app starts (the CLI never imports the app at module level)

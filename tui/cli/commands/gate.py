@@ -317,7 +317,7 @@ def _wait(args, gate, path: str, options: dict[str, Any], evidence) -> int:
     # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
     import signal
 
-    def _terminate(signum, frame):  # noqa: ANN001, ANN202, ARG001 - a signal handler
+    def _terminate(signum, frame):  # a signal handler
         raise KeyboardInterrupt
 
     # SIGTERM is Ctrl-C from the moment the request can exist: its id is printed, it stays (or is withdrawn).

@@ -143,7 +143,7 @@ class Tools:
             return request_outcome(root, request_id, timeout=timeout_s, user=user)
 
 
-def build_server(base: str = "."):  # noqa: ANN201 - the SDK's type, imported lazily
+def build_server(base: str = "."):  # the SDK's type, imported lazily
     """The MCP server with scars's five tools."""
     # lazy: the MCP SDK only for this command (the start-up import tests guard every other)
     from mcp.server.mcpserver import Context, MCPServer
@@ -163,7 +163,7 @@ def build_server(base: str = "."):  # noqa: ANN201 - the SDK's type, imported la
         ),
     )
 
-    def guarded(fn, *args: Any, **kw: Any) -> Any:  # noqa: ANN001
+    def guarded(fn, *args: Any, **kw: Any) -> Any:
         try:
             return fn(*args, **kw)
         except ScarsError as exc:

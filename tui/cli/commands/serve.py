@@ -155,7 +155,7 @@ def missing_modules() -> list[str]:
     return [name for name in NEEDS if find_spec(name) is None]
 
 
-def make_server(command: str, *, host: str, port: int, token: str, title: str):  # noqa: ANN201 - textual-serve
+def make_server(command: str, *, host: str, port: int, token: str, title: str):  # textual-serve
     # lazy: textual-serve (aiohttp) loads only for this command
     import asyncio
     import signal
@@ -185,7 +185,7 @@ def make_server(command: str, *, host: str, port: int, token: str, title: str): 
             return app
 
         @web.middleware
-        async def guard(self, request: web.Request, handler):  # noqa: ANN001, ANN201 - aiohttp
+        async def guard(self, request: web.Request, handler):  # aiohttp
             page = page_host(request.headers.get("Host"), names)
             if page is None:
                 raise web.HTTPForbidden(

@@ -25,7 +25,7 @@ _TRAILING_SPACES = re.compile(r" +(?=(?:\x1b\[[0-9;]*m)*\n)")
 
 
 class _Console(Console):
-    def _render_buffer(self, buffer):  # noqa: ANN001, ANN202 - rich's
+    def _render_buffer(self, buffer):  # rich's
         text = super()._render_buffer(buffer)
         try:
             tty = self.file.isatty()
