@@ -30,11 +30,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
-
 from scars.core.errors import ChangedOnDisk, PathNotFound
 from scars.core.model import IterationLog, Problem, Round
-from scars.core.storage import confine, safe_read
+from scars.core.storage import confine, paths
 from scars.core.storage.durable import Fingerprint, atomic_write
 from scars.core.values import as_dict, as_text, opt_text
 
@@ -90,6 +88,9 @@ def _rt_yaml(indent: tuple[int, int, int] = DEFAULT_INDENT):
 
 def safe_load(data: bytes | str) -> Any:
     """Plain data of a YAML document (PyYAML C loader when present; nesting-limited)."""
+    # lazy: PyYAML only when the log is parsed (opening a session over a cached feature reads its bytes only)
+    import yaml
+
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     return yaml.load(data, Loader=loader)  # noqa: S506 - a safe loader
 
@@ -401,8 +402,8 @@ class IterationLogFile:
         (``storage/safe_read``); one the rule refuses (a link leading out) reads as absent and
         says why in :attr:`refusal` — its write is refused by the write rule."""
         try:
-            got = safe_read.read_with_fingerprint(self.path, root=self.root, what=LOG_NAME)
-        except safe_read.Unreadable as exc:
+            got = paths.read_with_fingerprint(self.path, root=self.root, what=LOG_NAME)
+        except paths.Unreadable as exc:
             self.refusal = str(exc)
             return None, None
         self.refusal = None
@@ -522,6 +523,9 @@ def read_iteration_log(path: str | os.PathLike[str], *, root: str | os.PathLike[
     ``budget_present=False``; partial rounds (``decision: interrupted``) are read with the
     missing fields as None; unknown keys stay in each ``Round.raw``.
     """
+    # lazy: the YAML reader only when the log is read (not for a session over a cached feature)
+    from scars.core.storage import safe_read
+
     p = Path(path)
     if not p.exists() and not p.is_symlink():
         raise PathNotFound.missing(p)

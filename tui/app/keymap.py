@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from scars.core import settings
-from scars.core.storage import safe_read
+from scars.core.storage import paths
 from scars.core.storage.durable import atomic_write
 
 
@@ -52,10 +52,10 @@ def load_keymap(path: Path | None = None, known_ids: set[str] | None = None) -> 
     """(binding id -> keys, problems). A missing file is not a problem."""
     path = path or keymap_path()
     try:
-        data = tomllib.loads(safe_read.read_text(path, what="the keymap"))
+        data = tomllib.loads(paths.read_text(path, what="the keymap"))
     except FileNotFoundError:
         return {}, []
-    except safe_read.Unreadable as exc:
+    except paths.Unreadable as exc:
         return {}, [f"{path}: cannot read ({exc})"]
     except tomllib.TOMLDecodeError as exc:
         return {}, [f"{path}: not valid TOML ({exc})"]
