@@ -73,9 +73,8 @@ from scars.core.samsara.decisions import (
     with_carried,
     with_closed_rounds,
 )
-from scars.core.samsara.feature import read_feature
 from scars.core.samsara.items import item_fingerprint
-from scars.core.samsara.layout import repo_root_of
+from scars.core.samsara.layout import cached_read, repo_root_of
 from scars.core.samsara.rounds import (
     COUNTED_BY_KEY,
     COUNTED_BY_SCARS,
@@ -103,6 +102,19 @@ VALVE_TRIGGERS = {
     "net_rot": re.compile(r"net[\s_-]*rot", re.I),
     "reviewer_retry_limit": re.compile(r"(reviewer|re-?dispatch)[\s_-]*(retr|limit)", re.I),
 }
+
+
+def _read_feature(path: Path, meanwhile: Callable[[Feature], None] | None = None) -> Feature:
+    """:func:`scars.core.samsara.feature.read_feature`, the reader imported only when the cache has
+    not the feature (a session over a cached feature paints its first screen without YAML, the
+    log matcher or the possible patterns: tests/tui/app/test_first_paint_imports.py)."""
+    p, root, fp, hit = cached_read(path)
+    if hit is not None:
+        return hit
+    # lazy: the reader only on a cache miss
+    from scars.core.samsara.feature import read_missed
+
+    return read_missed(p, root, fp, meanwhile, early=meanwhile is not None)
 
 
 class FeatureSession:
@@ -184,7 +196,7 @@ class FeatureSession:
             assert meanwhile is not None
             meanwhile(self)
 
-        feature = read_feature(self.path, early if meanwhile is not None else None)
+        feature = _read_feature(self.path, early if meanwhile is not None else None)
         if opened:
             self.feature = feature  # the same items, and their possible patterns
         else:
@@ -759,8 +771,7 @@ class FeatureSession:
         return memo[2]
 
     def _refresh_feature(self) -> None:
-
-        self.feature = read_feature(self.path)
+        self.feature = _read_feature(self.path)
         self._read_watch_reopened()
         self._replay()  # the reports may have changed: which item holds which id, too
 
