@@ -276,21 +276,24 @@ class Bench:
         return [r.judge()]
 
     def m_startup(self) -> list[Result]:
-        small = self.feature("small")
+        demo = str(DEMO_FEATURE)
         n = self.reps(10)
         env = base_env(None)
         cache = self.fresh_cache()
         env_c = base_env(cache)
-        wall(self.scars + ["status", str(small)], env_c)  # a user's second run: warm cache
-        py, helpt, stat = [], [], []
+        for argv in (["status", demo], ["status", "--json", demo]):
+            wall(self.scars + argv, env_c)  # a user's second run: warm cache
+        py, helpt, stat, stat_json = [], [], [], []
         for _ in range(n):
             py.append(wall([sys.executable, "-c", "pass"], env))
             helpt.append(wall(self.scars + ["--help"], env))
-            stat.append(wall(self.scars + ["status", str(small)], env_c))
+            stat.append(wall(self.scars + ["status", demo], env_c))
+            stat_json.append(wall(self.scars + ["status", "--json", demo], env_c))
         out = []
         for name, xs, target in (
-            ("start-up: scars --help", helpt, 3.0),
-            ("start-up: scars status (small)", stat, 5.0),
+            ("start-up: scars --help", helpt, 2.0),
+            ("start-up: scars status (demo)", stat, 3.0),
+            ("start-up: scars status --json (demo)", stat_json, 3.0),
         ):
             r = Result(
                 name,
@@ -299,7 +302,7 @@ class Bench:
                 baseline=min(py),
                 target=target,
                 note="wall time, interpreter start to exit; baseline: `python -c pass`; "
-                "status on the small feature with its cache warm",
+                "status on the demo feature with its cache warm, into a pipe",
                 samples={"subject": xs, "python -c pass": py},
             )
             r.of_baseline()

@@ -14,7 +14,7 @@ Exit codes (documented in docs/commands.md, "Exit codes"):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import namedtuple
 
 
 class ScarsError(Exception):
@@ -138,12 +138,12 @@ class OutsideRepository(ScarsError):
         self.leads_to = leads_to
 
 
-@dataclass(frozen=True, slots=True)
-class FieldError:
-    """One refused field: ``field`` is the decision field's name, ``message`` says why."""
+class FieldError(namedtuple("FieldError", ("field", "message"))):
+    """One refused field: ``field`` is the decision field's name, ``message`` says why. A named
+    tuple, not a dataclass: every command imports this module, and `scars --help` imports no
+    ``dataclasses`` (its ``inspect`` and ``ast``: tests/tui/cli/test_startup_imports.py)."""
 
-    field: str
-    message: str
+    __slots__ = ()
 
     def __str__(self) -> str:
         return f"{self.field}: {self.message}"

@@ -4,8 +4,12 @@ module on first use, so importing the package itself stays cheap (``scars --help
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping
-from typing import Any
+
+# `import scars.core` (every command, `scars --help` too) imports no typing: names for annotations only
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from typing import Any
 
 
 def public_face(

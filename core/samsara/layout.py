@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from scars.core.errors import PathNotFound
 from scars.core.model import Feature
 from scars.core.storage import cache as feature_cache
 from scars.core.storage.confine import check_inside
@@ -108,3 +109,38 @@ def cached_feature(
     with gc_paused():
         hit = feature_cache.load(feature_dir, fp, None if also is None else {**fp, **also})
     return fp, hit if also is not None or isinstance(hit, Feature) else None
+
+
+def feature_dir(path: str | os.PathLike[str]) -> tuple[Path, Path | None]:
+    """(the absolute feature directory ``path``, its repository root). Raises PathNotFound when it is not one."""
+    p = Path(path).absolute()
+    if not p.exists():
+        raise PathNotFound.missing(path)
+    if not p.is_dir():
+        raise PathNotFound(f"{path} is not a directory")
+    if not is_feature_dir(p):
+        # A repository root is no feature: name its features (the message said "or a repository
+        # root holding changes/", which the commands that act on one feature refuse).
+        features = [(Path(path) / f.relative_to(p)).as_posix() for f in find_features(p)]
+        hint = (
+            f"it is a repository root: give one of its features, e.g. {features[-1]}"
+            if features
+            else "give a feature directory, changes/<date>_<feature>/"
+        )
+        raise PathNotFound(
+            f"{path} is not a samsara feature directory (it holds none of {', '.join(FEATURE_MARKERS)}); {hint}"
+        )
+    repo_root = repo_root_of(p)
+    if repo_root is not None:
+        check_inside(p, repo_root, "the feature directory")  # a feature linked out of its repository: never read
+    return p, repo_root
+
+
+def cached_read(path: str | os.PathLike[str]) -> tuple[Path, Path | None, dict[str, Any] | None, Feature | None]:
+    """``read_feature``'s look in the cache, without the reader: (the absolute feature directory
+    ``path``, its repository root — :func:`feature_dir` —, the cache fingerprint and the Feature
+    cached under it — :func:`cached_feature`). A miss (None) is read by
+    ``scars.core.samsara.feature.read_missed`` with the three first. Raises PathNotFound."""
+    p, repo_root = feature_dir(path)
+    fp, hit = cached_feature(p, repo_root)
+    return p, repo_root, fp, hit

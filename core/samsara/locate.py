@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from scars.core.git import authors_of
-from scars.core.storage import safe_read
+from scars.core.storage import paths
 from scars.core.storage.paths import resolve_inside
 
 EXCERPT_MAX_BYTES = 2_000_000  # a larger file is not read for an excerpt
@@ -103,8 +103,8 @@ def read_excerpt(repo_root: str | None, where: str | None) -> tuple[Excerpt | No
     if real is None:
         return None, reason
     try:  # resolved inside the repository above; read by the one policy, bounded
-        data = safe_read.read_bytes(real, root=repo_root, limit=EXCERPT_MAX_BYTES, what="the file")
-    except (safe_read.Unreadable, OSError) as exc:
+        data = paths.read_bytes(real, root=repo_root, limit=EXCERPT_MAX_BYTES, what="the file")
+    except (paths.Unreadable, OSError) as exc:
         return None, f"{exc} (no excerpt)"
     if b"\0" in data[:8192]:
         return None, "the file is binary"
@@ -133,8 +133,8 @@ def codeowners(repo_root: str | None, rel_paths: list[str]) -> list[str]:
     else:
         return []
     try:
-        text = safe_read.read_text(real, root=repo_root, strict=False)
-    except (safe_read.Unreadable, OSError):
+        text = paths.read_text(real, root=repo_root, strict=False)
+    except (paths.Unreadable, OSError):
         return []
     rules: list[tuple[str, list[str]]] = []
     for line in text.splitlines()[:5000]:

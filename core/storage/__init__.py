@@ -16,7 +16,7 @@ _CACHE = "scars.core.storage.cache"
 _PUBLIC: dict[str, str | tuple[str, str]] = {
     "Unreadable": "scars.core.storage.paths",
     "list_dir": "scars.core.storage.paths",
-    "read_text": "scars.core.storage.safe_read",
+    "read_text": "scars.core.storage.paths",
     "WriteFailed": "scars.core.storage.durable",
     "atomic_write": "scars.core.storage.durable",
     "describe_holder": "scars.core.storage.lock",

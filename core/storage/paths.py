@@ -1,7 +1,9 @@
 """Paths named inside untrusted files, resolved only when they stay inside the repository; and THE
-read rule's open and listing of a repository's files and folders (``open_file``, ``list_dir``), on
-which ``storage/safe_read`` builds its policy (size, decoding, YAML and JSON) — here, without the YAML
-reader, for the journal, the lock and the intents a warm ``scars status`` reads.
+read rule's open and listing of a repository's files and folders (``open_file``, ``list_dir``) and
+its bounded, decoded read of a text (``read_bytes``, ``decode``, ``read_text``), on which
+``storage/safe_read`` builds its policy for YAML and JSON (and re-exports these) — here, without the
+YAML reader, for the journal, the lock and the intents a warm ``scars status`` reads, and the
+excerpts and logs the app reads before the feature needs a parse.
 
 An item's ``where`` / ``debt_location`` (``src/export.py:40-88``) is text written by an
 agent or a person. Before scars reads a file it names (to show an excerpt: see
@@ -18,7 +20,10 @@ import os
 import stat
 from pathlib import Path
 
-from scars.core.storage.durable import Fingerprint, read_fd_with_fingerprint
+from scars.core.storage.durable import Fingerprint, read_fd_with_fingerprint, read_upto
+
+# The bound of a text file read (safe_read's YAML and JSON have their own).
+TEXT_MAX_BYTES = 8 * 1024 * 1024
 
 
 def resolve_inside(repo_root: str | os.PathLike[str], path: str) -> Path | str:
@@ -247,3 +252,68 @@ def list_dir(path: str | os.PathLike[str], *, root: str | os.PathLike[str], what
         return os.listdir(fd)
     finally:
         os.close(fd)
+
+
+def check_file(
+    path: str | os.PathLike[str],
+    *,
+    root: str | os.PathLike[str] | None = None,
+    limit: int | None = None,
+    what: str = "file",
+) -> int:
+    """The policy's checks before a read, without reading: a regular file, a symlink only
+    inside ``root`` (when given), at most ``limit`` bytes (default ``TEXT_MAX_BYTES``). Returns
+    the limit to read up to. Raises :class:`Unreadable`, and ``FileNotFoundError``."""
+    limit = TEXT_MAX_BYTES if limit is None else limit
+    _within(_checked(path, root, what)[0], limit, what)
+    return limit
+
+
+def read_bytes(
+    path: str | os.PathLike[str],
+    *,
+    root: str | os.PathLike[str] | None = None,
+    limit: int | None = None,
+    what: str = "file",
+) -> bytes:
+    """The bytes of a file that passes :func:`check_file`, read with a bound (:func:`open_file`).
+    Raises :class:`Unreadable`, and ``FileNotFoundError`` when there is no such file."""
+    limit = TEXT_MAX_BYTES if limit is None else limit
+    fd = open_file(path, root=root, limit=limit, what=what)
+    try:
+        data = read_upto(fd, limit, os.fstat(fd).st_size)
+    except OSError as exc:
+        raise Unreadable(f"cannot read {what}: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+    return check_read(data, limit, what)
+
+
+def decode(data: bytes, *, strict: bool = True) -> str:
+    """Bytes → text: UTF-8 (BOM skipped) or BOM-marked UTF-16; invalid UTF-8 is refused
+    (``strict=False``: replaced by U+FFFD)."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        try:
+            return data.decode("utf-16", "strict" if strict else "replace")
+        except UnicodeDecodeError as exc:
+            raise Unreadable(f"invalid UTF-16 at byte {exc.start}") from None
+    try:
+        text = data.decode("utf-8", "strict" if strict else "replace")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise Unreadable(f"invalid UTF-8 at byte {exc.start}", line) from None
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return text
+
+
+def read_text(
+    path: str | os.PathLike[str],
+    *,
+    root: str | os.PathLike[str] | None = None,
+    limit: int | None = None,
+    what: str = "file",
+    strict: bool = True,
+) -> str:
+    """:func:`read_bytes` then :func:`decode`."""
+    return decode(read_bytes(path, root=root, limit=limit, what=what), strict=strict)

@@ -54,19 +54,21 @@ from typing import Any
 
 import yaml
 
-from scars.core.storage.durable import read_upto
+from scars.core.storage.paths import TEXT_MAX_BYTES as TEXT_MAX_BYTES
 from scars.core.storage.paths import Unreadable as Unreadable
-from scars.core.storage.paths import _checked, _within
+from scars.core.storage.paths import check_file as check_file
 from scars.core.storage.paths import check_read as check_read
+from scars.core.storage.paths import decode as decode
 from scars.core.storage.paths import fingerprint as fingerprint
 from scars.core.storage.paths import folder_refusal as folder_refusal
 from scars.core.storage.paths import list_dir as list_dir
 from scars.core.storage.paths import open_file as open_file
+from scars.core.storage.paths import read_bytes as read_bytes
+from scars.core.storage.paths import read_text as read_text
 from scars.core.storage.paths import read_with_fingerprint as read_with_fingerprint
 
 YAML_MAX_BYTES = 5 * 1024 * 1024
 JSON_MAX_BYTES = 8 * 1024 * 1024
-TEXT_MAX_BYTES = 8 * 1024 * 1024
 MAX_DEPTH = 64
 MAX_EXPANDED_NODES = 1_000_000
 
@@ -134,71 +136,6 @@ class Loaded:
     key_lines: dict[str, int] = field(default_factory=dict)
     item_lines: dict[str, list[int]] = field(default_factory=dict)
     problems: list[tuple[int | None, str]] = field(default_factory=list)
-
-
-def check_file(
-    path: str | os.PathLike[str],
-    *,
-    root: str | os.PathLike[str] | None = None,
-    limit: int | None = None,
-    what: str = "file",
-) -> int:
-    """The policy's checks before a read, without reading: a regular file, a symlink only
-    inside ``root`` (when given), at most ``limit`` bytes (default ``TEXT_MAX_BYTES``). Returns
-    the limit to read up to. Raises :class:`Unreadable`, and ``FileNotFoundError``."""
-    limit = TEXT_MAX_BYTES if limit is None else limit
-    _within(_checked(path, root, what)[0], limit, what)
-    return limit
-
-
-def read_bytes(
-    path: str | os.PathLike[str],
-    *,
-    root: str | os.PathLike[str] | None = None,
-    limit: int | None = None,
-    what: str = "file",
-) -> bytes:
-    """The bytes of a file that passes :func:`check_file`, read with a bound (:func:`open_file`).
-    Raises :class:`Unreadable`, and ``FileNotFoundError`` when there is no such file."""
-    limit = TEXT_MAX_BYTES if limit is None else limit
-    fd = open_file(path, root=root, limit=limit, what=what)
-    try:
-        data = read_upto(fd, limit, os.fstat(fd).st_size)
-    except OSError as exc:
-        raise Unreadable(f"cannot read {what}: {exc.strerror or exc}") from None
-    finally:
-        os.close(fd)
-    return check_read(data, limit, what)
-
-
-def decode(data: bytes, *, strict: bool = True) -> str:
-    """Bytes → text: UTF-8 (BOM skipped) or BOM-marked UTF-16; invalid UTF-8 is refused
-    (``strict=False``: replaced by U+FFFD)."""
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        try:
-            return data.decode("utf-16", "strict" if strict else "replace")
-        except UnicodeDecodeError as exc:
-            raise Unreadable(f"invalid UTF-16 at byte {exc.start}") from None
-    try:
-        text = data.decode("utf-8", "strict" if strict else "replace")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        raise Unreadable(f"invalid UTF-8 at byte {exc.start}", line) from None
-    if text.startswith("\ufeff"):
-        text = text[1:]
-    return text
-
-
-def read_text(
-    path: str | os.PathLike[str],
-    *,
-    root: str | os.PathLike[str] | None = None,
-    limit: int | None = None,
-    what: str = "file",
-    strict: bool = True,
-) -> str:
-    """:func:`read_bytes` then :func:`decode`."""
-    return decode(read_bytes(path, root=root, limit=limit, what=what), strict=strict)
 
 
 def load_yaml(

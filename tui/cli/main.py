@@ -12,13 +12,16 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import json
 import sys
-from collections.abc import Collection
-from typing import Any
 
-from scars.core import __version__, settings
+from scars.core import __version__
 from scars.core.errors import DecisionRefused, LockHeld, ScarsError, UsageError
+
+# `scars --help` imports neither typing nor dataclasses (settings): names for annotations only
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Collection
+    from typing import Any
 
 # (command, module, summary) in help order. A command module owns its arguments and behaviour;
 # its summary (the line of `scars --help`) is here, so that listing the commands imports none.
@@ -200,8 +203,10 @@ def command_word(words: list[str]) -> str | None:
 
 def build_parser(load: Collection[str] | None = None) -> argparse.ArgumentParser:
     """The parser of every command; ``load``: the commands whose modules are imported for their
-    arguments (None: all of them — completion and tests). The others are listed with their
-    summary only, so `scars --help` imports no command module and `scars status` only its own."""
+    arguments (None: all of them — completion and tests). With none loaded (``()``: `scars --help`,
+    bare `scars`) every command is listed with its summary only, so `scars --help` imports no
+    command module; with some, the parser has those only (`scars status` imports its own module
+    and builds no parser for the 20 others: argparse's 22 parsers were most of the parse)."""
     parser = Parser(
         prog="scars",
         description=DESCRIPTION,
@@ -212,7 +217,8 @@ def build_parser(load: Collection[str] | None = None) -> argparse.ArgumentParser
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, module_name, summary in COMMANDS:
         if load is not None and name not in load:
-            sub.add_parser(name, help=summary)
+            if not load:
+                sub.add_parser(name, help=summary)
             continue
         module: Any = _import_command(name, module_name)
         p = sub.add_parser(
@@ -261,14 +267,17 @@ def main(argv: list[str] | None = None) -> int:
     if words in (["--version"], ["-V"]):  # answered before any command module is imported
         print(f"scars {__version__}")
         return 0
-    settings.load()  # the environment, read once for this command
     args: argparse.Namespace | None = None
     try:
         command = command_word(words)
         parser = build_parser(load=() if command is None else (command,))
         if command is None and words and not words[0].startswith("-"):
             parser.error(unknown_command(words[0]))  # the usage line, then the error (exit 2)
-        args = parser.parse_args(words)
+        args = parser.parse_args(words)  # `--help` ends here
+        # lazy: the environment, read once for the command that runs (`scars --help` runs none)
+        from scars.core import settings
+
+        settings.load()
         run = getattr(args, "_run", None)
         if run is None:  # bare `scars`
             run = _import_command("scars", "scars.tui.cli.commands.home").run
@@ -277,6 +286,8 @@ def main(argv: list[str] | None = None) -> int:
         _say(f"scars: {exc}")
         # --json: one error object on stdout, unless the command printed its own (scars gate).
         if "--json" in words and not getattr(args, "json_error_printed", False):
+            import json  # lazy: only for an error
+
             try:
                 sys.stdout.write(json.dumps(error_json(exc), ensure_ascii=True, indent=2) + "\n")
                 sys.stdout.flush()
@@ -289,6 +300,8 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         return 0
     except Exception as exc:  # a bug of ours: one line for the user, the traceback on request
+        from scars.core import settings  # lazy: the environment as this command read it (or reads it now)
+
         if settings.current().debug:
             raise
         _say(

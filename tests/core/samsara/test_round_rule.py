@@ -216,8 +216,8 @@ def test_the_round_a_decision_opens_starts_from_the_feature_it_is_made_on(featur
 
     a, b, _ = ids(feature)
     reads: list = []
-    real = session_module.read_feature
-    monkeypatch.setattr(session_module, "read_feature", lambda *args, **kw: reads.append(args) or real(*args, **kw))
+    real = session_module._read_feature
+    monkeypatch.setattr(session_module, "_read_feature", lambda *args, **kw: reads.append(args) or real(*args, **kw))
     with FeatureSession.open(feature, user="alice") as s:
         opened = len(reads)
         s.decide(a, "fix")

@@ -26,6 +26,14 @@ async def main():
 asyncio.run(main())
 """
 
+STORE = """
+import sys
+from scars.core.samsara.feature import read_feature
+from scars.core.storage import cache
+cache.RACY_NS = 0  # the copy's stamps are seconds old
+read_feature(sys.argv[1])
+"""
+
 # Loaded when first used, never for the first paint.
 LATER = (
     "scars.core.gates",  # every loop's gatherers and writers: at the first gate
@@ -45,20 +53,51 @@ LATER = (
 )
 
 
-def test_the_first_paint_loads_no_screen_gate_or_loop_it_does_not_show(tmp_path):
+# The reader of a feature's files: on a cache hit the session opens the cached feature without it.
+READER = (
+    "scars.core.samsara.feature",
+    "scars.core.samsara.reports",
+    "scars.core.samsara.aggregate",
+    "scars.core.samsara.matching",
+    "scars.core.samsara.patterns",
+    "scars.core.samsara.registry",
+    "scars.core.samsara.contract",
+    "scars.core.samsara.resolutions",
+    "scars.core.storage.safe_read",
+)
+
+
+def first_paint_modules(tmp_path) -> list[set[str]]:
+    """The modules loaded until the first paint of the app over a copy of the demo feature: with
+    an empty cache, then with the feature in the cache (stored between the two by a read that
+    takes the files' fresh stamps: the copy was just made)."""
     env = {"PATH": "/usr/bin:/bin", "NO_COLOR": "1", "SCARS_CACHE_DIR": str(tmp_path / "cache"), "HOME": str(tmp_path)}
     feature = tmp_path / "repo" / "changes" / DEMO_FEATURE.name  # the app opens a session: a copy
     shutil.copytree(DEMO_FEATURE, feature)
-    proc = subprocess.run(
-        [sys.executable, "-c", PROBE, str(feature)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=env,
-        cwd=ROOT,
-    )
-    assert proc.returncode == 0, proc.stderr
-    got = json.loads(proc.stdout.splitlines()[-1])
-    assert got["shown"] == 1
-    assert loaded(set(got["modules"]), *LATER) == []
-    assert "scars.tui.app.screens.main" in got["modules"]
+    out = []
+    for probe in (PROBE, STORE, PROBE):
+        proc = subprocess.run(
+            [sys.executable, "-c", probe, str(feature)],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=env,
+            cwd=ROOT,
+        )
+        assert proc.returncode == 0, proc.stderr
+        if probe is PROBE:
+            got = json.loads(proc.stdout.splitlines()[-1])
+            assert got["shown"] == 1
+            out.append(set(got["modules"]))
+    return out
+
+
+def test_the_first_paint_loads_no_screen_gate_or_loop_it_does_not_show_and_no_reader_on_a_cache_hit(tmp_path):
+    cold, warm = first_paint_modules(tmp_path)
+    for modules in (cold, warm):
+        assert loaded(modules, *LATER) == []
+        assert "scars.tui.app.screens.main" in modules
+    assert loaded(cold, "scars.core.samsara.feature") == ["scars.core.samsara.feature"]  # read, then cached
+    # the feature from the cache: no reader (PyYAML itself is loaded for the header's round number,
+    # iteration-log.yaml's rounds on disk)
+    assert loaded(warm, *READER) == []

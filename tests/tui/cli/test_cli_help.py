@@ -163,3 +163,19 @@ def test_an_unknown_command_says_what_it_may_have_meant(word, hint, capsys):
     assert code == 2 and f"unknown command {word!r}" in err and "`scars --help` lists the commands" in err
     assert (hint in err) if hint else ("did you mean" not in err)
     assert json.loads(out)["exit_code"] == 2
+
+
+def _commands_of(parser) -> list[str]:
+    import argparse
+
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return list(sub.choices)
+
+
+def test_a_command_line_builds_the_parser_of_its_command_only_and_help_lists_them_all():
+    from scars.tui.cli import main as cli
+
+    every = [name for name, _module, _summary in cli.COMMANDS]
+    assert _commands_of(cli.build_parser(load=("status",))) == ["status"]
+    assert _commands_of(cli.build_parser(load=())) == every
+    assert _commands_of(cli.build_parser()) == every
