@@ -94,14 +94,24 @@ def resolve_across(reports: list[ScarReport], *, summary: bool = False) -> tuple
     entry_items: dict[tuple[str, int], str] = {}
     if entries:
         remaining = [it for r in reports for it in r.items if not _excluded(it)]
+        # Per entry only what its section text names: the pool and the pointer are the same for
+        # every entry of one section text, and each pool's matcher is told of all its entries
+        # first, so that it reads its targets once for them all (not once per entry: quadratic
+        # at tens of thousands of items).
+        pools: dict[str, tuple[tuple, list[ScarItem]]] = {}
+        pointers: dict[str, tuple[ScarItem | None, str]] = {}
         matchers: dict[tuple, Matcher] = {}
+        for _r, _n, section, desc, _res in entries:
+            if section not in pools:
+                pools[section] = _pool(reports, remaining, section)
+            pool_key, pool = pools[section]
+            if pool_key not in matchers:
+                matchers[pool_key] = _matcher(pool, position)
+            matchers[pool_key].expect([desc])
         taken: list[str] = []
         results: list[tuple[ScarReport, int, str, LogMatch, str | None, str | None]] = []
         for r, n, section, desc, _res in entries:
-            pool_key, pool = _pool(reports, remaining, section)
-            m = matchers.get(pool_key)
-            if m is None:
-                m = matchers[pool_key] = _matcher(pool, position)
+            m = matchers[pools[section][0]]
             # A task report's own item, removed from its section, lives in the entry alone: only
             # the same text (or a copy of it) names another report's item (_may_paraphrase).
             match = m.match(desc, taken=taken, similar=_may_paraphrase(r, section, desc))
@@ -113,7 +123,9 @@ def resolve_across(reports: list[ScarReport], *, summary: bool = False) -> tuple
                     confidence="weak",
                     reason=f"{match.reason}; an entry that names no report needs {UNPOINTED_SIMILAR}",
                 )
-            pointed, said = _pointed(reports, section, position)
+            if section not in pointers:
+                pointers[section] = _pointed(reports, section, position)
+            pointed, said = pointers[section]
             picked = None
             if pointed is not None and pointed.id != match.target and not _excluded(pointed):
                 if match.confidence in CONFIDENT and match.target:

@@ -417,3 +417,31 @@ def test_the_bench_feature_s_random_fix_entry_resolves_nothing(tmp_path):
     f = _feature(tmp_path, {"task-4-scar.yaml": task, "iteration-fix-2-scar.yaml": fix})
     assert f.signal_lost == 2
     assert any("needs 0.6" in str(w) for w in f.warnings)
+
+
+def _many_fix_reports(n: int) -> dict[str, str]:
+    """``n`` task reports of one item each and ``n`` fix reports whose entry names one of them by its
+    text under a section that names no report (so every entry is matched against the whole pool)."""
+    reports = {}
+    for i in range(n):
+        text = f"Upload worker {i} retries {i + 3} times without any backoff between the attempts"
+        reports[f"task-{i}-scar.yaml"] = report(f"task-{i}", ks=[f'"{text}"'])
+        reports[f"iteration-fix-{i}-scar.yaml"] = _fix_report("known_shortcuts", text, f"iteration-fix-{i}")
+    return reports
+
+
+def test_the_targets_are_read_once_per_pool_not_once_per_entry(tmp_path, monkeypatch):
+    """Before: each resolved_items entry made the matcher read every target again (65 s for a
+    cold `status --json` of 5,000 reports, 9 s after, the same output): at 12 entries over one pool,
+    12 passes where 1 does."""
+    passes = []
+    look_for = matching.Matcher._look_for
+
+    def counted(self, keys, heads):
+        passes.append(len(self.targets))
+        return look_for(self, keys, heads)
+
+    monkeypatch.setattr(matching.Matcher, "_look_for", counted)
+    f = _feature(tmp_path, _many_fix_reports(12))
+    assert len(f.resolved) == 12 and f.signal_lost == 0  # every entry still resolves its own item
+    assert passes.count(12) == 1, passes  # one pass over the pool of 12 targets
