@@ -163,21 +163,28 @@ def open_file(
     """THE open of a file someone else wrote: :func:`check_file`'s rules (``limit``: None, no size
     limit — a journal, a file only hashed), then opened — without following a link when the name
     was none — and refused unless the descriptor is the very file checked (a link or another file
-    swapped in since is never read). The caller reads and closes the descriptor. Raises
+    swapped in since is never read). A file replaced between the check and the open — a writer's
+    atomic replace, e.g. an answer landing on a request its waiter polls — is checked and opened
+    again, up to REPLACED_TRIES times. The caller reads and closes the descriptor. Raises
     :class:`Unreadable`, and ``FileNotFoundError``."""
-    st, link = _checked(path, root, what)
-    _within(st, limit, what)
-    try:
-        fd = os.open(path, _OPEN_FLAGS | (0 if link else getattr(os, "O_NOFOLLOW", 0)))
-    except FileNotFoundError:
-        raise
-    except OSError as exc:
-        raise Unreadable(f"cannot read {what}: {exc.strerror or exc}") from None
-    now = os.fstat(fd)
-    if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino) or not stat.S_ISREG(now.st_mode):
+    for _try in range(REPLACED_TRIES):
+        st, link = _checked(path, root, what)
+        _within(st, limit, what)
+        try:
+            fd = os.open(path, _OPEN_FLAGS | (0 if link else getattr(os, "O_NOFOLLOW", 0)))
+        except FileNotFoundError:
+            raise
+        except OSError as exc:
+            raise Unreadable(f"cannot read {what}: {exc.strerror or exc}") from None
+        now = os.fstat(fd)
+        if (now.st_dev, now.st_ino) == (st.st_dev, st.st_ino) and stat.S_ISREG(now.st_mode):
+            return fd
         os.close(fd)
-        raise Unreadable(f"{what} was replaced while it was read; not read")
-    return fd
+    raise Unreadable(f"{what} was replaced while it was read; not read")
+
+
+# How often a file replaced between its check and its open is checked again before it is refused.
+REPLACED_TRIES = 3
 
 
 def check_read(data: bytes, limit: int, what: str = "file") -> bytes:

@@ -46,19 +46,38 @@ def test_a_link_inside_is_followed_and_one_leading_out_never_opened(repo: Path):
     assert _read(safe_read.open_file(repo / "out.txt")) == b"SECRET\n"
 
 
-def test_a_file_swapped_in_after_the_check_is_refused(repo: Path, monkeypatch):
-    other = repo / "d" / "other.txt"
-    other.write_text("planted\n", encoding="utf-8")
+def _replacing(repo: Path, monkeypatch, times: int) -> list[int]:
+    """``_checked`` that, for its first ``times`` calls, replaces the file checked (a writer's
+    atomic replace) right after checking it; the calls made."""
     checked = paths._checked
+    calls: list[int] = []
 
-    def check_then_swap(path, root, what):
+    def check_then_replace(path, root, what):
         got = checked(path, root, what)
-        os.replace(other, repo / "d" / "f.txt")  # another file under the name checked
+        calls.append(1)
+        if len(calls) <= times:
+            new = repo / "d" / f"new-{len(calls)}.txt"
+            new.write_text(f"written {len(calls)}\n", encoding="utf-8")
+            os.replace(new, path)  # another file under the name checked
         return got
 
-    monkeypatch.setattr(paths, "_checked", check_then_swap)
+    monkeypatch.setattr(paths, "_checked", check_then_replace)
+    return calls
+
+
+def test_a_file_replaced_after_the_check_is_checked_and_opened_again(repo: Path, monkeypatch):
+    """Before: refused at once — a waiter polling its request died (exit 2) when the answer's
+    atomic replace landed between the check and the open."""
+    calls = _replacing(repo, monkeypatch, times=paths.REPLACED_TRIES - 1)
+    assert _read(safe_read.open_file(repo / "d" / "f.txt", root=repo)) == b"written 2\n"
+    assert len(calls) == paths.REPLACED_TRIES  # the file read is the one its last check saw
+
+
+def test_a_file_replaced_at_every_try_is_refused(repo: Path, monkeypatch):
+    calls = _replacing(repo, monkeypatch, times=paths.REPLACED_TRIES)
     with pytest.raises(safe_read.Unreadable, match="was replaced while it was read"):
         safe_read.open_file(repo / "d" / "f.txt", root=repo)
+    assert len(calls) == paths.REPLACED_TRIES
 
 
 def test_a_link_swapped_in_for_a_checked_file_is_not_followed(repo: Path, monkeypatch):
