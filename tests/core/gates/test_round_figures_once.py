@@ -6,9 +6,6 @@ and the round written from it, as before."""
 
 from __future__ import annotations
 
-import os
-import time
-
 import pytest
 import yaml
 
@@ -27,17 +24,9 @@ def _env(tmp_path, monkeypatch):
     clean_env(monkeypatch)
     monkeypatch.setenv("SCARS_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.delenv("SCARS_NO_CACHE", raising=False)
-    monkeypatch.setattr(cache, "RACY_NS", 50_000_000)
-
-
-def _settle(root) -> None:
-    """Wait until every file is older than the cache's racy window (what the cache stores after)."""
-
-    def newest_ns() -> int:
-        return max(max(st.st_mtime_ns, st.st_ctime_ns) for st in map(os.lstat, [root, *root.rglob("*")]))
-
-    while newest_ns() >= time.time_ns() - cache.RACY_NS:
-        time.sleep(0.01)
+    # The files just written are stored at once (no racy window to wait out): every change these
+    # tests make is a rewrite of another size, which the fingerprint sees whatever the clock says.
+    monkeypatch.setattr(cache, "RACY_NS", 0)
 
 
 @pytest.fixture
@@ -75,7 +64,6 @@ def _round(f):
 @pytest.mark.parametrize("auto_entry", [False, True])
 def test_answering_the_round_gate_computes_its_figures_once(tmp_path, counted, capsys, auto_entry):
     f = _round_with_a_landed_fix(tmp_path)
-    _settle(tmp_path)
     assert _answer(f, *(["--auto-entry"] if auto_entry else [])) == 0, capsys.readouterr().err
     assert len(counted) == 1
     r = _round(f)
@@ -89,13 +77,11 @@ def test_a_report_changed_after_the_gate_was_gathered_is_read_again(tmp_path, co
     with FeatureSession.open(f, user="alice") as s:
         s.start_round()
         s.decide(item_id(f, "Retry count is hard-coded to 3"), "fix")
-    _settle(tmp_path)
     real_record = gates.record
 
     def landing_first(evidence, *args, **kwargs):
         assert evidence.facts["fixed"] == 0  # what the gate showed
         resolve_in_report(f, "Retry count is hard-coded to 3")
-        _settle(tmp_path)  # the changed report settled too: the record's read is cached, its close reuses it
         return real_record(evidence, *args, **kwargs)
 
     monkeypatch.setattr(gates, "record", landing_first)
@@ -112,7 +98,6 @@ def test_a_report_changed_under_the_lock_before_the_close_is_read_again(tmp_path
     with FeatureSession.open(f, user="alice") as s:
         s.start_round()
         s.decide(item_id(f, "Retry count is hard-coded to 3"), "fix")
-    _settle(tmp_path)
     real_refresh = FeatureSession._refresh_feature
 
     def landing_first(self):
@@ -140,7 +125,6 @@ def test_a_decision_made_after_the_gate_was_gathered_is_counted(tmp_path, counte
     """Someone decides an item while the question is open (the journal moves; no feature file
     does): the record's figures are computed again and the round counts the accept."""
     f = _round_with_a_landed_fix(tmp_path)
-    _settle(tmp_path)
     real_record = gates.record
 
     def deciding_first(evidence, *args, **kwargs):
