@@ -116,9 +116,7 @@ class BarChart:
             if n in prose and line.cell_len > options.max_width:
                 indent = len(line.plain) - len(line.plain.lstrip(" "))
                 for part in line.wrap(console, max(options.max_width - indent, 1)):
-                    yield from (
-                        (Text(" " * indent) + part).render(console, end="") if n else part.render(console, end="")
-                    )
+                    yield from (Text(" " * indent) + part).render(console, end="")
                     yield Segment.line()
                 continue
             line.truncate(options.max_width, overflow="crop")
