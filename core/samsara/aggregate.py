@@ -27,6 +27,12 @@ ENTRY_THRESHOLD = 5  # signal_lost >= 5 asks the gate (upstream's uncalibrated e
 # seconds at 50,000 items.
 PATTERNS_BESIDE_FROM = 5000
 
+# From this many counted items a reader that shows the feature before its possible patterns (the
+# app's first paint, ``early``) gets it without them first: they grow with the square of the items
+# (about 30 ms at 200 counted items, 90 ms at 375 on the 2-core build machine: `python
+# bench/run.py --only first_paint`), and below this they take less than the second paint costs.
+PATTERNS_EARLY_FROM = 200
+
 
 EVALUATOR_FAILS = "the Primary evaluator fails (index.yaml iteration_entry.evaluator: fail)"
 
@@ -146,7 +152,7 @@ def aggregate(
     result's) while the child computes them — work that does not depend on them (the cache's
     items, the items' JSON) done in time this process would spend waiting. Not called when they
     are computed here (there is no wait to fill), unless ``early`` and they are many (from
-    PATTERNS_BESIDE_FROM counted items): then before they are (the app shows the rest of the
+    PATTERNS_EARLY_FROM counted items): then before they are (the app shows the rest of the
     feature while they are computed, and cannot fork: it runs threads)."""
     counted = [it for it in feature.items if it.counted]
     counts: dict[str, int] = {c: 0 for c in CATEGORIES}
@@ -169,7 +175,7 @@ def aggregate(
     pending = start_possible_patterns(feature.items, literal) if possible is None else possible
     try:
         aggregated = _aggregated(feature, signal_lost, counts, groups, literal, match_log(feature))
-        if meanwhile is not None and (pending.forked or (early and len(counted) >= PATTERNS_BESIDE_FROM)):
+        if meanwhile is not None and (pending.forked or (early and len(counted) >= PATTERNS_EARLY_FROM)):
             meanwhile(aggregated)
     except BaseException:
         pending.cancel()

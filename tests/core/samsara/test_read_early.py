@@ -1,7 +1,7 @@
 """A reader that shows the feature before its possible patterns (the app: issue 17, they never
 block its first paint) gets it from ``read_feature``'s / ``FeatureSession.open``'s ``meanwhile``:
-the feature aggregated but for them, once, when they are many (from PATTERNS_BESIDE_FROM counted
-items, here lowered to the generated feature's 500); then the same feature with them."""
+the feature aggregated but for them, once, when they are many (from PATTERNS_EARLY_FROM counted
+items); then the same feature with them."""
 
 from __future__ import annotations
 
@@ -24,10 +24,12 @@ def feature_dir(tmp_path_factory) -> Path:
 def test_meanwhile_gets_the_feature_but_its_possible_patterns_before_them(feature_dir, monkeypatch):
     plain = read_feature(feature_dir)
     assert plain.possible_patterns
+    counted = sum(it.counted for it in plain.items)
     seen: list = []
+    monkeypatch.setattr(aggregate, "PATTERNS_EARLY_FROM", counted + 1)
     read_feature(feature_dir, meanwhile=seen.append)
-    assert seen == []  # 500 counted items: not many, no wait worth showing
-    monkeypatch.setattr(aggregate, "PATTERNS_BESIDE_FROM", 1)
+    assert seen == []  # one counted item short of many: no wait worth showing
+    monkeypatch.setattr(aggregate, "PATTERNS_EARLY_FROM", counted)
     full = read_feature(feature_dir, meanwhile=seen.append)
     [early] = seen
     assert early.possible_patterns == () and full.possible_patterns == plain.possible_patterns
@@ -35,7 +37,7 @@ def test_meanwhile_gets_the_feature_but_its_possible_patterns_before_them(featur
 
 
 def test_a_session_is_usable_meanwhile_and_gets_the_possible_patterns(feature_dir, monkeypatch):
-    monkeypatch.setattr(aggregate, "PATTERNS_BESIDE_FROM", 1)
+    monkeypatch.setattr(aggregate, "PATTERNS_EARLY_FROM", 1)
     seen: list = []
 
     def meanwhile(session: FeatureSession) -> None:
@@ -55,7 +57,7 @@ def test_an_early_reader_gets_the_feature_before_the_cache_file_is_written(featu
     monkeypatch.setenv("SCARS_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.delenv("SCARS_NO_CACHE", raising=False)
     monkeypatch.setattr(cache, "RACY_NS", 0)  # the files just written are stored
-    monkeypatch.setattr(aggregate, "PATTERNS_BESIDE_FROM", 1)
+    monkeypatch.setattr(aggregate, "PATTERNS_EARLY_FROM", 1)
     order: list[str] = []
     real_items = cache.Store.items
     monkeypatch.setattr(cache.Store, "items", lambda store, f: order.append("items") or real_items(store, f))

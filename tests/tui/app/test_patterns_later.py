@@ -18,7 +18,7 @@ def _held_patterns(tmp_path, monkeypatch):
     """A feature with "many" counted items (this one's) whose possible patterns, once started, are
     held until the test sets ``release``; ``started`` is set when they are. (dir, release, started)"""
     feature_dir = bench_feature(tmp_path / "repo")
-    monkeypatch.setattr(aggregate, "PATTERNS_BESIDE_FROM", 1)
+    monkeypatch.setattr(aggregate, "PATTERNS_EARLY_FROM", 1)
     release, started = threading.Event(), threading.Event()
     real = aggregate.possible_patterns
 
