@@ -85,6 +85,41 @@ def bare_app(env: dict[str, str] | None = None) -> float:
     return first_paint([sys.executable, "-c", BARE_APP], BARE_MARKER, env)
 
 
+# The parts of scars' first paint measured alone, each in a fresh interpreter (seconds on its last
+# line, interpreter start-up not included): what Textual's own import costs, what the app's costs
+# (Textual's included), and the app's first read of a feature up to the list it shows (the session
+# opened as the app opens it, the possible patterns not waited for when the app does not wait).
+IMPORT_TEXTUAL = """
+import time
+t = time.perf_counter()
+import textual.app, textual.widgets
+print(time.perf_counter() - t)
+"""
+IMPORT_APP = """
+import time
+t = time.perf_counter()
+import scars.tui.app.app
+print(time.perf_counter() - t)
+"""
+READ_TO_LIST = """
+import sys, time
+import scars.tui.app.app
+from scars.tui.app.backend import Backend
+t = time.perf_counter()
+shown = []
+backend = Backend.open(sys.argv[1], read_only=True, meanwhile=lambda b: shown.append(time.perf_counter() - t))
+done = time.perf_counter() - t
+backend.close()
+print(shown[0] if shown else done)
+"""
+
+
+def part(code: str, args: list[str], env: dict[str, str] | None = None) -> float:
+    """Seconds one of the parts above printed (run in a fresh interpreter)."""
+    out = subprocess.run([sys.executable, "-c", code, *args], env=env, capture_output=True, text=True, check=True)
+    return float(out.stdout.strip().splitlines()[-1])
+
+
 def main(argv: list[str]) -> int:
     if "--" not in argv or argv.index("--") != 1:
         print(__doc__.split("\n\n")[1], file=sys.stderr)

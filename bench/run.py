@@ -551,6 +551,7 @@ def m_first_paint(self: Bench) -> list[Result]:
     ]
     bare: list[float] = []
     got: dict[str, list[float]] = {name: [] for name, _, _ in cases}
+    parts: dict[str, list[float]] = {"textual": [], "app": [], "read": []}
     for _ in range(self.reps(5)):
         bare.append(first_paint.bare_app(base_env(None)))
         for name, make, _ in cases:
@@ -559,6 +560,10 @@ def m_first_paint(self: Bench) -> list[Result]:
             if cwd is not None:
                 cmd = ["sh", "-c", 'cd "$0" && exec "$@"', str(cwd), *cmd]
             got[name].append(first_paint.first_paint(cmd, marker, env))
+        parts["textual"].append(first_paint.part(first_paint.IMPORT_TEXTUAL, [], base_env(None)))
+        parts["app"].append(first_paint.part(first_paint.IMPORT_APP, [], base_env(None)))
+        small = str(self.feature(self.sizes()["small"]))
+        parts["read"].append(first_paint.part(first_paint.READ_TO_LIST, [small], base_env(self.fresh_cache())))
     out = []
     for name, _, shows in cases:
         r = Result(
@@ -573,6 +578,30 @@ def m_first_paint(self: Bench) -> list[Result]:
         )
         r.of_baseline()
         out.append(r.judge())
+    # What stops the ratios: the least the first screen of `scars triage` could take with today's
+    # imports and read if nothing else (the CLI, Textual's start, the app's own mount and paint)
+    # cost more than in the bare app.
+    beyond = max(0.0, min(parts["app"]) - min(parts["textual"]))
+    imports_floor = Result(
+        "floor: first paint with the app's imports alone (bare app + imports beyond Textual's)",
+        min(bare) + beyond,
+        "s",
+        baseline=min(bare),
+        target=1.5,
+        note=f"the app's imports {min(parts['app']):.3f} s, Textual's {min(parts['textual']):.3f} s "
+        "(each in a fresh interpreter, its start-up not included); baseline: the bare app",
+        samples=parts,
+    )
+    read_floor = Result(
+        f"floor: first paint of scars triage ({self.items(self.sizes()['small']):,} items): + the read up to the list",
+        min(bare) + beyond + min(parts["read"]),
+        "s",
+        baseline=min(bare),
+        target=1.5,
+        note=f"+ the session opened and the feature read as the app does until it shows the list, "
+        f"{min(parts['read']):.3f} s, cache empty; baseline: the bare app",
+    )
+    out += [imports_floor.of_baseline().judge(), read_floor.of_baseline().judge()]
     return out
 
 
