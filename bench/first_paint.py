@@ -86,21 +86,18 @@ def bare_app(env: dict[str, str] | None = None) -> float:
 
 
 # The parts of scars' first paint measured alone, each in a fresh interpreter (seconds on its last
-# line, interpreter start-up not included): what Textual's own import costs, what the app's costs
-# (Textual's included), and the app's first read of a feature up to the list it shows (the session
-# opened as the app opens it, the possible patterns not waited for when the app does not wait).
-IMPORT_TEXTUAL = """
-import time
+# line, interpreter start-up not included): the import of some modules (Textual's own, the app's),
+# and the app's first read of a feature up to the list it shows (the session opened as the app
+# opens it, the possible patterns not waited for when the app does not wait).
+IMPORT = """
+import sys, time, importlib
 t = time.perf_counter()
-import textual.app, textual.widgets
+for name in sys.argv[1:]:
+    importlib.import_module(name)
 print(time.perf_counter() - t)
 """
-IMPORT_APP = """
-import time
-t = time.perf_counter()
-import scars.tui.app.app
-print(time.perf_counter() - t)
-"""
+TEXTUAL_MODULES = ["textual.app", "textual.widgets"]
+APP_MODULES = ["scars.tui.app.app"]
 READ_TO_LIST = """
 import sys, time
 import scars.tui.app.app

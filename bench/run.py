@@ -552,6 +552,7 @@ def m_first_paint(self: Bench) -> list[Result]:
     bare: list[float] = []
     got: dict[str, list[float]] = {name: [] for name, _, _ in cases}
     parts: dict[str, list[float]] = {"textual": [], "app": [], "read": []}
+    small = str(self.feature(self.sizes()["small"]))
     for _ in range(self.reps(5)):
         bare.append(first_paint.bare_app(base_env(None)))
         for name, make, _ in cases:
@@ -560,9 +561,8 @@ def m_first_paint(self: Bench) -> list[Result]:
             if cwd is not None:
                 cmd = ["sh", "-c", 'cd "$0" && exec "$@"', str(cwd), *cmd]
             got[name].append(first_paint.first_paint(cmd, marker, env))
-        parts["textual"].append(first_paint.part(first_paint.IMPORT_TEXTUAL, [], base_env(None)))
-        parts["app"].append(first_paint.part(first_paint.IMPORT_APP, [], base_env(None)))
-        small = str(self.feature(self.sizes()["small"]))
+        parts["textual"].append(first_paint.part(first_paint.IMPORT, first_paint.TEXTUAL_MODULES, base_env(None)))
+        parts["app"].append(first_paint.part(first_paint.IMPORT, first_paint.APP_MODULES, base_env(None)))
         parts["read"].append(first_paint.part(first_paint.READ_TO_LIST, [small], base_env(self.fresh_cache())))
     out = []
     for name, _, shows in cases:
@@ -693,7 +693,7 @@ def fmt(x: float | None, unit: str = "") -> str:
 def compile_scars() -> None:
     """scars' modules compiled to bytecode before anything is timed, as installing a wheel does:
     an editable checkout run with PYTHONDONTWRITEBYTECODE (or one never run) would compile every
-    module on every start, about 60 ms of `scars status` that no installed copy pays."""
+    module on every start, about 55 ms of `scars status` that no installed copy pays."""
     import compileall
 
     for part in ("core", "tui"):

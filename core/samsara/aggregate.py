@@ -29,8 +29,9 @@ PATTERNS_BESIDE_FROM = 5000
 
 # From this many counted items a reader that shows the feature before its possible patterns (the
 # app's first paint, ``early``) gets it without them first: they grow with the square of the items
-# (about 30 ms at 200 counted items, 90 ms at 375 on the 2-core build machine: `python
-# bench/run.py --only first_paint`), and below this they take less than the second paint costs.
+# (about 30 ms at 200 counted items, 90 ms at 375 on the 2-core build machine: possible_patterns
+# timed on the first N counted items of bench's small feature), and below this they take less
+# than the second paint costs.
 PATTERNS_EARLY_FROM = 200
 
 
