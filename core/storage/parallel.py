@@ -212,17 +212,25 @@ class Beside:
 
     def result(self) -> Any:
         """``fn(*args)``: the child's result when it gave one, else computed here. Once."""
-        if self._pid is not None:
-            with os.fdopen(self._read, "rb") as inp:
-                data = inp.read()
-            _pid, status = os.waitpid(self._pid, 0)
-            self._pid = None
-            if status == 0 and data:
-                try:
-                    return pickle.loads(data)
-                except Exception:  # noqa: BLE001 - a result that does not unpickle: compute it here
-                    pass
-        return self._fn(*self._args)
+        given, value = self.wait()
+        return value if given else self._fn(*self._args)
+
+    def wait(self) -> tuple[bool, Any]:
+        """(True, the child's result) once the child gave one; (False, None) when there was no
+        child or it gave none (killed, an exception, a result that does not unpickle). Waits for
+        the child and reaps it; computes nothing here. Once."""
+        if self._pid is None:
+            return False, None
+        with os.fdopen(self._read, "rb") as inp:
+            data = inp.read()
+        _pid, status = os.waitpid(self._pid, 0)
+        self._pid = None
+        if status == 0 and data:
+            try:
+                return True, pickle.loads(data)
+            except Exception:  # noqa: BLE001 - a result that does not unpickle: none given
+                pass
+        return False, None
 
     def cancel(self) -> None:
         """The result is not wanted: the child (if any) is killed and reaped."""
