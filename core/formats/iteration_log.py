@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from scars.core.errors import ChangedOnDisk, PathNotFound
 from scars.core.model import IterationLog, Problem, Round
 from scars.core.storage import confine, paths
+from scars.core.storage.cache import same_file
 from scars.core.storage.durable import Fingerprint, atomic_write
 from scars.core.values import as_dict, as_text, opt_text
 
@@ -362,12 +363,19 @@ def add_round(text: str, entry: dict[str, Any]) -> str:
 
 
 def round_numbers(data: Any) -> list[int]:
+    """The round numbers a log document holds: each ``rounds`` entry's integer ``round`` (a
+    ``rounds`` that is not a list holds none, as :func:`read_iteration_log` reads it)."""
     rounds = data.get("rounds") if isinstance(data, dict) else None
-    out = []
-    for r in rounds or ():
-        if isinstance(r, dict) and isinstance(r.get("round"), int):
-            out.append(r["round"])
-    return out
+    if not isinstance(rounds, list):
+        return []
+    return [r["round"] for r in rounds if isinstance(r, dict) and isinstance(r.get("round"), int)]
+
+
+def round_numbers_read(log: IterationLog) -> list[int]:
+    """:func:`round_numbers` of the document ``log`` was read from, without parsing it again (each
+    of its rounds keeps its entry as read: ``Round.raw``; entries that are no mapping, which
+    round_numbers skips, are not rounds)."""
+    return [r.raw["round"] for r in log.rounds if isinstance(r.raw, dict) and isinstance(r.raw.get("round"), int)]
 
 
 def _describe_change(base: Any, now: Any) -> list[str]:
@@ -404,6 +412,7 @@ class IterationLogFile:
         self.root = Path(feature_dir) if root is None else Path(root)
         self.base_text: str | None = None
         self.base_fp: Fingerprint | None = None
+        self._rounds: tuple[str, list[int]] | None = None  # (the text, its round numbers)
         self.refusal: str | None = None  # why the read rule refused the file (None: read, or absent)
         self.reload()
 
@@ -432,7 +441,22 @@ class IterationLogFile:
         return None if self.base_text is None else _plain(self.base_text)
 
     def rounds_on_disk(self) -> list[int]:
-        return round_numbers(self.data()) if self.base_text is not None else []
+        """The round numbers of the text read (:func:`round_numbers`), parsed once per text."""
+        text = self.base_text
+        if text is None:
+            return []
+        known = self._rounds
+        if known is None or known[0] is not text:
+            known = self._rounds = (text, round_numbers(self.data()))
+        return list(known[1])
+
+    def assume_read(self, log: IterationLog | None, stamp: Any) -> None:
+        """``log``, read from this file when its cache stamp (``storage.cache``: stat, taken before
+        that read) was ``stamp``: when the text held now was read from the file in that same
+        state, its round numbers are the ones ``log`` was read with (the app's first screen shows
+        the next round's number without loading YAML to parse the file a second time)."""
+        if log is not None and self.base_text is not None and same_file(stamp, self.base_fp):
+            self._rounds = (self.base_text, round_numbers_read(log))
 
     def append_rounds(
         self,

@@ -61,7 +61,7 @@ from typing import Any
 
 from scars.core import __version__, settings
 from scars.core.model import DEFERRED_PARTS, Feature, LazyFeature
-from scars.core.storage.durable import is_temp_name, remove_stale, users_own
+from scars.core.storage.durable import Fingerprint, is_temp_name, remove_stale, users_own
 from scars.core.storage.parallel import gc_paused
 from scars.core.storage.paths import folder_refusal
 
@@ -140,6 +140,17 @@ def _code_stamp(modules: tuple[str, ...] = _CODE_MODULES) -> tuple:
     for name in modules:
         out.append((name, _entry(here / name)))
     return tuple(out)
+
+
+def same_file(stamp: Any, fp: Fingerprint | None) -> bool:
+    """Whether ``stamp`` (a regular file's entry in a :func:`fingerprint`) and ``fp`` (the durable
+    fingerprint of a read of it) describe the file in one state: the same type, size, times, inode
+    and device (what the cache itself trusts)."""
+    return (
+        fp is not None
+        and isinstance(stamp, tuple)
+        and stamp == (stat.S_IFREG, fp.size, fp.mtime_ns, fp.ctime_ns, fp.ino, fp.dev)
+    )
 
 
 def fingerprint(feature_dir: Path, repo_root: Path | None) -> dict[str, Any]:
