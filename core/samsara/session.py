@@ -77,6 +77,7 @@ from scars.core.samsara.decisions import (
 )
 from scars.core.samsara.items import item_fingerprint
 from scars.core.samsara.layout import cached_read, repo_root_of
+from scars.core.samsara.layout import feature_dir as feature_dir_of
 from scars.core.samsara.rounds import (
     COUNTED_BY_KEY,
     COUNTED_BY_SCARS,
@@ -89,10 +90,12 @@ from scars.core.samsara.rounds import (
 from scars.core.samsara.watches import reopened_items
 from scars.core.sanitize import shell_word
 from scars.core.storage import cache as feature_cache
+from scars.core.storage.cache import fingerprint as feature_fingerprint
 from scars.core.storage.confine import check_inside
 from scars.core.storage.durable import WriteFailed, clean_stale_temps
 from scars.core.storage.journal import Journal, journal_path, read_journal
 from scars.core.storage.lock import FeatureLock, current_holder
+from scars.core.storage.parallel import Beside
 from scars.core.text import text_problem
 
 # The round decisions that end the iteration (the loop goes on to Validation).
@@ -128,15 +131,111 @@ if TYPE_CHECKING:
     from scars.core.samsara import feature  # noqa: F401
 
 
-def _read_feature(path: Path, meanwhile: Callable[[Feature], None] | None = None) -> Feature:
+def _read_feature(
+    path: Path,
+    meanwhile: Callable[[Feature, dict[str, Any] | None], None] | None = None,
+    ahead: ReadAhead | None = None,
+) -> tuple[Feature, dict[str, Any] | None]:
     """:func:`scars.core.samsara.feature.read_feature`, the reader imported only when the cache has
     not the feature (a session over a cached feature paints its first screen without YAML, the
-    log matcher or the possible patterns: tests/tui/app/test_first_paint_imports.py)."""
+    log matcher or the possible patterns: tests/tui/app/test_first_paint_imports.py), and the
+    inputs' fingerprint taken before it was read (None: not taken, the cache is off; also told to
+    ``meanwhile``, called with the feature but for its possible patterns). ``ahead``:
+    a read of the same directory started earlier (:func:`read_ahead`): its feature is taken when
+    it was read from the inputs as they are now."""
     p, root, fp, hit = cached_read(path)
     if hit is not None:
-        return hit
+        return hit, fp
+    if ahead is not None:
+        got = ahead.take(p)
+        if got is not None:
+            return got
     reader = importlib.import_module(READER)  # the reader only on a cache miss
-    return reader.read_missed(p, root, fp, meanwhile, early=meanwhile is not None)
+
+    def early(aggregated: Feature) -> None:  # read_missed's meanwhile, told the fingerprint too
+        assert meanwhile is not None
+        meanwhile(aggregated, fp)
+
+    return reader.read_missed(p, root, fp, early if meanwhile is not None else None, early=meanwhile is not None), fp
+
+
+def _read_in_child(path: str) -> tuple[dict[str, Any], Feature]:
+    """What a read-ahead child sends back: (the inputs' fingerprint taken before reading, the
+    feature read as :func:`_read_feature` reads it: from the cache, else read and stored there)."""
+    # The child writes nothing to the terminal: the parent is about to draw the app on it.
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.dup2(devnull, 2)
+    p, root = feature_dir_of(path)
+    before = feature_fingerprint(p, root)
+    return before, _read_feature(p)[0]
+
+
+class ReadAhead:
+    """A feature directory read in a forked child while this process goes on (imports and starts
+    the app): :func:`read_ahead`. :meth:`take` gives its feature when the inputs are still what
+    the child saw before it read them (the stat fingerprint of every input, as the cache keys its
+    entries and a reload compares them) — else None, and the caller reads them itself."""
+
+    def __init__(self, path: Path, child: Beside) -> None:
+        self.path = path
+        self._child = child
+
+    def take(self, path: Path) -> tuple[Feature, dict[str, Any]] | None:
+        """(the child's feature of ``path``, the inputs' fingerprint it was read from), waiting for
+        the child; None: another directory, no result (the child failed or was killed), or an
+        input changed since the child looked."""
+        if path != self.path:
+            return None
+        given, value = self._child.wait()
+        if not given:
+            return None
+        before, feature = value
+        p, root = feature_dir_of(path)
+        return (feature, before) if feature_fingerprint(p, root) == before else None
+
+    def close(self) -> None:
+        """Not wanted (any more): the child, if still running, is killed and reaped."""
+        self._child.cancel()
+
+
+def _report_bytes(feature: Path, limit: int) -> int:
+    """The bytes of the feature's scar reports, counted until past ``limit`` (by lstat: nothing
+    is followed; a linked scar-reports/ counts as past it)."""
+    reports = feature / "scar-reports"
+    if os.path.islink(reports):
+        return limit + 1
+    total = 0
+    try:
+        with os.scandir(reports) as it:
+            for e in it:
+                total += e.stat(follow_symlinks=False).st_size
+                if total > limit:
+                    break
+    except OSError:  # no scar-reports/: the other files are small
+        pass
+    return total
+
+
+def read_ahead(feature_dir: str | os.PathLike[str], *, max_report_bytes: int) -> ReadAhead | None:
+    """Start reading ``feature_dir`` in a forked child (``storage.parallel.Beside``: Linux, this
+    process running one thread, more than one core), for a :class:`FeatureSession` opened with
+    ``ahead=`` later. Only a feature whose scar reports hold at most ``max_report_bytes`` (the
+    reads worth waiting for whole: a larger feature is shown before its possible patterns, read
+    in the session's own thread). None when no child was started or the directory is not a
+    feature directory (the session's own open says why)."""
+    given = Path(feature_dir).expanduser().absolute()
+    try:
+        check_inside(given, repo_root_of(given) or given, "the feature directory")  # as FeatureSession.open
+        p, _root = feature_dir_of(given.resolve())
+    except (ScarsError, OSError):
+        return None
+    if _report_bytes(p, max_report_bytes) > max_report_bytes:
+        return None
+    child = Beside(_read_in_child, (str(p),))
+    if not child.forked:
+        return None
+    return ReadAhead(p, child)
 
 
 class FeatureSession:
@@ -183,11 +282,15 @@ class FeatureSession:
         user: str | None = None,
         meanwhile: Callable[[FeatureSession], None] | None = None,
         provenance: Provenance | None = None,
+        ahead: ReadAhead | None = None,
     ) -> FeatureSession:
         """``meanwhile``: called, when the feature is read (not found in the cache), with this
         session open (its journal read and replayed) over the feature but for its possible
         patterns, while they are computed; the session's feature gets them before this returns.
-        The session is usable from then on (the app shows and decides meanwhile)."""
+        The session is usable from then on (the app shows and decides meanwhile). ``ahead``: the
+        read of this directory :func:`read_ahead` started, taken instead of reading when it read
+        the inputs as they are (closed once the feature is read; kept when the lock refuses the
+        open, for the read-only open that follows)."""
         path = Path(feature_dir).expanduser()
         if not path.is_dir():
             raise PathNotFound(f"{feature_dir}: no such feature directory")
@@ -202,31 +305,35 @@ class FeatureSession:
         try:
             session = cls(path, read_only=read_only, user=who, lock=lock, root=root)
             session.provenance = provenance
-            session._load(meanwhile)
+            session._load(meanwhile, ahead)
         except BaseException:
             if lock is not None:
                 lock.release()
             raise
+        finally:
+            if ahead is not None:
+                ahead.close()
         return session
 
-    def _load(self, meanwhile: Callable[[FeatureSession], None] | None = None) -> None:
+    def _load(self, meanwhile: Callable[[FeatureSession], None] | None = None, ahead: ReadAhead | None = None) -> None:
         opened = False
 
-        def early(aggregated: Feature) -> None:
+        def early(aggregated: Feature, fp: dict[str, Any] | None) -> None:
             nonlocal opened
-            self._open_over(aggregated)
+            self._open_over(aggregated, fp)
             opened = True
             assert meanwhile is not None
             meanwhile(self)
 
-        feature = _read_feature(self.path, early if meanwhile is not None else None)
+        feature, fp = _read_feature(self.path, early if meanwhile is not None else None, ahead)
         if opened:
             self.feature = feature  # the same items, and their possible patterns
         else:
-            self._open_over(feature)
+            self._open_over(feature, fp)
 
-    def _open_over(self, feature: Feature) -> None:
-        """The journal read and replayed over ``feature``."""
+    def _open_over(self, feature: Feature, fp: dict[str, Any] | None = None) -> None:
+        """The journal read and replayed over ``feature`` (read under the inputs' fingerprint
+        ``fp``, when known: the log file then parsed again only if it changed since)."""
         self.feature = feature
         self._read_watch_reopened()
         if self.read_only:
@@ -241,6 +348,7 @@ class FeatureSession:
             clean_stale_temps(self._log.path, older_than=0, root=self.root)
         self._replay()
         self._log.reload()
+        self._log.assume_read(feature.iteration_log, fp["files"].get(LOG_NAME) if fp is not None else None)
         if not self.read_only and self._may_record():  # an agent's refused session writes nothing
             missing = self._rounds_missing()
             rounds, failed = self._flush_rounds(missing)
@@ -794,7 +902,7 @@ class FeatureSession:
         return memo[2]
 
     def _refresh_feature(self) -> None:
-        self.feature = _read_feature(self.path)
+        self.feature = _read_feature(self.path)[0]
         self._read_watch_reopened()
         self._replay()  # the reports may have changed: which item holds which id, too
 

@@ -16,7 +16,7 @@ from scars.core.errors import READ_ONLY, FieldError, LockHeld, ReadOnly, refuse_
 from scars.core.model import Feature
 from scars.core.provenance import Provenance, provenance
 from scars.core.samsara.decisions import Decision, resolve_user, validate_decision
-from scars.core.samsara.session import FeatureSession
+from scars.core.samsara.session import FeatureSession, ReadAhead
 from scars.core.samsara.watches import validate_watch
 from scars.core.storage import WriteFailed, describe_holder
 
@@ -74,12 +74,14 @@ class Backend:
         read_only: bool = False,
         user: str | None = None,
         meanwhile: Callable[[Backend], None] | None = None,
+        ahead: ReadAhead | None = None,
     ) -> Backend:
         """Open a session; when another writer holds the lock, open read-only and say who.
 
         ``meanwhile``: called, when the feature is read, with the backend (the one returned) over
         the feature but for its possible patterns, while they are computed (FeatureSession.open's);
-        its feature gets them before this returns."""
+        its feature gets them before this returns. ``ahead``: the read of the feature the CLI
+        started before the app (FeatureSession.open's)."""
         holder: dict | None = None
         why: str | None = None
         early: list[Backend] = []
@@ -102,14 +104,14 @@ class Backend:
         hook = opened if meanwhile is not None else None
         try:
             session = FeatureSession.open(
-                feature_dir, read_only=read_only, user=user, meanwhile=hook, provenance=app_provenance()
+                feature_dir, read_only=read_only, user=user, meanwhile=hook, provenance=app_provenance(), ahead=ahead
             )
         except LockHeld as exc:
             holder = exc.holder or {}
-            session = FeatureSession.open(feature_dir, read_only=True, user=user, meanwhile=hook)
+            session = FeatureSession.open(feature_dir, read_only=True, user=user, meanwhile=hook, ahead=ahead)
         except WriteFailed as exc:  # a read-only checkout: look, and say why nothing can be recorded
             why = f"read-only: {exc}"
-            session = FeatureSession.open(feature_dir, read_only=True, user=user, meanwhile=hook)
+            session = FeatureSession.open(feature_dir, read_only=True, user=user, meanwhile=hook, ahead=ahead)
         if early and early[-1].session is session:
             early[-1].feature = session.feature  # with its possible patterns now
             return early[-1]

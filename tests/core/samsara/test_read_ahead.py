@@ -1,0 +1,153 @@
+"""A feature read ahead in a forked child (issue 31: the app's first frame shows the list of a
+small feature, read while Textual loads): the session opened with it holds exactly the feature a
+session reads itself; an input changed after the child looked, a child that dies, another
+directory, a feature above the size bound or a linked scar-reports/ give a read of this process's
+own; no child outlives the open."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.factories import APP_REPORTS, app_repo
+
+# A fresh single-threaded interpreter: a fork is only safe (and only made) there.
+PROBE = """
+import json, os, sys
+from pathlib import Path
+from scars.core.samsara import session as S
+from scars.core.storage import parallel
+
+feature_dir, case = Path(sys.argv[1]), sys.argv[2]
+real_child = S._read_in_child
+if case == "changed":
+    def child(path):  # the child reads, then the loop writes a report before the app opens it
+        got = real_child(path)
+        report = Path(path) / "scar-reports" / "task-1-scar.yaml"
+        report.write_text(report.read_text() + "# written after the child read it\\n")
+        return got
+    S._read_in_child = child
+elif case == "dies":
+    def child(path):
+        os._exit(3)
+    S._read_in_child = child
+ahead = S.read_ahead(feature_dir, max_report_bytes=10**7)
+if case == "other":
+    ahead.path = ahead.path.parent  # a read of another directory than the one opened
+took = []
+real_take = S.ReadAhead.take
+def take(self, path):
+    got = real_take(self, path)
+    took.append(got is not None)
+    return got
+S.ReadAhead.take = take
+with S.FeatureSession.open(feature_dir, read_only=True, ahead=ahead) as session:
+    ahead_feature = session.feature
+    reader_loaded = "scars.core.samsara.feature" in sys.modules
+with S.FeatureSession.open(feature_dir, read_only=True) as session:
+    own_feature = session.feature
+try:
+    os.waitpid(-1, os.WNOHANG)
+    children_left = True
+except ChildProcessError:
+    children_left = False
+print(json.dumps({
+    "forked": ahead is not None,
+    "took": took,
+    "same": ahead_feature == own_feature,
+    "items": len(own_feature.items),
+    "reader_loaded_by_the_open": reader_loaded,
+    "children_left": children_left,
+}))
+"""
+
+
+def _probe(feature_dir, case: str = "plain") -> dict:
+    env = {**os.environ, "SCARS_NO_CACHE": "1"}  # every read is a real read: nothing from the cache
+    env.pop("SCARS_WORKERS", None)
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE, str(feature_dir), case], capture_output=True, text=True, timeout=300, env=env
+    )
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.splitlines()[-1])
+
+
+needs_two_cores = pytest.mark.skipif(
+    len(os.sched_getaffinity(0)) < 2, reason="one usable core: nothing is read ahead (no fork)"
+)
+
+
+@needs_two_cores
+def test_the_session_takes_the_feature_the_child_read(tmp_path):
+    got = _probe(app_repo(tmp_path / "repo"))
+    assert got["forked"] and got["took"] == [True]
+    assert got["same"] and got["items"] > 0
+    assert not got["reader_loaded_by_the_open"]  # the parent read nothing: the child's feature
+    assert not got["children_left"]
+
+
+@needs_two_cores
+@pytest.mark.parametrize("case", ["changed", "dies", "other"])
+def test_the_session_reads_itself_when_the_child_read_is_not_the_inputs_now(tmp_path, case):
+    got = _probe(app_repo(tmp_path / "repo"), case)
+    assert got["forked"] and got["took"] == [False]
+    assert got["same"] and got["items"] > 0  # what a read now gives, the changed report included
+    assert got["reader_loaded_by_the_open"]
+    assert not got["children_left"]
+
+
+def test_only_a_feature_within_the_bound_is_read_ahead(tmp_path, monkeypatch):
+    from scars.core.samsara import session as S
+
+    forks = []
+
+    class Child:  # storage.parallel.Beside, as if forked
+        forked = True
+
+        def __init__(self, fn, args):
+            forks.append(args)
+
+        def cancel(self):
+            pass
+
+    monkeypatch.setattr(S, "Beside", Child)
+    feature = app_repo(tmp_path / "repo")
+    size = sum(len(t.encode()) for t in APP_REPORTS.values())
+    assert S.read_ahead(feature, max_report_bytes=size) is not None  # exactly at the bound: read
+    assert S.read_ahead(feature, max_report_bytes=size - 1) is None  # one byte more than it: not
+    assert len(forks) == 1
+    # a linked scar-reports/ is never listed to count it (nor followed)
+    linked = app_repo(tmp_path / "linked")
+    (linked / "scar-reports").rename(tmp_path / "reports-elsewhere")
+    (linked / "scar-reports").symlink_to(tmp_path / "reports-elsewhere")
+    assert S.read_ahead(linked, max_report_bytes=10**9) is None
+    # not a feature directory: nothing started (the session's own open says why)
+    assert S.read_ahead(tmp_path / "repo", max_report_bytes=10**9) is None
+    assert len(forks) == 1
+
+
+def test_a_child_that_gives_nothing_computes_nothing_here():
+    """Beside.wait (what a read-ahead waits with): the child's result, or nothing — never the
+    function run here as Beside.result does."""
+    script = """
+import json, os
+from scars.core.storage import parallel
+calls = []
+def dies():
+    os._exit(1)
+def gives():
+    return 41 + 1
+print(json.dumps({"dies": parallel.Beside(dies, ()).wait(), "gives": parallel.Beside(gives, ()).wait(),
+                  "no_fork": parallel.Beside(gives, (), fork=False).wait()}))
+"""
+    env = {**os.environ}
+    env.pop("SCARS_WORKERS", None)
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, env=env)
+    assert proc.returncode == 0, proc.stderr
+    got = json.loads(proc.stdout.splitlines()[-1])
+    forked = len(os.sched_getaffinity(0)) > 1
+    assert got == {"dies": [False, None], "gives": [True, 42] if forked else [False, None], "no_fork": [False, None]}
