@@ -41,7 +41,7 @@ from scars.tui.app.widgets.header import ScarsHeader
 from scars.tui.app.widgets.item_list import ItemList
 
 if TYPE_CHECKING:
-    from scars.core.samsara.session import FeatureSession
+    from scars.core.samsara.session import FeatureSession, ReadAhead
 
 
 def input_stamps(feature_dir: Path) -> tuple[Any, Any]:
@@ -204,6 +204,7 @@ class ScarsApp(App[int]):
         self._patterns_pending = False
         self._reload_after_patterns: str | None = None
         self._prepared: TriageState | None = None  # the state whose filter is prepared
+        self._first: Message | None = None  # the loader's message of open_first, shown at mount
 
     @classmethod
     def from_feature(cls, feature: Feature, session: FeatureSession | None = None, **kwargs: Any) -> ScarsApp:
@@ -320,6 +321,11 @@ class ScarsApp(App[int]):
                 self.log.error(f"evaluate_valves failed: {exc!r}")
 
     # -- lifecycle --------------------------------------------------------------------
+    def get_default_screen(self) -> MainScreen:
+        # The feature's screen is the first on the stack (not Textual's empty default screen under
+        # it: one screen less to compose, style and draw before the first frame).
+        return MainScreen()
+
     def on_mount(self) -> None:
         # The theme of config.toml, else textual-dark; one chosen in the palette is written back.
         # An unknown one is among the config problems (core's settings.THEMES), said here once.
@@ -330,16 +336,24 @@ class ScarsApp(App[int]):
         self._theme_ready = True
         self._apply_keymap()
 
-        self.push_screen(MainScreen())
         if self.inbox is not None:
             states, root = self.inbox
             # lazy: the screens a key opens load when first opened, not before the first paint (issue 31)
             from scars.tui.app.screens.loops import LoopsScreen
 
             self.push_screen(LoopsScreen(states, root))
-        if self.feature_dir is not None:
+        if self.feature_dir is not None and self._first is None:
             self._load(keep_cursor=False)
         self.set_interval(self.POLL_SECONDS, self._poll_disk)
+
+    def show_first(self) -> None:
+        """What :meth:`open_first` read, shown as the loader's message is (the main screen calls it
+        when it mounts: the first frame then shows the list, or the failure)."""
+        first, self._first = self._first, None
+        if isinstance(first, ScarsApp.Loaded):
+            self.on_scars_app_loaded(first)
+        elif isinstance(first, ScarsApp.LoadFailed):
+            self.on_scars_app_load_failed(first)
 
     def open_feature(self, feature_dir: Path) -> None:
         """Switch to another feature (from the Loops inbox): release this one, read that one."""
@@ -388,6 +402,22 @@ class ScarsApp(App[int]):
 
     @work(thread=True, exclusive=True, group="load")
     def _load(self, keep_cursor: bool, why: str = "") -> None:
+        self.post_message(self._read(keep_cursor, why, post_early=True))
+
+    def open_first(self, ahead: ReadAhead | None = None) -> None:
+        """Open the feature now, before the app runs, so that its first frame shows the list: the
+        loader's work done here (the CLI calls it for a feature it started reading ahead, before
+        Textual loaded: ``scars.core.samsara.session.read_ahead``); what the loader would post is
+        shown when the main screen mounts (a failure too: the app starts, says it and exits)."""
+        self._first = self._read(False, "", ahead=ahead)
+
+    def _read(
+        self, keep_cursor: bool, why: str, *, post_early: bool = False, ahead: ReadAhead | None = None
+    ) -> Message:
+        """The loader's work (off the event loop: the load worker's thread, or before the app
+        runs): the feature read (``keep_cursor``: the open one again) and its message — Loaded,
+        PatternsReady after an early Loaded posted meanwhile (``post_early``: the list shown
+        before the possible patterns of a feature read, not cached), or LoadFailed."""
         before = None
         if gc.get_freeze_count():
             # What the last load froze goes back to the collector and its cyclic garbage (a
@@ -424,7 +454,11 @@ class ScarsApp(App[int]):
                 assert self.feature_dir is not None
                 taken = input_stamps(Path(self.feature_dir).absolute())
                 backend = Backend.open(
-                    self.feature_dir, read_only=self.read_only_requested, user=self.user, meanwhile=early
+                    self.feature_dir,
+                    read_only=self.read_only_requested,
+                    user=self.user,
+                    meanwhile=early if post_early else None,
+                    ahead=ahead,
                 )
             if shown_early:
                 with gc_paused():
@@ -441,9 +475,10 @@ class ScarsApp(App[int]):
             # (issue 17). Cyclic garbage pending at the freeze is freed at the next reload.
             gc.freeze()
         except BaseException as exc:  # noqa: BLE001 - shown to the user, never swallowed
-            self.post_message(self.LoadFailed(exc))
-            return
-        self.post_message(message)
+            if ahead is not None:
+                ahead.close()
+            return self.LoadFailed(exc)
+        return message
 
     def _loaded_message(
         self, backend: Backend, keep_cursor: bool, why: str, before: Any, stamp: object, *, pending: bool = False

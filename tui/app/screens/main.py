@@ -100,6 +100,7 @@ class MainScreen(Screen[None]):
         self.query_one("#filter-bar").display = False
         self.query_one(ItemList).focus()
         self.query_one(DetailPane).show_nothing("Loading…")
+        scars_app(self).show_first()  # a feature opened before the app ran: in the first frame
 
     # -- helpers ----------------------------------------------------------------------
     @property

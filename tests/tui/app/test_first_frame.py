@@ -1,0 +1,61 @@
+"""The app's first frame (issue 31): a feature opened before the app runs (``open_first``, what
+`scars triage` does for a feature it read ahead) is on the screen when the main screen mounts,
+without the loader thread; a failure to open it is said and ends the app as the loader's does; the
+main screen is the first on the stack."""
+
+from __future__ import annotations
+
+from scars.core.errors import PathNotFound
+from scars.tui.app.app import ScarsApp
+from scars.tui.app.screens.main import MainScreen
+from scars.tui.app.widgets.item_list import ItemList
+from tests.factories import app_repo
+from tests.tui.app.test_app_pilot import SIZE, aio, item_rows, start
+
+
+def _counting_loads(app: ScarsApp) -> list:
+    calls: list = []
+    load = app._load
+    app._load = lambda *a, **k: calls.append(a) or load(*a, **k)  # type: ignore[method-assign]
+    return calls
+
+
+@aio
+async def test_a_feature_opened_first_is_in_the_first_frame_without_the_loader(tmp_path, monkeypatch):
+    feature = app_repo(tmp_path / "repo")
+    at_mount: list[int] = []
+    mount = MainScreen.on_mount
+
+    def counting_mount(self):
+        mount(self)
+        at_mount.append(len(self.query_one(ItemList).rows))
+
+    monkeypatch.setattr(MainScreen, "on_mount", counting_mount)
+    first = ScarsApp(feature, user="alice")
+    first.open_first()
+    loads = _counting_loads(first)
+    async with first.run_test(size=SIZE) as pilot:
+        assert first.is_loaded  # before anything is awaited: shown at mount
+        await start(first, pilot)
+        shown = [r.item_id for r in item_rows(first)]
+        assert isinstance(first.screen_stack[0], MainScreen) and len(first.screen_stack) == 1
+    assert loads == [] and at_mount and at_mount[0] > 0
+
+    at_mount.clear()
+    later = ScarsApp(feature, user="alice")  # the loader thread reads it: the same list
+    loads = _counting_loads(later)
+    async with later.run_test(size=SIZE) as pilot:
+        await start(later, pilot)
+        assert [r.item_id for r in item_rows(later)] == shown
+    assert len(loads) == 1 and at_mount == [0]  # shown after the main screen mounted
+
+
+@aio
+async def test_a_feature_that_cannot_be_opened_first_is_said_and_ends_the_app(tmp_path):
+    app = ScarsApp(tmp_path / "nothing-here", user="alice")
+    app.open_first()
+    loads = _counting_loads(app)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.wait_loaded()
+        await pilot.pause()
+    assert loads == [] and isinstance(app.load_error, PathNotFound)  # the loader's failure, said
