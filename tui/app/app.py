@@ -205,6 +205,7 @@ class ScarsApp(App[int]):
         self._reload_after_patterns: str | None = None
         self._prepared: TriageState | None = None  # the state whose filter is prepared
         self._first: Message | None = None  # the loader's message of open_first, shown at mount
+        self._gc_held = False  # the collector paused by on_load until the first screen is drawn
 
     @classmethod
     def from_feature(cls, feature: Feature, session: FeatureSession | None = None, **kwargs: Any) -> ScarsApp:
@@ -321,6 +322,20 @@ class ScarsApp(App[int]):
                 self.log.error(f"evaluate_valves failed: {exc!r}")
 
     # -- lifecycle --------------------------------------------------------------------
+    def on_load(self) -> None:
+        # Until the first screen is drawn the cyclic collector waits: Textual's first frames make
+        # some 100,000 short-lived containers and the collections they set off were ~30 ms of the
+        # first paint (issue 31), with nothing cyclic to free yet. _drawn() resumes it.
+        if gc.isenabled():
+            gc.disable()
+            self._gc_held = True
+
+    def _drawn(self) -> None:
+        """The first screen is drawn (or the app closes first): the collector runs again."""
+        if self._gc_held:
+            self._gc_held = False
+            gc.enable()
+
     def get_default_screen(self) -> MainScreen:
         # The feature's screen is the first on the stack (not Textual's empty default screen under
         # it: one screen less to compose, style and draw before the first frame).
@@ -344,6 +359,8 @@ class ScarsApp(App[int]):
             self.push_screen(LoopsScreen(states, root))
         if self.feature_dir is not None and self._first is None:
             self._load(keep_cursor=False)
+        elif self.feature_dir is None:
+            self.call_after_refresh(self._drawn)
         self.set_interval(self.POLL_SECONDS, self._poll_disk)
 
     def show_first(self) -> None:
@@ -556,6 +573,7 @@ class ScarsApp(App[int]):
                 markup=False,
             )
         self._loaded.set()
+        self.call_after_refresh(self._drawn)
 
     def on_scars_app_patterns_ready(self, message: ScarsApp.PatternsReady) -> None:
         """The possible patterns arrived: their group joins the list (the filter's rows built again,
@@ -593,6 +611,7 @@ class ScarsApp(App[int]):
         if screen is not None:
             screen.query_one(DetailPane).show_nothing(one_line(f"Cannot open the feature: {text}", 400))
         self._loaded.set()
+        self._drawn()
         code = message.error.exit_code if isinstance(message.error, ScarsError) else 1
         self.exit(code, message=one_line(f"scars: {text}", 400))
 
@@ -673,6 +692,7 @@ class ScarsApp(App[int]):
         if self.backend is not None:
             self.backend.close()
         gc.unfreeze()  # what the loads froze is the collector's again (a process that goes on)
+        self._drawn()  # closed before its first screen was drawn: the collector runs again
 
     # -- forms --------------------------------------------------------------------------
     def owner_suggestions(self, item_ids: list[str]) -> list[str]:

@@ -1,9 +1,12 @@
 """The app's first frame (issue 31): a feature opened before the app runs (``open_first``, what
 `scars triage` does for a feature it read ahead) is on the screen when the main screen mounts,
 without the loader thread; a failure to open it is said and ends the app as the loader's does; the
-main screen is the first on the stack."""
+main screen is the first on the stack; the collector waits until the first screen is drawn and
+then runs again (never turned on when it was off before)."""
 
 from __future__ import annotations
+
+import gc
 
 from scars.core.errors import PathNotFound
 from scars.tui.app.app import ScarsApp
@@ -59,3 +62,40 @@ async def test_a_feature_that_cannot_be_opened_first_is_said_and_ends_the_app(tm
         await app.wait_loaded()
         await pilot.pause()
     assert loads == [] and isinstance(app.load_error, PathNotFound)  # the loader's failure, said
+
+
+@aio
+async def test_the_collector_waits_for_the_first_screen_only(tmp_path, monkeypatch):
+    feature = app_repo(tmp_path / "repo")
+    during: list[bool] = []
+    mount = MainScreen.on_mount
+    monkeypatch.setattr(MainScreen, "on_mount", lambda self: during.append(gc.isenabled()) or mount(self))
+    assert gc.isenabled()
+    app = ScarsApp(feature, user="alice")
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        assert during == [False]  # paused while the first screen is made …
+        assert gc.isenabled()  # … and running once it is drawn
+    assert gc.isenabled()
+
+    gc.disable()  # someone else's pause is theirs: the app does not end it
+    try:
+        app = ScarsApp(feature, user="alice")
+        async with app.run_test(size=SIZE) as pilot:
+            await start(app, pilot)
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+@aio
+async def test_an_app_closed_before_its_first_screen_is_drawn_leaves_the_collector_running(tmp_path, monkeypatch):
+    feature = app_repo(tmp_path / "repo")
+    monkeypatch.setattr(ScarsApp, "_load", lambda self, *a, **k: None)  # never loads: never drawn
+    app = ScarsApp(feature, user="alice")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert not gc.isenabled()
+        app.exit(0)
+    assert gc.isenabled()
