@@ -12,7 +12,6 @@ from typing import Any
 
 from rich.console import Group, RenderableType
 from rich.style import Style
-from rich.syntax import Syntax
 from rich.text import Text
 from textual.geometry import Size
 from textual.scroll_view import ScrollView
@@ -336,6 +335,9 @@ class DetailPane(BaseStyleCache, ScrollView, can_focus=True):
             parts.append(Text(visible(contract.feedback_loop)))
         excerpt, reason = self.excerpt_for(feature, item)
         if excerpt is not None:
+            # lazy: rich.syntax loads pygments (~8 ms), not before the app's first frame (issue 31)
+            from rich.syntax import Syntax
+
             parts.append(Text(""))
             parts.append(_label(f"{excerpt.path}:"))
             lexer = Syntax.guess_lexer(excerpt.path, code=None) if excerpt.path else "text"
