@@ -20,6 +20,12 @@ NON_INTERACTIVE = (
 )
 
 
+# The scar reports a feature may hold to be read before the app's first frame (read ahead, beside
+# Textual's import): ~700 items, read with their possible patterns in about the time the import
+# takes (bench/run.py's first_paint; the 500-item `small` feature's reports are 176 KiB).
+READ_AHEAD_BYTES = 256 * 1024
+
+
 def why_not_interactive() -> str | None:
     """Why a full-screen app cannot run here, or None when it can (stdin, stdout and stderr are
     terminals and the terminal can draw it)."""
@@ -83,12 +89,22 @@ def launch(
     user=None,
     keymap: Path | None = None,
 ) -> int:
+    if keymap is not None and not keymap.is_file():
+        raise PathNotFound(f"{keymap}: keymap file not found")
+    # lazy: loaded when the app starts
+    from scars.core.samsara.session import read_ahead
+
+    # Before Textual loads (a fork is safe while this process runs one thread): a feature small
+    # enough to wait for is read in a child meanwhile and opened before the app's first frame,
+    # which then shows its list; a larger one is shown before its possible patterns by the
+    # app's loader thread (issue 31).
+    ahead = read_ahead(feature_dir, max_report_bytes=READ_AHEAD_BYTES)
     # lazy: Textual loads only when the app starts (the CLI never imports the app at module level)
     from scars.tui.app.app import ScarsApp
 
-    if keymap is not None and not keymap.is_file():
-        raise PathNotFound(f"{keymap}: keymap file not found")
     app = ScarsApp(feature_dir, read_only=read_only, pair=pair, require_second=require_second, user=user, keymap=keymap)
+    if ahead is not None:
+        app.open_first(ahead)
     rc = app.run()
     return int(rc or 0)
 
