@@ -136,3 +136,32 @@ def test_the_demo_names_how_to_reopen_it(tmp_path):
         timeout=60,
     )
     assert f"`scars triage {tmp_path / 'd' / FEATURE}` opens it" in r.stdout
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="no git")
+def test_the_app_opens_the_demo_once_its_git_repository_is_made(tmp_path, monkeypatch, capsys):
+    """Issue 31: `scars demo` makes the git repository in a child while the app loads; the feature
+    is opened only after it is made (the session asks git for the user's name), read ahead meanwhile."""
+    import argparse
+
+    from scars.core.git import current_commit
+    from scars.core.samsara import session
+    from scars.tui.app.app import ScarsApp
+    from scars.tui.cli.commands import _app, demo
+
+    seen: list = []
+
+    def open_first(self, ahead=None):
+        seen.append((current_commit(self.feature_dir.parents[1]), ahead is not None))
+
+    monkeypatch.setattr(_app, "interactive", lambda: True)
+    monkeypatch.setattr(ScarsApp, "open_first", open_first)
+    monkeypatch.setattr(ScarsApp, "run", lambda self: 0)
+    reads = []
+    monkeypatch.setattr(session, "read_ahead", lambda path, **kw: reads.append(path) or object())
+    code = demo.run(argparse.Namespace(dir=str(tmp_path / "d"), json=False))
+    assert code == 0
+    assert reads == [tmp_path.resolve() / "d" / FEATURE]
+    assert seen == [(current_commit(tmp_path / "d"), True)]  # made when the feature is opened
+    assert seen[0][0] is not None
+    assert "reopen it with" in capsys.readouterr().out

@@ -7,6 +7,7 @@ imported each other. The only CLI module that imports the Textual app (lazily, w
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from scars.core import settings
@@ -88,7 +89,10 @@ def launch(
     require_second=(),
     user=None,
     keymap: Path | None = None,
+    before_open: Callable[[], object] | None = None,
 ) -> int:
+    """The app on ``feature_dir``; ``before_open``: called before the feature is opened (the demo's
+    git repository, made meanwhile)."""
     if keymap is not None and not keymap.is_file():
         raise PathNotFound(f"{keymap}: keymap file not found")
     # lazy: loaded when the app starts
@@ -103,6 +107,8 @@ def launch(
     from scars.tui.app.app import ScarsApp
 
     app = ScarsApp(feature_dir, read_only=read_only, pair=pair, require_second=require_second, user=user, keymap=keymap)
+    if before_open is not None:
+        before_open()
     if ahead is not None:
         app.open_first(ahead)
     rc = app.run()

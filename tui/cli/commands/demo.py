@@ -37,8 +37,9 @@ def demo_source() -> Path:
     return Path(str(files("scars.core").joinpath("demo", "repo")))
 
 
-def copy_demo(dest: Path | None) -> Path:
-    """Copy the demo repository to ``dest`` (or a new temp dir); return the repository root."""
+def copy_demo(dest: Path | None, *, git: bool = True) -> Path:
+    """Copy the demo repository to ``dest`` (or a new temp dir); return the repository root.
+    ``git``: make it a git repository too (:func:`make_git_repository`; else the caller does)."""
     src = demo_source()
     if not (src / FEATURE).is_dir():
         raise UsageError(f"the bundled demo is missing from this installation ({src}); reinstall scars")
@@ -54,7 +55,8 @@ def copy_demo(dest: Path | None) -> Path:
     for p in [dest, *dest.rglob("*")]:  # package data may be read-only (wheel installs)
         if not p.is_symlink():
             p.chmod(0o755 if p.is_dir() else 0o644)
-    make_git_repository(dest)
+    if git:
+        make_git_repository(dest)
     return dest
 
 
@@ -86,7 +88,11 @@ def make_git_repository(root: Path) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
-    root = copy_demo(Path(args.dir) if args.dir else None)
+    # lazy: another command's module (it starts the app), loaded when this command runs
+    from scars.tui.cli.commands._app import interactive
+
+    app = not args.json and interactive()
+    root = copy_demo(Path(args.dir) if args.dir else None, git=not app)
     feature = root / FEATURE
     where = sys.stderr if args.json else sys.stdout  # keep --json output pure JSON
     print(f"scars demo: copied the demo repository to {root}", file=where)
@@ -95,14 +101,15 @@ def run(args: argparse.Namespace) -> int:
         f"scars demo: `scars triage {feature}` opens it, `scars status {feature}` summarises it", file=where, flush=True
     )
     status_args = argparse.Namespace(path=str(feature), json=bool(args.json), strict=False)
-    # lazy: another command's module (it starts the app), loaded when this command runs
-    from scars.tui.cli.commands import triage
-    from scars.tui.cli.commands._app import interactive
+    if app:
+        # lazy: loaded when the app starts
+        from scars.core.storage import Beside
+        from scars.tui.cli.commands._app import launch
 
-    if not args.json and interactive():
-        parser = argparse.ArgumentParser(prog="scars triage")
-        triage.add_arguments(parser)
-        code = int(triage.run(parser.parse_args([str(feature)])) or 0)
+        # git init, add and commit (three git processes, ~30 ms) in a child while the app loads;
+        # the feature is opened once they are done (the session asks git for the user's name).
+        git = Beside(make_git_repository, (root,))
+        code = launch(feature.resolve(), before_open=git.result)
         print(f"scars demo: reopen it with `scars triage {feature}` (decisions so far are kept)")
         return code
     # lazy: another command's module, loaded when this command runs
