@@ -241,13 +241,15 @@ def read_ahead(feature_dir: str | os.PathLike[str], *, max_report_bytes: int) ->
 class FeatureSession:
     """See the module docstring. Use as a context manager (``with FeatureSession.open(d) as s``)."""
 
-    def __init__(self, path: Path, *, read_only: bool, user: str, lock: FeatureLock | None, root: Path | None = None):
+    def __init__(
+        self, path: Path, *, read_only: bool, user: str | None, lock: FeatureLock | None, root: Path | None = None
+    ):
         self.path = path
         # The repository every write of the session stays in (storage/confine): its root, or the
         # feature directory itself when there is none around it.
         self.root = root if root is not None else path
         self.read_only = read_only
-        self.user = user
+        self._user = user  # None: resolved when first asked (:attr:`user`)
         self._lock = lock
         self.lock_holder: dict | None = None
         self.problems: list[str] = []  # journal lines skipped, logs not written …
@@ -272,6 +274,18 @@ class FeatureSession:
         self.written_at_open: tuple[list[int], int] = ([], 0)
 
     # ------------------------------------------------------------------ opening
+
+    @property
+    def user(self) -> str:
+        """Who decides in this session (:func:`~scars.core.samsara.decisions.resolve_user` of the
+        name it was opened with, resolved once); set to record as another (a pair's driver)."""
+        if self._user is None:
+            self._user = resolve_user(None)
+        return self._user
+
+    @user.setter
+    def user(self, name: str) -> None:
+        self._user = name
 
     @classmethod
     def open(
@@ -298,9 +312,13 @@ class FeatureSession:
         root = repo_root_of(given) or given
         check_inside(given, root, "the feature directory")  # a symlinked feature leading out of its repository
         path = path.resolve()
-        who = resolve_user(user)
+        # Who decides: a session that records resolves it now (the lock says who holds it); a
+        # read-only one when first asked (bare `scars` opens every feature of a repository to
+        # list it, and git was asked for the same user.name once per feature).
+        who = None if read_only and not (user and user.strip()) else resolve_user(user)
         lock = None
         if not read_only:
+            assert who is not None
             lock = FeatureLock(path, user=who, root=root).acquire()
         try:
             session = cls(path, read_only=read_only, user=who, lock=lock, root=root)
