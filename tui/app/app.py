@@ -21,6 +21,7 @@ from textual import work
 from textual.app import App
 from textual.binding import Binding
 from textual.message import Message
+from textual.screen import Screen
 
 from scars.core import settings
 from scars.core.errors import READ_ONLY, DecisionRefused, ReadOnly, ScarsError, refuse_if_read_only
@@ -336,9 +337,16 @@ class ScarsApp(App[int]):
             self._gc_held = False
             gc.enable()
 
-    def get_default_screen(self) -> MainScreen:
-        # The feature's screen is the first on the stack (not Textual's empty default screen under
-        # it: one screen less to compose, style and draw before the first frame).
+    def get_default_screen(self) -> Screen:
+        # The screen the app opens on is the first on the stack (not Textual's empty default screen
+        # under it: one screen less to compose, style and draw before the first frame): the Loops
+        # inbox, else the feature's screen (pushed over the inbox when it opens a feature).
+        if self.inbox is not None:
+            states, root = self.inbox
+            # lazy: the screens a key opens load when first opened, not before the first paint (issue 31)
+            from scars.tui.app.screens.loops import LoopsScreen
+
+            return LoopsScreen(states, root)
         return MainScreen()
 
     def on_mount(self) -> None:
@@ -350,13 +358,6 @@ class ScarsApp(App[int]):
             self.notify(one_line(problem, 300), title="config.toml", severity="warning", markup=False)
         self._theme_ready = True
         self._apply_keymap()
-
-        if self.inbox is not None:
-            states, root = self.inbox
-            # lazy: the screens a key opens load when first opened, not before the first paint (issue 31)
-            from scars.tui.app.screens.loops import LoopsScreen
-
-            self.push_screen(LoopsScreen(states, root))
         if self.feature_dir is not None and self._first is None:
             self._load(keep_cursor=False)
         elif self.feature_dir is None:
@@ -385,12 +386,14 @@ class ScarsApp(App[int]):
         self._given_feature = self._given_session = None
         self.feature_dir = Path(feature_dir)
         self._loaded.clear()
-        while not isinstance(self.screen, MainScreen):
-            self.pop_screen()
-
-        items = self.screen.query_one(ItemList)
-        items.placeholder = "Loading…"
-        items.set_rows([], keep=False)
+        if self._main_screen() is None:  # the app opened on the inbox: the feature's screen over it
+            self.push_screen(MainScreen())
+        else:
+            while not isinstance(self.screen, MainScreen):
+                self.pop_screen()
+            items = self.screen.query_one(ItemList)
+            items.placeholder = "Loading…"
+            items.set_rows([], keep=False)
         self._load(keep_cursor=False)
 
     def _apply_keymap(self) -> None:
@@ -525,8 +528,11 @@ class ScarsApp(App[int]):
             self.user = message.user
         screen = self._main_screen()
         shown = screen.query(ItemList) if screen is not None else None
-        # No main screen yet, or the app is closing: its widgets are taken down one by one, so a
-        # load that lands then finds some of them gone (the list still there, the header not).
+        if screen is not None and not shown and not screen.is_mounted:
+            self._first = message  # its screen is not composed yet: shown when it mounts (show_first)
+            return
+        # No main screen, or the app is closing: its widgets are taken down one by one, so a load
+        # that lands then finds some of them gone (the list still there, the header not).
         if not shown or screen is None or not screen.query(ScarsHeader):
             return
         items = shown.first()

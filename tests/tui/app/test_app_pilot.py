@@ -390,16 +390,41 @@ async def test_loops_inbox_opens_a_samsara_feature(feature_dir):
     async with app.run_test(size=SIZE) as pilot:
         await on_screen(app, pilot, "LoopsScreen")
         assert "Loops inbox" in screen_text(app) and "2026-07-01_csv-export" in screen_text(app)
+        # the inbox is the app's first screen: no feature screen made under it (issue 31)
+        assert [type(s).__name__ for s in app.screen_stack] == ["LoopsScreen"]
         row = next(i for i, s in enumerate(states) if s.kind == "samsara")
         for _ in range(row):
             await pilot.press("j")
         await pilot.press("enter")
         await start(app, pilot)
         assert type(app.screen).__name__ == "MainScreen" and app.feature_dir == feature_dir
+        assert [type(s).__name__ for s in app.screen_stack] == ["LoopsScreen", "MainScreen"]
         item = current_item(app)
         await pilot.press("f")
         await wait_until(pilot, lambda: item in app.decisions, "the fix recorded")
         assert on_disk(feature_dir)[item].action == "fix"
+        await pilot.press("L")  # the inbox again, over the feature; back to the feature
+        await on_screen(app, pilot, "LoopsScreen")
+        await pilot.press("escape")
+        await on_screen(app, pilot, "MainScreen")
+
+
+@aio
+async def test_a_load_that_lands_before_its_screen_mounted_is_shown_when_it_mounts(feature_dir):
+    """A feature opened from the inbox the app started on: its screen is pushed and composed while
+    the load runs; a load that lands first is kept for the screen's mount, never dropped."""
+    from scars.core.loops import discover_loops
+
+    root = feature_dir.parents[1]
+    app = ScarsApp(None, inbox=(discover_loops(root), root), user="alice")
+    async with app.run_test(size=SIZE) as pilot:
+        await on_screen(app, pilot, "LoopsScreen")
+        app._load = lambda *a, **k: None  # type: ignore[method-assign]  # the load below stands for it
+        app.open_feature(feature_dir)
+        assert not app.screen_stack[-1].is_mounted
+        app.on_scars_app_loaded(app._read(False, ""))  # type: ignore[arg-type]  # before the mount
+        await wait_until(pilot, lambda: app.is_loaded, "the load shown once its screen mounted")
+        assert type(app.screen).__name__ == "MainScreen" and item_rows(app)
 
 
 def add_blocked_fix(feature_dir: Path) -> None:
