@@ -11,12 +11,14 @@ from __future__ import annotations
 from scars.core.lazy import public_face
 
 # public name -> module that defines it
-_PUBLIC = {
+_PUBLIC: dict[str, str | tuple[str, str]] = {
     "Budget": "scars.core.loops.base",
     "LoopState": "scars.core.loops.base",
     "StopRule": "scars.core.loops.base",
     "TrendPoint": "scars.core.loops.base",
     "discover_loops": "scars.core.loops.discover",
+    # one samsara feature's state (what `scars triage` without a directory picks from)
+    "samsara_feature_state": ("scars.core.loops.samsara.reader", "read_samsara_feature"),
 }
 
 __all__ = sorted(_PUBLIC)

@@ -6,12 +6,19 @@ imported each other. The only CLI module that imports the Textual app (lazily, w
 
 from __future__ import annotations
 
+import importlib
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from scars.core import settings
 from scars.core.errors import PathNotFound
+
+if TYPE_CHECKING:
+    from scars.core.loops import LoopState
+
+T = TypeVar("T")
 
 NON_INTERACTIVE = (
     "Without a terminal use the non-interactive commands:\n"
@@ -55,30 +62,44 @@ def refuse_without_tty(command: str = "") -> int:
     return 2
 
 
-def needs_triage(feature_dir: Path) -> bool:
-    """True when the feature has a counted item without a decision (read-only, never locks)."""
-    # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
-    from scars.core.samsara.session import FeatureSession
+def needs_triage(state: LoopState) -> bool:
+    """A samsara feature's state with a counted item undecided: what `scars triage` without a
+    directory and bare `scars` open (the state's own count, ``details["undecided"]``)."""
+    return state.kind == "samsara" and bool(state.details.get("undecided"))
 
-    try:
-        with FeatureSession.open(feature_dir, read_only=True) as session:
-            decided = session.decisions
-            return any(it.counted and it.id not in decided for it in session.feature.items)
-    except Exception:  # noqa: BLE001 - an unreadable feature is skipped here; `scars status` explains it
-        return False
+
+def waiting_features(states: Iterable[LoopState], root: Path) -> list[Path]:
+    """The features of ``root``'s changes/ among ``states`` that need triage, newest first."""
+    found = [root / s.path for s in states if needs_triage(s) and Path(s.path).parent == Path("changes")]
+    return sorted(found, key=lambda p: p.name, reverse=True)
 
 
 def pick_feature(start: Path) -> tuple[Path | None, list[Path]]:
     """(newest feature needing triage or None, every feature needing triage, newest first)."""
     # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
+    from scars.core.loops import samsara_feature_state
     from scars.core.samsara.layout import find_features, find_repo_root
 
     root = find_repo_root(start)
     if root is None:
         return None, []
-    features = sorted(find_features(root), key=lambda p: p.name, reverse=True)
-    waiting = [f for f in features if needs_triage(f)]
+    waiting = waiting_features((samsara_feature_state(f, root) for f in find_features(root)), root)
     return (waiting[0] if waiting else None), waiting
+
+
+def beside_the_app(fn: Callable[..., T], args: tuple[Any, ...], also: tuple[str, ...] = ()) -> T:
+    """``fn(*args)`` computed in a forked child while this process imports the app (Textual, its
+    screens: ~0.2 s) and the modules ``also`` names (what the result holds, the screen it opens),
+    for a command that opens the app on what it reads (``storage.Beside``: the fork is safe while
+    this process runs one thread; any failure computes it here)."""
+    # lazy: loaded when the command runs
+    from scars.core.storage import Beside
+
+    child = Beside(fn, args)
+    # lazy: Textual loads only when the app starts (the CLI never imports the app at module level)
+    for name in ("scars.tui.app.app", *also):
+        importlib.import_module(name)
+    return child.result()
 
 
 def launch(
@@ -115,11 +136,12 @@ def launch(
     return int(rc or 0)
 
 
-def launch_inbox(root: Path) -> int:
-    """The app on the Loops inbox (every loop of the repository, waiting ones first)."""
+def launch_inbox(root: Path, states: list[LoopState] | None = None) -> int:
+    """The app on the Loops inbox (every loop of the repository, waiting ones first; ``states``:
+    as discover_loops just gave them, else read here)."""
     # lazy: Textual loads only when the app starts (the CLI never imports the app at module level)
     from scars.core.loops import discover_loops
     from scars.tui.app.app import ScarsApp
 
-    app = ScarsApp(None, inbox=(discover_loops(root), root))
+    app = ScarsApp(None, inbox=(discover_loops(root) if states is None else states, root))
     return int(app.run() or 0)

@@ -15,7 +15,14 @@ import sys
 from pathlib import Path
 
 from scars.core.sanitize import one_line, shell_word
-from scars.tui.cli.commands._app import interactive, launch, launch_inbox, pick_feature, refuse_without_tty
+from scars.tui.cli.commands._app import (
+    beside_the_app,
+    interactive,
+    launch,
+    launch_inbox,
+    refuse_without_tty,
+    waiting_features,
+)
 
 HELP = "open the most recent feature that still needs triage"
 
@@ -35,30 +42,33 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:  # bare `scars` take
     return None
 
 
-def other_waiting_loops(root: Path) -> list:
-    """Loop states other than samsara features that wait for a person ([] when none or unreadable)."""
+def other_waiting_loops(states: list) -> list:
+    """The loop states other than samsara features that wait for a person."""
+    return [s for s in states if s.waiting_for_human and s.kind != "samsara"]
+
+
+def read_inbox(where: Path) -> tuple[list, list]:
+    """(every loop state under ``where`` — [] when unreadable —, the gate requests still waiting
+    for an answer there — [] when unreadable): what bare `scars` decides from and the Loops inbox
+    shows. A pending request this checkout did not post (shipped, planted: `scars requests` lists
+    it as planted) is never offered for an answer."""
     try:
         # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
         from scars.core.loops import discover_loops
 
-        return [s for s in discover_loops(root) if s.waiting_for_human and s.kind != "samsara"]
+        states = discover_loops(where)
     except Exception:  # noqa: BLE001 - the inbox is a convenience; triage still works without it
-        return []
-
-
-def pending_requests(root: Path) -> list:
-    """The gate requests still waiting for an answer in the inbox ``root`` shows ([] when unreadable);
-    one this checkout did not post (shipped, planted: `scars requests` lists it as planted) is never
-    offered for an answer."""
+        states = []
     try:
         # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
         from scars.core.gates import requests as rq
 
-        inbox = rq.requests_root(root)
+        inbox = rq.requests_root(where)
         found, _ = rq.list_requests(inbox)
-        return [r for r in found if r.status == "pending" and rq.not_posted_here(r, inbox) is None]
+        asks = [r for r in found if r.status == "pending" and rq.not_posted_here(r, inbox) is None]
     except Exception:  # noqa: BLE001 - the inbox is a convenience; `scars requests` explains a bad file
-        return []
+        asks = []
+    return states, asks
 
 
 def _tell_requests(asks: list) -> None:
@@ -86,10 +96,19 @@ def run(args: argparse.Namespace) -> int:
 
     cwd = Path.cwd()
     root = find_repo_root(cwd)
-    if root is None or not (root / "changes").is_dir():
-        # No samsara feature here: the other loops under this directory are the inbox.
-        others = other_waiting_loops(cwd)
-        asks = pending_requests(cwd)
+    samsara = root is not None and (root / "changes").is_dir()
+    # No samsara feature here: the other loops under this directory are the inbox.
+    where = root if samsara and root is not None else cwd
+    # Every loop read once (bare `scars` read each feature three times): in a terminal in a child
+    # while the app loads, which opens on it, and the modules its states are made of and the Loops
+    # inbox, which it opens unless one feature alone waits (issue 31).
+    states, asks = (
+        beside_the_app(read_inbox, (where,), also=("scars.core.loops", "scars.tui.app.screens.loops"))
+        if interactive()
+        else read_inbox(where)
+    )
+    others = other_waiting_loops(states)
+    if not samsara:
         if not others and not asks:
             print(EXPLAIN)
             return 0
@@ -100,16 +119,15 @@ def run(args: argparse.Namespace) -> int:
                     f"Waiting for a person: {', '.join(one_line(f'{s.kind} {s.name}') for s in others)}",
                     file=sys.stderr,
                 )
-            for line in _commands(others, cwd):
+            for line in _commands(others, where):
                 print(line, file=sys.stderr)
             return refuse_without_tty()
-        return launch_inbox(cwd)
-    picked, waiting = pick_feature(cwd)
-    others = other_waiting_loops(root)
-    asks = pending_requests(root)
+        return launch_inbox(where, states)
+    waiting = waiting_features(states, where)
+    picked = waiting[0] if waiting else None
     if picked is None and not others and not asks:
         print(
-            f"Nothing waits for triage in {root / 'changes'}: every feature's items are decided.\n"
+            f"Nothing waits for triage in {where / 'changes'}: every feature's items are decided.\n"
             "  scars status FEATURE    figures of one feature\n"
             "  scars triage FEATURE    open one anyway"
         )
@@ -119,9 +137,9 @@ def run(args: argparse.Namespace) -> int:
         names = [one_line(p.name) for p in waiting] + [one_line(f"{s.kind} {s.name}") for s in others]
         if names:
             print(f"Waiting for a person: {', '.join(names)}", file=sys.stderr)
-        for line in _commands(others, root):
+        for line in _commands(others, where):
             print(line, file=sys.stderr)
         return refuse_without_tty()
     if asks or len(waiting) + len(others) > 1 or picked is None:
-        return launch_inbox(root)
+        return launch_inbox(where, states)
     return launch(picked)
