@@ -22,6 +22,7 @@ from textual.app import App
 from textual.binding import Binding
 from textual.message import Message
 from textual.screen import Screen
+from textual.worker import get_current_worker
 
 from scars.core import settings
 from scars.core.errors import READ_ONLY, DecisionRefused, ReadOnly, ScarsError, refuse_if_read_only
@@ -36,7 +37,16 @@ from scars.tui.app.backend import Backend
 from scars.tui.app.keymap import keymap_path, load_keymap, refuse_conflicts, save_config_value
 from scars.tui.app.palette import ScarsCommands
 from scars.tui.app.screens.main import MAIN_BINDINGS, NO_ITEMS, MainScreen
-from scars.tui.app.viewmodel import Filter, Row, TriageState, describe_changes, owners_in_logs, snapshot
+from scars.tui.app.viewmodel import (
+    Excerpts,
+    Filter,
+    Row,
+    TriageState,
+    describe_changes,
+    owners_in_logs,
+    rows_around,
+    snapshot,
+)
 from scars.tui.app.widgets.detail import DetailPane
 from scars.tui.app.widgets.header import ScarsHeader
 from scars.tui.app.widgets.item_list import ItemList
@@ -131,8 +141,10 @@ class ScarsApp(App[int]):
             why: str = "",
             stamp: object = None,
             pending: bool = False,
+            excerpts: Excerpts | None = None,
         ) -> None:
             super().__init__()
+            self.excerpts = excerpts  # the store of this load, the first item's excerpt read
             self.changes = changes  # what a reload found changed on disk (None: nothing)
             self.why = why  # "r": asked for; "": the first read
             self.stamp = stamp  # disk_stamp of the inputs read (None: no live refresh)
@@ -206,6 +218,7 @@ class ScarsApp(App[int]):
         self._reload_after_patterns: str | None = None
         self._prepared: TriageState | None = None  # the state whose filter is prepared
         self._first: Message | None = None  # the loader's message of open_first, shown at mount
+        self.excerpts: Excerpts | None = None  # the source excerpts of the load shown
         self._gc_held = False  # the collector paused by on_load until the first screen is drawn
 
     @classmethod
@@ -500,6 +513,32 @@ class ScarsApp(App[int]):
             return self.LoadFailed(exc)
         return message
 
+    def read_excerpts(self) -> None:
+        """The source excerpts of the rows around the cursor not read yet, read in a worker (the
+        detail pane shows an item's excerpt when it is read: a cursor step reads nothing)."""
+        screen = self._main_screen()
+        if screen is None or self.excerpts is None or self.state is None:
+            return
+        items = self.excerpts.missing(rows_around(screen.items.rows, screen.items.cursor, self.state.views))
+        if items:
+            self._read_excerpts(self.excerpts, items)
+
+    @work(thread=True, exclusive=True, group="excerpts")
+    def _read_excerpts(self, excerpts: Excerpts, items: list) -> None:
+        worker = get_current_worker()
+        got = excerpts.read(items, stop=lambda: worker.is_cancelled)
+        if not worker.is_cancelled:  # superseded by a newer cursor position: that one reads
+            self.call_from_thread(self._excerpts_read, excerpts, got)
+
+    def _excerpts_read(self, excerpts: Excerpts, got: dict) -> None:
+        if excerpts is not self.excerpts:  # another load since: its store reads its own
+            return
+        excerpts.add(got)
+        screen = self._main_screen()
+        row = screen.current() if screen is not None and screen.query(ItemList) else None
+        if screen is not None and row is not None and row.item_id in got:
+            screen.show_detail(row)
+
     def _loaded_message(
         self, backend: Backend, keep_cursor: bool, why: str, before: Any, stamp: object, *, pending: bool = False
     ) -> ScarsApp.Loaded:
@@ -515,13 +554,18 @@ class ScarsApp(App[int]):
             rows = state.rows(self.filter if keep_cursor else None, decisions, marked)
         user = self.user or backend.user
         changes = describe_changes(before, snapshot(backend.feature, decisions)) if before is not None else None
-        return self.Loaded(backend, state, valves, keep_cursor, rows, user, changes, why, stamp, pending)
+        excerpts = Excerpts(backend.feature.repo_root, carried=self.excerpts if keep_cursor else None)
+        if not keep_cursor:  # the item the cursor goes to: its detail complete in its first frame
+            first = state.first_undecided(rows, decisions, 0)
+            excerpts.add(excerpts.read(rows_around(rows, first, state.views, 0) if first is not None else ()))
+        return self.Loaded(backend, state, valves, keep_cursor, rows, user, changes, why, stamp, pending, excerpts)
 
     def on_scars_app_loaded(self, message: ScarsApp.Loaded) -> None:
 
         self.backend = message.backend
         self._disk_stamp = message.stamp
         self.state = message.state
+        self.excerpts = message.excerpts
         self.valves = message.valves
         self.marked &= set(self.state.views)
         if self.user is None and not self.pair:

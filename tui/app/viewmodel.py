@@ -17,6 +17,7 @@ from typing import Any, Literal, NamedTuple
 
 from scars.core.model import GROUP_LABEL, GROUPS, Feature, Problem, ScarItem
 from scars.core.samsara.decisions import Decision
+from scars.core.samsara.locate import Excerpt, read_excerpt
 from scars.core.sanitize import one_line
 from scars.core.text import natural_key
 
@@ -564,3 +565,70 @@ def describe_changes(old: Snapshot, new: Snapshot) -> str | None:
     if new.signal_lost != old.signal_lost:
         parts.append(f"signal_lost {old.signal_lost} → {new.signal_lost}")
     return ", ".join(parts) if parts else None
+
+
+# The excerpts kept (each at most locate.EXCERPT_MAX_LINES lines), and the rows read either side of
+# the cursor: a step, a page or a jump of a few rows finds its item's excerpt read.
+EXCERPTS_KEPT = 2048
+EXCERPTS_AROUND = 32
+
+Excerpted = tuple[Excerpt | None, str | None]  # read_excerpt's: the excerpt, or why there is none
+
+
+class Excerpts:
+    """The source excerpt of the items the detail pane shows, read off the event loop (issue 31:
+    the pane read each item's source file the first time it showed it, in the middle of a cursor
+    step). :meth:`read` runs in a worker or the loader thread; the pane takes what :meth:`get`
+    has, and a cursor step reads nothing. An item without a location has no excerpt and needs no
+    read. One store per load of a feature (its files may have changed since the last)."""
+
+    def __init__(self, repo_root: str | None, carried: Excerpts | None = None) -> None:
+        """``carried``: the store of the load this one follows (a reload of the same feature), whose
+        excerpts are kept (a source file is no input of the feature: a reload never knew whether
+        one changed; the store of each new feature starts empty)."""
+        self.repo_root = repo_root
+        self._got: dict[str, Excerpted] = {}
+        if carried is not None and carried.repo_root == repo_root:
+            self._got.update(carried._got)
+
+    def get(self, item: ScarItem) -> Excerpted | None:
+        """The item's excerpt (or why none), None while it is not read."""
+        if not item.where or not item.where.strip():
+            return None, None  # no location: nothing to read
+        return self._got.get(item.id)
+
+    def missing(self, items: Iterable[ScarItem]) -> list[ScarItem]:
+        """Those of ``items`` whose excerpt is still to be read (each once)."""
+        out: dict[str, ScarItem] = {}
+        for it in items:
+            if it.id not in out and self.get(it) is None:
+                out[it.id] = it
+        return list(out.values())
+
+    def read(self, items: Iterable[ScarItem], stop: Callable[[], bool] = lambda: False) -> dict[str, Excerpted]:
+        """Each item's excerpt read now (``locate.read_excerpt``: what cannot be read is said as
+        its reason; anything else is raised). ``stop()``: give up with what is read so far."""
+        got: dict[str, Excerpted] = {}
+        for it in items:
+            if stop():
+                break
+            got[it.id] = read_excerpt(self.repo_root, it.where)
+        return got
+
+    def add(self, got: Mapping[str, Excerpted]) -> None:
+        """Keep ``got``; the oldest go when more than :data:`EXCERPTS_KEPT` are kept."""
+        self._got.update(got)
+        while len(self._got) > EXCERPTS_KEPT:
+            del self._got[next(iter(self._got))]
+
+
+def rows_around(
+    rows: list[Row], index: int, views: Mapping[str, ItemView], around: int = EXCERPTS_AROUND
+) -> list[ScarItem]:
+    """The items of the rows within ``around`` of ``index``, the nearest first."""
+    out: list[ScarItem] = []
+    for k in range(around + 1):
+        for i in {index + k, index - k}:
+            if 0 <= i < len(rows) and rows[i].kind == "item" and rows[i].item_id in views:
+                out.append(views[rows[i].item_id].item)  # type: ignore[index]
+    return out

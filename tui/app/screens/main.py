@@ -157,6 +157,9 @@ class MainScreen(Screen[None]):
             return
         view = app.loaded_state.views[row.item_id]
         decision = app.decisions.get(row.item_id)
+        excerpt = app.excerpts.get(view.item) if app.excerpts is not None else None
+        if excerpt is None:
+            app.read_excerpts()  # the rows around the cursor, in a worker: shown when read
         pane.show_item(
             app.loaded_feature,
             view.item,
@@ -166,6 +169,7 @@ class MainScreen(Screen[None]):
             group=row.group,
             tasks=app.loaded_state.tasks_of(view.item),
             stopped=app.loaded_backend.stopped() if app.write_refusal() is None else None,
+            excerpt=excerpt,
         )
 
     def offers(self, action: str) -> bool:

@@ -1,8 +1,9 @@
 """The detail pane: everything known about the item under the cursor.
 
 All text from input files is untrusted: it is passed through ``sanitize.visible`` and put
-into ``rich.text.Text`` objects (never parsed as markup). The code excerpt is read only
-when its real path lies inside the repository (``scars.core.samsara.locate``).
+into ``rich.text.Text`` objects (never parsed as markup). The code excerpt is given, read off
+the event loop by the view model (``viewmodel.Excerpts``), and only when its real path lies
+inside the repository (``scars.core.samsara.locate``): the pane reads nothing from disk.
 """
 
 from __future__ import annotations
@@ -19,13 +20,13 @@ from textual.strip import Strip
 
 from scars.core.model import CATEGORY_LABEL, REGISTRY_FILE, Feature, Problem, Registry, ScarItem
 from scars.core.samsara.decisions import Decision, describe_carried
-from scars.core.samsara.locate import Excerpt, read_excerpt
 from scars.core.sanitize import one_line, visible
 from scars.core.text import natural_key
-from scars.tui.app.viewmodel import ALL_GROUP_LABEL, decision_state, item_text
+from scars.tui.app.viewmodel import ALL_GROUP_LABEL, Excerpted, decision_state, item_text
 from scars.tui.app.widgets.base_style import BaseStyleCache
 
-_EXCERPT_CACHE_MAX = 256
+# Shown for an excerpt still being read (a worker reads the rows around the cursor; it follows).
+READING = "reading the source…"
 _TRACK = ("scrollbar_background", "scrollbar_background_hover", "scrollbar_background_active")
 
 
@@ -171,7 +172,6 @@ class DetailPane(BaseStyleCache, ScrollView, can_focus=True):
         self._lines: list[Strip] = []
         self._blank = Strip.blank(0)
         self._rendered: tuple[int, Style] | None = None  # (width, style) of self._lines
-        self._excerpts: dict[str, tuple[Excerpt | None, str | None]] = {}
         self._fits = False
 
     # -- content ----------------------------------------------------------------------
@@ -251,13 +251,6 @@ class DetailPane(BaseStyleCache, ScrollView, can_focus=True):
         ]
         self._update(Group(*parts))
 
-    def excerpt_for(self, feature: Feature, item: ScarItem) -> tuple[Excerpt | None, str | None]:
-        if item.id not in self._excerpts:
-            if len(self._excerpts) >= _EXCERPT_CACHE_MAX:
-                self._excerpts.clear()
-            self._excerpts[item.id] = read_excerpt(feature.repo_root, item.where)
-        return self._excerpts[item.id]
-
     def show_item(
         self,
         feature: Feature,
@@ -268,9 +261,12 @@ class DetailPane(BaseStyleCache, ScrollView, can_focus=True):
         tasks: Iterable[str] = (),
         stopped: tuple[int, str] | None = None,
         reopened: dict | None = None,
+        excerpt: Excerpted | None = None,
     ) -> None:
         """``reopened``: the record of the watch that reopened this undecided item (the backend's,
-        computed once per load or decision: a cursor step reads nothing from disk for it)."""
+        computed once per load or decision); ``excerpt``: the item's source excerpt, or why there is
+        none (the view model's :class:`~scars.tui.app.viewmodel.Excerpts`, read off the event loop;
+        None while it is read). A cursor step reads nothing from disk."""
         parts: list[RenderableType] = []
         head = Text()
         head.append(CATEGORY_LABEL.get(item.category, item.category).upper(), style="bold")
@@ -333,22 +329,22 @@ class DetailPane(BaseStyleCache, ScrollView, can_focus=True):
             parts.append(Text(""))
             parts.append(_label("Suggested first fix path (Evaluation Contract feedback loop):"))
             parts.append(Text(visible(contract.feedback_loop)))
-        excerpt, reason = self.excerpt_for(feature, item)
-        if excerpt is not None:
+        source, reason = excerpt if excerpt is not None else (None, READING)
+        if source is not None:
             # lazy: rich.syntax loads pygments (~8 ms), not before the app's first frame (issue 31)
             from rich.syntax import Syntax
 
             parts.append(Text(""))
-            parts.append(_label(f"{excerpt.path}:"))
-            lexer = Syntax.guess_lexer(excerpt.path, code=None) if excerpt.path else "text"
+            parts.append(_label(f"{source.path}:"))
+            lexer = Syntax.guess_lexer(source.path, code=None) if source.path else "text"
             parts.append(
                 Syntax(
-                    visible(excerpt.text),
+                    visible(source.text),
                     lexer or "text",
                     line_numbers=True,
-                    start_line=excerpt.first_line,
-                    highlight_lines=set(range(excerpt.highlight[0], excerpt.highlight[1] + 1))
-                    if excerpt.highlight
+                    start_line=source.first_line,
+                    highlight_lines=set(range(source.highlight[0], source.highlight[1] + 1))
+                    if source.highlight
                     else None,
                     theme="ansi_dark",
                     word_wrap=False,
