@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import importlib
 import pickle
+import pkgutil
 import weakref
 from typing import Any
 
@@ -389,3 +391,55 @@ def test_generated_declarations_behave_as_dataclasses(specs, flags, data, compil
         assert values(copy.copy(r)) == values(r)
     finally:
         records.COMPILE_AFTER = old
+
+
+# ----------------------------------------------------------------------------- scars' own records
+def _modules() -> list[Any]:
+    import scars.core
+    import scars.tui
+
+    out = []
+    for package in (scars.core, scars.tui):
+        for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+            if ".demo" not in info.name and not info.name.endswith("__main__"):
+                out.append(importlib.import_module(info.name))
+    return out
+
+
+def _scars_records() -> list[type]:
+    found = {}
+    for module in _modules():
+        for value in vars(module).values():
+            if isinstance(value, type) and "__record__" in value.__dict__ and value.__module__ == module.__name__:
+                found[f"{value.__module__}.{value.__qualname__}"] = value
+    return [found[k] for k in sorted(found)]
+
+
+SCARS_RECORDS = _scars_records()
+# What a class checks in __post_init__: a valid value for it.
+VALID = {"channel": "app"}
+
+
+def test_every_scars_value_class_is_a_record():
+    assert len(SCARS_RECORDS) >= 70
+    made_by_dataclasses = [
+        f"{m.__name__}.{v.__qualname__}"
+        for m in _modules()
+        for v in vars(m).values()
+        if isinstance(v, type) and v.__module__ == m.__name__ and dataclasses.is_dataclass(v)
+    ]
+    assert made_by_dataclasses == []
+
+
+@pytest.mark.parametrize("cls", SCARS_RECORDS, ids=lambda c: f"{c.__module__.removeprefix('scars.')}.{c.__qualname__}")
+def test_each_scars_record_round_trips_through_pickle_and_replace(cls):
+    names = fields(cls)
+    obj = cls(**{name: VALID.get(name, f"{name}-value") for name in names})
+    back = pickle.loads(pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL))
+    assert type(back) is cls and [getattr(back, n) for n in names] == [getattr(obj, n) for n in names]
+    assert back == obj and copy.copy(obj) == obj
+    last = names[-1]
+    changed = replace(obj, **{last: VALID.get(last, "changed")})
+    assert getattr(changed, last) == VALID.get(last, "changed")
+    assert [getattr(changed, n) for n in names[:-1]] == [getattr(obj, n) for n in names[:-1]]
+    assert repr(obj).startswith(f"{cls.__qualname__}(")

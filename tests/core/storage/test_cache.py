@@ -388,7 +388,7 @@ def test_a_store_begun_early_is_completed_or_abandoned_with_its_block(repo, cach
 
 
 def test_a_store_begun_with_other_items_writes_the_feature_whole(repo, cache_on):
-    from dataclasses import replace
+    from scars.core.records import replace
 
     fdir = _feature_dir(repo).absolute()
     _settle(repo)
@@ -444,7 +444,7 @@ def test_a_stored_feature_keeps_its_items_once_and_apart(repo, cache_on, monkeyp
 
 
 def test_items_that_share_an_id_are_pickled_with_the_feature(repo, cache_on, monkeypatch):
-    from dataclasses import replace
+    from scars.core.records import replace
 
     fdir = _feature_dir(repo)
     feature = reader.read_feature(fdir)
