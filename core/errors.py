@@ -140,8 +140,8 @@ class OutsideRepository(ScarsError):
 
 class FieldError(namedtuple("FieldError", ("field", "message"))):
     """One refused field: ``field`` is the decision field's name, ``message`` says why. A named
-    tuple, not a dataclass: every command imports this module, and `scars --help` imports no
-    ``dataclasses`` (its ``inspect`` and ``ast``: tests/tui/cli/test_startup_imports.py)."""
+    tuple, not a record: every command imports this module, and `scars --help` imports no ``typing``
+    (which ``scars.core.records`` does: tests/tui/cli/test_startup_imports.py)."""
 
     __slots__ = ()
 

@@ -1,18 +1,18 @@
 """Domain objects of scars, named from the upstream vocabulary (formats.md §1).
 
-These small frozen dataclasses are the contract between the readers (``scars.core.samsara.feature``,
-``scars.core.samsara.aggregate``), the durable layer (``scars.core.samsara.decisions`` …) and the terminal
-layer. Texts held here are exactly as read (untrusted); renderers pass them through
-``scars.core.sanitize`` before display.
+These small frozen records (:mod:`scars.core.records`) are the contract between the readers
+(``scars.core.samsara.feature``, ``scars.core.samsara.aggregate``), the durable layer
+(``scars.core.samsara.decisions`` …) and the terminal layer. Texts held here are exactly as read
+(untrusted); renderers pass them through ``scars.core.sanitize`` before display.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
-from operator import attrgetter
 from typing import Any, Literal
+
+from scars.core.records import field, fields, record
 
 # The three signal_lost categories, by their `scars status --json` count keys.
 Category = Literal["known_shortcuts", "silent_failure_conditions", "unverified_assumptions"]
@@ -55,7 +55,7 @@ GROUP_LABEL: dict[str, str] = {
 Severity = Literal["failure", "unknown", "warning", "note"]
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Problem:
     """Something wrong with an input file or a log, never dropped silently: the one problem shape.
 
@@ -85,7 +85,7 @@ class Problem:
         return self.file == REGISTRY_FILE
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class ScarItem:
     """One remaining (or resolved) scar item of a report.
 
@@ -141,12 +141,6 @@ class ScarItem:
         ``>`` or literal ``|`` block scalar ends in a newline that is no part of the text)."""
         return self.text.strip()
 
-    # Pickling (the read cache and the parse workers' results hold tens of thousands of items):
-    # the fields' values as one tuple, read by a getter made once, given back to __init__ in
-    # field order (half the time of a __setstate__ per item that sets the fields one by one).
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (ScarItem, _ITEM_VALUES(self))
-
 
 def normal_of(text: str, odd: str | None) -> str:
     """The normalised text of ``text`` whose odd normal form (:func:`odd_normal`) is ``odd``."""
@@ -159,11 +153,7 @@ def odd_normal(text: str, normalized: str) -> str | None:
     return None if normalized == text.casefold() else normalized
 
 
-_ITEM_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(ScarItem))
-_ITEM_VALUES = attrgetter(*_ITEM_FIELDS)
-
-
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class ScarReport:
     file: str  # relative to the feature directory
     task_id: str | None
@@ -179,7 +169,7 @@ class ScarReport:
     entry_items: tuple[str | None, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class EvaluationContract:
     """`## Evaluation Contract` of pre-thinking.md, label to next label (formats.md §1.10)."""
 
@@ -193,7 +183,7 @@ class EvaluationContract:
     execution_mode: str | None = None  # "human-in-the-loop" | "auto" when the file says so
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Registry:
     """`.samsara/systemic-scars.yaml`: state is present / missing / unreadable.
 
@@ -218,7 +208,7 @@ class Registry:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class EntryVerdict:
     """Iteration-entry verdict (formats.md §1.3): gate / skip / unknown, with its record."""
 
@@ -227,7 +217,7 @@ class EntryVerdict:
     reasons: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Round:
     """One round of iteration-log.yaml, normalised over eras (missing fields are None)."""
 
@@ -252,7 +242,7 @@ class Round:
     raw: Any = field(default=None, compare=False, repr=False)
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class IterationLog:
     """iteration-log.yaml as read (any era). Defaults per formats.md §1.5 when absent."""
 
@@ -266,7 +256,7 @@ class IterationLog:
     warnings: tuple[Problem, ...] = ()  # odd but usable content (severity warning)
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class AutoDecisionEntry:
     """One `## Decision NNN - <stage>.<gate-id>` entry of auto-decisions.md (formats.md §1.6)."""
 
@@ -283,7 +273,7 @@ Confidence = Literal["exact", "normalized", "similar", "weak", "ambiguous", "non
 CONFIDENT: tuple[str, ...] = ("exact", "normalized", "similar")  # taken; weak / ambiguous / none never are
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class LogMatch:
     """One triaged description of iteration-log.yaml and the item it names (or why none)."""
 
@@ -310,7 +300,7 @@ class LogMatch:
         return self.target
 
 
-@dataclass(frozen=True, slots=True, weakref_slot=True)  # weakref: the cache's token of a read (storage.cache)
+@record(slots=True, weakref_slot=True)  # weakref: the cache's token of a read (storage.cache)
 class Feature:
     """Everything read and computed for one samsara feature directory.
 
@@ -361,7 +351,7 @@ class Feature:
         return len(self.items), len(self.resolved)
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class FeatureSummary:
     """What a repository's one line per feature shows of a feature (``scars status REPO``): read
     without the possible patterns and the log's matches, cached apart from the whole Feature."""
@@ -388,7 +378,7 @@ class FeatureSummary:
 
 # The parts of a Feature a LazyFeature loads when first asked: every item object is in them.
 DEFERRED_PARTS = ("items", "resolved", "reports")
-_FEATURE_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Feature))
+_FEATURE_FIELDS: tuple[str, ...] = fields(Feature)
 
 
 def _deferred_part(name: str) -> property:
@@ -401,10 +391,9 @@ def _deferred_part(name: str) -> property:
             self._materialise()
             return slot.__get__(self, Feature)
 
-    def put(self: LazyFeature, value: Any) -> None:  # Feature.__init__ (dataclasses.replace …)
-        slot.__set__(self, value)
-
-    return property(get, put, doc=f"Feature.{name}, loaded with the other deferred parts when first asked")
+    # Set only through the slot itself: Feature's __init__ (records.replace …) sets each slot through
+    # its descriptor, and LazyFeature.deferred and _materialise do.
+    return property(get, doc=f"Feature.{name}, loaded with the other deferred parts when first asked")
 
 
 class LazyFeature(Feature):

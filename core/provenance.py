@@ -26,11 +26,11 @@ gatekeeper the loop runs: its answer is recorded as today, with its provenance.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from scars.core import settings as settings_mod
 from scars.core.errors import AgentAnswerRefused
+from scars.core.records import record
 from scars.core.settings import Settings
 
 CHANNELS: tuple[str, ...] = ("app", "prompt", "flag", "env", "answers-file", "request-app", "request-answer", "mcp")
@@ -45,7 +45,7 @@ HOW_A_PERSON_ANSWERS = (
 )
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Provenance:
     """Where one decision or gate answer came from."""
 

@@ -40,9 +40,10 @@ import os
 import pwd
 import stat
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
+
+from scars.core.records import field, record, replace
 
 # The GIT_* variables a git command of scars keeps: where the user's own configuration lives
 # (user.name is read from it). Every other GIT_* (GIT_DIR, GIT_WORK_TREE, GIT_INDEX_FILE … a hook
@@ -141,7 +142,7 @@ def env_var(gate_id: str, what: str = "ANSWER") -> str:
     return f"SCARS_{what}_" + gate_id.upper().replace("-", "_")
 
 
-@dataclass(frozen=True)
+@record
 class Settings:
     """The environment as scars uses it, read once by :func:`load`."""
 

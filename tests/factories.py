@@ -19,7 +19,7 @@ import sys
 import textwrap
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +37,7 @@ from scars.core.model import (
     ScarItem,
     odd_normal,
 )
+from scars.core.records import replace
 from scars.core.samsara.feature import find_features, read_feature
 from scars.core.samsara.matching import match_log
 from scars.core.samsara.session import FeatureSession

@@ -5,12 +5,12 @@ which count it reads."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any
 
 from scars.core.advice.advisor import advise_history
 from scars.core.advice.model import Advice, QualityPoint, Trigger
 from scars.core.model import Feature, Round
+from scars.core.records import replace
 from scars.core.samsara.reconcile import reconcile
 from scars.core.samsara.rounds import BASIS_LABEL, DEFAULT_MAX_ROUNDS, advice_series, split_rounds
 from scars.core.samsara.rounds import field_of as _attr

@@ -5,13 +5,14 @@ which iterating is not worth it (the ImprovementAssessment and the budget-burn m
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
+
+from scars.core.records import field, record
 
 MIN_GAIN = 0.1
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Trigger:
     """An open reason to iterate (dag IterationTrigger): ``key`` identifies it across points."""
 
@@ -26,7 +27,7 @@ class Trigger:
     cause: str = ""
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class QualityPoint:
     """One iteration of any loop. ``triggers`` None = not known for this point (only a count)."""
 
@@ -46,7 +47,7 @@ class QualityPoint:
         return len(self.triggers) if self.triggers is not None else None
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Recommendation:
     rule: str  # e.g. "budget_matrix", "fixability", "failure_mode.trigger_cascade"
     action: str  # one of ACTIONS, or a strategy (RETRY, REFINE, EXPAND, FINAL_RETRY, ESCALATE, ROTATE)
@@ -57,7 +58,7 @@ class Recommendation:
         return {"rule": self.rule, "action": self.action, "message": self.message, "figures": dict(self.figures)}
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class FailureMode:
     id: str  # infinite_loop | budget_burn | false_improvement | trigger_cascade | strategy_mismatch
     name: str
@@ -77,7 +78,7 @@ class FailureMode:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Advice:
     source: str  # "samsara", "loop-spec", "aris", "bkit", "generic"
     subject: str  # feature / loop name

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any, Protocol
+
+from scars.core.records import record
 
 
 class Point(Protocol):
@@ -155,7 +156,7 @@ def trend_analysis(points: Sequence[Point], remaining: int | None, target: float
     }
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class MonitorVerdict:
     """The monitor's recommendation: ``action`` (continue / accept / escalate), the rule that chose it."""
 

@@ -24,13 +24,13 @@ from __future__ import annotations
 
 import os
 import shlex
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from scars.core.gates import recording
 from scars.core.gates import requests as rq
 from scars.core.loops.registry import GATES
+from scars.core.records import record
 
 EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit"})
 SHELL_TOOLS = frozenset({"Bash"})
@@ -42,7 +42,7 @@ _SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
 _PYTHONS = ("python", "python3")
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Verdict:
     """Whether the tool call may run; ``reason`` says why not (shown to the agent)."""
 

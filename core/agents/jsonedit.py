@@ -12,8 +12,9 @@ document had. The new text is indented like its neighbours (or one step deeper t
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from typing import Any
+
+from scars.core.records import field, record
 
 _WS = " \t\n\r"
 
@@ -22,7 +23,7 @@ class JsonEditError(ValueError):
     """The text is not a JSON document this module can edit (its message says where)."""
 
 
-@dataclass
+@record(frozen=False)
 class Node:
     """A JSON value found in the text: ``start``/``end`` its span; for an object its members
     (key, key_start, value node), for an array its items."""

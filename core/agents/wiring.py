@@ -36,13 +36,13 @@ import difflib
 import os
 import tomllib
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from scars.core.agents import jsonedit
 from scars.core.agents.instructions import BEGIN, END, section
 from scars.core.errors import ChangedOnDisk, UsageError
+from scars.core.records import record
 from scars.core.storage import confine, durable, paths
 
 AGENTS: tuple[str, ...] = ("claude-code", "codex", "gemini")
@@ -61,7 +61,7 @@ TOML_BODY = f'[mcp_servers.{SERVER_NAME}]\ncommand = "scars"\nargs = ["mcp"]\n'
 _LIMIT = 1 << 20  # a settings file larger than 1 MiB is not one scars edits
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Target:
     """One file an agent reads and what scars puts in it."""
 
@@ -84,7 +84,7 @@ TARGETS: tuple[Target, ...] = (
 )  # fmt: skip
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class FileChange:
     """One file of the plan: its bytes before (None: absent) and after (None: removed)."""
 

@@ -23,13 +23,13 @@ level) and the gate id are checked against their allowed forms instead.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from scars.core.clock import now_iso
 from scars.core.errors import DecisionRefused, FieldError
 from scars.core.model import AutoDecisionEntry
+from scars.core.records import field, fields, record
 from scars.core.storage import confine, paths
 from scars.core.storage.durable import append_record
 from scars.core.text import is_meaningful, text_problem
@@ -255,7 +255,7 @@ def heading_title(stage: str, gate_id: str) -> str:
     return gate_id if gate_id.startswith(stage + ".") else f"{stage}.{gate_id}"
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class DecisionEntry:
     """One auto-decisions.md entry to write: the §1.6 fields (``FIELDS``) but ``decision_id``,
     which the number on disk gives when the entry is appended.
@@ -369,15 +369,15 @@ class DecisionEntry:
     def to_record(self) -> dict[str, Any]:
         """A JSON-able mapping (kept in the journal until the entry is on disk)."""
         out: dict[str, Any] = {}
-        for f in fields(self):
-            value = getattr(self, f.name)
-            out[f.name] = list(value) if isinstance(value, tuple) else value
+        for name in fields(self):
+            value = getattr(self, name)
+            out[name] = list(value) if isinstance(value, tuple) else value
         return out
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> DecisionEntry:
         """The entry :meth:`to_record` gave (raises TypeError / ValueError on a foreign shape)."""
-        unknown = set(record) - {f.name for f in fields(cls)}
+        unknown = set(record) - set(fields(cls))
         if unknown:
             raise ValueError(f"unknown entry field(s) {', '.join(sorted(unknown))}")
         values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in record.items()}

@@ -5,12 +5,12 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from scars.core.errors import DecisionRefused, FieldError, UsageError
 from scars.core.gatekit.catalog import Gate
+from scars.core.records import record
 from scars.core.storage import safe_read
 
 ITEM_ID = re.compile(r"^(ks|sf|ua)-[0-9a-f]{10}$")
@@ -28,7 +28,7 @@ ROUND_GATE_KEYS = {"budget_spent", "evidence_gained", "residual_risk", "rule3"}
 ROUND_GATES = ("round-continue", "safety-valve")
 
 
-@dataclass
+@record(frozen=False)
 class AnswersFile:
     gates: dict[str, list[dict[str, Any]]]  # gate id -> answers (blocked-fix may hold several)
     items: dict[str, dict[str, Any]]  # item id -> {action, fields…}

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import Literal
 
+from scars.core.records import record
 from scars.core.sanitize import shell_word
 from scars.core.settings import env_var
 
@@ -31,7 +31,7 @@ DECISIONS: tuple[str, ...] = ("proceed", "revise", "reject", "accept_gap")
 _LETTER_MARKER = re.compile(r"\(\w\)\s+")
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Answer:
     """One valid answer of a gate."""
 
@@ -51,7 +51,7 @@ class Answer:
         return self.label[m.end() :] if m else self.label
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Gate:
     """One human gate of an upstream loop."""
 

@@ -5,7 +5,6 @@ from a catalog gate, the evidence it showed and the answer given."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +13,7 @@ from scars.core.errors import DecisionRefused, FieldError
 from scars.core.formats.auto_decisions import DecisionEntry
 from scars.core.gatekit.catalog import Answer, Gate, hint_tail
 from scars.core.provenance import Provenance
+from scars.core.records import field, record
 from scars.core.sanitize import shell_join
 from scars.core.text import text_problem
 
@@ -25,7 +25,7 @@ PROMPT_LABEL = "The loop's own prompt (verbatim, recorded with your answer):"
 LOOK_ONLY_PROMPT_LABEL = "The loop's own prompt (verbatim):"
 
 
-@dataclass
+@record(frozen=False)
 class Evidence:
     """What a gate shows before it asks: read from the loop's files."""
 
@@ -128,7 +128,7 @@ def selector(evidence: Evidence) -> dict[str, str]:
     return {k: str(evidence.context.get(k)) for k in evidence.gate.selects}
 
 
-@dataclass
+@record(frozen=False)
 class GateResult:
     gate: str
     answer: str

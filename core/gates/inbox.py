@@ -11,15 +11,15 @@ samsara feature its `triage`. The call carries the path and options
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from scars.core.loops.registry import GATES, system_of_kind
+from scars.core.records import field, record
 from scars.core.sanitize import shell_join
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class GateCall:
     """A gate and what ``gather`` needs: the path (absolute) and options (e.g. the bkit feature)."""
 

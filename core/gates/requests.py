@@ -28,7 +28,6 @@ import re
 import secrets
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -46,9 +45,11 @@ from scars.core.errors import (
 )
 from scars.core.gatekit.evidence import Evidence, GateResult, selector, validate_answer
 from scars.core.gates import signing
-from scars.core.gates.recording import gather, human_mode, proof_file, record
+from scars.core.gates.recording import gather, human_mode, proof_file
+from scars.core.gates.recording import record as record_answer
 from scars.core.loops.registry import GATES, lineage, loop_system, root_markers
 from scars.core.provenance import Provenance, as_provenance, decided_by
+from scars.core.records import field, record
 from scars.core.samsara.layout import find_repo_root
 from scars.core.samsara.session import FeatureSession
 from scars.core.storage import confine, safe_read
@@ -182,7 +183,7 @@ def _display(path: Path, root: Path) -> str:
 # -- the request ---------------------------------------------------------------------------
 
 
-@dataclass
+@record(frozen=False)
 class Request:
     """One gate request as its file holds it."""
 
@@ -703,7 +704,7 @@ def apply_request(
         _write(req, root)
         prov = Provenance.from_record(a.get("provenance")) or as_provenance(a.get("source"))
         try:
-            result = record(
+            result = record_answer(
                 evidence,
                 a["answer"],
                 a.get("reason"),
@@ -820,7 +821,7 @@ def answerable(state: str, *, shows_gate_now: bool) -> bool:
     return state == "pending" or (state == "expired" and shows_gate_now)
 
 
-@dataclass
+@record(frozen=False)
 class RequestView:
     """A request as it stands now: ``state`` is its status, or ``expired`` for a pending one
     whose loop files changed since it was posted (an answer to it would be refused; the app

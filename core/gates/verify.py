@@ -42,7 +42,6 @@ matched to the rounds by the round their workflow prompt names.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -56,6 +55,7 @@ from scars.core.loops.registry import DECISION_POINTS, point_of
 from scars.core.loops.samsara.catalog import FORMER_ENTRY_IDS, SEED_002_POINTS
 from scars.core.model import Problem
 from scars.core.provenance import Provenance
+from scars.core.records import field, record
 from scars.core.samsara.decisions import ACCEPT_REQUIRED, replay
 from scars.core.samsara.feature import read_feature
 from scars.core.samsara.rounds import RULE_3, counted_by_scars
@@ -79,7 +79,7 @@ def _json(p: Problem) -> dict[str, Any]:
     return {"level": p.severity, "file": p.file, "line": p.line, "message": p.message}
 
 
-@dataclass
+@record(frozen=False)
 class Verification:
     feature: str
     findings: list[Problem] = field(default_factory=list)  # severity failure / unknown / note

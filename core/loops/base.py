@@ -16,17 +16,17 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from scars.core.clock import parse_time  # noqa: F401 - the loop readers take it from here
 from scars.core.model import Problem
+from scars.core.records import field, record
 from scars.core.storage import safe_read
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Budget:
     """Iterations (or rounds) used against the loop's limit.
 
@@ -70,7 +70,7 @@ class Budget:
         return {"used": self.used, "limit": self.limit, "left": self.left, "over": self.over, "unit": self.unit}
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class StopRule:
     """The loop's own stop rule evaluated. ``met`` is None when it cannot be evaluated."""
 
@@ -82,7 +82,7 @@ class StopRule:
         return {"met": self.met, "reasons": list(self.reasons), "outcome": self.outcome}
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class TrendPoint:
     """One point of a loop's history: a judge pass, a review round, a match-rate measure."""
 
@@ -94,7 +94,7 @@ class TrendPoint:
         return {"label": self.label, "value": self.value, "note": self.note}
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class LoopState:
     """One loop's state as read and evaluated.
 

@@ -9,7 +9,6 @@ is read by the first system whose ``read_path`` knows its name. Waiting loops co
 from __future__ import annotations
 
 import os
-from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
@@ -18,6 +17,7 @@ from scars.core.loops.base import LoopState
 from scars.core.loops.registry import kind_order, system_of_kind, systems
 from scars.core.loops.system import WalkedDir
 from scars.core.model import Problem
+from scars.core.records import replace
 from scars.core.storage.intent import intent_path, mark_is_own, pending, pointer_path
 
 SKIP_DIRS = frozenset(

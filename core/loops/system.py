@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
@@ -34,9 +33,10 @@ from scars.core.gatekit.evidence import Evidence, GateResult, validate_answer
 from scars.core.gatekit.state_io import complete_interrupted
 from scars.core.loops.base import LoopState
 from scars.core.provenance import Provenance, as_provenance, decided_by
+from scars.core.records import record
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class LoopKind:
     """One kind of loop state a system reads: its ``kind`` (``LoopState.kind``), the label
     ``scars loops`` shows, and the divisor mapping its scores to 0..1 for the advisor (None:
@@ -47,7 +47,7 @@ class LoopKind:
     scale: float | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class WalkedDir:
     """One directory of the one walk ``discover_loops`` makes: the directory, its
     sub-directories (the skipped ones left out) and its file names, and its path under the root."""

@@ -12,10 +12,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from typing import Any
 
 from scars.core.model import CATEGORIES, GROUPS, EntryVerdict, Feature, LogMatch, Problem, ScarItem
+from scars.core.records import replace
 from scars.core.samsara.matching import match_log
 from scars.core.samsara.patterns import literal_patterns, possible_patterns
 from scars.core.storage import parallel

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -29,6 +28,7 @@ from scars.core.clock import now_iso
 from scars.core.errors import DecisionRefused, FieldError
 from scars.core.git import user_name
 from scars.core.model import Feature
+from scars.core.records import asdict, field, fields, record, replace
 from scars.core.samsara.items import item_fingerprint
 from scars.core.samsara.watches import reopened_items, validate_watch
 from scars.core.storage.journal import JOURNAL_NAME, read_journal
@@ -84,7 +84,7 @@ MAX_TEXT = 20_000
 _CARRIED_FIELDS = ("carried_round", "expiry_date", "matched")
 
 
-@dataclass(frozen=True)
+@record
 class Decision:
     item_id: str
     action: Action
@@ -130,7 +130,7 @@ class Decision:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Decision:
-        known = {f.name for f in fields(cls)}
+        known = set(fields(cls))
         return cls(**{k: v for k, v in data.items() if k in known})
 
     def with_(self, **changes: Any) -> Decision:
@@ -144,7 +144,7 @@ def validate_decision(action: str, **fields_: Any) -> list[FieldError]:
     revisit_when, watch, reviewed_by, decided_by …); unknown names are refused too.
     """
     errors: list[FieldError] = []
-    known = {f.name for f in fields(Decision)} - {"item_id", "action"}
+    known = set(fields(Decision)) - {"item_id", "action"}
     for name in fields_:
         if name not in known:
             errors.append(FieldError(name, "is not a decision field"))
@@ -274,7 +274,7 @@ GATE_ANSWER = "gate_answer"
 UNDOABLE = frozenset({DECISION, SIGN_OFF, BLOCKED_FIX})
 
 
-@dataclass
+@record(frozen=False)
 class JournalState:
     """The state a journal's records give, replayed in order (see :func:`replay`)."""
 

@@ -37,7 +37,6 @@ import json
 import posixpath
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -45,6 +44,7 @@ from urllib.parse import quote  # loaded by pathlib already: no start-up cost
 
 from scars.core.errors import ScarsError
 from scars.core.model import CATEGORIES, CATEGORY_LABEL, Feature, Problem, ScarItem
+from scars.core.records import record
 from scars.core.samsara.status import item_to_json
 
 FORMATS: tuple[str, ...] = ("sarif", "openvex", "json")
@@ -667,16 +667,16 @@ def decision_rounds(records: list[dict[str, Any]], decisions: Mapping[str, Any])
     is matched by its ``decided_at`` (an undo restores an earlier one, with its own round).
     """
     out: dict[str, int] = {}
-    for record in records:
-        if record.get("type") != "decision" or not isinstance(record.get("round"), int):
+    for rec in records:
+        if rec.get("type") != "decision" or not isinstance(rec.get("round"), int):
             continue
-        for entry in record.get("decisions") or []:
+        for entry in rec.get("decisions") or []:
             if not isinstance(entry, dict):
                 continue
             item_id: Any = entry.get("item_id")
             current = decisions.get(item_id)
             if current is not None and getattr(current, "decided_at", None) == entry.get("decided_at"):
-                out[entry["item_id"]] = record["round"]
+                out[entry["item_id"]] = rec["round"]
     return out
 
 
@@ -684,7 +684,7 @@ def _failure(f: Problem) -> dict[str, Any]:
     return {"file": f.file, "line": f.line, "reason": f.message}
 
 
-@dataclass(frozen=True)
+@record
 class FeatureExport:
     """One feature of a whole-repository export, with what its session holds."""
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 from scars.core.git import authors_of
+from scars.core.records import record
 from scars.core.storage import paths
 from scars.core.storage.paths import resolve_inside
 
@@ -32,7 +32,7 @@ _LOC = re.compile(
 )
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Excerpt:
     path: str  # relative to the repository root
     first_line: int  # 1-based line of ``text``'s first line
@@ -40,7 +40,7 @@ class Excerpt:
     highlight: tuple[int, int] | None  # the lines the location names
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Location:
     raw: str
     path: str | None

@@ -38,10 +38,10 @@ import re
 from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
 from scars.core.model import SECTION_OF, Feature, IterationLog, LogMatch, ScarItem, normal_of, odd_normal
+from scars.core.records import record, replace
 from scars.core.samsara.patterns import WordSets, terms
 from scars.core.text import normalize
 from scars.core.values import as_text
@@ -68,7 +68,7 @@ _ELLIPSIS = re.compile(r"(?:\s*(?:…|\.\.\.))+\s*$")
 _QUOTES = "\"'“”‘’「」『』`"
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Target:
     """Something a description may name: an item (remaining or resolved), or a report's legacy
     ``resolved_items`` entry (``id`` ``resolved_items:<report>#<n>``)."""
@@ -100,7 +100,7 @@ def description_of(entry: Any) -> str:
     return as_text(entry)
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class _Cleaned:
     heads: tuple[str, ...]  # normalised candidate texts, longest first
     body: str  # the description without its reference (for similarity)

@@ -19,11 +19,11 @@ import threading
 from array import array
 from collections import Counter, defaultdict
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from itertools import chain
 from typing import Any, Protocol, TypeVar
 
 from scars.core.model import ScarItem
+from scars.core.records import record
 from scars.core.text import CJK_CLASS, STOPWORDS, cjk_re
 
 # A pair of items of different reports is a possible pattern when the IDF-weighted share of
@@ -117,7 +117,7 @@ def stem(word: str) -> str:
     return w
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Terms:
     """What the near-duplicate rule sees of one text."""
 
@@ -144,7 +144,7 @@ class _Memo(dict[_K, _V]):
         return got
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class _IdTerms:
     """:class:`Terms` with each term an int of a :class:`_Vocabulary`."""
 

@@ -27,10 +27,10 @@ Items are given to the first reason that fits, in that order, so no item is coun
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from scars.core.model import CATEGORIES, CATEGORY_LABEL, Feature
+from scars.core.records import field, record
 from scars.core.samsara.items import claimed_resolution
 from scars.core.samsara.rounds import BASIS_LABEL, counted_by_scars, signal_series, split_rounds
 
@@ -43,7 +43,7 @@ REASONS: dict[str, str] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Reconciliation:
     """What the loop recorded and what scars recounts, and why they differ."""
 

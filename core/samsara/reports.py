@@ -12,12 +12,12 @@ with ``counted=False``. Item ids and fingerprints are computed here.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import replace
 from pathlib import Path
 from sys import intern
 from typing import Any
 
 from scars.core.model import SECTION_OF, Problem, Registry, ScarItem, ScarReport, odd_normal
+from scars.core.records import replace
 from scars.core.samsara.items import fingerprint_of
 from scars.core.storage import safe_read
 from scars.core.text import normalize

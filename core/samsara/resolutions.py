@@ -26,9 +26,9 @@ round's fixes applied) reads the items this pass gives back: one rule, here.
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 
 from scars.core.model import SECTION_OF, LogMatch, Problem, ScarItem, ScarReport, odd_normal
+from scars.core.records import replace
 from scars.core.samsara.items import claimed_resolution
 from scars.core.samsara.matching import _TASK_MENTION, Matcher, Target, description_of
 from scars.core.text import normalize

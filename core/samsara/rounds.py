@@ -69,10 +69,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from scars.core.model import CATEGORIES, Feature, IterationLog, Round, ScarItem, ScarReport
+from scars.core.records import field, record, replace
 from scars.core.sanitize import one_line
 from scars.core.text import normalize
 
@@ -86,7 +86,7 @@ STRATEGY_HINTS = ("explore", "converge", "minimal_fix")
 VALVE_IDS = ("max_rounds", "stagnation", "net_rot", "accept_ratio", "level1_wholesale", "same_files")
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Valve:
     """A safety valve or watch-for, evaluated with the figures it used.
 
@@ -164,7 +164,7 @@ def counted_by_scars(r: Round) -> bool:
     return isinstance(r.raw, Mapping) and r.raw.get(COUNTED_BY_KEY) == COUNTED_BY_SCARS
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class SignalPoint:
     """One point of a feature's signal_lost series (:func:`signal_series`)."""
 
@@ -262,7 +262,7 @@ def advice_series(log: IterationLog | None, signal_now: int) -> list[SignalPoint
     return run
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class OneBasis:
     """signal_lost on one basis (:func:`one_basis_series`): the figures a person reads as one
     count — ``scars loops``' trend, the app's sparkline, seed 002's final transition line."""
@@ -918,7 +918,7 @@ def active_valves(feature: Feature, decisions: Mapping[str, Any] | None = None) 
 # ----------------------------------------------------------------------------- the round gate
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class RoundFigures:
     """The open round as its gate shows it and its close writes it: "Round R done. signal_lost
     N → N'. Fixed K, J remaining" (formats.md §1.4) — one computation for the app's modal,

@@ -26,7 +26,6 @@ import os
 import re
 import uuid
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -49,6 +48,7 @@ from scars.core.git import current_commit
 from scars.core.model import Feature
 from scars.core.provenance import Provenance
 from scars.core.provenance import decided_by as decider
+from scars.core.records import record
 from scars.core.samsara.decisions import (
     AUTO_DECISION,
     BLOCKED_FIX,
@@ -110,7 +110,7 @@ VALVE_TRIGGERS = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class HeldFigures:
     """The open round's figures with what they were computed from (``basis``: the cache token of
     the Feature read — the files it was read from, by the cache's own rule — the round's start, its

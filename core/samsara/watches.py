@@ -42,13 +42,13 @@ import os
 import re
 import sys
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from scars.core.clock import now_iso
 from scars.core.git import GitUnavailable, changed_since, commit_at, current_commit, git_toplevel, run_git, tree_files
 from scars.core.model import Feature, ScarItem
+from scars.core.records import field, record
 from scars.core.samsara.rounds import field_of as _attr
 from scars.core.samsara.rounds import norm as _norm
 from scars.core.sanitize import one_line
@@ -81,7 +81,7 @@ class WatchSyntaxError(ValueError):
     """A watch text that is not one of the three forms; the message says which are valid."""
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Watch:
     kind: Kind
     raw: str
@@ -97,7 +97,7 @@ class Watch:
         return "recurs"
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class WatchedAccept:
     """An accepted item carrying a watch, from the journal or from iteration-log.yaml."""
 
@@ -110,7 +110,7 @@ class WatchedAccept:
     item_file: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class WatchResult:
     item_id: str | None
     text: str

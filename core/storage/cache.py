@@ -55,17 +55,18 @@ import time
 import weakref
 import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from scars.core import __version__, settings
 from scars.core.model import DEFERRED_PARTS, Feature, LazyFeature
+from scars.core.records import record, replace
 from scars.core.storage.durable import Fingerprint, is_temp_name, remove_stale, users_own
 from scars.core.storage.parallel import gc_paused
 from scars.core.storage.paths import folder_refusal
 
-FORMAT = 4  # 4: a feature's items, reports and the rest apart, the rest first to load (_dump_feature)
+FORMAT = 5  # 4: a feature's items, reports and the rest apart, the rest first to load (_dump_feature); 5: records
+# (scars.core.records) pickle as their class called with their field values
 RACY_NS = 2_000_000_000  # inputs changed within this window before a store are not cached
 MAX_CACHE_BYTES = 512 * 1024 * 1024  # a cache file larger than this is ignored
 
@@ -73,6 +74,7 @@ MAX_CACHE_BYTES = 512 * 1024 * 1024  # a cache file larger than this is ignored
 # install, a hot fix) must not see results computed by the old code.
 # Paths relative to the scars.core package directory.
 _CODE_MODULES = (
+    "records.py",
     "model.py",
     "text.py",
     "values.py",
@@ -553,7 +555,7 @@ MAX_TOTAL_BYTES = 256 * 1024 * 1024
 _ENTRY_NAME = re.compile(r"feature-([0-9a-f]{32})(?:\.[A-Za-z0-9_-]+)?\.pickle")
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class CacheEntry:
     """One feature's files in the cache: its Feature file and its parts."""
 
@@ -563,7 +565,7 @@ class CacheEntry:
     used: float  # the latest mtime of its files (a load touches the file it used)
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class CleanResult:
     """What :func:`clean` removed (or, with ``dry_run``, would remove) and what it kept."""
 

@@ -38,16 +38,16 @@ import errno
 import os
 import stat
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 
 from scars.core.errors import OutsideRepository
+from scars.core.records import record
 from scars.core.sanitize import one_line
 
 _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 _MAX_HOPS = 40  # symlinks resolved on one walk (the kernel's own limit)
 
 
-@dataclass(slots=True)
+@record(frozen=False, slots=True)
 class Place:
     """Where a write goes: the open directory ``dir_fd`` and the ``name`` in it; ``path`` is the
     real path (messages, fsync bookkeeping), ``mode`` the directory's mode."""

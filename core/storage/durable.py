@@ -28,10 +28,10 @@ import re
 import stat
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from scars.core.errors import OutsideRepository, ScarsError
+from scars.core.records import record
 from scars.core.sanitize import one_line
 from scars.core.storage import confine
 
@@ -59,7 +59,7 @@ class WriteFailed(ScarsError):
         return _describe(OSError(self.errno, os.strerror(self.errno))) if self.errno else str(self)
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Fingerprint:
     """Identity and content of a file at one moment. ``None`` fields never occur."""
 

@@ -47,12 +47,12 @@ import os
 import re
 import socket
 import stat
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from scars.core import settings
 from scars.core.errors import ChangedOnDisk, OutsideRepository, ScarsError
+from scars.core.records import record
 from scars.core.storage import confine
 from scars.core.storage.durable import (
     WriteFailed,
@@ -221,7 +221,7 @@ class IntentUnreadable(ScarsError):
     exit_code = 5
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Step:
     """One write of a record. ``op`` is one of :data:`OPS`; ``path`` is the absolute target."""
 

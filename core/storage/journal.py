@@ -22,10 +22,10 @@ from __future__ import annotations
 import json
 import os
 import zlib
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from scars.core.records import field, record
 from scars.core.storage import confine
 from scars.core.storage.durable import append_record, read_upto
 from scars.core.storage.lock import STATE_DIR
@@ -64,7 +64,7 @@ def unframe(line: bytes) -> dict[str, Any] | str:
     return record
 
 
-@dataclass
+@record(frozen=False)
 class JournalRead:
     records: list[dict[str, Any]] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # "line N: reason"

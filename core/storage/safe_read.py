@@ -48,12 +48,12 @@ from __future__ import annotations
 import json
 import os
 import warnings
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from scars.core.records import field, record
 from scars.core.storage.paths import TEXT_MAX_BYTES as TEXT_MAX_BYTES
 from scars.core.storage.paths import Unreadable as Unreadable
 from scars.core.storage.paths import check_file as check_file
@@ -121,7 +121,7 @@ _Loader = _quick_resolver(_Loader)
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
-@dataclass(slots=True)
+@record(frozen=False, slots=True)
 class Loaded:
     """A loaded document with what the walk found.
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 import threading
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
 from scars.core.model import GROUP_LABEL, GROUPS, Feature, Problem, ScarItem
+from scars.core.records import field, record
 from scars.core.samsara.decisions import Decision
 from scars.core.samsara.locate import Excerpt, read_excerpt
 from scars.core.sanitize import one_line
@@ -109,7 +109,7 @@ class Row(NamedTuple):
         return self.kind == "item" or self.kind == "failure"
 
 
-@dataclass(slots=True)
+@record(frozen=False, slots=True)
 class Filter:
     """A parsed filter: ``cat:sf task:task-3 state:undecided retry``."""
 
@@ -165,7 +165,7 @@ def parse_filter(text: str) -> Filter:
     return flt
 
 
-@dataclass(slots=True)
+@record(frozen=False, slots=True)
 class ItemView:
     """Precomputed, inert display facts of one item."""
 
@@ -524,7 +524,7 @@ def owners_in_logs(feature: Feature, decisions: Mapping[str, Any] | None = None)
     return list(seen)
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Snapshot:
     """What a reload compares: the items, their decisions, the parse failures and signal_lost."""
 

@@ -17,7 +17,7 @@ import sys
 from scars.core import __version__
 from scars.core.errors import DecisionRefused, LockHeld, ScarsError, UsageError
 
-# `scars --help` imports neither typing nor dataclasses (settings): names for annotations only
+# `scars --help` imports neither typing nor the settings (their records): names for annotations only
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Collection

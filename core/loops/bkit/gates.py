@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -57,6 +56,7 @@ from scars.core.loops.bkit.reader import (
     status_files,
     transition_path,
 )
+from scars.core.records import replace
 from scars.core.storage import safe_read
 from scars.core.storage.intent import Plan
 from scars.core.values import as_dict, as_list

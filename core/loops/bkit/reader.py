@@ -15,7 +15,6 @@ actions in ``autoPause``) or when one of bkit's armed auto-pause triggers fires.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -36,6 +35,7 @@ from scars.core.loops.base import (
     rel,
 )
 from scars.core.model import Problem
+from scars.core.records import replace
 from scars.core.storage import safe_read
 from scars.core.text import join_clauses
 from scars.core.values import as_dict, as_list

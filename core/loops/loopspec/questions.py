@@ -24,7 +24,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +33,7 @@ from scars.core.gatekit.catalog import Answer, Gate
 from scars.core.gatekit.evidence import Evidence, GateResult
 from scars.core.gatekit.state_io import check_unchanged, gate_result, load_json_state, record_entry, state_lock
 from scars.core.loops.loopspec import v7
+from scars.core.records import replace
 from scars.core.storage.intent import Plan
 
 REJECT_WORDS = ("stop", "abort", "reject", "cancel", "decline")

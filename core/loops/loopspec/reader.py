@@ -13,7 +13,6 @@ import hashlib
 import json
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +30,7 @@ from scars.core.loops.base import (
 )
 from scars.core.loops.loopspec import versions
 from scars.core.model import Problem
+from scars.core.records import record
 from scars.core.storage import safe_read
 from scars.core.storage.durable import read_upto
 from scars.core.storage.paths import is_inside
@@ -128,7 +128,7 @@ def read_graph_state(feature_dir: Path, root: Path) -> dict[str, Any]:
 _FENCED_JSON = re.compile(r"```json\s*(\{.*?\})\s*```", re.DOTALL)
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Extracted:
     """A judge verdict extracted from a completion message, or why it is malformed."""
 
@@ -413,7 +413,7 @@ def posix_cksum(data: bytes) -> str:
     return f"{(~crc) & 0xFFFFFFFF}-{len(data)}"
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class BacklogEntry:
     line: int
     done: bool

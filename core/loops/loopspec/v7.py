@@ -36,7 +36,6 @@ import json
 import os
 import re
 import stat
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +44,7 @@ from scars.core.git import GitUnavailable, run_git
 from scars.core.loops.base import Budget, LoopState, StopRule, read_json
 from scars.core.loops.loopspec import versions
 from scars.core.model import Problem
+from scars.core.records import replace
 from scars.core.storage import safe_read
 from scars.core.text import join_clauses
 from scars.core.values import as_dict

@@ -23,10 +23,10 @@ the 4.x rules are assumed — and every reader says which line it assumed, and w
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from scars.core.records import record
 from scars.core.values import as_dict
 
 LINE_4 = "4.x"
@@ -34,7 +34,7 @@ LINE_6 = "6.x"
 LINE_7 = "7.x"
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Assumed:
     """The loop-spec line whose rules a feature is read by, and the evidence for it."""
 

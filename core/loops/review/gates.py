@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +24,7 @@ from scars.core.loops.review.reader import read_review_dir
 from scars.core.loops.review.shared import STAGE_DIR, TARGET_SCORE, project_of, score_met
 from scars.core.loops.review.verdicts import POSITIVE, verdict_parts
 from scars.core.loops.review.verify import BLOCKING_BUCKETS, VERIFY_REPORT
+from scars.core.records import record
 from scars.core.storage.intent import Plan
 
 
@@ -61,7 +61,7 @@ def _buckets_figure(buckets: dict[str, int] | None, source: str, unresolved: int
     return f"{counts}: {verdict}" + ("" if source == VERIFY_REPORT else f" ({source})")
 
 
-@dataclass
+@record(frozen=False)
 class ReviewEvidence(Evidence):
     """The review gate's evidence, naming the loop it is about: one gate serves both lineages,
     and a Mechanist loop's evidence says ``mechanist`` (``loop`` of :meth:`as_json`)."""

@@ -4,9 +4,9 @@ template's table, marked states, counts) and the lines whose state cannot be rea
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from scars.core.loops.review.auto_review import FENCE
+from scars.core.records import record
 
 VERIFY_REPORT = "verify/VERIFY_REPORT.md"  # the claim buckets, next to the review stage
 BLOCKING_BUCKETS = ("FAIL", "INCONCLUSIVE", "ZERO_ELIGIBLE_VARIANTS")
@@ -33,7 +33,7 @@ _STATE_HEADERS = ("state", "verdict", "final state", "final verdict", "final", "
 _CLAIM_ITEM = re.compile(r"^\s*[-*+]\s+(?:\*\*|`)?(?P<id>[A-Za-z][\w.\-]*)(?:\*\*|`)?\s*(?:\([^)]*\))?\s*:")
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class VerifyClaims:
     """The claim states of ``verify/VERIFY_REPORT.md``, as far as they can be read.
 

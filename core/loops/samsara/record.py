@@ -26,7 +26,6 @@ The watch reopen is ``reopen``'s, an answers file's replay ``replay``'s.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +40,7 @@ from scars.core.loops.samsara.catalog import BLOCKED_FIX, ROUND_CONTINUE, ROUND_
 from scars.core.loops.samsara.gather import feature_root, gather
 from scars.core.model import Feature
 from scars.core.provenance import Provenance, as_provenance
+from scars.core.records import replace
 from scars.core.samsara.rounds import RoundFigures, remaining_items, transition_line
 from scars.core.samsara.session import FeatureSession, undecided_outcome
 

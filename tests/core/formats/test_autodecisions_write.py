@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -12,6 +10,7 @@ from scars.core.errors import DecisionRefused
 from scars.core.formats import auto_decisions as W
 from scars.core.formats import auto_decisions as parser
 from scars.core.formats.auto_decisions import DecisionEntry
+from scars.core.records import replace
 from tests.hypothesis_profiles import examples
 
 ENTRY = DecisionEntry(

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from scars.core.records import replace
 from scars.core.samsara.rounds import (
     budget_context,
     evaluate_valves,

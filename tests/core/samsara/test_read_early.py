@@ -5,11 +5,11 @@ items); then the same feature with them."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from scars.core.records import replace
 from scars.core.samsara import aggregate
 from scars.core.samsara.feature import read_feature
 from scars.core.samsara.session import FeatureSession

@@ -151,7 +151,7 @@ def test_report_cache_round_1_warns_by_the_seed_rule():
 
 
 def test_report_cache_valve_after_round_1_fires():
-    from dataclasses import replace
+    from scars.core.records import replace
 
     f = read_feature(REAL / "changes" / "2026-08-11_report-cache")
     r1 = split_rounds(f.iteration_log)[0][0]
@@ -171,7 +171,7 @@ def test_report_cache_valve_after_round_1_fires():
 def test_upstream_budget_contexts_agree_with_the_rule(upstream, name):
     """Every round's recorded net_rot_previous_round is the rule's figure for the round before it
     (0 before any round); so are the stagnation count and the remaining rounds."""
-    from dataclasses import replace
+    from scars.core.records import replace
 
     f = read_feature(upstream / "samsara" / "changes" / name)
     log = f.iteration_log

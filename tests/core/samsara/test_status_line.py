@@ -5,7 +5,6 @@ the kept items are used only with the very feature they were encoded from, by th
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import subprocess
@@ -14,6 +13,7 @@ import time
 
 import pytest
 
+from scars.core.records import fields
 from scars.core.samsara import status
 from scars.core.samsara.feature import read_feature
 from scars.core.samsara.session import FeatureSession
@@ -114,7 +114,7 @@ def test_kept_items_are_used_only_with_their_feature_and_code(tmp_path, cache_on
     f = read_feature(feat)
     feature_json_line(f)
     twin = read_feature(feat)
-    equal_copy = type(twin)(**{f.name: getattr(twin, f.name) for f in dataclasses.fields(twin)})
+    equal_copy = type(twin)(**{name: getattr(twin, name) for name in fields(twin)})
     assert equal_copy == twin
     where = type(feat)(f.path)
     assert cache.load_part(where, status._ITEMS_PART, twin, status._ITEMS_CODE) is not None

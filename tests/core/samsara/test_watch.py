@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -13,6 +12,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from scars.core.model import Round, ScarReport
+from scars.core.records import replace
 from scars.core.samsara import watches as wmod
 from scars.core.samsara.decisions import DECISION, REOPEN, replay
 from scars.core.samsara.watches import (

@@ -6,6 +6,7 @@ import contextlib
 import importlib.util
 import json
 import os
+import pickle
 import sys
 import time
 from pathlib import Path
@@ -140,6 +141,26 @@ def test_a_corrupt_cache_file_is_ignored_and_replaced(repo, cache_on, garbage):
     path.write_bytes(garbage)
     assert reader.read_feature(fdir) == good
     assert path.stat().st_size > 1000  # the next store replaced it
+
+
+def test_a_cache_file_of_an_earlier_format_is_ignored_and_replaced(repo, cache_on, monkeypatch):
+    """A file an earlier scars stored (FORMAT: its objects may pickle another way) is never
+    unpickled past its header: the feature is read again and stored anew."""
+    fdir = _feature_dir(repo)
+    _settle(repo)
+    good = reader.read_feature(fdir)
+    path = cache.cache_file(fdir.absolute())
+    with path.open("rb") as fh:
+        header = pickle.load(fh)
+        rest = fh.read()
+    path.write_bytes(pickle.dumps({**header, "format": cache.FORMAT - 1}) + rest)
+    fp = cache.fingerprint(fdir.absolute(), Path(good.repo_root) if good.repo_root else None)
+    with monkeypatch.context() as m:
+        m.setattr(cache, "_load_feature", lambda fh: pytest.fail("unpickled a file of another format"))
+        assert cache.load(fdir.absolute(), fp) is None
+    assert reader.read_feature(fdir) == good
+    with path.open("rb") as fh:
+        assert pickle.load(fh)["format"] == cache.FORMAT  # the next store replaced it
 
 
 def test_a_cache_of_another_feature_is_never_used(repo, cache_on):
@@ -367,7 +388,7 @@ def test_a_store_begun_early_is_completed_or_abandoned_with_its_block(repo, cach
 
 
 def test_a_store_begun_with_other_items_writes_the_feature_whole(repo, cache_on):
-    from dataclasses import replace
+    from scars.core.records import replace
 
     fdir = _feature_dir(repo).absolute()
     _settle(repo)
@@ -423,7 +444,7 @@ def test_a_stored_feature_keeps_its_items_once_and_apart(repo, cache_on, monkeyp
 
 
 def test_items_that_share_an_id_are_pickled_with_the_feature(repo, cache_on, monkeypatch):
-    from dataclasses import replace
+    from scars.core.records import replace
 
     fdir = _feature_dir(repo)
     feature = reader.read_feature(fdir)

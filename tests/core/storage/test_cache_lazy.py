@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import pickle
 import re
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from scars.core import settings
 from scars.core.model import Feature, LazyFeature
+from scars.core.records import replace
 from scars.core.samsara import feature as reader
 from scars.core.samsara.layout import repo_root_of
 from scars.core.samsara.status import feature_json_line, feature_to_json
@@ -111,7 +111,7 @@ def _timeless(text: str) -> str:
 
 
 def test_a_lazy_feature_pickles_and_replaces_as_a_feature(repo, cache_on):
-    from dataclasses import replace
+    from scars.core.records import replace
 
     fdir = _feature_dir(repo)
     _settle(repo)

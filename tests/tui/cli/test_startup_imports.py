@@ -65,7 +65,8 @@ def test_help_imports_no_command_module_and_no_library():
         "scars.tui.cli.main",
     ]
     assert loaded(modules, *HEAVY) == []
-    # what only a command that runs needs: the settings (and dataclasses, with inspect and ast), typing
+    # what only a command that runs needs: the settings (their records, and typing); no command imports
+    # dataclasses (with inspect and ast) at all
     # (json too, which this probe imports itself)
     assert loaded(modules, "dataclasses", "inspect", "ast", "typing") == []
 
@@ -116,6 +117,21 @@ def test_a_warm_status_imports_no_reader(tmp_path, json_flag):
     code, out, modules = imported_by("status", *json_flag, str(DEMO_FEATURE), cache=tmp_path)
     assert code == 0 and out == first[1]
     assert loaded(modules, *READER) == []
+
+
+@pytest.mark.parametrize("json_flag", [(), ("--json",)])
+@pytest.mark.parametrize("warm", [False, True], ids=["no-cache", "warm"])
+def test_status_imports_no_dataclasses(tmp_path, json_flag, warm):
+    """scars' value classes are records (scars.core.records): ``dataclasses`` compiled ~6 methods per
+    class and imported ``inspect`` and ``ast``, ~27 ms of `scars status` (issue 31). Neither a warm
+    status nor one with the cache off (SCARS_NO_CACHE=1) imports them."""
+    cache = tmp_path if warm else None
+    if warm:
+        imported_by("status", *json_flag, str(DEMO_FEATURE), cache=cache)  # stored in the cache
+    code, out, modules = imported_by("status", *json_flag, str(DEMO_FEATURE), cache=cache)
+    assert code == 0 and "signal_lost" in out
+    assert loaded(modules, "scars.core.records") == ["scars.core.records"]
+    assert loaded(modules, "dataclasses", "inspect", "ast") == []
 
 
 MCP_SDK = ("mcp", "pydantic", "pydantic_core", "anyio", "starlette", "httpx2", "uvicorn")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any
 
 from rich.console import Group
@@ -15,6 +14,7 @@ from textual.screen import Screen
 from textual.widgets import Static
 
 from scars.core.model import CATEGORIES, CATEGORY_LABEL, Feature
+from scars.core.records import replace
 from scars.core.samsara.rounds import signal_series
 from scars.core.sanitize import one_line
 from scars.tui.app.viewmodel import decision_state

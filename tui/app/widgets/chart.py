@@ -6,11 +6,11 @@ and cheap, so it snapshots stably.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.segment import Segment
 from rich.text import Text
+
+from scars.core.records import record
 
 BAR = "█"
 # A solid bar's top cell in eighths, so 13 and 15 on a 6-row axis of 15 differ (▂ vs █).
@@ -29,7 +29,7 @@ def bar_cell(glyph: str, value: float, low: float, step: float) -> str:
     return EIGHTHS[max(1, round(part * 8))]
 
 
-@dataclass
+@record(frozen=False)
 class Series:
     name: str
     values: list[int | None]  # None: no value at this label (no bar; "–" under it)
@@ -37,7 +37,7 @@ class Series:
     style: str = ""
 
 
-@dataclass
+@record(frozen=False)
 class BarChart:
     """Grouped vertical bars: one group per x label, one bar per series."""
 

@@ -12,7 +12,6 @@ not available (a refused answer) marks nothing: :class:`Choices.Unavailable` let
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from rich.text import Text
 from textual import events
@@ -22,12 +21,13 @@ from textual.containers import Horizontal
 from textual.message import Message
 from textual.widgets import Button
 
+from scars.core.records import record
 from scars.core.sanitize import one_line
 
 MARK = "▶ "
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Choice:
     """One choice: ``value`` returned, ``key`` marks it, ``label`` shown (with its key), ``id`` the
     button's, ``disabled`` shown but not available."""
