@@ -20,10 +20,13 @@ docs/performance.md) and frozen objects are released afterwards.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import functools
 import gc
 import os
 import pickle
+import struct
 import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -160,46 +163,122 @@ def _pool_map(fn: Any, items: list[Any], n: int) -> list[Any]:
     return out
 
 
-class Beside:
-    """``fn(*args)``, started in a forked child when a fork is safe and useful (Linux, this process
-    running one thread, more than one usable core, ``SCARS_WORKERS`` not 1) and ``fork`` is
-    true, so that this process does other work meanwhile; :meth:`result` gives it. ``fn`` must be
-    a pure function of its arguments with a picklable result; any failure of the child (killed,
-    an exception, a result that does not pickle) or no fork computes ``fn(*args)`` here instead,
-    in :meth:`result`, so the outcome never depends on the fork. A handle whose result is not
-    wanted is cancelled (:meth:`cancel`: the child killed and reaped)."""
+def _may_fork(fork: bool = True) -> bool:
+    """Whether a child is forked for work done beside this process: Linux, this process running
+    one thread (a fork copies no other thread, and a lock another holds would stay held), more
+    than one usable core, ``SCARS_WORKERS`` not 1, and the caller's ``fork``."""
+    workers = settings.current().workers
+    return (
+        fork
+        and sys.platform.startswith("linux")
+        and threading.active_count() == 1
+        and usable_cpus() >= 2
+        and (workers is None or workers > 1)
+    )
+
+
+_FRAME = struct.Struct("<Q")  # a message's length, before its pickle
+PIPE_BYTES = 1 << 20  # asked of the kernel for a feed's pipe: a child sends without waiting for a read
+
+
+class Feed:
+    """``fn(send, *args)`` in a forked child (:func:`_may_fork`) while this process goes on: each
+    ``send(obj)`` there is a message this process takes with :meth:`next`, in order. A message
+    is pickled whole before it is written, so each one taken is complete; once the child fails
+    (killed, an exception, a value that does not pickle) :meth:`next` gives nothing more. No child
+    (no fork): :attr:`forked` is False and :meth:`next` gives nothing — the caller does the work."""
 
     def __init__(self, fn: Callable[..., Any], args: tuple[Any, ...], *, fork: bool = True) -> None:
-        self._fn, self._args = fn, args
         self._pid: int | None = None
-        self._read = -1
-        workers = settings.current().workers
-        if (
-            not fork
-            or not sys.platform.startswith("linux")
-            or threading.active_count() != 1
-            or usable_cpus() < 2
-            or (workers is not None and workers <= 1)
-        ):
+        self._inp: Any = None
+        if not _may_fork(fork):
             return
         try:
             r, w = os.pipe()
+            with contextlib.suppress(OSError, AttributeError):  # a larger pipe where the kernel allows it
+                fcntl.fcntl(w, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
             pid = os.fork()
         except OSError:
             return
-        if pid == 0:  # the child: compute, send, leave without running any of the parent's exit code
+        if pid == 0:  # the child: work, send, leave without running any of the parent's exit code
             code = 1
             try:
                 os.close(r)
                 gc.disable()
-                data = pickle.dumps(fn(*args), protocol=pickle.HIGHEST_PROTOCOL)
-                with os.fdopen(w, "wb") as out:
-                    out.write(data)
+                with os.fdopen(w, "wb", buffering=0) as out:
+
+                    def send(obj: Any) -> None:
+                        data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+                        out.write(_FRAME.pack(len(data)) + data)
+
+                    fn(send, *args)
                 code = 0
             finally:
                 os._exit(code)
         os.close(w)
-        self._pid, self._read = pid, r
+        self._pid, self._inp = pid, os.fdopen(r, "rb")
+
+    @property
+    def forked(self) -> bool:
+        return self._pid is not None
+
+    def next(self) -> tuple[bool, Any]:
+        """(True, the child's next message), waiting for it; (False, None) when there is none: no
+        child, the child ended (failed, or sent all it had), or a message that does not unpickle.
+        After the last message the child is reaped."""
+        if self._pid is None:
+            return False, None
+        try:
+            head = self._inp.read(_FRAME.size)
+            if len(head) == _FRAME.size:
+                (size,) = _FRAME.unpack(head)
+                data = self._inp.read(size)
+                if len(data) == size:
+                    return True, pickle.loads(data)
+        except Exception:  # noqa: BLE001 - a message that does not unpickle: none given, as a failed child's
+            pass
+        self.cancel()  # it ended (reaped as it is) or sent what does not unpickle (stopped)
+        return False, None
+
+    def close(self) -> None:
+        """No more messages wanted: the child is let finish (what it sends still is not read) and
+        reaped."""
+        if self._pid is not None:
+            with contextlib.suppress(OSError):
+                while self._inp.read(1 << 16):
+                    pass
+            self._reap()
+
+    def cancel(self) -> None:
+        """No more messages wanted: the child, if still running, is killed and reaped."""
+        if self._pid is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self._pid, 9)
+            self._reap()
+
+    def _reap(self) -> None:
+        assert self._pid is not None
+        os.waitpid(self._pid, 0)
+        self._inp.close()
+        self._pid = None
+
+
+def _send_result(send: Callable[[Any], None], fn: Callable[..., Any], *args: Any) -> None:
+    send(fn(*args))
+
+
+class Beside:
+    """``fn(*args)``, started in a forked child when a fork is safe and useful (:func:`_may_fork`)
+    and ``fork`` is true, so that this process does other work meanwhile; :meth:`result` gives it.
+    ``fn`` must be a pure function of its arguments with a picklable result; any failure of the
+    child (killed, an exception, a result that does not pickle) or no fork computes ``fn(*args)``
+    here instead, in :meth:`result`, so the outcome never depends on the fork. A handle whose
+    result is not wanted is cancelled (:meth:`cancel`: the child killed and reaped). A
+    :class:`Feed` of one message."""
+
+    def __init__(self, fn: Callable[..., Any], args: tuple[Any, ...], *, fork: bool = True) -> None:
+        self._fn, self._args = fn, args
+        self._feed = Feed(_send_result, (fn, *args), fork=fork)
 
     @property
     def args(self) -> tuple[Any, ...]:
@@ -208,7 +287,7 @@ class Beside:
 
     @property
     def forked(self) -> bool:
-        return self._pid is not None
+        return self._feed.forked
 
     def result(self) -> Any:
         """``fn(*args)``: the child's result when it gave one, else computed here. Once."""
@@ -219,23 +298,10 @@ class Beside:
         """(True, the child's result) once the child gave one; (False, None) when there was no
         child or it gave none (killed, an exception, a result that does not unpickle). Waits for
         the child and reaps it; computes nothing here. Once."""
-        if self._pid is None:
-            return False, None
-        with os.fdopen(self._read, "rb") as inp:
-            data = inp.read()
-        _pid, status = os.waitpid(self._pid, 0)
-        self._pid = None
-        if status == 0 and data:
-            try:
-                return True, pickle.loads(data)
-            except Exception:  # noqa: BLE001 - a result that does not unpickle: none given
-                pass
-        return False, None
+        given, value = self._feed.next()
+        self._feed.close()
+        return given, value
 
     def cancel(self) -> None:
         """The result is not wanted: the child (if any) is killed and reaped."""
-        if self._pid is not None:
-            os.kill(self._pid, 9)
-            os.waitpid(self._pid, 0)
-            os.close(self._read)
-            self._pid = None
+        self._feed.cancel()
