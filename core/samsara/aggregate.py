@@ -132,6 +132,15 @@ def start_possible_patterns(items: Sequence[ScarItem], literal: list[tuple[str, 
     return parallel.Beside(possible_patterns, (counted, literal), fork=len(counted) >= PATTERNS_BESIDE_FROM)
 
 
+def with_possible_patterns(aggregated: Feature) -> Feature:
+    """``aggregated`` (:func:`aggregate`'s feature but for its possible patterns, as ``meanwhile`` is
+    given it) with them, computed here: what aggregate returns for the same feature."""
+    counted = [it for it in aggregated.items if it.counted]
+    return replace(
+        aggregated, possible_patterns=tuple(possible_patterns(counted, list(aggregated.cross_task_patterns)))
+    )
+
+
 def aggregate(
     feature: Feature,
     possible: parallel.Beside | None = None,

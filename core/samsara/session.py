@@ -48,7 +48,7 @@ from scars.core.git import current_commit
 from scars.core.model import Feature
 from scars.core.provenance import Provenance
 from scars.core.provenance import decided_by as decider
-from scars.core.records import record
+from scars.core.records import record, replace
 from scars.core.samsara.decisions import (
     AUTO_DECISION,
     BLOCKED_FIX,
@@ -95,7 +95,7 @@ from scars.core.storage.confine import check_inside
 from scars.core.storage.durable import WriteFailed, clean_stale_temps
 from scars.core.storage.journal import Journal, journal_path, read_journal
 from scars.core.storage.lock import FeatureLock, current_holder
-from scars.core.storage.parallel import Beside
+from scars.core.storage.parallel import Feed
 from scars.core.text import text_problem
 
 # The round decisions that end the iteration (the loop goes on to Validation).
@@ -127,8 +127,9 @@ class HeldFigures:
 # miss, through importlib: scars.core imports no own module inside a function (tests/core/test_purity.py).
 # Named here for the type checker and the import contracts.
 READER = "scars.core.samsara.feature"
+AGGREGATE = "scars.core.samsara.aggregate"
 if TYPE_CHECKING:
-    from scars.core.samsara import feature  # noqa: F401
+    from scars.core.samsara import aggregate, feature  # noqa: F401
 
 
 def _read_feature(
@@ -140,16 +141,24 @@ def _read_feature(
     not the feature (a session over a cached feature paints its first screen without YAML, the
     log matcher or the possible patterns: tests/tui/app/test_first_paint_imports.py), and the
     inputs' fingerprint taken before it was read (None: not taken, the cache is off; also told to
-    ``meanwhile``, called with the feature but for its possible patterns). ``ahead``:
-    a read of the same directory started earlier (:func:`read_ahead`): its feature is taken when
-    it was read from the inputs as they are now."""
+    ``meanwhile``, called with the feature but for its possible patterns while they are computed).
+    ``ahead``: a read of the same directory started earlier (:func:`read_ahead`): its feature is
+    taken when it was read from the inputs as they are now."""
     p, root, fp, hit = cached_read(path)
     if hit is not None:
         return hit, fp
     if ahead is not None:
         got = ahead.take(p)
         if got is not None:
-            return got
+            feature, taken, pending = got
+            if not pending:
+                return feature, taken
+            if meanwhile is not None:
+                meanwhile(feature, taken)
+            whole = ahead.rest()
+            if whole is None:  # the child gave no patterns: computed here, for the same items
+                whole = importlib.import_module(AGGREGATE).with_possible_patterns(feature)
+            return whole, taken
     reader = importlib.import_module(READER)  # the reader only on a cache miss
 
     def early(aggregated: Feature) -> None:  # read_missed's meanwhile, told the fingerprint too
@@ -159,44 +168,76 @@ def _read_feature(
     return reader.read_missed(p, root, fp, early if meanwhile is not None else None, early=meanwhile is not None), fp
 
 
-def _read_in_child(path: str) -> tuple[dict[str, Any], Feature]:
-    """What a read-ahead child sends back: (the inputs' fingerprint taken before reading, the
-    feature read as :func:`_read_feature` reads it: from the cache, else read and stored there)."""
+def _read_in_child(send: Callable[[Any], None], path: str) -> None:
+    """What a read-ahead child sends (``storage.parallel.Feed``): ``("whole", fingerprint,
+    feature)``, or ``("early", fingerprint, feature)`` with the feature but for its possible
+    patterns as soon as it is read and then ``("patterns", possible patterns)``; the fingerprint
+    is the inputs' taken before reading, the feature read as :func:`_read_feature` reads it
+    (from the cache, else read and stored there)."""
     # The child writes nothing to the terminal: the parent is about to draw the app on it.
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)
     os.dup2(devnull, 2)
     p, root = feature_dir_of(path)
     before = feature_fingerprint(p, root)
-    return before, _read_feature(p)[0]
+    early: list[Feature] = []
+
+    def sent_early(aggregated: Feature, _fp: dict[str, Any] | None) -> None:
+        send(("early", before, aggregated))
+        early.append(aggregated)
+
+    feature, _fp = _read_feature(p, sent_early)
+    send(("patterns", feature.possible_patterns) if early else ("whole", before, feature))
 
 
 class ReadAhead:
     """A feature directory read in a forked child while this process goes on (imports and starts
     the app): :func:`read_ahead`. :meth:`take` gives its feature when the inputs are still what
     the child saw before it read them (the stat fingerprint of every input, as the cache keys its
-    entries and a reload compares them) — else None, and the caller reads them itself."""
+    entries and a reload compares them) — else None, and the caller reads them itself; a feature
+    given before its possible patterns gets them from :meth:`rest`."""
 
-    def __init__(self, path: Path, child: Beside) -> None:
+    def __init__(self, path: Path, child: Feed) -> None:
         self.path = path
         self._child = child
+        self._early: Feature | None = None
 
-    def take(self, path: Path) -> tuple[Feature, dict[str, Any]] | None:
-        """(the child's feature of ``path``, the inputs' fingerprint it was read from), waiting for
-        the child; None: another directory, no result (the child failed or was killed), or an
-        input changed since the child looked."""
+    def take(self, path: Path) -> tuple[Feature, dict[str, Any], bool] | None:
+        """(the child's feature of ``path``, the inputs' fingerprint it was read from, whether its
+        possible patterns are still computed — :meth:`rest` gives the feature with them), waiting
+        for the child's read; None: another directory, no result (the child failed or was killed),
+        or an input changed since the child looked."""
         if path != self.path:
             return None
-        given, value = self._child.wait()
+        given, value = self._child.next()
         if not given:
             return None
-        before, feature = value
+        kind, before, feature = value
         p, root = feature_dir_of(path)
-        return (feature, before) if feature_fingerprint(p, root) == before else None
+        if feature_fingerprint(p, root) != before:
+            self.close()
+            return None
+        if kind == "early":
+            self._early = feature
+            return feature, before, True
+        return feature, before, False
+
+    def rest(self) -> Feature | None:
+        """The feature :meth:`take` gave before its possible patterns, with them (waiting for the
+        child); None when the child gave none."""
+        given, value = self._child.next()
+        if not given or self._early is None:
+            return None
+        _kind, patterns = value
+        return replace(self._early, possible_patterns=patterns)
 
     def close(self) -> None:
-        """Not wanted (any more): the child, if still running, is killed and reaped."""
-        self._child.cancel()
+        """Nothing more wanted: the child is let finish what it took (its cache file), or killed
+        when nothing it read was taken."""
+        if self._early is None:
+            self._child.cancel()
+        else:
+            self._child.close()
 
 
 def _report_bytes(feature: Path, limit: int) -> int:
@@ -232,7 +273,7 @@ def read_ahead(feature_dir: str | os.PathLike[str], *, max_report_bytes: int) ->
         return None
     if _report_bytes(p, max_report_bytes) > max_report_bytes:
         return None
-    child = Beside(_read_in_child, (str(p),))
+    child = Feed(_read_in_child, (str(p),))
     if not child.forked:
         return None
     return ReadAhead(p, child)

@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from tests.factories import APP_REPORTS, app_repo
+from tests.factories import APP_REPORTS, app_repo, bench_feature
 
 # A fresh single-threaded interpreter: a fork is only safe (and only made) there.
 PROBE = """
@@ -25,16 +25,26 @@ from scars.core.storage import parallel
 feature_dir, case = Path(sys.argv[1]), sys.argv[2]
 real_child = S._read_in_child
 if case == "changed":
-    def child(path):  # the child reads, then the loop writes a report before the app opens it
-        got = real_child(path)
-        report = Path(path) / "scar-reports" / "task-1-scar.yaml"
-        report.write_text(report.read_text() + "# written after the child read it\\n")
-        return got
+    def child(send, path):  # the child reads, then the loop writes a report before the app opens it
+        def sending(message):
+            report = Path(path) / "scar-reports" / "task-1-scar.yaml"
+            report.write_text(report.read_text() + "# written after the child read it\\n")
+            send(message)
+        real_child(sending, path)
     S._read_in_child = child
 elif case == "dies":
-    def child(path):
+    def child(send, path):
         os._exit(3)
     S._read_in_child = child
+elif case == "dies-after-early":
+    def child(send, path):
+        def sending(message):
+            send(message)
+            if message[0] == "early":
+                os._exit(3)  # the list sent, its possible patterns never
+        real_child(sending, path)
+    S._read_in_child = child
+early = []
 ahead = S.read_ahead(feature_dir, max_report_bytes=10**7)
 if case == "other":
     ahead.path = ahead.path.parent  # a read of another directory than the one opened
@@ -45,7 +55,7 @@ def take(self, path):
     took.append(got is not None)
     return got
 S.ReadAhead.take = take
-with S.FeatureSession.open(feature_dir, read_only=True, ahead=ahead) as session:
+with S.FeatureSession.open(feature_dir, read_only=True, ahead=ahead, meanwhile=lambda s: early.append(1)) as session:
     ahead_feature = session.feature
     reader_loaded = "scars.core.samsara.feature" in sys.modules
 with S.FeatureSession.open(feature_dir, read_only=True) as session:
@@ -59,6 +69,8 @@ print(json.dumps({
     "forked": ahead is not None,
     "took": took,
     "same": ahead_feature == own_feature,
+    "patterns": len(own_feature.possible_patterns),
+    "shown_early": len(early),
     "items": len(own_feature.items),
     "reader_loaded_by_the_open": reader_loaded,
     "children_left": children_left,
@@ -81,6 +93,11 @@ needs_two_cores = pytest.mark.skipif(
 )
 
 
+def _many(root):
+    """A feature of 240 counted items (possible patterns shown after the list: from 200)."""
+    return bench_feature(root, "small")
+
+
 @needs_two_cores
 def test_the_session_takes_the_feature_the_child_read(tmp_path):
     got = _probe(app_repo(tmp_path / "repo"))
@@ -100,12 +117,28 @@ def test_the_session_reads_itself_when_the_child_read_is_not_the_inputs_now(tmp_
     assert not got["children_left"]
 
 
+@needs_two_cores
+def test_a_feature_given_before_its_possible_patterns_gets_them_from_the_child(tmp_path):
+    got = _probe(_many(tmp_path / "repo"))
+    assert got["forked"] and got["took"] == [True] and got["shown_early"] == 1
+    assert got["same"] and got["patterns"] > 0  # the patterns the child computed: a read's own
+    assert not got["reader_loaded_by_the_open"] and not got["children_left"]
+
+
+@needs_two_cores
+def test_possible_patterns_the_child_never_gave_are_computed_here(tmp_path):
+    got = _probe(_many(tmp_path / "repo"), "dies-after-early")
+    assert got["took"] == [True] and got["shown_early"] == 1
+    assert got["same"] and got["patterns"] > 0
+    assert not got["children_left"]
+
+
 def test_only_a_feature_within_the_bound_is_read_ahead(tmp_path, monkeypatch):
     from scars.core.samsara import session as S
 
     forks = []
 
-    class Child:  # storage.parallel.Beside, as if forked
+    class Child:  # storage.parallel.Feed, as if forked
         forked = True
 
         def __init__(self, fn, args):
@@ -114,7 +147,7 @@ def test_only_a_feature_within_the_bound_is_read_ahead(tmp_path, monkeypatch):
         def cancel(self):
             pass
 
-    monkeypatch.setattr(S, "Beside", Child)
+    monkeypatch.setattr(S, "Feed", Child)
     feature = app_repo(tmp_path / "repo")
     size = sum(len(t.encode()) for t in APP_REPORTS.values())
     assert S.read_ahead(feature, max_report_bytes=size) is not None  # exactly at the bound: read
@@ -151,3 +184,45 @@ print(json.dumps({"dies": parallel.Beside(dies, ()).wait(), "gives": parallel.Be
     got = json.loads(proc.stdout.splitlines()[-1])
     forked = len(os.sched_getaffinity(0)) > 1
     assert got == {"dies": [False, None], "gives": [True, 42] if forked else [False, None], "no_fork": [False, None]}
+
+
+def test_a_feed_gives_each_message_sent_in_order_and_nothing_after_a_failure(tmp_path):
+    script = """
+import json, os, sys
+from pathlib import Path
+from scars.core.storage import parallel
+done = Path(sys.argv[1])
+def three_then_dies(send):
+    for k in range(3):
+        send({"k": k, "big": "x" * 300_000})  # larger than a pipe's default buffer
+    os._exit(1)
+def sends_then_finishes(send):
+    send("first")
+    done.write_text("finished after its last message")
+feed = parallel.Feed(three_then_dies, ())
+got = [feed.next() for _ in range(5)]
+closing = parallel.Feed(sends_then_finishes, ())
+first = closing.next()
+closing.close()
+try:
+    os.waitpid(-1, os.WNOHANG)
+    children_left = True
+except ChildProcessError:
+    children_left = False
+print(json.dumps({"forked": feed.forked or closing.forked,
+                  "got": [[ok, v["k"] if ok else None] for ok, v in got], "first": first,
+                  "finished": done.exists(), "children_left": children_left}))
+"""
+    env = {**os.environ}
+    env.pop("SCARS_WORKERS", None)
+    proc = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "done")], capture_output=True, text=True, timeout=120, env=env
+    )
+    assert proc.returncode == 0, proc.stderr
+    got = json.loads(proc.stdout.splitlines()[-1])
+    if len(os.sched_getaffinity(0)) < 2:
+        assert got["got"] == [[False, None]] * 5 and not got["forked"]
+        return
+    assert got["got"] == [[True, 0], [True, 1], [True, 2], [False, None], [False, None]]
+    assert got["first"] == [True, "first"] and got["finished"]  # close() let it finish
+    assert not got["children_left"]
