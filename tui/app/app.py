@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import os
+import threading
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -218,6 +219,7 @@ class ScarsApp(App[int]):
         self._reload_after_patterns: str | None = None
         self._prepared: TriageState | None = None  # the state whose filter is prepared
         self._first: Message | None = None  # the loader's message of open_first, shown at mount
+        self._may_post = threading.Event()  # set at mount: open_first's loader may post
         self.excerpts: Excerpts | None = None  # the source excerpts of the load shown
         self._gc_held = False  # the collector paused by on_load until the first screen is drawn
 
@@ -371,6 +373,7 @@ class ScarsApp(App[int]):
             self.notify(one_line(problem, 300), title="config.toml", severity="warning", markup=False)
         self._theme_ready = True
         self._apply_keymap()
+        self._may_post.set()
         if self.feature_dir is not None and self._first is None:
             self._load(keep_cursor=False)
         elif self.feature_dir is None:
@@ -435,22 +438,46 @@ class ScarsApp(App[int]):
 
     @work(thread=True, exclusive=True, group="load")
     def _load(self, keep_cursor: bool, why: str = "") -> None:
-        self.post_message(self._read(keep_cursor, why, post_early=True))
+        self.post_message(self._read(keep_cursor, why, early=self.post_message))
 
     def open_first(self, ahead: ReadAhead | None = None) -> None:
         """Open the feature now, before the app runs, so that its first frame shows the list: the
-        loader's work done here (the CLI calls it for a feature it started reading ahead, before
-        Textual loaded: ``scars.core.samsara.session.read_ahead``); what the loader would post is
-        shown when the main screen mounts (a failure too: the app starts, says it and exits)."""
-        self._first = self._read(False, "", ahead=ahead)
+        loader's work started here, in its thread (the CLI calls it for a feature it started
+        reading ahead, before Textual loaded: ``scars.core.samsara.session.read_ahead``). What the
+        loader would post first (the list, before the possible patterns when they are still
+        computed; a failure too: the app starts, says it and exits) is shown when the main screen
+        mounts; what follows is posted once the app runs."""
+        first: list[Message] = []
+        given = threading.Event()
+
+        def shown_first(message: Message) -> None:
+            first.append(message)
+            given.set()
+
+        def read() -> None:
+            message = self._read(False, "", early=shown_first, ahead=ahead)
+            if not first:
+                shown_first(message)
+                return
+            self._may_post.wait()  # the possible patterns, once the app can take a message
+            self.post_message(message)
+
+        threading.Thread(target=read, name="scars-open-first", daemon=True).start()
+        given.wait()
+        self._first = first[0]
 
     def _read(
-        self, keep_cursor: bool, why: str, *, post_early: bool = False, ahead: ReadAhead | None = None
+        self,
+        keep_cursor: bool,
+        why: str,
+        *,
+        early: Callable[[Message], object] | None = None,
+        ahead: ReadAhead | None = None,
     ) -> Message:
-        """The loader's work (off the event loop: the load worker's thread, or before the app
-        runs): the feature read (``keep_cursor``: the open one again) and its message — Loaded,
-        PatternsReady after an early Loaded posted meanwhile (``post_early``: the list shown
-        before the possible patterns of a feature read, not cached), or LoadFailed."""
+        """The loader's work (off the event loop: the load worker's thread, or open_first's): the
+        feature read (``keep_cursor``: the open one again) and its message — Loaded,
+        PatternsReady after an early Loaded given to ``early`` meanwhile (the list shown before
+        the possible patterns of a feature read, not cached), or LoadFailed."""
         before = None
         if gc.get_freeze_count():
             # What the last load froze goes back to the collector and its cyclic garbage (a
@@ -460,13 +487,12 @@ class ScarsApp(App[int]):
         shown_early = False
         taken: tuple[Any, Any] | None = None  # a first open's input stamps, taken before it reads
 
-        def early(backend: Backend) -> None:
-            # The feature is read but for its possible patterns (computed next, here: the app runs
-            # threads and cannot fork): the list is shown now, the patterns' group added when ready.
+        def read_early(backend: Backend) -> None:
+            # The feature is read but for its possible patterns (computed next, here or in the child
+            # that read it ahead): the list is shown now, the patterns' group added when ready.
             nonlocal shown_early
-            self.post_message(
-                self._loaded_message(backend, keep_cursor, why, None, disk_stamp(backend, taken), pending=True)
-            )
+            assert early is not None
+            early(self._loaded_message(backend, keep_cursor, why, None, disk_stamp(backend, taken), pending=True))
             shown_early = True
 
         try:
@@ -490,7 +516,7 @@ class ScarsApp(App[int]):
                     self.feature_dir,
                     read_only=self.read_only_requested,
                     user=self.user,
-                    meanwhile=early if post_early else None,
+                    meanwhile=read_early if early is not None else None,
                     ahead=ahead,
                 )
             if shown_early:

@@ -12,7 +12,7 @@ from scars.core.errors import PathNotFound
 from scars.tui.app.app import ScarsApp
 from scars.tui.app.screens.main import MainScreen
 from scars.tui.app.widgets.item_list import ItemList
-from tests.factories import app_repo
+from tests.factories import app_repo, bench_feature
 from tests.tui.app.test_app_pilot import SIZE, aio, item_rows, start
 
 
@@ -98,3 +98,24 @@ async def test_an_app_closed_before_its_first_screen_is_drawn_leaves_the_collect
         assert not gc.isenabled()
         app.exit(0)
     assert gc.isenabled()
+
+
+@aio
+async def test_a_feature_opened_first_before_its_possible_patterns_gets_them_once_the_app_runs(tmp_path):
+    """From 200 counted items the list is shown before the possible patterns: open_first gives
+    the list to the first frame and its loader thread posts the patterns once the app runs."""
+    feature = bench_feature(tmp_path / "repo")
+    first = ScarsApp(feature, user="alice")
+    first.open_first()
+    loads = _counting_loads(first)
+    async with first.run_test(size=SIZE) as pilot:
+        assert first.is_loaded and first.patterns_pending  # the list, in the first frame
+        await start(first, pilot)  # … and the patterns' group once they arrive
+        assert not first.patterns_pending
+        shown = [(r.kind, r.key) for r in first.screen.query_one(ItemList).rows]
+    assert loads == [] and any(kind == "pattern" for kind, _ in shown)
+
+    later = ScarsApp(feature, user="alice")
+    async with later.run_test(size=SIZE) as pilot:
+        await start(later, pilot)
+        assert [(r.kind, r.key) for r in later.screen.query_one(ItemList).rows] == shown
