@@ -8,6 +8,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from scars import core
 from scars.core.errors import UsageError
 
 DESCRIPTION = (
@@ -31,10 +32,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def demo_source() -> Path:
-    """The bundled demo repository (package data of scars.core)."""
-    from importlib.resources import files
-
-    return Path(str(files("scars.core").joinpath("demo", "repo")))
+    """The bundled demo repository: package data of scars.core, a folder beside its modules (as
+    ``importlib.resources.files`` finds it for a package on disk, without loading that machinery:
+    ~9 ms of the demo's first screen)."""
+    return Path(core.__file__).parent / "demo" / "repo"
 
 
 def copy_demo(dest: Path | None, *, git: bool = True) -> Path:
