@@ -636,6 +636,23 @@ async def test_keys_typed_at_once_after_slash_go_to_the_filter(feature_dir):
 
 
 @aio
+async def test_keys_typed_at_once_after_slash_reach_a_filter_field_mounted_by_it(feature_dir):
+    """The filter's field is mounted after the first frame (issue 31); a `/` that comes before
+    it mounts it, and the keys after it wait for it: none is a command of the list."""
+    app = ScarsApp(feature_dir, user="alice")
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        screen = app.screen
+        await screen.query_one("#filter-bar").remove_children()  # as before the field is mounted
+        assert not screen.query("#filter")
+        for key, char in [("slash", "/"), *((c, c) for c in "retry")]:
+            app.post_message(events.Key(key, char))
+        await wait_until(pilot, lambda: bool(screen.query("#filter")), "the field mounted")
+        await wait_until(pilot, lambda: screen.query_one("#filter", Input).value == "retry", "the filter typed")
+        assert app.screen is screen and len(screen.query("#filter")) == 1
+
+
+@aio
 async def test_a_slash_typed_in_the_filter_is_part_of_it(feature_dir):
     app = ScarsApp(feature_dir, user="alice")
     async with app.run_test(size=SIZE) as pilot:

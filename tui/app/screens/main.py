@@ -17,6 +17,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
+from textual.widget import AwaitMount
 from textual.widgets import Input, Static
 from textual.worker import get_current_worker
 
@@ -91,13 +92,14 @@ class MainScreen(Screen[None]):
         with Horizontal(id="body"):
             yield ItemList(id="items")
             yield DetailPane(id="detail")
-        with Vertical(id="filter-bar"):
-            yield Input(placeholder=FILTER_KEYS, id="filter", compact=True)
-            yield Static(FILTER_STATES, id="filter-status")
+        yield Vertical(id="filter-bar")  # its field is mounted after the first frame (_filter_field)
         yield KeyHints(MAIN_BINDINGS, id="key-hints")
 
     def on_mount(self) -> None:
         self.query_one("#filter-bar").display = False
+        # The filter's field (an Input: its stylesheet parsed, its styles applied) is not in the
+        # first frame, which never shows it: mounted right after it, or by `/` if that comes first.
+        self.call_after_refresh(self._filter_field)
         self.query_one(ItemList).focus()
         self.query_one(DetailPane).show_nothing("Loading…")
         scars_app(self).show_first()  # a feature opened before the app ran: in the first frame
@@ -458,7 +460,28 @@ class MainScreen(Screen[None]):
         self.refresh_all()
 
     # -- filter -----------------------------------------------------------------------
-    def action_filter(self) -> None:
+    def _filter_field(self) -> AwaitMount | None:
+        """Mount the filter bar's field and state line once (None: mounted already)."""
+        bar = self.query_one("#filter-bar")
+        if bar.children:
+            return None
+        return bar.mount(
+            Input(placeholder=FILTER_KEYS, id="filter", compact=True), Static(FILTER_STATES, id="filter-status")
+        )
+
+    def _filter_input(self) -> Input | None:
+        found = self.query("#filter")
+        return found.first(Input) if found else None
+
+    def _filter_status(self, text: Text | str) -> None:
+        found = self.query("#filter-status")
+        if found:
+            found.first(Static).update(text)
+
+    async def action_filter(self) -> None:
+        mounting = self._filter_field()
+        if mounting is not None:  # `/` before the field was mounted: the keys after it wait for it
+            await mounting
         bar = self.query_one("#filter-bar")
         bar.display = True
         # Focused now, not after the keys already queued (Widget.focus defers itself): keys that
@@ -475,7 +498,6 @@ class MainScreen(Screen[None]):
 
     def apply_filter(self, text: str) -> None:
         app = scars_app(self)
-        status = self.query_one("#filter-status", Static)
         try:
             flt = parse_filter(text)
         except FilterError as exc:
@@ -483,7 +505,7 @@ class MainScreen(Screen[None]):
             # replace this message (it said "0 item row(s) match" under "cat:xx").
             self._filter_error = "✗ " + one_line(str(exc), 200)
             self.workers.cancel_group(self, "filter")
-            status.update(Text(self._filter_error))
+            self._filter_status(Text(self._filter_error))
             self.items.placeholder = self._filter_error
             self.items.refresh()
             return
@@ -524,9 +546,7 @@ class MainScreen(Screen[None]):
         )
         self.items.set_rows(rows)
         shown = sum(1 for r in rows if r.kind == "item")
-        self.query_one("#filter-status", Static).update(
-            Text(f"{shown} item row(s) match" if flt is not None else FILTER_STATES)
-        )
+        self._filter_status(Text(f"{shown} item row(s) match" if flt is not None else FILTER_STATES))
 
     @on(Input.Submitted, "#filter")
     def _filter_submitted(self, event: Input.Submitted) -> None:
@@ -536,8 +556,10 @@ class MainScreen(Screen[None]):
         self.items.focus()
 
     def action_clear_filter(self) -> None:
-        if self.query_one("#filter", Input).has_focus or scars_app(self).filter is not None:
-            self.query_one("#filter", Input).value = ""
+        field = self._filter_input()
+        if (field is not None and field.has_focus) or scars_app(self).filter is not None:
+            if field is not None:
+                field.value = ""
             self.apply_filter("")
             self.query_one("#filter-bar").display = False
         self.items.focus()
