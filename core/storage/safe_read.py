@@ -51,8 +51,6 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from scars.core.records import field, record
 from scars.core.storage.paths import TEXT_MAX_BYTES as TEXT_MAX_BYTES
 from scars.core.storage.paths import Unreadable as Unreadable
@@ -72,16 +70,35 @@ JSON_MAX_BYTES = 8 * 1024 * 1024
 MAX_DEPTH = 64
 MAX_EXPANDED_NODES = 1_000_000
 
-if getattr(yaml, "__with_libyaml__", False):
-    _Loader: type = yaml.CSafeLoader
-    LOADER_WARNING: str | None = None
-else:  # pragma: no cover - depends on how PyYAML was built
-    _Loader = yaml.SafeLoader
-    LOADER_WARNING = (
-        "PyYAML was built without libyaml: reading with the pure-Python SafeLoader "
-        "(about 10x slower). Reinstall PyYAML with libyaml for full speed."
-    )
-    warnings.warn(LOADER_WARNING, RuntimeWarning, stacklevel=2)
+# PyYAML, its loader and the scalar constructors the one pass uses: made by :func:`_ready` when the
+# first YAML is read. A process that reads none (the app over a cached feature, the Loops inbox's
+# process, `scars status` from the cache) never loads PyYAML (~10 ms).
+yaml: Any = None
+_Loader: Any = None
+_SCALAR_CTORS: dict[str, Any] = {}
+LOADER_WARNING: str | None = None  # said when PyYAML has no libyaml (set with the first YAML read)
+
+
+def _ready() -> None:
+    """PyYAML loaded and this module's loader made, once (before any YAML is parsed)."""
+    global yaml, _Loader, LOADER_WARNING
+    if yaml is not None:
+        return
+    # lazy: PyYAML with the first YAML read (see above)
+    import yaml as module
+
+    if getattr(module, "__with_libyaml__", False):
+        loader: Any = module.CSafeLoader
+    else:  # pragma: no cover - depends on how PyYAML was built
+        loader = module.SafeLoader
+        LOADER_WARNING = (
+            "PyYAML was built without libyaml: reading with the pure-Python SafeLoader "
+            "(about 10x slower). Reinstall PyYAML with libyaml for full speed."
+        )
+        warnings.warn(LOADER_WARNING, RuntimeWarning, stacklevel=2)
+    yaml = module
+    _Loader = _quick_resolver(loader)
+    _SCALAR_CTORS.update({t: _Loader.yaml_constructors[t] for t in _SCALAR_TAGS})
 
 
 def _quick_resolver(base: Any) -> Any:
@@ -115,8 +132,6 @@ def _quick_resolver(base: Any) -> Any:
     Quick.__name__ = Quick.__qualname__ = f"Quick{base.__name__}"
     return Quick
 
-
-_Loader = _quick_resolver(_Loader)
 
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 
@@ -227,6 +242,7 @@ STREAM_FROM = 256 * 1024
 
 def loads(text: str) -> Loaded:
     """Load one YAML document from text with the checks described in the module doc."""
+    _ready()
     _check_nesting(text)
     if len(text) >= STREAM_FROM and "&" not in text and "*" not in text:
         try:
@@ -311,7 +327,7 @@ def _walk_tree(root: yaml.Node, out: Loaded) -> None:
             if depth > MAX_DEPTH:
                 raise Unreadable(f"nesting deeper than {MAX_DEPTH} levels", node.start_mark.line + 1)
             if len(node.value) > 1:
-                _check_keys(node, out)  # type: ignore[arg-type]  # node.__class__ is MappingNode (checked above)
+                _check_keys(node, out)  # node.__class__ is MappingNode (checked above)
             for k, v in node.value:
                 if k.__class__ is not yaml.ScalarNode:
                     push((k, depth + 1))
@@ -328,17 +344,15 @@ def _walk_tree(root: yaml.Node, out: Loaded) -> None:
 _STR_TAG = "tag:yaml.org,2002:str"
 _MAP_TAG = "tag:yaml.org,2002:map"
 _SEQ_TAG = "tag:yaml.org,2002:seq"
-# Scalar tags the one pass constructs with PyYAML's own constructor functions (str: the text).
-_SCALAR_CTORS: dict[str, Any] = {
-    t: _Loader.yaml_constructors[t]  # type: ignore[attr-defined]  # a PyYAML loader class
-    for t in (
-        "tag:yaml.org,2002:null",
-        "tag:yaml.org,2002:bool",
-        "tag:yaml.org,2002:int",
-        "tag:yaml.org,2002:float",
-        "tag:yaml.org,2002:timestamp",
-    )
-}
+# Scalar tags the one pass constructs with PyYAML's own constructor functions (str: the text),
+# each taken from the loader by _ready into _SCALAR_CTORS.
+_SCALAR_TAGS = (
+    "tag:yaml.org,2002:null",
+    "tag:yaml.org,2002:bool",
+    "tag:yaml.org,2002:int",
+    "tag:yaml.org,2002:float",
+    "tag:yaml.org,2002:timestamp",
+)
 
 
 class _Bail(Exception):
@@ -429,6 +443,7 @@ def _streamed(text: str) -> Loaded:
     composes — on a YAML error, more than one document, a duplicate key, nesting deeper than
     MAX_DEPTH and every shape :func:`_tree_value` bails on, so a problem or an error is always
     the composer path's own."""
+    _ready()
     loader = _Loader(text)
     try:
         try:

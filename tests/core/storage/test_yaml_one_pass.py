@@ -188,6 +188,7 @@ SCALARS = [
 def test_tags_are_resolved_as_pyyaml_resolves_them(implicit):
     import yaml
 
+    safe_read._ready()  # PyYAML and the loader, made with the first YAML read
     quick = safe_read._Loader("")
     plain = yaml.resolver.Resolver()
     for kind in (yaml.ScalarNode, yaml.SequenceNode, yaml.MappingNode):

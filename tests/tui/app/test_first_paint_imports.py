@@ -101,3 +101,47 @@ def test_the_first_paint_loads_no_screen_gate_or_loop_it_does_not_show_and_no_re
     # the feature from the cache: no reader, and no YAML at all (the header's next round number
     # comes from the rounds the cached feature was read with: the log file is in the same state)
     assert loaded(warm, *READER, "yaml") == []
+
+
+INBOX = """
+import asyncio, json, pickle, sys
+from pathlib import Path
+from scars.tui.app.app import ScarsApp
+
+async def main():
+    states = pickle.loads(Path(sys.argv[1]).read_bytes())  # as bare `scars` gets them from its child
+    app = ScarsApp(None, inbox=(states, Path(sys.argv[2])), user="probe")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        shown = type(app.screen).__name__
+        modules = sorted(sys.modules)
+    print(json.dumps({"shown": shown, "modules": modules}))
+
+asyncio.run(main())
+"""
+
+DISCOVER = """
+import pickle, sys
+from pathlib import Path
+from scars.core.loops import discover_loops
+Path(sys.argv[1]).write_bytes(pickle.dumps(discover_loops(sys.argv[2])))
+"""
+
+
+def test_the_inbox_s_first_paint_loads_no_yaml_and_no_reader(tmp_path):
+    """Bare `scars` reads the loops in a child (issue 31): the process that draws the inbox loads
+    no reader, and no YAML (storage/safe_read loads PyYAML with the first YAML it reads)."""
+    env = {"PATH": "/usr/bin:/bin", "NO_COLOR": "1", "SCARS_NO_CACHE": "1", "HOME": str(tmp_path)}
+    root = tmp_path / "repo"
+    shutil.copytree(DEMO_FEATURE, root / "changes" / DEMO_FEATURE.name)
+    states = tmp_path / "states.pickle"
+    for probe, args in ((DISCOVER, [str(states), str(root)]), (INBOX, [str(states), str(root)])):
+        proc = subprocess.run(
+            [sys.executable, "-c", probe, *args], capture_output=True, text=True, timeout=300, env=env, cwd=ROOT
+        )
+        assert proc.returncode == 0, proc.stderr
+    got = json.loads(proc.stdout.splitlines()[-1])
+    assert got["shown"] == "LoopsScreen"
+    # storage/safe_read itself is loaded (the loop states' module reads files through it), its YAML not
+    samsara_reader = [m for m in READER if m != "scars.core.storage.safe_read"]
+    assert loaded(set(got["modules"]), *samsara_reader, "yaml") == []
