@@ -461,9 +461,10 @@ class MainScreen(Screen[None]):
 
     # -- filter -----------------------------------------------------------------------
     def _filter_field(self) -> AwaitMount | None:
-        """Mount the filter bar's field and state line once (None: mounted already)."""
+        """Mount the filter bar's field and state line once (None: mounted already, or the bar is
+        not attached: the screen closed before it was drawn)."""
         bar = self.query_one("#filter-bar")
-        if bar.children:
+        if bar.children or not bar.is_attached:
             return None
         return bar.mount(
             Input(placeholder=FILTER_KEYS, id="filter", compact=True), Static(FILTER_STATES, id="filter-status")
@@ -482,11 +483,13 @@ class MainScreen(Screen[None]):
         mounting = self._filter_field()
         if mounting is not None:  # `/` before the field was mounted: the keys after it wait for it
             await mounting
-        bar = self.query_one("#filter-bar")
-        bar.display = True
+        field = self._filter_input()
+        if field is None:  # the screen closes
+            return
+        self.query_one("#filter-bar").display = True
         # Focused now, not after the keys already queued (Widget.focus defers itself): keys that
         # arrive in one burst after `/` (a paste, a fast typist) are the filter's, not commands.
-        self.set_focus(self.query_one("#filter", Input))
+        self.set_focus(field)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # `/` typed in a text field (the filter's own `file:src/x`) is that field's character.
