@@ -177,7 +177,7 @@ def test_wheel_install(tmp_path):
     assert "scars/core/demo/repo/changes/2026-11-02_csv-export/scar-reports/task-1-scar.yaml" in names
     assert "scars/core/demo/repo/src/export.py" in names
     assert "scars/tui/cli/commands/status.py" in names
-    assert "scars/tui/app/app.tcss" in names
+    assert "scars/tui/app/app.tcss" in names and "scars/tui/app/dialogs.tcss" in names
     assert "scars/core/schemas/sarif-schema-2.1.0.json" in names
     # Every package of the source tree is in the wheel.
     for package in _source_packages():

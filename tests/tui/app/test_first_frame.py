@@ -12,7 +12,7 @@ from scars.core.errors import PathNotFound
 from scars.tui.app.app import ScarsApp
 from scars.tui.app.screens.main import MainScreen
 from scars.tui.app.widgets.item_list import ItemList
-from tests.factories import app_repo, bench_feature
+from tests.factories import app_repo, bench_feature, wait_until
 from tests.tui.app.test_app_pilot import SIZE, aio, item_rows, start
 
 
@@ -119,3 +119,21 @@ async def test_a_feature_opened_first_before_its_possible_patterns_gets_them_onc
     async with later.run_test(size=SIZE) as pilot:
         await start(later, pilot)
         assert [(r.kind, r.key) for r in later.screen.query_one(ItemList).rows] == shown
+
+
+@aio
+async def test_the_dialogs_stylesheet_is_read_with_the_first_dialog(tmp_path):
+    """The forms' and gates' rules (dialogs.tcss) are not parsed before the first frame (issue 31)
+    and style the first dialog that opens."""
+
+    def read(app: ScarsApp) -> bool:
+        return any(path.endswith("dialogs.tcss") for path, _ in app.stylesheet.source)
+
+    app = ScarsApp(app_repo(tmp_path / "repo"), user="alice")
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        assert not read(app)
+        await pilot.press("question_mark")  # help: a dialog
+        await wait_until(pilot, lambda: type(app.screen).__name__ == "HelpScreen", "the help screen")
+        assert read(app)
+        assert app.screen.query_one("#help").styles.height.value == 95  # `#help` of dialogs.tcss

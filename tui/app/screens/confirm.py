@@ -18,6 +18,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
 from scars.core.sanitize import one_line
+from scars.tui.app.screens import DIALOGS_CSS
 from scars.tui.app.widgets.choices import Choice, Choices
 
 YES_NO_HINT = "y yes · n no · Enter records the marked choice · esc no"
@@ -31,6 +32,8 @@ def subject_line(text: str) -> Text:
 
 class YesNo(ModalScreen[bool]):
     """``True`` when "yes" is marked and Enter pressed (or clicked); esc and "no" are False."""
+
+    CSS_PATH = DIALOGS_CSS
 
     BINDINGS = [Binding("escape", "cancel", "No", id="confirm.no")]
     YES = "Yes (y)"
@@ -103,6 +106,8 @@ class ConfirmRoundStart(YesNo):
 class OverrideReason(ModalScreen["str | None"]):
     """A safety valve's override: what it stops, and the reason to go on anyway (checked by core
     when recorded). Returns the reason, or None when cancelled."""
+
+    CSS_PATH = DIALOGS_CSS
 
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="override.cancel")]
 

@@ -19,6 +19,7 @@ from textual.suggester import SuggestFromList
 from textual.widgets import Button, Input, Label, Static
 
 from scars.core.sanitize import one_line
+from scars.tui.app.screens import DIALOGS_CSS
 from scars.tui.app.screens.confirm import subject_line
 
 Validator = Callable[[str, dict], list]  # (action, fields) -> [FieldError(field, message)]
@@ -38,6 +39,8 @@ DEFER_FIELDS: tuple[tuple[str, str, str], ...] = (
 
 class DecisionForm(ModalScreen[dict | None]):
     """Shared body of the accept and defer forms."""
+
+    CSS_PATH = DIALOGS_CSS
 
     ACTION = ""
     TITLE = ""

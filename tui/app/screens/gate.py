@@ -29,6 +29,7 @@ from scars.core.errors import DecisionRefused
 from scars.core.gatekit.evidence import Evidence, validate_answer
 from scars.core.loops.samsara.rule3 import round_fields
 from scars.core.sanitize import one_line, visible
+from scars.tui.app.screens import DIALOGS_CSS
 from scars.tui.app.widgets.choices import Choice, Choices
 
 
@@ -58,6 +59,8 @@ def _prefill(value: Any) -> str:
 
 class RoundGate(ModalScreen[dict | None]):
     """Returns {answer: continue|stop, reason, blocked: {item: retry|defer}} or None."""
+
+    CSS_PATH = DIALOGS_CSS
 
     # The letters are the gate's own (catalog: a continue, b stop) and only mark a choice while the
     # choices have the focus (Choices); Enter records. In a text field they type; Enter there

@@ -10,6 +10,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from scars.tui.app.screens import DIALOGS_CSS
 from scars.tui.app.viewmodel import FILTER_KEYS, FILTER_STATES
 
 
@@ -29,6 +30,7 @@ def bindings_table(app, bindings) -> Table:  # textual objects
 
 
 class HelpScreen(ModalScreen[None]):
+    CSS_PATH = DIALOGS_CSS
     BINDINGS = [Binding("escape,q,question_mark", "dismiss_help", "Close", id="help.close")]
 
     def __init__(self, bindings, keymap_note: str = "") -> None:

@@ -24,6 +24,7 @@ from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Static
 from scars.core.errors import DecisionRefused, ReadOnly, read_only_note, refuse_if_read_only
 from scars.core.gatekit.evidence import LOOK_ONLY_PROMPT_LABEL, PROMPT_LABEL, Evidence, validate_answer
 from scars.core.sanitize import one_line, visible
+from scars.tui.app.screens import DIALOGS_CSS
 from scars.tui.app.screens.gate import figures_text
 
 # Answers that take a number (`scars gate … --value N`).
@@ -32,6 +33,8 @@ VALUE_ANSWERS = {"increase-budget": "the new budget (tokens)", "extend-timeout":
 
 class LoopGate(ModalScreen[dict | None]):
     """Returns {answer, reason, value} or None (cancelled)."""
+
+    CSS_PATH = DIALOGS_CSS
 
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="loopgate.cancel")]
 

@@ -17,6 +17,7 @@ from scars.core.model import CATEGORIES, CATEGORY_LABEL, Feature
 from scars.core.records import replace
 from scars.core.samsara.rounds import signal_series
 from scars.core.sanitize import one_line
+from scars.tui.app.screens import DIALOGS_CSS
 from scars.tui.app.viewmodel import decision_state
 from scars.tui.app.widgets.chart import BarChart, Series
 
@@ -72,6 +73,7 @@ def trend_charts(feature: Feature, decisions: Mapping[str, Any]) -> list[BarChar
 
 
 class TrendsScreen(Screen[None]):
+    CSS_PATH = DIALOGS_CSS
     BINDINGS = [Binding("escape,q,t", "app.pop_screen", "Back", id="trends.back")]
 
     def __init__(self, feature: Feature, decisions: Mapping[str, Any]) -> None:
