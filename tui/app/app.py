@@ -220,6 +220,7 @@ class ScarsApp(App[int]):
         self._prepared: TriageState | None = None  # the state whose filter is prepared
         self._first: Message | None = None  # the loader's message of open_first, shown at mount
         self._may_post = threading.Event()  # set at mount: open_first's loader may post
+        self._first_drawn = threading.Event()  # set when the first screen is drawn (_drawn)
         self.excerpts: Excerpts | None = None  # the source excerpts of the load shown
         self._gc_held = False  # the collector paused by on_load until the first screen is drawn
 
@@ -347,7 +348,9 @@ class ScarsApp(App[int]):
             self._gc_held = True
 
     def _drawn(self) -> None:
-        """The first screen is drawn (or the app closes first): the collector runs again."""
+        """The first screen is drawn (or the app closes first): the collector runs again, and what
+        open_first's loader holds back goes on."""
+        self._first_drawn.set()
         if self._gc_held:
             self._gc_held = False
             gc.enable()
@@ -453,6 +456,10 @@ class ScarsApp(App[int]):
         def shown_first(message: Message) -> None:
             first.append(message)
             given.set()
+            if isinstance(message, ScarsApp.Loaded) and message.pending:
+                # The rest (the possible patterns) once the list is drawn: taken meanwhile, they
+                # would share the interpreter with the first frame.
+                self._first_drawn.wait()
 
         def read() -> None:
             message = self._read(False, "", early=shown_first, ahead=ahead)
@@ -460,7 +467,8 @@ class ScarsApp(App[int]):
                 shown_first(message)
                 return
             self._may_post.wait()  # the possible patterns, once the app can take a message
-            self.post_message(message)
+            if not self.post_message(message) and isinstance(message, ScarsApp.PatternsReady):
+                message.backend.close()  # the app closed meanwhile: its session is released here
 
         threading.Thread(target=read, name="scars-open-first", daemon=True).start()
         given.wait()

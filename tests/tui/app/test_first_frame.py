@@ -137,3 +137,25 @@ async def test_the_dialogs_stylesheet_is_read_with_the_first_dialog(tmp_path):
         await wait_until(pilot, lambda: type(app.screen).__name__ == "HelpScreen", "the help screen")
         assert read(app)
         assert app.screen.query_one("#help").styles.height.value == 95  # `#help` of dialogs.tcss
+
+
+@aio
+async def test_the_possible_patterns_are_taken_once_the_first_frame_is_drawn(tmp_path, monkeypatch):
+    """open_first's loader holds the rest of the read (the possible patterns) until the list is
+    drawn: computed meanwhile, they would share the interpreter with the first frame."""
+    from scars.core.samsara import aggregate
+
+    feature = bench_feature(tmp_path / "repo")
+    app = ScarsApp(feature, user="alice")
+    drawn_when_computed: list[bool] = []
+    real = aggregate.possible_patterns
+
+    def computing(*args):
+        drawn_when_computed.append(app._first_drawn.is_set())
+        return real(*args)
+
+    monkeypatch.setattr(aggregate, "possible_patterns", computing)
+    app.open_first()
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+    assert drawn_when_computed == [True]
