@@ -189,10 +189,16 @@ async def test_the_inbox_fits_its_width_and_refits_on_resize(tmp_path, monkeypat
     and its sparklines pushed off, a sideways scrollbar's thumb left as a stray block."""
     clean_env(monkeypatch)
     states, root = _wide_inbox(tmp_path)
+    from scars.tui.app.screens.loops import LoopsScreen
+
+    fills: list[int] = []
+    fill = LoopsScreen._fill
+    monkeypatch.setattr(LoopsScreen, "_fill", lambda self: fills.append(self.size.width) or fill(self))
     app = ScarsApp(None, inbox=(states, root), user="alice")
     async with app.run_test(size=(120, 40)) as pilot:
         await on_screen(app, pilot, "LoopsScreen")
         await _fits(app, pilot, 120)
+        assert fills == [120]  # filled once at its first width (the resize at mount: the same width)
         await pilot.resize_terminal(80, 24)
         await _fits(app, pilot, 80)
         await pilot.resize_terminal(160, 40)

@@ -142,6 +142,7 @@ class LoopsScreen(Screen[None]):
         self._requests_stamp: object = None
         self._announced: set[str] = set()  # request ids already rung for
         self._why_width = 60  # the why column's width, fitted to the table at each fill
+        self._filled_width = 0  # the screen width the table was last filled for
         self._why_column: Any = None
 
     def compose(self) -> ComposeResult:
@@ -285,7 +286,8 @@ class LoopsScreen(Screen[None]):
     def _fill(self) -> None:
         table = self.query_one(DataTable)
         rows = self._rows()
-        widths = self._widths(rows, self.size.width or scars_app(self).size.width)
+        self._filled_width = self.size.width or scars_app(self).size.width
+        widths = self._widths(rows, self._filled_width)
         self._why_width = widths[WHY]
         table.clear(columns=True)
         keys = [table.add_column(label, width=w) for label, w in zip(COLUMNS, widths, strict=True)]
@@ -300,8 +302,8 @@ class LoopsScreen(Screen[None]):
 
     def on_resize(self) -> None:
         """A new width gives the why column what the others leave (the cursor stays on its row)."""
-        if not self.query(DataTable):
-            return
+        if not self.query(DataTable) or self.size.width == self._filled_width:
+            return  # (the first size, at mount: filled for it already)
         table = self.query_one(DataTable)
         row = table.cursor_row
         self._fill()
