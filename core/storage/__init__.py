@@ -22,6 +22,8 @@ _PUBLIC: dict[str, str | tuple[str, str]] = {
     "describe_holder": "scars.core.storage.lock",
     "journal_path": "scars.core.storage.journal",
     "gc_paused": "scars.core.storage.parallel",
+    "pause_for_startup": "scars.core.storage.parallel",
+    "resume_after_startup": "scars.core.storage.parallel",
     "Beside": "scars.core.storage.parallel",
     # the feature cache
     "feature_fingerprint": (_CACHE, "fingerprint"),

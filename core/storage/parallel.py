@@ -72,6 +72,31 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+_paused_for_startup = False
+
+
+def pause_for_startup() -> None:
+    """The cyclic collector paused while the app starts (its imports, its first frame): what that
+    allocates lives on (modules, classes, widgets) or is freed by its counts, and the collections
+    it set off were ~20 ms of the first screen (issue 31). :func:`resume_after_startup` ends the
+    pause; one someone else made is theirs (not taken for this one, not ended by it)."""
+    global _paused_for_startup
+    if gc.isenabled():
+        gc.disable()
+        _paused_for_startup = True
+
+
+def resume_after_startup() -> None:
+    """The collector runs again, when :func:`pause_for_startup` paused it (else nothing). What the
+    start allocated is frozen first (``gc.freeze``): it lives on, and a first collection over
+    all of it would be a ~20 ms stall just after the first frame."""
+    global _paused_for_startup
+    if _paused_for_startup:
+        _paused_for_startup = False
+        gc.freeze()
+        gc.enable()
+
+
 def _read_chunk(jobs: Sequence[tuple[str, str]], registry: Any, read_one: ReadReport) -> list[Any]:
     with gc_paused():
         return [read_one(Path(p), rel, registry) for p, rel in jobs]

@@ -33,7 +33,14 @@ from scars.core.samsara.locate import codeowners, git_authors, parse_location
 from scars.core.samsara.rounds import evaluate_valves
 from scars.core.sanitize import one_line
 from scars.core.settings import config_path
-from scars.core.storage import describe_holder, feature_fingerprint, gc_paused, journal_path
+from scars.core.storage import (
+    describe_holder,
+    feature_fingerprint,
+    gc_paused,
+    journal_path,
+    pause_for_startup,
+    resume_after_startup,
+)
 from scars.tui.app.backend import Backend
 from scars.tui.app.keymap import keymap_path, load_keymap, refuse_conflicts, save_config_value
 from scars.tui.app.palette import ScarsCommands
@@ -222,7 +229,6 @@ class ScarsApp(App[int]):
         self._may_post = threading.Event()  # set at mount: open_first's loader may post
         self._first_drawn = threading.Event()  # set when the first screen is drawn (_drawn)
         self.excerpts: Excerpts | None = None  # the source excerpts of the load shown
-        self._gc_held = False  # the collector paused by on_load until the first screen is drawn
 
     @classmethod
     def from_feature(cls, feature: Feature, session: FeatureSession | None = None, **kwargs: Any) -> ScarsApp:
@@ -340,20 +346,17 @@ class ScarsApp(App[int]):
 
     # -- lifecycle --------------------------------------------------------------------
     def on_load(self) -> None:
-        # Until the first screen is drawn the cyclic collector waits: Textual's first frames make
-        # some 100,000 short-lived containers and the collections they set off were ~30 ms of the
-        # first paint (issue 31), with nothing cyclic to free yet. _drawn() resumes it.
-        if gc.isenabled():
-            gc.disable()
-            self._gc_held = True
+        # Until the first screen is drawn the cyclic collector waits (the CLI paused it already for
+        # the app's imports): Textual's first frames make some 100,000 short-lived containers and
+        # the collections they set off were ~30 ms of the first paint (issue 31), with nothing
+        # cyclic to free yet. _drawn() resumes it.
+        pause_for_startup()
 
     def _drawn(self) -> None:
         """The first screen is drawn (or the app closes first): the collector runs again, and what
         open_first's loader holds back goes on."""
         self._first_drawn.set()
-        if self._gc_held:
-            self._gc_held = False
-            gc.enable()
+        resume_after_startup()
 
     def get_default_screen(self) -> Screen:
         # The screen the app opens on is the first on the stack (not Textual's empty default screen
@@ -775,8 +778,8 @@ class ScarsApp(App[int]):
     def on_unmount(self) -> None:
         if self.backend is not None:
             self.backend.close()
-        gc.unfreeze()  # what the loads froze is the collector's again (a process that goes on)
         self._drawn()  # closed before its first screen was drawn: the collector runs again
+        gc.unfreeze()  # what the loads and the start froze is the collector's again (a process that goes on)
 
     # -- forms --------------------------------------------------------------------------
     def owner_suggestions(self, item_ids: list[str]) -> list[str]:

@@ -93,13 +93,19 @@ def beside_the_app(fn: Callable[..., T], args: tuple[Any, ...], also: tuple[str,
     for a command that opens the app on what it reads (``storage.Beside``: the fork is safe while
     this process runs one thread; any failure computes it here)."""
     # lazy: loaded when the command runs
-    from scars.core.storage import Beside
+    from scars.core.storage import Beside, pause_for_startup, resume_after_startup
 
-    child = Beside(fn, args)
-    # lazy: Textual loads only when the app starts (the CLI never imports the app at module level)
-    for name in ("scars.tui.app.app", *also):
-        importlib.import_module(name)
-    return child.result()
+    # Paused until the app's first frame (the caller launches it, or resumes the collector).
+    pause_for_startup()
+    try:
+        child = Beside(fn, args)
+        # lazy: Textual loads only when the app starts (the CLI never imports the app at module level)
+        for name in ("scars.tui.app.app", *also):
+            importlib.import_module(name)
+        return child.result()
+    except BaseException:
+        resume_after_startup()
+        raise
 
 
 def launch(
@@ -117,31 +123,48 @@ def launch(
     if keymap is not None and not keymap.is_file():
         raise PathNotFound(f"{keymap}: keymap file not found")
     # lazy: loaded when the app starts
-    from scars.core.samsara.session import read_ahead
+    from scars.core.storage import pause_for_startup, resume_after_startup
 
-    # Before Textual loads (a fork is safe while this process runs one thread): a feature small
-    # enough to wait for is read in a child meanwhile and opened before the app's first frame,
-    # which then shows its list; a larger one is shown before its possible patterns by the
-    # app's loader thread (issue 31).
-    ahead = read_ahead(feature_dir, max_report_bytes=READ_AHEAD_BYTES)
-    # lazy: Textual loads only when the app starts (the CLI never imports the app at module level)
-    from scars.tui.app.app import ScarsApp
+    pause_for_startup()  # until the app's first frame (it resumes the collector then)
+    try:
+        # lazy: loaded when the app starts
+        from scars.core.samsara.session import read_ahead
 
-    app = ScarsApp(feature_dir, read_only=read_only, pair=pair, require_second=require_second, user=user, keymap=keymap)
-    if before_open is not None:
-        before_open()
-    if ahead is not None:
-        app.open_first(ahead)
-    rc = app.run()
+        # Before Textual loads (a fork is safe while this process runs one thread): a feature small
+        # enough to wait for is read in a child meanwhile and opened before the app's first frame,
+        # which then shows its list; a larger one is shown before its possible patterns by the
+        # app's loader thread (issue 31).
+        ahead = read_ahead(feature_dir, max_report_bytes=READ_AHEAD_BYTES)
+        # lazy: Textual loads only when the app starts (the CLI never imports the app at module level)
+        from scars.tui.app.app import ScarsApp
+
+        app = ScarsApp(
+            feature_dir, read_only=read_only, pair=pair, require_second=require_second, user=user, keymap=keymap
+        )
+        if before_open is not None:
+            before_open()
+        if ahead is not None:
+            app.open_first(ahead)
+        rc = app.run()
+    finally:
+        resume_after_startup()  # (the app did at its first frame, unless it never drew one)
     return int(rc or 0)
 
 
 def launch_inbox(root: Path, states: list[LoopState] | None = None) -> int:
     """The app on the Loops inbox (every loop of the repository, waiting ones first; ``states``:
     as discover_loops just gave them, else read here)."""
-    # lazy: Textual loads only when the app starts (the CLI never imports the app at module level)
-    from scars.core.loops import discover_loops
-    from scars.tui.app.app import ScarsApp
+    # lazy: loaded when the app starts
+    from scars.core.storage import pause_for_startup, resume_after_startup
 
-    app = ScarsApp(None, inbox=(discover_loops(root) if states is None else states, root))
-    return int(app.run() or 0)
+    pause_for_startup()  # until the app's first frame (it resumes the collector then)
+    try:
+        # lazy: Textual loads only when the app starts (the CLI never imports the app at module level)
+        from scars.core.loops import discover_loops
+        from scars.tui.app.app import ScarsApp
+
+        app = ScarsApp(None, inbox=(discover_loops(root) if states is None else states, root))
+        rc = app.run()
+    finally:
+        resume_after_startup()  # (the app did at its first frame, unless it never drew one)
+    return int(rc or 0)

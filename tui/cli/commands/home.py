@@ -92,6 +92,16 @@ def _commands(others: list, root: Path) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
+    from scars.core.storage import resume_after_startup
+
+    try:
+        return _run()
+    finally:
+        resume_after_startup()  # paused for an app that did not start, or never drew (else done)
+
+
+def _run() -> int:
+    # lazy: loaded when the command runs, not for its --help or completion (they import the module for its arguments)
     from scars.core.samsara.layout import find_repo_root
 
     cwd = Path.cwd()
