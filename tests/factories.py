@@ -816,6 +816,14 @@ def run_cli(argv: list[str], capsys) -> tuple[int, str, str]:
     return code, out, err
 
 
+# A probe script's line that sets ``children_left``: whether a child it forked is still unreaped
+# (a fork a read or a pool did not wait for). The script imports os.
+CHILDREN_LEFT = (
+    "try:\n    os.waitpid(-1, os.WNOHANG)\n    children_left = True\nexcept ChildProcessError:\n"
+    "    children_left = False\n"
+)
+
+
 def scars_process(*args: str, cwd: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
     """``python -m scars.tui ARGS`` in a child process without a terminal (stdin /dev/null)."""
     return subprocess.run(

@@ -12,7 +12,7 @@ import sys
 
 from scars.core.samsara import aggregate as aggregate_module
 from scars.core.samsara.feature import read_feature
-from tests.factories import ROOT, app_repo
+from tests.factories import CHILDREN_LEFT, ROOT, app_repo
 
 PROBE = """
 import json, os, sys
@@ -73,7 +73,8 @@ def test_patterns_beside_the_matcher_are_the_patterns_in_line(tmp_path):
     assert got["same_patterns"] and got["same_matches"]
 
 
-FALLBACK = """
+FALLBACK = (
+    """
 import json, os
 from scars.core.storage import parallel
 def unpicklable(n):
@@ -90,16 +91,15 @@ except ValueError:
     raised = True
 cancelled = parallel.Beside(sum, ([1, 2],))
 cancelled.cancel()
-try:
-    os.waitpid(-1, os.WNOHANG)
-    children_left = True
-except ChildProcessError:
-    children_left = False
+"""
+    + CHILDREN_LEFT
+    + """
 print(json.dumps({
     "forked": forked, "value": value, "raised": raised, "children_left": children_left,
     "sum": parallel.Beside(sum, ([1, 2],)).result(), "not_forked": parallel.Beside(sum, ([1],), fork=False).forked,
 }))
 """
+)
 
 
 def test_a_failing_child_falls_back_and_a_cancelled_one_is_reaped():

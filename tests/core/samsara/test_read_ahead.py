@@ -13,10 +13,11 @@ import sys
 
 import pytest
 
-from tests.factories import APP_REPORTS, app_repo, bench_feature
+from tests.factories import APP_REPORTS, CHILDREN_LEFT, app_repo, bench_feature
 
 # A fresh single-threaded interpreter: a fork is only safe (and only made) there.
-PROBE = """
+PROBE = (
+    """
 import json, os, sys
 from pathlib import Path
 from scars.core.samsara import session as S
@@ -60,11 +61,9 @@ with S.FeatureSession.open(feature_dir, read_only=True, ahead=ahead, meanwhile=l
     reader_loaded = "scars.core.samsara.feature" in sys.modules
 with S.FeatureSession.open(feature_dir, read_only=True) as session:
     own_feature = session.feature
-try:
-    os.waitpid(-1, os.WNOHANG)
-    children_left = True
-except ChildProcessError:
-    children_left = False
+"""
+    + CHILDREN_LEFT
+    + """
 print(json.dumps({
     "forked": ahead is not None,
     "took": took,
@@ -76,6 +75,7 @@ print(json.dumps({
     "children_left": children_left,
 }))
 """
+)
 
 
 def _probe(feature_dir, case: str = "plain") -> dict:
@@ -187,7 +187,8 @@ print(json.dumps({"dies": parallel.Beside(dies, ()).wait(), "gives": parallel.Be
 
 
 def test_a_feed_gives_each_message_sent_in_order_and_nothing_after_a_failure(tmp_path):
-    script = """
+    script = (
+        """
 import json, os, sys
 from pathlib import Path
 from scars.core.storage import parallel
@@ -204,15 +205,14 @@ got = [feed.next() for _ in range(5)]
 closing = parallel.Feed(sends_then_finishes, ())
 first = closing.next()
 closing.close()
-try:
-    os.waitpid(-1, os.WNOHANG)
-    children_left = True
-except ChildProcessError:
-    children_left = False
+"""
+        + CHILDREN_LEFT
+        + """
 print(json.dumps({"forked": feed.forked or closing.forked,
                   "got": [[ok, v["k"] if ok else None] for ok, v in got], "first": first,
                   "finished": done.exists(), "children_left": children_left}))
 """
+    )
     env = {**os.environ}
     env.pop("SCARS_WORKERS", None)
     proc = subprocess.run(
