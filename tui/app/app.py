@@ -586,6 +586,7 @@ class ScarsApp(App[int]):
         with gc_paused():
             state = TriageState(backend.feature)
             decisions = backend.decisions
+            backend.reopened()  # here, not at the detail's first show (without a session: a journal read)
             valves = _valves(backend.feature, decisions)
             marked = set(self.marked) & set(state.views)
             rows = state.rows(self.filter if keep_cursor else None, decisions, marked)

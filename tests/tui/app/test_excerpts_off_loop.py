@@ -97,3 +97,24 @@ def test_the_rows_read_are_the_nearest_to_the_cursor_first():
     assert sorted(got) == sorted(views[f"i{k}"].item.id for k in (2, 3, 4, 5, 6))
     assert rows_around(rows, 0, views, around=0) == []  # type: ignore[arg-type]  # a header: none
     assert len(rows_around(rows, 10, views, around=3)) == 4  # type: ignore[arg-type]  # bounded by the end
+
+
+@aio
+async def test_a_look_at_a_read_feature_reads_its_reopened_items_in_the_loader(tmp_path, monkeypatch):
+    """An app over an already-read feature (no session) reads the journal's reopened items once:
+    in the loader, not on the event loop when the detail first shows an item."""
+    from scars.core.samsara import decisions
+    from scars.core.samsara.feature import read_feature
+
+    feature = read_feature(_feature(tmp_path / "repo"))
+    reads: list[str] = []
+    real = decisions.reopened_now
+    monkeypatch.setattr(
+        decisions, "reopened_now", lambda path: reads.append(threading.current_thread().name) or real(path)
+    )
+    app = ScarsApp.from_feature(feature)
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        await pilot.press("j", "j")
+        assert "SHORTCUT" in detail_text(app)
+    assert len(reads) == 1 and reads[0] != threading.main_thread().name
