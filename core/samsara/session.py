@@ -180,11 +180,12 @@ def _read_in_child(send: Callable[[Any], None], path: str) -> None:
     os.dup2(devnull, 2)
     p, root = feature_dir_of(path)
     before = feature_fingerprint(p, root)
-    early: list[Feature] = []
+    early = False
 
     def sent_early(aggregated: Feature, _fp: dict[str, Any] | None) -> None:
+        nonlocal early
         send(("early", before, aggregated))
-        early.append(aggregated)
+        early = True
 
     feature, _fp = _read_feature(p, sent_early)
     send(("patterns", feature.possible_patterns) if early else ("whole", before, feature))
@@ -259,7 +260,7 @@ def _report_bytes(feature: Path, limit: int) -> int:
 
 
 def read_ahead(feature_dir: str | os.PathLike[str], *, max_report_bytes: int) -> ReadAhead | None:
-    """Start reading ``feature_dir`` in a forked child (``storage.parallel.Beside``: Linux, this
+    """Start reading ``feature_dir`` in a forked child (``storage.parallel.Feed``: Linux, this
     process running one thread, more than one core), for a :class:`FeatureSession` opened with
     ``ahead=`` later. Only a feature whose scar reports hold at most ``max_report_bytes`` (the
     reads worth waiting for whole: a larger feature is shown before its possible patterns, read

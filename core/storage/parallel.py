@@ -230,11 +230,13 @@ class Feed:
             try:
                 os.close(r)
                 gc.disable()
-                with os.fdopen(w, "wb", buffering=0) as out:
+                with os.fdopen(w, "wb") as out:  # buffered: each write is written whole
 
                     def send(obj: Any) -> None:
                         data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
-                        out.write(_FRAME.pack(len(data)) + data)
+                        out.write(_FRAME.pack(len(data)))
+                        out.write(data)
+                        out.flush()  # the message is the parent's as soon as it is sent
 
                     fn(send, *args)
                 code = 0
