@@ -23,6 +23,7 @@ _PUBLIC: dict[str, str | tuple[str, str]] = {
     "journal_path": "scars.core.storage.journal",
     "gc_paused": "scars.core.storage.parallel",
     "pause_for_startup": "scars.core.storage.parallel",
+    "paused_for_startup": "scars.core.storage.parallel",
     "resume_after_startup": "scars.core.storage.parallel",
     "Beside": "scars.core.storage.parallel",
     # the feature cache

@@ -97,6 +97,17 @@ def resume_after_startup() -> None:
         gc.enable()
 
 
+@contextmanager
+def paused_for_startup() -> Iterator[None]:
+    """:func:`pause_for_startup` for the block, resumed when it ends unless resumed earlier (the
+    app's first frame): the start of an app that may end without one."""
+    pause_for_startup()
+    try:
+        yield
+    finally:
+        resume_after_startup()
+
+
 def _read_chunk(jobs: Sequence[tuple[str, str]], registry: Any, read_one: ReadReport) -> list[Any]:
     with gc_paused():
         return [read_one(Path(p), rel, registry) for p, rel in jobs]

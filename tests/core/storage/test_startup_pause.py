@@ -35,3 +35,16 @@ def test_someone_else_s_pause_is_neither_taken_nor_ended():
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_a_start_that_ends_without_a_first_frame_resumes_the_collector():
+    from scars.core.storage.parallel import paused_for_startup
+
+    try:
+        with paused_for_startup():
+            assert not gc.isenabled()
+            raise RuntimeError("the app failed to start")
+    except RuntimeError:
+        pass
+    assert gc.isenabled()
+    gc.unfreeze()

@@ -123,10 +123,9 @@ def launch(
     if keymap is not None and not keymap.is_file():
         raise PathNotFound(f"{keymap}: keymap file not found")
     # lazy: loaded when the app starts
-    from scars.core.storage import pause_for_startup, resume_after_startup
+    from scars.core.storage import paused_for_startup
 
-    pause_for_startup()  # until the app's first frame (it resumes the collector then)
-    try:
+    with paused_for_startup():  # until the app's first frame (it resumes the collector then)
         # lazy: loaded when the app starts
         from scars.core.samsara.session import read_ahead
 
@@ -146,8 +145,6 @@ def launch(
         if ahead is not None:
             app.open_first(ahead)
         rc = app.run()
-    finally:
-        resume_after_startup()  # (the app did at its first frame, unless it never drew one)
     return int(rc or 0)
 
 
@@ -155,16 +152,13 @@ def launch_inbox(root: Path, states: list[LoopState] | None = None) -> int:
     """The app on the Loops inbox (every loop of the repository, waiting ones first; ``states``:
     as discover_loops just gave them, else read here)."""
     # lazy: loaded when the app starts
-    from scars.core.storage import pause_for_startup, resume_after_startup
+    from scars.core.storage import paused_for_startup
 
-    pause_for_startup()  # until the app's first frame (it resumes the collector then)
-    try:
+    with paused_for_startup():  # until the app's first frame (it resumes the collector then)
         # lazy: Textual loads only when the app starts (the CLI never imports the app at module level)
         from scars.core.loops import discover_loops
         from scars.tui.app.app import ScarsApp
 
         app = ScarsApp(None, inbox=(discover_loops(root) if states is None else states, root))
         rc = app.run()
-    finally:
-        resume_after_startup()  # (the app did at its first frame, unless it never drew one)
     return int(rc or 0)
