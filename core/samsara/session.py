@@ -148,7 +148,7 @@ def _read_feature(
     if hit is not None:
         return hit, fp
     if ahead is not None:
-        got = ahead.take(p)
+        got = ahead.take(p, fp)
         if got is not None:
             feature, taken, pending = got
             if not pending:
@@ -203,19 +203,22 @@ class ReadAhead:
         self._child = child
         self._early: Feature | None = None
 
-    def take(self, path: Path) -> tuple[Feature, dict[str, Any], bool] | None:
+    def take(self, path: Path, now: dict[str, Any] | None = None) -> tuple[Feature, dict[str, Any], bool] | None:
         """(the child's feature of ``path``, the inputs' fingerprint it was read from, whether its
         possible patterns are still computed — :meth:`rest` gives the feature with them), waiting
         for the child's read; None: another directory, no result (the child failed or was killed),
-        or an input changed since the child looked."""
+        or an input changed since the child looked. ``now``: the inputs' fingerprint the caller
+        just took (the cache's look), else taken here."""
         if path != self.path:
             return None
         given, value = self._child.next()
         if not given:
             return None
         kind, before, feature = value
-        p, root = feature_dir_of(path)
-        if feature_fingerprint(p, root) != before:
+        if now is None:
+            p, root = feature_dir_of(path)
+            now = feature_fingerprint(p, root)
+        if now != before:
             self.close()
             return None
         if kind == "early":

@@ -51,8 +51,8 @@ if case == "other":
     ahead.path = ahead.path.parent  # a read of another directory than the one opened
 took = []
 real_take = S.ReadAhead.take
-def take(self, path):
-    got = real_take(self, path)
+def take(self, path, *rest):
+    got = real_take(self, path, *rest)
     took.append(got is not None)
     return got
 S.ReadAhead.take = take
